@@ -1,0 +1,71 @@
+"""Objectives of formulation (11) (paper, Section 4.2).
+
+With ``correct_k = sum_{i: y_i = k} weight_i * yhat[i, k]`` and ``W_k`` the
+total weight of class ``k`` (``W`` of all rows), every objective is expressed
+in rows so that the branching penalty ``lambda`` keeps the meaning it has in
+eq. (7):
+
+* accuracy:            (1 - lambda) * sum_k correct_k                      - lambda * sum b
+* balanced_accuracy:   (1 - lambda) * W / |K| * sum_k correct_k / W_k      - lambda * sum b
+* worst_case_accuracy: (1 - lambda) * W * m,  m <= correct_k / W_k  for all k
+                                                                          - lambda * sum b
+* sensitivity:         (1 - lambda) * W * correct_pos / W_pos              - lambda * sum b
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from strongtree_core.formulation.arrays import ColumnAllocator, RowBuilder
+from strongtree_core.formulation.spec import TreeSpec
+
+
+def add_objective_columns(cols: ColumnAllocator, spec: TreeSpec) -> None:
+    """The worst-case accuracy needs m in [0, 1], the smallest class accuracy."""
+    if spec.objective == "worst_case_accuracy":
+        cols.add("m", (1,), integer=False)
+
+
+def objective_vector(context, rows: RowBuilder, n_cols: int, spec: TreeSpec) -> np.ndarray:
+    """Objective coefficients of formulation (11); adds the rows of m if needed."""
+    data = context.data
+    zs = context.index["zs"]  # (P, N, K)
+    P = data.n_patterns
+    K = data.n_classes
+    class_weight = np.bincount(data.y, weights=data.weight, minlength=K)
+    total = float(data.weight.sum())
+    correct_cols = zs[np.arange(P), :, data.y]  # (P, N): yhat[i, y_i] pieces
+    c = np.zeros(n_cols)
+    scale = 1.0 - spec.lambda_
+    if spec.objective == "accuracy":
+        per_row = data.weight
+    elif spec.objective == "balanced_accuracy":
+        present = class_weight > 0
+        per_row = total / present.sum() * data.weight / np.where(present, class_weight, 1.0)[data.y]
+    elif spec.objective == "sensitivity":
+        pos = _positive(spec)
+        if class_weight[pos] <= 0:
+            raise ValueError("the positive class has no training rows: sensitivity is undefined")
+        per_row = np.where(data.y == pos, total * data.weight / class_weight[pos], 0.0)
+    elif spec.objective == "worst_case_accuracy":
+        per_row = None
+        m = context.index["m"][0]
+        c[m] = scale * total
+        for k in np.flatnonzero(class_weight > 0):
+            sel = np.flatnonzero(data.y == k)
+            cols = np.concatenate([[m], correct_cols[sel].ravel()])
+            coefs = np.concatenate([[1.0], -np.repeat(data.weight[sel] / class_weight[k], correct_cols.shape[1])])
+            rows.add(f"worst_case_accuracy class {k}", cols[None, :], coefs[None, :], -np.inf, 0.0)
+    else:
+        raise ValueError(f"unknown objective {spec.objective!r}")
+    if per_row is not None:
+        np.add.at(c, correct_cols.ravel(), np.repeat(scale * per_row, correct_cols.shape[1]))
+    if spec.lambda_ > 0:
+        c[context.index["b"].ravel()] -= spec.lambda_
+    return c
+
+
+def _positive(spec: TreeSpec) -> int:
+    if spec.positive_class is None:
+        raise ValueError("this objective needs a positive class (positive_class=...)")
+    return int(spec.positive_class)

@@ -1,0 +1,137 @@
+"""The solver boundary: arrays in, one result type and progress events out.
+
+Every backend reads only a :class:`~strongtree_core.formulation.arrays.ModelArrays`
+and returns a :class:`SolveResult` with a status from one vocabulary.  What a
+backend can do is declared as :class:`Capabilities` data, never tested with
+``if solver == ...``.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+import numpy as np
+
+from strongtree_core.formulation.arrays import ModelArrays
+
+
+class Status(str, enum.Enum):
+    """How a solve ended."""
+
+    OPTIMAL = "optimal"
+    TIME_LIMIT = "time_limit"  # stopped by the time limit with a tree
+    TIME_LIMIT_NO_TREE = "time_limit_no_tree"  # stopped by the time limit before any tree
+    INFEASIBLE = "infeasible"
+    INTERRUPTED = "interrupted"  # stopped by the user (Stop), best tree kept
+    ERROR = "error"
+
+    @property
+    def has_solution(self) -> bool:
+        return self in (Status.OPTIMAL, Status.TIME_LIMIT, Status.INTERRUPTED)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend supports, as data."""
+
+    lazy_constraints: bool
+    warm_start: bool
+    progress: bool
+    interrupt: bool
+    #: Largest model the installed licence accepts (None: unlimited).
+    max_variables: int | None = None
+    max_constraints: int | None = None
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """A snapshot during a solve; ``incumbent`` is the solution vector when a new
+    best solution was just found (else None)."""
+
+    elapsed: float
+    objective: float | None
+    bound: float | None
+    gap: float | None
+    nodes: int
+    incumbent: np.ndarray | None = None
+
+
+ProgressCallback = Callable[[ProgressEvent], None]
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """Options every backend honours.
+
+    Parameters
+    ----------
+    time_limit : float
+        Seconds.
+    threads : int
+        Solver threads (default 1: one core is left for the interface).
+    warm_start : ndarray or None
+        A feasible solution vector offered as the first incumbent.
+    progress : callable or None
+        Receives :class:`ProgressEvent` at least every 0.5 s while branching
+        where the solver allows, and at every new incumbent.
+    stop : threading.Event or None
+        When set from another thread the solve stops and returns the best
+        solution with status INTERRUPTED.
+    mip_gap : float
+        Relative gap at which the solve counts as optimal.
+    verbose : bool
+    """
+
+    time_limit: float = 60.0
+    threads: int = 1
+    warm_start: np.ndarray | None = None
+    progress: ProgressCallback | None = None
+    stop: threading.Event | None = None
+    mip_gap: float = 1e-6
+    verbose: bool = False
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """What every backend returns.
+
+    ``x`` is None unless ``status.has_solution``.  ``objective`` and ``bound``
+    are in the model's own sense and units; ``gap`` is relative
+    (|bound - objective| / max(|objective|, 1e-9)), None when unknown.
+    """
+
+    status: Status
+    backend: str
+    x: np.ndarray | None = None
+    objective: float | None = None
+    bound: float | None = None
+    gap: float | None = None
+    runtime: float = 0.0
+    nodes: int = 0
+    message: str = ""
+    n_cuts: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+class Backend(Protocol):
+    """A solver backend."""
+
+    name: str
+
+    def available(self) -> tuple[bool, str]:
+        """(usable, reason in words)."""
+        ...
+
+    def capabilities(self) -> Capabilities: ...
+
+    def solve(self, model: ModelArrays, options: SolveOptions) -> SolveResult: ...
+
+
+def relative_gap(objective: float | None, bound: float | None) -> float | None:
+    """|bound - objective| / max(|objective|, 1e-9), or None when either is unknown."""
+    if objective is None or bound is None or not np.isfinite(objective) or not np.isfinite(bound):
+        return None
+    return abs(bound - objective) / max(abs(objective), 1e-9)
