@@ -37,18 +37,8 @@ def objective_vector(context, rows: RowBuilder, n_cols: int, spec: TreeSpec) -> 
     correct_cols = zs[np.arange(P), :, data.y]  # (P, N): yhat[i, y_i] pieces
     c = np.zeros(n_cols)
     scale = 1.0 - spec.lambda_
-    if spec.objective == "accuracy":
-        per_row = data.weight
-    elif spec.objective == "balanced_accuracy":
-        present = class_weight > 0
-        per_row = total / present.sum() * data.weight / np.where(present, class_weight, 1.0)[data.y]
-    elif spec.objective == "sensitivity":
-        pos = _positive(spec)
-        if class_weight[pos] <= 0:
-            raise ValueError("the positive class has no training rows: sensitivity is undefined")
-        per_row = np.where(data.y == pos, total * data.weight / class_weight[pos], 0.0)
-    elif spec.objective == "worst_case_accuracy":
-        per_row = None
+    per_row = row_objective_weights(data, spec)
+    if spec.objective == "worst_case_accuracy":
         m = context.index["m"][0]
         c[m] = scale * total
         for k in np.flatnonzero(class_weight > 0):
@@ -56,13 +46,36 @@ def objective_vector(context, rows: RowBuilder, n_cols: int, spec: TreeSpec) -> 
             cols = np.concatenate([[m], correct_cols[sel].ravel()])
             coefs = np.concatenate([[1.0], -np.repeat(data.weight[sel] / class_weight[k], correct_cols.shape[1])])
             rows.add(f"worst_case_accuracy class {k}", cols[None, :], coefs[None, :], -np.inf, 0.0)
-    else:
-        raise ValueError(f"unknown objective {spec.objective!r}")
     if per_row is not None:
         np.add.at(c, correct_cols.ravel(), np.repeat(scale * per_row, correct_cols.shape[1]))
     if spec.lambda_ > 0:
         c[context.index["b"].ravel()] -= spec.lambda_
     return c
+
+
+def row_objective_weights(data, spec: TreeSpec) -> np.ndarray | None:
+    """Objective weight of a correctly classified pattern, shape (n_patterns,).
+
+    Accuracy, balanced accuracy and sensitivity are weighted accuracies:
+    ``objective = (1 - lambda) * sum_i per_row_i * [pattern i correct] - lambda * sum b``.
+    Returns None for the worst-case accuracy, which is not of that form.
+    """
+    K = data.n_classes
+    class_weight = np.bincount(data.y, weights=data.weight, minlength=K)
+    total = float(data.weight.sum())
+    if spec.objective == "accuracy":
+        return np.asarray(data.weight, dtype=float)
+    if spec.objective == "balanced_accuracy":
+        present = class_weight > 0
+        return total / present.sum() * data.weight / np.where(present, class_weight, 1.0)[data.y]
+    if spec.objective == "sensitivity":
+        pos = _positive(spec)
+        if class_weight[pos] <= 0:
+            raise ValueError("the positive class has no training rows: sensitivity is undefined")
+        return np.where(data.y == pos, total * data.weight / class_weight[pos], 0.0)
+    if spec.objective == "worst_case_accuracy":
+        return None
+    raise ValueError(f"unknown objective {spec.objective!r}")
 
 
 def _positive(spec: TreeSpec) -> int:
