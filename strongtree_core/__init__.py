@@ -1,0 +1,24 @@
+"""StrongTree: provably optimal, fair classification trees by mixed-integer optimization.
+
+Data flows one way: ``encoding`` (tables to binary features and weighted
+patterns) -> ``formulation`` (FlowOCT / BendersOCT as arrays) -> ``solvers``
+(HiGHS, SCIP, Gurobi) -> ``tree`` (the fitted tree as a plain value) ->
+``metrics`` and exports.  :class:`StrongTreeClassifier` ties them together.
+"""
+
+from strongtree_core.errors import StrongTreeError
+
+__all__ = ["StrongTreeClassifier", "StrongTreeError", "FittedTree"]
+
+
+def __getattr__(name: str):
+    # Lazy, so that importing a submodule (e.g. the formulations) stays light.
+    if name == "StrongTreeClassifier":
+        from strongtree_core.estimator import StrongTreeClassifier
+
+        return StrongTreeClassifier
+    if name == "FittedTree":
+        from strongtree_core.tree import FittedTree
+
+        return FittedTree
+    raise AttributeError(name)

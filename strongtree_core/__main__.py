@@ -1,0 +1,5 @@
+import sys
+
+from strongtree_core.cli import main
+
+sys.exit(main())
