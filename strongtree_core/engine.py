@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Literal
 
 import numpy as np
@@ -22,6 +22,7 @@ import numpy as np
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.formulation import BuiltModel, TreeSpec, TreeStructure, build_model
+from strongtree_core.formulation.arrays import with_objective_cap
 from strongtree_core.solvers import SolveOptions, SolverUnavailableError, Status, choose_backend, solve
 from strongtree_core.starts import candidate_starts
 
@@ -180,6 +181,7 @@ def solve_tree(
     streed = _accelerator() if accelerator else None
     dp_starts: list[tuple[str, TreeStructure]] = []
     dp_note = ""
+    objective_cap: float | None = None
     if streed is not None:
         if formulation == "auto":
             res = streed(data, spec, time_limit=time_limit)
@@ -198,15 +200,23 @@ def solve_tree(
                 dp_note = f"the dynamic program's tree re-scored to {value:g}, not its claimed {res.objective:g}; solved by MIO instead. "
             else:
                 dp_note = f"dynamic programming not used: {res.reason}. "
-        # The unconstrained optimum is a strong start when only side constraints are added.
+        # Without its side constraints the problem is often one the dynamic program
+        # solves: its optimum is a start to check for feasibility and, being a
+        # relaxation, an upper bound on the constrained optimum.
         if spec.side_constraints:
-            relaxed = TreeSpec(depth=spec.depth, lambda_=spec.lambda_, max_branching=spec.max_branching, min_leaf=spec.min_leaf)
+            relaxed = replace(spec, side_constraints=())
             res = streed(data, relaxed, time_limit=min(10.0, time_limit / 4))
             if res.supported and res.structure is not None:
                 dp_starts.append(("optimal tree without the side constraints", res.structure))
+                if res.certified:
+                    relaxed_value = tree_objective(res.structure, data, relaxed)
+                    if abs(relaxed_value - res.objective) <= 1e-6 * max(1.0, abs(relaxed_value)):
+                        objective_cap = relaxed_value
 
     method, why = _choose_method(spec, formulation, solver, data)
     built = build_model(data, spec, method)
+    if objective_cap is not None:
+        built = replace(built, arrays=with_objective_cap(built.arrays, objective_cap))
     arrays = built.arrays
     start = _best_start(built, data, dp_starts) if warm_start else None
     if progress and start is not None:
