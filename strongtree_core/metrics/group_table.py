@@ -1,0 +1,50 @@
+"""One row of rates per protected group."""
+
+from __future__ import annotations
+
+import pandas as pd
+from fairlearn.metrics import MetricFrame
+
+from strongtree_core.metrics._inputs import NEED_SENSITIVE, prepare
+from strongtree_core.metrics.rates import rate_functions
+
+#: Columns of :func:`group_metrics`.
+GROUP_COLUMNS = ("group", "count", "selection_rate", "tpr", "fpr", "fnr", "precision", "accuracy")
+
+
+def group_metrics(y_true, y_pred, *, sensitive_features, legitimate_features=None, positive_label) -> pd.DataFrame:
+    """Rates of every protected group, computed by fairlearn's ``MetricFrame``.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like, shape (n,)
+    sensitive_features : array-like or DataFrame, n rows
+    legitimate_features : array-like or DataFrame, n rows, optional
+        When given, one row per (legitimate level, group) with a ``legit`` column.
+    positive_label : object
+
+    Returns
+    -------
+    DataFrame
+        Columns ``group, count, selection_rate, tpr, fpr, fnr, precision, accuracy``
+        (``legit`` first when conditioned); NaN where a rate's denominator is
+        empty (``tpr``/``fnr`` without positives, ``fpr`` without negatives,
+        ``precision`` without positive predictions).
+    """
+    prep = prepare(
+        y_true, y_pred, positive_label=positive_label, sensitive_features=sensitive_features, legitimate_features=legitimate_features
+    )
+    if prep.group is None:
+        raise ValueError(NEED_SENSITIVE.format(what="group_metrics"))
+    frame = MetricFrame(
+        metrics=rate_functions(positive_label),
+        y_true=prep.y_true,
+        y_pred=prep.y_pred,
+        sensitive_features=pd.Series(prep.group, name="group"),
+        control_features=None if prep.legit is None else pd.Series(prep.legit, name="legit"),
+    )
+    table = frame.by_group.reset_index()
+    table = table[table["count"].notna()].copy()
+    table["count"] = table["count"].astype(int)
+    lead = ["legit"] if prep.legit is not None else []
+    return table[lead + list(GROUP_COLUMNS)].reset_index(drop=True)

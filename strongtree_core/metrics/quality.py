@@ -1,0 +1,71 @@
+"""Classification quality: recall, precision, specificity, balanced and worst-case accuracy.
+
+scikit-learn computes each of them; an empty denominator gives NaN (not 0),
+as in :mod:`strongtree_core.metrics.rates`.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.metrics import accuracy_score, balanced_accuracy_score, precision_score, recall_score
+
+from strongtree_core.metrics._inputs import prepare
+
+
+def _binary(y_true, y_pred, positive_label) -> tuple[np.ndarray, np.ndarray]:
+    prep = prepare(y_true, y_pred, positive_label=positive_label)
+    return prep.true_positive.astype(int), prep.pred_positive.astype(int)
+
+
+def recall(y_true, y_pred, *, positive_label) -> float:
+    """Share of rows of ``positive_label`` predicted ``positive_label`` (NaN if there are none)."""
+    t, p = _binary(y_true, y_pred, positive_label)
+    return float(recall_score(t, p, pos_label=1, zero_division=np.nan))
+
+
+def precision(y_true, y_pred, *, positive_label) -> float:
+    """Share of rows predicted ``positive_label`` that are (NaN if none is predicted so)."""
+    t, p = _binary(y_true, y_pred, positive_label)
+    return float(precision_score(t, p, pos_label=1, zero_division=np.nan))
+
+
+def specificity(y_true, y_pred, *, positive_label) -> float:
+    """Share of rows of other labels not predicted ``positive_label`` (NaN if there are none)."""
+    t, p = _binary(y_true, y_pred, positive_label)
+    return float(recall_score(t, p, pos_label=0, zero_division=np.nan))
+
+
+def class_accuracies(y_true, y_pred) -> dict:
+    """Accuracy within each label present in ``y_true`` (its recall), by label."""
+    prep = prepare(y_true, y_pred, need_positive=False)
+    labels = np.unique(prep.y_true)
+    per_class = recall_score(prep.y_true, prep.y_pred, labels=labels, average=None, zero_division=np.nan)
+    return {label: float(r) for label, r in zip(labels.tolist(), per_class)}
+
+
+def balanced_accuracy(y_true, y_pred) -> float:
+    """Mean accuracy over the labels present in ``y_true`` (scikit-learn's definition)."""
+    prep = prepare(y_true, y_pred, need_positive=False)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="y_pred contains classes not in y_true")
+        return float(balanced_accuracy_score(prep.y_true, prep.y_pred))
+
+
+def worst_case_accuracy(y_true, y_pred) -> float:
+    """Smallest accuracy over the labels present in ``y_true`` (paper, Section 4.2)."""
+    return float(min(class_accuracies(y_true, y_pred).values()))
+
+
+def classification_quality(y_true, y_pred, *, positive_label) -> dict[str, float]:
+    """accuracy, balanced_accuracy, worst_case_accuracy, recall, precision, specificity."""
+    prep = prepare(y_true, y_pred, positive_label=positive_label)
+    return {
+        "accuracy": float(accuracy_score(prep.y_true, prep.y_pred)),
+        "balanced_accuracy": balanced_accuracy(y_true, y_pred),
+        "worst_case_accuracy": worst_case_accuracy(y_true, y_pred),
+        "recall": recall(y_true, y_pred, positive_label=positive_label),
+        "precision": precision(y_true, y_pred, positive_label=positive_label),
+        "specificity": specificity(y_true, y_pred, positive_label=positive_label),
+    }
