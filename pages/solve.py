@@ -1,0 +1,150 @@
+"""Solve: start the solve in a worker process, watch it improve, stop it."""
+
+import streamlit as st
+
+from studio.config import check_model, check_roles, split_table
+from studio.explain import FAIRNESS_NOTIONS
+from studio.outcome import SolveContext, solve_spec
+from studio.roles import class_values
+from studio.services import job_registry
+from studio.shown import tree_from_json
+from studio.views import STATUS_WORDS, convergence_figure, fmt, job_state_badge
+
+#: Seconds between refreshes of the live panel and of the chart.
+PANEL_POLL = 0.5
+CHART_POLL = 2.0
+
+st.title("Solve")
+
+table = st.session_state["table"]
+if table is None:
+    st.info("Choose a table on the Data page first.", icon=":material/info:")
+    st.page_link("pages/data.py", label="Go to Data", icon=":material/table_chart:")
+    st.stop()
+
+roles = st.session_state["roles"]
+split = st.session_state["split"]
+model = st.session_state["model"]
+frame = table.frame
+registry = job_registry()
+
+problems = check_roles(frame, roles, model.allow_protected_splits)
+if not problems:
+    problems = check_model(model, roles, len(class_values(frame, roles.target)))
+
+with st.container(border=True):
+    a, b, c = st.columns(3)
+    a.markdown(f"**Data**  \n{table.name}  \ntarget `{roles.target}`"
+               + (f", positive `{roles.positive}`" if roles.positive is not None else ""))
+    fairness = ", ".join(FAIRNESS_NOTIONS[n].name for n in model.fairness) or "none"
+    b.markdown(f"**Tree**  \ndepth {model.depth} · objective {model.objective.replace('_', ' ')}  \n"
+               f"fairness: {fairness}" + (f" (δ = {model.fairness_bound:.2f})" if model.fairness else ""))
+    c.markdown(f"**Solver**  \n{model.solver} · {model.formulation}  \ntime limit {model.time_limit:.0f} s")
+
+for problem in problems:
+    st.error(problem, icon=":material/error:")
+
+
+def start_solve() -> None:
+    tables = split_table(frame, roles, split)
+    context = SolveContext(table.name, table.fingerprint, roles, split, model, tables)
+    st.session_state["job_id"] = registry.submit(solve_spec(context), context)
+    st.session_state["view_run"] = None
+
+
+def stop_solve() -> None:
+    registry.stop(st.session_state["job_id"])
+
+
+snapshot = registry.snapshot(st.session_state["job_id"])
+active = snapshot is not None and snapshot.active
+left, right, _ = st.columns([1, 1, 4])
+left.button("Solve", key="solve.start", type="primary", icon=":material/play_arrow:", on_click=start_solve,
+            disabled=bool(problems) or active, width="stretch")
+right.button("Stop", key="solve.stop", icon=":material/stop:", on_click=stop_solve,
+             disabled=not active or snapshot.stop_requested, width="stretch",
+             help="Ends the solve and keeps the best tree found so far.")
+
+if snapshot is None:
+    st.caption("The solve runs in its own process: you can visit other pages meanwhile; it keeps going.")
+    st.stop()
+
+
+def render_progress() -> None:
+    snap = registry.snapshot(st.session_state["job_id"])
+    if snap is None:
+        return
+    head, info = st.columns([1, 3], vertical_alignment="center")
+    with head:
+        job_state_badge(snap)
+    if snap.state == "queued":
+        info.markdown(f"Waiting for a free solver: {snap.queue_position - 1} solve(s) ahead of this one. "
+                      f"The server runs {registry.max_running} at a time.")
+    latest = snap.main.latest
+    if latest is not None and snap.active:
+        info.caption(latest["message"] or "")
+    cols = st.columns(5)
+    cols[0].metric("Elapsed", fmt(snap.elapsed, "seconds"))
+    cols[1].metric("Best tree (objective)", fmt(latest["objective"] if latest else None))
+    cols[2].metric("Bound", fmt(latest["bound"] if latest else None))
+    cols[3].metric("Gap", fmt(latest["gap"] if latest else None, "percent"))
+    cols[4].metric("Nodes explored", fmt(latest["nodes"] if latest else None, "int"))
+    best = snap.main.best_tree
+    if best is not None:
+        title = "Final tree" if snap.main.result else "Best tree so far"
+        st.markdown(f"**{title}**")
+        st.graphviz_chart(tree_from_json(best).to_dot())
+    elif snap.active:
+        st.caption("The first tree appears as soon as the solver has one.")
+    if active and not snap.active:
+        st.rerun()
+
+
+def render_chart() -> None:
+    snap = registry.snapshot(st.session_state["job_id"])
+    if snap is None or len(snap.main.history) < 1:
+        return
+    st.plotly_chart(convergence_figure(snap.main.history), key="solve.chart", config={"displayModeBar": False})
+    st.caption("The incumbent is the best tree found so far; the bound caps what any tree can reach. "
+               "They meet when the tree is proven optimal.")
+
+
+panel, chart = st.columns([3, 2], gap="large")
+with panel:
+    st.fragment(run_every=PANEL_POLL if active else None)(render_progress)()
+with chart:
+    st.fragment(run_every=CHART_POLL if active else None)(render_chart)()
+
+if active:
+    st.stop()
+
+if snapshot.state == "cancelled":
+    st.info(snapshot.message, icon=":material/cancel:")
+    st.stop()
+if snapshot.main.error:
+    st.error(snapshot.main.error, icon=":material/error:")
+elif snapshot.state == "failed":
+    st.error(snapshot.message, icon=":material/error:")
+if snapshot.main.result is not None:
+    record = tree_from_json(snapshot.main.result).record
+    words = STATUS_WORDS.get(record.status, record.status)
+    st.success(f"Tree {words} · objective {fmt(record.objective)} · gap {fmt(record.gap, 'percent')} · "
+               f"{fmt(record.runtime, 'seconds')} on {record.backend}", icon=":material/check_circle:")
+    if snapshot.message:
+        st.warning(snapshot.message, icon=":material/warning:")
+    with st.expander("How it was solved", icon=":material/info:"):
+        st.markdown(f"**Formulation:** {record.formulation} ({record.method})  \n"
+                    f"**Model size:** {record.n_variables:,} variables, {record.n_constraints:,} constraints; "
+                    f"{record.n_rows:,} rows in {record.n_patterns:,} patterns  \n"
+                    f"**Why this route:** {record.choice}")
+        if record.message:
+            st.caption(record.message)
+    baseline = snapshot.baseline
+    if baseline is not None and baseline.error:
+        st.caption(f"The comparison tree without fairness constraints could not be solved: {baseline.error}")
+    outcome = snapshot.outcome
+    if outcome is not None and outcome.error:
+        st.warning(outcome.error, icon=":material/warning:")
+    a, b, _ = st.columns([1, 1, 2])
+    a.page_link("pages/tree.py", label="Explore the tree", icon=":material/account_tree:")
+    b.page_link("pages/fairness.py", label="Fairness & performance", icon=":material/balance:")

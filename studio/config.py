@@ -1,0 +1,209 @@
+"""The user's choices as plain values: column roles, the train/test split and
+the model settings passed to :class:`strongtree_core.StrongTreeClassifier`."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+import pandas as pd
+from sklearn.model_selection import train_test_split
+
+#: Most classes a target may have.
+MAX_CLASSES = 20
+#: Most levels a protected attribute or legitimate factor may have.
+MAX_GROUP_LEVELS = 12
+
+ERR_TARGET_MISSING = "The target column {target!r} is not in the table; choose one of its columns."
+ERR_ONE_CLASS = "The target column {target!r} has a single value ({value!r}); choose a column with at least two classes."
+ERR_MANY_CLASSES = (
+    "The target column {target!r} has {n} distinct values; a classification target may have at most "
+    f"{MAX_CLASSES}. Choose another column, or bin this one into classes before uploading."
+)
+ERR_TARGET_IN_ROLE = "The target {target!r} cannot also be {role}; remove it from that list."
+ERR_BOTH_ROLES = "{columns} cannot be both protected and legitimate; keep each column in one list."
+ERR_MANY_LEVELS = (
+    "{column!r} has {n} distinct values; a {role} may have at most {limit}. Group its values into "
+    "fewer levels (for example age bands) before uploading."
+)
+ERR_NO_FEATURES = (
+    "No column is left to split on: every column is the target, ignored or protected. "
+    "Un-ignore a column, or allow splits on the protected attribute on the Model page."
+)
+ERR_POSITIVE = "The positive class {positive!r} is not a value of {target!r}; pick one of {values}."
+NOTE_MISSING_TARGET = "{n} rows have no value in {target!r} and are left out."
+NOTE_NO_STRATIFY = "A class has fewer than two rows, so the split is not stratified."
+ERR_FAIRNESS_NEEDS_GROUP = (
+    "Fairness constraints need a protected attribute: choose one on the Data page, or set the fairness notion to none."
+)
+ERR_CSP_NEEDS_LEGIT = (
+    "Conditional statistical parity needs a legitimate factor: choose one on the Data page, or pick another notion."
+)
+ERR_FAIRNESS_MULTICLASS = (
+    "Fairness constraints compare positive predictions, so the target needs a positive class: pick one on the Data page."
+)
+
+
+@dataclass(frozen=True)
+class Roles:
+    """What each column of the table is for."""
+
+    target: str
+    positive: Any = None
+    protected: tuple[str, ...] = ()
+    legitimate: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()
+
+    def feature_columns(self, frame: pd.DataFrame, allow_protected_splits: bool = False) -> list[str]:
+        """Columns the tree may split on."""
+        excluded = {self.target, *self.ignored}
+        if not allow_protected_splits:
+            excluded |= set(self.protected)
+        return [c for c in frame.columns if c not in excluded]
+
+    def model_columns(self, frame: pd.DataFrame) -> list[str]:
+        """Columns sent to the estimator: features plus protected and legitimate columns."""
+        excluded = {self.target, *self.ignored}
+        return [c for c in frame.columns if c not in excluded]
+
+
+def check_roles(frame: pd.DataFrame, roles: Roles, allow_protected_splits: bool = False) -> list[str]:
+    """Readable problems with ``roles`` on ``frame`` (empty when all is well)."""
+    if roles.target not in frame.columns:
+        return [ERR_TARGET_MISSING.format(target=roles.target)]
+    problems = []
+    values = frame[roles.target].dropna().unique()
+    if len(values) < 2:
+        value = values[0] if len(values) else None
+        problems.append(ERR_ONE_CLASS.format(target=roles.target, value=value))
+    elif len(values) > MAX_CLASSES:
+        problems.append(ERR_MANY_CLASSES.format(target=roles.target, n=len(values)))
+    if roles.positive is not None and roles.positive not in set(values):
+        problems.append(
+            ERR_POSITIVE.format(positive=roles.positive, target=roles.target, values=sorted(map(str, values)))
+        )
+    for role, columns in (
+        ("a protected attribute", roles.protected),
+        ("a legitimate factor", roles.legitimate),
+        ("ignored", roles.ignored),
+    ):
+        if roles.target in columns:
+            problems.append(ERR_TARGET_IN_ROLE.format(target=roles.target, role=role))
+    both = sorted(set(roles.protected) & set(roles.legitimate))
+    if both:
+        problems.append(ERR_BOTH_ROLES.format(columns=", ".join(map(repr, both))))
+    for role, columns in (("protected attribute", roles.protected), ("legitimate factor", roles.legitimate)):
+        for column in columns:
+            n = frame[column].nunique()
+            if n > MAX_GROUP_LEVELS:
+                problems.append(ERR_MANY_LEVELS.format(column=column, n=n, role=role, limit=MAX_GROUP_LEVELS))
+    if not roles.feature_columns(frame, allow_protected_splits):
+        problems.append(ERR_NO_FEATURES)
+    return problems
+
+
+@dataclass(frozen=True)
+class SplitConfig:
+    """How rows are divided into training and test sets."""
+
+    test_size: float = 0.25
+    seed: int = 0
+    stratify: bool = True
+
+
+@dataclass(frozen=True)
+class SplitTables:
+    """Training and test rows (target included), with notes for the user."""
+
+    train: pd.DataFrame
+    test: pd.DataFrame
+    notes: tuple[str, ...] = ()
+
+
+def split_table(frame: pd.DataFrame, roles: Roles, split: SplitConfig) -> SplitTables:
+    """Drop ignored columns and rows without a target, then split (stratified when possible)."""
+    notes = []
+    kept = frame.drop(columns=[c for c in roles.ignored if c in frame.columns])
+    missing = int(kept[roles.target].isna().sum())
+    if missing:
+        notes.append(NOTE_MISSING_TARGET.format(n=missing, target=roles.target))
+        kept = kept[kept[roles.target].notna()]
+    stratify = None
+    if split.stratify:
+        if kept[roles.target].value_counts().min() >= 2:
+            stratify = kept[roles.target]
+        else:
+            notes.append(NOTE_NO_STRATIFY)
+    if split.test_size <= 0:
+        return SplitTables(kept.reset_index(drop=True), kept.iloc[:0].reset_index(drop=True), tuple(notes))
+    train, test = train_test_split(kept, test_size=split.test_size, random_state=split.seed, stratify=stratify)
+    return SplitTables(train.reset_index(drop=True), test.reset_index(drop=True), tuple(notes))
+
+
+FORMULATIONS = {"auto": "Automatic", "flow": "FlowOCT", "benders": "BendersOCT"}
+SOLVERS = {"auto": "Automatic", "highs": "HiGHS", "scip": "SCIP", "gurobi": "Gurobi"}
+OBJECTIVES = {
+    "accuracy": "Accuracy",
+    "balanced_accuracy": "Balanced accuracy",
+    "worst_case_accuracy": "Worst-class accuracy",
+    "sensitivity": "Sensitivity (recall of the positive class)",
+}
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Settings of :class:`strongtree_core.StrongTreeClassifier` chosen on the Model page.
+
+    ``None`` in the optional bounds means "no bound"; ``fairness`` is empty for
+    an unconstrained tree.
+    """
+
+    depth: int = 2
+    formulation: str = "auto"
+    solver: str = "auto"
+    time_limit: float = 60.0
+    regularization: float = 0.0
+    max_branching: int | None = None
+    max_features: int | None = None
+    min_leaf: int = 0
+    objective: str = "accuracy"
+    min_recall: float | None = None
+    min_precision: float | None = None
+    min_specificity: float | None = None
+    fairness: tuple[str, ...] = ()
+    fairness_bound: float = 0.05
+    allow_protected_splits: bool = False
+    n_buckets: int = 5
+    encoding: str = "thermometer"
+
+    def estimator_params(self, roles: Roles) -> dict[str, Any]:
+        """Keyword arguments of ``StrongTreeClassifier`` (one solver thread)."""
+        params = asdict(self)
+        params["fairness"] = list(self.fairness) or None
+        params["positive_class"] = roles.positive
+        params["threads"] = 1
+        return params
+
+    def without_fairness(self) -> "ModelConfig":
+        return replace(self, fairness=())
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> "ModelConfig":
+        known = {f.name for f in fields(cls)}
+        kept = {k: v for k, v in values.items() if k in known}
+        if "fairness" in kept:
+            kept["fairness"] = tuple(kept["fairness"] or ())
+        return cls(**kept)
+
+
+def check_model(config: ModelConfig, roles: Roles, n_classes: int) -> list[str]:
+    """Readable problems combining the model settings with the column roles."""
+    problems = []
+    if config.fairness:
+        if not roles.protected:
+            problems.append(ERR_FAIRNESS_NEEDS_GROUP)
+        if "conditional_statistical_parity" in config.fairness and not roles.legitimate:
+            problems.append(ERR_CSP_NEEDS_LEGIT)
+        if n_classes > 2 and roles.positive is None:
+            problems.append(ERR_FAIRNESS_MULTICLASS)
+    return problems

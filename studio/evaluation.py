@@ -1,0 +1,183 @@
+"""Measure a fitted tree (and the trees it is compared with) on training and test
+rows, as JSON-ready data the pages render and the run store keeps.
+
+Every number comes from :mod:`strongtree_core.metrics` applied to the trees'
+predictions; CART is scikit-learn's ``DecisionTreeClassifier`` of the same depth
+on the same binary encoding.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import accuracy_score
+from sklearn.tree import DecisionTreeClassifier
+
+from strongtree_core.metrics import (
+    balanced_accuracy,
+    classification_quality,
+    fairness_gap,
+    group_confusion_matrices,
+    group_metrics,
+    worst_case_accuracy,
+)
+from strongtree_core.metrics.fairness_gaps import NOTION_RATES
+from strongtree_core.tree import FittedTree
+from studio.config import ModelConfig, Roles, SplitTables
+
+#: Seed of the CART comparison tree.
+CART_SEED = 0
+
+
+def _clean(value: Any) -> Any:
+    """JSON-ready: NaN/inf as None, numpy scalars as Python values, containers recursively."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def applicable_notions(roles: Roles) -> list[str]:
+    """Fairness notions that can be measured with these roles."""
+    if not roles.protected:
+        return []
+    return [n for n in NOTION_RATES if n != "conditional_statistical_parity" or roles.legitimate]
+
+
+def quality(y_true: np.ndarray, y_pred: np.ndarray, positive: Any) -> dict[str, float]:
+    """Accuracy and its relatives; recall, precision and specificity when there is a positive class."""
+    if positive is not None and (np.any(y_true == positive) or np.any(y_pred == positive)):
+        return classification_quality(y_true, y_pred, positive_label=positive)
+    return {
+        "accuracy": float(accuracy_score(y_true, y_pred)),
+        "balanced_accuracy": balanced_accuracy(y_true, y_pred),
+        "worst_case_accuracy": worst_case_accuracy(y_true, y_pred),
+    }
+
+
+def gaps(frame: pd.DataFrame, y_pred: np.ndarray, roles: Roles, notions: list[str]) -> dict[str, dict]:
+    """The measured gap of each notion (with its parts and left-out groups)."""
+    out = {}
+    for notion in notions:
+        gap = fairness_gap(
+            notion,
+            frame[roles.target].to_numpy(),
+            y_pred,
+            sensitive_features=frame[list(roles.protected)],
+            legitimate_features=frame[list(roles.legitimate)] if roles.legitimate else None,
+            positive_label=roles.positive,
+        )
+        out[notion] = {"difference": gap.difference, "parts": dict(gap.parts), "excluded": list(gap.excluded)}
+    return out
+
+
+def _split_metrics(frame: pd.DataFrame, y_pred: np.ndarray, roles: Roles, notions: list[str]) -> dict[str, Any]:
+    y_true = frame[roles.target].to_numpy()
+    out: dict[str, Any] = {"n": len(frame), "quality": quality(y_true, y_pred, roles.positive)}
+    if roles.protected and roles.positive is not None:
+        sensitive = frame[list(roles.protected)]
+        table = group_metrics(y_true, y_pred, sensitive_features=sensitive, positive_label=roles.positive)
+        out["groups"] = table.to_dict(orient="records")
+        out["gaps"] = gaps(frame, y_pred, roles, notions)
+        matrices = group_confusion_matrices(y_true, y_pred, sensitive_features=sensitive)
+        out["confusion"] = {
+            str(g): {"index": list(m.index), "columns": list(m.columns), "data": m.to_numpy().tolist()}
+            for g, m in matrices.items()
+        }
+    return out
+
+
+def _summary_row(name: str, status: str, predictions: dict[str, np.ndarray], parts: dict[str, pd.DataFrame],
+                 roles: Roles, notions: list[str], leaves: int) -> dict[str, Any]:
+    row: dict[str, Any] = {"model": name, "status": status, "leaves": leaves}
+    for split, frame in parts.items():
+        y_true = frame[roles.target].to_numpy()
+        row[f"{split}_accuracy"] = float(accuracy_score(y_true, predictions[split]))
+        if notions and roles.positive is not None:
+            for notion, gap in gaps(frame, predictions[split], roles, notions).items():
+                row[f"{split}_{notion}"] = gap["difference"]
+    return row
+
+
+def cart_predictions(tree: FittedTree, parts: dict[str, pd.DataFrame], roles: Roles, depth: int) -> tuple[dict, int]:
+    """CART of depth ``depth`` on the tree's binary encoding: predictions per split and its leaf count."""
+    columns = list(tree.feature_names)
+    train = parts["train"]
+    cart = DecisionTreeClassifier(max_depth=depth, random_state=CART_SEED)
+    cart.fit(tree.encoding.transform(train[columns]), train[roles.target].to_numpy())
+    predictions = {split: cart.predict(tree.encoding.transform(frame[columns])) for split, frame in parts.items()}
+    return predictions, int(cart.get_n_leaves())
+
+
+def evaluate(
+    tree: FittedTree,
+    tables: SplitTables,
+    roles: Roles,
+    model: ModelConfig,
+    baseline: FittedTree | None = None,
+) -> dict[str, Any]:
+    """Everything the Fairness & performance page shows, JSON-ready.
+
+    Returns
+    -------
+    dict
+        ``notions`` (constrained), ``measured`` (every notion measured),
+        ``delta``, ``splits`` (per split: ``n``, ``quality``, and with a
+        protected attribute ``groups``, ``gaps``, ``confusion``) and
+        ``comparison`` (one row per tree: accuracy and gaps per split).
+    """
+    parts = {"train": tables.train}
+    if len(tables.test):
+        parts["test"] = tables.test
+    notions = applicable_notions(roles)
+    predictions = {split: tree.predict(frame) for split, frame in parts.items()}
+    splits = {split: _split_metrics(frame, predictions[split], roles, notions) for split, frame in parts.items()}
+
+    compared = [n for n in model.fairness if n in notions] or notions[:1]
+    n_leaves = len(tree.structure.leaves)
+    comparison = [_summary_row("StrongTree", tree.record.status, predictions, parts, roles, compared, n_leaves)]
+    if baseline is not None:
+        base_pred = {split: baseline.predict(frame) for split, frame in parts.items()}
+        comparison.append(
+            _summary_row("StrongTree without fairness constraints", baseline.record.status, base_pred, parts, roles,
+                         compared, len(baseline.structure.leaves))
+        )
+    cart_pred, cart_leaves = cart_predictions(tree, parts, roles, model.depth)
+    comparison.append(_summary_row("CART (same depth)", "heuristic", cart_pred, parts, roles, compared, cart_leaves))
+    return _clean(
+        {
+            "notions": list(model.fairness),
+            "measured": notions,
+            "delta": model.fairness_bound,
+            "positive": roles.positive,
+            "splits": splits,
+            "comparison": comparison,
+        }
+    )
+
+
+def headline(evaluation: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    """A few numbers for the run history table."""
+    splits = evaluation.get("splits", {})
+    out = {
+        "objective": record.get("objective"),
+        "gap": record.get("gap"),
+        "runtime": record.get("runtime"),
+        "backend": record.get("backend"),
+        "train_accuracy": splits.get("train", {}).get("quality", {}).get("accuracy"),
+        "test_accuracy": splits.get("test", {}).get("quality", {}).get("accuracy"),
+    }
+    for split in ("train", "test"):
+        gaps_ = splits.get(split, {}).get("gaps", {})
+        values = [gaps_[n]["difference"] for n in evaluation.get("notions", []) if n in gaps_]
+        values = [v for v in values if v is not None]
+        out[f"{split}_worst_gap"] = max(values) if values else None
+    return _clean(out)

@@ -1,0 +1,108 @@
+"""From the user's choices to a solve job, and from a finished job to a stored run."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from strongtree_core.tree import FittedTree
+from studio.config import ModelConfig, Roles, SplitConfig, SplitTables
+from studio.evaluation import evaluate, headline
+from studio.jobs import Job
+from studio.runs import RunEntry, RunStore, RunStoreError
+from studio.worker import SolveSpec
+
+#: Time limit of the comparison tree without fairness constraints (seconds).
+BASELINE_TIME_LIMIT = 20.0
+
+ERR_SAVE = "The run could not be saved to the history: {reason}"
+ERR_MEASURE = "The tree was found but could not be measured on these rows: {reason}"
+
+
+@dataclass(frozen=True)
+class SolveContext:
+    """What a finished solve needs to be measured and stored."""
+
+    dataset: str
+    fingerprint: str
+    roles: Roles
+    split: SplitConfig
+    model: ModelConfig
+    tables: SplitTables
+
+    def config(self) -> dict[str, Any]:
+        """The choices as JSON-ready data (stored with the run)."""
+        return {"roles": asdict(self.roles), "split": asdict(self.split), "model": asdict(self.model)}
+
+
+def solve_spec(context: SolveContext) -> SolveSpec:
+    """The worker's request: training rows, estimator settings and (with fairness) the comparison solve."""
+    roles, model = context.roles, context.model
+    train = context.tables.train
+    X = train[roles.model_columns(train)]
+    baseline = None
+    if model.fairness:
+        baseline = model.without_fairness().estimator_params(roles)
+        baseline["time_limit"] = min(model.time_limit, BASELINE_TIME_LIMIT)
+    return SolveSpec(
+        X=X,
+        y=train[roles.target],
+        params=model.estimator_params(roles),
+        sensitive=tuple(roles.protected),
+        legitimate=tuple(roles.legitimate),
+        baseline_params=baseline,
+    )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A finished job's stored run (kept on the job as ``job.outcome``); ``error``
+    says why it could not be measured or saved."""
+
+    entry: RunEntry | None
+    error: str = ""
+
+
+def build_entry(context: SolveContext, tree_json: str, baseline_json: str | None) -> RunEntry:
+    """Measure the trees on the job's rows and package them as a run."""
+    tree = FittedTree.from_json(tree_json)
+    baseline = FittedTree.from_json(baseline_json) if baseline_json else None
+    evaluation = evaluate(tree, context.tables, context.roles, context.model, baseline)
+    record = tree.record.to_dict()
+    summary = {
+        "depth": context.model.depth,
+        "fairness": ", ".join(context.model.fairness) or "none",
+        "delta": context.model.fairness_bound if context.model.fairness else None,
+        **headline(evaluation, record),
+    }
+    return RunEntry(
+        dataset=context.dataset,
+        fingerprint=context.fingerprint,
+        status=tree.record.status,
+        config=context.config(),
+        summary=summary,
+        evaluation=evaluation,
+        tree=tree_json,
+        baseline=baseline_json,
+    )
+
+
+def finish_job(job: Job, store: RunStore | None) -> None:
+    """``on_finished`` hook of the job registry: measure, store, and attach the outcome to the job."""
+    context: SolveContext | None = job.context
+    main = job.phases["main"]
+    if context is None or main.result is None:
+        return
+    baseline = job.phases.get("baseline")
+    try:
+        entry = build_entry(context, main.result, baseline.result if baseline else None)
+    except ValueError as err:  # metrics refuse these rows (e.g. a split without the positive class)
+        job.outcome = Outcome(None, ERR_MEASURE.format(reason=err))
+        return
+    error = ""
+    if store is not None:
+        try:
+            job.run_id = store.save(entry)
+        except RunStoreError as err:
+            error = ERR_SAVE.format(reason=err)
+    job.outcome = Outcome(entry, error)

@@ -1,0 +1,40 @@
+"""Process-wide resources of the app: secrets, the run store and the job registry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from studio.jobs import JobRegistry
+from studio.licence import install_wls_licence
+from studio.outcome import finish_job
+from studio.runs import RunStore, runs_db_path
+
+
+def secrets() -> dict[str, Any]:
+    """The app's secrets, or an empty dict when there is no secrets file."""
+    try:
+        return {k: st.secrets[k] for k in st.secrets}
+    except FileNotFoundError:  # StreamlitSecretNotFoundError derives from it
+        return {}
+
+
+@st.cache_resource(show_spinner=False)
+def licence_note() -> str:
+    """Install a WLS licence from the secrets once per server; a note when it is incomplete."""
+    return install_wls_licence(secrets())
+
+
+@st.cache_resource(show_spinner=False)
+def run_store() -> RunStore:
+    """The history database (see :func:`studio.runs.runs_db_path`)."""
+    return RunStore(runs_db_path(secrets()))
+
+
+@st.cache_resource(show_spinner=False)
+def job_registry() -> JobRegistry:
+    """The server's solve jobs, shared by every session."""
+    licence_note()  # solver processes inherit the licence environment
+    store = run_store()
+    return JobRegistry(on_finished=lambda job: finish_job(job, store))

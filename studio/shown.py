@@ -1,0 +1,110 @@
+"""Which result the Tree and Fairness pages show, and the rows it was learned on.
+
+A page shows the run the user reopened from the history, else the outcome of
+the last solve this session started.  Rows are available when the table in use
+is the one the run was learned on (same content fingerprint): the split is
+then re-made from the stored settings, which is deterministic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from strongtree_core.tree import FittedTree
+from studio.config import ModelConfig, Roles, SplitConfig, SplitTables, split_table
+from studio.runs import RunEntry, RunStoreError
+from studio.services import job_registry, run_store
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A run on screen: the entry, its trees, its settings and (if at hand) its rows."""
+
+    entry: RunEntry
+    tree: FittedTree
+    baseline: FittedTree | None
+    roles: Roles
+    model: ModelConfig
+    tables: SplitTables | None
+
+    @property
+    def title(self) -> str:
+        run = f"run {self.entry.id}" if self.entry.id is not None else "unsaved run"
+        return f"{self.entry.dataset} · {run} · depth {self.model.depth}"
+
+
+@lru_cache(maxsize=64)
+def tree_from_json(text: str) -> FittedTree:
+    """Parse a tree once (trees are immutable values, safe to share)."""
+    return FittedTree.from_json(text)
+
+
+def roles_from_config(config: dict[str, Any]) -> Roles:
+    values = dict(config["roles"])
+    for key in ("protected", "legitimate", "ignored"):
+        values[key] = tuple(values.get(key) or ())
+    return Roles(**values)
+
+
+def shown_entry() -> tuple[RunEntry | None, str]:
+    """The entry to show and, when there is none, a message saying why."""
+    view_run = st.session_state["view_run"]
+    if view_run is not None:
+        try:
+            return run_store().get(view_run), ""
+        except RunStoreError as err:
+            return None, str(err)
+    snapshot = job_registry().snapshot(st.session_state["job_id"])
+    if snapshot is None:
+        return None, "No tree yet: solve one on the **Solve** page, or reopen a run on the **Runs** page."
+    if snapshot.active:
+        return None, "A solve is running: its latest tree is on the **Solve** page; the result appears here when it ends."
+    if snapshot.outcome is None or snapshot.outcome.entry is None:
+        reason = (snapshot.outcome.error if snapshot.outcome else "") or snapshot.message or snapshot.main.error
+        return None, f"The last solve has no tree to show. {reason or ''}".strip()
+    return snapshot.outcome.entry, ""
+
+
+def shown() -> tuple[Shown | None, str]:
+    """The :class:`Shown` result of this session, or None and a message."""
+    entry, message = shown_entry()
+    if entry is None:
+        return None, message
+    roles = roles_from_config(entry.config)
+    model = ModelConfig.from_dict(entry.config["model"])
+    table = st.session_state["table"]
+    tables = None
+    if table is not None and table.fingerprint == entry.fingerprint:
+        tables = split_table(table.frame, roles, SplitConfig(**entry.config["split"]))
+    baseline = tree_from_json(entry.baseline) if entry.baseline else None
+    return Shown(entry, tree_from_json(entry.tree), baseline, roles, model, tables), ""
+
+
+def group_labels(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.Series:
+    """One group label per row: the value, or ``col=value & col=value`` for several columns."""
+    if len(columns) == 1:
+        return frame[columns[0]].astype(object).where(frame[columns[0]].notna(), "missing").astype(str)
+    parts = [f"{c}=" + frame[c].astype(object).where(frame[c].notna(), "missing").astype(str) for c in columns]
+    label = parts[0]
+    for part in parts[1:]:
+        label = label + " & " + part
+    return label
+
+
+def group_mix(tree: FittedTree, frame: pd.DataFrame, columns: tuple[str, ...]) -> dict[int, dict[str, int]]:
+    """Rows of each protected group reaching every node (counted at the leaves, summed upwards)."""
+    leaves = tree.apply(frame)
+    groups = group_labels(frame, columns).to_numpy()
+    mix: dict[int, dict[str, int]] = {}
+    for leaf, group in zip(leaves.tolist(), groups.tolist()):
+        node = int(leaf)
+        while node >= 1:
+            counts = mix.setdefault(node, {})
+            counts[group] = counts.get(group, 0) + 1
+            node //= 2
+    return {node: dict(sorted(counts.items())) for node, counts in mix.items()}

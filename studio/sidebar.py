@@ -1,0 +1,45 @@
+"""The sidebar every page shares: the table in use and the state of this session's solve."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from studio.jobs import JobSnapshot
+from studio.services import job_registry
+from studio.views import job_state_badge
+
+#: Seconds between refreshes of the sidebar's solve status while a solve runs.
+SIDEBAR_POLL = 1.0
+
+
+def render_sidebar() -> None:
+    with st.sidebar:
+        table = st.session_state["table"]
+        roles = st.session_state["roles"]
+        st.caption("TABLE")
+        if table is None:
+            st.markdown("No table yet: choose one on the **Data** page.")
+        else:
+            st.markdown(f"**{table.name}**  \n{len(table.frame):,} rows × {table.frame.shape[1]} columns")
+            if roles is not None:
+                protected = ", ".join(roles.protected) or "none"
+                st.markdown(f"Target `{roles.target}` · protected: {protected}")
+        snapshot = job_registry().snapshot(st.session_state["job_id"])
+        if snapshot is not None:
+            st.caption("SOLVE")
+            _solve_status(snapshot.active)
+
+
+def _solve_status(active: bool) -> None:
+    @st.fragment(run_every=SIDEBAR_POLL if active else None)
+    def status() -> None:
+        snapshot: JobSnapshot | None = job_registry().snapshot(st.session_state["job_id"])
+        if snapshot is None:
+            return
+        job_state_badge(snapshot)
+        latest = snapshot.main.latest
+        if snapshot.active and latest is not None and latest["gap"] is not None:
+            st.caption(f"{snapshot.elapsed:.0f} s · gap {latest['gap']:.1%}")
+        st.page_link("pages/solve.py", label="Open the solve", icon=":material/play_circle:")
+
+    status()

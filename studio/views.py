@@ -1,0 +1,82 @@
+"""Small rendering helpers shared by the pages."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from studio.jobs import JobSnapshot
+
+STATE_LABELS = {
+    "queued": ("Queued", ":material/hourglass_top:", "gray"),
+    "starting": ("Starting", ":material/hourglass_top:", "blue"),
+    "running": ("Solving", ":material/autorenew:", "blue"),
+    "finished": ("Finished", ":material/check_circle:", "green"),
+    "failed": ("Failed", ":material/error:", "red"),
+    "cancelled": ("Cancelled", ":material/cancel:", "gray"),
+}
+
+STATUS_WORDS = {
+    "optimal": "proven optimal",
+    "time_limit": "best tree at the time limit (not proven optimal)",
+    "time_limit_no_tree": "no tree within the time limit",
+    "infeasible": "no tree satisfies the constraints",
+    "interrupted": "stopped by the user (best tree kept)",
+    "error": "solver error",
+    "in_progress": "in progress",
+}
+
+
+def job_state_badge(snapshot: JobSnapshot) -> None:
+    label, icon, color = STATE_LABELS[snapshot.state]
+    if snapshot.state == "queued" and snapshot.queue_position:
+        label = f"Queued (position {snapshot.queue_position})"
+    if snapshot.state == "running" and snapshot.phase == "baseline":
+        label = "Solving the comparison tree"
+    if snapshot.stop_requested and snapshot.active:
+        label = "Stopping"
+    st.badge(label, icon=icon, color=color)
+
+
+def fmt(value: Any, kind: str = "number") -> str:
+    """Format a possibly missing number for a card or a table cell."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if kind == "percent":
+        return f"{value:.1%}"
+    if kind == "seconds":
+        return f"{value:.1f} s"
+    if kind == "int":
+        return f"{int(value):,}"
+    return f"{value:,.4g}"
+
+
+def convergence_figure(history: Sequence[dict[str, Any]], title: str = "") -> go.Figure:
+    """Incumbent objective and best bound against time (plotly)."""
+    t = [p["elapsed"] for p in history]
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=t, y=[p["objective"] for p in history], name="best tree (incumbent)", mode="lines+markers",
+            line={"shape": "hv", "color": "#1f6f8b"}, marker={"size": 5},
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=t, y=[p["bound"] for p in history], name="bound (best possible)", mode="lines",
+            line={"shape": "hv", "dash": "dash", "color": "#c0392b"},
+        )
+    )
+    fig.update_layout(
+        title=title or None,
+        height=300,
+        margin={"l": 10, "r": 10, "t": 30 if title else 10, "b": 10},
+        xaxis_title="seconds",
+        yaxis_title="objective",
+        legend={"orientation": "h", "y": -0.25},
+        uirevision="convergence",
+    )
+    return fig

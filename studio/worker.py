@@ -1,0 +1,158 @@
+"""The solve worker: runs in its own process (spawn context), so a solver crash or
+hang cannot take the server down and each solve gets a fresh process.
+
+A worker is started ahead of time and imports the engine while it waits, so the
+first tree of a solve reaches the page quickly.  It then receives one
+:class:`SolveSpec` on its inbox, fits, and puts small picklable dicts on its outbox:
+
+* ``{"kind": "ready"}`` once the engine is imported;
+* ``{"kind": "progress", "phase", "elapsed", "objective", "bound", "gap", "nodes",
+  "message", "tree"}``; ``tree`` is the JSON of the incumbent tree when it changed
+  since the last message of the phase, else None;
+* ``{"kind": "result", "phase", "tree"}`` with the fitted tree's JSON (which carries
+  its solve record);
+* ``{"kind": "error", "phase", "message", "user_error"}`` with a readable message;
+* ``{"kind": "done"}`` last.
+
+Phases are ``"main"`` (the requested tree) and ``"baseline"`` (the same settings
+without fairness constraints, for comparison).  Setting the shared stop flag ends
+the running phase; the flag is cleared between phases.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+#: Seconds between two progress messages without a new tree.
+PROGRESS_INTERVAL = 0.2
+
+MSG_CRASH = "The solver stopped with an internal error ({kind}: {detail}). The server log has the details."
+
+
+@dataclass(frozen=True)
+class SolveSpec:
+    """Everything a worker needs for one solve (picklable)."""
+
+    X: pd.DataFrame
+    y: pd.Series
+    params: dict[str, Any]
+    sensitive: tuple[str, ...] = ()
+    legitimate: tuple[str, ...] = ()
+    baseline_params: dict[str, Any] | None = None
+
+
+def _number(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+class _StopBridge:
+    """Mirror a process-shared stop flag into a fresh ``threading.Event`` per phase."""
+
+    def __init__(self, flag: Any) -> None:
+        self._flag = flag
+        self.event = threading.Event()
+        threading.Thread(target=self._watch, daemon=True, name="stop-bridge").start()
+
+    def _watch(self) -> None:
+        while True:
+            if self._flag.wait(0.1):
+                self.event.set()
+                time.sleep(0.05)
+
+    def next_phase(self) -> threading.Event:
+        self._flag.clear()
+        self.event = threading.Event()
+        return self.event
+
+
+class _ProgressSender:
+    """The ``progress=`` callback: throttles and sends only new trees."""
+
+    def __init__(self, outbox: Any, phase: str) -> None:
+        self._outbox = outbox
+        self._phase = phase
+        self._last_tree: str | None = None
+        self._last_sent = 0.0
+
+    def __call__(self, progress: Any) -> None:
+        tree_json = progress.tree.to_json() if progress.tree is not None else None
+        new_tree = tree_json is not None and tree_json != self._last_tree
+        now = time.monotonic()
+        if not new_tree and now - self._last_sent < PROGRESS_INTERVAL:
+            return
+        if new_tree:
+            self._last_tree = tree_json
+        self._last_sent = now
+        self._outbox.put(
+            {
+                "kind": "progress",
+                "phase": self._phase,
+                "elapsed": float(progress.elapsed),
+                "objective": _number(progress.objective),
+                "bound": _number(progress.bound),
+                "gap": _number(progress.gap),
+                "nodes": int(progress.nodes or 0),
+                "message": str(progress.message or ""),
+                "tree": tree_json if new_tree else None,
+            }
+        )
+
+
+def _fit(spec: SolveSpec, params: dict[str, Any], phase: str, outbox: Any, stop: threading.Event) -> None:
+    from strongtree_core import StrongTreeClassifier, StrongTreeError
+
+    try:
+        model = StrongTreeClassifier(**params)
+        model.fit(
+            spec.X,
+            spec.y,
+            sensitive_features=list(spec.sensitive) or None,
+            legitimate_features=list(spec.legitimate) or None,
+            progress=_ProgressSender(outbox, phase),
+            stop=stop,
+        )
+    except StrongTreeError as err:
+        outbox.put({"kind": "error", "phase": phase, "message": str(err), "user_error": True})
+        return
+    except Exception as err:  # the process boundary: any failure becomes a message
+        traceback.print_exc(file=sys.stderr)
+        message = MSG_CRASH.format(kind=type(err).__name__, detail=str(err)[:300])
+        outbox.put({"kind": "error", "phase": phase, "message": message, "user_error": False})
+        return
+    outbox.put({"kind": "result", "phase": phase, "tree": model.tree_.to_json()})
+
+
+def prewarm() -> None:
+    """Import what a solve needs, before the solve is asked for."""
+    import strongtree_core  # noqa: F401
+    import strongtree_core.solvers  # noqa: F401
+
+
+def worker_main(inbox: Any, outbox: Any, stop_flag: Any) -> None:
+    """Process entry point: prewarm, wait for one :class:`SolveSpec`, solve it."""
+    try:
+        prewarm()
+    except Exception as err:  # the process boundary
+        traceback.print_exc(file=sys.stderr)
+        outbox.put({"kind": "ready", "failed": f"{type(err).__name__}: {err}"})
+    else:
+        outbox.put({"kind": "ready"})
+    spec = inbox.get()
+    if spec is None:
+        return
+    bridge = _StopBridge(stop_flag)
+    _fit(spec, spec.params, "main", outbox, bridge.event)
+    if spec.baseline_params is not None:
+        _fit(spec, spec.baseline_params, "baseline", outbox, bridge.next_phase())
+    outbox.put({"kind": "done"})
