@@ -1,0 +1,277 @@
+"""How one raw column becomes binary columns.
+
+* binary (0/1 numbers or booleans): one column, labelled with the column name;
+* categorical (text, pandas category): one column per level (``race = Caucasian``),
+  a single column for a two-level attribute;
+* ordinal (integers with few distinct values): thermometer columns ``x ≤ level``;
+* continuous: quantile cuts, thermometer coded (``age ≤ 35.5``) or one column
+  per bucket (``age in (30, 40]``);
+* any column with missing training values gets an ``income missing`` column;
+  a missing value is 0 in every other column of its attribute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from strongtree_core.encoding.errors import (
+    NOT_BINARY,
+    NOT_NUMERIC,
+    NUMERIC_AS_TEXT,
+    UNKNOWN_KIND,
+    EncodingError,
+)
+from strongtree_core.encoding.features import (
+    BinaryFeature,
+    ColumnName,
+    Level,
+    flag_value,
+    format_number,
+    level_key,
+    python_scalar,
+    readable_cut,
+)
+
+ColumnKind = Literal["binary", "categorical", "ordinal", "continuous"]
+KINDS: tuple[str, ...] = ("binary", "categorical", "ordinal", "continuous")
+Coding = Literal["thermometer", "onehot"]
+
+
+@dataclass(frozen=True)
+class ColumnEncoding:
+    """The fitted coding of one raw column.
+
+    Attributes
+    ----------
+    name : str or int
+        The raw column.
+    kind : {"binary", "categorical", "ordinal", "continuous"}
+    cuts : tuple of float
+        Thresholds of an ordinal or continuous column, increasing.
+    levels : tuple
+        Categories seen in training (categorical), sorted.
+    coding : {"thermometer", "onehot"}
+        How a continuous column's buckets are coded.
+    n_missing : int
+        Missing training values.
+    features : tuple of BinaryFeature
+        The binary columns, derived from the fields above.
+    """
+
+    name: ColumnName
+    kind: ColumnKind
+    cuts: tuple[float, ...] = ()
+    levels: tuple[Level, ...] = ()
+    coding: Coding = "thermometer"
+    n_missing: int = 0
+    features: tuple[BinaryFeature, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise EncodingError(UNKNOWN_KIND.format(kind=self.kind, column=self.name))
+        object.__setattr__(self, "features", tuple(_features(self)))
+
+    @property
+    def one_hot_levels(self) -> tuple[Level, ...]:
+        """Levels that get a column: all of them, or the second of two."""
+        return self.levels[1:] if len(self.levels) == 2 else self.levels
+
+    def encode(self, values: pd.Series) -> np.ndarray:
+        """Binary columns of ``values``, shape (n_rows, len(features)), uint8."""
+        missing = values.isna().to_numpy()
+        out = np.zeros((len(values), len(self.features)), dtype=np.uint8)
+        if self.kind == "categorical":
+            codes, uniques = pd.factorize(values, use_na_sentinel=True)
+            keys = np.array([level_key(u) for u in uniques], dtype=object)
+            for j, feature in enumerate(self.features):
+                if feature.kind == "equals":
+                    hit = np.flatnonzero(keys == level_key(feature.level))
+                    out[:, j] = np.isin(codes, hit)
+                else:
+                    out[:, j] = missing
+            return out
+        if self.kind == "binary":
+            number = read_flags(values, self.name)
+        else:
+            number = read_numbers(values, self.name)
+        present = ~missing
+        for j, feature in enumerate(self.features):
+            if feature.kind == "is_one":
+                hit = number == 1.0
+            elif feature.kind == "at_most":
+                hit = number <= feature.threshold
+            elif feature.kind == "in_range":
+                hit = np.ones(len(values), dtype=bool)
+                if feature.lower is not None:
+                    hit &= number > feature.lower
+                if feature.threshold is not None:
+                    hit &= number <= feature.threshold
+            else:
+                out[:, j] = missing
+                continue
+            out[:, j] = hit & present
+        return out
+
+
+def fit_column(
+    values: pd.Series,
+    name: ColumnName,
+    *,
+    n_buckets: int,
+    coding: Coding,
+    max_ordinal_levels: int,
+    kind: str | None = None,
+) -> ColumnEncoding:
+    """Choose the kind of a raw column (unless given) and fit its coding."""
+    if kind is not None and kind not in KINDS:
+        raise EncodingError(UNKNOWN_KIND.format(kind=kind, column=name))
+    n_missing = int(values.isna().sum())
+    present = values[values.notna()]
+    kind = kind or infer_kind(present, name, max_ordinal_levels)
+    if kind == "categorical":
+        by_key: dict[str, Level] = {}
+        for value in pd.unique(present):
+            by_key.setdefault(level_key(value), python_scalar(value))
+        levels = tuple(sorted(by_key.values(), key=_level_order))
+        return ColumnEncoding(name, "categorical", levels=levels, n_missing=n_missing)
+    if kind == "binary":
+        read_flags(present, name)
+        return ColumnEncoding(name, "binary", n_missing=n_missing)
+    number = read_numbers(present, name)
+    number = number[np.isfinite(number)]
+    if kind == "ordinal":
+        cuts = tuple(float(v) for v in np.unique(number)[:-1])
+        return ColumnEncoding(name, "ordinal", cuts=cuts, n_missing=n_missing)
+    return ColumnEncoding(
+        name, "continuous", cuts=quantile_cuts(number, n_buckets), coding=coding, n_missing=n_missing
+    )
+
+
+def infer_kind(present: pd.Series, name: ColumnName, max_ordinal_levels: int) -> ColumnKind:
+    """The kind of a column from its non-missing values."""
+    if pd.api.types.is_bool_dtype(present.dtype):
+        return "binary"
+    if isinstance(present.dtype, pd.CategoricalDtype):
+        return "categorical"
+    if not pd.api.types.is_numeric_dtype(present.dtype):
+        if len(present) and all(type(v).__name__ in ("bool", "bool_") for v in present):
+            return "binary"
+        parsed = pd.to_numeric(present, errors="coerce")
+        if len(present) == 0 or parsed.isna().any():
+            _refuse_separated_numbers(present, name)
+            return "categorical"
+        present = parsed
+    number = present.to_numpy(dtype=float)
+    distinct = np.unique(number[np.isfinite(number)])
+    if np.isin(distinct, (0.0, 1.0)).all() and np.isfinite(number).all():
+        return "binary"
+    integral = np.all(distinct == np.round(distinct))
+    if integral and distinct.size <= max_ordinal_levels:
+        return "ordinal"
+    return "continuous"
+
+
+def quantile_cuts(values: np.ndarray, n_buckets: int) -> tuple[float, ...]:
+    """Thresholds at the ``k / n_buckets`` quantiles of ``values`` (finite
+    training values, one per row), each moved to a readable number strictly
+    between two neighbouring distinct values; duplicates removed, so a value
+    repeated in many rows gives fewer buckets.
+    """
+    distinct = np.unique(values)
+    if distinct.size < 2:
+        return ()
+    q = np.quantile(values, np.arange(1, n_buckets) / n_buckets)
+    cuts = set()
+    for value in q:
+        i = int(np.searchsorted(distinct, value, side="right")) - 1
+        if 0 <= i < distinct.size - 1:
+            cuts.add(readable_cut(float(distinct[i]), float(distinct[i + 1])))
+    return tuple(sorted(cuts))
+
+
+def read_numbers(values: pd.Series, name: ColumnName) -> np.ndarray:
+    """Values as floats (NaN where missing); text that is not a number is an error."""
+    if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
+        return values.to_numpy(dtype=float, na_value=np.nan)
+    parsed = pd.to_numeric(values, errors="coerce")
+    bad = parsed.isna() & values.notna()
+    if bad.any():
+        _refuse_separated_numbers(values[bad], name)
+        examples = ", ".join(repr(v) for v in pd.unique(values[bad])[:3])
+        raise EncodingError(NOT_NUMERIC.format(column=name, examples=examples))
+    return parsed.to_numpy(dtype=float, na_value=np.nan)
+
+
+def read_flags(values: pd.Series, name: ColumnName) -> np.ndarray:
+    """Yes/no values as 1.0 / 0.0 (NaN where missing)."""
+    if pd.api.types.is_bool_dtype(values.dtype) and not values.isna().any():
+        return values.to_numpy(dtype=float)
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    read = np.empty(len(uniques) + 1)
+    read[-1] = np.nan
+    bad = []
+    for i, u in enumerate(uniques):
+        try:
+            read[i] = 1.0 if flag_value(u) else 0.0
+        except ValueError:
+            bad.append(u)
+    if bad:
+        examples = ", ".join(repr(python_scalar(v)) for v in bad[:3])
+        raise EncodingError(NOT_BINARY.format(column=name, examples=examples))
+    return read[codes]
+
+
+def _refuse_separated_numbers(text: pd.Series, name: ColumnName) -> None:
+    """Raise when the values are numbers once thousands separators are removed."""
+    as_text = text.astype(str)
+    with_comma = as_text[as_text.str.contains(",", regex=False)]
+    if with_comma.empty:
+        return
+    stripped = pd.to_numeric(as_text.str.replace(",", "", regex=False), errors="coerce")
+    if stripped.notna().all():
+        raise EncodingError(NUMERIC_AS_TEXT.format(column=name, example=with_comma.iloc[0]))
+
+
+def _level_order(level) -> tuple:
+    """Numbers first, in numeric order, then text, alphabetically."""
+    if isinstance(level, (int, float)) and not isinstance(level, bool):
+        return (0, float(level), "")
+    return (1, 0.0, level_key(level))
+
+
+def _features(column: ColumnEncoding) -> list[BinaryFeature]:
+    name = column.name
+    shown = str(name)
+    features: list[BinaryFeature] = []
+    if column.kind == "binary":
+        features.append(BinaryFeature(name, "is_one", shown, f"not {shown}"))
+    elif column.kind == "categorical":
+        for level in column.one_hot_levels:
+            text = level_key(level)
+            features.append(
+                BinaryFeature(name, "equals", f"{shown} = {text}", f"{shown} ≠ {text}", level=level)
+            )
+    elif column.coding == "onehot" and column.kind == "continuous" and column.cuts:
+        bounds = (None,) + column.cuts + (None,)
+        for lower, upper in zip(bounds[:-1], bounds[1:]):
+            if lower is None:
+                label, negated = f"{shown} ≤ {format_number(upper)}", f"{shown} > {format_number(upper)}"
+            elif upper is None:
+                label, negated = f"{shown} > {format_number(lower)}", f"{shown} ≤ {format_number(lower)}"
+            else:
+                span = f"({format_number(lower)}, {format_number(upper)}]"
+                label, negated = f"{shown} in {span}", f"{shown} not in {span}"
+            features.append(BinaryFeature(name, "in_range", label, negated, threshold=upper, lower=lower))
+    else:
+        for cut in column.cuts:
+            text = format_number(cut)
+            features.append(
+                BinaryFeature(name, "at_most", f"{shown} ≤ {text}", f"{shown} > {text}", threshold=cut)
+            )
+    if column.n_missing:
+        features.append(BinaryFeature(name, "missing", f"{shown} missing", f"{shown} not missing"))
+    return features

@@ -1,0 +1,60 @@
+"""Messages for tables the encoding cannot take, each naming the problem and the fix."""
+
+from __future__ import annotations
+
+
+class EncodingError(ValueError):
+    """A table, option or stored plan the encoding cannot use."""
+
+
+NOT_A_DATAFRAME = (
+    "Expected a pandas DataFrame with named columns, got {got}. "
+    "Wrap an array with pandas.DataFrame(X, columns=[...])."
+)
+EMPTY_TABLE = "The table has no rows. Give at least one row to fit the encoding."
+NO_FEATURES = (
+    "No feature columns are left to encode (columns: {columns}; excluded: {excluded}). "
+    "Keep at least one column that is not excluded."
+)
+MISSING_COLUMNS = (
+    "The table lacks {n} column(s) the encoding was fitted on: {missing}. "
+    "Add them (missing values are allowed) or fit a new encoding on this table."
+)
+DUPLICATE_COLUMNS = (
+    "Column names must be unique, but these appear more than once: {names}. "
+    "Rename them before encoding."
+)
+BAD_COLUMN_NAME = (
+    "Column names must be strings or integers, got {name!r} of type {type}. Rename the column."
+)
+UNKNOWN_EXCLUDE = "Cannot exclude {names}: the table has no such column. Its columns are: {columns}."
+UNKNOWN_KIND_COLUMN = "kinds names column(s) {names} that are not encoded. Encoded columns: {columns}."
+UNKNOWN_KIND = (
+    "Unknown kind {kind!r} for column {column!r}: use one of "
+    "'binary', 'categorical', 'ordinal', 'continuous'."
+)
+NUMERIC_AS_TEXT = (
+    "Column {column!r} holds numbers written as text with thousands separators (e.g. {example!r}). "
+    "Convert it first, e.g. df[{column!r}] = pandas.to_numeric(df[{column!r}].str.replace(',', ''))."
+)
+NOT_NUMERIC = (
+    "Column {column!r} must hold numbers but holds text such as {examples}. "
+    "Give numbers or missing values in this column."
+)
+NOT_BINARY = (
+    "Column {column!r} is a yes/no column but holds {examples}. "
+    "Give only 0/1, True/False or missing values, or declare the column's kind as 'categorical'."
+)
+BAD_N_BUCKETS = "n_buckets must be an integer of at least 2, got {value!r}."
+BAD_CONTINUOUS = "continuous must be 'thermometer' or 'onehot_buckets', got {value!r}."
+BAD_MAX_ORDINAL = "max_ordinal_levels must be a non-negative integer, got {value!r}."
+BAD_PLAN = "Not a stored encoding plan: {reason}. Store plans with EncodingPlan.to_dict()."
+
+
+def stored_format_problem(data, expected_format: str, expected_version: int) -> str | None:
+    """Why ``data`` is not a stored object of this format and version (None when it is)."""
+    if not isinstance(data, dict) or data.get("format") != expected_format:
+        return f"'format' is not {expected_format!r}"
+    if data.get("version") != expected_version:
+        return f"unknown version {data.get('version')!r}"
+    return None
