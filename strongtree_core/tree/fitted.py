@@ -1,0 +1,272 @@
+"""The fitted tree as a plain value: no solver needed to use, show or store it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from strongtree_core.encoding.binarize import EncodingPlan
+from strongtree_core.encoding.errors import stored_format_problem
+from strongtree_core.encoding.features import ColumnName, python_scalar
+from strongtree_core.formulation.decode import path_nodes
+from strongtree_core.formulation.tree_graph import TreeGraph, TreeStructure
+from strongtree_core.tree.dot import tree_to_dot
+from strongtree_core.tree.export import tree_to_python, tree_to_sql
+from strongtree_core.tree.record import SolveRecord
+from strongtree_core.tree.rules import Rule, rules_text, tree_rules
+
+TREE_FORMAT = "strongtree.fitted_tree"
+TREE_VERSION = 1
+
+ONE_ROW = "decision_path takes exactly one row, got {n}. Select a row first, e.g. df.iloc[[i]]."
+BAD_TREE = "Inconsistent tree: {reason}."
+BAD_TREE_JSON = "Not a stored tree: {reason}. Store trees with FittedTree.to_json()."
+
+
+@dataclass(frozen=True, eq=False)
+class FittedTree:
+    """A classification tree over raw columns, with its encoding and solve record.
+
+    Attributes
+    ----------
+    structure : TreeStructure
+        Branching feature per node (an index into ``encoding.features``; a row
+        whose binary value is 1 goes right), prediction (class index) per leaf.
+    encoding : EncodingPlan
+        Turns raw tables into the binary features the tree tests.
+    classes : tuple
+        Original class labels; position = class index.
+    target : str
+        Name of the label column.
+    node_counts : ndarray of int, shape (n_nodes, n_classes)
+        Training rows reaching each node, by true class.
+    record : SolveRecord
+        How the tree was solved.
+    feature_names : tuple
+        The raw input columns the tree was trained with.
+    """
+
+    structure: TreeStructure
+    encoding: EncodingPlan
+    classes: tuple
+    target: str
+    node_counts: np.ndarray
+    record: SolveRecord
+    feature_names: tuple[ColumnName, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "classes", tuple(python_scalar(c) for c in self.classes))
+        object.__setattr__(self, "feature_names", tuple(self.feature_names))
+        counts = np.asarray(self.node_counts, dtype=np.int64)
+        counts.setflags(write=False)
+        object.__setattr__(self, "node_counts", counts)
+        graph = TreeGraph(self.structure.depth)
+        if counts.shape != (graph.n_nodes, len(self.classes)):
+            raise ValueError(
+                BAD_TREE.format(
+                    reason=f"node_counts has shape {counts.shape}, expected "
+                    f"({graph.n_nodes}, {len(self.classes)})"
+                )
+            )
+        used = self.structure.feature[self.structure.feature >= 0]
+        if used.size and used.max() >= self.encoding.n_binary:
+            raise ValueError(
+                BAD_TREE.format(
+                    reason=f"a node tests feature {used.max()} but the encoding has "
+                    f"{self.encoding.n_binary} binary features"
+                )
+            )
+        predicted = self.structure.prediction[self.structure.leaves - 1]
+        if predicted.size and (predicted.min() < 0 or predicted.max() >= len(self.classes)):
+            raise ValueError(BAD_TREE.format(reason="a leaf predicts a class index out of range"))
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def from_training(
+        cls,
+        structure: TreeStructure,
+        encoding: EncodingPlan,
+        classes: Sequence,
+        target: str,
+        X_binary: np.ndarray,
+        y_index: np.ndarray,
+        record: SolveRecord,
+        *,
+        feature_names: Sequence[ColumnName] | None = None,
+    ) -> "FittedTree":
+        """Build the tree value, counting training rows at every node.
+
+        Parameters
+        ----------
+        structure : TreeStructure
+        encoding : EncodingPlan
+        classes : sequence of labels, length n_classes
+        target : str
+        X_binary : array of 0/1, shape (n_rows, n_binary)
+            ``encoding.transform`` of the training table.
+        y_index : array of int, shape (n_rows,)
+            Class index of each training row.
+        record : SolveRecord
+        feature_names : sequence of column names, optional
+            Raw training columns; defaults to the columns the encoding reads.
+        """
+        counts = node_class_counts(structure, np.asarray(X_binary), np.asarray(y_index), len(classes))
+        names = encoding.source_columns if feature_names is None else tuple(feature_names)
+        return cls(structure, encoding, tuple(classes), target, counts, record, names)
+
+    # ------------------------------------------------------------------ using
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def depth(self) -> int:
+        """Depth of the deepest reachable leaf."""
+        leaves = self.structure.leaves
+        return int(np.floor(np.log2(leaves)).max()) if leaves.size else 0
+
+    def apply(self, df: pd.DataFrame) -> np.ndarray:
+        """Leaf node number reached by each row of the raw table ``df``, shape (n_rows,)."""
+        return self.structure.apply(self.encoding.transform(df))
+
+    def predict(self, df: pd.DataFrame) -> np.ndarray:
+        """Class label predicted for each row of the raw table ``df``, shape (n_rows,)."""
+        index = self.structure.prediction[self.apply(df) - 1]
+        return _label_array(self.classes)[index]
+
+    def decision_path(self, row: pd.DataFrame | Mapping) -> list[int]:
+        """Node numbers from the root to the leaf for one raw row (DataFrame of one row or dict)."""
+        if not isinstance(row, pd.DataFrame):
+            row = pd.DataFrame([dict(row)])
+        if len(row) != 1:
+            raise ValueError(ONE_ROW.format(n=len(row)))
+        nodes = path_nodes(self.structure, self.encoding.transform(row))[0]
+        return [int(n) for n in nodes if n > 0]
+
+    def rules(self) -> tuple[Rule, ...]:
+        """One :class:`~strongtree_core.tree.rules.Rule` per reachable leaf, "yes" branch first."""
+        return tree_rules(self)
+
+    # ------------------------------------------------------------------ exports
+
+    def to_text(self) -> str:
+        """One line per leaf: ``IF age ≤ 35.5 AND race = Caucasian THEN yes (120 rows, 83% yes)``."""
+        return rules_text(self)
+
+    def to_dot(self, highlight: Sequence[int] = (), group_mix: Mapping | None = None) -> str:
+        """Graphviz DOT text; see :func:`strongtree_core.tree.dot.tree_to_dot`."""
+        return tree_to_dot(self, highlight=highlight, group_mix=group_mix)
+
+    def to_python(self) -> str:
+        """Source of a standalone ``def predict(row: dict)`` over raw column values."""
+        return tree_to_python(self)
+
+    def to_sql(self) -> str:
+        """A SQL ``CASE`` expression over the raw columns giving the predicted label."""
+        return tree_to_sql(self)
+
+    # ------------------------------------------------------------------ storing
+
+    def to_dict(self) -> dict:
+        """JSON-safe description; :meth:`from_dict` reads it back exactly."""
+        return {
+            "format": TREE_FORMAT,
+            "version": TREE_VERSION,
+            "target": self.target,
+            "classes": list(self.classes),
+            "feature_names": list(self.feature_names),
+            "structure": {
+                "depth": self.structure.depth,
+                "feature": self.structure.feature.tolist(),
+                "prediction": self.structure.prediction.tolist(),
+            },
+            "node_counts": self.node_counts.tolist(),
+            "encoding": self.encoding.to_dict(),
+            "record": self.record.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "FittedTree":
+        """Read a tree written by :meth:`to_dict`."""
+        problem = stored_format_problem(data, TREE_FORMAT, TREE_VERSION)
+        if problem:
+            raise ValueError(BAD_TREE_JSON.format(reason=problem))
+        try:
+            s = data["structure"]
+            structure = TreeStructure(
+                int(s["depth"]),
+                np.asarray(s["feature"], dtype=np.int64),
+                np.asarray(s["prediction"], dtype=np.int64),
+            )
+            return cls(
+                structure=structure,
+                encoding=EncodingPlan.from_dict(data["encoding"]),
+                classes=tuple(data["classes"]),
+                target=data["target"],
+                node_counts=np.asarray(data["node_counts"], dtype=np.int64).reshape(
+                    -1, len(data["classes"])
+                ),
+                record=SolveRecord.from_dict(data["record"]),
+                feature_names=tuple(data["feature_names"]),
+            )
+        except (KeyError, TypeError) as err:
+            raise ValueError(BAD_TREE_JSON.format(reason=f"missing or malformed entry {err}")) from err
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> "FittedTree":
+        return cls.from_dict(json.loads(text))
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, FittedTree):
+            return NotImplemented
+        return (
+            self.structure.depth == other.structure.depth
+            and np.array_equal(self.structure.feature, other.structure.feature)
+            and np.array_equal(self.structure.prediction, other.structure.prediction)
+            and self.encoding == other.encoding
+            and _same_labels(self.classes, other.classes)
+            and self.target == other.target
+            and np.array_equal(self.node_counts, other.node_counts)
+            and self.record == other.record
+            and _same_labels(self.feature_names, other.feature_names)
+        )
+
+    __hash__ = object.__hash__
+
+
+def node_class_counts(
+    structure: TreeStructure, X_binary: np.ndarray, y_index: np.ndarray, n_classes: int
+) -> np.ndarray:
+    """Rows reaching each node by class, shape (n_nodes, n_classes), routing all rows at once."""
+    n_nodes = TreeGraph(structure.depth).n_nodes
+    if X_binary.shape[0] == 0:
+        return np.zeros((n_nodes, n_classes), dtype=np.int64)
+    paths = path_nodes(structure, X_binary)
+    labels = np.repeat(np.asarray(y_index, dtype=np.int64), paths.shape[1])
+    nodes = paths.ravel()
+    on = nodes > 0
+    flat = (nodes[on] - 1) * n_classes + labels[on]
+    return np.bincount(flat, minlength=n_nodes * n_classes).reshape(n_nodes, n_classes)
+
+
+def _label_array(classes: tuple) -> np.ndarray:
+    """Class labels as an array: numbers stay numbers, anything mixed becomes object."""
+    if all(isinstance(c, str) for c in classes) or all(
+        isinstance(c, (int, float)) and not isinstance(c, bool) for c in classes
+    ):
+        return np.asarray(classes)
+    return np.asarray(classes, dtype=object)
+
+
+def _same_labels(a: tuple, b: tuple) -> bool:
+    """Equal, with types (1 and "1" and True differ)."""
+    return len(a) == len(b) and all(type(x) is type(y) and x == y for x, y in zip(a, b))

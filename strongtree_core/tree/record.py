@@ -1,0 +1,108 @@
+"""What happened when a tree was solved, kept with the tree."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from typing import Mapping
+
+#: How a solve ended (the values of ``strongtree_core.solvers.base.Status``).
+STATUSES: tuple[str, ...] = (
+    "optimal",
+    "time_limit",
+    "time_limit_no_tree",
+    "infeasible",
+    "interrupted",
+    "error",
+)
+
+BAD_STATUS = "SolveRecord.status must be one of {allowed}, got {status!r}."
+BAD_RECORD = "Not a stored solve record: {reason}."
+
+
+@dataclass(frozen=True)
+class SolveRecord:
+    """The facts of one solve.
+
+    Attributes
+    ----------
+    status : str
+        One of :data:`STATUSES`.
+    objective, bound, gap : float or None
+        Best objective, best bound and relative gap in the model's sense
+        (None when unknown).
+    runtime : float
+        Solver seconds.
+    backend : str
+        Solver that ran ("highs", "scip", "gurobi", ...).
+    formulation : str
+        Human name of the formulation, e.g. "FlowOCT (balanced, eq. 1)".
+    method : str
+        "flow", "benders" or "dp".
+    n_variables, n_constraints : int
+        Size of the model handed to the solver.
+    n_rows, n_patterns : int
+        Training rows and the weighted patterns they collapsed into.
+    build_seconds : float
+        Time spent building the model.
+    message : str
+        The solver's own words about how it ended.
+    choice : str
+        Why this backend and method were chosen.
+    certified : bool
+        True when the tree is proven optimal.
+    """
+
+    status: str
+    objective: float | None = None
+    bound: float | None = None
+    gap: float | None = None
+    runtime: float = 0.0
+    backend: str = ""
+    formulation: str = ""
+    method: str = ""
+    n_variables: int = 0
+    n_constraints: int = 0
+    n_rows: int = 0
+    n_patterns: int = 0
+    build_seconds: float = 0.0
+    message: str = ""
+    choice: str = ""
+    certified: bool = False
+
+    def __post_init__(self) -> None:
+        status = getattr(self.status, "value", self.status)
+        if status not in STATUSES:
+            raise ValueError(BAD_STATUS.format(allowed=", ".join(STATUSES), status=status))
+        object.__setattr__(self, "status", status)
+        for name in ("objective", "bound", "gap"):
+            value = getattr(self, name)
+            if value is not None:
+                # NaN means unknown, like None (and keeps equality after a round trip).
+                object.__setattr__(self, name, None if math.isnan(value) else float(value))
+
+    def to_dict(self) -> dict:
+        """JSON-safe fields (non-finite floats as the strings "nan", "inf", "-inf")."""
+        return {key: _float_out(value) for key, value in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "SolveRecord":
+        """Read the output of :meth:`to_dict` back exactly."""
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown or "status" not in data:
+            reason = f"unknown fields {sorted(unknown)}" if unknown else "no 'status'"
+            raise ValueError(BAD_RECORD.format(reason=reason))
+        return cls(
+            **{key: float(value) if key in _FLOATS and isinstance(value, str) else value
+               for key, value in data.items()}
+        )
+
+
+_FLOATS = ("objective", "bound", "gap", "runtime", "build_seconds")
+
+
+def _float_out(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    return value
