@@ -124,6 +124,8 @@ def test_decision_path_of_one_row():
 @pytest.mark.parametrize("continuous", ["thermometer", "onehot_buckets"])
 def test_python_export_reproduces_predict(continuous):
     tree, _ = mixed_tree(continuous)
+    tree = FittedTree(tree.structure, tree.encoding, tree.classes, 'x"""\n' + HOSTILE, tree.node_counts,
+                      tree.record, tree.feature_names)
     fresh = mixed_table(n=400, seed=7)
     namespace: dict = {}
     exec(compile(tree.to_python(), "<tree>", "exec"), namespace)

@@ -8,6 +8,10 @@
   per bucket (``age in (30, 40]``);
 * any column with missing training values gets an ``income missing`` column;
   a missing value is 0 in every other column of its attribute.
+
+Text whose every value reads as a number is numeric, and integer codes of
+nominal attributes look ordinal: declare such columns' kind explicitly
+(``kinds={"zip": "categorical"}``) or give them the pandas ``category`` dtype.
 """
 
 from __future__ import annotations

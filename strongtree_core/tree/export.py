@@ -34,7 +34,7 @@ def tree_to_python(tree: "FittedTree") -> str:
     predicted class label.
     """
     lines = [
-        f'"""Classification tree predicting {one_line(repr(tree.target))}, over raw column values."""',
+        f"# Classification tree predicting {one_line(repr(tree.target))} from raw column values.",
         "",
         "import numbers",
         "",
