@@ -14,7 +14,7 @@ import pytest
 
 from strongtree_core.encoding import TableEncoder
 from strongtree_core.formulation.tree_graph import LEAF, PRUNED, TreeStructure
-from strongtree_core.tree import STATUSES, FittedTree, SolveRecord
+from strongtree_core.tree import FINAL_STATUSES, STATUSES, FittedTree, SolveRecord
 from strongtree_core.tree import fitted as fitted_module
 from strongtree_core.tree import record as record_module
 
@@ -236,7 +236,10 @@ def test_inconsistent_tree_refused():
 def test_record_statuses_and_messages():
     from strongtree_core.solvers.base import Status
 
-    assert set(STATUSES) == {s.value for s in Status}
+    assert set(FINAL_STATUSES) == {s.value for s in Status}
+    assert set(STATUSES) == set(FINAL_STATUSES) | {"running"}
+    running = SolveRecord.in_progress(2.5, -10.0, -8.0, 0.2)
+    assert (running.status, running.runtime, running.objective, running.certified) == ("running", 2.5, -10.0, False)
     assert SolveRecord(Status.TIME_LIMIT).status == "time_limit"
     assert SolveRecord("optimal", objective=float("nan")).objective is None
     with pytest.raises(ValueError) as err:

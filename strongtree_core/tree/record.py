@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Mapping
 
 #: How a solve ended (the values of ``strongtree_core.solvers.base.Status``).
-STATUSES: tuple[str, ...] = (
+FINAL_STATUSES: tuple[str, ...] = (
     "optimal",
     "time_limit",
     "time_limit_no_tree",
@@ -15,6 +15,8 @@ STATUSES: tuple[str, ...] = (
     "interrupted",
     "error",
 )
+#: ``running`` marks the best tree so far, reported while a solve goes on.
+STATUSES: tuple[str, ...] = FINAL_STATUSES + ("running",)
 
 BAD_STATUS = "SolveRecord.status must be one of {allowed}, got {status!r}."
 BAD_RECORD = "Not a stored solve record: {reason}."
@@ -27,7 +29,8 @@ class SolveRecord:
     Attributes
     ----------
     status : str
-        One of :data:`STATUSES`.
+        One of :data:`STATUSES`: how the solve ended, or ``running`` for a
+        tree reported during the solve.
     objective, bound, gap : float or None
         Best objective, best bound and relative gap in the model's sense
         (None when unknown).
@@ -80,6 +83,20 @@ class SolveRecord:
             if value is not None:
                 # NaN means unknown, like None (and keeps equality after a round trip).
                 object.__setattr__(self, name, None if math.isnan(value) else float(value))
+
+    @classmethod
+    def in_progress(
+        cls, elapsed: float, objective: float | None, bound: float | None, gap: float | None
+    ) -> "SolveRecord":
+        """The record of an incumbent tree reported during a solve (status ``running``)."""
+        return cls(
+            "running",
+            objective=objective,
+            bound=bound,
+            gap=gap,
+            runtime=float(elapsed),
+            message="best tree so far; the solve is still running",
+        )
 
     def to_dict(self) -> dict:
         """JSON-safe fields (non-finite floats as the strings "nan", "inf", "-inf")."""
