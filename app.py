@@ -3,25 +3,34 @@
 Run with ``streamlit run app.py``.  This entrypoint is the router plus the
 widgets every page shares (the sidebar summary); each page in ``pages/``
 gathers inputs, makes one call into ``strongtree_core`` and renders.
+
+Streamlit runs this file as ``__main__``, so the solve worker processes
+(multiprocessing's spawn start method) import it as ``__mp_main__``: the guard
+below keeps them from running the app.
 """
 
-import streamlit as st
 
-from studio.sidebar import render_sidebar
-from studio.state import init_state
+def main() -> None:
+    import streamlit as st
 
-st.set_page_config(page_title="StrongTree Studio", page_icon=":material/account_tree:", layout="wide")
-init_state()
+    from studio.sidebar import render_sidebar
+    from studio.state import init_state
 
-PAGES = [
-    st.Page("pages/data.py", title="Data", icon=":material/table_chart:", default=True),
-    st.Page("pages/model.py", title="Model", icon=":material/tune:"),
-    st.Page("pages/solve.py", title="Solve", icon=":material/play_circle:"),
-    st.Page("pages/tree.py", title="Tree", icon=":material/account_tree:"),
-    st.Page("pages/fairness.py", title="Fairness & performance", icon=":material/balance:"),
-    st.Page("pages/runs.py", title="Runs", icon=":material/history:"),
-]
+    st.set_page_config(page_title="StrongTree Studio", page_icon=":material/account_tree:", layout="wide")
+    init_state()
+    page = st.navigation(
+        [
+            st.Page("pages/data.py", title="Data", icon=":material/table_chart:", default=True),
+            st.Page("pages/model.py", title="Model", icon=":material/tune:"),
+            st.Page("pages/solve.py", title="Solve", icon=":material/play_circle:"),
+            st.Page("pages/tree.py", title="Tree", icon=":material/account_tree:"),
+            st.Page("pages/fairness.py", title="Fairness & performance", icon=":material/balance:"),
+            st.Page("pages/runs.py", title="Runs", icon=":material/history:"),
+        ]
+    )
+    render_sidebar()
+    page.run()
 
-page = st.navigation(PAGES)
-render_sidebar()
-page.run()
+
+if __name__ == "__main__":
+    main()

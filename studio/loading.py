@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
 from pathlib import PurePath
@@ -23,6 +24,8 @@ ERR_TOO_FEW_COLUMNS = (
 )
 ERR_DUPLICATE_COLUMNS = "The table {name!r} has repeated column names: {names}. Rename them so each is unique."
 
+#: Separators recognised in CSV files.
+CSV_SEPARATORS = ",;\t|"
 #: Smallest table the app accepts.
 MIN_ROWS = 10
 
@@ -58,12 +61,15 @@ def read_table(name: str, data: bytes) -> pd.DataFrame:
     kind = {"csv": "CSV", "txt": "CSV", "xlsx": "Excel", "xls": "Excel", "parquet": "Parquet"}[suffix]
     try:
         if kind == "CSV":
-            # The python engine sniffs the separator (comma, semicolon, tab).
-            frame = pd.read_csv(io.BytesIO(data), sep=None, engine="python", encoding_errors="replace")
+            sep = _separator(data)
+            _check_header(name, next(csv.reader(io.StringIO(_sample(data)), delimiter=sep), []))
+            frame = pd.read_csv(io.BytesIO(data), sep=sep, encoding_errors="replace")
         elif kind == "Excel":
             frame = pd.read_excel(io.BytesIO(data))
         else:
             frame = pd.read_parquet(io.BytesIO(data))
+    except LoadError:
+        raise
     except pd.errors.EmptyDataError:
         raise LoadError(ERR_EMPTY.format(name=name, min_rows=MIN_ROWS)) from None
     except (ValueError, OSError, ImportError, pd.errors.ParserError, UnicodeDecodeError) as err:
@@ -72,12 +78,29 @@ def read_table(name: str, data: bytes) -> pd.DataFrame:
     return check_table(name, frame)
 
 
-def check_table(name: str, frame: pd.DataFrame) -> pd.DataFrame:
-    """Refuse tables the app cannot learn from; strip blank column names' spaces."""
-    frame = frame.rename(columns=lambda c: str(c).strip())
-    repeated = frame.columns[frame.columns.duplicated()].unique().tolist()
+def _sample(data: bytes) -> str:
+    return data[:65536].decode("utf-8", errors="replace").lstrip("\ufeff")
+
+
+def _separator(data: bytes) -> str:
+    """The CSV separator among comma, semicolon, tab and pipe (comma when unsure)."""
+    try:
+        return csv.Sniffer().sniff(_sample(data), delimiters=CSV_SEPARATORS).delimiter
+    except csv.Error:
+        return ","
+
+
+def _check_header(name: str, columns: list) -> None:
+    names = [str(c).strip() for c in columns]
+    repeated = sorted({c for c in names if names.count(c) > 1})
     if repeated:
         raise LoadError(ERR_DUPLICATE_COLUMNS.format(name=name, names=", ".join(map(repr, repeated))))
+
+
+def check_table(name: str, frame: pd.DataFrame) -> pd.DataFrame:
+    """Refuse tables the app cannot learn from; strip spaces around column names."""
+    frame = frame.rename(columns=lambda c: str(c).strip())
+    _check_header(name, list(frame.columns))
     if frame.shape[1] < 2:
         raise LoadError(ERR_TOO_FEW_COLUMNS.format(name=name, n_cols=frame.shape[1]))
     if frame.shape[0] < MIN_ROWS:

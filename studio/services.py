@@ -9,7 +9,7 @@ import streamlit as st
 from studio.jobs import JobRegistry
 from studio.licence import install_wls_licence
 from studio.outcome import finish_job
-from studio.runs import RunStore, runs_db_path
+from studio.runs import RunStore, RunStoreError, runs_db_path
 
 
 def secrets() -> dict[str, Any]:
@@ -32,9 +32,13 @@ def run_store() -> RunStore:
     return RunStore(runs_db_path(secrets()))
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, on_release=JobRegistry.shutdown)
 def job_registry() -> JobRegistry:
-    """The server's solve jobs, shared by every session."""
+    """The server's solve jobs, shared by every session (a history that cannot be
+    opened only means runs are not stored; the Runs page says why)."""
     licence_note()  # solver processes inherit the licence environment
-    store = run_store()
+    try:
+        store: RunStore | None = run_store()
+    except RunStoreError:
+        store = None
     return JobRegistry(on_finished=lambda job: finish_job(job, store))

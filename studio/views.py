@@ -26,7 +26,7 @@ STATUS_WORDS = {
     "infeasible": "no tree satisfies the constraints",
     "interrupted": "stopped by the user (best tree kept)",
     "error": "solver error",
-    "in_progress": "in progress",
+    "running": "in progress",
 }
 
 

@@ -21,6 +21,7 @@ the running phase; the flag is cleared between phases.
 
 from __future__ import annotations
 
+import importlib
 import math
 import sys
 import threading
@@ -133,10 +134,23 @@ def _fit(spec: SolveSpec, params: dict[str, Any], phase: str, outbox: Any, stop:
     outbox.put({"kind": "result", "phase": phase, "tree": model.tree_.to_json()})
 
 
+#: Modules a solve imports, loaded while the worker waits (seconds on a busy machine).
+PREWARM_MODULES = (
+    "strongtree_core.estimator",
+    "strongtree_core.engine",
+    "strongtree_core.accel",
+    "strongtree_core.metrics",
+    "highspy",
+)
+
+
 def prewarm() -> None:
-    """Import what a solve needs, before the solve is asked for."""
-    import strongtree_core  # noqa: F401
-    import strongtree_core.solvers  # noqa: F401
+    """Import what a solve needs and detect the Gurobi licence, before the solve is asked for."""
+    for name in PREWARM_MODULES:
+        importlib.import_module(name)
+    from strongtree_core.solvers import gurobi_licence
+
+    gurobi_licence()
 
 
 def worker_main(inbox: Any, outbox: Any, stop_flag: Any) -> None:

@@ -1,0 +1,106 @@
+"""Solve jobs in worker processes: results, Stop, the queue, crashes and user errors."""
+
+import time
+
+import numpy as np
+import pytest
+
+from strongtree_core.estimator import NEEDS_SENSITIVE
+from strongtree_core.tree import FittedTree
+from studio.config import ModelConfig, Roles, SplitConfig, split_table
+from studio.demo_data import make_hiring
+from studio.jobs import MSG_CANCELLED, MSG_CRASHED, JobRegistry
+from studio.outcome import SolveContext, finish_job, solve_spec
+from studio.runs import RunStore
+from studio.worker import SolveSpec
+
+ROLES = Roles("hired", "yes", ("gender",), ("education",))
+#: A solve that runs until stopped: statistical parity on 600 rows through the MIO.
+LONG = ModelConfig(depth=2, time_limit=120.0, fairness=("statistical_parity",), fairness_bound=0.02)
+
+
+def context(model: ModelConfig, n_rows: int = 800) -> SolveContext:
+    tables = split_table(make_hiring(n_rows, seed=7), ROLES, SplitConfig())
+    return SolveContext("hiring", "fp", ROLES, SplitConfig(), model, tables)
+
+
+def wait(registry: JobRegistry, job_id: str, until, timeout: float = 60.0):
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        snapshot = registry.snapshot(job_id)
+        if until(snapshot):
+            return snapshot
+        time.sleep(0.1)
+    raise AssertionError(f"job {job_id} never reached the awaited state; last: {registry.snapshot(job_id)}")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return RunStore(tmp_path_factory.mktemp("runs") / "runs.sqlite3")
+
+
+@pytest.fixture(scope="module")
+def registry(store):
+    reg = JobRegistry(max_running=1, on_finished=lambda job: finish_job(job, store))
+    yield reg
+    reg.shutdown()
+
+
+def test_quick_solve_returns_a_tree_measured_and_stored(registry, store):
+    ctx = context(ModelConfig(depth=2, time_limit=30.0), n_rows=300)
+    job_id = registry.submit(solve_spec(ctx), ctx)
+    done = wait(registry, job_id, lambda s: not s.active)
+    assert done.state == "finished", done.message
+    assert done.main.history and done.baseline is None
+    tree = FittedTree.from_json(done.main.result)
+    assert tree.record.status == "optimal"
+    # The stored accuracy is the share of correct predictions, recomputed here.
+    entry = store.get(done.run_id)
+    for split, rows in (("train", ctx.tables.train), ("test", ctx.tables.test)):
+        expected = np.mean(tree.predict(rows) == rows["hired"].to_numpy())
+        assert entry.evaluation["splits"][split]["quality"]["accuracy"] == pytest.approx(expected)
+    assert entry.summary["test_accuracy"] == pytest.approx(entry.evaluation["splits"]["test"]["quality"]["accuracy"])
+    assert done.outcome.entry.tree == done.main.result
+
+
+def test_stop_keeps_the_best_tree_and_the_queue_waits(registry):
+    long_ctx = context(LONG)
+    first = registry.submit(solve_spec(long_ctx), long_ctx)
+    wait(registry, first, lambda s: s.main.tree is not None)  # an incumbent is shown while solving
+    second = registry.submit(solve_spec(long_ctx), long_ctx)
+    queued = registry.snapshot(second)
+    assert queued.state == "queued" and queued.queue_position == 1
+    registry.stop(second)
+    cancelled = registry.snapshot(second)
+    assert cancelled.state == "cancelled" and cancelled.message == MSG_CANCELLED
+
+    asked = time.monotonic()
+    registry.stop(first)
+    assert registry.snapshot(first).stop_requested
+    stopped = wait(registry, first, lambda s: s.phase == "baseline" or not s.active, timeout=20)
+    assert time.monotonic() - asked < 15
+    tree = FittedTree.from_json(wait(registry, first, lambda s: s.main.result is not None).main.result)
+    assert tree.record.status == "interrupted"
+    assert stopped.main.history[-1]["elapsed"] < LONG.time_limit
+    done = wait(registry, first, lambda s: not s.active)
+    assert done.state == "finished"
+
+
+def test_a_crashed_worker_is_a_readable_failure(registry):
+    ctx = context(LONG)
+    job_id = registry.submit(solve_spec(ctx), ctx)
+    wait(registry, job_id, lambda s: s.state == "running")
+    registry.job(job_id).worker.process.kill()
+    failed = wait(registry, job_id, lambda s: not s.active, timeout=20)
+    assert failed.state == "failed"
+    assert failed.message == MSG_CRASHED.format(code=-9)
+
+
+def test_a_user_error_comes_back_as_its_message(registry):
+    ctx = context(ModelConfig())
+    spec = SolveSpec(X=ctx.tables.train.drop(columns="hired"), y=ctx.tables.train["hired"],
+                     params={"depth": 2, "fairness": "statistical_parity", "positive_class": "yes"})
+    job_id = registry.submit(spec, None)
+    failed = wait(registry, job_id, lambda s: not s.active)
+    assert failed.state == "failed" and failed.main.user_error
+    assert failed.message == NEEDS_SENSITIVE.format(fairness="statistical_parity")
