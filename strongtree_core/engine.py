@@ -198,8 +198,14 @@ def solve_tree(
                         choice=f"dynamic programming: {res.reason}",
                     )
                 dp_note = f"the dynamic program's tree re-scored to {value:g}, not its claimed {res.objective:g}; solved by MIO instead. "
+            elif res.status == "infeasible" and res.certified:
+                raise StrongTreeError(
+                    INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec))
+                )
             else:
                 dp_note = f"dynamic programming not used: {res.reason}. "
+            if res.structure is not None and not res.certified:
+                dp_starts.append(("the dynamic program's tree (not proven optimal)", res.structure))
         # Without its side constraints the problem is often one the dynamic program
         # solves: its optimum is a start to check for feasibility and, being a
         # relaxation, an upper bound on the constrained optimum.

@@ -1,0 +1,153 @@
+"""StrongTreeClassifier: the scikit-learn contract, messages, and the fair
+trees the product promises, measured on their own predictions."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import cross_val_score
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from strongtree_core import StrongTreeClassifier, StrongTreeError
+from strongtree_core import estimator as est
+from strongtree_core.metrics import statistical_parity_difference
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+
+
+def _mixed(n=160, seed=0):
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 70, n).astype(float)
+    age[rng.random(n) < 0.05] = np.nan
+    group = rng.choice(["A", "B", "C"], n)
+    score = rng.integers(0, 5, n)
+    y = np.where((score >= 3) | ((age < 30) & (group == "A")), "hire", "reject")
+    flip = rng.random(n) < 0.1
+    y = np.where(flip, np.where(y == "hire", "reject", "hire"), y)
+    return pd.DataFrame({"age": age, "group": group, "score": score}), pd.Series(y, name="decision")
+
+
+def test_sklearn_contract_clone_params_cv_pipeline():
+    X, y = _mixed()
+    clf = StrongTreeClassifier(depth=2, time_limit=20)
+    assert clone(clf).get_params() == clf.get_params()
+    assert clf.set_params(depth=1).depth == 1
+    scores = cross_val_score(StrongTreeClassifier(depth=1, time_limit=20), X, y, cv=3)
+    assert scores.shape == (3,) and np.all((0 <= scores) & (scores <= 1))
+    pipe = Pipeline([("id", FunctionTransformer(lambda d: d)), ("tree", StrongTreeClassifier(depth=1, time_limit=20))])
+    pipe.fit(X, y)
+    assert set(pipe.predict(X)) <= {"hire", "reject"}
+
+
+def test_refit_starts_from_scratch_and_columns_match_by_name():
+    X, y = _mixed()
+    clf = StrongTreeClassifier(depth=2, time_limit=20).fit(X, y)
+    first = clf.tree_.to_json()
+    X2, y2 = _mixed(seed=5)
+    clf.fit(X2, y2)
+    assert clf.tree_.to_json() != first
+    shuffled = X2[["score", "group", "age"]]
+    assert np.array_equal(clf.predict(shuffled), clf.predict(X2))
+    # The training accuracy reported is the one measured on predictions.
+    correct = (clf.predict(X2) == y2.to_numpy()).sum()
+    assert clf.record_.objective == pytest.approx(correct)
+
+
+@pytest.mark.parametrize("formulation", ["flow", "benders"])
+def test_forced_mio_matches_the_accelerator(formulation):
+    X, y = _mixed(n=80, seed=2)
+    auto = StrongTreeClassifier(depth=2, time_limit=60).fit(X, y)
+    mio = StrongTreeClassifier(depth=2, formulation=formulation, time_limit=60).fit(X, y)
+    assert mio.record_.method == formulation
+    assert mio.record_.status == "optimal" and mio.record_.certified
+    assert auto.record_.certified
+    assert mio.record_.objective == pytest.approx(auto.record_.objective)
+
+
+@pytest.mark.parametrize(
+    "params,message",
+    [
+        (dict(depth=-1), est.BAD_DEPTH.format(value=-1)),
+        (dict(formulation="magic"), est.BAD_CHOICE.format(name="formulation", allowed=est.FORMULATIONS, value="magic")),
+        (dict(regularization=1.0), est.BAD_FRACTION.format(name="regularization", interval="[0, 1)", value=1.0)),
+        (dict(fairness="parity"), est.BAD_CHOICE.format(name="fairness", allowed=est.FAIRNESS, value="parity")),
+        (dict(positive_class="maybe"), est.BAD_POSITIVE.format(value="maybe", classes=["hire", "reject"])),
+        (dict(fairness="statistical_parity"), est.NEEDS_SENSITIVE.format(fairness="statistical_parity")),
+    ],
+)
+def test_bad_parameters_say_what_is_wrong(params, message):
+    X, y = _mixed(n=40)
+    with pytest.raises(StrongTreeError) as info:
+        StrongTreeClassifier(**params).fit(X, y)
+    assert str(info.value) == message
+
+
+def test_bad_columns_and_lengths():
+    X, y = _mixed(n=40)
+    with pytest.raises(StrongTreeError, match="not found among the columns"):
+        StrongTreeClassifier(fairness="statistical_parity").fit(X, y, sensitive_features="race")
+    with pytest.raises(StrongTreeError) as info:
+        StrongTreeClassifier().fit(X, y[:10])
+    assert str(info.value) == est.LENGTH_MISMATCH.format(n_x=40, name="y", n_other=10)
+
+
+def test_infeasible_constraints_name_the_constraint_and_a_relaxation():
+    X, y = _mixed(n=40)
+    with pytest.raises(StrongTreeError) as info:
+        StrongTreeClassifier(depth=2, min_leaf=100, time_limit=20).fit(X, y)
+    assert "min leaf 100" in str(info.value) and "lower the minimum leaf size" in str(info.value)
+
+
+def test_protected_column_is_never_split_on_unless_allowed():
+    X, y = _mixed(n=120, seed=3)
+    clf = StrongTreeClassifier(depth=2, fairness="statistical_parity", fairness_bound=0.2, positive_class="hire", time_limit=30)
+    clf.fit(X, y, sensitive_features="group")
+    assert all(f.source != "group" for f in clf.tree_.encoding.features)
+    allowed = clone(clf).set_params(allow_protected_splits=True).fit(X, y, sensitive_features="group")
+    assert any(f.source == "group" for f in allowed.tree_.encoding.features)
+    assert "protected" in allowed.record_.message
+
+
+def test_progress_reports_a_first_tree_and_stop_keeps_the_best():
+    rng = np.random.default_rng(7)
+    X = pd.DataFrame(rng.integers(0, 2, (300, 14)), columns=[f"f{j}" for j in range(14)])
+    y = pd.Series(rng.integers(0, 2, 300))
+    events = []
+    stop = threading.Event()
+    threading.Timer(2.0, stop.set).start()
+    t0 = time.perf_counter()
+    clf = StrongTreeClassifier(depth=3, formulation="flow", solver="highs", time_limit=60)
+    clf.fit(X, y, progress=events.append, stop=stop)
+    assert events and events[0].tree is not None  # the warm start comes first
+    assert time.perf_counter() - t0 < 2.0 + 4.0  # Stop answered within seconds
+    assert clf.record_.status in ("interrupted", "optimal")
+    assert (clf.predict(X) == y).sum() >= clf.record_.objective - 1e-6
+
+
+@pytest.mark.skipif(not (DATA / "fairness").exists(), reason="shared fairness datasets not found")
+@pytest.mark.parametrize("file,protected", [
+    ("compas_binrace_enc.csv", ["race.1"]),
+    ("compas_enc.csv", ["race.1", "race.2", "race.3", "race.4"]),
+])
+def test_compas_statistical_parity_gap_within_delta(file, protected):
+    df = pd.read_csv(DATA / "fairness" / "compas" / file)
+    y = df.pop("target")
+    clf = StrongTreeClassifier(depth=2, fairness="statistical_parity", fairness_bound=0.05, positive_class=1, time_limit=20)
+    clf.fit(df, y, sensitive_features=protected)
+    pred = clf.predict(df)
+    groups = df[protected].astype(str).agg("|".join, axis=1)
+    gap = statistical_parity_difference(y, pred, sensitive_features=groups, positive_label=1)
+    assert gap <= 0.05 + 1e-12
+    assert clf.constraint_checks_[0]["measured"] == pytest.approx(gap)
+    assert clf.record_.status in ("optimal", "time_limit", "interrupted")
+    assert clf.record_.gap is not None and clf.record_.runtime > 0
+    # Better than predicting one class for everybody (which has gap 0).
+    majority = y.value_counts().max()
+    assert (pred == y).sum() >= majority
