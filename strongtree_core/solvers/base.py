@@ -44,6 +44,8 @@ class Capabilities:
     #: Largest model the installed licence accepts (None: unlimited).
     max_variables: int | None = None
     max_constraints: int | None = None
+    #: Whether ``SolveOptions.threads`` > 1 makes a difference.
+    multithreaded: bool = True
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,86 @@
+"""HiGHS (highspy) backend: monolithic models, and Benders masters by re-solving.
+
+HiGHS's lazy-constraint callback is never called from Python (the solve then
+returns a wrong optimum), so a Benders master is solved by the loop in
+:mod:`strongtree_core.solvers.highs_benders` and ``lazy_constraints`` is False.
+HiGHS runs one solve at a time per process (see :mod:`highs_run`).
+"""
+
+from __future__ import annotations
+
+from strongtree_core.formulation.arrays import ModelArrays
+from strongtree_core.solvers.base import Capabilities, SolveOptions, SolveResult, Status
+from strongtree_core.solvers.errors import SolverUnavailableError
+from strongtree_core.solvers.highs_run import HIGHS_BUSY, HIGHS_LOCK, import_highspy, new_highs, run_highs
+from strongtree_core.solvers.outcome import check_warm_start, finish
+from strongtree_core.solvers.progress import ProgressReporter
+
+
+class HighsBackend:
+    """The HiGHS MIP solver through highspy."""
+
+    name = "highs"
+    package = "highspy"
+
+    def available(self) -> tuple[bool, str]:
+        try:
+            highspy = import_highspy()
+        except SolverUnavailableError as exc:
+            return False, str(exc)
+        return True, f"HiGHS {highspy.HIGHS_VERSION_MAJOR}.{highspy.HIGHS_VERSION_MINOR} (open source)"
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(lazy_constraints=False, warm_start=True, progress=True, interrupt=True)
+
+    def solve(self, model: ModelArrays, options: SolveOptions) -> SolveResult:
+        """Solve ``model``; a Benders master goes through the re-solve loop."""
+        reporter = ProgressReporter(options.progress, model.sense)
+        if not HIGHS_LOCK.acquire(blocking=False):
+            return finish(model, self.name, Status.ERROR, None, None, reporter, message=HIGHS_BUSY)
+        try:
+            if model.separator is not None:
+                from strongtree_core.solvers.highs_benders import solve_by_resolving
+
+                with reporter.heartbeat():
+                    return solve_by_resolving(model, options, reporter, self.name)
+            return self._solve_monolithic(model, options, reporter)
+        finally:
+            HIGHS_LOCK.release()
+
+    def _solve_monolithic(self, model: ModelArrays, options: SolveOptions, reporter: ProgressReporter) -> SolveResult:
+        h = new_highs(model, options)
+        start, start_note = check_warm_start(model, options.warm_start)
+        if start is not None:
+            reporter.incumbent(start, model.objective(start), None, 0)
+        errors: list[str] = []
+
+        def on_tick(out) -> None:
+            reporter.tick(out.mip_primal_bound, out.mip_dual_bound, out.mip_node_count)
+
+        def on_incumbent(x, out) -> None:
+            reporter.incumbent(x, model.objective(x), out.mip_dual_bound, out.mip_node_count)
+
+        with reporter.heartbeat():
+            run = run_highs(
+                h,
+                time_limit=options.time_limit - reporter.elapsed(),
+                stop=options.stop,
+                on_tick=on_tick,
+                on_incumbent=on_incumbent,
+                errors=errors,
+                start=start,
+            )
+        message = "" if run.status != Status.ERROR else f"HiGHS ended with status {run.status_name!r}."
+        if errors:
+            message = (message + " " if message else "") + "Callback error: " + errors[0]
+        return finish(
+            model,
+            self.name,
+            run.status,
+            run.x,
+            run.bound,
+            reporter,
+            nodes=run.nodes,
+            message=message,
+            extra={"solver_status": run.status_name, "warm_start": start_note},
+        )
