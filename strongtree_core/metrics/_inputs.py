@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,7 +12,8 @@ import pandas as pd
 EMPTY_INPUT = "y_true is empty: pass at least one row"
 LENGTH_MISMATCH = "{what} has {got} rows but y_true has {expected}: pass one entry per row of y_true"
 POSITIVE_LABEL_UNKNOWN = (
-    "positive_label {label!r} occurs in neither y_true nor y_pred (labels seen: {seen}): pass one of these labels"
+    "positive_label {label!r} occurs in neither y_true nor y_pred and is not of the same kind as their "
+    "labels ({seen}): pass one of these labels"
 )
 NEED_LEGITIMATE = (
     "conditional statistical parity needs legitimate_features: pass the legitimate factor of every row"
@@ -68,17 +70,37 @@ def _labels(values, what: str, n: int) -> np.ndarray | None:
     return out
 
 
+def _same_kind(a, b) -> bool:
+    """Both strings, both numbers (bool included), or the same type."""
+    if isinstance(a, str) or isinstance(b, str):
+        return isinstance(a, str) and isinstance(b, str)
+    if isinstance(a, (numbers.Number, np.bool_)) and isinstance(b, (numbers.Number, np.bool_)):
+        return True
+    return type(a) is type(b)
+
+
+def _labels_array(values) -> np.ndarray:
+    """A flat array of labels; object arrays of numbers become numeric (scikit-learn needs that)."""
+    out = np.asarray(values).reshape(-1)
+    if out.dtype == object:
+        out = pd.Series(out).infer_objects().to_numpy()
+    return out
+
+
 def prepare(y_true, y_pred, *, positive_label=None, sensitive_features=None, legitimate_features=None, need_positive: bool = True) -> Prepared:
     """Check lengths and the positive label; flatten the group columns."""
-    yt = np.asarray(y_true).reshape(-1)
-    yp = np.asarray(y_pred).reshape(-1)
+    yt = _labels_array(y_true)
+    yp = _labels_array(y_pred)
     if yt.shape[0] == 0:
         raise ValueError(EMPTY_INPUT)
     if yp.shape[0] != yt.shape[0]:
         raise ValueError(LENGTH_MISMATCH.format(what="y_pred", got=yp.shape[0], expected=yt.shape[0]))
     if need_positive and not (np.any(yt == positive_label) or np.any(yp == positive_label)):
+        # Absent from both is normal on a small subset (no positive row, none predicted);
+        # a label of another kind (1 against "yes") is a mistake.
         seen = sorted({*pd.unique(yt).tolist(), *pd.unique(yp).tolist()}, key=repr)
-        raise ValueError(POSITIVE_LABEL_UNKNOWN.format(label=positive_label, seen=seen))
+        if not any(_same_kind(positive_label, v) for v in seen):
+            raise ValueError(POSITIVE_LABEL_UNKNOWN.format(label=positive_label, seen=seen))
     n = yt.shape[0]
     return Prepared(
         y_true=yt,

@@ -83,7 +83,8 @@ def _gap_of(by_group: pd.Series, difference: float, groups, label: str, key: str
     return (float(difference) if len(defined) >= 2 else float("nan")), notes
 
 
-def _measure(notion: str, prep: Prepared) -> FairnessGap:
+def _check(notion: str, prep: Prepared) -> bool:
+    """Validate the notion and its inputs; True when it is conditional."""
     if notion not in NOTION_RATES:
         raise ValueError(UNKNOWN_NOTION.format(name=notion, choices=sorted(NOTION_RATES)))
     if prep.group is None:
@@ -91,21 +92,29 @@ def _measure(notion: str, prep: Prepared) -> FairnessGap:
     conditional = notion == "conditional_statistical_parity"
     if conditional and prep.legit is None:
         raise ValueError(NEED_LEGITIMATE)
+    return conditional
+
+
+def _frame(prep: Prepared, keys, conditional: bool) -> MetricFrame:
     rates = rate_functions(prep.positive_label)
-    keys = NOTION_RATES[notion]
-    frame = MetricFrame(
+    return MetricFrame(
         metrics={k: rates[k] for k in keys},
         y_true=prep.y_true,
         y_pred=prep.y_pred,
         sensitive_features=pd.Series(prep.group, name="group"),
         control_features=pd.Series(prep.legit, name="legit") if conditional else None,
     )
+
+
+def _measure(notion: str, prep: Prepared, frame: MetricFrame) -> FairnessGap:
+    """The gap of ``notion`` from a frame holding (at least) its rates."""
+    conditional = _check(notion, prep)
     by_group = frame.by_group
     difference = frame.difference()
     groups = pd.unique(prep.group)
     parts: dict[str, float] = {}
     excluded: list[str] = []
-    for key in keys:
+    for key in NOTION_RATES[notion]:
         if conditional:
             for level in pd.unique(prep.legit):
                 gap, notes = _gap_of(by_group[key].xs(level, level="legit"), difference.loc[level, key], groups, f"at legitimate level {level!r}", key)
@@ -138,7 +147,8 @@ def fairness_gap(notion: str, y_true, y_pred, *, sensitive_features, legitimate_
     prep = prepare(
         y_true, y_pred, positive_label=positive_label, sensitive_features=sensitive_features, legitimate_features=legitimate_features
     )
-    return _measure(notion, prep)
+    conditional = _check(notion, prep)
+    return _measure(notion, prep, _frame(prep, NOTION_RATES[notion], conditional))
 
 
 def fairness_report(y_true, y_pred, *, sensitive_features, legitimate_features=None, positive_label, notions=None) -> pd.DataFrame:
@@ -152,9 +162,13 @@ def fairness_report(y_true, y_pred, *, sensitive_features, legitimate_features=N
     )
     if notions is None:
         notions = [n for n in NOTION_RATES if n != "conditional_statistical_parity" or prep.legit is not None]
+    frames: dict[bool, MetricFrame] = {}
     rows = []
     for notion in notions:
-        gap = _measure(notion, prep)
+        conditional = _check(notion, prep)
+        if conditional not in frames:  # one fairlearn frame for all unconditioned rates
+            frames[conditional] = _frame(prep, ("selection_rate",) if conditional else ("selection_rate", "tpr", "fpr"), conditional)
+        gap = _measure(notion, prep, frames[conditional])
         rows.append({"notion": notion, "difference": gap.difference, "excluded": "; ".join(gap.excluded)})
     return pd.DataFrame(rows, columns=["notion", "difference", "excluded"])
 

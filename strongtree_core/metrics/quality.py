@@ -50,6 +50,7 @@ def balanced_accuracy(y_true, y_pred) -> float:
     prep = prepare(y_true, y_pred, need_positive=False)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="y_pred contains classes not in y_true")
+        warnings.filterwarnings("ignore", message="A single label was found")
         return float(balanced_accuracy_score(prep.y_true, prep.y_pred))
 
 

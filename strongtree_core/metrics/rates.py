@@ -8,6 +8,8 @@ Here an empty denominator gives NaN, and NaN rates are left out of gaps.
 
 from __future__ import annotations
 
+import functools
+import warnings
 from typing import Callable
 
 import numpy as np
@@ -15,6 +17,18 @@ from fairlearn.metrics import false_negative_rate, false_positive_rate, selectio
 from sklearn.metrics import accuracy_score, precision_score
 
 Rate = Callable[[np.ndarray, np.ndarray], float]
+
+
+def _quiet(rate: Rate) -> Rate:
+    """scikit-learn warns about one-label groups, which are normal here."""
+
+    @functools.wraps(rate)
+    def wrapped(y_true, y_pred) -> float:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="A single label was found")
+            return rate(y_true, y_pred)
+
+    return wrapped
 
 
 def rate_functions(positive_label) -> dict[str, Rate]:
@@ -52,7 +66,7 @@ def rate_functions(positive_label) -> dict[str, Rate]:
     def accuracy(y_true, y_pred) -> float:
         return float(accuracy_score(y_true, y_pred)) if len(y_true) else np.nan
 
-    return {
+    rates = {
         "count": count,
         "selection_rate": sel,
         "tpr": tpr,
@@ -61,3 +75,4 @@ def rate_functions(positive_label) -> dict[str, Rate]:
         "precision": precision,
         "accuracy": accuracy,
     }
+    return {name: _quiet(rate) for name, rate in rates.items()}
