@@ -52,7 +52,7 @@ def _fairlearn_gap(fn, t, p, g, keep) -> float:
     return float(fn(t[kept], p[kept], sensitive_features=g[kept]))
 
 
-@SETTINGS
+@settings(max_examples=20, deadline=None)
 @given(case=predictions())
 def test_gaps_agree_with_fairlearn(case) -> None:
     t = (case["y_true"] == case["positive"]).astype(int)

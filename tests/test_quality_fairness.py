@@ -114,24 +114,26 @@ class Instance:
     group: np.ndarray
     legit: np.ndarray
     depth: int
+    n_classes: int = 2
 
     @property
     def data(self):
-        return collapse_patterns(self.X, self.y, 2, group=self.group, legit=self.legit)
+        return collapse_patterns(self.X, self.y, self.n_classes, group=self.group, legit=self.legit)
 
 
 @st.composite
-def instances(draw) -> Instance:
+def instances(draw, n_classes: int = 2, max_features: int = 3) -> Instance:
     n = draw(st.integers(8, 16))
-    n_features = draw(st.integers(2, 3))
+    n_features = draw(st.integers(2, max_features))
     n_groups = draw(st.integers(2, 3))
     bits = st.integers(0, 1)
     return Instance(
         X=draw(arrays(np.int64, (n, n_features), elements=bits)),
-        y=draw(arrays(np.int64, n, elements=bits)),
+        y=draw(arrays(np.int64, n, elements=st.integers(0, n_classes - 1))),
         group=draw(arrays(np.int64, n, elements=st.integers(0, n_groups - 1))),
         legit=draw(arrays(np.int64, n, elements=bits)),
         depth=draw(st.integers(1, 2)),
+        n_classes=n_classes,
     )
 
 
@@ -140,7 +142,7 @@ def compare_with_brute_force(inst: Instance, spec: TreeSpec, kinds_bounds, pos: 
     data = inst.data
     model = build_flow_all(data, spec)
     best = None
-    for tree in all_trees(inst.depth, inst.X.shape[1], 2):
+    for tree in all_trees(inst.depth, inst.X.shape[1], inst.n_classes):
         pred = tree.predict(inst.X)
         ok = all(holds(k, b, inst.y, pred, inst.group, inst.legit, pos) for k, b in kinds_bounds)
         # the model's rows accept this tree exactly when it meets the bounds
@@ -181,6 +183,20 @@ def compare_with_brute_force(inst: Instance, spec: TreeSpec, kinds_bounds, pos: 
 def test_constraints_against_brute_force(inst: Instance, chosen, pos: int) -> None:
     constraints = tuple(ALL_CONSTRAINTS[k](b, pos) for k, b in chosen)
     spec = TreeSpec(depth=inst.depth, positive_class=pos, side_constraints=constraints)
+    compare_with_brute_force(inst, spec, chosen, pos)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    inst=instances(n_classes=3, max_features=2),
+    chosen=st.lists(st.tuples(st.sampled_from(sorted(ALL_CONSTRAINTS)), BOUNDS), min_size=1, max_size=2, unique_by=lambda t: t[0]),
+    pos=st.integers(0, 2),
+    objective=st.sampled_from(["accuracy", "balanced_accuracy", "worst_case_accuracy"]),
+)
+def test_three_classes_one_versus_rest(inst: Instance, chosen, pos: int, objective: str) -> None:
+    """With three classes the positive class stands against the other two."""
+    constraints = tuple(ALL_CONSTRAINTS[k](b, pos) for k, b in chosen)
+    spec = TreeSpec(depth=inst.depth, objective=objective, positive_class=pos, side_constraints=constraints)
     compare_with_brute_force(inst, spec, chosen, pos)
 
 

@@ -21,10 +21,10 @@ With ``c_i`` the rows behind pattern ``i``, for cohort ``C`` and group ``p``
 and the paper's constraint | S_p / N_p - S_p' / N_p' | <= delta becomes, after
 multiplying by N_p N_p' > 0, one ranged row per pair (p, p'):
 
-    -floor(delta N_p N_p') <= N_p' S_p - N_p S_p' <= floor(delta N_p N_p')
+    -floor(delta N_p N_p') <= N_p' S_p - N_p S_p' <= floor(delta N_p N_p'),
 
-The middle is an integer at every integral solution (integer coefficients
-c_i N_p'), so flooring the right-hand side in exact rational arithmetic
+divided through by g = gcd(N_p, N_p').  The middle is then an integer at
+every integral solution (integer coefficients c_i N_p' / g), so flooring the right-hand side in exact rational arithmetic
 (delta read as the decimal the user typed) changes nothing at integral
 points and leaves the solver's feasibility tolerance nothing to round up.
 A group with no rows in a cohort (N_p = 0) has no rate there: it is left out
@@ -189,12 +189,14 @@ class ParityConstraint:
                 n_p, n_q = int(cohort.sizes[p]), int(cohort.sizes[q])
                 cols_p, coefs_p = cols.linear_count(positive, cohort.mask & (group == p))
                 cols_q, coefs_q = cols.linear_count(positive, cohort.mask & (group == q))
-                rhs = float(math.floor(delta * n_p * n_q))
-                # |N_p' S_p - N_p S_p'| <= floor(delta N_p N_p')
+                # |N_p' S_p - N_p S_p'| <= floor(delta N_p N_p'), divided through by
+                # g = gcd(N_p, N_p') so that coefficients stay small and integral.
+                g = math.gcd(n_p, n_q)
+                rhs = float(math.floor(delta * n_p * n_q / g))
                 rows.add(
                     f"{self.name} ({cohort.label}; groups {p}, {q})",
                     np.concatenate([cols_p, cols_q])[None, :],
-                    np.concatenate([n_q * coefs_p, -n_p * coefs_q])[None, :],
+                    np.concatenate([(n_q // g) * coefs_p, -(n_p // g) * coefs_q])[None, :],
                     -rhs,
                     rhs,
                 )

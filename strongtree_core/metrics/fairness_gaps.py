@@ -25,7 +25,7 @@ import pandas as pd
 from fairlearn.metrics import MetricFrame
 
 from strongtree_core.metrics._inputs import NEED_LEGITIMATE, NEED_SENSITIVE, Prepared, prepare
-from strongtree_core.metrics.rates import rate_functions
+from strongtree_core.metrics.rates import by_group_frame
 
 #: Error text (tests assert it).
 UNKNOWN_NOTION = "unknown fairness notion {name!r}: choose one of {choices}"
@@ -95,17 +95,6 @@ def _check(notion: str, prep: Prepared) -> bool:
     return conditional
 
 
-def _frame(prep: Prepared, keys, conditional: bool) -> MetricFrame:
-    rates = rate_functions(prep.positive_label)
-    return MetricFrame(
-        metrics={k: rates[k] for k in keys},
-        y_true=prep.y_true,
-        y_pred=prep.y_pred,
-        sensitive_features=pd.Series(prep.group, name="group"),
-        control_features=pd.Series(prep.legit, name="legit") if conditional else None,
-    )
-
-
 def _measure(notion: str, prep: Prepared, frame: MetricFrame) -> FairnessGap:
     """The gap of ``notion`` from a frame holding (at least) its rates."""
     conditional = _check(notion, prep)
@@ -148,7 +137,7 @@ def fairness_gap(notion: str, y_true, y_pred, *, sensitive_features, legitimate_
         y_true, y_pred, positive_label=positive_label, sensitive_features=sensitive_features, legitimate_features=legitimate_features
     )
     conditional = _check(notion, prep)
-    return _measure(notion, prep, _frame(prep, NOTION_RATES[notion], conditional))
+    return _measure(notion, prep, by_group_frame(prep, NOTION_RATES[notion], conditional=conditional))
 
 
 def fairness_report(y_true, y_pred, *, sensitive_features, legitimate_features=None, positive_label, notions=None) -> pd.DataFrame:
@@ -167,7 +156,9 @@ def fairness_report(y_true, y_pred, *, sensitive_features, legitimate_features=N
     for notion in notions:
         conditional = _check(notion, prep)
         if conditional not in frames:  # one fairlearn frame for all unconditioned rates
-            frames[conditional] = _frame(prep, ("selection_rate",) if conditional else ("selection_rate", "tpr", "fpr"), conditional)
+            frames[conditional] = by_group_frame(
+                prep, ("selection_rate",) if conditional else ("selection_rate", "tpr", "fpr"), conditional=conditional
+            )
         gap = _measure(notion, prep, frames[conditional])
         rows.append({"notion": notion, "difference": gap.difference, "excluded": "; ".join(gap.excluded)})
     return pd.DataFrame(rows, columns=["notion", "difference", "excluded"])

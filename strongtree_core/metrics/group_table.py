@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pandas as pd
-from fairlearn.metrics import MetricFrame
 
 from strongtree_core.metrics._inputs import NEED_SENSITIVE, prepare
-from strongtree_core.metrics.rates import rate_functions
+from strongtree_core.metrics.rates import by_group_frame
 
 #: Columns of :func:`group_metrics`.
 GROUP_COLUMNS = ("group", "count", "selection_rate", "tpr", "fpr", "fnr", "precision", "accuracy")
@@ -36,13 +35,7 @@ def group_metrics(y_true, y_pred, *, sensitive_features, legitimate_features=Non
     )
     if prep.group is None:
         raise ValueError(NEED_SENSITIVE.format(what="group_metrics"))
-    frame = MetricFrame(
-        metrics=rate_functions(positive_label),
-        y_true=prep.y_true,
-        y_pred=prep.y_pred,
-        sensitive_features=pd.Series(prep.group, name="group"),
-        control_features=None if prep.legit is None else pd.Series(prep.legit, name="legit"),
-    )
+    frame = by_group_frame(prep, GROUP_COLUMNS[1:], conditional=prep.legit is not None)
     table = frame.by_group.reset_index()
     table = table[table["count"].notna()].copy()
     table["count"] = table["count"].astype(int)

@@ -4,6 +4,12 @@ Thin wrappers over fairlearn and scikit-learn: those return 0 (with a
 warning) for a rate whose denominator is empty, which would make a group
 with no positive rows look like a group whose positives are all missed.
 Here an empty denominator gives NaN, and NaN rates are left out of gaps.
+
+Every function takes ``sample_weight``: the metrics run on distinct
+(y_true, y_pred, group, legit) combinations weighted by their row counts
+(see :func:`by_group_frame`), which gives the same numbers as the rows
+themselves (sums of integers are exact in floating point) at a fraction
+of fairlearn's per-row cost.
 """
 
 from __future__ import annotations
@@ -13,58 +19,64 @@ import warnings
 from typing import Callable
 
 import numpy as np
-from fairlearn.metrics import false_negative_rate, false_positive_rate, selection_rate, true_positive_rate
+import pandas as pd
+from fairlearn.metrics import MetricFrame, false_negative_rate, false_positive_rate, selection_rate, true_positive_rate
 from sklearn.metrics import accuracy_score, precision_score
 
-Rate = Callable[[np.ndarray, np.ndarray], float]
+from strongtree_core.metrics._inputs import Prepared
+
+Rate = Callable[..., float]
 
 
 def _quiet(rate: Rate) -> Rate:
     """scikit-learn warns about one-label groups, which are normal here."""
 
     @functools.wraps(rate)
-    def wrapped(y_true, y_pred) -> float:
+    def wrapped(y_true, y_pred, sample_weight) -> float:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="A single label was found")
-            return rate(y_true, y_pred)
+            return rate(y_true, y_pred, sample_weight)
 
     return wrapped
 
 
 def rate_functions(positive_label) -> dict[str, Rate]:
-    """Rates of one positive label, each ``f(y_true, y_pred) -> float`` on original labels.
+    """Rates of one positive label, each ``f(y_true, y_pred, sample_weight) -> float``.
 
     Keys: ``count``, ``selection_rate``, ``tpr``, ``fpr``, ``fnr``, ``precision``, ``accuracy``.
+    Labels are the original ones; the positive label is compared inside.
     """
 
     def binary(y_true, y_pred):
         return (np.asarray(y_true) == positive_label).astype(int), (np.asarray(y_pred) == positive_label).astype(int)
 
-    def count(y_true, y_pred) -> float:
-        return float(len(y_true))
+    def count(y_true, y_pred, sample_weight) -> float:
+        return float(np.sum(sample_weight))
 
-    def sel(y_true, y_pred) -> float:
+    def sel(y_true, y_pred, sample_weight) -> float:
         _, p = binary(y_true, y_pred)
-        return float(selection_rate(p, p, pos_label=1)) if len(p) else np.nan
+        return float(selection_rate(p, p, pos_label=1, sample_weight=sample_weight)) if len(p) else np.nan
 
-    def tpr(y_true, y_pred) -> float:
+    def tpr(y_true, y_pred, sample_weight) -> float:
         t, p = binary(y_true, y_pred)
-        return float(true_positive_rate(t, p, pos_label=1)) if t.any() else np.nan
+        return float(true_positive_rate(t, p, pos_label=1, sample_weight=sample_weight)) if t.any() else np.nan
 
-    def fpr(y_true, y_pred) -> float:
+    def fpr(y_true, y_pred, sample_weight) -> float:
         t, p = binary(y_true, y_pred)
-        return float(false_positive_rate(t, p, pos_label=1)) if (t == 0).any() else np.nan
+        return float(false_positive_rate(t, p, pos_label=1, sample_weight=sample_weight)) if (t == 0).any() else np.nan
 
-    def fnr(y_true, y_pred) -> float:
+    def fnr(y_true, y_pred, sample_weight) -> float:
         t, p = binary(y_true, y_pred)
-        return float(false_negative_rate(t, p, pos_label=1)) if t.any() else np.nan
+        return float(false_negative_rate(t, p, pos_label=1, sample_weight=sample_weight)) if t.any() else np.nan
 
-    def precision(y_true, y_pred) -> float:
+    def precision(y_true, y_pred, sample_weight) -> float:
         t, p = binary(y_true, y_pred)
-        return float(precision_score(t, p, pos_label=1, zero_division=np.nan)) if p.any() else np.nan
+        if not p.any():
+            return np.nan
+        return float(precision_score(t, p, pos_label=1, zero_division=np.nan, sample_weight=sample_weight))
 
-    def accuracy(y_true, y_pred) -> float:
-        return float(accuracy_score(y_true, y_pred)) if len(y_true) else np.nan
+    def accuracy(y_true, y_pred, sample_weight) -> float:
+        return float(accuracy_score(y_true, y_pred, sample_weight=sample_weight)) if len(y_true) else np.nan
 
     rates = {
         "count": count,
@@ -76,3 +88,25 @@ def rate_functions(positive_label) -> dict[str, Rate]:
         "accuracy": accuracy,
     }
     return {name: _quiet(rate) for name, rate in rates.items()}
+
+
+def by_group_frame(prep: Prepared, keys, *, conditional: bool) -> MetricFrame:
+    """fairlearn's MetricFrame of the rates ``keys`` by group (and legitimate level).
+
+    Rows are first collapsed into distinct (y_true, y_pred, group[, legit])
+    combinations weighted by how many rows share them.
+    """
+    columns = {"y_true": prep.y_true, "y_pred": prep.y_pred, "group": prep.group}
+    if conditional:
+        columns["legit"] = prep.legit
+    combos = pd.DataFrame(columns).groupby(list(columns), dropna=False, sort=False).size().reset_index(name="weight")
+    rates = rate_functions(prep.positive_label)
+    weight = combos["weight"].to_numpy(dtype=float)
+    return MetricFrame(
+        metrics={k: rates[k] for k in keys},
+        y_true=combos["y_true"].to_numpy(),
+        y_pred=combos["y_pred"].to_numpy(),
+        sensitive_features=combos["group"],
+        control_features=combos["legit"] if conditional else None,
+        sample_params={k: {"sample_weight": weight} for k in keys},
+    )
