@@ -99,7 +99,7 @@ SPECS = {
 # ---------------------------------------------------------------- exactness on tiny data
 @pytest.mark.parametrize("name", list(SPECS))
 @pytest.mark.parametrize("depth", [1, 2])
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("weighted", [False, True], ids=["unit weights", "sample weights"])
 def test_optimum_equals_brute_force(name, depth, seed, weighted):
     data = _random_data(seed, n_classes=2 + seed % 2, weighted=weighted)
@@ -114,9 +114,9 @@ def test_optimum_equals_brute_force(name, depth, seed, weighted):
 
 
 @pytest.mark.parametrize("lambda_", [0.0, 0.1])
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(2))
 def test_balanced_accuracy_equals_brute_force(seed, lambda_):
-    data = _random_data(seed, n=20, n_classes=3, weighted=seed == 2)
+    data = _random_data(seed, n=20, n_classes=3, weighted=seed == 1)
     spec = TreeSpec(depth=2, lambda_=lambda_, objective="balanced_accuracy")
     res = streed_solve(data, spec, time_limit=TIME_LIMIT)
     assert res.certified and res.task == "instance-cost-sensitive"
@@ -170,6 +170,22 @@ def test_statistical_parity_equals_milp(lambda_, min_leaf):
     assert res.certified
     assert res.objective == pytest.approx(model.arrays.objective(x), abs=1e-6)
     assert res.objective == pytest.approx(_brute_force(data, spec), abs=1e-9)
+
+
+@pytest.mark.skipif(not ORACLE.exists(), reason=f"shared datasets not found at {DATA}")
+def test_protected_attribute_is_never_split_on():
+    """pystreed's depth-two terminal solver once split on the sensitive attribute here
+    (monk1, group = first feature, depth 3): the tree must stay valid and fair."""
+    df = pd.read_csv(DATA / "categorical" / "monk1.csv")
+    y = np.unique(df.pop("target").to_numpy(), return_inverse=True)[1]
+    X = df.to_numpy()
+    data = collapse_patterns(X, y, 2, group=X[:, 0])
+    spec = TreeSpec(depth=3, positive_class=1, side_constraints=(StatisticalParity(0.05),))
+    res = streed_solve(data, spec, time_limit=TIME_LIMIT)
+    assert res.status == "optimal" and res.certified, res.reason
+    assert res.structure.is_valid() and _feasible(data, spec, res.structure)
+    unconstrained = data.n_rows - 10  # oracle_optimal.csv: monk1, depth 3
+    assert res.objective <= unconstrained
 
 
 def test_fairness_not_certified_when_pystreed_tolerance_can_bite():

@@ -303,10 +303,14 @@ class _PystreedInputs:
         if self.task == "instance-cost-sensitive":
             return pystreed.STreeDInstanceCostSensitiveClassifier(**common)
         if plan.fairness is not None:
+            # pystreed's depth-two terminal solver splits on the sensitive feature 0
+            # (seen on monk1 at depth 3), which its fairness tasks forbid elsewhere;
+            # without it the search never does.
             return pystreed.STreeDGroupFairnessClassifier(
                 optimization_task=self.task,
                 sensitive_feature=0,
                 discrimination_limit=min(1.0, plan.fairness.bound + BOUND_SLACK),
+                use_terminal_solver=False,
                 **common,
             )
         alpha = cost_complexity_for(spec.lambda_, self.n_rows) if self.task == "cost-complex-accuracy" else 0.0
