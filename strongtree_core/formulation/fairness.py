@@ -19,14 +19,16 @@ With ``c_i`` the rows behind pattern ``i``, for cohort ``C`` and group ``p``
     S_p = sum_{i in C, p_i = p} c_i yhat[i, k+]      N_p = sum_{i in C, p_i = p} c_i
 
 and the paper's constraint | S_p / N_p - S_p' / N_p' | <= delta becomes, after
-multiplying by N_p N_p' > 0, one ranged row per pair (p, p'):
+multiplying by N_p N_p' / g > 0 with g = gcd(N_p, N_p'), one ranged row per
+pair (p, p'):
 
-    -floor(delta N_p N_p') <= N_p' S_p - N_p S_p' <= floor(delta N_p N_p'),
+    -floor(delta N_p N_p' / g) <= (N_p' / g) S_p - (N_p / g) S_p' <= floor(delta N_p N_p' / g)
 
-divided through by g = gcd(N_p, N_p').  The middle is then an integer at
-every integral solution (integer coefficients c_i N_p' / g), so flooring the right-hand side in exact rational arithmetic
-(delta read as the decimal the user typed) changes nothing at integral
-points and leaves the solver's feasibility tolerance nothing to round up.
+The middle has integer coefficients c_i N_p' / g, so it is an integer at
+every integral solution; flooring the right-hand side in exact rational
+arithmetic (delta read as the decimal the user typed) changes nothing at
+integral points and leaves the solver's feasibility tolerance nothing to
+round up.
 A group with no rows in a cohort (N_p = 0) has no rate there: it is left out
 of that cohort's pairs and the reason is recorded in ``skipped``.
 """
@@ -189,8 +191,7 @@ class ParityConstraint:
                 n_p, n_q = int(cohort.sizes[p]), int(cohort.sizes[q])
                 cols_p, coefs_p = cols.linear_count(positive, cohort.mask & (group == p))
                 cols_q, coefs_q = cols.linear_count(positive, cohort.mask & (group == q))
-                # |N_p' S_p - N_p S_p'| <= floor(delta N_p N_p'), divided through by
-                # g = gcd(N_p, N_p') so that coefficients stay small and integral.
+                # |(N_p' / g) S_p - (N_p / g) S_p'| <= floor(delta N_p N_p' / g),  g = gcd(N_p, N_p')
                 g = math.gcd(n_p, n_q)
                 rhs = float(math.floor(delta * n_p * n_q / g))
                 rows.add(
