@@ -328,7 +328,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             Xb, y_idx, classes.size, sample_weight=sample_weight,
             group=None if groups is None else groups.codes, legit=None if legit is None else legit.codes,
         )
-        constraints = self._side_constraints(fairness, positive)
+        constraints = self._side_constraints(fairness, positive, groups, legit)
         spec = TreeSpec(
             depth=int(self.depth), lambda_=float(self.regularization), max_branching=self.max_branching,
             max_features=self.max_features, min_leaf=int(self.min_leaf), objective=self.objective,
@@ -376,11 +376,15 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         self.constraint_checks_ = self._verify(constraints, data, result.structure, y_idx, Xb, groups, legit, positive)
         return self
 
-    def _side_constraints(self, fairness: list[str], positive: int | None) -> list:
+    def _side_constraints(self, fairness: list[str], positive: int | None, groups, legit) -> list:
         from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS
         from strongtree_core.formulation.quality import MinPrecision, MinRecall, MinSpecificity
 
-        out = [FAIRNESS_NOTIONS[f](float(self.fairness_bound), positive) for f in fairness]
+        levels = dict(
+            group_levels=None if groups is None else groups.levels,
+            legit_levels=None if legit is None else legit.levels,
+        )
+        out = [FAIRNESS_NOTIONS[f](float(self.fairness_bound), positive, **levels) for f in fairness]
         for value, cls in ((self.min_recall, MinRecall), (self.min_precision, MinPrecision), (self.min_specificity, MinSpecificity)):
             if value is not None:
                 out.append(cls(float(value), positive))
@@ -400,8 +404,10 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             positive=positive,
         )
         out = []
-        for name, measured, bound, ok in checks:
-            out.append({"constraint": name, "measured": measured, "bound": bound, "satisfied": bool(ok)})
+        for check in checks:
+            name, measured, bound, ok = check
+            out.append({"constraint": name, "measured": measured, "bound": bound, "satisfied": bool(ok),
+                        "detail": getattr(check, "detail", "")})
             if not ok:
                 raise StrongTreeError(CONSTRAINT_BROKEN.format(name=name, measured=measured, bound=bound))
         return out
