@@ -62,7 +62,33 @@ def _coerce_label(value: str | None, y: pd.Series):
     return value
 
 
-def _progress_line(ev: FitProgress) -> None:
+class _ProgressLine:
+    """One line redrawn in place on a terminal; elsewhere (a log, a pipe) a new
+    line at most every ``every`` seconds and whenever the best tree changes."""
+
+    def __init__(self, stream=sys.stderr, every: float = 5.0) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.every = every
+        self.last_time = -np.inf
+        self.last_best: float | None = None
+
+    def __call__(self, ev: FitProgress) -> None:
+        text = _describe(ev)
+        if self.tty:
+            self.stream.write("\r" + text[:110].ljust(110))
+        elif ev.elapsed - self.last_time >= self.every or ev.objective != self.last_best or ev.message:
+            self.stream.write(text + "\n")
+            self.last_time = ev.elapsed
+            self.last_best = ev.objective
+        self.stream.flush()
+
+    def end(self) -> None:
+        if self.tty:
+            self.stream.write("\n")
+
+
+def _describe(ev: FitProgress) -> str:
     parts = [f"{ev.elapsed:6.1f}s"]
     if ev.objective is not None:
         parts.append(f"best {ev.objective:.4g}")
@@ -73,8 +99,7 @@ def _progress_line(ev: FitProgress) -> None:
     parts.append(f"nodes {ev.nodes}")
     if ev.message:
         parts.append(ev.message)
-    sys.stderr.write("\r" + "  ".join(parts)[:110].ljust(110))
-    sys.stderr.flush()
+    return "  ".join(parts)
 
 
 def run_fit(args: argparse.Namespace) -> int:
@@ -97,17 +122,29 @@ def run_fit(args: argparse.Namespace) -> int:
         fairness_bound=args.delta, accelerator=not args.no_accelerator,
     )
     stop = threading.Event()
+    line = _ProgressLine()
+    failure: list[Exception] = []
+
+    def work() -> None:
+        try:
+            clf.fit(X, y, sensitive_features=args.protected, legitimate_features=args.legitimate, progress=line, stop=stop)
+        except (StrongTreeError, EncodingError) as exc:
+            failure.append(exc)
+
+    # The solve runs in a thread so that Ctrl-C can ask it to stop and keep the best tree.
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
     try:
-        clf.fit(X, y, sensitive_features=args.protected, legitimate_features=args.legitimate, progress=_progress_line, stop=stop)
+        while worker.is_alive():
+            worker.join(0.2)
     except KeyboardInterrupt:
         stop.set()
-        print("\nInterrupted.", file=sys.stderr)
-        return 130
-    except (StrongTreeError, EncodingError) as exc:
-        sys.stderr.write("\n")
-        print(f"error: {exc}", file=sys.stderr)
+        sys.stderr.write("\nStopping: keeping the best tree found so far...\n")
+        worker.join()
+    line.end()
+    if failure:
+        print(f"error: {failure[0]}", file=sys.stderr)
         return 1
-    sys.stderr.write("\n")
     rec = clf.record_
     print(clf.tree_.to_text())
     print()
