@@ -11,7 +11,7 @@ from __future__ import annotations
 from strongtree_core.formulation.arrays import ModelArrays
 from strongtree_core.solvers.base import Capabilities, SolveOptions, SolveResult, Status
 from strongtree_core.solvers.errors import SolverUnavailableError
-from strongtree_core.solvers.highs_run import HIGHS_BUSY, HIGHS_LOCK, import_highspy, new_highs, run_highs
+from strongtree_core.solvers.highs_run import HIGHS_BUSY, HighsSession, import_highspy, new_highs, run_highs
 from strongtree_core.solvers.outcome import check_warm_start, finish
 from strongtree_core.solvers.progress import ProgressReporter
 
@@ -35,19 +35,19 @@ class HighsBackend:
     def solve(self, model: ModelArrays, options: SolveOptions) -> SolveResult:
         """Solve ``model``; a Benders master goes through the re-solve loop."""
         reporter = ProgressReporter(options.progress, model.sense)
-        if not HIGHS_LOCK.acquire(blocking=False):
-            return finish(model, self.name, Status.ERROR, None, None, reporter, message=HIGHS_BUSY)
-        try:
-            if model.separator is not None:
-                from strongtree_core.solvers.highs_benders import solve_by_resolving
+        with HighsSession() as session:
+            if not session.acquired:
+                return finish(model, self.name, Status.ERROR, None, None, reporter, message=HIGHS_BUSY)
+            with reporter.heartbeat():
+                if model.separator is not None:
+                    from strongtree_core.solvers.highs_benders import solve_by_resolving
 
-                with reporter.heartbeat():
-                    return solve_by_resolving(model, options, reporter, self.name)
-            return self._solve_monolithic(model, options, reporter)
-        finally:
-            HIGHS_LOCK.release()
+                    return solve_by_resolving(model, options, reporter, session, self.name)
+                return self._solve_monolithic(model, options, reporter, session)
 
-    def _solve_monolithic(self, model: ModelArrays, options: SolveOptions, reporter: ProgressReporter) -> SolveResult:
+    def _solve_monolithic(
+        self, model: ModelArrays, options: SolveOptions, reporter: ProgressReporter, session: HighsSession
+    ) -> SolveResult:
         h = new_highs(model, options)
         start, start_note = check_warm_start(model, options.warm_start)
         if start is not None:
@@ -60,17 +60,19 @@ class HighsBackend:
         def on_incumbent(x, out) -> None:
             reporter.incumbent(x, model.objective(x), out.mip_dual_bound, out.mip_node_count)
 
-        with reporter.heartbeat():
-            run = run_highs(
-                h,
-                time_limit=options.time_limit - reporter.elapsed(),
-                stop=options.stop,
-                on_tick=on_tick,
-                on_incumbent=on_incumbent,
-                errors=errors,
-                start=start,
-            )
+        run = run_highs(
+            h,
+            session,
+            time_limit=options.time_limit - reporter.elapsed(),
+            stop=options.stop,
+            on_tick=on_tick,
+            on_incumbent=on_incumbent,
+            errors=errors,
+            start=start,
+        )
         message = "" if run.status != Status.ERROR else f"HiGHS ended with status {run.status_name!r}."
+        if run.abandoned:
+            message = run.status_name + "."
         if errors:
             message = (message + " " if message else "") + "Callback error: " + errors[0]
         return finish(
@@ -78,7 +80,7 @@ class HighsBackend:
             self.name,
             run.status,
             run.x,
-            run.bound,
+            run.bound if not run.abandoned else reporter.last_bound,
             reporter,
             nodes=run.nodes,
             message=message,

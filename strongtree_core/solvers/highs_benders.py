@@ -20,7 +20,7 @@ import numpy as np
 
 from strongtree_core.formulation.arrays import CutRows, ModelArrays
 from strongtree_core.solvers.base import SolveOptions, SolveResult, Status, relative_gap
-from strongtree_core.solvers.highs_run import add_rows, new_highs, run_highs
+from strongtree_core.solvers.highs_run import HighsSession, add_rows, new_highs, run_highs
 from strongtree_core.solvers.outcome import FEASIBILITY_TOLERANCE, check_warm_start, finish
 from strongtree_core.solvers.progress import ProgressReporter
 
@@ -51,7 +51,9 @@ def _tighter(sense: str, a: float | None, b: float | None) -> float | None:
     return min(values) if sense == "max" else max(values)
 
 
-def solve_by_resolving(model: ModelArrays, options: SolveOptions, reporter: ProgressReporter, backend: str) -> SolveResult:
+def solve_by_resolving(
+    model: ModelArrays, options: SolveOptions, reporter: ProgressReporter, session: HighsSession, backend: str
+) -> SolveResult:
     """Solve the Benders master ``model`` by rounds of solve / separate / add cuts."""
     h = new_highs(model, options)
     start, start_note = check_warm_start(model, options.warm_start)
@@ -99,6 +101,7 @@ def solve_by_resolving(model: ModelArrays, options: SolveOptions, reporter: Prog
 
         run = run_highs(
             h,
+            session,
             time_limit=remaining,
             stop=options.stop,
             on_tick=on_tick,
@@ -109,6 +112,10 @@ def solve_by_resolving(model: ModelArrays, options: SolveOptions, reporter: Prog
         rounds += 1
         nodes += run.nodes
         solver_status = run.status_name
+        if run.abandoned:
+            status = Status.INTERRUPTED
+            bound = _tighter(model.sense, bound, reporter.last_bound)
+            break
         if run.status != Status.OPTIMAL:
             status = run.status
             if status in (Status.TIME_LIMIT, Status.INTERRUPTED):

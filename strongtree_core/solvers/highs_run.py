@@ -8,15 +8,21 @@ Measured facts this module relies on (highspy 1.16):
   and LP solves.  ``cbSimplexInterrupt`` is subscribed as well, but was not seen
   to fire inside a MIP solve: a Stop waits for the end of the current LP solve
   (up to 1.4 s at the root of an 8,500-row FlowOCT model, longer on larger ones).
+  So HiGHS runs in a worker thread, and a Stop that HiGHS has not answered
+  after :data:`STOP_GRACE` seconds returns the best solution seen so far while
+  HiGHS finishes its LP in the background (measured without this: up to 8.7 s
+  on a loaded machine).
 * The ``threads`` option is fixed for the process once HiGHS's scheduler has
   started, and highspy keeps its solver locks at class level.  So HiGHS solves
-  run one at a time per process (:data:`HIGHS_LOCK`); a different thread count
-  between two solves resets the global scheduler while no solve is running.
+  run one at a time per process (:class:`HighsSession`); a different thread
+  count between two solves resets the global scheduler while no solve runs.
 """
 
 from __future__ import annotations
 
+import atexit
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -28,10 +34,19 @@ from strongtree_core.solvers.errors import import_solver
 
 #: One HiGHS solve at a time in a process (the solver's locks are process-wide).
 HIGHS_LOCK = threading.Lock()
+#: Seconds a solve waits for another HiGHS solve of this process to end.
+HIGHS_WAIT = 10.0
 HIGHS_BUSY = (
     "HiGHS is already solving in this process and runs one solve at a time; "
     "wait for it to finish, or stop it."
 )
+#: Seconds HiGHS may take to answer a Stop before its best solution so far is returned without it.
+STOP_GRACE = 1.0
+#: Seconds between two looks at the Stop event while HiGHS runs.
+STOP_POLL = 0.05
+ABANDONED = "Interrupted (HiGHS was inside an LP solve and finishes it in the background)"
+
+_abandoned: list[threading.Thread] = []
 
 #: HiGHS model status (by name) -> the shared vocabulary; anything else is ERROR.
 HIGHS_STATUS: dict[str, Status] = {
@@ -101,7 +116,7 @@ def add_rows(h: Any, rows) -> None:
 def new_highs(model: ModelArrays, options: SolveOptions) -> Any:
     """A HiGHS instance holding ``model`` with the options every run shares.
 
-    Call with :data:`HIGHS_LOCK` held: it may reset the process's scheduler
+    Call inside a :class:`HighsSession`: it may reset the process's scheduler
     when the thread count differs from the previous solve's.
     """
     highspy = import_highspy()
@@ -119,7 +134,8 @@ def new_highs(model: ModelArrays, options: SolveOptions) -> Any:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """What one HiGHS run ended with."""
+    """What one HiGHS run ended with (``abandoned``: Stop was not answered in
+    time and the run was left to finish on its own)."""
 
     status: Status
     status_name: str
@@ -127,10 +143,44 @@ class RunOutcome:
     objective: float | None
     bound: float | None
     nodes: int
+    abandoned: bool = False
+
+
+class HighsSession:
+    """Holds :data:`HIGHS_LOCK` for one solve (``with HighsSession() as session``).
+
+    A run abandoned after a Stop keeps the lock until HiGHS has returned, so
+    that the next solve in this process waits for it (up to
+    :data:`HIGHS_WAIT` seconds).
+    """
+
+    def __init__(self) -> None:
+        self.acquired = False
+        self._handed_off = False
+
+    def __enter__(self) -> "HighsSession":
+        self.acquired = HIGHS_LOCK.acquire(timeout=HIGHS_WAIT)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.acquired and not self._handed_off:
+            HIGHS_LOCK.release()
+
+    def hand_off(self, worker: threading.Thread) -> None:
+        """Release the lock only when ``worker`` (the abandoned run) ends."""
+        self._handed_off = True
+
+        def release() -> None:
+            worker.join()
+            HIGHS_LOCK.release()
+
+        _abandoned.append(worker)
+        threading.Thread(target=release, name="highs-release", daemon=True).start()
 
 
 def run_highs(
     h: Any,
+    session: HighsSession,
     *,
     time_limit: float,
     stop: threading.Event | None,
@@ -143,14 +193,19 @@ def run_highs(
 
     ``on_tick(data_out)`` is called from ``cbMipInterrupt`` (throttle it);
     ``on_incumbent(x, data_out)`` at every improving solution.  Exceptions in
-    these are recorded in ``errors`` and never reach HiGHS.
+    these are recorded in ``errors`` and never reach HiGHS.  HiGHS runs in a
+    worker thread; when Stop is set and HiGHS has not answered within
+    :data:`STOP_GRACE` seconds (it cannot be interrupted inside an LP solve),
+    the run is abandoned: it returns INTERRUPTED at once and HiGHS stops at its
+    next callback.
     """
     highspy = import_highspy()
+    abandon = threading.Event()
 
     def guarded(fn: Callable[[Any], None]) -> Callable[[Any], None]:
         def call(e: Any) -> None:
             try:
-                if stop is not None and stop.is_set():
+                if abandon.is_set() or (stop is not None and stop.is_set()):
                     e.interrupt()
                     return
                 fn(e)
@@ -159,18 +214,31 @@ def run_highs(
 
         return call
 
+    subscriptions = [
+        (h.cbSimplexInterrupt, guarded(lambda e: None)),
+        (h.cbMipInterrupt, guarded(lambda e: on_tick(e.data_out))),
+        (h.cbMipImprovingSolution, guarded(lambda e: on_incumbent(np.array(e.data_out.mip_solution, dtype=float), e.data_out))),
+    ]
+    for event, callback in subscriptions:
+        event.subscribe(callback)
     h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
-    h.cbSimplexInterrupt.subscribe(guarded(lambda e: None))
-    h.cbMipInterrupt.subscribe(guarded(lambda e: on_tick(e.data_out)))
-    h.cbMipImprovingSolution.subscribe(
-        guarded(lambda e: on_incumbent(np.array(e.data_out.mip_solution, dtype=float), e.data_out))
-    )
     if start is not None:
         h.setSolution(int(start.size), np.arange(start.size, dtype=np.int32), np.asarray(start, dtype=np.float64))
-    h.run()
+    worker = threading.Thread(target=h.run, name="highs-run", daemon=True)
+    worker.start()
+    stop_seen: float | None = None
+    while worker.is_alive():
+        if stop is not None and stop.is_set():
+            stop_seen = stop_seen if stop_seen is not None else time.perf_counter()
+            if time.perf_counter() - stop_seen > STOP_GRACE:
+                abandon.set()
+                session.hand_off(worker)
+                return RunOutcome(Status.INTERRUPTED, ABANDONED, None, None, None, 0, abandoned=True)
+        worker.join(STOP_POLL)
+    for event, callback in subscriptions:
+        event.unsubscribe(callback)
     model_status = h.getModelStatus()
-    name = model_status.name
-    status = HIGHS_STATUS.get(name, Status.ERROR)
+    status = HIGHS_STATUS.get(model_status.name, Status.ERROR)
     info = h.getInfo()
     x = None
     objective = None
@@ -178,3 +246,13 @@ def run_highs(
         x = np.array(h.getSolution().col_value, dtype=float)
         objective = float(info.objective_function_value)
     return RunOutcome(status, h.modelStatusToString(model_status), x, objective, float(info.mip_dual_bound), int(info.mip_node_count))
+
+
+def _join_abandoned_runs() -> None:
+    # An abandoned run still inside HiGHS at interpreter exit would call back into
+    # a finalized interpreter: give it time to reach its next callback and stop.
+    for worker in _abandoned:
+        worker.join(timeout=60)
+
+
+atexit.register(_join_abandoned_runs)

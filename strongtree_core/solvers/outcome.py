@@ -65,6 +65,7 @@ def finish(
     Stop without a solution from the solver falls back to the best incumbent
     the reporter saw; integer columns are rounded in the returned vector.
     """
+    reporter.close()
     notes = [message] if message else []
     if x is None and status in (Status.TIME_LIMIT, Status.INTERRUPTED):
         x = reporter.best_x

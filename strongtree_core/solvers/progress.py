@@ -51,6 +51,7 @@ class ProgressReporter:
         self._last_values: tuple[float | None, float | None, int] = (None, None, 0)
         self._state = threading.Lock()
         self._calling = threading.Lock()
+        self._closed = False
         self.best_objective: float | None = None
         self.best_x: np.ndarray | None = None
         #: First exception raised by the user's callback (reported, never re-raised).
@@ -68,6 +69,11 @@ class ProgressReporter:
         """True when ``objective`` beats the best incumbent reported so far."""
         return self.best_objective is None or self._sign * (objective - self.best_objective) > 1e-9
 
+    @property
+    def last_bound(self) -> float | None:
+        """The most recent bound the solver reported (None before any)."""
+        return self._last_values[1]
+
     def incumbent(self, x: np.ndarray, objective: float, bound: float | None, nodes: int) -> None:
         """Record a feasible solution; send an event if it improves the best one."""
         with self._state:
@@ -75,12 +81,23 @@ class ProgressReporter:
                 return
             self.best_objective = float(objective)
             self.best_x = np.array(x, dtype=float)
-        self._send(self.best_objective, bound, nodes, self.best_x)
+        self._remember(self.best_objective, bound, nodes)
+        self._send(*self._last_values, self.best_x)
 
     def tick(self, objective: float | None, bound: float | None, nodes: int) -> None:
-        """Send a snapshot without incumbent if the throttle allows it."""
+        """Remember a snapshot; send it if the throttle allows."""
+        self._remember(objective, bound, nodes)
         if self.due():
-            self._send(objective, bound, nodes, None)
+            self._send(*self._last_values, None)
+
+    def close(self) -> None:
+        """Send nothing more (the solve has returned)."""
+        with self._calling:
+            self._closed = True
+
+    def _remember(self, objective: float | None, bound: float | None, nodes: int) -> None:
+        with self._state:
+            self._last_values = (_finite(objective), _finite(bound), int(nodes))
 
     @contextlib.contextmanager
     def heartbeat(self) -> Iterator[None]:
@@ -107,13 +124,12 @@ class ProgressReporter:
     def _send(self, objective: float | None, bound: float | None, nodes: int, x: np.ndarray | None) -> None:
         if self._callback is None:
             return
-        objective = _finite(objective)
-        bound = _finite(bound)
         with self._calling:
+            if self._closed:
+                return
             with self._state:
                 elapsed = max(self.elapsed(), self._last_elapsed)
                 self._last_elapsed = self._last_emit = elapsed
-                self._last_values = (objective, bound, int(nodes))
             event = ProgressEvent(
                 elapsed=elapsed,
                 objective=objective,
