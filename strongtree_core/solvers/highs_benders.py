@@ -6,8 +6,7 @@ cuts (4b) become ordinary rows; this repeats until the master's solution needs
 no cut.  It is correct but slow (every round restarts branch-and-bound), so
 the registry prefers SCIP or Gurobi for masters.
 
-Every master optimum is an upper bound on the true optimum (the master is a
-relaxation).  Each master solution is also made feasible by lowering the
+Every master optimum bounds the true optimum (the master is a relaxation).  Each master solution is also made feasible by lowering the
 variables the cuts lock upwards (``model.lazy_locks``, e.g. ``g`` of the
 misclassified patterns); the best such solution is the incumbent, reported as
 progress and offered as the warm start of the next round.  The total time
