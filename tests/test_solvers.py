@@ -14,8 +14,10 @@ import itertools
 import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
@@ -398,3 +400,25 @@ def test_gurobi_counts_a_ranged_row_as_two_constraints() -> None:
     model = _random_milp(0, "min")
     # rows 0, 4, 6 are ranged, row 1 an equality, rows 2, 3, 5 one-sided
     assert gurobi_model_size(model) == (8, 10)
+
+
+SHARED_SOYBEAN = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "categorical" / "soybean-small.csv"
+
+
+@pytest.mark.skipif(not SHARED_SOYBEAN.exists(), reason="shared datasets not found")
+def test_highs_resolve_loop_returns_the_solution_it_reports():
+    """Regression: HiGHS reused after a warm start reported the optimum 23 while
+    returning a solution worth 3 (soybean-small, paper split 1, depth 2)."""
+    from sklearn.model_selection import train_test_split
+
+    df = pd.read_csv(SHARED_SOYBEAN)
+    train, _ = train_test_split(df, test_size=0.25, random_state=41)
+    train, _ = train_test_split(train, test_size=0.33, random_state=41)
+    y_raw = train.pop("target").to_numpy()
+    classes, y = np.unique(y_raw, return_inverse=True)
+    data = collapse_patterns(train.to_numpy(), y, classes.size)
+    built = build_model(data, TreeSpec(depth=2), "benders")
+    result = solve(built.arrays, "highs", SolveOptions(time_limit=30))
+    assert result.status == Status.OPTIMAL
+    tree = built.decode(result.x)
+    assert result.objective == pytest.approx(23) and (tree.predict(data.X) == data.y).sum() == 23

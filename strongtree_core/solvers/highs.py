@@ -70,6 +70,20 @@ class HighsBackend:
             errors=errors,
             start=start,
         )
+        if start is not None and not _returns_its_objective(model, run) and not run.abandoned:
+            # HiGHS 1.16 was seen to report an optimum while returning the start
+            # vector: when the returned vector does not have the reported value,
+            # solve again without the start.
+            run = run_highs(
+                new_highs(model, options),
+                session,
+                time_limit=options.time_limit - reporter.elapsed(),
+                stop=options.stop,
+                on_tick=on_tick,
+                on_incumbent=on_incumbent,
+                errors=errors,
+                start=None,
+            )
         message = "" if run.status != Status.ERROR else f"HiGHS ended with status {run.status_name!r}."
         if run.abandoned:
             message = run.status_name + "."
@@ -86,3 +100,9 @@ class HighsBackend:
             message=message,
             extra={"solver_status": run.status_name, "warm_start": start_note},
         )
+
+
+def _returns_its_objective(model: ModelArrays, run) -> bool:
+    if run.x is None or run.objective is None:
+        return True
+    return abs(model.objective(run.x) - run.objective) <= 1e-6 * max(1.0, abs(run.objective))

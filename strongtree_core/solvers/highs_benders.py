@@ -15,13 +15,19 @@ limit and Stop cover all rounds.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
+import scipy.sparse as sp
 
 from strongtree_core.formulation.arrays import CutRows, ModelArrays
 from strongtree_core.solvers.base import SolveOptions, SolveResult, Status, relative_gap
-from strongtree_core.solvers.highs_run import HighsSession, add_rows, new_highs, run_highs
+from strongtree_core.solvers.highs_run import HighsSession, new_highs, run_highs
 from strongtree_core.solvers.outcome import FEASIBILITY_TOLERANCE, check_warm_start, finish
 from strongtree_core.solvers.progress import ProgressReporter
+
+
+MISMATCH = "HiGHS reported the objective {reported:g} for a solution whose objective is {returned:g}."
 
 
 def repair_by_locks(model: ModelArrays, x: np.ndarray, cuts: CutRows) -> np.ndarray | None:
@@ -42,6 +48,33 @@ def repair_by_locks(model: ModelArrays, x: np.ndarray, cuts: CutRows) -> np.ndar
     return repaired
 
 
+def _round_optimum(model: ModelArrays, x: np.ndarray, seen: list[np.ndarray], objective: float | None) -> np.ndarray:
+    """The round's optimal solution.
+
+    After rows are added and a start is set, HiGHS (1.16) was seen to return the
+    start vector from ``getSolution`` while reporting the optimum of the new MIP
+    (objective 3 against 23 on soybean-small): the solution whose value matches
+    the reported objective is taken from the improving-solution callbacks then.
+    """
+    if objective is None or abs(model.objective(x) - objective) <= 1e-6 * max(1.0, abs(objective)):
+        return x
+    matching = [s for s in seen if abs(model.objective(s) - objective) <= 1e-6 * max(1.0, abs(objective))]
+    return matching[-1] if matching else x
+
+
+def _with_rows(model: ModelArrays, blocks: list[CutRows]) -> ModelArrays:
+    """``model`` with the cut rows appended (the separator is dropped: plain MIP)."""
+    if not blocks:
+        return replace(model, separator=None)
+    return replace(
+        model,
+        A=sp.vstack([model.A] + [b[0] for b in blocks]).tocsr(),
+        row_lower=np.concatenate([model.row_lower] + [b[1] for b in blocks]),
+        row_upper=np.concatenate([model.row_upper] + [b[2] for b in blocks]),
+        separator=None,
+    )
+
+
 def _tighter(sense: str, a: float | None, b: float | None) -> float | None:
     """The stronger of two bounds on the optimum (smaller for max)."""
     values = [v for v in (a, b) if v is not None and np.isfinite(v)]
@@ -54,7 +87,7 @@ def solve_by_resolving(
     model: ModelArrays, options: SolveOptions, reporter: ProgressReporter, session: HighsSession, backend: str
 ) -> SolveResult:
     """Solve the Benders master ``model`` by rounds of solve / separate / add cuts."""
-    h = new_highs(model, options)
+    cut_blocks: list[CutRows] = []
     start, start_note = check_warm_start(model, options.warm_start)
     if start is not None:
         reporter.incumbent(start, model.objective(start), None, 0)
@@ -71,6 +104,7 @@ def solve_by_resolving(
     status = Status.ERROR
     final_x: np.ndarray | None = None
     solver_status = ""
+    use_start = True
     while True:
         remaining = options.time_limit - reporter.elapsed()
         if options.stop is not None and options.stop.is_set():
@@ -82,8 +116,11 @@ def solve_by_resolving(
         pending: list[CutRows] = []
         done_nodes = nodes
 
+        round_solutions: list[np.ndarray] = []
+
         def on_incumbent(x: np.ndarray, out) -> None:
             x = rounded(x)
+            round_solutions.append(x)
             cuts = model.separator(x)
             if cuts[0].shape[0]:
                 pending.append(cuts)
@@ -98,6 +135,9 @@ def solve_by_resolving(
                 reporter.best_objective, _tighter(model.sense, bound, out.mip_dual_bound), done_nodes + out.mip_node_count
             )
 
+        # A fresh instance each round: HiGHS 1.16 reused after addRows was seen to
+        # report an optimum (23 on soybean-small) with another solution (value 3).
+        h = new_highs(_with_rows(model, cut_blocks), options)
         run = run_highs(
             h,
             session,
@@ -106,7 +146,7 @@ def solve_by_resolving(
             on_tick=on_tick,
             on_incumbent=on_incumbent,
             errors=errors,
-            start=reporter.best_x,
+            start=reporter.best_x if use_start else None,
         )
         rounds += 1
         nodes += run.nodes
@@ -121,7 +161,17 @@ def solve_by_resolving(
                 bound = _tighter(model.sense, bound, run.bound)
             break
         bound = _tighter(model.sense, bound, run.bound if run.bound is not None else run.objective)
-        x = rounded(run.x)
+        x = _round_optimum(model, rounded(run.x), round_solutions, run.objective)
+        if run.objective is not None and abs(model.objective(x) - run.objective) > 1e-6 * max(1.0, abs(run.objective)):
+            # HiGHS reported an optimum it did not return (seen after a warm start):
+            # solve this round again without the start.
+            if not use_start:
+                status = Status.ERROR
+                errors.append(MISMATCH.format(reported=run.objective, returned=model.objective(x)))
+                break
+            use_start = False
+            continue
+        use_start = True
         cuts = model.separator(x)
         if not cuts[0].shape[0]:
             status, final_x = Status.OPTIMAL, x
@@ -130,7 +180,7 @@ def solve_by_resolving(
         if repaired is not None:
             reporter.incumbent(repaired, model.objective(repaired), bound, nodes)
         for block in [cuts, *pending]:
-            add_rows(h, block)
+            cut_blocks.append(block)
             n_cuts += block[0].shape[0]
         gap = relative_gap(reporter.best_objective, bound)
         if gap is not None and gap <= options.mip_gap:
