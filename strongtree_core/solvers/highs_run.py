@@ -21,6 +21,8 @@ Measured facts this module relies on (highspy 1.16):
 from __future__ import annotations
 
 import atexit
+import os
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -113,6 +115,27 @@ def add_rows(h: Any, rows) -> None:
     )
 
 
+def quiet_highs() -> Any:
+    """A ``highspy.Highs()`` with its output off.
+
+    The first instance of a process prints HiGHS's banner to the C-level
+    standard output before any option can be set; it is swallowed here so that
+    the command line and the app print only their own text.
+    """
+    highspy = import_highspy()
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 1)
+            h = highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    h.setOptionValue("output_flag", False)
+    return h
+
+
 def new_highs(model: ModelArrays, options: SolveOptions) -> Any:
     """A HiGHS instance holding ``model`` with the options every run shares.
 
@@ -124,7 +147,7 @@ def new_highs(model: ModelArrays, options: SolveOptions) -> Any:
     if _threads_in_use and _threads_in_use[-1] != threads:
         highspy.Highs.resetGlobalScheduler(True)
     _threads_in_use[:] = [threads]
-    h = highspy.Highs()
+    h = quiet_highs()
     h.setOptionValue("output_flag", bool(options.verbose))
     h.setOptionValue("threads", threads)
     h.setOptionValue("mip_rel_gap", float(options.mip_gap))

@@ -22,7 +22,7 @@ import numpy as np
 from strongtree_core.formulation.arrays import ModelArrays
 from strongtree_core.solvers.base import Capabilities, SolveOptions, SolveResult, Status
 from strongtree_core.solvers.errors import SolverUnavailableError, import_solver
-from strongtree_core.solvers.highs_run import import_highspy, load_arrays
+from strongtree_core.solvers.highs_run import import_highspy, load_arrays, quiet_highs
 from strongtree_core.solvers.outcome import check_warm_start, finish
 from strongtree_core.solvers.progress import ProgressReporter
 from strongtree_core.solvers.scip_lazy import install_lazy_cuts
@@ -49,7 +49,7 @@ def load_scip(scip: Any, model: ModelArrays) -> list:
     """Read ``model`` into ``scip`` through an MPS file; return its variables in
     column order.  The objective offset is left out (added back by the caller)."""
     highspy = import_highspy()
-    writer = highspy.Highs()
+    writer = quiet_highs()
     writer.setOptionValue("output_flag", False)
     load_arrays(writer, model, with_offset=False)
     with tempfile.TemporaryDirectory(prefix="strongtree-") as folder:
