@@ -23,6 +23,7 @@ from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.formulation import BuiltModel, TreeSpec, TreeStructure, build_model
 from strongtree_core.formulation.arrays import with_objective_cap
+from strongtree_core.formulation.objectives import tree_objective
 from strongtree_core.solvers import SolveOptions, SolverUnavailableError, Status, choose_backend, solve
 from strongtree_core.starts import candidate_starts
 
@@ -78,26 +79,6 @@ class EngineResult:
     message: str
     choice: str
     certified: bool
-
-
-def tree_objective(structure: TreeStructure, data: PatternData, spec: TreeSpec) -> float:
-    """The objective of ``spec`` re-scored from the tree's predictions (model units)."""
-    pred = structure.predict(data.X)
-    correct = pred == data.y
-    total = float(data.weight.sum())
-    class_w = np.bincount(data.y, weights=data.weight, minlength=data.n_classes)
-    hit = np.bincount(data.y, weights=data.weight * correct, minlength=data.n_classes)
-    present = class_w > 0
-    if spec.objective == "accuracy":
-        value = hit.sum()
-    elif spec.objective == "balanced_accuracy":
-        value = total * float(np.mean(hit[present] / class_w[present]))
-    elif spec.objective == "worst_case_accuracy":
-        value = total * float(np.min(hit[present] / class_w[present]))
-    else:  # sensitivity
-        pos = int(spec.positive_class)
-        value = total * hit[pos] / class_w[pos]
-    return float((1.0 - spec.lambda_) * value - spec.lambda_ * structure.n_branching)
 
 
 def _accelerator():
@@ -186,7 +167,7 @@ def solve_tree(
         if formulation == "auto":
             res = streed(data, spec, time_limit=time_limit)
             if res.supported and res.certified and res.structure is not None:
-                value = tree_objective(res.structure, data, spec)
+                value = tree_objective(data, spec, res.structure)
                 if abs(value - res.objective) <= 1e-6 * max(1.0, abs(value)):
                     if progress:
                         progress(EngineProgress(time.perf_counter() - t0, value, value, 0.0, 0, res.structure, "certified by dynamic programming"))
@@ -215,7 +196,7 @@ def solve_tree(
             if res.supported and res.structure is not None:
                 dp_starts.append(("optimal tree without the side constraints", res.structure))
                 if res.certified:
-                    relaxed_value = tree_objective(res.structure, data, relaxed)
+                    relaxed_value = tree_objective(data, relaxed, res.structure)
                     if abs(relaxed_value - res.objective) <= 1e-6 * max(1.0, abs(relaxed_value)):
                         objective_cap = relaxed_value
 
@@ -262,7 +243,7 @@ def solve_tree(
         raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit))
     else:
         raise StrongTreeError(f"The solver stopped with an error: {result.message or result.status.value}")
-    value = tree_objective(structure, data, spec)
+    value = tree_objective(data, spec, structure)
     status = result.status if result.status != Status.TIME_LIMIT_NO_TREE else Status.TIME_LIMIT
     message = result.message
     if result.objective is not None and abs(result.objective - value) > 1e-5 * max(1.0, abs(value)):

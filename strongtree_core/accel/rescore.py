@@ -13,23 +13,9 @@ import numpy as np
 
 from strongtree_core.accel.fairness_task import FairnessRequest, exact_gap, satisfies
 from strongtree_core.encoding.patterns import PatternData
-from strongtree_core.formulation.objectives import row_objective_weights
+from strongtree_core.formulation.objectives import tree_objective  # noqa: F401  (re-exported)
 from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.formulation.tree_graph import TreeStructure
-
-
-def tree_objective(data: PatternData, spec: TreeSpec, tree: TreeStructure) -> float:
-    """``(1 - lambda) * sum_i per_row_i * [pattern i correct] - lambda * branchings``.
-
-    ``per_row`` are the MIO's own objective weights
-    (:func:`~strongtree_core.formulation.objectives.row_objective_weights`),
-    so the value is in the units of the MIO objective of ``spec``.
-    """
-    per_row = row_objective_weights(data, spec)
-    if per_row is None:
-        raise ValueError(f"the {spec.objective} objective is not a weighted accuracy")
-    correct = tree.predict(data.X) == data.y
-    return float((1.0 - spec.lambda_) * per_row[correct].sum() - spec.lambda_ * tree.n_branching)
 
 
 def leaf_row_counts(data: PatternData, tree: TreeStructure) -> dict[int, int]:

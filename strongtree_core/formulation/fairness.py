@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
 from itertools import combinations
 from typing import TYPE_CHECKING, ClassVar, Sequence
 

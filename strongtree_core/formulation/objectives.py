@@ -78,6 +78,22 @@ def row_objective_weights(data, spec: TreeSpec) -> np.ndarray | None:
     raise ValueError(f"unknown objective {spec.objective!r}")
 
 
+def tree_objective(data, spec: TreeSpec, tree) -> float:
+    """The objective of ``spec`` at ``tree``, measured from its predictions on the
+    patterns, in the units of the MIO objective (the independent re-score of any
+    tree a solver or the dynamic program returns)."""
+    correct = tree.predict(data.X) == data.y
+    per_row = row_objective_weights(data, spec)
+    if per_row is not None:
+        value = float(per_row[correct].sum())
+    else:  # worst-case accuracy: W * min_k (correct weight of class k / W_k)
+        class_weight = np.bincount(data.y, weights=data.weight, minlength=data.n_classes)
+        hit = np.bincount(data.y, weights=data.weight * correct, minlength=data.n_classes)
+        present = class_weight > 0
+        value = float(data.weight.sum()) * float(np.min(hit[present] / class_weight[present]))
+    return (1.0 - spec.lambda_) * value - spec.lambda_ * tree.n_branching
+
+
 def _positive(spec: TreeSpec) -> int:
     if spec.positive_class is None:
         raise ValueError("this objective needs a positive class (positive_class=...)")

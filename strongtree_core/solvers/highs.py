@@ -60,30 +60,24 @@ class HighsBackend:
         def on_incumbent(x, out) -> None:
             reporter.incumbent(x, model.objective(x), out.mip_dual_bound, out.mip_node_count)
 
-        run = run_highs(
-            h,
-            session,
-            time_limit=options.time_limit - reporter.elapsed(),
-            stop=options.stop,
-            on_tick=on_tick,
-            on_incumbent=on_incumbent,
-            errors=errors,
-            start=start,
-        )
-        if start is not None and not _returns_its_objective(model, run) and not run.abandoned:
-            # HiGHS 1.16 was seen to report an optimum while returning the start
-            # vector: when the returned vector does not have the reported value,
-            # solve again without the start.
-            run = run_highs(
-                new_highs(model, options),
+        def attempt(highs, first_incumbent):
+            return run_highs(
+                highs,
                 session,
                 time_limit=options.time_limit - reporter.elapsed(),
                 stop=options.stop,
                 on_tick=on_tick,
                 on_incumbent=on_incumbent,
                 errors=errors,
-                start=None,
+                start=first_incumbent,
             )
+
+        run = attempt(h, start)
+        if start is not None and not _returns_its_objective(model, run) and not run.abandoned:
+            # HiGHS 1.16 was seen to report an optimum while returning the start
+            # vector: when the returned vector does not have the reported value,
+            # solve again without the start.
+            run = attempt(new_highs(model, options), None)
         message = "" if run.status != Status.ERROR else f"HiGHS ended with status {run.status_name!r}."
         if run.abandoned:
             message = run.status_name + "."

@@ -48,9 +48,7 @@ def import_pyscipopt() -> Any:
 def load_scip(scip: Any, model: ModelArrays) -> list:
     """Read ``model`` into ``scip`` through an MPS file; return its variables in
     column order.  The objective offset is left out (added back by the caller)."""
-    highspy = import_highspy()
     writer = quiet_highs()
-    writer.setOptionValue("output_flag", False)
     load_arrays(writer, model, with_offset=False)
     with tempfile.TemporaryDirectory(prefix="strongtree-") as folder:
         path = os.path.join(folder, "model.mps")
@@ -149,6 +147,9 @@ class ScipBackend:
         scip = pyscipopt.Model()
         scip.hideOutput(not options.verbose)
         variables = load_scip(scip, model)
+        if model.branch_priority is not None:
+            for j in np.flatnonzero(model.branch_priority):
+                scip.chgVarBranchPriority(variables[j], int(model.branch_priority[j]))
         offset = float(model.obj_offset)
         handler = None
         if model.separator is not None:
