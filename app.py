@@ -28,8 +28,10 @@ def main() -> None:
             st.Page("pages/runs.py", title="Runs", icon=":material/history:"),
         ]
     )
-    render_sidebar()
-    page.run()
+    try:
+        page.run()
+    finally:  # drawn last (also after st.stop), so it shows the choices this run's page made
+        render_sidebar()
 
 
 if __name__ == "__main__":

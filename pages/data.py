@@ -7,7 +7,7 @@ from studio.config import Roles, check_roles, split_table
 from studio.demo_data import DEMOS
 from studio.loading import UPLOAD_TYPES, LoadError, column_overview, fingerprint, read_table
 from studio.roles import class_values, default_positive, plain, suggest_roles
-from studio.state import LoadedTable, bind, bound_kwargs, set_roles
+from studio.state import LoadedTable, field, set_roles, widget_key
 
 st.title("Data")
 st.caption("Pick a table, tell the tree what to predict and which columns describe protected groups.")
@@ -28,10 +28,9 @@ source_tab, upload_tab = st.tabs([":material/dataset: Built-in tables", ":materi
 with source_tab:
     names = list(DEMOS)
     current = st.session_state["table"]
-    if "data.demo" not in st.session_state:
-        st.session_state["data.demo"] = current.name if current is not None and current.name in DEMOS else names[0]
+    shown = names.index(current.name) if current is not None and current.name in DEMOS else 0
     col_pick, col_button = st.columns([3, 1], vertical_alignment="bottom")
-    choice = col_pick.selectbox("Built-in table", names, key="data.demo")
+    choice = col_pick.selectbox("Built-in table", names, index=shown, key="data.demo")
     col_button.button("Use this table", key="data.load_demo", on_click=load_demo, icon=":material/download_done:")
     st.markdown(DEMOS[choice].description)
 
@@ -64,8 +63,8 @@ st.subheader(f"{table.name}", divider="gray")
 st.caption(f"{len(frame):,} rows × {frame.shape[1]} columns")
 
 
-def change_target() -> None:
-    target = st.session_state["roles.target"]
+def change_target(target: str) -> None:
+    """A new target: positive class back to its default, the target out of the other roles."""
     old: Roles = st.session_state["roles"]
     set_roles(
         Roles(
@@ -81,34 +80,31 @@ def change_target() -> None:
 st.markdown("##### What each column is for")
 left, right = st.columns(2)
 with left:
-    st.selectbox(
-        "Target (what the tree predicts)", columns, key=bind("roles", "target", columns), on_change=change_target
-    )
+    target = st.selectbox("Target (what the tree predicts)", columns, key=widget_key("roles", "target"),
+                          index=columns.index(roles.target) if roles.target in columns else 0)
+    if target != roles.target:
+        change_target(target)
+        st.rerun()
     values = class_values(frame, roles.target)
     positive_options = values if len(values) == 2 else [None, *values]
-    st.selectbox(
-        "Positive class", positive_options,
+    field(
+        st.selectbox, "Positive class", "roles", "positive", options=positive_options, convert=plain,
         format_func=lambda v: "none (multi-class)" if v is None else str(v),
         help="The outcome that counts as favourable or 'selected' (e.g. hired). Fairness constraints, "
         "recall and precision are measured for this class.",
-        **bound_kwargs("roles", "positive", positive_options, convert=plain),
     )
     others = [c for c in columns if c != roles.target]
-    st.multiselect(
-        "Ignore these columns", others, help="Identifiers, free text, or anything the tree must not see.",
-        **bound_kwargs("roles", "ignored", others),
-    )
+    field(st.multiselect, "Ignore these columns", "roles", "ignored", options=others,
+          help="Identifiers, free text, or anything the tree must not see.")
 with right:
-    st.multiselect(
-        "Protected attribute(s)", others,
+    field(
+        st.multiselect, "Protected attribute(s)", "roles", "protected", options=others,
         help="Groups the fairness constraints protect (e.g. gender). Several columns form one group per "
         "combination. The tree does not split on them unless allowed on the Model page.",
-        **bound_kwargs("roles", "protected", others),
     )
-    st.multiselect(
-        "Legitimate factor(s)", others,
+    field(
+        st.multiselect, "Legitimate factor(s)", "roles", "legitimate", options=others,
         help="Factors that may justify different outcomes (e.g. education); used by conditional statistical parity.",
-        **bound_kwargs("roles", "legitimate", others),
     )
 
 roles = st.session_state["roles"]
@@ -117,7 +113,7 @@ for problem in problems:
     st.error(problem, icon=":material/error:")
 
 rows_tab, columns_tab, encoding_tab = st.tabs(
-    [":material/table_rows: Rows", ":material/view_column: Columns", ":material/binary: Encoding"]
+    [":material/table_rows: Rows", ":material/view_column: Columns", ":material/data_array: Encoding"]
 )
 with rows_tab:
     st.dataframe(frame.head(200), hide_index=True, height=300)
@@ -148,11 +144,13 @@ with encoding_tab:
 st.markdown("##### Training and test rows")
 split = st.session_state["split"]
 c1, c2, c3 = st.columns(3)
-c1.slider("Test share", 0.0, 0.5, step=0.05, format="%.2f", **bound_kwargs("split", "test_size"),
+with c1:
+    field(st.slider, "Test share", "split", "test_size", 0.0, 0.5, step=0.05, format="%.2f",
           help="Rows held out to measure the tree out of sample. 0 trains on every row.")
-c2.number_input("Random seed", min_value=0, max_value=2**31 - 1, step=1, **bound_kwargs("split", "seed"))
-c3.checkbox("Stratify by target", **bound_kwargs("split", "stratify"),
-            help="Keep the class proportions equal in both parts.")
+with c2:
+    field(st.number_input, "Random seed", "split", "seed", min_value=0, max_value=2**31 - 1, step=1)
+with c3:
+    field(st.checkbox, "Stratify by target", "split", "stratify", help="Keep the class proportions equal in both parts.")
 if not problems:
     parts = split_table(frame, roles, st.session_state["split"])
     st.markdown(f"**{len(parts.train):,}** training rows · **{len(parts.test):,}** test rows")

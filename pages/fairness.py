@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from studio.explain import FAIRNESS_NOTIONS
+from studio.outcome import BASELINE_TIME_LIMIT
 from studio.shown import shown
 from studio.views import fmt
 
@@ -42,7 +43,7 @@ else:
         for col, (split, metrics) in zip(cols, splits.items()):
             gap = metrics.get("gaps", {}).get(notion, {}).get("difference")
             with col.container(border=True):
-                st.metric(f"{name} · {SPLIT_NAMES[split]}", fmt(gap), border=False)
+                st.metric(f"{name} · {SPLIT_NAMES[split]}", fmt(gap, "gap"), border=False)
                 if notion in constrained and gap is not None:
                     if gap <= delta + 1e-9:
                         st.badge(f"within δ = {delta:.2f}", icon=":material/check:", color="green")
@@ -57,7 +58,7 @@ else:
     for notion in measured:
         row = {"notion": FAIRNESS_NOTIONS[notion].name, "constrained": "yes" if notion in constrained else "no"}
         for split, metrics in splits.items():
-            row[SPLIT_NAMES[split]] = fmt(metrics.get("gaps", {}).get(notion, {}).get("difference"))
+            row[SPLIT_NAMES[split]] = fmt(metrics.get("gaps", {}).get(notion, {}).get("difference"), "gap")
         gap_rows.append(row)
     with st.expander("Every fairness gap", icon=":material/balance:", expanded=not constrained):
         st.table(pd.DataFrame(gap_rows).set_index("notion"))
@@ -116,12 +117,12 @@ with comparison_tab:
             if column.endswith("accuracy"):
                 comparison[column] = comparison[column].map(lambda v: fmt(v, "percent"))
             elif column not in ("status", "leaves"):
-                comparison[column] = comparison[column].map(fmt)
+                comparison[column] = comparison[column].map(lambda v: fmt(v, "gap"))
         comparison.columns = [c.replace("train_", "train · ").replace("test_", "test · ").replace("_", " ")
                               for c in comparison.columns]
         st.table(comparison)
     st.caption("CART is scikit-learn's greedy tree of the same depth on the same binary features. The tree without "
-               "fairness constraints is solved with the same settings and a shorter time limit; its status says "
-               "whether it was proven optimal.")
+               f"fairness constraints has the same settings, solved by the fastest exact route within "
+               f"{BASELINE_TIME_LIMIT:.0f} s; its status says whether it was proven optimal.")
     if result.baseline is None and constrained:
         st.caption("The tree without fairness constraints is missing: its solve did not finish.")

@@ -3,54 +3,56 @@
 import streamlit as st
 
 from strongtree_core.solvers.licence import gurobi_licence
-from studio.config import FORMULATIONS, OBJECTIVES, SOLVERS, ModelConfig
+from studio.config import FORMULATIONS, OBJECTIVES, SOLVERS
 from studio.explain import FAIRNESS_NOTIONS, FORMULATION_HELP, OBJECTIVE_HELP, REGULARIZATION_HELP
 from studio.services import licence_note
-from studio.state import bound_kwargs
+from studio.state import field
 
 st.title("Model")
 st.caption("Shape the tree, set what it optimizes and which fairness it must guarantee.")
 
-model: ModelConfig = st.session_state["model"]
+ENCODINGS = {"thermometer": "thresholds (x ≤ t)", "onehot_buckets": "one bucket each"}
 
 tree_col, fair_col = st.columns(2, gap="large")
 with tree_col:
     st.markdown("##### Tree")
-    st.slider("Maximum depth", 1, 5, help="Levels of questions from the root to a leaf.",
-              **bound_kwargs("model", "depth"))
-    st.selectbox("Formulation", list(FORMULATIONS), format_func=FORMULATIONS.get, help=FORMULATION_HELP,
-                 **bound_kwargs("model", "formulation", FORMULATIONS))
-    st.selectbox("Objective", list(OBJECTIVES), format_func=OBJECTIVES.get, help=OBJECTIVE_HELP,
-                 **bound_kwargs("model", "objective", OBJECTIVES))
-    st.number_input("Simplicity weight λ", 0.0, 0.99, step=0.01, format="%.2f", help=REGULARIZATION_HELP,
-                    **bound_kwargs("model", "regularization"))
+    field(st.slider, "Maximum depth", "model", "depth", 1, 5, help="Levels of questions from the root to a leaf.")
+    field(st.selectbox, "Formulation", "model", "formulation", options=FORMULATIONS, format_func=FORMULATIONS.get,
+          help=FORMULATION_HELP)
+    field(st.selectbox, "Objective", "model", "objective", options=OBJECTIVES, format_func=OBJECTIVES.get,
+          help=OBJECTIVE_HELP)
+    field(st.number_input, "Simplicity weight λ", "model", "regularization", 0.0, 0.99, step=0.01, format="%.2f",
+          help=REGULARIZATION_HELP)
     a, b, c = st.columns(3)
-    a.number_input("Max. branching nodes", min_value=1, step=1, placeholder="no limit",
-                   help="At most this many questions in the whole tree.", **bound_kwargs("model", "max_branching"))
-    b.number_input("Max. features", min_value=1, step=1, placeholder="no limit",
-                   help="At most this many distinct binary tests.", **bound_kwargs("model", "max_features"))
-    c.number_input("Min. rows per leaf", min_value=0, step=1,
-                   help="Every leaf must hold at least this many training rows.", **bound_kwargs("model", "min_leaf"))
+    with a:
+        field(st.number_input, "Max. splits", "model", "max_branching", min_value=1, step=1, placeholder="no limit",
+              help="At most this many branching nodes (questions) in the whole tree.")
+    with b:
+        field(st.number_input, "Max. features", "model", "max_features", min_value=1, step=1, placeholder="no limit",
+              help="At most this many distinct binary tests.")
+    with c:
+        field(st.number_input, "Min. leaf rows", "model", "min_leaf", min_value=0, step=1,
+              help="Every leaf must hold at least this many training rows.")
 
     st.markdown("##### Quality floors (positive class)")
-    a, b, c = st.columns(3)
-    a.number_input("Min. recall", 0.0, 1.0, step=0.05, format="%.2f", placeholder="none",
-                   help="Share of positive rows the tree must predict positive.", **bound_kwargs("model", "min_recall"))
-    b.number_input("Min. precision", 0.0, 1.0, step=0.05, format="%.2f", placeholder="none",
-                   help="Share of positive predictions that must be right.", **bound_kwargs("model", "min_precision"))
-    c.number_input("Min. specificity", 0.0, 1.0, step=0.05, format="%.2f", placeholder="none",
-                   help="Share of negative rows the tree must predict negative.",
-                   **bound_kwargs("model", "min_specificity"))
+    floors = (
+        ("Min. recall", "min_recall", "Share of positive rows the tree must predict positive."),
+        ("Min. precision", "min_precision", "Share of positive predictions that must be right."),
+        ("Min. specificity", "min_specificity", "Share of negative rows the tree must predict negative."),
+    )
+    for column, (label, name, help_text) in zip(st.columns(3), floors):
+        with column:
+            field(st.number_input, label, "model", name, 0.0, 1.0, step=0.05, format="%.2f", placeholder="none",
+                  help=help_text)
 
 with fair_col:
     st.markdown("##### Fairness")
-    st.multiselect("Fairness notions", list(FAIRNESS_NOTIONS), format_func=lambda k: FAIRNESS_NOTIONS[k].name,
-                   placeholder="none: no fairness constraint", **bound_kwargs("model", "fairness", FAIRNESS_NOTIONS))
-    st.slider("Largest allowed gap δ", 0.0, 0.5, step=0.01, format="%.2f",
-              help="For every pair of groups, the compared rates may differ by at most δ on the training rows.",
-              **bound_kwargs("model", "fairness_bound"))
-    st.toggle("Allow splits on the protected attribute", help="Off: the tree never asks about the protected columns.",
-              **bound_kwargs("model", "allow_protected_splits"))
+    field(st.multiselect, "Fairness notions", "model", "fairness", options=FAIRNESS_NOTIONS,
+          format_func=lambda k: FAIRNESS_NOTIONS[k].name, placeholder="none: no fairness constraint")
+    field(st.slider, "Largest allowed gap δ", "model", "fairness_bound", 0.0, 0.5, step=0.01, format="%.2f",
+          help="For every pair of groups, the compared rates may differ by at most δ on the training rows.")
+    field(st.toggle, "Allow splits on the protected attribute", "model", "allow_protected_splits",
+          help="Off: the tree never asks about the protected columns.")
     model = st.session_state["model"]
     chosen = model.fairness or ()
     for key, notion in FAIRNESS_NOTIONS.items():
@@ -63,18 +65,16 @@ with fair_col:
             st.markdown(f"**{notion.name}.** {notion.definition}  \n*Example at δ = 0.05:* {notion.example}")
 
     st.markdown("##### Solver")
-    st.selectbox("Backend", list(SOLVERS), format_func=SOLVERS.get,
-                 help="Automatic picks the solver that fits the model and says why.",
-                 **bound_kwargs("model", "solver", SOLVERS))
-    st.number_input("Time limit (seconds)", 1.0, 3600.0, step=5.0, format="%.0f",
-                    help="The best tree found so far is kept when time runs out.",
-                    **bound_kwargs("model", "time_limit"))
+    field(st.selectbox, "Backend", "model", "solver", options=SOLVERS, format_func=SOLVERS.get,
+          help="Automatic picks the solver that fits the model and says why.")
+    field(st.number_input, "Time limit (seconds)", "model", "time_limit", 1.0, 3600.0, step=5.0, format="%.0f",
+          help="The best tree found so far is kept when time runs out.")
     a, b = st.columns(2)
-    a.number_input("Buckets per numeric column", 2, 20, step=1, **bound_kwargs("model", "n_buckets"),
-                   help="Numeric columns are cut at quantiles into this many buckets.")
-    b.selectbox("Numeric coding", ["thermometer", "onehot_buckets"],
-                format_func={"thermometer": "thresholds (x ≤ t)", "onehot_buckets": "one bucket each"}.get,
-                **bound_kwargs("model", "encoding", ["thermometer", "onehot_buckets"]))
+    with a:
+        field(st.number_input, "Buckets per numeric column", "model", "n_buckets", 2, 20, step=1,
+              help="Numeric columns are cut at quantiles into this many buckets.")
+    with b:
+        field(st.selectbox, "Numeric coding", "model", "encoding", options=ENCODINGS, format_func=ENCODINGS.get)
     licence = gurobi_licence()
     icon = {"full": ":material/verified:", "size_limited": ":material/info:", "none": ":material/block:"}[licence.kind]
     st.caption(f"{icon} {licence.message}")

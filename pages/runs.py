@@ -85,4 +85,4 @@ if len(picked) == 2:
     for col, entry in zip(cols, entries):
         with col:
             st.markdown(f"**#{entry.id}** · {entry.dataset}")
-            st.graphviz_chart(tree_from_json(entry.tree).to_dot(), width="stretch")
+            st.graphviz_chart(tree_from_json(entry.tree).to_dot())

@@ -4,14 +4,16 @@ import streamlit as st
 
 from studio.config import check_model, check_roles, split_table
 from studio.explain import FAIRNESS_NOTIONS
+from studio.jobs import JobSnapshot
 from studio.outcome import SolveContext, solve_spec
 from studio.roles import class_values
 from studio.services import job_registry
 from studio.shown import tree_from_json
 from studio.views import STATUS_WORDS, convergence_figure, fmt, job_state_badge
 
-#: Seconds between refreshes of the live panel and of the chart.
+#: Seconds between refreshes of the live numbers, the tree and the chart.
 PANEL_POLL = 0.5
+TREE_POLL = 1.0
 CHART_POLL = 2.0
 
 st.title("Solve")
@@ -34,8 +36,12 @@ if not problems:
 
 with st.container(border=True):
     a, b, c = st.columns(3)
+    rows = ""
+    if not problems:
+        parts = split_table(frame, roles, split)
+        rows = f"  \n{len(parts.train):,} training rows · {len(parts.test):,} test rows"
     a.markdown(f"**Data**  \n{table.name}  \ntarget `{roles.target}`"
-               + (f", positive `{roles.positive}`" if roles.positive is not None else ""))
+               + (f", positive `{roles.positive}`" if roles.positive is not None else "") + rows)
     fairness = ", ".join(FAIRNESS_NOTIONS[n].name for n in model.fairness) or "none"
     b.markdown(f"**Tree**  \ndepth {model.depth} · objective {model.objective.replace('_', ' ')}  \n"
                f"fairness: {fairness}" + (f" (δ = {model.fairness_bound:.2f})" if model.fairness else ""))
@@ -70,81 +76,105 @@ if snapshot is None:
     st.stop()
 
 
+def reported(snap: JobSnapshot) -> list[dict]:
+    """The progress points of the solve, closed by its final record once it has ended."""
+    points = list(snap.main.history)
+    if snap.main.result is not None:
+        record = tree_from_json(snap.main.result).record
+        last = points[-1] if points else {"elapsed": 0.0, "nodes": 0}
+        points.append({"elapsed": max(record.runtime, last["elapsed"]), "objective": record.objective,
+                       "bound": record.bound, "gap": record.gap, "nodes": last["nodes"], "message": ""})
+    return points
+
+
 def render_progress() -> None:
     snap = registry.snapshot(st.session_state["job_id"])
     if snap is None:
         return
-    head, info = st.columns([1, 3], vertical_alignment="center")
-    with head:
-        job_state_badge(snap)
-    if snap.state == "queued":
-        info.markdown(f"Waiting for a free solver: {snap.queue_position - 1} solve(s) ahead of this one. "
-                      f"The server runs {registry.max_running} at a time.")
-    latest = snap.main.latest
-    if latest is not None and snap.active:
-        info.caption(latest["message"] or "")
+    points = reported(snap)
+    latest = points[-1] if points else None
+    if snap.active:
+        head, info = st.columns([1, 3], vertical_alignment="center")
+        with head:
+            job_state_badge(snap)
+        if snap.state == "queued":
+            info.markdown(f"Waiting for a free solver: {snap.queue_position - 1} solve(s) ahead of this one. "
+                          f"The server runs {registry.max_running} at a time.")
+        elif latest is not None:
+            info.caption(latest["message"] or "")
     cols = st.columns(5)
     cols[0].metric("Elapsed", fmt(snap.elapsed, "seconds"))
-    cols[1].metric("Best tree (objective)", fmt(latest["objective"] if latest else None))
+    cols[1].metric("Best objective", fmt(latest["objective"] if latest else None))
     cols[2].metric("Bound", fmt(latest["bound"] if latest else None))
     cols[3].metric("Gap", fmt(latest["gap"] if latest else None, "percent"))
     cols[4].metric("Nodes explored", fmt(latest["nodes"] if latest else None, "int"))
-    best = snap.main.best_tree
-    if best is not None:
-        title = "Final tree" if snap.main.result else "Best tree so far"
-        st.markdown(f"**{title}**")
-        st.graphviz_chart(tree_from_json(best).to_dot())
-    elif snap.active:
-        st.caption("The first tree appears as soon as the solver has one.")
     if active and not snap.active:
         st.rerun()
 
 
+def render_tree() -> None:
+    snap = registry.snapshot(st.session_state["job_id"])
+    best = snap.main.best_tree if snap is not None else None
+    if best is not None:
+        st.markdown("**Final tree**" if snap.main.result else "**Best tree so far**")
+        st.graphviz_chart(tree_from_json(best).to_dot())
+    elif snap is not None and snap.active:
+        st.caption("The first tree appears as soon as the solver has one.")
+
+
 def render_chart() -> None:
     snap = registry.snapshot(st.session_state["job_id"])
-    if snap is None or len(snap.main.history) < 1:
+    points = reported(snap) if snap is not None else []
+    if not points:
         return
-    st.plotly_chart(convergence_figure(snap.main.history), key="solve.chart", config={"displayModeBar": False})
+    st.plotly_chart(convergence_figure(points, snap.main.now if snap.active else None), key="solve.chart",
+                    config={"displayModeBar": False})
     st.caption("The incumbent is the best tree found so far; the bound caps what any tree can reach. "
                "They meet when the tree is proven optimal.")
 
 
+def render_outcome() -> None:
+    """How the finished solve ended, in words, with links to the results."""
+    if snapshot.state == "cancelled":
+        st.info(snapshot.message, icon=":material/cancel:")
+        return
+    if snapshot.main.error:
+        st.error(snapshot.main.error, icon=":material/error:")
+    elif snapshot.state == "failed":
+        st.error(snapshot.message, icon=":material/error:")
+    if snapshot.main.result is not None:
+        record = tree_from_json(snapshot.main.result).record
+        words = STATUS_WORDS.get(record.status, record.status)
+        st.success(f"Tree {words} · objective {fmt(record.objective)} · gap {fmt(record.gap, 'percent')} · "
+                   f"{fmt(record.runtime, 'seconds')} on {record.backend}", icon=":material/check_circle:")
+        if snapshot.message:
+            st.warning(snapshot.message, icon=":material/warning:")
+        with st.expander("How it was solved", icon=":material/info:"):
+            st.markdown(f"**Formulation:** {record.formulation} ({record.method})  \n"
+                        f"**Model size:** {record.n_variables:,} variables, {record.n_constraints:,} constraints; "
+                        f"{record.n_rows:,} rows in {record.n_patterns:,} patterns  \n"
+                        f"**Why this route:** {record.choice}")
+            if record.message:
+                st.caption(record.message)
+        baseline = snapshot.baseline
+        if baseline is not None and baseline.error:
+            st.caption(f"The comparison tree without fairness constraints could not be solved: {baseline.error}")
+        outcome = snapshot.outcome
+        if outcome is not None and outcome.error:
+            st.warning(outcome.error, icon=":material/warning:")
+        a, b, _ = st.columns([1, 1, 2])
+        a.page_link("pages/tree.py", label="Explore the tree", icon=":material/account_tree:")
+        b.page_link("pages/fairness.py", label="Fairness & performance", icon=":material/balance:")
+
+
+if not active:
+    render_outcome()
+
+# Three fragments: the numbers refresh fastest, the drawings less often (a redraw in
+# the numbers' fragment would stretch their refresh interval).
 panel, chart = st.columns([3, 2], gap="large")
 with panel:
     st.fragment(run_every=PANEL_POLL if active else None)(render_progress)()
+    st.fragment(run_every=TREE_POLL if active else None)(render_tree)()
 with chart:
     st.fragment(run_every=CHART_POLL if active else None)(render_chart)()
-
-if active:
-    st.stop()
-
-if snapshot.state == "cancelled":
-    st.info(snapshot.message, icon=":material/cancel:")
-    st.stop()
-if snapshot.main.error:
-    st.error(snapshot.main.error, icon=":material/error:")
-elif snapshot.state == "failed":
-    st.error(snapshot.message, icon=":material/error:")
-if snapshot.main.result is not None:
-    record = tree_from_json(snapshot.main.result).record
-    words = STATUS_WORDS.get(record.status, record.status)
-    st.success(f"Tree {words} · objective {fmt(record.objective)} · gap {fmt(record.gap, 'percent')} · "
-               f"{fmt(record.runtime, 'seconds')} on {record.backend}", icon=":material/check_circle:")
-    if snapshot.message:
-        st.warning(snapshot.message, icon=":material/warning:")
-    with st.expander("How it was solved", icon=":material/info:"):
-        st.markdown(f"**Formulation:** {record.formulation} ({record.method})  \n"
-                    f"**Model size:** {record.n_variables:,} variables, {record.n_constraints:,} constraints; "
-                    f"{record.n_rows:,} rows in {record.n_patterns:,} patterns  \n"
-                    f"**Why this route:** {record.choice}")
-        if record.message:
-            st.caption(record.message)
-    baseline = snapshot.baseline
-    if baseline is not None and baseline.error:
-        st.caption(f"The comparison tree without fairness constraints could not be solved: {baseline.error}")
-    outcome = snapshot.outcome
-    if outcome is not None and outcome.error:
-        st.warning(outcome.error, icon=":material/warning:")
-    a, b, _ = st.columns([1, 1, 2])
-    a.page_link("pages/tree.py", label="Explore the tree", icon=":material/account_tree:")
-    b.page_link("pages/fairness.py", label="Fairness & performance", icon=":material/balance:")

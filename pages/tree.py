@@ -47,7 +47,7 @@ else:
 
 chart, side = st.columns([3, 1], gap="large")
 with chart:
-    st.graphviz_chart(tree.to_dot(highlight=highlight, group_mix=mix), width="stretch")
+    st.graphviz_chart(tree.to_dot(highlight=highlight, group_mix=mix))
     st.caption("Each box shows its test (or prediction), the training rows reaching it and their class mix; "
                "leaves are coloured by the class they predict. “yes” means the test holds.")
 with side:

@@ -54,17 +54,20 @@ class PhaseState:
     result: str | None = None
     error: str | None = None
     user_error: bool = False
+    received: float | None = None  # monotonic time of the last progress message
 
 
 @dataclass(frozen=True)
 class PhaseSnapshot:
-    """An immutable copy of a :class:`PhaseState`."""
+    """An immutable copy of a :class:`PhaseState`; ``now`` is the solver's clock at
+    the time of the copy (the last reported elapsed time plus the silence since)."""
 
     history: tuple[dict[str, Any], ...]
     tree: str | None
     result: str | None
     error: str | None
     user_error: bool
+    now: float | None = None
 
     @property
     def latest(self) -> dict[str, Any] | None:
@@ -144,7 +147,11 @@ class Job:
         def copy(state: PhaseState | None) -> PhaseSnapshot | None:
             if state is None:
                 return None
-            return PhaseSnapshot(tuple(state.history), state.tree, state.result, state.error, state.user_error)
+            now = None
+            if state.history and state.received is not None:
+                live = state.result is None and state.error is None
+                now = state.history[-1]["elapsed"] + (time.monotonic() - state.received if live else 0.0)
+            return PhaseSnapshot(tuple(state.history), state.tree, state.result, state.error, state.user_error, now)
 
         end = self.finished or time.monotonic()
         return JobSnapshot(
@@ -291,8 +298,6 @@ class JobRegistry:
                 continue
             if self._apply(job, message):
                 break
-        worker.process.join(5.0)
-        worker.end()
         try:
             if self._on_finished is not None and job.phases["main"].result is not None:
                 self._on_finished(job)
@@ -304,6 +309,8 @@ class JobRegistry:
                 job.finished = time.monotonic()
                 self._running.discard(job.id)
                 self._start_waiting()
+        worker.process.join(5.0)  # it has said all it will say; let it wind down, then make sure
+        worker.end()
 
     def _drain(self, job: Job, worker: _Worker) -> None:
         """Fold in messages a worker sent just before it ended."""
@@ -323,11 +330,14 @@ class JobRegistry:
                 job.state = "running"
                 return False
             phase = job.phases[message["phase"]]
-            job.phase = message["phase"]
+            if message["phase"] != job.phase:  # a Stop of the previous phase does not carry over
+                job.phase = message["phase"]
+                job.stop_requested = None
             job.state = "running"
             if kind == "progress":
                 point = {k: message[k] for k in ("elapsed", "objective", "bound", "gap", "nodes", "message")}
                 phase.history.append(point)
+                phase.received = time.monotonic()
                 if message["tree"] is not None:
                     phase.tree = message["tree"]
             elif kind == "result":

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from strongtree_core.tree import FittedTree
 from studio.config import ModelConfig, Roles, SplitConfig, SplitTables
 from studio.evaluation import evaluate, headline
+from studio.explain import FAIRNESS_NOTIONS
 from studio.jobs import Job
 from studio.runs import RunEntry, RunStore, RunStoreError
 from studio.worker import SolveSpec
@@ -42,7 +43,8 @@ def solve_spec(context: SolveContext) -> SolveSpec:
     X = train[roles.model_columns(train)]
     baseline = None
     if model.fairness:
-        baseline = model.without_fairness().estimator_params(roles)
+        # The comparison takes the fastest exact route (often the dynamic program).
+        baseline = replace(model.without_fairness(), formulation="auto").estimator_params(roles)
         baseline["time_limit"] = min(model.time_limit, BASELINE_TIME_LIMIT)
     return SolveSpec(
         X=X,
@@ -71,7 +73,7 @@ def build_entry(context: SolveContext, tree_json: str, baseline_json: str | None
     record = tree.record.to_dict()
     summary = {
         "depth": context.model.depth,
-        "fairness": ", ".join(context.model.fairness) or "none",
+        "fairness": ", ".join(FAIRNESS_NOTIONS[n].name for n in context.model.fairness) or "none",
         "delta": context.model.fairness_bound if context.model.fairness else None,
         **headline(evaluation, record),
     }
@@ -102,7 +104,8 @@ def finish_job(job: Job, store: RunStore | None) -> None:
     error = ""
     if store is not None:
         try:
-            job.run_id = store.save(entry)
+            entry = replace(entry, id=store.save(entry))
+            job.run_id = entry.id
         except RunStoreError as err:
             error = ERR_SAVE.format(reason=err)
     job.outcome = Outcome(entry, error)

@@ -8,7 +8,7 @@ widget is seeded from a durable value on creation and writes back on change.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import pandas as pd
 import streamlit as st
@@ -47,57 +47,96 @@ def init_state() -> None:
     st.session_state["_studio_ready"] = True
 
 
+#: Session key of the widget generations: section -> int.
+GENERATIONS = "_widget_generations"
+
+
 def widget_key(section: str, name: str) -> str:
-    return f"{section}.{name}"
+    """Key of the widget bound to ``section.name`` in the current generation of ``section``."""
+    generation = st.session_state.get(GENERATIONS, {}).get(section, 0)
+    return f"{section}.{name}" + (f".{generation}" if generation else "")
 
 
-def bind(section: str, name: str, allowed: Any = None) -> str:
-    """Key of a widget showing field ``name`` of the durable value ``section``.
-
-    Seeds the widget from the durable value when the widget is (re)created.
-    ``allowed``, when given, is the widget's option list: a durable value not in
-    it is replaced by the first option.
-    """
-    key = widget_key(section, name)
-    if key not in st.session_state:
-        value = getattr(st.session_state[section], name)
-        if allowed is not None:
-            options = list(allowed)
-            if isinstance(value, (tuple, list)):
-                value = [v for v in value if v in options]
-            elif value not in options:
-                value = options[0] if options else None
-        st.session_state[key] = list(value) if isinstance(value, tuple) else value
-    return key
+def renew_widgets(section: str) -> None:
+    """Give the widgets of ``section`` new keys, so they start from the durable
+    values (the browser would otherwise keep showing, and send back, the old ones)."""
+    generations = dict(st.session_state.get(GENERATIONS, {}))
+    generations[section] = generations.get(section, 0) + 1
+    st.session_state[GENERATIONS] = generations
 
 
-def store(section: str, name: str, convert: Callable[[Any], Any] | None = None) -> None:
+def store(section: str, name: str, key: str, convert: Callable[[Any], Any] | None = None) -> None:
     """``on_change`` callback: copy the widget's value into the durable value."""
-    value = st.session_state[widget_key(section, name)]
+    keep(section, name, st.session_state[key], convert)
+
+
+def bound(
+    section: str,
+    name: str,
+    options: Sequence[Any] | None = None,
+    convert: Callable[[Any], Any] | None = None,
+    on_change: Callable[..., None] | None = None,
+) -> dict[str, Any]:
+    """Keyword arguments binding a widget to field ``name`` of the durable value ``section``.
+
+    The widget's default is the durable value (``value=``, or ``index=`` /
+    ``default=`` when ``options`` are given), so a widget re-created after a page
+    change, or re-mounted by the browser, shows and sends the durable value; its
+    key makes it keep its identity while the default follows the durable value.
+    A value not among ``options`` falls back to the first option.
+    """
+    value = getattr(st.session_state[section], name)
+    key = widget_key(section, name)
+    kwargs: dict[str, Any] = {"key": key}
+    if on_change is None:
+        kwargs.update(on_change=store, args=(section, name, key), kwargs={"convert": convert})
+    else:
+        kwargs["on_change"] = on_change
+    if options is None:
+        kwargs["value"] = value
+    elif isinstance(value, tuple):
+        kwargs["default"] = [v for v in value if v in options]
+    else:
+        kwargs["index"] = list(options).index(value) if value in options else 0
+    return kwargs
+
+
+def keep(section: str, name: str, value: Any, convert: Callable[[Any], Any] | None = None) -> Any:
+    """Make ``value`` (a widget's return value) the durable value ``section.name``.
+
+    Callbacks alone are not enough: a change made while the run that created the
+    widget was still going can arrive without its callback.
+    """
     if convert is not None:
         value = convert(value)
     elif isinstance(value, list):
         value = tuple(value)
-    st.session_state[section] = replace(st.session_state[section], **{name: value})
+    if getattr(st.session_state[section], name) != value:
+        st.session_state[section] = replace(st.session_state[section], **{name: value})
+    return value
 
 
-def bound_kwargs(section: str, name: str, allowed: Any = None, convert: Callable[[Any], Any] | None = None) -> dict:
-    """``key``/``on_change``/``args`` for a widget bound to ``section.name``."""
-    return {
-        "key": bind(section, name, allowed),
-        "on_change": store,
-        "args": (section, name),
-        "kwargs": {"convert": convert},
-    }
+def field(
+    widget: Callable[..., Any],
+    label: str,
+    section: str,
+    name: str,
+    *args: Any,
+    options: Sequence[Any] | None = None,
+    convert: Callable[[Any], Any] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Render ``widget(label, [options,] *args, **kwargs)`` bound to ``section.name``; returns the value.
 
-
-def forget_widgets(section: str) -> None:
-    """Drop the widget state of ``section`` so widgets re-seed from the durable value."""
-    prefix = section + "."
-    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(prefix)]:
-        del st.session_state[key]
+    The widget starts from the durable value and writes back through its
+    callback (so the sidebar, drawn first, is current) and after it is drawn.
+    """
+    positional = (label, list(options), *args) if options is not None else (label, *args)
+    value = widget(*positional, **bound(section, name, options, convert), **kwargs)
+    return keep(section, name, value, convert)
 
 
 def set_roles(roles: Roles | None) -> None:
+    """New column roles (a new table or target): the role widgets start afresh."""
     st.session_state["roles"] = roles
-    forget_widgets("roles")
+    renew_widgets("roles")

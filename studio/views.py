@@ -45,6 +45,8 @@ def fmt(value: Any, kind: str = "number") -> str:
     """Format a possibly missing number for a card or a table cell."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
+    if kind == "gap":
+        return f"{value:.3f}"
     if kind == "percent":
         return f"{value:.1%}"
     if kind == "seconds":
@@ -54,29 +56,36 @@ def fmt(value: Any, kind: str = "number") -> str:
     return f"{value:,.4g}"
 
 
-def convergence_figure(history: Sequence[dict[str, Any]], title: str = "") -> go.Figure:
-    """Incumbent objective and best bound against time (plotly)."""
+def convergence_figure(history: Sequence[dict[str, Any]], now: float | None = None) -> go.Figure:
+    """Incumbent objective and best bound against solver time (plotly).
+
+    Both lines hold their last value up to ``now`` (the solver's current time),
+    so the chart keeps moving while the solver is quiet.
+    """
     t = [p["elapsed"] for p in history]
+    incumbent = [p["objective"] for p in history]
+    bound = [p["bound"] for p in history]
+    sizes = [6] * len(t)
+    if now is not None and t and now > t[-1]:
+        t, incumbent, bound, sizes = t + [now], incumbent + incumbent[-1:], bound + bound[-1:], sizes + [0]
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
-            x=t, y=[p["objective"] for p in history], name="best tree (incumbent)", mode="lines+markers",
-            line={"shape": "hv", "color": "#1f6f8b"}, marker={"size": 5},
+            x=t, y=incumbent, name="best tree (incumbent)", mode="lines+markers",
+            line={"shape": "hv", "color": "#1f6f8b"}, marker={"size": sizes},
         )
     )
     fig.add_trace(
         go.Scatter(
-            x=t, y=[p["bound"] for p in history], name="bound (best possible)", mode="lines",
+            x=t, y=bound, name="bound (best possible)", mode="lines",
             line={"shape": "hv", "dash": "dash", "color": "#c0392b"},
         )
     )
     fig.update_layout(
-        title=title or None,
-        height=300,
-        margin={"l": 10, "r": 10, "t": 30 if title else 10, "b": 10},
+        height=320,
+        margin={"l": 10, "r": 10, "t": 10, "b": 10},
         xaxis_title="seconds",
         yaxis_title="objective",
-        legend={"orientation": "h", "y": -0.25},
-        uirevision="convergence",
+        legend={"orientation": "h", "y": -0.3},
     )
     return fig

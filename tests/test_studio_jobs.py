@@ -15,8 +15,8 @@ from studio.runs import RunStore
 from studio.worker import SolveSpec
 
 ROLES = Roles("hired", "yes", ("gender",), ("education",))
-#: A solve that runs until stopped: statistical parity on 600 rows through the MIO.
-LONG = ModelConfig(depth=2, time_limit=120.0, fairness=("statistical_parity",), fairness_bound=0.02)
+#: A solve that runs until stopped: FlowOCT with statistical parity on 600 rows.
+LONG = ModelConfig(depth=2, formulation="flow", time_limit=120.0, fairness=("statistical_parity",), fairness_bound=0.02)
 
 
 def context(model: ModelConfig, n_rows: int = 800) -> SolveContext:
