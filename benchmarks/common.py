@@ -22,6 +22,7 @@ DATA = REPO.parent / "shared" / "datasets"
 CATEGORICAL = DATA / "categorical"
 ORACLE = DATA / "oracle_optimal.csv"
 PAPER_TRAIN = DATA / "paper_results" / "strongtree_paper_train.csv"
+FAIRNESS_DATA = DATA / "fairness"
 
 #: The paper's 12 datasets, smallest first.
 DATASETS = (
@@ -43,6 +44,13 @@ def require_data() -> None:
 
 def load_table(name: str) -> pd.DataFrame:
     return pd.read_csv(CATEGORICAL / f"{name}.csv")
+
+
+def load_fairness_table(relative: str) -> pd.DataFrame:
+    """A CSV under ``fairness/`` (e.g. ``"german/splits/german_binary_train_enc_1.csv"``)
+    without its unnamed row-index column, if it has one."""
+    df = pd.read_csv(FAIRNESS_DATA / relative)
+    return df.drop(columns=[c for c in df.columns if str(c).startswith("Unnamed:")])
 
 
 def in_sample_part(df: pd.DataFrame, sample: int) -> pd.DataFrame:
