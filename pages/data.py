@@ -21,7 +21,7 @@ def use_table(table: LoadedTable, roles: Roles) -> None:
 def load_demo() -> None:
     demo = DEMOS[st.session_state["data.demo"]]
     frame = demo.load()
-    use_table(LoadedTable(demo.name, frame, fingerprint(frame), demo.description), suggest_roles(frame, demo))
+    use_table(LoadedTable(demo.name, frame, fingerprint(frame)), suggest_roles(frame, demo))
 
 
 source_tab, upload_tab = st.tabs([":material/dataset: Built-in tables", ":material/upload_file: Upload a file"])
@@ -32,7 +32,10 @@ with source_tab:
     col_pick, col_button = st.columns([3, 1], vertical_alignment="bottom")
     choice = col_pick.selectbox("Built-in table", names, index=shown, key="data.demo")
     col_button.button("Use this table", key="data.load_demo", on_click=load_demo, icon=":material/download_done:")
-    st.markdown(DEMOS[choice].description)
+    st.markdown(DEMOS[choice].summary)
+    if DEMOS[choice].description:
+        with st.expander("How this table was generated", icon=":material/science:"):
+            st.markdown(DEMOS[choice].description)
 
 with upload_tab:
     upload = st.file_uploader(

@@ -24,16 +24,20 @@ if history.empty:
 
 labels = {int(r.id): f"#{r.id} · {r.created} · {r.dataset} · depth {r.depth} · {r.fairness}" for r in history.itertuples()}
 
-shown_history = history.copy()
-for column in ("train_accuracy", "test_accuracy"):
-    if column in shown_history:
-        shown_history[column] = shown_history[column].map(lambda v: fmt(v, "percent"))
-for column in ("objective", "gap", "train_worst_gap", "test_worst_gap", "delta"):
-    if column in shown_history:
-        shown_history[column] = shown_history[column].map(lambda v: fmt(v, "percent" if column == "gap" else "number"))
-if "runtime" in shown_history:
-    shown_history["runtime"] = shown_history["runtime"].map(lambda v: fmt(v, "seconds"))
-st.dataframe(shown_history.rename(columns=lambda c: c.replace("_", " ")), hide_index=True)
+#: History columns shown, in order, with their headers and formats.
+COLUMNS = {
+    "id": ("run", None), "created": ("when", None), "dataset": ("table", None), "depth": ("depth", None),
+    "fairness": ("fairness", None), "delta": ("δ", "number"), "status": ("status", None),
+    "train_accuracy": ("train accuracy", "percent"), "test_accuracy": ("test accuracy", "percent"),
+    "train_worst_gap": ("train gap", "gap"), "test_worst_gap": ("test gap", "gap"),
+    "runtime": ("solve time", "seconds"), "backend": ("backend", None), "gap": ("optimality gap", "percent"),
+}
+shown_history = history[[c for c in COLUMNS if c in history.columns]].copy()
+for column, (_, kind) in COLUMNS.items():
+    if kind is not None and column in shown_history:
+        shown_history[column] = shown_history[column].map(lambda v, k=kind: fmt(v, k))
+st.dataframe(shown_history.rename(columns={c: h for c, (h, _) in COLUMNS.items()}), hide_index=True)
+st.caption("Train and test gap: the largest measured gap among the fairness notions the run constrained.")
 
 picked = st.multiselect("Select one run to open or delete, or two to compare", list(labels), format_func=labels.get,
                         max_selections=2, key="runs.pick")

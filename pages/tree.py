@@ -55,7 +55,7 @@ with side:
         prediction = tree.predict(row_panel)[0]
         truth = row_panel[result.roles.target].iloc[0]
         st.markdown(f"**Prediction:** `{prediction}`  \n**Actual:** `{truth}`")
-        st.dataframe(row_panel.T.rename(columns=lambda _: "value").astype(str), height=300)
+        st.dataframe(row_panel.T.rename(columns=lambda _: "value").astype(str))
     st.markdown("**Solve**")
     st.markdown(f"objective {fmt(record.objective)} · bound {fmt(record.bound)} · gap {fmt(record.gap, 'percent')}  \n"
                 f"{fmt(record.runtime, 'seconds')} · {record.backend} · {record.formulation}")

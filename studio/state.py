@@ -23,7 +23,6 @@ class LoadedTable:
     name: str
     frame: pd.DataFrame
     fingerprint: str
-    description: str = ""
 
 
 #: Durable session keys and their initial values (factories).

@@ -81,11 +81,14 @@ def convergence_figure(history: Sequence[dict[str, Any]], now: float | None = No
             line={"shape": "hv", "dash": "dash", "color": "#c0392b"},
         )
     )
+    values = [v for v in incumbent + bound if v is not None]
+    pad = max((max(values) - min(values)) * 0.08, 1.0) if values else 1.0
     fig.update_layout(
         height=320,
         margin={"l": 10, "r": 10, "t": 10, "b": 10},
-        xaxis_title="seconds",
-        yaxis_title="objective",
+        xaxis={"title": "seconds", "rangemode": "tozero"},
+        yaxis={"title": "objective", "tickformat": ",~g",
+               "range": [min(values) - pad, max(values) + pad] if values else None},
         legend={"orientation": "h", "y": -0.3},
     )
     return fig
