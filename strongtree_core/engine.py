@@ -163,21 +163,14 @@ def solve_tree(
     dp_starts: list[tuple[str, TreeStructure]] = []
     dp_note = ""
     objective_cap: float | None = None
+    relaxed_optimum: TreeStructure | None = None
     if streed is not None:
         if formulation == "auto":
             res = streed(data, spec, time_limit=time_limit)
             if res.supported and res.certified and res.structure is not None:
                 value = tree_objective(data, spec, res.structure)
                 if abs(value - res.objective) <= 1e-6 * max(1.0, abs(value)):
-                    if progress:
-                        progress(EngineProgress(time.perf_counter() - t0, value, value, 0.0, 0, res.structure, "certified by dynamic programming"))
-                    return EngineResult(
-                        structure=res.structure, status=Status.OPTIMAL.value, objective=value, bound=value, gap=0.0,
-                        runtime=time.perf_counter() - t0, backend="pystreed", formulation="dynamic programming (STreeD)",
-                        method="dp", n_variables=0, n_constraints=0, n_rows=data.n_rows, n_patterns=data.n_patterns,
-                        build_seconds=0.0, message="", certified=True,
-                        choice=f"dynamic programming: {res.reason}",
-                    )
+                    return _certified_by_dp(res.structure, value, data, t0, progress, f"dynamic programming: {res.reason}")
                 dp_note = f"the dynamic program's tree re-scored to {value:g}, not its claimed {res.objective:g}; solved by MIO instead. "
             elif res.status == "infeasible" and res.certified:
                 raise StrongTreeError(
@@ -199,12 +192,23 @@ def solve_tree(
                     relaxed_value = tree_objective(data, relaxed, res.structure)
                     if abs(relaxed_value - res.objective) <= 1e-6 * max(1.0, abs(relaxed_value)):
                         objective_cap = relaxed_value
+                        relaxed_optimum = res.structure
 
     method, why = _choose_method(spec, formulation, solver, data)
     built = build_model(data, spec, method)
     if objective_cap is not None:
         built = replace(built, arrays=with_objective_cap(built.arrays, objective_cap))
     arrays = built.arrays
+    if formulation == "auto" and relaxed_optimum is not None:
+        # The optimum without the side constraints may already satisfy them: then
+        # it is optimal for the constrained problem too (a relaxation's optimum
+        # that is feasible), and no search is needed.
+        x = built.start(relaxed_optimum, data)
+        if arrays.max_violation(x) <= START_TOLERANCE and tree_objective(data, spec, relaxed_optimum) >= objective_cap - 1e-9:
+            return _certified_by_dp(
+                relaxed_optimum, objective_cap, data, t0, progress,
+                "dynamic programming: the optimal tree without the side constraints satisfies them",
+            )
     start = _best_start(built, data, dp_starts) if warm_start else None
     if progress and start is not None:
         value = arrays.objective(start[2])
@@ -251,12 +255,25 @@ def solve_tree(
             f"The solver reported objective {result.objective:g}; the tree re-scores to {value:g} (shown)."
         )
     bound = result.bound
+    if objective_cap is not None:
+        bound = objective_cap if bound is None else min(bound, objective_cap)
     certified = status == Status.OPTIMAL and (bound is None or value >= bound - 1e-6 * max(1.0, abs(bound)) - 1e-9)
     if status == Status.OPTIMAL and not certified:
         status = Status.TIME_LIMIT
     gap = None if bound is None else abs(bound - value) / max(abs(value), 1e-9)
     return EngineResult(structure=structure, status=status.value, objective=value, bound=bound, gap=gap,
                         message=message, certified=certified, **common)
+
+
+def _certified_by_dp(structure: TreeStructure, value: float, data: PatternData, t0: float, progress, choice: str) -> EngineResult:
+    if progress:
+        progress(EngineProgress(time.perf_counter() - t0, value, value, 0.0, 0, structure, "certified by dynamic programming"))
+    return EngineResult(
+        structure=structure, status=Status.OPTIMAL.value, objective=value, bound=value, gap=0.0,
+        runtime=time.perf_counter() - t0, backend="pystreed", formulation="dynamic programming (STreeD)",
+        method="dp", n_variables=0, n_constraints=0, n_rows=data.n_rows, n_patterns=data.n_patterns,
+        build_seconds=0.0, message="", certified=True, choice=choice,
+    )
 
 
 def _relaxation_hint(spec: TreeSpec) -> str:
