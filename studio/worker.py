@@ -112,6 +112,7 @@ class _ProgressSender:
 
 def _fit(spec: SolveSpec, params: dict[str, Any], phase: str, outbox: Any, stop: threading.Event) -> None:
     from strongtree_core import StrongTreeClassifier, StrongTreeError
+    from strongtree_core.encoding import EncodingError
 
     try:
         model = StrongTreeClassifier(**params)
@@ -123,7 +124,7 @@ def _fit(spec: SolveSpec, params: dict[str, Any], phase: str, outbox: Any, stop:
             progress=_ProgressSender(outbox, phase),
             stop=stop,
         )
-    except StrongTreeError as err:
+    except (StrongTreeError, EncodingError) as err:  # the user can fix these: the message says how
         outbox.put({"kind": "error", "phase": phase, "message": str(err), "user_error": True})
         return
     except Exception as err:  # the process boundary: any failure becomes a message

@@ -164,3 +164,48 @@ def test_solve_stop_then_tree_fairness_and_runs():
     at.button(key="runs.delete").click().run()
     assert at.session_state["view_run"] is None
     assert [i.value for i in at.info] == ["No runs yet: each finished solve is stored here."]
+
+
+def test_infeasible_constraints_are_a_message_on_the_solve_page():
+    at = new_app()
+    at.button(key="data.load_demo").click().run()
+    goto(at, "pages/model.py")
+    at.slider(key="model.depth").set_value(1).run()
+    at.number_input(key="model.min_recall").set_value(1.0).run()
+    at.number_input(key="model.min_specificity").set_value(1.0).run()
+    goto(at, "pages/solve.py")
+    at.button(key="solve.start").click().run()
+    poll(at, lambda a: len(a.error) > 0)
+    assert at.error[0].value.startswith("No tree of depth 1 satisfies all the constraints together")
+    assert not at.exception and not at.success
+    goto(at, "pages/tree.py")
+    assert at.info[0].value.startswith("The last solve has no tree to show.")
+
+
+def test_runs_page_compares_two_stored_runs():
+    from strongtree_core import StrongTreeClassifier
+    from studio.config import ModelConfig, Roles
+    from studio.demo_data import make_hiring
+    from studio.loading import fingerprint
+    from studio.outcome import SolveContext, build_entry
+    from studio.services import run_store
+
+    frame = make_hiring(200, seed=4)
+    roles = Roles("hired", "yes", ("gender",))
+    tables = split_table(frame, roles, SplitConfig())
+    ids = []
+    for depth in (1, 2):
+        model = ModelConfig(depth=depth)
+        fitted = StrongTreeClassifier(**model.estimator_params(roles)).fit(
+            tables.train.drop(columns="hired"), tables.train["hired"], sensitive_features="gender")
+        context = SolveContext("hiring", fingerprint(frame), roles, SplitConfig(), model, tables)
+        ids.append(run_store().save(build_entry(context, fitted.tree_.to_json(), None)))
+
+    at = goto(new_app(), "pages/runs.py")
+    at.multiselect(key="runs.pick").set_value(ids).run()
+    assert not at.button(key="runs.compare").disabled and at.button(key="runs.open").disabled
+    settings = at.table[0].value
+    assert list(settings.columns) == [f"#{i}" for i in ids]
+    assert list(settings.loc["depth"]) == ["1", "2"]  # only what differs is listed
+    assert "dataset" not in settings.index
+    assert len(at.get("graphviz_chart")) == 2
