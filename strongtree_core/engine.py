@@ -25,7 +25,7 @@ from strongtree_core.formulation import BuiltModel, TreeSpec, TreeStructure, bui
 from strongtree_core.formulation.arrays import with_objective_cap
 from strongtree_core.formulation.objectives import tree_objective
 from strongtree_core.solvers import SolveOptions, SolverUnavailableError, Status, choose_backend, solve
-from strongtree_core.starts import candidate_starts
+from strongtree_core.starts import candidate_starts, one_vs_rest_fair_starts
 
 Formulation = Literal["auto", "flow", "benders"]
 
@@ -184,6 +184,7 @@ def solve_tree(
         # solves: its optimum is a start to check for feasibility and, being a
         # relaxation, an upper bound on the constrained optimum.
         if spec.side_constraints:
+            dp_starts += one_vs_rest_fair_starts(data, spec, streed, time_budget=min(5.0, time_limit / 8))
             relaxed = replace(spec, side_constraints=())
             res = streed(data, relaxed, time_limit=min(10.0, time_limit / 4))
             if res.supported and res.structure is not None:
