@@ -31,7 +31,7 @@ def main() -> None:
     try:
         page.run()
     finally:  # drawn last (also after st.stop), so it shows the choices this run's page made
-        render_sidebar()
+        render_sidebar(live=page.url_path != "solve")  # the Solve page polls the solve itself
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ from studio.views import job_state_badge
 SIDEBAR_POLL = 1.0
 
 
-def render_sidebar() -> None:
+def render_sidebar(live: bool = True) -> None:
+    """The table in use and this session's solve; ``live`` refreshes the solve's state while it runs."""
     with st.sidebar:
         table = st.session_state["table"]
         roles = st.session_state["roles"]
@@ -27,11 +28,11 @@ def render_sidebar() -> None:
         snapshot = job_registry().snapshot(st.session_state["job_id"])
         if snapshot is not None:
             st.caption("SOLVE")
-            _solve_status(snapshot.active)
+            _solve_status(live and snapshot.active)
 
 
-def _solve_status(active: bool) -> None:
-    @st.fragment(run_every=SIDEBAR_POLL if active else None)
+def _solve_status(poll: bool) -> None:
+    @st.fragment(run_every=SIDEBAR_POLL if poll else None)
     def status() -> None:
         snapshot: JobSnapshot | None = job_registry().snapshot(st.session_state["job_id"])
         if snapshot is None:

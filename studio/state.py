@@ -2,7 +2,7 @@
 and widgets bound to them.
 
 Streamlit drops a widget's state when the page that owns it is left, so each
-widget is seeded from a durable value on creation and writes back on change.
+widget starts from a durable value and writes back to it (see :func:`field`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ DEFAULTS: dict[str, Callable[[], Any]] = {
     "model": ModelConfig,
     "job_id": lambda: None,  # the job this session started last
     "view_run": lambda: None,  # run id shown on the Tree and Fairness pages
-    "compare_runs": lambda: (),
 }
 
 

@@ -31,6 +31,7 @@ STATUS_WORDS = {
 
 
 def job_state_badge(snapshot: JobSnapshot) -> None:
+    """A coloured badge with the job's state in words."""
     label, icon, color = STATE_LABELS[snapshot.state]
     if snapshot.state == "queued" and snapshot.queue_position:
         label = f"Queued (position {snapshot.queue_position})"
