@@ -126,8 +126,8 @@ class Job:
 
     def __init__(self, spec: SolveSpec, context: Any, time_budget: float) -> None:
         self.id = uuid.uuid4().hex[:12]
-        self.spec = spec
-        self.context = context
+        self.spec: SolveSpec | None = spec  # both dropped once the job has ended
+        self.context: Any = context
         self.time_budget = time_budget
         self.state: JobState = "queued"
         self.phase: Phase = "main"
@@ -177,8 +177,9 @@ class JobRegistry:
     max_running : int
         Solves allowed at once; later requests wait in a queue.
     on_finished : callable or None
-        Called with the :class:`Job` (from a monitor thread) once its worker has
-        ended, before the next queued job starts; it may set ``job.run_id``.
+        Called with the :class:`Job` (from a monitor thread) when its worker has
+        sent its last message or died, before the job counts as ended and the
+        next queued job starts; it may set ``job.run_id`` and ``job.outcome``.
     prewarm : bool
         Keep one idle worker with the engine already imported, so a solve starts
         without the import delay.
@@ -307,6 +308,7 @@ class JobRegistry:
                 job.state = "finished" if main.result is not None else "failed"
                 job.message = failure or ("" if main.result is not None else main.error or "")
                 job.finished = time.monotonic()
+                job.spec = job.context = None  # the rows are no longer needed: free them
                 self._running.discard(job.id)
                 self._start_waiting()
         worker.process.join(5.0)  # it has said all it will say; let it wind down, then make sure
