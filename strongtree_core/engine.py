@@ -165,8 +165,13 @@ def solve_tree(
     objective_cap: float | None = None
     relaxed_optimum: TreeStructure | None = None
     if streed is not None:
-        if formulation == "auto":
-            res = streed(data, spec, time_limit=time_limit)
+        res = streed(data, spec, time_limit=min(time_limit, 30.0) if formulation != "auto" else time_limit)
+        if formulation != "auto":
+            # A forced MIO still starts from the dynamic program's tree: the solver
+            # then has to prove it (a teacher still sees the bound close).
+            if res.structure is not None:
+                dp_starts.append(("the dynamic program's tree", res.structure))
+        else:
             if res.supported and res.certified and res.structure is not None:
                 value = tree_objective(data, spec, res.structure)
                 if abs(value - res.objective) <= 1e-6 * max(1.0, abs(value)):
