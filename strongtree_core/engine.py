@@ -218,13 +218,19 @@ def solve_tree(
     start = _best_start(built, data, dp_starts) if warm_start else None
     if progress and start is not None:
         value = arrays.objective(start[2])
-        progress(EngineProgress(time.perf_counter() - t0, value, None, None, 0, start[1], f"warm start: {start[0]}"))
+        gap = None if objective_cap is None else abs(objective_cap - value) / max(abs(value), 1e-9)
+        progress(EngineProgress(time.perf_counter() - t0, value, objective_cap, gap, 0, start[1], f"warm start: {start[0]}"))
 
     def on_event(ev) -> None:
         if progress is None:
             return
         tree = built.decode(ev.incumbent) if ev.incumbent is not None else None
-        progress(EngineProgress(time.perf_counter() - t0, ev.objective, ev.bound, ev.gap, ev.nodes, tree))
+        bound, gap = ev.bound, ev.gap
+        if objective_cap is not None and (bound is None or bound > objective_cap):
+            # The relaxation's optimum is a bound the solver has not found yet.
+            bound = objective_cap
+            gap = None if ev.objective is None else abs(bound - ev.objective) / max(abs(ev.objective), 1e-9)
+        progress(EngineProgress(time.perf_counter() - t0, ev.objective, bound, gap, ev.nodes, tree))
 
     remaining = max(0.5, time_limit - (time.perf_counter() - t0))
     options = SolveOptions(
