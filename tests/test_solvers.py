@@ -422,3 +422,18 @@ def test_highs_resolve_loop_returns_the_solution_it_reports():
     assert result.status == Status.OPTIMAL
     tree = built.decode(result.x)
     assert result.objective == pytest.approx(23) and (tree.predict(data.X) == data.y).sum() == 23
+
+
+PRIORITY_CASES = [case for case in SMALL_CASES if case.values[0] in ("scip", "gurobi")]
+
+
+@pytest.mark.parametrize("name, built, data", PRIORITY_CASES)
+def test_branch_priority_keeps_the_optimum(name: str, built: BuiltModel, data: PatternData) -> None:
+    """Branching on the split variables b first changes the search, not the optimum."""
+    from dataclasses import replace
+
+    priority = np.zeros(built.arrays.n_cols, dtype=np.int64)
+    priority[np.ravel(built.arrays.index["b"])] = 1
+    result = BACKENDS[name].solve(replace(built.arrays, branch_priority=priority), SolveOptions(time_limit=30))
+    assert result.status == Status.OPTIMAL, result.message
+    assert result.objective == pytest.approx(brute_force(data, built.spec.depth), abs=1e-6)

@@ -46,6 +46,10 @@ class ModelArrays:
         Direction in which each variable family appears in lazy cuts
         (needed by solvers that must know the cuts' variable locks).
     obj_offset : float
+    branch_priority : ndarray of int, shape (n_cols,), or None
+        Branching priority of each column for backends that honour one
+        (SCIP, Gurobi; a larger value is branched on first); None leaves the
+        choice to the solver.
     """
 
     sense: Literal["max", "min"]
@@ -61,6 +65,7 @@ class ModelArrays:
     separator: Separator | None = None
     lazy_locks: Mapping[str, str] = field(default_factory=dict)
     obj_offset: float = 0.0
+    branch_priority: np.ndarray | None = None
 
     @property
     def n_cols(self) -> int:

@@ -105,6 +105,8 @@ class GurobiBackend:
                 obj=model.c,
                 vtype=np.where(model.integrality, GRB.INTEGER, GRB.CONTINUOUS),
             )
+            if model.branch_priority is not None:
+                x.BranchPriority = np.asarray(model.branch_priority, dtype=int)
             m.ModelSense = GRB.MAXIMIZE if model.sense == "max" else GRB.MINIMIZE
             m.ObjCon = float(model.obj_offset)
             A, sense, rhs = _row_blocks(model)
