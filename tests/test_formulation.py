@@ -106,7 +106,7 @@ def test_benders_cuts_are_valid_for_every_tree_and_cut_off_the_incumbent(balance
     violated by the incumbent (g = 1 for misclassified patterns)."""
     X, y, data = _instance(3, n=12, F=3, K=2)
     spec = TreeSpec(depth=2) if balanced else TreeSpec(depth=2, lambda_=0.1)
-    built = build_model(data, spec, "benders")
+    built = build_model(data, spec, "benders", single_class_rows=False)  # the cuts alone
     idx = built.arrays.index
     trees = list(all_trees(2, 3, 2))
     if balanced:
@@ -124,3 +124,38 @@ def test_benders_cuts_are_valid_for_every_tree_and_cut_off_the_incumbent(balance
         for other in trees:
             x = built.start(other, data)
             assert np.all(cuts @ x <= up + 1e-9)
+
+
+@pytest.mark.parametrize("method", ["flow", "benders"])
+@pytest.mark.parametrize("depth, K", [(1, 3), (2, 2)])
+def test_single_class_subtree_rows_keep_every_classifier(method, depth, K):
+    """Every tree, written with canonical splits, satisfies the symmetry-breaking
+    rows with its own predictions and value; trees written as given that split
+    inside a single-class subtree on another feature violate them."""
+    from strongtree_core.formulation.decode import start_vector
+
+    X, y, data = _instance(5, n=12, F=3, K=K)
+    built = build_model(data, TreeSpec(depth=depth), method, single_class_rows=True)
+    plain = build_model(data, TreeSpec(depth=depth), method, single_class_rows=False)
+    assert built.arrays.n_rows > plain.arrays.n_rows
+    cut_off = 0
+    for tree in all_trees(depth, 3, K):
+        x = built.start(tree, data)
+        assert built.arrays.max_violation(x) <= 1e-9
+        assert np.array_equal(built.decode(x).predict(X), tree.predict(X))
+        assert built.arrays.objective(x) == pytest.approx((tree.predict(X) == y).sum())
+        cut_off += built.arrays.max_violation(start_vector(built.arrays, tree, data)) > 0.5
+    assert cut_off > 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("method", ["flow", "benders"])
+def test_single_class_subtree_rows_keep_the_optimum(seed, method):
+    K = 2 + seed % 2
+    X, y, data = _instance(seed, n=16, K=K)
+    for depth in (1, 2):
+        spec = TreeSpec(depth=depth)
+        built = build_model(data, spec, method, single_class_rows=True)
+        x = milp_solve(built.arrays) if method == "flow" else _benders_loop(built)
+        assert built.arrays.objective(x) == pytest.approx(_brute(X, y, spec, K), abs=1e-6)
+        assert (built.decode(x).predict(X) == y).sum() == pytest.approx(_brute(X, y, spec, K))

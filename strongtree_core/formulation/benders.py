@@ -27,6 +27,7 @@ from strongtree_core.formulation.tree_rows import (
     add_feature_count_columns,
     add_feature_count_rows,
     add_imbalanced_tree_rows,
+    add_single_class_subtree_rows,
     add_sparsity_rows,
     add_tree_columns,
 )
@@ -35,9 +36,16 @@ from strongtree_core.formulation.tree_rows import (
 G_TOLERANCE = 1e-6
 
 
-def build_benders_master(data: PatternData, spec: TreeSpec, *, balanced: bool) -> ModelArrays:
+def build_benders_master(
+    data: PatternData, spec: TreeSpec, *, balanced: bool, single_class_rows: bool = True
+) -> ModelArrays:
     """The master problem: tree rows of (1) or (7), columns ``g`` (P,), objective
-    (1 - lambda) sum_i weight_i g[i] - lambda sum b, and the separator."""
+    (1 - lambda) sum_i weight_i g[i] - lambda sum b, and the separator.
+
+    ``single_class_rows``: add the symmetry-breaking rows of
+    :func:`add_single_class_subtree_rows` to a balanced master without a
+    feature-count bound (ignored otherwise).
+    """
     if spec.needs_all_datapoints:
         raise ValueError(
             "Benders' decomposition applies only to constraints that do not couple datapoints "
@@ -55,6 +63,8 @@ def build_benders_master(data: PatternData, spec: TreeSpec, *, balanced: bool) -
     rows = RowBuilder()
     if balanced:
         add_balanced_tree_rows(idx, rows)
+        if single_class_rows and spec.max_features is None:
+            add_single_class_subtree_rows(idx, rows, graph)
     else:
         add_imbalanced_tree_rows(idx, rows, graph)
         if spec.max_branching is not None:

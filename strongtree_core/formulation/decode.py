@@ -65,6 +65,22 @@ def pad_to_balanced(tree: TreeStructure) -> TreeStructure:
     return TreeStructure(tree.depth, feature, prediction)
 
 
+def canonical_splits(tree: TreeStructure) -> TreeStructure:
+    """The same classifier with every subtree whose leaves all predict one class
+    split on feature 0 (the form ``tree_rows.add_single_class_subtree_rows`` asks
+    of a balanced tree); a tree that stops early is first padded to full depth."""
+    tree = pad_to_balanced(tree)
+    graph = TreeGraph(tree.depth)
+    feature = tree.feature.copy()
+    for level in range(tree.depth):
+        width = 2 ** (tree.depth - level)
+        for n in range(2**level, 2 ** (level + 1)):
+            leaves = n * width + np.arange(width)
+            if np.unique(tree.prediction[leaves - 1]).size == 1:
+                feature[n - 1] = 0
+    return TreeStructure(graph.depth, feature, tree.prediction)
+
+
 def path_nodes(tree: TreeStructure, X: np.ndarray) -> np.ndarray:
     """Node visited by each row at each depth, shape (n_rows, depth + 1); 0 past the leaf."""
     n = X.shape[0]

@@ -21,13 +21,20 @@ from strongtree_core.formulation.tree_rows import (
     add_feature_count_rows,
     add_imbalanced_tree_rows,
     add_left_right_capacity_rows,
+    add_single_class_subtree_rows,
     add_sparsity_rows,
     add_tree_columns,
 )
 
 
-def build_flow_oct(data: PatternData, spec: TreeSpec, *, balanced: bool) -> ModelArrays:
+def build_flow_oct(
+    data: PatternData, spec: TreeSpec, *, balanced: bool, single_class_rows: bool = False
+) -> ModelArrays:
     """Build FlowOCT, eq. (1) when ``balanced`` else eq. (7), with eqs. (8)-(9) as asked.
+
+    ``single_class_rows``: add the symmetry-breaking rows of
+    :func:`add_single_class_subtree_rows` to a balanced model without a
+    feature-count bound (off by default: no gain measured on FlowOCT).
 
     Columns: ``b`` (|B|, F), ``w`` (|L|, K) or (|B|+|T|, K), ``p`` (|B|+|T|,) when
     imbalanced, ``z`` (P, |B|+|T|) the flow into each node, ``zt`` (P, |B|) the
@@ -53,6 +60,8 @@ def build_flow_oct(data: PatternData, spec: TreeSpec, *, balanced: bool) -> Mode
 
     if balanced:
         add_balanced_tree_rows(idx, rows)
+        if single_class_rows and spec.max_features is None:
+            add_single_class_subtree_rows(idx, rows, graph)
         # (1c) z[i, a(n), n] = z[i, n, l(n)] + z[i, n, r(n)]     n in B, i in I
         cons = np.stack([z[:, B - 1], z[:, 2 * B - 1], z[:, 2 * B]], axis=-1)
         rows.add("flow_conservation (1c)", cons.reshape(-1, 3), np.array([1.0, -1.0, -1.0]), 0.0, 0.0)

@@ -61,6 +61,30 @@ def add_imbalanced_tree_rows(idx, rows: RowBuilder, graph: TreeGraph) -> None:
     )
 
 
+def add_single_class_subtree_rows(idx, rows: RowBuilder, graph: TreeGraph) -> None:
+    """Balanced trees: a subtree whose leaves all predict one class splits on feature 0.
+
+    sum_{l in L(n)} w[l, k] - b[n, 0] <= |L(n)| - 1      for all n in B, k in K
+
+    with L(n) the leaves below n.  When every leaf below n predicts k, the
+    splits inside that subtree change no prediction, so every tree has an
+    equivalent one meeting these rows (``decode.canonical_splits``): they only
+    remove copies of the same classifier from the search.  Not valid with the
+    feature-count bound (9), which the moved splits could exceed.
+    """
+    w, b = idx["w"], idx["b"]  # (|L|, K), (|B|, F)
+    K = w.shape[1]
+    for level in range(graph.depth):
+        nodes = np.arange(2**level, 2 ** (level + 1))
+        width = 2 ** (graph.depth - level)
+        leaf_pos = nodes[:, None] * width - graph.n_terminal + np.arange(width)  # (m, width)
+        leaf_w = np.transpose(w[leaf_pos], (0, 2, 1))  # (m, K, width)
+        split = np.broadcast_to(b[nodes - 1, 0][:, None, None], (nodes.size, K, 1))
+        cols = np.concatenate([leaf_w, split], axis=2).reshape(nodes.size * K, width + 1)
+        coefs = np.append(np.ones(width), -1.0)
+        rows.add("single_class_subtree", cols, coefs, -np.inf, width - 1.0)
+
+
 def add_sparsity_rows(idx, rows: RowBuilder, max_branching: int) -> None:
     """Sparsity, eq. (8): sum_{n in B} sum_f b[n, f] <= C."""
     rows.add("max_branching_nodes (8)", idx["b"].reshape(1, -1), 1.0, -np.inf, float(max_branching))
