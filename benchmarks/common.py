@@ -4,6 +4,9 @@ the known optima, the paper's own results, and one solve of one instance
 
 from __future__ import annotations
 
+import json
+import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +34,11 @@ DATASETS = (
 )
 #: random_state of samples 1..5 in the paper's code.
 SAMPLE_SEEDS = {1: 41, 2: 23, 3: 45, 4: 36, 5: 19}
+#: ODTlearn's approaches, run on CBC through ``odtlearn_worker.py``.
+ODTLEARN_METHODS = ("odtlearn-flow", "odtlearn-benders")
+#: python-mip's status names -> ours.
+_MIP_STATUS = {"optimal": "optimal", "feasible": "time_limit", "no_solution_found": "time_limit_no_tree",
+               "infeasible": "infeasible"}
 #: Largest objective difference (in rows) still counted as equal.
 TOL = 1e-6
 
@@ -185,4 +193,60 @@ def run_mio(
         if result.objective is not None and abs(out.objective - result.objective) > TOL * max(1.0, abs(out.objective)):
             out.note += f"; solver reported {result.objective:.6g}, tree re-scores to {out.objective:.6g}"
             out.certified = False
+    return out
+
+
+def run_odtlearn(
+    part: pd.DataFrame, data: PatternData, spec: TreeSpec, method: str, time_limit: float,
+    *, python: str, threads: int = 1, grace: float = 120.0,
+) -> Outcome:
+    """ODTlearn's FlowOCT or BendersOCT (CBC) on the rows of ``part``, in the
+    interpreter ``python``; its tree is re-scored from its predictions.
+
+    ``seconds`` is the time of ODTlearn's optimize call (what the paper's limit
+    bounds); its Python model build is kept in ``build_seconds``.  A run that
+    does not return within ``2 * time_limit + grace`` is killed and counted as
+    not certified.
+    """
+    approach = method.split("-", 1)[1]
+    X = part.drop(columns="target").to_numpy()
+    y_raw = part["target"].to_numpy()
+    out = Outcome(method, "cbc", "error", False, 0.0)
+    worker = Path(__file__).with_name("odtlearn_worker.py")
+    with tempfile.TemporaryDirectory() as tmp:
+        instance = Path(tmp) / "instance.npz"
+        np.savez(instance, X=X, y=y_raw)
+        cmd = [python, str(worker), str(instance), "--method", approach, "--depth", str(spec.depth),
+               "--time-limit", str(time_limit), "--lambda", str(spec.lambda_), "--threads", str(threads)]
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=2 * time_limit + grace)
+        except subprocess.TimeoutExpired:
+            out.status, out.seconds = "killed", time.perf_counter() - t0
+            out.note = f"did not return within {2 * time_limit + grace:g} s (time limit {time_limit:g} s); killed"
+            return out
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("ODTLEARN_RESULT ")), None)
+    if line is None:
+        out.seconds = time.perf_counter() - t0
+        out.note = f"no result (exit {proc.returncode}): {proc.stderr.strip()[-300:]}"
+        return out
+    res = json.loads(line.split(" ", 1)[1])
+    out.seconds, out.build_seconds = res["solve_seconds"], res["build_seconds"]
+    out.status = _MIP_STATUS.get(res["status"], res["status"])
+    out.reported, out.bound = res.get("objective"), res.get("bound")
+    out.note = res.get("error") or res.get("predict_error") or ""
+    if "predictions" in res:
+        pred = np.asarray(res["predictions"])
+        correct = int((pred == y_raw).sum())
+        out.misclassified = len(y_raw) - correct
+        out.branching = res.get("n_branching")
+        out.objective = (1 - spec.lambda_) * correct - spec.lambda_ * (out.branching or 0)
+        if out.bound is not None and out.objective > 0:
+            out.gap = abs(out.bound - out.objective) / out.objective
+        out.certified = out.status == "optimal"
+        if out.reported is not None and abs(out.objective - out.reported) > TOL * max(1.0, abs(out.objective)):
+            out.note += f"; ODTlearn reported {out.reported:.6g}, tree re-scores to {out.objective:.6g}"
+            out.certified = False
+    elif out.status == "optimal":
+        out.note += "; optimal but no tree to check"
     return out

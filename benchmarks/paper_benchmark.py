@@ -13,6 +13,15 @@ Examples
 python -m benchmarks.paper_benchmark --quick
 python -m benchmarks.paper_benchmark --methods dp --lambdas 0 0.1 0.5 0.9
 python -m benchmarks.paper_benchmark --methods flow benders --solvers highs scip --time-limit 125
+python -m benchmarks.paper_benchmark --methods odtlearn-flow --odtlearn-python /path/to/venv/bin/python
+python -m benchmarks.paper_benchmark --summarize benchmarks/out/a.csv benchmarks/out/b.csv
+
+ODTlearn (methods ``odtlearn-flow`` and ``odtlearn-benders``, CBC) runs in a
+separate interpreter that has it installed (``requirements-bench.txt``), one
+subprocess per instance (``odtlearn_worker.py``), on the same rows; its tree is
+re-scored from its predictions like ours.  Two invocations started together
+with different ``--methods`` (one core each) measure side by side;
+``--summarize`` merges their CSVs into one Figure-2 table.
 """
 
 from __future__ import annotations
@@ -25,8 +34,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from benchmarks.common import (
-    DATASETS, SAMPLE_SEEDS, TOL, Outcome, in_sample_part, load_table, oracle_table, paper_table,
-    patterns, require_data, run_dp, run_mio,
+    ODTLEARN_METHODS, DATASETS, SAMPLE_SEEDS, TOL, Outcome, in_sample_part, load_table, oracle_table, paper_table,
+    patterns, require_data, run_dp, run_mio, run_odtlearn,
 )
 from strongtree_core.formulation import TreeSpec
 
@@ -43,7 +52,14 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--samples", nargs="+", type=int, default=list(SAMPLE_SEEDS), choices=list(SAMPLE_SEEDS))
     ap.add_argument("--split", choices=["insample", "full"], default="insample",
                     help="the paper's 50%% training part (default) or the full data (checked against the oracle)")
-    ap.add_argument("--methods", nargs="+", default=["flow", "benders", "dp"], choices=["flow", "benders", "dp"])
+    ap.add_argument("--methods", nargs="+", default=["flow", "benders", "dp"],
+                    choices=["flow", "benders", "dp", *ODTLEARN_METHODS])
+    ap.add_argument("--odtlearn-python", default=None, metavar="PY",
+                    help="interpreter with ODTlearn installed (for the odtlearn-* methods)")
+    ap.add_argument("--odtlearn-grace", type=float, default=120.0,
+                    help="seconds past build + time limit before a hung ODTlearn run is killed")
+    ap.add_argument("--summarize", nargs="+", type=Path, default=None, metavar="CSV",
+                    help="print the Figure-2 table of earlier runs' CSVs and exit")
     ap.add_argument("--solvers", nargs="+", default=["highs", "scip"], choices=["highs", "scip", "gurobi"])
     ap.add_argument("--time-limit", type=float, default=125.0, help="seconds per instance and method")
     ap.add_argument("--warm-start", choices=["none", "cart"], default="none")
@@ -51,6 +67,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--thresholds", nargs="+", type=float, default=[1, 5, 10, 30, 60, 125, 600, 3600])
     ap.add_argument("--out", type=Path, default=Path("benchmarks/out/paper_benchmark.csv"))
     args = ap.parse_args(argv)
+    if any(m in ODTLEARN_METHODS for m in args.methods) and not args.odtlearn_python and not args.summarize:
+        ap.error("the odtlearn-* methods need --odtlearn-python (an interpreter with ODTlearn installed)")
     if args.quick:
         for key, value in QUICK.items():
             setattr(args, key, value)
@@ -65,7 +83,7 @@ def instances(args):
             data = patterns(part)
             for depth in args.depths:
                 for lam in args.lambdas:
-                    yield name, sample, data, depth, lam
+                            yield name, sample, part, data, depth, lam
 
 
 def _fmt(v, digits: int = 1) -> str:
@@ -96,13 +114,16 @@ def check(out: Outcome, reference: Outcome, oracle: int | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    if args.summarize:
+        return print_summary(args)
     require_data()
     import pystreed  # noqa: F401  (imported once, outside the timed solves)
 
     oracle = oracle_table()
     paper = paper_table()
     combos = [("dp", "pystreed")] if "dp" in args.methods else []
-    combos = [(m, s) for m in args.methods if m != "dp" for s in args.solvers] + combos
+    combos = [(m, s) for m in args.methods if m in ("flow", "benders") for s in args.solvers] + combos
+    combos = [(m, "cbc") for m in args.methods if m in ODTLEARN_METHODS] + combos
     rows: list[dict] = []
     paper_by_instance: dict = {}
     print(f"# paper benchmark: split={args.split} time_limit={args.time_limit:g}s warm_start={args.warm_start} "
@@ -112,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     print(header)
     print("(objective: re-scored (1 - lambda) * correct - lambda * branchings; paper: misclassified rows at lambda = 0, "
           "else the objective in our units; * = the paper proved it optimal, ~ = time limit)")
-    for name, sample, data, depth, lam in instances(args):
+    for name, sample, part, data, depth, lam in instances(args):
         spec = TreeSpec(depth=depth, lambda_=lam)
         reference = run_dp(data, spec, time_limit=max(60.0, args.time_limit))
         orc = oracle.get((name, depth)) if args.split == "full" and lam == 0 else None
@@ -121,10 +142,13 @@ def main(argv: list[str] | None = None) -> int:
         for method, solver in combos:
             if method == "dp":
                 out = reference
+            elif method in ODTLEARN_METHODS:
+                out = run_odtlearn(part, data, spec, method, args.time_limit, python=args.odtlearn_python,
+                                   threads=args.threads, grace=args.odtlearn_grace)
             else:
                 out = run_mio(data, spec, method, solver, args.time_limit, warm_start=args.warm_start, threads=args.threads)
             problem = check(out, reference, orc)
-            paper_run = runs.get({"flow": "FlowOCT", "benders": "BendersOCT"}.get(method, "FlowOCT"))
+            paper_run = runs.get("BendersOCT" if method.endswith("benders") else "FlowOCT")
             paper_text, paper_check = "-", ""
             if paper_run is not None and paper_run.status == 2 and out.certified and out.objective is not None:
                 if abs(paper_run.objective - out.objective) > TOL * max(1, abs(out.objective)):
@@ -145,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
                 paper_check=paper_check or ("agrees" if paper_run is not None and paper_run.status == 2 and out.certified else "-"),
             )
             rows.append(row)
-            label = method if method == "dp" else f"{method}/{solver}"
+            write_csv(rows, args.out)  # after every run: a long run stopped early keeps what it measured
+            label = _label(method, solver)
             gap = None if out.gap is None else 100 * out.gap
             value = out.misclassified if lam == 0 else out.objective
             print(f"{name:15} {sample:>1} {data.n_rows:>5} {depth:>1} {lam:>4g} {label:>14} {out.status:>18} "
@@ -160,6 +185,29 @@ def main(argv: list[str] | None = None) -> int:
     differ = [r for r in compared if r["paper_check"] != "agrees"]
     print(f"\n{len(rows)} runs, {len(bad)} with a failed check; {len(compared)} certified by both us and the paper, "
           f"{len(differ)} with a different optimum; CSV: {args.out}")
+    return 1 if bad else 0
+
+
+def _label(method: str, solver: str) -> str:
+    return method if method == "dp" else f"{method}/{solver}"
+
+
+def print_summary(args) -> int:
+    """The Figure-2 table of runs written earlier (one CSV per concurrent stream)."""
+    import pandas as pd
+
+    frame = pd.concat([pd.read_csv(path) for path in args.summarize], ignore_index=True)
+    frame = frame.astype(object).where(frame.notna(), None)
+    rows = frame.to_dict("records")
+    combos = list(dict.fromkeys((r["method"], r["solver"]) for r in rows))
+    paper = paper_table()
+    keys = {(r["dataset"], int(r["sample"]), int(r["depth"]), float(r["lambda_"])) for r in rows}
+    paper_by_instance = {k: paper.get((k[0], k[2], round(k[3], 4), k[1]), {}) for k in keys}
+    print(summary(rows, args, combos, paper_by_instance))
+    bad = [r for r in rows if r["check"] != "ok"]
+    print(f"\n{len(rows)} runs from {len(args.summarize)} file(s), {len(bad)} with a failed check")
+    for r in bad:
+        print(f"  {r['dataset']} s{r['sample']} d{r['depth']} {_label(r['method'], r['solver'])}: {r['check']}")
     return 1 if bad else 0
 
 
@@ -187,7 +235,7 @@ def summary(rows: list[dict], args, combos, paper_runs: dict) -> str:
     keyset = {(r["dataset"], r["sample"], r["depth"], r["lambda_"]) for r in rows}
     for method, solver in combos:
         mine = [r for r in rows if r["method"] == method and (method == "dp" or r["solver"] == solver)]
-        label = method if method == "dp" else f"{method}/{solver}"
+        label = _label(method, solver)
         lines.append(_figure_row(label, [(r["certified"], r["seconds"], r["gap"], r["objective"]) for r in mine], ts))
     for approach in ("FlowOCT", "BendersOCT"):
         entries = [

@@ -6,6 +6,9 @@ benchmarks.  Routes:
 
 * ``dp``: the exact dynamic program (pystreed) for the problems it solves
   exactly; its tree is re-scored here before it is believed;
+* ``enumeration``: exhaustive search over every tree of depth 1 or 2, for any
+  objective and side constraint (``accel/enumeration.py``); a search cut short
+  by its time budget still proves a bound, used as the MIO's objective cap;
 * ``flow``: FlowOCT (eq. 1, 7 or 11, chosen by :func:`build_model`);
 * ``benders``: the BendersOCT master with lazy cuts (Algorithms 1-2).
 """
@@ -19,6 +22,8 @@ from typing import Callable, Literal
 
 import numpy as np
 
+from strongtree_core.accel.enumeration import enumerate_solve
+from strongtree_core.accel.enumeration import supported as enumeration_refusal
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.formulation import BuiltModel, TreeSpec, TreeStructure, build_model
@@ -200,6 +205,33 @@ def solve_tree(
                         objective_cap = relaxed_value
                         relaxed_optimum = res.structure
 
+    if accelerator and not enumeration_refusal(data, spec):
+        # Depth 1-2: every tree can be visited.  In auto mode a finished search is
+        # the answer (or proves infeasibility); one cut short by its budget still
+        # proves that no tree beats the first one it did not check.  A forced MIO
+        # only starts from the tree, so that it still has a gap to close.
+        elapsed = time.perf_counter() - t0
+        budget = max(0.5, (time_limit - elapsed) / 2) if formulation == "auto" else min(10.0, time_limit / 4)
+
+        def searched(n_checked: int, bound: float | None) -> None:
+            if progress is not None:
+                progress(EngineProgress(time.perf_counter() - t0, None, bound, None, 0, None,
+                                        f"exhaustive search: {n_checked:,} trees checked"))
+
+        found = enumerate_solve(data, spec, time_limit=budget, stop=stop, progress=searched)
+        if formulation == "auto":
+            if found.status == "optimal":
+                return _certified_by_search(found.structure, found.objective, data, t0, progress, dp_note + found.reason)
+            if found.status == "infeasible":
+                raise StrongTreeError(
+                    INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec))
+                )
+            if found.bound is not None:
+                objective_cap = found.bound if objective_cap is None else min(objective_cap, found.bound)
+            dp_note += f"exhaustive search {found.reason}. "
+        if found.structure is not None:
+            dp_starts.insert(0, ("the exhaustive search's optimal tree", found.structure))
+
     method, why = _choose_method(spec, formulation, solver, data)
     built = build_model(data, spec, method)
     if objective_cap is not None:
@@ -278,12 +310,22 @@ def solve_tree(
 
 
 def _certified_by_dp(structure: TreeStructure, value: float, data: PatternData, t0: float, progress, choice: str) -> EngineResult:
+    return _certified(structure, value, data, t0, progress, choice, method="dp", backend="pystreed",
+                      formulation="dynamic programming (STreeD)", how="certified by dynamic programming")
+
+
+def _certified_by_search(structure: TreeStructure, value: float, data: PatternData, t0: float, progress, choice: str) -> EngineResult:
+    return _certified(structure, value, data, t0, progress, choice, method="enumeration", backend="numpy",
+                      formulation="exhaustive search (depth <= 2)", how="certified by exhaustive search")
+
+
+def _certified(structure, value, data, t0, progress, choice, *, method, backend, formulation, how) -> EngineResult:
     if progress:
-        progress(EngineProgress(time.perf_counter() - t0, value, value, 0.0, 0, structure, "certified by dynamic programming"))
+        progress(EngineProgress(time.perf_counter() - t0, value, value, 0.0, 0, structure, how))
     return EngineResult(
         structure=structure, status=Status.OPTIMAL.value, objective=value, bound=value, gap=0.0,
-        runtime=time.perf_counter() - t0, backend="pystreed", formulation="dynamic programming (STreeD)",
-        method="dp", n_variables=0, n_constraints=0, n_rows=data.n_rows, n_patterns=data.n_patterns,
+        runtime=time.perf_counter() - t0, backend=backend, formulation=formulation,
+        method=method, n_variables=0, n_constraints=0, n_rows=data.n_rows, n_patterns=data.n_patterns,
         build_seconds=0.0, message="", certified=True, choice=choice,
     )
 

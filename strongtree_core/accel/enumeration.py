@@ -1,0 +1,286 @@
+"""Exact search over every tree of depth at most 2, for any objective and any
+side constraint (fairness, recall, precision, specificity, sparsity, min leaf).
+
+The trees of formulation (11) at depth ``d <= 2`` are few: the root is a leaf
+(``K`` labels) or splits on a feature ``r``, and each child is a leaf or splits
+on a feature ``a`` with two labelled leaves.  With ``F`` features and ``K``
+classes a child has ``O = K + F * K^2`` options, so there are ``K + F * O^2``
+trees (47,000 for 14 features and two classes).
+
+The objective is additive over the two subtrees for the weighted accuracies
+(accuracy, balanced accuracy, sensitivity: ``row_objective_weights``) and a
+minimum of per-class sums for the worst-case accuracy, so the value of every
+tree is computed at once with matrix products over the patterns.  The trees
+are then visited from the best value down; the structural constraints (eq. 8
+branching bound, eq. 9 feature bound, eq. 10 minimum leaf) are read from the
+same arrays, and every side constraint is decided by its own ``measure`` on
+the tree's predictions (exact integer arithmetic, the same counts as the
+model's rows).  The first tree that passes is optimal: every tree of larger
+value was checked and failed.  A search stopped early still proves a bound:
+no tree is better than the value of the first tree not yet checked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Literal
+
+import numpy as np
+
+from strongtree_core.encoding.patterns import PatternData
+from strongtree_core.formulation.objectives import row_objective_weights, tree_objective
+from strongtree_core.formulation.spec import TreeSpec
+from strongtree_core.formulation.tree_graph import LEAF, PRUNED, TreeGraph, TreeStructure
+from strongtree_core.metrics.constraints import check_constraints
+
+#: Largest number of trees the search takes on (about 1 GB of work arrays at the limit).
+MAX_TREES = 20_000_000
+#: Trees whose predictions are computed and checked together.
+BATCH = 512
+
+EnumerationStatus = Literal["optimal", "infeasible", "stopped", "unsupported"]
+
+TOO_DEEP = "enumeration covers depth 1 and 2 only (depth {depth} asked)"
+TOO_MANY = "{n:,} trees of depth {depth} on {f} features and {k} classes: more than the {limit:,} the search takes on"
+
+
+@dataclass(frozen=True)
+class EnumerationResult:
+    """What the exhaustive search found.
+
+    Attributes
+    ----------
+    status : {"optimal", "infeasible", "stopped", "unsupported"}
+        "optimal": ``structure`` is proven optimal; "infeasible": no tree of
+        the depth satisfies the constraints (proven); "stopped": the time
+        limit or a stop request came first (``structure`` is None and ``bound``
+        is still a proven upper bound); "unsupported": see ``reason``.
+    structure : TreeStructure or None
+    objective : float or None
+        The re-scored objective of ``structure``.
+    bound : float or None
+        No tree of the depth satisfying the constraints has a larger objective.
+    n_trees : int
+        Trees in the search space.
+    n_checked : int
+        Trees whose side constraints were measured.
+    runtime : float
+    reason : str
+    """
+
+    status: EnumerationStatus
+    structure: TreeStructure | None
+    objective: float | None
+    bound: float | None
+    n_trees: int
+    n_checked: int
+    runtime: float
+    reason: str
+
+    @property
+    def certified(self) -> bool:
+        return self.status in ("optimal", "infeasible")
+
+
+def count_trees(depth: int, n_features: int, n_classes: int) -> int:
+    """Trees of formulation (11) with maximum depth ``depth`` (1 or 2)."""
+    options = n_classes if depth == 1 else n_classes + n_features * n_classes ** 2
+    return n_classes + n_features * options ** 2
+
+
+def supported(data: PatternData, spec: TreeSpec) -> str:
+    """Why the search cannot take ``spec`` on ``data`` ("" when it can)."""
+    if spec.depth not in (1, 2):
+        return TOO_DEEP.format(depth=spec.depth)
+    n = count_trees(spec.depth, data.n_features, data.n_classes)
+    if n > MAX_TREES:
+        return TOO_MANY.format(n=n, depth=spec.depth, f=data.n_features, k=data.n_classes, limit=MAX_TREES)
+    return ""
+
+
+@dataclass(frozen=True)
+class _Options:
+    """What a child of the root can be: a leaf with a label, or a split on
+    feature ``a`` with labels ``(left, right)``; one entry per option."""
+
+    feature: np.ndarray  # (O,) split feature, -1 for a leaf
+    left: np.ndarray  # (O,) label of the leaf, or of the split's left leaf
+    right: np.ndarray  # (O,) label of the split's right leaf (= left for a leaf)
+    predictions: np.ndarray  # (O, P) class each pattern gets from the option
+
+    @property
+    def is_split(self) -> np.ndarray:
+        return self.feature >= 0
+
+
+def _child_options(X: np.ndarray, n_classes: int, may_split: bool) -> _Options:
+    P, F = X.shape
+    K = n_classes
+    leaf_f = np.full(K, -1)
+    leaf_l = np.arange(K)
+    if may_split:
+        a, cl, cr = (g.ravel() for g in np.meshgrid(np.arange(F), np.arange(K), np.arange(K), indexing="ij"))
+        feature = np.concatenate([leaf_f, a])
+        left = np.concatenate([leaf_l, cl])
+        right = np.concatenate([leaf_l, cr])
+    else:
+        feature, left, right = leaf_f, leaf_l, leaf_l
+    goes_right = np.zeros((feature.size, P), dtype=bool)
+    split = feature >= 0
+    goes_right[split] = X[:, feature[split]].T.astype(bool)
+    predictions = np.where(goes_right, right[:, None], left[:, None]).astype(np.int16)
+    return _Options(feature, left, right, predictions)
+
+
+def enumerate_solve(
+    data: PatternData,
+    spec: TreeSpec,
+    *,
+    time_limit: float = 60.0,
+    stop: threading.Event | None = None,
+    progress: Callable[[int, float | None], None] | None = None,
+) -> EnumerationResult:
+    """The optimal tree of depth ``spec.depth <= 2`` by exhaustive search.
+
+    ``progress(n_checked, bound)`` is called after every batch of checked trees.
+    """
+    t0 = time.perf_counter()
+    why = supported(data, spec)
+    if why:
+        return EnumerationResult("unsupported", None, None, None, 0, 0, 0.0, why)
+    X = np.asarray(data.X, dtype=np.uint8)
+    P, F = X.shape
+    K = data.n_classes
+    opts = _child_options(X, K, may_split=spec.depth == 2)
+    O = opts.feature.size
+    lam = spec.lambda_
+
+    # -- value of every tree ------------------------------------------------
+    # side[s]: (F, P) indicator of the patterns a root split on r sends to side s.
+    right_mask = X.T.astype(np.float64)
+    sides = (1.0 - right_mask, right_mask)
+    per_row = row_objective_weights(data, spec)
+    hit = (opts.predictions == data.y[None, :])  # (O, P)
+    if per_row is not None:
+        gain = hit * per_row[None, :]  # (O, P)
+        side_value = [s @ gain.T for s in sides]  # (F, O) each
+        value = side_value[0][:, :, None] + side_value[1][:, None, :]  # (F, O, O)
+        root_leaf_value = np.array([per_row[data.y == k].sum() for k in range(K)], dtype=float)
+    else:  # worst-case accuracy: W * min_k correct_k / W_k
+        class_weight = np.bincount(data.y, weights=data.weight, minlength=K)
+        present = np.flatnonzero(class_weight > 0)
+        total = float(data.weight.sum())
+        value = np.full((F, O, O), np.inf)
+        for k in present:
+            g = hit * (data.weight * (data.y == k))[None, :] / class_weight[k]
+            value = np.minimum(value, (sides[0] @ g.T)[:, :, None] + (sides[1] @ g.T)[:, None, :])
+        value *= total
+        root_leaf_value = np.array(
+            [total * min(float(k == j) for j in present) for k in range(K)], dtype=float
+        )
+    n_branch = 1 + opts.is_split[:, None].astype(int) + opts.is_split[None, :].astype(int)  # (O, O)
+    value = (1.0 - lam) * value - lam * n_branch[None, :, :]
+    root_leaf_value = (1.0 - lam) * root_leaf_value
+
+    # -- structural constraints (eq. 8, 9, 10) ------------------------------
+    allowed = np.ones(value.shape, dtype=bool)
+    if spec.max_branching is not None:
+        allowed &= (n_branch <= spec.max_branching)[None, :, :]
+    if spec.max_features is not None:
+        r = np.arange(F)[:, None, None]
+        fl = opts.feature[None, :, None]
+        fr = opts.feature[None, None, :]
+        distinct = 1 + ((fl >= 0) & (fl != r)) + ((fr >= 0) & (fr != r) & (fr != fl))
+        allowed &= distinct <= spec.max_features
+    root_allowed = np.ones(K, dtype=bool)
+    if spec.min_leaf > 0:
+        count = data.count.astype(np.float64)
+        # rows in the smallest leaf of each option on each side: (F, O)
+        smallest = []
+        for s in sides:
+            on_side = s @ count  # (F,)
+            sub_right = s @ (X * count[:, None])  # (F, F): rows on side s with x_a = 1
+            leaf_rows = np.empty((F, O))
+            leaf_rows[:, ~opts.is_split] = on_side[:, None]
+            a = opts.feature[opts.is_split]
+            leaf_rows[:, opts.is_split] = np.minimum(sub_right[:, a], on_side[:, None] - sub_right[:, a])
+            smallest.append(leaf_rows)
+        allowed &= (smallest[0][:, :, None] >= spec.min_leaf) & (smallest[1][:, None, :] >= spec.min_leaf)
+        root_allowed &= float(data.count.sum()) >= spec.min_leaf
+
+    # -- visit from the best value down -------------------------------------
+    flat = np.where(allowed, value, -np.inf).ravel()
+    n_trees = K + F * O * O
+    all_values = np.concatenate([np.where(root_allowed, root_leaf_value, -np.inf), flat])
+    order = np.argsort(-all_values, kind="stable")
+    n_allowed = int(np.isfinite(all_values).sum())
+    checked = 0
+    seen: set[bytes] = set()
+    y = np.asarray(data.y)
+    for start in range(0, n_allowed, BATCH):
+        if (stop is not None and stop.is_set()) or time.perf_counter() - t0 > time_limit:
+            bound = float(all_values[order[start]])
+            return EnumerationResult("stopped", None, None, bound, n_trees, checked, time.perf_counter() - t0,
+                                     f"stopped after checking {checked:,} of {n_allowed:,} trees; none better than "
+                                     f"{bound:g} is feasible")
+        ids = order[start:min(start + BATCH, n_allowed)]
+        preds = _predictions(ids, K, X, opts)
+        for j, tree_id in enumerate(ids):
+            key = hashlib.blake2b(preds[j].tobytes(), digest_size=16).digest()
+            if key in seen:
+                continue
+            seen.add(key)
+            checked += 1
+            results = check_constraints(spec, y, preds[j], data.group, data.legit, count=data.count)
+            if all(r.satisfied for r in results):
+                structure = _structure(int(tree_id), spec.depth, K, O, opts)
+                value_found = tree_objective(data, spec, structure)
+                if abs(value_found - all_values[tree_id]) > 1e-6 * max(1.0, abs(value_found)):
+                    raise AssertionError(  # pragma: no cover - a bookkeeping error, never a silent answer
+                        f"enumeration scored tree {tree_id} at {all_values[tree_id]:g} but it re-scores to {value_found:g}"
+                    )
+                return EnumerationResult("optimal", structure, value_found, value_found, n_trees, checked,
+                                         time.perf_counter() - t0,
+                                         f"exhaustive search over all {n_trees:,} trees of depth {spec.depth}: "
+                                         f"{checked:,} checked against the side constraints")
+        if progress is not None:
+            nxt = start + BATCH
+            progress(checked, float(all_values[order[nxt]]) if nxt < n_allowed else None)
+    return EnumerationResult("infeasible", None, None, None, n_trees, checked, time.perf_counter() - t0,
+                             f"exhaustive search: none of the {n_trees:,} trees of depth {spec.depth} "
+                             "satisfies the constraints")
+
+
+def _predictions(ids: np.ndarray, K: int, X: np.ndarray, opts: _Options) -> np.ndarray:
+    """Class of every pattern under each tree id (ids < K: a single leaf)."""
+    O = opts.feature.size
+    out = np.empty((ids.size, X.shape[0]), dtype=np.int16)
+    leaf = ids < K
+    out[leaf] = ids[leaf][:, None]
+    rest = ids[~leaf] - K
+    r, o_left, o_right = rest // (O * O), (rest // O) % O, rest % O
+    out[~leaf] = np.where(X[:, r].T.astype(bool), opts.predictions[o_right], opts.predictions[o_left])
+    return out
+
+
+def _structure(tree_id: int, depth: int, K: int, O: int, opts: _Options) -> TreeStructure:
+    g = TreeGraph(depth)
+    feature = np.full(g.n_nodes, PRUNED, dtype=np.int64)
+    prediction = np.full(g.n_nodes, -1, dtype=np.int64)
+    if tree_id < K:
+        feature[0], prediction[0] = LEAF, tree_id
+        return TreeStructure(depth, feature, prediction)
+    rest = tree_id - K
+    r, o_left, o_right = rest // (O * O), (rest // O) % O, rest % O
+    feature[0] = r
+    for node, o in ((2, o_left), (3, o_right)):
+        if opts.feature[o] >= 0:
+            feature[node - 1] = opts.feature[o]
+            feature[2 * node - 1], prediction[2 * node - 1] = LEAF, opts.left[o]
+            feature[2 * node], prediction[2 * node] = LEAF, opts.right[o]
+        else:
+            feature[node - 1], prediction[node - 1] = LEAF, opts.left[o]
+    return TreeStructure(depth, feature, prediction)
