@@ -146,7 +146,7 @@ def render_outcome() -> None:
         record = tree_from_json(snapshot.main.result).record
         words = STATUS_WORDS.get(record.status, record.status)
         st.success(f"Tree {words} · objective {fmt(record.objective)} · gap {fmt(record.gap, 'percent')} · "
-                   f"{fmt(record.runtime, 'seconds')} on {record.backend}", icon=":material/check_circle:")
+                   f"{fmt(record.runtime, 'seconds')} with {record.backend}", icon=":material/check_circle:")
         if snapshot.message:
             st.warning(snapshot.message, icon=":material/warning:")
         with st.expander("How it was solved", icon=":material/info:"):

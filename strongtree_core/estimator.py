@@ -90,7 +90,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         Maximum depth of the tree.
     formulation : {"auto", "flow", "benders"}, default="auto"
         "auto" takes the fastest exact route (dynamic programming where it is
-        exact, else BendersOCT or FlowOCT) and says which in ``record_.choice``;
+        exact, exhaustive search of all trees at depth 1-2, else BendersOCT or
+        FlowOCT) and says which in ``record_.choice``;
         "flow" / "benders" force the paper's MIO.
     solver : {"auto", "highs", "scip", "gurobi"}, default="auto"
     time_limit : float, default=60.0

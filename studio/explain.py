@@ -60,7 +60,8 @@ OBJECTIVE_HELP = (
     "maximizes the recall of the positive class."
 )
 FORMULATION_HELP = (
-    "Automatic takes the fastest exact route (a dynamic program where it is exact, else BendersOCT or FlowOCT) "
+    "Automatic takes the fastest exact route (a dynamic program where it is exact; at depth 1 or 2 a search "
+    "through every possible tree; else BendersOCT or FlowOCT) "
     "and says which it took. FlowOCT solves the paper's flow formulation in one piece; BendersOCT adds its "
     "cuts lazily and is often faster on many rows, but cannot take constraints that couple rows."
 )
