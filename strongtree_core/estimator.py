@@ -124,7 +124,9 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
     warm_start : bool, default=True
         Offer CART (and other cheap trees) as the first incumbent.
     accelerator : bool, default=True
-        Allow the exact dynamic program when ``formulation="auto"``.
+        Allow the exact routes when ``formulation="auto"`` (the dynamic program,
+        and the exhaustive search of every tree at depth 1-2); with a forced
+        formulation their trees are only warm starts.  False: the MIO alone.
 
     Attributes
     ----------
