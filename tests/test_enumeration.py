@@ -192,3 +192,24 @@ def metrics_checks(spec, data, pred):
     from strongtree_core.metrics import check_constraints
 
     return check_constraints(spec, data.y, pred, data.group, data.legit, count=data.count)
+
+
+def test_depth_three_starts_no_worse_than_the_best_depth_two_tree() -> None:
+    from dataclasses import replace
+
+    from strongtree_core.engine import solve_tree
+
+    X, y, group = _four_groups(seed=9, n=120, f=5)
+    data = collapse_patterns(X, y, 2, group=group)
+    spec = TreeSpec(depth=3, positive_class=1, side_constraints=(StatisticalParity(0.05, 1),))
+    shallow = enumerate_solve(data, replace(spec, depth=2))
+    deep = shallow.structure.with_depth(3)
+    assert deep.depth == 3 and deep.is_valid()
+    assert np.array_equal(deep.predict(data.X), shallow.structure.predict(data.X))
+    events = []
+    res = solve_tree(data, spec, time_limit=5, progress=events.append)
+    starts = [e for e in events if e.message.startswith("warm start")]
+    assert starts and starts[0].objective >= shallow.objective - 1e-9
+    assert res.objective >= shallow.objective - 1e-9
+    with pytest.raises(ValueError, match="cannot fit a tree of depth 3 into depth 2"):
+        deep.with_depth(2)

@@ -145,6 +145,18 @@ class TreeStructure:
                 return False
         return ok
 
+    def with_depth(self, depth: int) -> "TreeStructure":
+        """The same tree in the arrays of a deeper maximum depth (nodes keep their
+        numbers; the new nodes are pruned), e.g. a depth-2 tree as a start at depth 3."""
+        if depth < self.depth:
+            raise ValueError(f"cannot fit a tree of depth {self.depth} into depth {depth}")
+        n_nodes = TreeGraph(depth).n_nodes
+        feature = np.full(n_nodes, PRUNED, dtype=np.int64)
+        prediction = np.full(n_nodes, -1, dtype=np.int64)
+        feature[: self.feature.shape[0]] = self.feature
+        prediction[: self.prediction.shape[0]] = self.prediction
+        return TreeStructure(depth, feature, prediction)
+
     @staticmethod
     def single_leaf(depth: int, prediction: int) -> "TreeStructure":
         g = TreeGraph(depth)
