@@ -228,7 +228,8 @@ def run_odtlearn(
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("ODTLEARN_RESULT ")), None)
     if line is None:
         out.seconds = time.perf_counter() - t0
-        out.note = f"no result (exit {proc.returncode}): {proc.stderr.strip()[-300:]}"
+        said = [ln.strip() for ln in (proc.stdout + proc.stderr).splitlines() if "error" in ln.lower()]
+        out.note = f"no result (exit {proc.returncode}): {(said[0] if said else proc.stderr.strip()[-300:])}"
         return out
     res = json.loads(line.split(" ", 1)[1])
     out.seconds, out.build_seconds = res["solve_seconds"], res["build_seconds"]

@@ -55,7 +55,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--methods", nargs="+", default=["flow", "benders", "dp"],
                     choices=["flow", "benders", "dp", *ODTLEARN_METHODS])
     ap.add_argument("--odtlearn-python", default=None, metavar="PY",
-                    help="interpreter with ODTlearn installed (for the odtlearn-* methods)")
+                    help="interpreter with ODTlearn installed (for the odtlearn-* methods; default: this one)")
     ap.add_argument("--odtlearn-grace", type=float, default=120.0,
                     help="seconds past build + time limit before a hung ODTlearn run is killed")
     ap.add_argument("--summarize", nargs="+", type=Path, default=None, metavar="CSV",
@@ -68,7 +68,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--out", type=Path, default=Path("benchmarks/out/paper_benchmark.csv"))
     args = ap.parse_args(argv)
     if any(m in ODTLEARN_METHODS for m in args.methods) and not args.odtlearn_python and not args.summarize:
-        ap.error("the odtlearn-* methods need --odtlearn-python (an interpreter with ODTlearn installed)")
+        import importlib.util
+
+        if importlib.util.find_spec("odtlearn") is None:
+            ap.error("the odtlearn-* methods need ODTlearn: install requirements-bench.txt here, "
+                     "or pass --odtlearn-python PY (an interpreter that has it)")
+        args.odtlearn_python = sys.executable
     if args.quick:
         for key, value in QUICK.items():
             setattr(args, key, value)
@@ -176,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:15} {sample:>1} {data.n_rows:>5} {depth:>1} {lam:>4g} {label:>14} {out.status:>18} "
                   f"{out.seconds:>7.2f} {_fmt(out.objective):>10} {_fmt(out.bound):>10} {_fmt(gap):>6} "
                   f"{_fmt(out.misclassified):>5} {_fmt(row['optimum']):>8} {paper_text:>12} {row['check']}"
-                  + (f" | {paper_check}" if paper_check else ""), flush=True)
+                  + (f" | {paper_check}" if paper_check else "")
+                  + (f" | {out.note[-200:]}" if out.status in ("error", "killed", "unavailable") else ""), flush=True)
     write_csv(rows, args.out)
     print()
     print(summary(rows, args, combos, paper_by_instance))
