@@ -206,9 +206,15 @@ def print_summary(args) -> int:
     frame = frame.astype(object).where(frame.notna(), None)
     rows = frame.to_dict("records")
     combos = list(dict.fromkeys((r["method"], r["solver"]) for r in rows))
+    # Compare like with like: only the instances every method has finished.
+    key = lambda r: (r["dataset"], int(r["sample"]), int(r["depth"]), float(r["lambda_"]))  # noqa: E731
+    done = [{key(r) for r in rows if (r["method"], r["solver"]) == c} for c in combos]
+    common = set.intersection(*done) if done else set()
+    if any(len(d) != len(common) for d in done):
+        print(f"(runs of different lengths: the table counts the {len(common)} instances every method finished)")
+    rows = [r for r in rows if key(r) in common]
     paper = paper_table()
-    keys = {(r["dataset"], int(r["sample"]), int(r["depth"]), float(r["lambda_"])) for r in rows}
-    paper_by_instance = {k: paper.get((k[0], k[2], round(k[3], 4), k[1]), {}) for k in keys}
+    paper_by_instance = {k: paper.get((k[0], k[2], round(k[3], 4), k[1]), {}) for k in common}
     print(summary(rows, args, combos, paper_by_instance))
     bad = [r for r in rows if r["check"] != "ok"]
     print(f"\n{len(rows)} runs from {len(args.summarize)} file(s), {len(bad)} with a failed check")
