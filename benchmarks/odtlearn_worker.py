@@ -62,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
         out["bound"] = _number(getattr(model, "objective_bound", None))
         try:
             out["predictions"] = [int(v) for v in clf.predict(X)]
-            out["n_branching"] = int((np.asarray(clf.b_value) > 0.5).sum())
+            b = clf.b_value  # ODTlearn keeps b[n, f] in a dict
+            values = b.values() if isinstance(b, dict) else np.ravel(b)
+            out["n_branching"] = int(sum(float(v) > 0.5 for v in values))
         except Exception as err:  # no tree was found in the time limit
             out["predict_error"] = f"{type(err).__name__}: {err}"
     except Exception as err:
