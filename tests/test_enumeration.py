@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from fractions import Fraction
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from brute_force import all_trees
+from strongtree_core.accel import enumeration
 from strongtree_core.accel.enumeration import count_trees, enumerate_solve, supported
 from strongtree_core.encoding.patterns import collapse_patterns
 from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS, StatisticalParity
@@ -46,6 +48,9 @@ def brute_force_optimum(inst: Instance, spec: TreeSpec, chosen, pos: int) -> Fra
 
 def check_against_brute_force(inst: Instance, spec: TreeSpec, chosen, pos: int) -> None:
     res = enumerate_solve(inst.data, spec)
+    with patch.object(enumeration, "BAND", 7), patch.object(enumeration, "HISTOGRAM_BINS", 5):
+        banded = enumerate_solve(inst.data, spec)  # many small bands of values
+    assert banded.status == res.status and banded.objective == res.objective
     best = brute_force_optimum(inst, spec, chosen, pos)
     if best is None:
         assert res.status == "infeasible" and res.structure is None
@@ -122,13 +127,19 @@ def test_stopped_search_keeps_a_proven_bound() -> None:
     assert stopped.bound >= full.objective - 1e-9  # the bound is the value of the best unchecked tree
     unconstrained = enumerate_solve(data, TreeSpec(depth=2, positive_class=1))
     assert stopped.bound == pytest.approx(unconstrained.objective)
+    # Stopped in a later band of values: the bound is still above the optimum.
+    with patch.object(enumeration, "BAND", 3), patch.object(enumeration, "HISTOGRAM_BINS", 4):
+        ticks = []
+        late = enumerate_solve(data, spec, progress=lambda n, b: ticks.append(b))
+        assert late.objective == full.objective
+        assert all(b is None or b >= full.objective - 1e-9 for b in ticks)
 
 
 def test_refuses_deep_or_huge_problems() -> None:
     data = _parity_instance()
     assert "depth 1 and 2 only" in supported(data, TreeSpec(depth=3))
     assert enumerate_solve(data, TreeSpec(depth=3)).status == "unsupported"
-    wide = collapse_patterns(np.eye(400, dtype=int)[:, :400], np.arange(400) % 2, 2)
+    wide = collapse_patterns(np.eye(1000, dtype=int), np.arange(1000) % 2, 2)
     assert "more than the" in supported(wide, TreeSpec(depth=2))
 
 
@@ -213,3 +224,27 @@ def test_depth_three_starts_no_worse_than_the_best_depth_two_tree() -> None:
     assert res.objective >= shallow.objective - 1e-9
     with pytest.raises(ValueError, match="cannot fit a tree of depth 3 into depth 2"):
         deep.with_depth(2)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_bands_partition_the_trees(seed) -> None:
+    """Visiting bands of values from the top yields every allowed tree exactly once,
+    ties at the band edges included (integer values, bin edges on integers)."""
+    rng = np.random.default_rng(seed)
+    F, O, K = 3, 4, 2
+    table = rng.integers(0, 9, size=(F, O, O)).astype(float)
+    table[rng.random(table.shape) < 0.2] = -np.inf  # trees a structural bound rules out
+    table[0, 0, 0], table[1, 1, 1] = 0.0, 8.0  # the extremes are present: edges 0, 2, 4, 6, 8
+    roots = np.array([4.0, -np.inf])
+    expected = {i for i, v in enumerate(roots) if np.isfinite(v)}
+    expected |= {K + r * O * O + j for r in range(F) for j in np.flatnonzero(np.isfinite(table[r].ravel()))}
+    with patch.object(enumeration, "BAND", 5), patch.object(enumeration, "HISTOGRAM_BINS", 4):
+        high, got, last = np.inf, [], np.inf
+        while True:
+            low, ids, vals = enumeration._next_band(lambda r: table[r], F, O, K, roots, high)
+            if ids.size == 0:
+                break
+            assert vals.max() < high and vals.min() >= low and vals.max() <= last
+            got += ids.tolist()
+            high, last = low, vals.min()
+    assert sorted(got) == sorted(expected)

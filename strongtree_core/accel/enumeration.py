@@ -36,10 +36,14 @@ from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.formulation.tree_graph import LEAF, PRUNED, TreeGraph, TreeStructure
 from strongtree_core.metrics.constraints import check_constraints
 
-#: Largest number of trees the search takes on (about 1 GB of work arrays at the limit).
-MAX_TREES = 20_000_000
+#: Largest number of trees the search takes on: values are computed one root
+#: feature at a time, so memory stays at O^2 numbers; time is what grows.
+MAX_TREES = 2_000_000_000
 #: Trees whose predictions are computed and checked together.
 BATCH = 512
+#: Trees sorted and visited per band of values (more when values tie).
+BAND = 200_000
+HISTOGRAM_BINS = 4096
 
 EnumerationStatus = Literal["optimal", "infeasible", "stopped", "unsupported"]
 
@@ -158,48 +162,39 @@ def enumerate_solve(
     O = opts.feature.size
     lam = spec.lambda_
 
-    # -- value of every tree ------------------------------------------------
-    # side[s]: (F, P) indicator of the patterns a root split on r sends to side s.
+    # -- value of every tree, one root feature at a time --------------------
+    # sides[s]: (F, P) indicator of the patterns a root split on r sends to side s.
     right_mask = X.T.astype(np.float64)
     sides = (1.0 - right_mask, right_mask)
     per_row = row_objective_weights(data, spec)
-    hit = (opts.predictions == data.y[None, :])  # (O, P)
+    hit = opts.predictions == data.y[None, :]  # (O, P)
     if per_row is not None:
         gain = hit * per_row[None, :]  # (O, P)
-        side_value = [s @ gain.T for s in sides]  # (F, O) each
-        value = side_value[0][:, :, None] + side_value[1][:, None, :]  # (F, O, O)
+        parts = [[s @ gain.T for s in sides]]  # [(F, O), (F, O)]: value of each option on each side
         root_leaf_value = np.array([per_row[data.y == k].sum() for k in range(K)], dtype=float)
-    else:  # worst-case accuracy: W * min_k correct_k / W_k
+        scale = 1.0
+    else:  # worst-case accuracy: W * min_k correct_k / W_k, one pair of side sums per class
         class_weight = np.bincount(data.y, weights=data.weight, minlength=K)
         present = np.flatnonzero(class_weight > 0)
-        total = float(data.weight.sum())
-        value = np.full((F, O, O), np.inf)
+        scale = float(data.weight.sum())
+        parts = []
         for k in present:
             g = hit * (data.weight * (data.y == k))[None, :] / class_weight[k]
-            value = np.minimum(value, (sides[0] @ g.T)[:, :, None] + (sides[1] @ g.T)[:, None, :])
-        value *= total
-        root_leaf_value = np.array(
-            [total * min(float(k == j) for j in present) for k in range(K)], dtype=float
-        )
+            parts.append([s @ g.T for s in sides])
+        root_leaf_value = np.array([scale * min(float(k == j) for j in present) for k in range(K)], dtype=float)
     n_branch = 1 + opts.is_split[:, None].astype(int) + opts.is_split[None, :].astype(int)  # (O, O)
-    value = (1.0 - lam) * value - lam * n_branch[None, :, :]
+    penalty = lam * n_branch
     root_leaf_value = (1.0 - lam) * root_leaf_value
 
     # -- structural constraints (eq. 8, 9, 10) ------------------------------
-    allowed = np.ones(value.shape, dtype=bool)
+    always = np.ones((O, O), dtype=bool)
     if spec.max_branching is not None:
-        allowed &= (n_branch <= spec.max_branching)[None, :, :]
-    if spec.max_features is not None:
-        r = np.arange(F)[:, None, None]
-        fl = opts.feature[None, :, None]
-        fr = opts.feature[None, None, :]
-        distinct = 1 + ((fl >= 0) & (fl != r)) + ((fr >= 0) & (fr != r) & (fr != fl))
-        allowed &= distinct <= spec.max_features
+        always &= n_branch <= spec.max_branching
     root_allowed = np.ones(K, dtype=bool)
+    smallest = None
     if spec.min_leaf > 0:
         count = data.count.astype(np.float64)
-        # rows in the smallest leaf of each option on each side: (F, O)
-        smallest = []
+        smallest = []  # rows in the smallest leaf of each option on each side: (F, O)
         for s in sides:
             on_side = s @ count  # (F,)
             sub_right = s @ (X * count[:, None])  # (F, F): rows on side s with x_a = 1
@@ -208,50 +203,116 @@ def enumerate_solve(
             a = opts.feature[opts.is_split]
             leaf_rows[:, opts.is_split] = np.minimum(sub_right[:, a], on_side[:, None] - sub_right[:, a])
             smallest.append(leaf_rows)
-        allowed &= (smallest[0][:, :, None] >= spec.min_leaf) & (smallest[1][:, None, :] >= spec.min_leaf)
         root_allowed &= float(data.count.sum()) >= spec.min_leaf
+    fl, fr = opts.feature[:, None], opts.feature[None, :]
 
-    # -- visit from the best value down -------------------------------------
-    flat = np.where(allowed, value, -np.inf).ravel()
+    def values(r: int) -> np.ndarray:
+        """(O, O): value of the tree splitting on r with options (left, right); -inf if not allowed."""
+        v = None
+        for left, right in parts:
+            term = left[r][:, None] + right[r][None, :]
+            v = term if v is None else np.minimum(v, term)
+        v = (1.0 - lam) * scale * v - penalty
+        ok = always
+        if spec.max_features is not None:
+            distinct = 1 + ((fl >= 0) & (fl != r)) + ((fr >= 0) & (fr != r) & (fr != fl))
+            ok = ok & (distinct <= spec.max_features)
+        if smallest is not None:
+            ok = ok & (smallest[0][r][:, None] >= spec.min_leaf) & (smallest[1][r][None, :] >= spec.min_leaf)
+        return np.where(ok, v, -np.inf)
+
+    # -- visit from the best value down, one band of values at a time --------
+    # A band holds every tree with value in [low, high); bands are visited from
+    # the top, so when a tree passes, every tree of larger value has failed.
     n_trees = K + F * O * O
-    all_values = np.concatenate([np.where(root_allowed, root_leaf_value, -np.inf), flat])
-    order = np.argsort(-all_values, kind="stable")
-    n_allowed = int(np.isfinite(all_values).sum())
+    root_values = np.where(root_allowed, root_leaf_value, -np.inf)
     checked = 0
     seen: set[bytes] = set()
     y = np.asarray(data.y)
-    for start in range(0, n_allowed, BATCH):
-        if (stop is not None and stop.is_set()) or time.perf_counter() - t0 > time_limit:
-            bound = float(all_values[order[start]])
-            return EnumerationResult("stopped", None, None, bound, n_trees, checked, time.perf_counter() - t0,
-                                     f"stopped after checking {checked:,} of {n_allowed:,} trees; none better than "
-                                     f"{bound:g} is feasible")
-        ids = order[start:min(start + BATCH, n_allowed)]
-        preds = _predictions(ids, K, X, opts)
-        for j, tree_id in enumerate(ids):
-            key = hashlib.blake2b(preds[j].tobytes(), digest_size=16).digest()
-            if key in seen:
-                continue
-            seen.add(key)
-            checked += 1
-            results = check_constraints(spec, y, preds[j], data.group, data.legit, count=data.count)
-            if all(r.satisfied for r in results):
-                structure = _structure(int(tree_id), spec.depth, K, O, opts)
-                value_found = tree_objective(data, spec, structure)
-                if abs(value_found - all_values[tree_id]) > 1e-6 * max(1.0, abs(value_found)):
-                    raise AssertionError(  # pragma: no cover - a bookkeeping error, never a silent answer
-                        f"enumeration scored tree {tree_id} at {all_values[tree_id]:g} but it re-scores to {value_found:g}"
-                    )
-                return EnumerationResult("optimal", structure, value_found, value_found, n_trees, checked,
-                                         time.perf_counter() - t0,
-                                         f"exhaustive search over all {n_trees:,} trees of depth {spec.depth}: "
-                                         f"{checked:,} checked against the side constraints")
-        if progress is not None:
-            nxt = start + BATCH
-            progress(checked, float(all_values[order[nxt]]) if nxt < n_allowed else None)
+    high = np.inf
+    while True:
+        low, band_ids, band_values = _next_band(values, F, O, K, root_values, high)
+        if band_ids.size == 0:
+            break
+        order = np.argsort(-band_values, kind="stable")
+        band_ids, band_values = band_ids[order], band_values[order]
+        for start in range(0, band_ids.size, BATCH):
+            if (stop is not None and stop.is_set()) or time.perf_counter() - t0 > time_limit:
+                bound = float(band_values[start])
+                return EnumerationResult("stopped", None, None, bound, n_trees, checked, time.perf_counter() - t0,
+                                         f"stopped after checking {checked:,} of {n_trees:,} trees; none better "
+                                         f"than {bound:g} is feasible")
+            ids = band_ids[start:start + BATCH]
+            preds = _predictions(ids, K, X, opts)
+            for j, tree_id in enumerate(ids):
+                key = hashlib.blake2b(preds[j].tobytes(), digest_size=16).digest()
+                if key in seen:
+                    continue
+                seen.add(key)
+                checked += 1
+                results = check_constraints(spec, y, preds[j], data.group, data.legit, count=data.count)
+                if all(r.satisfied for r in results):
+                    structure = _structure(int(tree_id), spec.depth, K, O, opts)
+                    value_found = tree_objective(data, spec, structure)
+                    expected = float(band_values[start + j])
+                    if abs(value_found - expected) > 1e-6 * max(1.0, abs(value_found)):
+                        raise AssertionError(  # pragma: no cover - a bookkeeping error, never a silent answer
+                            f"enumeration scored tree {tree_id} at {expected:g} but it re-scores to {value_found:g}"
+                        )
+                    return EnumerationResult("optimal", structure, value_found, value_found, n_trees, checked,
+                                             time.perf_counter() - t0,
+                                             f"exhaustive search over all {n_trees:,} trees of depth {spec.depth}: "
+                                             f"{checked:,} checked against the side constraints")
+            if progress is not None:
+                nxt = start + BATCH
+                progress(checked, float(band_values[nxt]) if nxt < band_values.size else low)
+        high = low
     return EnumerationResult("infeasible", None, None, None, n_trees, checked, time.perf_counter() - t0,
                              f"exhaustive search: none of the {n_trees:,} trees of depth {spec.depth} "
                              "satisfies the constraints")
+
+
+def _next_band(values, F: int, O: int, K: int, root_values: np.ndarray, high: float):
+    """The trees with value in ``[low, high)``, about ``BAND`` of them (more when
+    values tie): ``(low, ids, values)``; empty when no finite value is left.
+
+    Two passes over the root features: a histogram of the values below ``high``
+    picks ``low``, then the trees in the band are collected.
+    """
+    below = lambda v: np.isfinite(v) & (v < high)  # noqa: E731
+    lo, hi, n = np.inf, -np.inf, 0
+    for r in range(F):
+        v = values(r)
+        v = v[below(v)]
+        if v.size:
+            lo, hi, n = min(lo, float(v.min())), max(hi, float(v.max())), n + v.size
+    rv = root_values[below(root_values)]
+    if rv.size:
+        lo, hi, n = min(lo, float(rv.min())), max(hi, float(rv.max())), n + rv.size
+    if n == 0:
+        return -np.inf, np.empty(0, dtype=np.int64), np.empty(0)
+    if n <= BAND or hi <= lo:
+        low = lo
+    else:
+        edges = np.linspace(lo, hi, HISTOGRAM_BINS + 1)
+        counts = np.zeros(HISTOGRAM_BINS, dtype=np.int64)
+        for r in range(F):
+            v = values(r)
+            counts += np.histogram(v[below(v)], bins=edges)[0]
+        counts += np.histogram(rv, bins=edges)[0]
+        from_top = np.cumsum(counts[::-1])
+        k = int(np.searchsorted(from_top, BAND))  # the top k+1 bins hold at least BAND trees
+        low = float(edges[HISTOGRAM_BINS - 1 - min(k, HISTOGRAM_BINS - 1)])
+    ids, vals = [], []
+    keep = np.flatnonzero(below(root_values) & (root_values >= low))
+    ids.append(keep.astype(np.int64))
+    vals.append(root_values[keep])
+    for r in range(F):
+        v = values(r).ravel()
+        keep = np.flatnonzero(below(v) & (v >= low))
+        ids.append(K + r * O * O + keep)
+        vals.append(v[keep])
+    return low, np.concatenate(ids), np.concatenate(vals)
 
 
 def _predictions(ids: np.ndarray, K: int, X: np.ndarray, opts: _Options) -> np.ndarray:
