@@ -31,7 +31,9 @@ from typing import Callable, Literal
 import numpy as np
 
 from strongtree_core.encoding.patterns import PatternData
+from strongtree_core.formulation.fairness import ParityConstraint
 from strongtree_core.formulation.objectives import row_objective_weights, tree_objective
+from strongtree_core.formulation.quality import resolve_positive
 from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.formulation.tree_graph import LEAF, PRUNED, TreeGraph, TreeStructure
 from strongtree_core.metrics.constraints import check_constraints
@@ -226,6 +228,7 @@ def enumerate_solve(
     # the top, so when a tree passes, every tree of larger value has failed.
     n_trees = K + F * O * O
     root_values = np.where(root_allowed, root_leaf_value, -np.inf)
+    may_pass = _parity_screen(data, spec)
     checked = 0
     seen: set[bytes] = set()
     y = np.asarray(data.y)
@@ -244,7 +247,11 @@ def enumerate_solve(
                                          f"than {bound:g} is feasible")
             ids = band_ids[start:start + BATCH]
             preds = _predictions(ids, K, X, opts)
+            maybe = may_pass(preds)
+            checked += int((~maybe).sum())
             for j, tree_id in enumerate(ids):
+                if not maybe[j]:
+                    continue
                 key = hashlib.blake2b(preds[j].tobytes(), digest_size=16).digest()
                 if key in seen:
                     continue
@@ -263,13 +270,50 @@ def enumerate_solve(
                                              time.perf_counter() - t0,
                                              f"exhaustive search over all {n_trees:,} trees of depth {spec.depth}: "
                                              f"{checked:,} checked against the side constraints")
-            if progress is not None:
-                nxt = start + BATCH
-                progress(checked, float(band_values[nxt]) if nxt < band_values.size else low)
+            if progress is not None and start + BATCH < band_values.size:
+                progress(checked, float(band_values[start + BATCH]))  # the best tree not yet checked
         high = low
     return EnumerationResult("infeasible", None, None, None, n_trees, checked, time.perf_counter() - t0,
                              f"exhaustive search: none of the {n_trees:,} trees of depth {spec.depth} "
                              "satisfies the constraints")
+
+
+def _parity_screen(data: PatternData, spec: TreeSpec) -> Callable[[np.ndarray], np.ndarray]:
+    """A fast test of the fairness bounds on a batch of prediction vectors that
+    never rejects a tree meeting them (a float margin in the tree's favour); the
+    trees it lets through are then decided exactly by ``check_constraints``.
+
+    For every cohort and pair of groups ``(p, q)`` of a parity constraint:
+    ``|N_q S_p - N_p S_q| <= delta N_p N_q`` with ``S`` the positive predictions
+    counted by a matrix product (``formulation/fairness.py``).
+    """
+    tests = []
+    group = None if data.group is None else np.asarray(data.group, dtype=np.int64)
+    count = np.asarray(data.count, dtype=np.float64)
+    for constraint in spec.side_constraints:
+        if not isinstance(constraint, ParityConstraint) or group is None:
+            continue
+        positive = resolve_positive(constraint.positive_class, spec.positive_class, constraint.name)
+        cohorts, _ = constraint.cohorts(data.y, group, data.legit, positive, data.count)
+        for cohort in cohorts:
+            pairs = cohort.pairs()
+            if not pairs:
+                continue
+            rows = np.zeros((data.n_patterns, cohort.sizes.size))
+            inside = np.flatnonzero(cohort.mask)
+            rows[inside, group[inside]] = count[inside]
+            tests.append((positive, rows, cohort.sizes.astype(np.float64), pairs, float(constraint.bound)))
+
+    def may_pass(preds: np.ndarray) -> np.ndarray:
+        ok = np.ones(preds.shape[0], dtype=bool)
+        for positive, rows, sizes, pairs, delta in tests:
+            hits = (preds == positive).astype(np.float64) @ rows  # (B, groups)
+            for p, q in pairs:
+                limit = delta * sizes[p] * sizes[q]
+                ok &= np.abs(sizes[q] * hits[:, p] - sizes[p] * hits[:, q]) <= limit + 1e-7 * max(1.0, limit)
+        return ok
+
+    return may_pass
 
 
 def _next_band(values, F: int, O: int, K: int, root_values: np.ndarray, high: float):
