@@ -1,23 +1,29 @@
 """Exact search over every tree of depth at most 2, for any objective and any
 side constraint (fairness, recall, precision, specificity, sparsity, min leaf).
 
-The trees of formulation (11) at depth ``d <= 2`` are few: the root is a leaf
-(``K`` labels) or splits on a feature ``r``, and each child is a leaf or splits
-on a feature ``a`` with two labelled leaves.  With ``F`` features and ``K``
-classes a child has ``O = K + F * K^2`` options, so there are ``K + F * O^2``
-trees (47,000 for 14 features and two classes).
+The trees of formulation (11) at depth ``d <= 2`` can be counted: the root is
+a leaf (``K`` labels) or splits on a feature ``r``, and each child is a leaf or
+splits on a feature ``a`` with two labelled leaves.  With ``F`` features and
+``K`` classes a child has ``O = K + F * K^2`` options, so there are
+``K + F * O^2`` trees (47,098 for 14 features and two classes, 25 million for
+116).
 
 The objective is additive over the two subtrees for the weighted accuracies
 (accuracy, balanced accuracy, sensitivity: ``row_objective_weights``) and a
-minimum of per-class sums for the worst-case accuracy, so the value of every
-tree is computed at once with matrix products over the patterns.  The trees
-are then visited from the best value down; the structural constraints (eq. 8
-branching bound, eq. 9 feature bound, eq. 10 minimum leaf) are read from the
-same arrays, and every side constraint is decided by its own ``measure`` on
-the tree's predictions (exact integer arithmetic, the same counts as the
-model's rows).  The first tree that passes is optimal: every tree of larger
-value was checked and failed.  A search stopped early still proves a bound:
-no tree is better than the value of the first tree not yet checked.
+minimum of per-class sums for the worst-case accuracy, so the value of each
+option on each side of each root split comes from one matrix product over the
+patterns, and the ``O x O`` values of a root feature from one outer sum.  The
+structural constraints (eq. 8 branching bound, eq. 9 feature bound, eq. 10
+minimum leaf) are masks on the same arrays.
+
+The trees are visited from the best value down, in bands of about ``BAND``
+trees (a histogram of the values picks each band's lower edge, so memory stays
+at ``O^2`` numbers).  A vectorized screen drops trees that break a fairness
+bound by more than float rounding; every tree it keeps is decided by the side
+constraints' own ``measure`` on its predictions (exact integer arithmetic, the
+same counts as the model's rows).  The first tree that passes is optimal:
+every tree of larger value was checked and failed.  A search stopped early
+still proves a bound: no tree is better than the first one not yet checked.
 """
 
 from __future__ import annotations
