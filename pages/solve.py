@@ -150,9 +150,10 @@ def render_outcome() -> None:
         if snapshot.message:
             st.warning(snapshot.message, icon=":material/warning:")
         with st.expander("How it was solved", icon=":material/info:"):
+            size = (f"{record.n_variables:,} variables, {record.n_constraints:,} constraints"
+                    if record.method in ("flow", "benders") else "no MIO model was needed")
             st.markdown(f"**Formulation:** {record.formulation} ({record.method})  \n"
-                        f"**Model size:** {record.n_variables:,} variables, {record.n_constraints:,} constraints; "
-                        f"{record.n_rows:,} rows in {record.n_patterns:,} patterns  \n"
+                        f"**Model size:** {size}; {record.n_rows:,} rows in {record.n_patterns:,} patterns  \n"
                         f"**Why this route:** {record.choice}")
             if record.message:
                 st.caption(record.message)
