@@ -321,8 +321,8 @@ def _certified_by_dp(structure: TreeStructure, value: float, data: PatternData, 
 
 
 def _certified_by_search(structure: TreeStructure, value: float, data: PatternData, t0: float, progress, choice: str) -> EngineResult:
-    return _certified(structure, value, data, t0, progress, choice, method="enumeration", backend="exhaustive search",
-                      formulation="every tree of depth <= 2, best first", how="certified by exhaustive search")
+    return _certified(structure, value, data, t0, progress, choice, method="enumeration", backend="numpy",
+                      formulation="exhaustive search of all trees of depth <= 2", how="certified by exhaustive search")
 
 
 def _certified(structure, value, data, t0, progress, choice, *, method, backend, formulation, how) -> EngineResult:
