@@ -248,3 +248,29 @@ def test_bands_partition_the_trees(seed) -> None:
             got += ids.tolist()
             high, last = low, vals.min()
     assert sorted(got) == sorted(expected)
+
+
+@pytest.mark.parametrize("kind", ["min_recall", "min_specificity", "min_precision"])
+def test_floors_met_exactly_at_the_bound(kind) -> None:
+    """The best tree meets its floor with equality (rate 1/2 against 0.5): the
+    search's fast screen must not reject it."""
+    y = np.array([1, 1, 1, 1, 0, 0, 0, 0])
+    x = {
+        "min_recall": [1, 1, 0, 0, 0, 0, 0, 0],  # x = 1 -> positive: recall 2/4
+        "min_specificity": [1, 1, 1, 1, 1, 1, 0, 0],  # x = 1 -> positive: specificity 2/4
+        "min_precision": [1, 1, 1, 1, 1, 1, 1, 1],  # only constant trees: all positive, precision 4/8
+    }[kind]
+    # Maximizing recall, predicting everything positive is best and has precision exactly 1/2.
+    objective = "sensitivity" if kind == "min_precision" else "accuracy"
+    inst = Instance(np.array(x)[:, None], y, np.zeros(8, dtype=int), np.zeros(8, dtype=int), depth=1)
+    spec = TreeSpec(depth=1, positive_class=1, objective=objective, side_constraints=(ALL_CONSTRAINTS[kind](0.5, 1),))
+    check_against_brute_force(inst, spec, [(kind, 0.5)], 1)
+    res = enumerate_solve(inst.data, spec)
+    pred = res.structure.predict(inst.data.X)
+    said, pos = pred == 1, inst.data.y == 1
+    rate = {
+        "min_recall": (inst.data.count[said & pos].sum(), inst.data.count[pos].sum()),
+        "min_specificity": (inst.data.count[~said & ~pos].sum(), inst.data.count[~pos].sum()),
+        "min_precision": (inst.data.count[said & pos].sum(), inst.data.count[said].sum()),
+    }[kind]
+    assert Fraction(int(rate[0]), int(rate[1])) == Fraction(1, 2)

@@ -19,7 +19,7 @@ minimum leaf) are masks on the same arrays.
 The trees are visited from the best value down, in bands of about ``BAND``
 trees (a histogram of the values picks each band's lower edge, so memory stays
 at ``O^2`` numbers).  A vectorized screen drops trees that break a fairness
-bound by more than float rounding; every tree it keeps is decided by the side
+bound or a quality floor by more than float rounding; every tree it keeps is decided by the side
 constraints' own ``measure`` on its predictions (exact integer arithmetic, the
 same counts as the model's rows).  The first tree that passes is optimal:
 every tree of larger value was checked and failed.  A search stopped early
@@ -39,7 +39,7 @@ import numpy as np
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.fairness import ParityConstraint
 from strongtree_core.formulation.objectives import row_objective_weights, tree_objective
-from strongtree_core.formulation.quality import resolve_positive
+from strongtree_core.formulation.quality import MinPrecision, MinRecall, MinSpecificity, resolve_positive
 from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.formulation.tree_graph import LEAF, PRUNED, TreeGraph, TreeStructure
 from strongtree_core.metrics.constraints import check_constraints
@@ -234,7 +234,7 @@ def enumerate_solve(
     # the top, so when a tree passes, every tree of larger value has failed.
     n_trees = K + F * O * O
     root_values = np.where(root_allowed, root_leaf_value, -np.inf)
-    may_pass = _parity_screen(data, spec)
+    may_pass = _screen(data, spec)
     checked = 0
     seen: set[bytes] = set()
     y = np.asarray(data.y)
@@ -284,39 +284,56 @@ def enumerate_solve(
                              "satisfies the constraints")
 
 
-def _parity_screen(data: PatternData, spec: TreeSpec) -> Callable[[np.ndarray], np.ndarray]:
-    """A fast test of the fairness bounds on a batch of prediction vectors that
-    never rejects a tree meeting them (a float margin in the tree's favour); the
-    trees it lets through are then decided exactly by ``check_constraints``.
+def _screen(data: PatternData, spec: TreeSpec) -> Callable[[np.ndarray], np.ndarray]:
+    """A fast test of the fairness bounds and quality floors on a batch of
+    prediction vectors that never rejects a tree meeting them (a float margin in
+    the tree's favour); the trees it lets through are then decided exactly by
+    ``check_constraints``.
 
-    For every cohort and pair of groups ``(p, q)`` of a parity constraint:
-    ``|N_q S_p - N_p S_q| <= delta N_p N_q`` with ``S`` the positive predictions
-    counted by a matrix product (``formulation/fairness.py``).
+    Counts come from matrix products of the "predicted positive" indicators:
+    for a parity constraint, every cohort and pair of groups ``(p, q)`` must have
+    ``|N_q S_p - N_p S_q| <= delta N_p N_q`` (``formulation/fairness.py``); the
+    floors read ``TP >= C P`` (recall), ``TP >= C (TP + FP)`` (precision) and
+    ``N - FP >= C N`` (specificity) (``formulation/quality.py``).
     """
-    tests = []
+    parity, floors = [], []
     group = None if data.group is None else np.asarray(data.group, dtype=np.int64)
     count = np.asarray(data.count, dtype=np.float64)
     for constraint in spec.side_constraints:
-        if not isinstance(constraint, ParityConstraint) or group is None:
-            continue
-        positive = resolve_positive(constraint.positive_class, spec.positive_class, constraint.name)
-        cohorts, _ = constraint.cohorts(data.y, group, data.legit, positive, data.count)
-        for cohort in cohorts:
-            pairs = cohort.pairs()
-            if not pairs:
-                continue
-            rows = np.zeros((data.n_patterns, cohort.sizes.size))
-            inside = np.flatnonzero(cohort.mask)
-            rows[inside, group[inside]] = count[inside]
-            tests.append((positive, rows, cohort.sizes.astype(np.float64), pairs, float(constraint.bound)))
+        if isinstance(constraint, ParityConstraint) and group is not None:
+            positive = resolve_positive(constraint.positive_class, spec.positive_class, constraint.name)
+            cohorts, _ = constraint.cohorts(data.y, group, data.legit, positive, data.count)
+            for cohort in cohorts:
+                pairs = cohort.pairs()
+                if not pairs:
+                    continue
+                rows = np.zeros((data.n_patterns, cohort.sizes.size))
+                inside = np.flatnonzero(cohort.mask)
+                rows[inside, group[inside]] = count[inside]
+                parity.append((positive, rows, cohort.sizes.astype(np.float64), pairs, float(constraint.bound)))
+        elif isinstance(constraint, (MinRecall, MinPrecision, MinSpecificity)):
+            positive = resolve_positive(constraint.positive_class, spec.positive_class, constraint.name)
+            is_pos = np.asarray(data.y) == positive
+            floors.append((type(constraint), positive, np.where(is_pos, count, 0.0), np.where(is_pos, 0.0, count),
+                           float(constraint.bound)))
 
     def may_pass(preds: np.ndarray) -> np.ndarray:
         ok = np.ones(preds.shape[0], dtype=bool)
-        for positive, rows, sizes, pairs, delta in tests:
+        for positive, rows, sizes, pairs, delta in parity:
             hits = (preds == positive).astype(np.float64) @ rows  # (B, groups)
             for p, q in pairs:
                 limit = delta * sizes[p] * sizes[q]
                 ok &= np.abs(sizes[q] * hits[:, p] - sizes[p] * hits[:, q]) <= limit + 1e-7 * max(1.0, limit)
+        for kind, positive, pos_rows, neg_rows, floor in floors:
+            said = (preds == positive).astype(np.float64)
+            tp, fp = said @ pos_rows, said @ neg_rows
+            P, N = float(pos_rows.sum()), float(neg_rows.sum())
+            if kind is MinRecall and P > 0:
+                ok &= tp >= floor * P - 1e-7 * max(1.0, P)
+            elif kind is MinPrecision:
+                ok &= tp >= floor * (tp + fp) - 1e-7 * np.maximum(1.0, tp + fp)
+            elif kind is MinSpecificity and N > 0:
+                ok &= N - fp >= floor * N - 1e-7 * max(1.0, N)
         return ok
 
     return may_pass
