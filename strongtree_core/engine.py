@@ -205,7 +205,7 @@ def solve_tree(
                         objective_cap = relaxed_value
                         relaxed_optimum = res.structure
 
-    if accelerator and not enumeration_refusal(data, spec):
+    if accelerator and (formulation == "auto" or warm_start) and not enumeration_refusal(data, spec):
         # Depth 1-2: every tree can be visited.  In auto mode a finished search is
         # the answer (or proves infeasibility); one cut short by its budget still
         # proves that no tree beats the first one it did not check.  A forced MIO
