@@ -197,7 +197,7 @@ def run_mio(
 
 
 def run_odtlearn(
-    part: pd.DataFrame, data: PatternData, spec: TreeSpec, method: str, time_limit: float,
+    part: pd.DataFrame, spec: TreeSpec, method: str, time_limit: float,
     *, python: str, threads: int = 1, grace: float = 120.0,
 ) -> Outcome:
     """ODTlearn's FlowOCT or BendersOCT (CBC) on the rows of ``part``, in the

@@ -57,7 +57,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--odtlearn-python", default=None, metavar="PY",
                     help="interpreter with ODTlearn installed (for the odtlearn-* methods; default: this one)")
     ap.add_argument("--odtlearn-grace", type=float, default=120.0,
-                    help="seconds past build + time limit before a hung ODTlearn run is killed")
+                    help="an ODTlearn run is killed after 2 x time limit + this many seconds (CBC can overrun its limit)")
     ap.add_argument("--summarize", nargs="+", type=Path, default=None, metavar="CSV",
                     help="print the Figure-2 table of earlier runs' CSVs and exit")
     ap.add_argument("--solvers", nargs="+", default=["highs", "scip"], choices=["highs", "scip", "gurobi"])
@@ -88,7 +88,7 @@ def instances(args):
             data = patterns(part)
             for depth in args.depths:
                 for lam in args.lambdas:
-                            yield name, sample, part, data, depth, lam
+                    yield name, sample, part, data, depth, lam
 
 
 def _fmt(v, digits: int = 1) -> str:
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             if method == "dp":
                 out = reference
             elif method in ODTLEARN_METHODS:
-                out = run_odtlearn(part, data, spec, method, args.time_limit, python=args.odtlearn_python,
+                out = run_odtlearn(part, spec, method, args.time_limit, python=args.odtlearn_python,
                                    threads=args.threads, grace=args.odtlearn_grace)
             else:
                 out = run_mio(data, spec, method, solver, args.time_limit, warm_start=args.warm_start, threads=args.threads)
@@ -183,7 +183,6 @@ def main(argv: list[str] | None = None) -> int:
                   f"{_fmt(out.misclassified):>5} {_fmt(row['optimum']):>8} {paper_text:>12} {row['check']}"
                   + (f" | {paper_check}" if paper_check else "")
                   + (f" | {out.note[-200:]}" if out.status in ("error", "killed", "unavailable") else ""), flush=True)
-    write_csv(rows, args.out)
     print()
     print(summary(rows, args, combos, paper_by_instance))
     bad = [r for r in rows if r["check"] != "ok"]

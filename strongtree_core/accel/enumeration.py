@@ -314,7 +314,8 @@ def _screen(data: PatternData, spec: TreeSpec) -> Callable[[np.ndarray], np.ndar
         elif isinstance(constraint, (MinRecall, MinPrecision, MinSpecificity)):
             positive = resolve_positive(constraint.positive_class, spec.positive_class, constraint.name)
             is_pos = np.asarray(data.y) == positive
-            floors.append((type(constraint), positive, np.where(is_pos, count, 0.0), np.where(is_pos, 0.0, count),
+            pos_rows, neg_rows = np.where(is_pos, count, 0.0), np.where(is_pos, 0.0, count)
+            floors.append((type(constraint), positive, pos_rows, neg_rows, float(pos_rows.sum()), float(neg_rows.sum()),
                            float(constraint.bound)))
 
     def may_pass(preds: np.ndarray) -> np.ndarray:
@@ -324,10 +325,9 @@ def _screen(data: PatternData, spec: TreeSpec) -> Callable[[np.ndarray], np.ndar
             for p, q in pairs:
                 limit = delta * sizes[p] * sizes[q]
                 ok &= np.abs(sizes[q] * hits[:, p] - sizes[p] * hits[:, q]) <= limit + 1e-7 * max(1.0, limit)
-        for kind, positive, pos_rows, neg_rows, floor in floors:
+        for kind, positive, pos_rows, neg_rows, P, N, floor in floors:
             said = (preds == positive).astype(np.float64)
             tp, fp = said @ pos_rows, said @ neg_rows
-            P, N = float(pos_rows.sum()), float(neg_rows.sum())
             if kind is MinRecall and P > 0:
                 ok &= tp >= floor * P - 1e-7 * max(1.0, P)
             elif kind is MinPrecision:
