@@ -1,0 +1,277 @@
+"""Dynamic program over tree structures for per-pattern, per-class gains
+(the MurTree / STreeD line of exact algorithms).
+
+Given a gain ``s[i, k]`` for predicting class ``k`` on pattern ``i`` and a
+penalty ``pen`` per branching node, :class:`GainDP` finds
+
+    best(D, d) = max( max_k sum_{i in D} s[i, k],                          (a leaf)
+                      max_f best(D_f0, d - 1) + best(D_f1, d - 1) - pen )   (a split)
+
+for the patterns ``D`` reaching a node with ``d`` levels left, where ``D_f0``
+/ ``D_f1`` are the patterns of ``D`` with ``x_f = 0`` / ``1``.  A leaf must hold
+at least ``min_leaf`` rows (eq. 10), and a split must send rows both ways
+(a split with an empty side never beats the leaf of its other side).
+
+* Depth 1 and 2 are solved by counting (:func:`depth_two`): with
+  ``M_k = X_D^T diag(s_k) X_D`` (one matrix product per class) the gain of
+  every leaf of every tree of depth 2 is an entry or a difference of entries
+  of ``M_k``.
+* Deeper nodes branch over features in order of an upper bound (every pattern
+  gets its best class) and skip a feature whose bound cannot beat the best so
+  far; a child is solved with the value it must reach, and a child that
+  cannot reach it stops that feature early.  Results are cached per set of
+  patterns and depth, exact values and proven upper bounds alike.
+
+Trees are nested tuples: an ``int`` is a leaf predicting that class, and
+``(f, left, right)`` splits on feature ``f`` (``left`` takes ``x_f = 0``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import threading
+import time
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+
+from strongtree_core.formulation.tree_graph import LEAF, PRUNED, TreeGraph, TreeStructure
+
+Tree = Union[int, tuple]
+NEG = -math.inf
+
+
+class SearchStopped(Exception):
+    """The time limit passed or a stop was requested during the search."""
+
+
+@dataclass
+class Deadline:
+    """When the search must give up: a wall-clock limit and a stop event."""
+
+    at: float = math.inf
+    stop: threading.Event | None = None
+
+    def check(self) -> None:
+        if time.perf_counter() > self.at or (self.stop is not None and self.stop.is_set()):
+            raise SearchStopped
+
+    @property
+    def passed(self) -> bool:
+        return time.perf_counter() > self.at or (self.stop is not None and self.stop.is_set())
+
+
+def subset_key(idx: np.ndarray, depth: int) -> bytes:
+    """Cache key of a set of patterns (sorted indices) at a depth."""
+    return hashlib.blake2b(idx.tobytes(), digest_size=16).digest() + bytes((depth,))
+
+
+@dataclass
+class _Entry:
+    ub: float
+    value: float | None = None
+    tree: Tree | None = None
+
+
+class GainDP:
+    """Best subtrees for the gains ``scores`` (P, K) on binary ``X`` (P, F).
+
+    Parameters
+    ----------
+    X : ndarray of float64, shape (P, F)
+    count : ndarray of float64, shape (P,)
+    scores : ndarray of float64, shape (P, K)
+    penalty : float
+        Subtracted per branching node (the paper's lambda, plus any price).
+    min_leaf : int
+    deadline : Deadline, optional
+    """
+
+    def __init__(self, X, count, scores, penalty: float, min_leaf: int, deadline: Deadline | None = None) -> None:
+        self.X = X
+        self.count = count
+        self.s = np.ascontiguousarray(scores, dtype=np.float64)
+        self.smax = self.s.max(axis=1)
+        self.pen = float(penalty)
+        self.min_leaf = int(min_leaf)
+        self.need = max(1, self.min_leaf)
+        self.deadline = deadline or Deadline()
+        self.cache: dict[bytes, _Entry] = {}
+        self.n_solved = 0
+
+    # -- public -------------------------------------------------------------
+    def best(self, idx: np.ndarray, depth: int, floor: float = NEG) -> tuple[float, Tree] | None:
+        """The best subtree of depth <= ``depth`` on patterns ``idx`` if its
+        value exceeds ``floor``, else None (then no subtree exceeds ``floor``)."""
+        key = subset_key(idx, depth)
+        entry = self.cache.get(key)
+        if entry is not None:
+            if entry.value is not None:
+                return (entry.value, entry.tree) if entry.value > floor else None
+            if entry.ub <= floor:
+                return None
+        found = self._solve(idx, depth, floor)
+        if found is None:
+            ub = floor if entry is None else min(entry.ub, floor)
+            self.cache[key] = _Entry(ub)
+        else:
+            self.cache[key] = _Entry(found[0], found[0], found[1])
+        return found
+
+    def upper(self, idx: np.ndarray, depth: int) -> float:
+        """A proven upper bound on best(idx, depth): cached, else every pattern at its best class."""
+        entry = self.cache.get(subset_key(idx, depth))
+        if entry is not None:
+            return entry.ub
+        return float(self.smax[idx].sum())
+
+    def exact(self, idx: np.ndarray, depth: int) -> tuple[float, Tree]:
+        """The best subtree, always (infeasible subsets give ``-inf`` and a leaf)."""
+        found = self.best(idx, depth, NEG)
+        if found is None:  # only when nothing is feasible (min leaf)
+            return NEG, 0
+        return found
+
+    # -- the recursion ------------------------------------------------------
+    def _leaf(self, idx: np.ndarray) -> tuple[float, int]:
+        if self.count[idx].sum() < self.min_leaf:
+            return NEG, 0
+        sums = self.s[idx].sum(axis=0)
+        k = int(np.argmax(sums))
+        return float(sums[k]), k
+
+    def _solve(self, idx: np.ndarray, depth: int, floor: float) -> tuple[float, Tree] | None:
+        self.n_solved += 1
+        if depth <= 2 or idx.size <= 1:
+            value, tree = depth_two(self.X[idx], self.s[idx], self.count[idx], min(depth, 2), self.pen, self.min_leaf)
+            return (value, tree) if value > floor else None
+        self.deadline.check()
+        leaf_value, leaf_k = self._leaf(idx)
+        best_value, best_tree = leaf_value, leaf_k
+        Xd = self.X[idx]
+        c = self.count[idx]
+        right_rows = Xd.T @ c
+        left_rows = c.sum() - right_rows
+        ok = (right_rows >= self.need) & (left_rows >= self.need)
+        ub_right = Xd.T @ self.smax[idx]
+        ub_left = self.smax[idx].sum() - ub_right
+        ub = np.where(ok, ub_left + ub_right - self.pen, NEG)
+        order = np.argsort(-ub, kind="stable")
+        goes_right = Xd.astype(bool)
+        for f in order:
+            target = max(best_value, floor)
+            if ub[f] <= target:
+                break
+            left = idx[~goes_right[:, f]]
+            right = idx[goes_right[:, f]]
+            ubr = min(float(ub_right[f]), self.upper(right, depth - 1))
+            lft = self.best(left, depth - 1, target + self.pen - ubr)
+            if lft is None:
+                continue
+            rgt = self.best(right, depth - 1, target + self.pen - lft[0])
+            if rgt is None:
+                continue
+            value = lft[0] + rgt[0] - self.pen
+            if value > target:
+                best_value, best_tree = value, (int(f), lft[1], rgt[1])
+        if best_value > floor and best_value > NEG:
+            return best_value, best_tree
+        return None
+
+
+def depth_two(Xd: np.ndarray, S: np.ndarray, c: np.ndarray, depth: int, pen: float, min_leaf: int) -> tuple[float, Tree]:
+    """Best subtree of depth <= ``depth`` (0, 1 or 2) on one set of patterns, by counting.
+
+    ``Xd`` (n, F) binary features, ``S`` (n, K) gains, ``c`` (n,) rows.  Returns
+    (-inf, 0) when no subtree keeps every leaf at ``min_leaf`` rows.
+    """
+    need = max(1, min_leaf)
+    T = S.sum(axis=0)
+    N = float(c.sum())
+    k_leaf = int(np.argmax(T))
+    best = (float(T[k_leaf]), k_leaf) if N >= min_leaf else (NEG, 0)
+    if depth == 0 or Xd.shape[0] <= 1 or Xd.shape[1] == 0:
+        return best
+    R = Xd.T @ S  # (F, K): gains of the rows with x_a = 1
+    L = T[None, :] - R
+    Rc = Xd.T @ c
+    Lc = N - Rc
+    split_ok = (Rc >= need) & (Lc >= need)
+    if depth == 1:
+        v = np.where(split_ok, R.max(axis=1) + L.max(axis=1) - pen, NEG)
+        a = int(np.argmax(v))
+        if v[a] > best[0]:
+            best = (float(v[a]), (a, int(np.argmax(L[a])), int(np.argmax(R[a]))))
+        return best
+    K = S.shape[1]
+    M = np.stack([(Xd * S[:, k:k + 1]).T @ Xd for k in range(K)])  # (K, F, F): x_a = 1 and x_b = 1
+    C = (Xd * c[:, None]).T @ Xd  # rows with x_a = 1 and x_b = 1
+    # Right child of a root split on a (x_a = 1), split on b: quadrants (x_b = 1, x_b = 0).
+    rr, rl = M, R.T[:, :, None] - M
+    crr, crl = C, Rc[:, None] - C
+    # Left child (x_a = 0), split on b: (x_b = 1) = R[b] - M[a, b], (x_b = 0) = L[a] - that.
+    lr = R.T[:, None, :] - M
+    ll = L.T[:, :, None] - lr
+    clr = Rc[None, :] - C
+    cll = Lc[:, None] - clr
+    sub_r = np.where((crr >= need) & (crl >= need), rr.max(axis=0) + rl.max(axis=0) - pen, NEG)  # (F_a, F_b)
+    sub_l = np.where((clr >= need) & (cll >= need), lr.max(axis=0) + ll.max(axis=0) - pen, NEG)
+    leaf_r = np.where(Rc >= min_leaf, R.max(axis=1), NEG)
+    leaf_l = np.where(Lc >= min_leaf, L.max(axis=1), NEG)
+    b_r = np.argmax(sub_r, axis=1)
+    b_l = np.argmax(sub_l, axis=1)
+    F = Xd.shape[1]
+    ar = np.arange(F)
+    best_r = np.maximum(leaf_r, sub_r[ar, b_r])
+    best_l = np.maximum(leaf_l, sub_l[ar, b_l])
+    total = np.where(split_ok, best_l + best_r - pen, NEG)
+    a = int(np.argmax(total))
+    if total[a] <= best[0]:
+        return best
+
+    def child(side_leaf, side_sub, b_side, sums_leaf, quad_hi, quad_lo):
+        if side_leaf[a] >= side_sub[a, b_side[a]]:
+            return int(np.argmax(sums_leaf[a]))
+        b = int(b_side[a])
+        return (b, int(np.argmax(quad_lo[:, a, b])), int(np.argmax(quad_hi[:, a, b])))
+
+    left_tree = child(leaf_l, sub_l, b_l, L, lr, ll)
+    right_tree = child(leaf_r, sub_r, b_r, R, rr, rl)
+    return float(total[a]), (a, left_tree, right_tree)
+
+
+def tree_to_structure(tree: Tree, depth: int) -> TreeStructure:
+    """A nested-tuple tree as a :class:`TreeStructure` of maximum depth ``depth``."""
+    g = TreeGraph(depth)
+    feature = np.full(g.n_nodes, PRUNED, dtype=np.int64)
+    prediction = np.full(g.n_nodes, -1, dtype=np.int64)
+    stack = [(tree, 1)]
+    while stack:
+        t, n = stack.pop()
+        if isinstance(t, tuple):
+            if 2 * n > g.n_nodes:
+                raise ValueError(f"the tree is deeper than {depth}")
+            feature[n - 1] = t[0]
+            stack += [(t[1], 2 * n), (t[2], 2 * n + 1)]
+        else:
+            feature[n - 1] = LEAF
+            prediction[n - 1] = int(t)
+    return TreeStructure(depth, feature, prediction)
+
+
+def structure_to_tree(structure: TreeStructure) -> Tree:
+    """The inverse of :func:`tree_to_structure`."""
+
+    def walk(n: int) -> Tree:
+        f = int(structure.feature[n - 1])
+        if f >= 0:
+            return (f, walk(2 * n), walk(2 * n + 1))
+        return int(structure.prediction[n - 1])
+
+    return walk(1)
+
+
+def tree_branchings(tree: Tree) -> int:
+    return 1 + tree_branchings(tree[1]) + tree_branchings(tree[2]) if isinstance(tree, tuple) else 0

@@ -1,0 +1,270 @@
+"""The Lagrangian relaxation of a constrained tree problem, and its dual.
+
+With the quantities of :class:`~strongtree_core.accel.problem.LinearProblem`,
+a tree ``T`` has objective parts ``p(T)`` (J,), constraint quantities ``q(T)``
+(R,) and ``b(T)`` branching nodes, and the problem is
+
+    max_T (1 - lambda) min_j p_j(T) - lambda b(T)
+    s.t.  lo <= q(T) <= hi,   b(T) <= B.
+
+For ``alpha`` in the simplex (J,) and prices ``mu_hi, mu_lo, mu_b >= 0``
+
+    L(y) = max_T (1 - lambda) alpha . p(T) + mu_hi . (hi - q(T)) + mu_lo . (q(T) - lo)
+                 + mu_b (B - b(T)) - lambda b(T)
+
+is at least the value of every feasible tree (each added term is >= 0 there,
+and ``min_j p_j <= alpha . p``), so ``L(y)`` is an upper bound on the
+optimum for every ``y``.  The inner maximum is a tree problem with a gain
+per pattern and class, ``s = (1 - lambda) G alpha - U (mu_hi - mu_lo)``, and a
+penalty ``lambda + mu_b`` per branching: the dynamic program solves it
+exactly.  ``L`` is convex and piecewise linear in ``y``, one piece per tree;
+:func:`optimize_dual` minimizes it by a cutting-plane method with a trust
+region (each solved tree adds its piece), first with trees of depth <= 2
+(cheap, and their pieces stay valid under-estimates at any depth), then at
+the full depth.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+from scipy.optimize import linprog
+
+from strongtree_core.accel.dp import Deadline, GainDP, SearchStopped, Tree, tree_branchings
+from strongtree_core.accel.problem import LinearProblem
+
+
+@dataclass(frozen=True)
+class Prices:
+    """A point ``y`` of the dual: objective weights and constraint prices."""
+
+    alpha: np.ndarray  # (J,)
+    mu_hi: np.ndarray  # (R,)
+    mu_lo: np.ndarray  # (R,)
+    mu_b: float = 0.0
+
+    def theta(self, problem: LinearProblem) -> np.ndarray:
+        """Price of each quantity (J objective parts, then R constraint quantities)."""
+        return np.concatenate([(1.0 - problem.lambda_) * self.alpha, -(self.mu_hi - self.mu_lo)])
+
+    def scores(self, problem: LinearProblem) -> np.ndarray:
+        return problem.scores(self.alpha, self.mu_hi - self.mu_lo)
+
+    def penalty(self, problem: LinearProblem) -> float:
+        return problem.lambda_ + self.mu_b
+
+    def constant(self, problem: LinearProblem) -> float:
+        """The terms of ``L`` that do not depend on the tree."""
+        c = 0.0
+        hi_ok = np.isfinite(problem.hi)
+        lo_ok = np.isfinite(problem.lo)
+        c += float(self.mu_hi[hi_ok] @ problem.hi[hi_ok])
+        c -= float(self.mu_lo[lo_ok] @ problem.lo[lo_ok])
+        if problem.max_branching is not None:
+            c += self.mu_b * problem.max_branching
+        return c
+
+
+@dataclass(frozen=True)
+class TreeQuantities:
+    """What a tree adds up to on the patterns."""
+
+    tree: Tree
+    parts: np.ndarray
+    q: np.ndarray
+    n_branching: int
+    features: frozenset
+
+
+def measure_tree(problem: LinearProblem, tree: Tree) -> TreeQuantities:
+    """Objective parts, constraint quantities and structure of ``tree``."""
+    P = problem.n_patterns
+    parts = np.zeros(problem.n_parts)
+    q = np.zeros(problem.n_rows)
+    feats: set[int] = set()
+    stack = [(tree, np.arange(P))]
+    while stack:
+        t, idx = stack.pop()
+        if isinstance(t, tuple):
+            feats.add(int(t[0]))
+            right = problem.X[idx, t[0]] > 0.5
+            stack += [(t[1], idx[~right]), (t[2], idx[right])]
+        else:
+            parts += problem.G[idx, t].sum(axis=0)
+            q += problem.U[idx, t].sum(axis=0)
+    return TreeQuantities(tree, parts, q, tree_branchings(tree), frozenset(feats))
+
+
+def leaf_sizes_ok(problem: LinearProblem, tree: Tree) -> bool:
+    """Every leaf holds at least ``min_leaf`` rows (eq. 10)."""
+    if problem.min_leaf <= 0:
+        return True
+    stack = [(tree, np.arange(problem.n_patterns))]
+    while stack:
+        t, idx = stack.pop()
+        if isinstance(t, tuple):
+            right = problem.X[idx, t[0]] > 0.5
+            stack += [(t[1], idx[~right]), (t[2], idx[right])]
+        elif problem.count[idx].sum() < problem.min_leaf:
+            return False
+    return True
+
+
+def satisfies(problem: LinearProblem, m: TreeQuantities) -> bool:
+    """The tree meets every constraint the search enforces (leaf sizes aside)."""
+    if problem.max_branching is not None and m.n_branching > problem.max_branching:
+        return False
+    if problem.max_features is not None and len(m.features) > problem.max_features:
+        return False
+    return problem.feasible(m.q)
+
+
+@dataclass
+class DualResult:
+    """The best prices found and what was learned on the way."""
+
+    prices: Prices
+    bound: float  # L(prices), an upper bound on the optimum
+    n_solves: int
+    trees: list[TreeQuantities] = field(default_factory=list)
+    stopped: bool = False
+
+
+def _cut(problem: LinearProblem, m: TreeQuantities) -> tuple[np.ndarray, float]:
+    """The piece of L belonging to one tree: ``a . y + c`` with y = (alpha, mu_hi, mu_lo, mu_b)."""
+    lam = problem.lambda_
+    hi = np.where(np.isfinite(problem.hi), problem.hi, 0.0)
+    lo = np.where(np.isfinite(problem.lo), problem.lo, 0.0)
+    B = problem.max_branching if problem.max_branching is not None else 0
+    a = np.concatenate([(1.0 - lam) * m.parts, hi - m.q, m.q - lo, [B - m.n_branching]])
+    return a, -lam * m.n_branching
+
+
+def optimize_dual(
+    problem: LinearProblem,
+    deadline: Deadline,
+    *,
+    max_solves: int = 60,
+    full_depth_solves: int = 12,
+    on_tree: Callable[[TreeQuantities], None] | None = None,
+    on_bound: Callable[[float], None] | None = None,
+    enough: Callable[[], bool] | None = None,
+) -> DualResult:
+    """Minimize ``L`` over the prices (see the module docstring).
+
+    ``on_tree`` sees every tree the dynamic program returns (to keep the
+    feasible ones); ``on_bound`` every proven bound ``L(y)`` at full depth;
+    ``enough()`` true ends the search (an incumbent already meets the bound).
+    Stops early at the deadline with the best prices so far.
+    """
+    J, R = problem.n_parts, problem.n_rows
+    hi_free = ~np.isfinite(problem.hi)
+    lo_free = ~np.isfinite(problem.lo)
+    has_b = problem.max_branching is not None
+    n = J + 2 * R + 1
+    # Scale of each price: one unit moves the gain of a pattern by at most the
+    # largest objective gain of a pattern.
+    gain_scale = max(float(np.abs(problem.G).max()) if problem.G.size else 1.0, 1e-12)
+    row_scale = np.array([max(float(np.abs(problem.U[:, :, r]).max()), 1e-12) for r in range(R)])
+    cap = np.concatenate([np.ones(J), gain_scale / row_scale * 4.0, gain_scale / row_scale * 4.0, [gain_scale * 4.0]])
+    upper = cap.copy()
+    upper[J:J + R][hi_free] = 0.0
+    upper[J + R:J + 2 * R][lo_free] = 0.0
+    if not has_b:
+        upper[-1] = 0.0
+
+    def unpack(y: np.ndarray) -> Prices:
+        return Prices(y[:J].copy(), y[J:J + R].copy(), y[J + R:J + 2 * R].copy(), float(y[-1]))
+
+    cuts_a: list[np.ndarray] = []
+    cuts_c: list[float] = []
+    trees: list[TreeQuantities] = []
+    n_solves = 0
+
+    def evaluate(y: np.ndarray, depth: int) -> float:
+        nonlocal n_solves
+        prices = unpack(y)
+        dp = GainDP(problem.X, problem.count, prices.scores(problem), prices.penalty(problem), problem.min_leaf, deadline)
+        value, tree = dp.exact(np.arange(problem.n_patterns), depth)
+        n_solves += 1
+        if not math.isfinite(value):
+            return math.inf  # no tree keeps every leaf at min_leaf rows
+        m = measure_tree(problem, tree)
+        trees.append(m)
+        if on_tree is not None:
+            on_tree(m)
+        a, c = _cut(problem, m)
+        cuts_a.append(a)
+        cuts_c.append(c)
+        return value + prices.constant(problem)
+
+    y0 = np.zeros(n)
+    y0[:J] = 1.0 / J
+    best_y, best_full = y0, math.inf
+    stopped = False
+    try:
+        for depth in sorted({min(problem.depth, 2), problem.depth}):
+            at_full = depth == problem.depth
+            budget = full_depth_solves if (at_full and problem.depth > 2) else max_solves
+            center = best_y
+            f_center = evaluate(center, depth)
+            if at_full:
+                best_full = f_center
+                if on_bound is not None and math.isfinite(f_center):
+                    on_bound(f_center)
+            radius = 1.0
+            for _ in range(budget):
+                deadline.check()
+                if at_full and enough is not None and enough():
+                    break
+                y, model = _master(np.array(cuts_a), np.array(cuts_c), J, center, radius * cap, upper)
+                if y is None:
+                    break
+                if f_center - model <= 1e-7 * max(1.0, abs(f_center)):
+                    if radius >= 64:
+                        break
+                    radius *= 4  # the model is flat in the box: look further
+                    continue
+                f_y = evaluate(y, depth)
+                if at_full and f_y < best_full:
+                    best_full = f_y
+                    best_y = y
+                    if on_bound is not None:
+                        on_bound(f_y)
+                if f_y <= f_center - 0.1 * (f_center - model):
+                    center, f_center = y, f_y
+                    radius = min(radius * 2, 64.0)
+                else:
+                    radius = max(radius / 2, 1e-4)
+            if not at_full:
+                best_y = center
+    except SearchStopped:
+        stopped = True
+    if not math.isfinite(best_full):
+        best_y = y0
+    return DualResult(unpack(best_y), best_full, n_solves, trees, stopped)
+
+
+def _master(A: np.ndarray, c: np.ndarray, J: int, center: np.ndarray, radius: np.ndarray, upper: np.ndarray):
+    """Minimize the cutting-plane model ``max_t A_t . y + c_t`` over the box
+    ``|y - center| <= radius`` within the domain (alpha in the simplex, prices >= 0)."""
+    n = A.shape[1]
+    lo = np.maximum(0.0, center - radius)
+    hi = np.minimum(upper, center + radius)
+    lo[:J], hi[:J] = 0.0, 1.0
+    hi = np.maximum(hi, lo)
+    # variables (y, z): minimize z  s.t.  A y - z <= -c
+    cost = np.zeros(n + 1)
+    cost[-1] = 1.0
+    A_ub = np.hstack([A, -np.ones((A.shape[0], 1))])
+    b_ub = -c
+    A_eq = np.zeros((1, n + 1))
+    A_eq[0, :J] = 1.0
+    res = linprog(cost, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[1.0],
+                  bounds=list(zip(lo, hi)) + [(None, None)], method="highs")
+    if res.status != 0:
+        return None, None
+    return res.x[:n], float(res.x[-1])

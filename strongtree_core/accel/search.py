@@ -1,0 +1,486 @@
+"""Exact trees of any depth under every objective and side constraint:
+dynamic programming, a Lagrangian bound and branch-and-bound.
+
+:func:`exact_solve` returns a certified optimum, a proven infeasibility, or
+(stopped by the time limit or a stop request) the best tree found with a
+proven upper bound.
+
+1. Without side constraints and with a weighted-accuracy objective the
+   problem is a sum of per-pattern gains: the dynamic program
+   (:class:`~strongtree_core.accel.dp.GainDP`) solves it outright.
+2. Otherwise the constraints are priced (``accel/lagrange.py``): for prices
+   ``y`` the best tree under the priced gains has value ``L(y) >=`` the
+   constrained optimum, and the dual search for good prices also meets
+   feasible trees (incumbents).
+3. Branch-and-bound closes the gap.  With the prices fixed, every tree ``T``
+   has a relaxed value ``L(T) = (priced gains of its leaves) - pen * b(T) +
+   const``, and ``f(T) <= L(T)`` for every feasible ``T``.  Partial trees
+   are extended top-down (a node becomes a leaf or splits on a feature);
+   the relaxed value of the best completion is the fixed part plus, for
+   every open node, the dynamic program's best subtree there, which is exact.
+   A partial tree whose best completion cannot reach the value we look for
+   is dropped, as is one whose constraint quantities can no longer get back
+   within their rows (interval bounds: each open node adds between the sums
+   of the per-pattern minima and maxima).  Nodes with at most two levels
+   left are completed from lists of all their subtrees of depth <= 2 that
+   can still reach that value (``accel/subtrees.py``), the last one for all
+   its subtrees at once.
+4. The search runs in passes with a falling target ``t``: a pass visits
+   every tree with ``L(T) >= max(t, incumbent + one step)``; when it ends,
+   either the incumbent reaches ``t`` and is optimal, or no feasible tree
+   reaches ``t``, which is a new proven bound.  The bound on screen moves
+   down pass by pass.
+
+Every tree reported is measured again by the caller on its predictions.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Literal
+
+import numpy as np
+
+from strongtree_core.accel.dp import NEG, Deadline, GainDP, SearchStopped, Tree, structure_to_tree, subset_key, tree_to_structure
+from strongtree_core.accel.lagrange import Prices, TreeQuantities, leaf_sizes_ok, measure_tree, optimize_dual, satisfies
+from strongtree_core.accel.problem import LinearProblem, linear_problem
+from strongtree_core.accel.subtrees import Subtrees, subtree_list
+from strongtree_core.encoding.patterns import PatternData
+from strongtree_core.formulation.spec import TreeSpec
+from strongtree_core.formulation.tree_graph import TreeStructure
+
+ExactStatus = Literal["optimal", "infeasible", "stopped"]
+
+#: Relative slack on relaxed values (float sums in another order).
+TOLERANCE = 1e-7
+
+
+@dataclass(frozen=True)
+class ExactResult:
+    """What the exact search found.
+
+    Attributes
+    ----------
+    status : {"optimal", "infeasible", "stopped"}
+    structure : TreeStructure or None
+        The best tree found (optimal when ``status`` is "optimal").
+    objective : float or None
+        Its value (the caller re-scores it).
+    bound : float or None
+        No feasible tree has a larger value (proven).
+    runtime : float
+    reason : str
+        How it was solved, in words.
+    n_explored : int
+        Partial trees and subproblems visited.
+    """
+
+    status: ExactStatus
+    structure: TreeStructure | None
+    objective: float | None
+    bound: float | None
+    runtime: float
+    reason: str
+    n_explored: int = 0
+
+    @property
+    def certified(self) -> bool:
+        return self.status in ("optimal", "infeasible")
+
+
+#: ``report(objective, bound, explored, tree, message)``
+Report = Callable[[float | None, float | None, int, TreeStructure | None, str], None]
+
+
+def exact_solve(
+    data: PatternData,
+    spec: TreeSpec,
+    *,
+    time_limit: float = 60.0,
+    stop: threading.Event | None = None,
+    report: Report | None = None,
+    starts: tuple[TreeStructure, ...] = (),
+) -> ExactResult:
+    """The optimal tree of depth ``spec.depth`` for ``spec`` on ``data``.
+
+    Parameters
+    ----------
+    starts : TreeStructures to try first as incumbents (checked here).
+    report : called with every new incumbent and bound, and now and then while searching.
+    """
+    t0 = time.perf_counter()
+    deadline = Deadline(t0 + float(time_limit), stop)
+    problem = linear_problem(data, spec)
+    run = _Run(problem, deadline, report, t0)
+    try:
+        return run.solve(starts)
+    except SearchStopped:
+        return run.result("stopped", "stopped by the time limit or a stop request")
+
+
+class _Run:
+    def __init__(self, problem: LinearProblem, deadline: Deadline, report: Report | None, t0: float) -> None:
+        self.p = problem
+        self.deadline = deadline
+        self._report = report
+        self.t0 = t0
+        self.best: TreeQuantities | None = None
+        self.best_value = NEG
+        self.bound = math.inf
+        self.explored = 0
+        self.detail = ""
+
+    # -- bookkeeping ----------------------------------------------------------
+    def value(self, m: TreeQuantities) -> float:
+        return self.p.value(m.parts, m.n_branching)
+
+    def offer(self, m: TreeQuantities) -> bool:
+        """Keep ``m`` if it is feasible and better than the incumbent."""
+        if not satisfies(self.p, m) or not leaf_sizes_ok(self.p, m.tree):
+            return False
+        v = self.value(m)
+        if v > self.best_value + 1e-12 * max(1.0, abs(v)):
+            self.best, self.best_value = m, v
+            self.say("new incumbent")
+            return True
+        return False
+
+    def prove(self, bound: float) -> None:
+        if self.p.integral and math.isfinite(bound):
+            bound = math.floor(bound + TOLERANCE * max(1.0, abs(bound)))
+        if bound < self.bound:
+            self.bound = bound
+            self.say("bound")
+
+    def say(self, message: str) -> None:
+        if self._report is None:
+            return
+        tree = None if self.best is None else tree_to_structure(self.best.tree, self.p.depth)
+        objective = None if self.best is None else self.best_value
+        bound = None if not math.isfinite(self.bound) else max(self.bound, self.best_value)
+        self._report(objective, bound, self.explored, tree, message)
+
+    def closed(self) -> bool:
+        return self.best is not None and self.best_value >= self.bound - TOLERANCE * max(1.0, abs(self.bound))
+
+    def result(self, status: str, reason: str) -> ExactResult:
+        structure = None if self.best is None else tree_to_structure(self.best.tree, self.p.depth)
+        objective = None if self.best is None else self.best_value
+        bound = None if not math.isfinite(self.bound) else max(self.bound, self.best_value)
+        if status == "optimal":
+            bound = objective
+        if status == "infeasible":
+            structure, objective, bound = None, None, None
+        return ExactResult(status, structure, objective, bound, time.perf_counter() - self.t0,
+                           reason + self.detail, self.explored)
+
+    # -- the route ------------------------------------------------------------
+    def solve(self, starts: tuple[TreeStructure, ...]) -> ExactResult:
+        p = self.p
+        all_rows = np.arange(p.n_patterns)
+        if p.count.sum() < p.min_leaf:
+            return self.result("infeasible", f"every leaf must hold {p.min_leaf} rows, more than the {int(p.count.sum())} there are")
+        if not p.constrained:
+            dp = GainDP(p.X, p.count, (1.0 - p.lambda_) * p.G[:, :, 0], p.lambda_, p.min_leaf, self.deadline)
+            value, tree = dp.exact(all_rows, p.depth)
+            self.explored = dp.n_solved
+            self.offer(measure_tree(p, tree))
+            self.prove(value)
+            return self.result("optimal", f"dynamic programming over all trees of depth <= {p.depth} "
+                                          f"({dp.n_solved:,} subproblems solved)")
+        for s in starts:
+            if s.depth <= p.depth:
+                self.offer(measure_tree(p, structure_to_tree(s)))
+        dual = optimize_dual(p, self.deadline, on_tree=self.offer, on_bound=self.prove, enough=self.closed)
+        self.explored += dual.n_solves
+        self.detail = f"; Lagrangian bound from {dual.n_solves} dynamic programs"
+        if dual.stopped:
+            raise SearchStopped
+        if not math.isfinite(dual.bound):
+            return self.result("infeasible", f"no tree of depth <= {p.depth} keeps every leaf at {p.min_leaf} rows")
+        if self.closed():
+            return self.result("optimal", "the Lagrangian bound meets a feasible tree")
+        search = _BranchAndBound(self, dual.prices)
+        step = p.unit if p.integral else 1e-3 * max(1.0, abs(self.bound))
+        width = max(step, 0.002 * max(1.0, abs(self.bound)))
+        lowest = -p.lambda_ * (2 ** p.depth - 1) - 1.0
+        while True:
+            target = self.bound - width
+            if self.p.integral:
+                target = math.floor(target)
+            if target <= lowest:
+                target = NEG
+            search.run(target)
+            if target == NEG:
+                # Every tree was visited: nothing feasible beats the incumbent.
+                if self.best is None:
+                    return self.result("infeasible", "branch-and-bound: no tree satisfies the constraints")
+                self.prove(self.best_value)
+                return self.result("optimal", f"branch-and-bound on the Lagrangian bound, {self.explored:,} nodes")
+            # The pass visited every tree whose relaxed value reaches the target or
+            # beats the incumbent: no feasible tree does better than either.
+            self.prove(max(self.best_value, target - p.unit if p.integral else target))
+            if self.closed():
+                return self.result("optimal", f"branch-and-bound on the Lagrangian bound, {self.explored:,} nodes")
+            width *= 2
+
+
+@dataclass(frozen=True)
+class _Open:
+    node: int
+    idx: np.ndarray
+    depth: int
+    ub: float  # the dynamic program's best relaxed value of a subtree here
+    qlo: np.ndarray
+    qhi: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Fixed:
+    score: float
+    parts: np.ndarray
+    q: np.ndarray
+    nb: int
+    feats: frozenset
+    decisions: tuple
+
+
+class _BranchAndBound:
+    """Depth-first branch-and-bound with the priced dynamic program as bound."""
+
+    def __init__(self, run: _Run, prices: Prices) -> None:
+        p = run.p
+        self.run_ = run
+        self.p = p
+        self.theta = prices.theta(p)
+        self.pen = prices.penalty(p)
+        self.const = prices.constant(p)
+        self.scores = prices.scores(p)
+        self.dp = GainDP(p.X, p.count, self.scores, self.pen, p.min_leaf, run.deadline)
+        self.V = np.concatenate([p.G, p.U], axis=2)
+        self.umin = p.U.min(axis=1)
+        self.umax = p.U.max(axis=1)
+        self.lists: dict[bytes, Subtrees] = {}
+        self.target = NEG
+        self.last_report = time.perf_counter()
+
+    # -- thresholds -----------------------------------------------------------
+    def limit(self) -> float:
+        """A completion must reach this relaxed value to be worth visiting."""
+        best = self.run_.best_value
+        if math.isfinite(best):
+            best = best + (self.p.unit if self.p.integral else 0.0)
+        want = max(self.target, best)
+        return want - TOLERANCE * max(1.0, abs(want)) if math.isfinite(want) else NEG
+
+    def open_item(self, node: int, idx: np.ndarray, depth: int, ub: float) -> _Open:
+        return _Open(node, idx, depth, ub, self.umin[idx].sum(axis=0), self.umax[idx].sum(axis=0))
+
+    def can_meet_rows(self, q: np.ndarray, qlo: np.ndarray, qhi: np.ndarray) -> bool:
+        return bool(np.all(q + qhi >= self.p.lo - 1e-9) and np.all(q + qlo <= self.p.hi + 1e-9))
+
+    def tick(self) -> None:
+        self.run_.explored += 1
+        if self.run_.explored % 256 == 0:
+            self.run_.deadline.check()
+            now = time.perf_counter()
+            if now - self.last_report > 0.5:
+                self.last_report = now
+                self.run_.say("searching")
+
+    # -- the search -----------------------------------------------------------
+    def run(self, target: float) -> None:
+        self.target = target
+        p = self.p
+        root = np.arange(p.n_patterns)
+        found = self.dp.best(root, p.depth, self.limit() - self.const)
+        if found is None:
+            return
+        item = self.open_item(1, root, p.depth, found[0])
+        fixed = _Fixed(self.const, np.zeros(p.n_parts), np.zeros(p.n_rows), 0, frozenset(), ())
+        self.branch(fixed, (item,), self.const + found[0])
+
+    def branch(self, fixed: _Fixed, items: tuple, bound: float) -> None:
+        self.tick()
+        qlo = sum((o.qlo for o in items), np.zeros(self.p.n_rows))
+        qhi = sum((o.qhi for o in items), np.zeros(self.p.n_rows))
+        if not self.can_meet_rows(fixed.q, qlo, qhi):
+            return
+        deep = next((j for j, o in enumerate(items) if o.depth >= 3 and o.idx.size > 1), None)
+        if deep is None:
+            self.complete(fixed, items, bound)
+            return
+        o = items[deep]
+        rest = items[:deep] + items[deep + 1:]
+        rest_bound = bound - o.ub
+        p = self.p
+        options: list[tuple] = []
+        idx = o.idx
+        if p.count[idx].sum() >= p.min_leaf:
+            sums = self.scores[idx].sum(axis=0)
+            for k in range(p.n_classes):
+                options.append((rest_bound + float(sums[k]), "leaf", k))
+        may_split = p.max_branching is None or fixed.nb + 1 <= p.max_branching
+        if may_split:
+            options += self.split_options(o, fixed, rest_bound)
+        options.sort(key=lambda t: -t[0])
+        for opt in options:
+            if opt[0] < self.limit():
+                break
+            if opt[1] == "leaf":
+                k = opt[2]
+                parts = fixed.parts + p.G[idx, k].sum(axis=0)
+                q = fixed.q + p.U[idx, k].sum(axis=0)
+                nxt = _Fixed(fixed.score + float(self.scores[idx, k].sum()), parts, q, fixed.nb, fixed.feats,
+                             fixed.decisions + ((o.node, k),))
+                self.branch(nxt, rest, opt[0])
+            else:
+                _, _, f, left, right = opt
+                nxt = _Fixed(fixed.score - self.pen, fixed.parts, fixed.q, fixed.nb + 1, fixed.feats | {f},
+                             fixed.decisions + ((o.node, ("split", f)),))
+                self.branch(nxt, rest + (left, right), opt[0])
+
+    def split_options(self, o: _Open, fixed: _Fixed, rest_bound: float) -> list[tuple]:
+        p = self.p
+        idx = o.idx
+        Xd = p.X[idx]
+        c = p.count[idx]
+        need = max(1, p.min_leaf)
+        right_rows = Xd.T @ c
+        ok = (right_rows >= need) & (c.sum() - right_rows >= need)
+        if p.max_features is not None and len(fixed.feats) >= p.max_features:
+            allowed = np.zeros(p.n_features, dtype=bool)
+            allowed[list(fixed.feats)] = True
+            ok &= allowed
+        smax = self.dp.smax[idx]
+        ub_r = Xd.T @ smax
+        ub_l = smax.sum() - ub_r
+        loose = np.where(ok, rest_bound + ub_l + ub_r - self.pen, NEG)
+        order = np.argsort(-loose, kind="stable")
+        goes_right = Xd > 0.5
+        out = []
+        for f in order:
+            limit = self.limit()
+            if loose[f] < limit:
+                break
+            left_idx, right_idx = idx[~goes_right[:, f]], idx[goes_right[:, f]]
+            need_left = limit - rest_bound + self.pen - min(float(ub_r[f]), self.dp.upper(right_idx, o.depth - 1))
+            lft = self.dp.best(left_idx, o.depth - 1, need_left - TOLERANCE)
+            if lft is None:
+                continue
+            rgt = self.dp.best(right_idx, o.depth - 1, limit - rest_bound + self.pen - lft[0] - TOLERANCE)
+            if rgt is None:
+                continue
+            value = rest_bound + lft[0] + rgt[0] - self.pen
+            left = self.open_item(2 * o.node, left_idx, o.depth - 1, lft[0])
+            right = self.open_item(2 * o.node + 1, right_idx, o.depth - 1, rgt[0])
+            out.append((value, "split", int(f), left, right))
+        return out
+
+    # -- the last levels: lists of subtrees -----------------------------------------
+    def subtrees(self, o: _Open, tau: float) -> Subtrees:
+        key = subset_key(o.idx, o.depth)
+        have = self.lists.get(key)
+        if have is not None and have.tau <= tau:
+            return have.head(tau)
+        p = self.p
+        got = subtree_list(p.X[o.idx], self.V[o.idx], p.count[o.idx], o.depth, self.theta, self.pen, p.min_leaf,
+                           p.n_parts, tau, keep_features=p.max_features is not None)
+        self.lists[key] = got
+        return got
+
+    def complete(self, fixed: _Fixed, items: tuple, bound: float) -> None:
+        """Every open node has at most two levels left: choose a subtree for each."""
+        limit = self.limit()
+        lists = []
+        for o in items:
+            lst = self.subtrees(o, limit - (bound - o.ub))
+            if len(lst) == 0:
+                return
+            lists.append((o, lst))
+        lists.sort(key=lambda t: len(t[1]))
+        self.choose(fixed, lists, 0, bound)
+
+    def choose(self, fixed: _Fixed, lists: list, j: int, bound: float) -> None:
+        p = self.p
+        if j == len(lists):
+            self.finish(fixed)
+            return
+        o, lst = lists[j]
+        rest_bound = bound - o.ub
+        rest_lo = sum((t[0].qlo for t in lists[j + 1:]), np.zeros(p.n_rows))
+        rest_hi = sum((t[0].qhi for t in lists[j + 1:]), np.zeros(p.n_rows))
+        head = lst.head(self.limit() - rest_bound)
+        if j == len(lists) - 1:
+            self.last(fixed, o, head, rest_bound)
+            return
+        for c in range(len(head)):
+            self.tick()
+            if rest_bound + head.score[c] < self.limit():
+                break
+            q = fixed.q + head.q[c]
+            if not self.can_meet_rows(q, rest_lo, rest_hi):
+                continue
+            nb = fixed.nb + int(head.nb[c])
+            if p.max_branching is not None and nb > p.max_branching:
+                continue
+            feats = fixed.feats | {int(f) for f in head.features()[c] if f >= 0}
+            if p.max_features is not None and len(feats) > p.max_features:
+                continue
+            nxt = _Fixed(fixed.score + float(head.score[c]), fixed.parts + head.parts[c], q, nb, feats,
+                         fixed.decisions + ((o.node, ("sub", head.tree(c))),))
+            self.choose(nxt, lists, j + 1, rest_bound + float(head.score[c]))
+
+    def last(self, fixed: _Fixed, o: _Open, head: Subtrees, rest_bound: float) -> None:
+        """All subtrees of the last open node at once."""
+        p = self.p
+        if len(head) == 0:
+            return
+        self.run_.explored += len(head)
+        q = fixed.q[None, :] + head.q
+        ok = np.all(q >= p.lo - 1e-9, axis=1) & np.all(q <= p.hi + 1e-9, axis=1)
+        nb = fixed.nb + head.nb
+        if p.max_branching is not None:
+            ok &= nb <= p.max_branching
+        if p.max_features is not None:
+            feats = head.features()
+            fresh = (feats >= 0) & ~np.isin(feats, list(fixed.feats))
+            # distinct new features per subtree
+            f_sorted = np.sort(np.where(fresh, feats, -1), axis=1)
+            distinct = (f_sorted >= 0) & np.concatenate([np.ones((len(head), 1), bool), f_sorted[:, 1:] != f_sorted[:, :-1]], axis=1)
+            ok &= len(fixed.feats) + distinct.sum(axis=1) <= p.max_features
+        if not ok.any():
+            return
+        parts = fixed.parts[None, :] + head.parts
+        value = (1.0 - p.lambda_) * parts.min(axis=1) - p.lambda_ * nb
+        value = np.where(ok, value, NEG)
+        c = int(np.argmax(value))
+        if value[c] <= self.run_.best_value:
+            return
+        decisions = fixed.decisions + ((o.node, ("sub", head.tree(c))),)
+        self.offer(decisions)
+
+    def finish(self, fixed: _Fixed) -> None:
+        self.offer(fixed.decisions)
+
+    def offer(self, decisions: tuple) -> None:
+        tree = _assemble(decisions)
+        self.run_.offer(measure_tree(self.p, tree))
+
+
+def _assemble(decisions: tuple) -> Tree:
+    """The nested tree of the decisions (node number -> leaf class, split or subtree)."""
+    at = dict(decisions)
+
+    def build(n: int) -> Tree:
+        d = at[n]
+        if isinstance(d, tuple) and d[0] == "split":
+            return (d[1], build(2 * n), build(2 * n + 1))
+        if isinstance(d, tuple) and d[0] == "sub":
+            return d[1]
+        return int(d)
+
+    return build(1)
