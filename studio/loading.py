@@ -1,10 +1,20 @@
-"""Read an uploaded table (CSV, Excel, Parquet) into a DataFrame, with readable errors."""
+"""Read an uploaded table (CSV, Excel, Parquet) into a DataFrame, with readable errors.
+
+CSV text is decoded here, not by the parser: a byte-order mark decides (UTF-8,
+UTF-16, UTF-32); UTF-16 without one is recognised by its zero bytes; other text
+is UTF-8 when it decodes as such, else Windows-1252 (Latin-1's superset), and
+the note says so.  Binary content named .csv is refused.
+"""
 
 from __future__ import annotations
 
 import csv
 import hashlib
+import importlib.util
 import io
+import re
+import zipfile
+from dataclasses import dataclass
 from pathlib import PurePath
 
 import pandas as pd
@@ -13,8 +23,32 @@ import pandas as pd
 UPLOAD_TYPES = ("csv", "txt", "xlsx", "xls", "parquet")
 
 ERR_EMPTY = "The file {name!r} is empty. Upload a table with a header row and at least {min_rows} data rows."
+ERR_HEADER_ONLY = (
+    "The file {name!r} has a header row but no data rows. Upload a table with at least {min_rows} rows "
+    "below the header."
+)
 ERR_TYPE = "Files ending in {suffix!r} are not supported. Upload a CSV, Excel (.xlsx) or Parquet file."
 ERR_PARSE = "Could not read {name!r} as {kind}: {reason}. Check that the file is a valid {kind} file."
+ERR_EXCEL_DAMAGED = (
+    "Could not read {name!r} as Excel: the file is damaged or incomplete (an .xlsx file is a zip archive and "
+    "this one does not open). Save it again from the spreadsheet program, or export it as CSV."
+)
+ERR_OLD_EXCEL = (
+    "{name!r} is an old-style Excel file (.xls), which this server cannot read. Save it as .xlsx or CSV "
+    "and upload it again."
+)
+ERR_BINARY = (
+    "The file {name!r} does not look like a CSV file: it holds binary data, not text. Upload the table as "
+    "CSV text, or as Excel (.xlsx) or Parquet with that file ending."
+)
+ERR_BAD_BOM = (
+    "The file {name!r} starts with a {encoding} byte-order mark but is not valid {encoding} text ({reason}). "
+    "Save it again as UTF-8 CSV and upload it."
+)
+NOTE_ENCODING = (
+    "{name!r} is not UTF-8 text; it was read as {encoding}. If some letters look wrong, save the file as "
+    "UTF-8 CSV and upload it again."
+)
 ERR_TOO_FEW_ROWS = (
     "The table {name!r} has {n_rows} data rows; at least {min_rows} are needed to learn and test a tree."
 )
@@ -29,12 +63,41 @@ CSV_SEPARATORS = ",;\t|"
 #: Smallest table the app accepts.
 MIN_ROWS = 10
 
+#: Byte-order marks, longest first: (mark, codec that drops it, name shown to the user).
+BYTE_ORDER_MARKS = (
+    (b"\xff\xfe\x00\x00", "utf-32", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "utf-32", "UTF-32"),
+    (b"\xef\xbb\xbf", "utf-8-sig", "UTF-8"),
+    (b"\xff\xfe", "utf-16", "UTF-16"),
+    (b"\xfe\xff", "utf-16", "UTF-16"),
+)
+#: The 8-bit encoding assumed for text that is not UTF-8, and its fallback.
+LEGACY_ENCODINGS = (("cp1252", "Windows-1252 (Western European)"), ("latin-1", "Latin-1 (ISO-8859-1)"))
+#: First bytes of an old-style (.xls) Excel file.
+OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+#: Share of control characters above which decoded "text" counts as binary.
+MAX_CONTROL_SHARE = 0.01
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
+
 
 class LoadError(ValueError):
     """A table could not be read; the message says why and what to do."""
 
 
+@dataclass(frozen=True)
+class TableFile:
+    """A table read from a file, with what reading it assumed (``notes``)."""
+
+    frame: pd.DataFrame
+    notes: tuple[str, ...] = ()
+
+
 def read_table(name: str, data: bytes) -> pd.DataFrame:
+    """The table in the file ``name`` (see :func:`load_file`)."""
+    return load_file(name, data).frame
+
+
+def load_file(name: str, data: bytes) -> TableFile:
     """Parse ``data`` as the table file ``name`` (type from its extension).
 
     Parameters
@@ -45,47 +108,125 @@ def read_table(name: str, data: bytes) -> pd.DataFrame:
 
     Returns
     -------
-    pandas.DataFrame
+    TableFile
+        The table and, for CSV text that is not UTF-8, a note naming the
+        encoding assumed.
 
     Raises
     ------
     LoadError
-        Empty file, unsupported type, unreadable content, fewer than
-        :data:`MIN_ROWS` rows or fewer than two columns.
+        Empty file, unsupported type, binary or undecodable CSV, unreadable
+        content, fewer than :data:`MIN_ROWS` rows or fewer than two columns.
     """
     suffix = PurePath(name).suffix.lower().lstrip(".")
-    if not data:
+    if not data.strip():
         raise LoadError(ERR_EMPTY.format(name=name, min_rows=MIN_ROWS))
     if suffix not in UPLOAD_TYPES:
         raise LoadError(ERR_TYPE.format(suffix="." + suffix if suffix else name))
     kind = {"csv": "CSV", "txt": "CSV", "xlsx": "Excel", "xls": "Excel", "parquet": "Parquet"}[suffix]
+    notes: tuple[str, ...] = ()
+    if kind == "CSV":
+        text, notes = decode_text(name, data)
+        frame = _parse_csv(name, text)
+    else:
+        frame = _parse_binary(name, data, kind)
+    return TableFile(check_table(name, frame), notes)
+
+
+def decode_text(name: str, data: bytes) -> tuple[str, tuple[str, ...]]:
+    """The text of a CSV file and notes on the encoding assumed (none for UTF-8 or a byte-order mark)."""
+    for mark, codec, label in BYTE_ORDER_MARKS:
+        if data.startswith(mark):
+            try:
+                return data.decode(codec), ()
+            except UnicodeDecodeError as err:
+                raise LoadError(ERR_BAD_BOM.format(name=name, encoding=label, reason=err.reason)) from None
+    utf16 = _utf16_without_mark(data)
+    if utf16 is not None:
+        codec, label = utf16
+        try:
+            text = data.decode(codec)
+        except UnicodeDecodeError:
+            raise LoadError(ERR_BINARY.format(name=name)) from None
+        return _text_only(name, text), (NOTE_ENCODING.format(name=name, encoding=label),)
+    if b"\x00" in data:
+        raise LoadError(ERR_BINARY.format(name=name))
     try:
-        if kind == "CSV":
-            sep = _separator(data)
-            _check_header(name, next(csv.reader(io.StringIO(_sample(data)), delimiter=sep), []))
-            frame = pd.read_csv(io.BytesIO(data), sep=sep, encoding_errors="replace")
-        elif kind == "Excel":
-            frame = pd.read_excel(io.BytesIO(data))
-        else:
-            frame = pd.read_parquet(io.BytesIO(data))
+        return _text_only(name, data.decode("utf-8")), ()
+    except UnicodeDecodeError:
+        pass
+    for codec, label in LEGACY_ENCODINGS:
+        try:
+            text = data.decode(codec)
+        except UnicodeDecodeError:
+            continue
+        return _text_only(name, text), (NOTE_ENCODING.format(name=name, encoding=label),)
+    raise AssertionError("latin-1 decodes any bytes")  # pragma: no cover
+
+
+def _utf16_without_mark(data: bytes) -> tuple[str, str] | None:
+    """UTF-16 without a byte-order mark: text in Latin script has a zero in every other byte."""
+    sample = data[:4096]
+    pairs = len(sample) // 2
+    if pairs < 2:
+        return None
+    even, odd = sample[0 : 2 * pairs : 2].count(0), sample[1 : 2 * pairs : 2].count(0)
+    if odd > 0.4 * pairs and even < 0.05 * pairs:
+        return "utf-16-le", "UTF-16 (little-endian, without a byte-order mark)"
+    if even > 0.4 * pairs and odd < 0.05 * pairs:
+        return "utf-16-be", "UTF-16 (big-endian, without a byte-order mark)"
+    return None
+
+
+def _text_only(name: str, text: str) -> str:
+    """``text``, unless control characters show it is binary data."""
+    if len(_CONTROL.findall(text[:65536])) > MAX_CONTROL_SHARE * min(len(text), 65536):
+        raise LoadError(ERR_BINARY.format(name=name))
+    return text
+
+
+def _parse_csv(name: str, text: str) -> pd.DataFrame:
+    sample = text[:65536]
+    if not sample.strip():
+        raise LoadError(ERR_EMPTY.format(name=name, min_rows=MIN_ROWS))
+    try:
+        sep = _separator(sample)
+        _check_header(name, next(csv.reader(io.StringIO(sample), delimiter=sep), []))
+        frame = pd.read_csv(io.StringIO(text), sep=sep)
     except LoadError:
         raise
     except pd.errors.EmptyDataError:
         raise LoadError(ERR_EMPTY.format(name=name, min_rows=MIN_ROWS)) from None
-    except (ValueError, OSError, ImportError, pd.errors.ParserError, UnicodeDecodeError) as err:
-        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise LoadError(ERR_PARSE.format(name=name, kind=kind, reason=reason)) from None
-    return check_table(name, frame)
+    except (ValueError, csv.Error, pd.errors.ParserError) as err:
+        raise LoadError(ERR_PARSE.format(name=name, kind="CSV", reason=_reason(err))) from None
+    if frame.empty and frame.shape[1]:
+        raise LoadError(ERR_HEADER_ONLY.format(name=name, min_rows=MIN_ROWS))
+    return frame
 
 
-def _sample(data: bytes) -> str:
-    return data[:65536].decode("utf-8", errors="replace").lstrip("\ufeff")
+def _parse_binary(name: str, data: bytes, kind: str) -> pd.DataFrame:
+    if kind == "Excel" and not zipfile.is_zipfile(io.BytesIO(data)):
+        old = data.startswith(OLE2_MAGIC) and importlib.util.find_spec("xlrd") is None
+        raise LoadError((ERR_OLD_EXCEL if old else ERR_EXCEL_DAMAGED).format(name=name))
+    try:
+        if kind == "Excel":
+            return pd.read_excel(io.BytesIO(data))
+        return pd.read_parquet(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        raise LoadError(ERR_EXCEL_DAMAGED.format(name=name)) from None
+    except Exception as err:  # a third-party parser on arbitrary bytes: any failure is a message
+        raise LoadError(ERR_PARSE.format(name=name, kind=kind, reason=_reason(err))) from None
 
 
-def _separator(data: bytes) -> str:
+def _reason(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0].rstrip(".") if text else type(err).__name__
+
+
+def _separator(sample: str) -> str:
     """The CSV separator among comma, semicolon, tab and pipe (comma when unsure)."""
     try:
-        return csv.Sniffer().sniff(_sample(data), delimiters=CSV_SEPARATORS).delimiter
+        return csv.Sniffer().sniff(sample, delimiters=CSV_SEPARATORS).delimiter
     except csv.Error:
         return ","
 

@@ -24,15 +24,23 @@ from studio.config import (
 )
 from studio.demo_data import DEMOS, make_hiring
 from studio.loading import (
+    ERR_BAD_BOM,
+    ERR_BINARY,
     ERR_DUPLICATE_COLUMNS,
     ERR_EMPTY,
+    ERR_EXCEL_DAMAGED,
+    ERR_HEADER_ONLY,
+    ERR_OLD_EXCEL,
     ERR_TOO_FEW_COLUMNS,
     ERR_TOO_FEW_ROWS,
     ERR_TYPE,
     MIN_ROWS,
+    NOTE_ENCODING,
+    OLE2_MAGIC,
     LoadError,
     column_overview,
     fingerprint,
+    load_file,
     read_table,
 )
 from studio.roles import default_positive, suggest_roles
@@ -176,3 +184,82 @@ def test_default_positive_is_the_second_sorted_class():
     frame = pd.DataFrame({"y": ["b", "a", "b"], "x": [1, 2, 3]})
     assert default_positive(frame, "y") == "b"
     assert default_positive(pd.DataFrame({"y": [1, 2, 3]}), "y") is None
+
+
+def xlsx_bytes(frame: pd.DataFrame) -> bytes:
+    buffer = io.BytesIO()
+    frame.to_excel(buffer, index=False)
+    return buffer.getvalue()
+
+
+#: Random bytes (seeded), as a broken upload of any type would carry.
+NOISE = np.random.default_rng(5).integers(0, 256, 4000, dtype=np.uint8).tobytes()
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        ("cut.xlsx", xlsx_bytes(make_hiring(40, seed=0))[:1500], ERR_EXCEL_DAMAGED.format(name="cut.xlsx")),
+        ("end.xlsx", xlsx_bytes(make_hiring(40, seed=0))[:-20], ERR_EXCEL_DAMAGED.format(name="end.xlsx")),
+        ("noise.xlsx", NOISE, ERR_EXCEL_DAMAGED.format(name="noise.xlsx")),
+        ("old.xls", OLE2_MAGIC + NOISE, ERR_OLD_EXCEL.format(name="old.xls")),
+        ("noise.csv", NOISE, ERR_BINARY.format(name="noise.csv")),
+        ("noise.txt", NOISE.replace(b"\x00", b"1"), ERR_BINARY.format(name="noise.txt")),
+        ("empty.csv", b"", ERR_EMPTY.format(name="empty.csv", min_rows=MIN_ROWS)),
+        ("blank.csv", b" \r\n\n  ", ERR_EMPTY.format(name="blank.csv", min_rows=MIN_ROWS)),
+        ("header.csv", b"gender,age,hired\n", ERR_HEADER_ONLY.format(name="header.csv", min_rows=MIN_ROWS)),
+        ("header.csv", b"gender;age;hired\r\n", ERR_HEADER_ONLY.format(name="header.csv", min_rows=MIN_ROWS)),
+        ("bom.csv", b"\xff\xfe" + b"\x00\xd8" * 30, ERR_BAD_BOM.format(name="bom.csv", encoding="UTF-16",
+                                                                       reason="illegal UTF-16 surrogate")),
+    ],
+)
+def test_broken_uploads_are_messages(name, data, message):
+    with pytest.raises(LoadError) as err:
+        read_table(name, data)
+    assert str(err.value) == message
+
+
+def test_a_parquet_file_that_is_not_one_names_the_reader():
+    with pytest.raises(LoadError) as err:
+        read_table("n.parquet", NOISE)
+    assert str(err.value).startswith("Could not read 'n.parquet' as Parquet: ")
+    assert str(err.value).endswith(". Check that the file is a valid Parquet file.")
+
+
+TEXT = "gender;hired;note\n" + "féminin;oui;Zoë’s café\nmasculin;non;naïve – ok\n" * 10
+EXPECTED = pd.DataFrame({"gender": ["féminin", "masculin"] * 10, "hired": ["oui", "non"] * 10,
+                         "note": ["Zoë’s café", "naïve – ok"] * 10})
+
+
+@pytest.mark.parametrize(
+    ("data", "notes"),
+    [
+        (TEXT.encode("utf-8"), ()),
+        (TEXT.encode("utf-8-sig"), ()),
+        (TEXT.encode("utf-16"), ()),  # with its byte-order mark
+        ("\ufeff".encode("utf-16-be") + TEXT.encode("utf-16-be"), ()),
+        (TEXT.encode("utf-32"), ()),
+        (TEXT.encode("utf-16-le"), (NOTE_ENCODING.format(name="t.csv", encoding="UTF-16 (little-endian, without a byte-order mark)"),)),
+        (TEXT.encode("utf-16-be"), (NOTE_ENCODING.format(name="t.csv", encoding="UTF-16 (big-endian, without a byte-order mark)"),)),
+        (TEXT.encode("cp1252"), (NOTE_ENCODING.format(name="t.csv", encoding="Windows-1252 (Western European)"),)),
+    ],
+)
+def test_text_encodings_are_decoded_or_named(data, notes):
+    loaded = load_file("t.csv", data)
+    pd.testing.assert_frame_equal(loaded.frame, EXPECTED)
+    assert loaded.notes == notes
+
+
+def test_latin1_text_reads_feminin_and_says_which_encoding():
+    data = ("genre,embauche\n" + "féminin,oui\nmasculin,non\n" * 6).encode("latin-1")
+    loaded = load_file("l.csv", data)
+    assert loaded.frame["genre"].tolist()[:2] == ["féminin", "masculin"]
+    assert loaded.notes == (
+        "'l.csv' is not UTF-8 text; it was read as Windows-1252 (Western European). If some letters look wrong, "
+        "save the file as UTF-8 CSV and upload it again.",
+    )
+    # bytes Windows-1252 leaves undefined fall back to Latin-1, which decodes every byte
+    undefined = ("a,b\n" + "x\x81y,1\n" + "plain text row,1\n" * 20).encode("latin-1")
+    loaded = load_file("u.csv", undefined)
+    assert loaded.frame["a"][0] == "x\x81y"
+    assert loaded.notes == (NOTE_ENCODING.format(name="u.csv", encoding="Latin-1 (ISO-8859-1)"),)
