@@ -305,3 +305,32 @@ def test_car_evaluation_collapses_into_fewer_patterns():
     assert n_distinct_rows <= patterns.n_patterns < 1728
     np.testing.assert_array_equal(patterns.X[patterns.row_to_pattern], X)
     np.testing.assert_array_equal(patterns.y[patterns.row_to_pattern], y)
+
+
+def test_every_distinct_value_is_its_own_group():
+    from strongtree_core.encoding.groups import encode_groups
+
+    ages = pd.Series([20.0, 21.0, 22.0, np.nan, 20.0, 35.5] + list(range(40, 55)), name="age")
+    coding = encode_groups(ages)
+    assert coding.n_levels == 20  # 19 distinct numbers and "missing": nothing bucketed
+    assert set(coding.levels) >= {"20", "21", "35.5", "missing"}
+    assert coding.codes[0] == coding.codes[4] and coding.labels()[3] == "missing"
+    bands = pd.cut(ages, bins=[0, 30, 60])
+    assert encode_groups(bands).levels == ("(0, 30]", "(30, 60]", "missing")
+    flags = encode_groups(pd.Series([True, False, True], name="f"))
+    assert flags.levels == ("False", "True") and flags.codes.tolist() == [1, 0, 1]
+
+
+def test_group_limit_and_combinations():
+    from strongtree_core.encoding import groups
+
+    ok = groups.encode_groups(pd.Series(range(groups.MAX_GROUPS), name="g"))
+    assert ok.n_levels == groups.MAX_GROUPS
+    with pytest.raises(EncodingError) as info:
+        groups.encode_groups(pd.Series(range(groups.MAX_GROUPS + 1), name="g"), role="legitimate")
+    assert str(info.value) == groups.TOO_MANY_GROUPS.format(
+        role="legitimate factor", column="g", n=groups.MAX_GROUPS + 1, argument="legitimate_features"
+    )
+    both = groups.encode_groups(pd.DataFrame({"race": ["a", "b", "a"], "sex": ["F", "F", "M"]}))
+    assert both.levels == ("race=a & sex=F", "race=a & sex=M", "race=b & sex=F")
+    assert both.name == "race & sex"

@@ -1,8 +1,12 @@
 """Protected groups and legitimate factors as integer codes.
 
-Several columns combine into one group per distinct combination
-("race=Black & sex=F"); a numeric column with many values is bucketed into
-quantiles first; a missing value is its own level ("missing").
+Every distinct value of a column is its own group, exactly as the user gave
+it: nothing is bucketed here, so the groups a fairness constraint compares
+are the groups :mod:`strongtree_core.metrics` measures.  A column with more
+than :data:`MAX_GROUPS` values is refused with a message that says how to
+bucket it (``pd.cut``) and pass the buckets instead; the buckets are then the
+groups.  Several columns combine into one group per distinct combination
+("race=Black & sex=F"); a missing value is its own group ("missing").
 """
 
 from __future__ import annotations
@@ -12,8 +16,36 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-#: Numeric columns with more distinct values than this are bucketed.
-MAX_NUMERIC_LEVELS = 10
+from strongtree_core.encoding.errors import EncodingError
+from strongtree_core.encoding.features import level_key, python_scalar
+
+#: Most groups a protected attribute (or legitimate factor) may have: every
+#: pair of groups is one comparison, so 20 groups are 190 comparisons.
+MAX_GROUPS = 20
+
+#: The words and the ``fit`` argument of each role, for messages.
+ROLES = {
+    "protected": ("protected attribute", "sensitive_features"),
+    "legitimate": ("legitimate factor", "legitimate_features"),
+}
+
+# Messages for columns that cannot be groups; tests assert their text.
+TOO_MANY_GROUPS = (
+    "The {role} {column!r} has {n} distinct values; every distinct value is its own group and at most "
+    f"{MAX_GROUPS} groups can be compared. Bucket it explicitly and pass the buckets instead, e.g. "
+    "fit(..., {argument}=pd.cut(X[{column!r}], bins=[...])): the buckets are then the groups, "
+    "enforced and measured exactly."
+)
+TOO_MANY_COMBINATIONS = (
+    "The {role} columns {columns} have {n} distinct combinations of values; every combination is its own "
+    f"group and at most {MAX_GROUPS} groups can be compared. Use fewer columns, or bucket them explicitly "
+    "(e.g. pd.cut) and pass the buckets as {argument}."
+)
+AMBIGUOUS_VALUES = (
+    "The {role} {column!r} holds different values that read the same as text ({examples}), so its groups "
+    "would be ambiguous. Give the column a single type, e.g. X[{column!r}].astype(str), or rename the values."
+)
+NO_GROUP_COLUMNS = "{argument} names no column: pass at least one column name (or None for no {role})."
 
 
 @dataclass(frozen=True)
@@ -42,40 +74,58 @@ class GroupCoding:
         return np.asarray(self.levels, dtype=object)[self.codes]
 
 
-def _column_levels(s: pd.Series, n_buckets: int) -> pd.Series:
-    missing = s.isna()
-    if pd.api.types.is_bool_dtype(s):
-        out = s.astype(object).map(str)
-    elif pd.api.types.is_numeric_dtype(s) and s.nunique(dropna=True) > MAX_NUMERIC_LEVELS:
-        out = pd.qcut(s, q=n_buckets, duplicates="drop").astype(str)
-    elif pd.api.types.is_float_dtype(s) and np.all(np.mod(s.dropna(), 1) == 0):
-        out = s.astype("Int64").astype(str)
-    else:
-        out = s.astype(str)
-    out = out.astype(object)
-    out[missing] = "missing"
-    return out
+def _column_levels(s: pd.Series, column, role: str) -> np.ndarray:
+    """The readable group of every row: one per distinct value, "missing" for a missing one."""
+    words, argument = ROLES[role]
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    keys = [level_key(python_scalar(u)) for u in uniques]
+    shown = keys + (["missing"] if (codes < 0).any() else [])
+    if len(set(shown)) < len(shown):
+        values = [repr(python_scalar(u)) for u in uniques] + ["a missing value"]
+        by_key: dict[str, list[str]] = {}
+        for value, key in zip(values, shown):
+            by_key.setdefault(key, []).append(value)
+        examples = "; ".join(" and ".join(v) for v in by_key.values() if len(v) > 1)
+        raise EncodingError(AMBIGUOUS_VALUES.format(role=words, column=column, examples=examples))
+    if len(shown) > MAX_GROUPS:
+        raise EncodingError(TOO_MANY_GROUPS.format(role=words, column=column, n=len(shown), argument=argument))
+    return np.asarray(keys + ["missing"], dtype=object)[codes]
 
 
-def encode_groups(values: pd.DataFrame | pd.Series, *, n_buckets: int = 4) -> GroupCoding:
-    """Integer-code one or more columns jointly.
+def encode_groups(values: pd.DataFrame | pd.Series, *, role: str = "protected") -> GroupCoding:
+    """Integer-code one or more columns jointly, one group per distinct value (or combination).
 
     Parameters
     ----------
     values : DataFrame or Series, n_rows long
-    n_buckets : int
-        Quantile buckets for a numeric column with more than
-        ``MAX_NUMERIC_LEVELS`` distinct values.
+    role : {"protected", "legitimate"}, default "protected"
+        Names the attribute and the ``fit`` argument in messages.
+
+    Raises
+    ------
+    EncodingError
+        No column; a column with more than :data:`MAX_GROUPS` distinct values
+        (or columns with more combinations); values that read the same as text
+        (1 and "1").
     """
+    words, argument = ROLES[role]
     frame = values.to_frame() if isinstance(values, pd.Series) else values
     if frame.shape[1] == 0:
-        raise ValueError("no columns given for the group")
-    parts = [_column_levels(frame[c], n_buckets) for c in frame.columns]
+        raise EncodingError(NO_GROUP_COLUMNS.format(argument=argument, role=words))
+    parts = [_column_levels(frame.iloc[:, j], c, role) for j, c in enumerate(frame.columns)]
     if len(parts) == 1:
         label = parts[0]
     else:
-        label = parts[0].radd(f"{frame.columns[0]}=")
+        label = np.asarray([f"{frame.columns[0]}="], dtype=object) + parts[0]
         for c, p in zip(frame.columns[1:], parts[1:]):
             label = label + f" & {c}=" + p
-    levels, codes = np.unique(label.to_numpy(dtype=str), return_inverse=True)
-    return GroupCoding(name=" & ".join(map(str, frame.columns)), codes=codes.astype(np.int64), levels=tuple(map(str, levels)))
+    levels, codes = np.unique(label.astype(str), return_inverse=True)
+    if len(parts) > 1 and levels.size > MAX_GROUPS:
+        raise EncodingError(
+            TOO_MANY_COMBINATIONS.format(
+                role=words, columns=", ".join(map(repr, frame.columns)), n=levels.size, argument=argument
+            )
+        )
+    return GroupCoding(
+        name=" & ".join(map(str, frame.columns)), codes=codes.astype(np.int64), levels=tuple(map(str, levels))
+    )
