@@ -7,6 +7,8 @@ specification and hands it to :func:`strongtree_core.engine.solve_tree`.
 
 from __future__ import annotations
 
+import math
+import numbers
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Sequence
@@ -17,6 +19,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from strongtree_core.encoding import TableEncoder
+from strongtree_core.encoding.features import python_scalar
 from strongtree_core.encoding.groups import GroupCoding, encode_groups
 from strongtree_core.encoding.patterns import collapse_patterns
 from strongtree_core.engine import EngineProgress, solve_tree
@@ -37,6 +40,9 @@ BAD_DEPTH = "depth must be a whole number from 0 to 8, got {value!r}."
 BAD_CHOICE = "{name} must be one of {allowed}, got {value!r}."
 BAD_FRACTION = "{name} must be a number in {interval}, got {value!r}."
 BAD_COUNT = "{name} must be a whole number >= {low} or None, got {value!r}."
+BAD_WHOLE = "{name} must be a whole number >= {low}, got {value!r}."
+BOOL_NOT_NUMBER = "{name} must be a number, got {value!r}: True and False are not accepted as numbers here."
+BAD_FLAG = "{name} must be True or False, got {value!r}."
 LENGTH_MISMATCH = "X has {n_x} rows but {name} has {n_other}: they must describe the same rows."
 UNKNOWN_COLUMNS = "{what} {names} not found among the columns of X ({available})."
 NEEDS_SENSITIVE = "fairness={fairness!r} needs the protected attribute: pass fit(..., sensitive_features=...)."
@@ -44,6 +50,33 @@ NEEDS_LEGITIMATE = "conditional statistical parity needs the legitimate factor: 
 NEEDS_BINARY = "{what} needs a binary target (two classes); y has {n} classes: {classes}."
 BAD_POSITIVE = "positive_class={value!r} is not a class of y; the classes are {classes}."
 ONE_CLASS = "y has a single class ({label!r}): there is nothing to classify."
+Y_NOT_ONE_COLUMN = "y must be one label per row (one column), got an array of shape {shape}."
+MISSING_TARGET = (
+    "y has no value in {n} of {total} rows (the first is row {first}): a tree learns only from labelled rows. "
+    "Drop those rows before fitting, e.g. keep = y.notna(); fit(X[keep], y[keep])."
+)
+INFINITE_TARGET = "y is infinite in {n} of {total} rows (the first is row {first}): class labels must be finite numbers or text."
+MIXED_TARGET = (
+    "y mixes {kinds} labels (e.g. {examples}): give every label the same type, e.g. y.astype(str)."
+)
+WEIGHTS_NOT_ONE_COLUMN = "sample_weight must be one number per row, got an array of shape {shape}."
+WEIGHTS_NOT_NUMBERS = "sample_weight must hold numbers, but holds {examples}."
+WEIGHTS_MISSING = "sample_weight is missing (NaN) in {n} of {total} rows: give every row a weight (1 for an ordinary row)."
+WEIGHTS_INFINITE = "sample_weight is infinite in {n} of {total} rows: every weight must be a finite number."
+WEIGHTS_NEGATIVE = (
+    "sample_weight is negative in {n} of {total} rows (the smallest is {low!r}): weights must be >= 0. "
+    "Leave a row out rather than giving it a negative weight."
+)
+WEIGHTS_ALL_ZERO = "sample_weight is 0 in every row: at least one row needs a positive weight."
+ONE_GROUP = (
+    "The protected attribute {column!r} has a single value ({value!r}) in all {n} training rows: {notion} "
+    "compares groups, so there is nothing to compare and no gap to bound. Pass a protected attribute with at "
+    "least two groups, or fit without fairness."
+)
+NOTHING_TO_COMPARE = (
+    "{notion} compares the groups of {column!r}, but no two groups both have rows among the {cohorts} of the "
+    "training data, so there is no gap to bound. Choose another notion, or fit without {notion}."
+)
 NO_ROWS = "X has no rows."
 NOT_A_TABLE = "X must be a pandas DataFrame (or a 2-D array); got {kind}."
 CONSTRAINT_BROKEN = (
@@ -51,6 +84,12 @@ CONSTRAINT_BROKEN = (
     "It is not shown as satisfying it. This is a numerical problem; try another solver."
 )
 
+#: Parameters that are numbers (True / False are refused there) and parameters that are flags.
+NUMBER_PARAMS = (
+    "depth", "time_limit", "threads", "regularization", "max_branching", "max_features", "min_leaf",
+    "min_recall", "min_precision", "min_specificity", "fairness_bound", "n_buckets",
+)
+FLAG_PARAMS = ("allow_protected_splits", "warm_start", "accelerator")
 FORMULATIONS = ("auto", "flow", "benders")
 SOLVERS = ("auto", "highs", "scip", "gurobi")
 OBJECTIVES = ("accuracy", "balanced_accuracy", "worst_case_accuracy", "sensitivity")
@@ -197,29 +236,33 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         return items
 
     def _check_params(self) -> None:
-        if not isinstance(self.depth, (int, np.integer)) or isinstance(self.depth, bool) or not 0 <= self.depth <= 8:
-            raise StrongTreeError(BAD_DEPTH.format(value=self.depth))
+        p = self.get_params()
+        for name in NUMBER_PARAMS:
+            if isinstance(p[name], (bool, np.bool_)):
+                raise StrongTreeError(BOOL_NOT_NUMBER.format(name=name, value=p[name]))
+        for name in FLAG_PARAMS:
+            if not isinstance(p[name], (bool, np.bool_)):
+                raise StrongTreeError(BAD_FLAG.format(name=name, value=p[name]))
+        if not _is_whole(p["depth"]) or not 0 <= p["depth"] <= 8:
+            raise StrongTreeError(BAD_DEPTH.format(value=p["depth"]))
         for name, allowed in (("formulation", FORMULATIONS), ("solver", SOLVERS), ("objective", OBJECTIVES), ("encoding", ENCODINGS)):
-            if getattr(self, name) not in allowed:
-                raise StrongTreeError(BAD_CHOICE.format(name=name, allowed=allowed, value=getattr(self, name)))
-        if not (isinstance(self.regularization, (int, float)) and 0 <= self.regularization < 1):
-            raise StrongTreeError(BAD_FRACTION.format(name="regularization", interval="[0, 1)", value=self.regularization))
-        for name in ("min_recall", "min_precision", "min_specificity"):
-            v = getattr(self, name)
-            if v is not None and not (isinstance(v, (int, float)) and 0 <= v <= 1):
-                raise StrongTreeError(BAD_FRACTION.format(name=name, interval="[0, 1]", value=v))
-        if not (isinstance(self.fairness_bound, (int, float)) and 0 <= self.fairness_bound <= 1):
-            raise StrongTreeError(BAD_FRACTION.format(name="fairness_bound", interval="[0, 1]", value=self.fairness_bound))
-        if not (isinstance(self.time_limit, (int, float)) and self.time_limit > 0):
-            raise StrongTreeError(BAD_FRACTION.format(name="time_limit", interval="(0, inf) seconds", value=self.time_limit))
-        for name, low in (("max_branching", 0), ("max_features", 0)):
-            v = getattr(self, name)
-            if v is not None and (not isinstance(v, (int, np.integer)) or v < low):
-                raise StrongTreeError(BAD_COUNT.format(name=name, low=low, value=v))
-        if not isinstance(self.min_leaf, (int, np.integer)) or self.min_leaf < 0:
-            raise StrongTreeError(BAD_COUNT.format(name="min_leaf", low=0, value=self.min_leaf))
-        if not isinstance(self.threads, (int, np.integer)) or self.threads < 1:
-            raise StrongTreeError(BAD_COUNT.format(name="threads", low=1, value=self.threads))
+            if not isinstance(p[name], str) or p[name] not in allowed:
+                raise StrongTreeError(BAD_CHOICE.format(name=name, allowed=allowed, value=p[name]))
+        for name, interval, inside in (
+            ("regularization", "[0, 1)", lambda v: 0 <= v < 1),
+            ("min_recall", "[0, 1]", lambda v: 0 <= v <= 1),
+            ("min_precision", "[0, 1]", lambda v: 0 <= v <= 1),
+            ("min_specificity", "[0, 1]", lambda v: 0 <= v <= 1),
+            ("fairness_bound", "[0, 1]", lambda v: 0 <= v <= 1),
+            ("time_limit", "(0, inf) seconds", lambda v: 0 < v < math.inf),
+        ):
+            v = p[name]
+            if not (v is None and name.startswith("min_")) and not (_is_real(v) and inside(v)):
+                raise StrongTreeError(BAD_FRACTION.format(name=name, interval=interval, value=v))
+        for name, low, optional in (("max_branching", 0, True), ("max_features", 0, True), ("min_leaf", 0, False), ("threads", 1, False)):
+            v = p[name]
+            if not (v is None and optional) and (not _is_whole(v) or v < low):
+                raise StrongTreeError((BAD_COUNT if optional else BAD_WHOLE).format(name=name, low=low, value=v))
 
     @staticmethod
     def _as_frame(X) -> pd.DataFrame:
@@ -235,7 +278,10 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         """Resolve sensitive/legitimate features: names of X's columns, or data."""
         if spec is None:
             return None, []
-        if isinstance(spec, (str, int)) or (isinstance(spec, (list, tuple)) and all(isinstance(s, (str, int)) for s in spec)):
+        names_given = isinstance(spec, (list, tuple)) and all(isinstance(s, (str, int)) for s in spec)
+        if names_given and len(spec) == n_rows and not all(s in X.columns for s in spec):
+            names_given = False  # one value per row, not column names
+        if isinstance(spec, (str, int)) or names_given:
             names = [spec] if isinstance(spec, (str, int)) else list(spec)
             missing = [n for n in names if n not in X.columns]
             if missing:
@@ -243,7 +289,12 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
                     UNKNOWN_COLUMNS.format(what=what, names=missing, available=", ".join(map(str, X.columns[:20])))
                 )
             return X[names], [str(n) for n in names]
-        frame = spec.to_frame() if isinstance(spec, pd.Series) else pd.DataFrame(spec)
+        if isinstance(spec, pd.Series):
+            frame = spec.to_frame()
+        elif isinstance(spec, pd.DataFrame):
+            frame = spec
+        else:
+            frame = pd.DataFrame({what: pd.Series(list(spec))}) if np.ndim(spec) == 1 else pd.DataFrame(spec)
         if len(frame) != n_rows:
             raise StrongTreeError(LENGTH_MISMATCH.format(n_x=n_rows, name=what, n_other=len(frame)))
         frame = frame.reset_index(drop=True)
@@ -269,11 +320,17 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         X : DataFrame, shape (n_rows, n_columns)
             Raw table: numeric, categorical, boolean columns, missing values allowed.
         y : array-like, shape (n_rows,)
+            Class labels of one type (text, numbers or True/False), none missing.
         sample_weight : array-like, shape (n_rows,), optional
-        sensitive_features : column name(s) of X, or Series / DataFrame, optional
-            The protected attribute(s); several columns form one group per combination.
-        legitimate_features : column name(s) of X, or Series / DataFrame, optional
-            The legitimate factor(s) of conditional statistical parity.
+            Finite numbers >= 0, not all 0.
+        sensitive_features : column name(s) of X, or Series / DataFrame / list of values, optional
+            The protected attribute(s).  Every distinct value is one group (several
+            columns: every combination), at most :data:`~strongtree_core.encoding.groups.MAX_GROUPS` (20); to compare
+            bands of a numeric column, pass the bands, e.g. ``pd.cut(X["age"], bins=[...])``:
+            those are then the groups, enforced and measured exactly.
+        legitimate_features : column name(s) of X, or Series / DataFrame / list of values, optional
+            The legitimate factor(s) of conditional statistical parity, one level per
+            distinct value, as for ``sensitive_features``.
         progress : callable, optional
             Receives :class:`FitProgress` snapshots during the solve.
         stop : threading.Event, optional
@@ -289,16 +346,11 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         n = len(X)
         if n == 0:
             raise StrongTreeError(NO_ROWS)
-        y_arr = np.asarray(y).ravel()
-        if y_arr.shape[0] != n:
-            raise StrongTreeError(LENGTH_MISMATCH.format(n_x=n, name="y", n_other=y_arr.shape[0]))
+        classes, y_idx = _target_classes(y, n)
         if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight, dtype=float).ravel()
-            if sample_weight.shape[0] != n:
-                raise StrongTreeError(LENGTH_MISMATCH.format(n_x=n, name="sample_weight", n_other=sample_weight.shape[0]))
-        classes, y_idx = np.unique(y_arr, return_inverse=True)
+            sample_weight = _checked_weights(sample_weight, n)
         if classes.size < 2:
-            raise StrongTreeError(ONE_CLASS.format(label=classes[0]))
+            raise StrongTreeError(ONE_CLASS.format(label=python_scalar(classes[0])))
         self.classes_ = classes
 
         needs_positive = bool(fairness) or self.objective == "sensitivity" or any(
@@ -306,11 +358,11 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         )
         positive = None
         if needs_positive and classes.size != 2:
-            raise StrongTreeError(NEEDS_BINARY.format(what="this objective or constraint", n=classes.size, classes=list(classes)))
+            raise StrongTreeError(NEEDS_BINARY.format(what="this objective or constraint", n=classes.size, classes=_shown(classes)))
         if self.positive_class is not None:
             hits = np.flatnonzero(classes == self.positive_class)
             if hits.size == 0:
-                raise StrongTreeError(BAD_POSITIVE.format(value=self.positive_class, classes=list(classes)))
+                raise StrongTreeError(BAD_POSITIVE.format(value=self.positive_class, classes=_shown(classes)))
             positive = int(hits[0])
         elif classes.size == 2:
             positive = 1
@@ -321,8 +373,11 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             raise StrongTreeError(NEEDS_SENSITIVE.format(fairness=self.fairness))
         if "conditional_statistical_parity" in fairness and legit_frame is None:
             raise StrongTreeError(NEEDS_LEGITIMATE)
-        groups: GroupCoding | None = encode_groups(sens_frame) if sens_frame is not None else None
-        legit: GroupCoding | None = encode_groups(legit_frame) if legit_frame is not None else None
+        # Groups are coded only for the constraints that compare them: every distinct value is a group.
+        groups: GroupCoding | None = encode_groups(sens_frame, role="protected") if fairness else None
+        legit: GroupCoding | None = None
+        if "conditional_statistical_parity" in fairness:
+            legit = encode_groups(legit_frame, role="legitimate")
 
         features = X if self.allow_protected_splits else X.drop(columns=sens_in_x)
         plan = TableEncoder(n_buckets=self.n_buckets, continuous=self.encoding).fit(features)
@@ -332,6 +387,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             group=None if groups is None else groups.codes, legit=None if legit is None else legit.codes,
         )
         constraints = self._side_constraints(fairness, positive, groups, legit)
+        _check_comparable(constraints, y_idx, groups, legit, positive)
         spec = TreeSpec(
             depth=int(self.depth), lambda_=float(self.regularization), max_branching=self.max_branching,
             max_features=self.max_features, min_leaf=int(self.min_leaf), objective=self.objective,
@@ -438,3 +494,103 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
 def _target_name(y) -> str:
     name = getattr(y, "name", None)
     return str(name) if name is not None else "target"
+
+
+def _is_real(value) -> bool:
+    """A real number (numpy's included), not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_whole(value) -> bool:
+    """An integer (numpy's included), not a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _shown(values) -> list:
+    """Labels as plain Python values, for messages."""
+    return [python_scalar(v) for v in values]
+
+
+def _label_kind(value) -> str:
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, (bool, np.bool_)):
+        return "True/False"
+    if isinstance(value, numbers.Number):
+        return "number"
+    return type(value).__name__
+
+
+def _target_classes(y, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The classes of y and the class index of every row, after checking y."""
+    y_arr = np.asarray(y)
+    if y_arr.ndim > 1 and not (y_arr.ndim == 2 and y_arr.shape[1] == 1):
+        raise StrongTreeError(Y_NOT_ONE_COLUMN.format(shape=y_arr.shape))
+    y_arr = y_arr.ravel()
+    if y_arr.shape[0] != n:
+        raise StrongTreeError(LENGTH_MISMATCH.format(n_x=n, name="y", n_other=y_arr.shape[0]))
+    missing = np.flatnonzero(pd.isna(y_arr))
+    if missing.size:
+        raise StrongTreeError(MISSING_TARGET.format(n=missing.size, total=n, first=int(missing[0])))
+    if y_arr.dtype == object:
+        by_kind: dict[str, object] = {}
+        for value in pd.unique(y_arr):
+            by_kind.setdefault(_label_kind(value), value)
+        if len(by_kind) > 1:
+            kinds = sorted(by_kind)
+            examples = ", ".join(repr(python_scalar(by_kind[k])) for k in kinds)
+            raise StrongTreeError(MIXED_TARGET.format(kinds=" and ".join(kinds), examples=examples))
+        if "number" in by_kind:
+            y_arr = pd.Series(y_arr).infer_objects().to_numpy()
+    if y_arr.dtype.kind in "fc":
+        infinite = np.flatnonzero(np.isinf(y_arr))
+        if infinite.size:
+            raise StrongTreeError(INFINITE_TARGET.format(n=infinite.size, total=n, first=int(infinite[0])))
+    classes, y_idx = np.unique(y_arr, return_inverse=True)
+    return classes, y_idx
+
+
+def _checked_weights(sample_weight, n: int) -> np.ndarray:
+    """sample_weight as finite, non-negative floats, not all zero."""
+    raw = np.asarray(sample_weight)
+    if raw.ndim > 1 and not (raw.ndim == 2 and raw.shape[1] == 1):
+        raise StrongTreeError(WEIGHTS_NOT_ONE_COLUMN.format(shape=raw.shape))
+    raw = pd.Series(raw.ravel())
+    if raw.shape[0] != n:
+        raise StrongTreeError(LENGTH_MISMATCH.format(n_x=n, name="sample_weight", n_other=raw.shape[0]))
+    if pd.api.types.is_bool_dtype(raw.dtype):
+        bad = raw
+    else:
+        number = pd.to_numeric(raw, errors="coerce") if raw.dtype == object else raw
+        bad = raw[(number.isna() & raw.notna()) | raw.map(lambda v: isinstance(v, (bool, np.bool_, str)))]
+    if len(bad):
+        raise StrongTreeError(WEIGHTS_NOT_NUMBERS.format(examples=", ".join(repr(python_scalar(v)) for v in pd.unique(bad)[:3])))
+    weights = raw.to_numpy(dtype=float, na_value=np.nan)
+    for flags, message in ((np.isnan(weights), WEIGHTS_MISSING), (np.isinf(weights), WEIGHTS_INFINITE)):
+        if flags.any():
+            raise StrongTreeError(message.format(n=int(flags.sum()), total=n))
+    if (weights < 0).any():
+        raise StrongTreeError(WEIGHTS_NEGATIVE.format(n=int((weights < 0).sum()), total=n, low=float(weights.min())))
+    if not (weights > 0).any():
+        raise StrongTreeError(WEIGHTS_ALL_ZERO)
+    return weights
+
+
+def _check_comparable(constraints, y_idx, groups: GroupCoding | None, legit: GroupCoding | None, positive) -> None:
+    """Refuse a fairness constraint with no pair of groups to compare (its gap could not be measured)."""
+    from strongtree_core.formulation.fairness import ParityConstraint
+
+    for c in constraints:
+        if not isinstance(c, ParityConstraint) or groups is None:
+            continue
+        if groups.n_levels == 1:
+            raise StrongTreeError(
+                ONE_GROUP.format(column=groups.name, value=groups.levels[0], n=len(groups.codes), notion=c.notion)
+            )
+        cohorts, _ = c.cohorts(y_idx, groups.codes, None if legit is None else legit.codes, positive)
+        if not any(cohort.pairs() for cohort in cohorts):
+            raise StrongTreeError(
+                NOTHING_TO_COMPARE.format(
+                    notion=c.notion, column=groups.name, cohorts=" and the ".join(cohort.label for cohort in cohorts)
+                )
+            )

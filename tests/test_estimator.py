@@ -151,3 +151,58 @@ def test_compas_statistical_parity_gap_within_delta(file, protected):
     # Better than predicting one class for everybody (which has gap 0).
     majority = y.value_counts().max()
     assert (pred == y).sum() >= majority
+
+
+def _alternating_groups(seed=1):
+    """Twelve ages (20 rows each); odd ages mostly have a = 1, and y follows a.
+
+    Over the twelve ages the tree "a" favours odd ages by about 0.9; over the
+    six two-age bands below every band holds one odd and one even age, so the
+    same tree is nearly fair across bands.
+    """
+    rng = np.random.default_rng(seed)
+    p = np.repeat(np.arange(12), 20)
+    a = np.where(rng.random(p.size) < 0.9, p % 2, 1 - p % 2)
+    X = pd.DataFrame({"a": a, "b": rng.integers(0, 3, p.size)})
+    y = pd.Series(np.where(a == 1, "yes", "no"))
+    age = pd.Series(20 + 5 * p, name="age")
+    bands = pd.cut(age, bins=[0, 27.5, 37.5, 47.5, 57.5, 67.5, 80])
+    return X, y, age, bands
+
+
+def test_every_value_of_a_numeric_protected_column_is_a_group():
+    X, y, age, _ = _alternating_groups()
+    free = StrongTreeClassifier(depth=1, time_limit=5).fit(X, y)
+    assert statistical_parity_difference(y, free.predict(X), sensitive_features=age, positive_label="yes") > 0.9
+    clf = StrongTreeClassifier(depth=1, fairness="statistical_parity", fairness_bound=0.2, positive_class="yes", time_limit=5)
+    clf.fit(X, y, sensitive_features=age)
+    measured = statistical_parity_difference(y, clf.predict(X), sensitive_features=age, positive_label="yes")
+    assert measured <= 0.2
+    assert clf.constraint_checks_[0]["measured"] == pytest.approx(measured)
+    assert clf.tree_.to_text() != free.tree_.to_text()
+
+
+def test_explicit_buckets_are_the_groups_enforced_and_measured():
+    X, y, age, bands = _alternating_groups()
+    clf = StrongTreeClassifier(depth=1, fairness="statistical_parity", fairness_bound=0.2, positive_class="yes", time_limit=5)
+    clf.fit(X, y, sensitive_features=bands)
+    pred = clf.predict(X)
+    on_bands = statistical_parity_difference(y, pred, sensitive_features=bands, positive_label="yes")
+    assert clf.constraint_checks_[0]["measured"] == pytest.approx(on_bands) and on_bands <= 0.2
+    # The bands, not the ages, are the groups: the best tree uses "a", unfair across single ages.
+    assert clf.tree_.to_text().startswith("IF a THEN yes")
+    assert statistical_parity_difference(y, pred, sensitive_features=age, positive_label="yes") > 0.9
+
+
+def test_conditional_parity_measures_every_level_of_the_legitimate_factor():
+    from strongtree_core.metrics import conditional_statistical_parity_difference
+
+    X, y, age, _ = _alternating_groups()
+    sex = pd.Series(np.where(np.arange(len(X)) % 3 == 0, "f", "m"), name="sex")
+    clf = StrongTreeClassifier(depth=1, fairness="conditional_statistical_parity", fairness_bound=0.2,
+                               positive_class="yes", time_limit=5)
+    clf.fit(X, y, sensitive_features=sex, legitimate_features=age)
+    measured = conditional_statistical_parity_difference(
+        y, clf.predict(X), sensitive_features=sex, legitimate_features=age, positive_label="yes"
+    )
+    assert clf.constraint_checks_[0]["measured"] == pytest.approx(measured) and measured <= 0.2
