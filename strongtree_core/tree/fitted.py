@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import numbers
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -10,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from strongtree_core.encoding.binarize import EncodingPlan
-from strongtree_core.encoding.errors import stored_format_problem
-from strongtree_core.encoding.features import ColumnName, python_scalar
+from strongtree_core.encoding.errors import EncodingError, stored_format_problem
+from strongtree_core.encoding.features import ColumnName, level_key, python_scalar
 from strongtree_core.formulation.decode import path_nodes
 from strongtree_core.formulation.tree_graph import TreeGraph, TreeStructure
 from strongtree_core.tree.dot import tree_to_dot
@@ -25,6 +26,11 @@ TREE_VERSION = 1
 ONE_ROW = "decision_path takes exactly one row, got {n}. Select a row first, e.g. df.iloc[[i]]."
 BAD_TREE = "Inconsistent tree: {reason}."
 BAD_TREE_JSON = "Not a stored tree: {reason}. Store trees with FittedTree.to_json()."
+TEXT_BECAME_OTHER = (
+    "Column {column!r} held text at fit ({levels}) but now holds {now} ({examples}): the tree would read every "
+    "such row as a category it never saw, which silently changes its predictions. Map the values back onto "
+    "the labels seen at fit with df[{column!r}].map(...), then predict again."
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,10 +139,32 @@ class FittedTree:
 
     def apply(self, df: pd.DataFrame) -> np.ndarray:
         """Leaf node number reached by each row of the raw table ``df``, shape (n_rows,)."""
-        return self.structure.apply(self.encoding.transform(df))
+        return self.structure.apply(self._binary(df))
+
+    def _binary(self, df: pd.DataFrame) -> np.ndarray:
+        """The encoded table, after checking that no text column now holds other values.
+
+        A category never seen in training is fine (it takes the "≠" branch of every
+        test on its column); a column of text labels given as numbers or True/False
+        (yes/no at fit, 1/0 now) is refused, since every row would be such a category.
+        """
+        if isinstance(df, pd.DataFrame):
+            features = self.encoding.features
+            tested = {features[j].source for j in self.structure.feature[self.structure.feature >= 0]}
+            for column in self.encoding.columns:
+                if column.kind == "categorical" and column.name in tested and column.name in df.columns:
+                    _check_still_text(column, df[column.name])
+        return self.encoding.transform(df)
 
     def predict(self, df: pd.DataFrame) -> np.ndarray:
-        """Class label predicted for each row of the raw table ``df``, shape (n_rows,)."""
+        """Class label predicted for each row of the raw table ``df``, shape (n_rows,).
+
+        Raises
+        ------
+        EncodingError
+            A fitted column is absent, or holds values of another type than at fit
+            (text in a numeric column; numbers or True/False in a text column the tree tests).
+        """
         index = self.structure.prediction[self.apply(df) - 1]
         return _label_array(self.classes)[index]
 
@@ -146,7 +174,7 @@ class FittedTree:
             row = pd.DataFrame([dict(row)])
         if len(row) != 1:
             raise ValueError(ONE_ROW.format(n=len(row)))
-        nodes = path_nodes(self.structure, self.encoding.transform(row))[0]
+        nodes = path_nodes(self.structure, self._binary(row))[0]
         return [int(n) for n in nodes if n > 0]
 
     def rules(self) -> tuple[Rule, ...]:
@@ -256,6 +284,35 @@ def node_class_counts(
     on = nodes > 0
     flat = (nodes[on] - 1) * n_classes + labels[on]
     return np.bincount(flat, minlength=n_nodes * n_classes).reshape(n_nodes, n_classes)
+
+
+def _check_still_text(column, values) -> None:
+    """Raise when a column whose training levels were all text holds non-text values none of them match."""
+    if not column.levels or not all(isinstance(level, str) for level in column.levels):
+        return
+    if isinstance(values, pd.DataFrame):  # a repeated name: the encoding names it
+        return
+    known = {level_key(level) for level in column.levels}
+    present = pd.unique(values[values.notna()].to_numpy(dtype=object))
+    other = [v for v in present if not isinstance(v, str) and level_key(v) not in known]
+    if not other:
+        return
+    kinds = {_value_kind(v) for v in other}
+    shown = sorted(column.levels)
+    raise EncodingError(
+        TEXT_BECAME_OTHER.format(
+            column=column.name,
+            levels=", ".join(repr(level) for level in shown[:5]) + (", ..." if len(shown) > 5 else ""),
+            now=" and ".join(sorted(kinds)),
+            examples=", ".join(repr(python_scalar(v)) for v in sorted(other, key=repr)[:3]),
+        )
+    )
+
+
+def _value_kind(value) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "True/False"
+    return "numbers" if isinstance(value, numbers.Number) else type(value).__name__
 
 
 def _label_array(classes: tuple) -> np.ndarray:
