@@ -68,6 +68,17 @@ WEIGHTS_NEGATIVE = (
     "Leave a row out rather than giving it a negative weight."
 )
 WEIGHTS_ALL_ZERO = "sample_weight is 0 in every row: at least one row needs a positive weight."
+WEIGHTS_TOO_LARGE = (
+    "sample_weight sums to more than the largest number a float holds: divide every weight by the same number "
+    "(e.g. by the largest weight)."
+)
+#: Largest ratio of the heaviest to the lightest positive weight: beyond it the
+#: solvers' relative tolerances (about 1e-9) cannot tell the light rows apart from 0.
+MAX_WEIGHT_RATIO = 1e9
+WEIGHTS_SPREAD = (
+    "sample_weight spans {low!r} to {high!r}, a ratio above {limit:.0e}: solvers compare sums only up to a relative "
+    "tolerance, so rows that light would not count. Leave the lightest rows out, or compress the weights (e.g. np.sqrt)."
+)
 ONE_GROUP = (
     "The protected attribute {column!r} has a single value ({value!r}) in all {n} training rows: {notion} "
     "compares groups, so there is nothing to compare and no gap to bound. Pass a protected attribute with at "
@@ -571,8 +582,17 @@ def _checked_weights(sample_weight, n: int) -> np.ndarray:
             raise StrongTreeError(message.format(n=int(flags.sum()), total=n))
     if (weights < 0).any():
         raise StrongTreeError(WEIGHTS_NEGATIVE.format(n=int((weights < 0).sum()), total=n, low=float(weights.min())))
-    if not (weights > 0).any():
+    positive = weights[weights > 0]
+    if positive.size == 0:
         raise StrongTreeError(WEIGHTS_ALL_ZERO)
+    with np.errstate(over="ignore"):
+        total = weights.sum()
+    if not np.isfinite(total):
+        raise StrongTreeError(WEIGHTS_TOO_LARGE)
+    if positive.max() > MAX_WEIGHT_RATIO * positive.min():
+        raise StrongTreeError(
+            WEIGHTS_SPREAD.format(low=float(positive.min()), high=float(positive.max()), limit=MAX_WEIGHT_RATIO)
+        )
     return weights
 
 
