@@ -1,8 +1,16 @@
 """History of solves in a local SQLite database.
 
 The database path comes from the ``STRONGTREE_RUNS_DB`` environment variable, else
-the ``runs_db`` key of ``.streamlit/secrets.toml``, else ``runs/runs.sqlite3``
-next to the app (a folder git ignores).
+the ``runs_db`` key of ``.streamlit/secrets.toml``, else ``runs.sqlite3`` in the
+user's data folder (``$XDG_DATA_HOME/strongtree-studio``, by default
+``~/.local/share/strongtree-studio``; ``%LOCALAPPDATA%`` on Windows,
+``~/Library/Application Support`` on macOS), never inside the code.
+
+Every run has an owner: the browser session that solved it (``session:<id>``) or
+a workspace the user named (``workspace:<name>``).  Only its owner lists, opens,
+shares or deletes it; a shared run can be listed and opened by everyone, and
+deleted or unshared by its owner only.  Runs stored before owners existed count
+as shared.
 """
 
 from __future__ import annotations
@@ -10,17 +18,23 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import sys
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-DEFAULT_DB = Path(__file__).resolve().parents[1] / "runs" / "runs.sqlite3"
+#: Folder of the app's files inside the user's data folder.
+APP_FOLDER = "strongtree-studio"
+DB_NAME = "runs.sqlite3"
 
 ERR_NO_RUN = "Run {run_id} is not in the history (it may have been deleted)."
+ERR_NOT_OWNER = (
+    "Run {run_id} belongs to another session or workspace: only its owner can change or delete it."
+)
 ERR_DB = "The run history at {path} cannot be used: {reason}. Set STRONGTREE_RUNS_DB to a writable file."
 
 _SCHEMA = """
@@ -34,19 +48,40 @@ CREATE TABLE IF NOT EXISTS runs (
     summary TEXT NOT NULL,
     evaluation TEXT,
     tree TEXT,
-    baseline TEXT
+    baseline TEXT,
+    owner TEXT,
+    shared INTEGER NOT NULL DEFAULT 0
 )
 """
+#: Columns added since the first schema, with their definitions (older files are upgraded).
+_ADDED_COLUMNS = {"owner": "TEXT", "shared": "INTEGER NOT NULL DEFAULT 0"}
 
 
 class RunStoreError(RuntimeError):
     """The history database cannot be read or written; the message says why."""
 
 
+class UnknownRun(RunStoreError):
+    """The run is not in the history, or not visible to the caller."""
+
+
+def user_data_dir() -> Path:
+    """The app's folder among the user's data (the XDG base-directory rule on Linux)."""
+    home = Path.home()
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = home / "Library" / "Application Support"
+    else:
+        configured = os.environ.get("XDG_DATA_HOME", "")
+        base = Path(configured) if configured and Path(configured).is_absolute() else home / ".local" / "share"
+    return base / APP_FOLDER
+
+
 def runs_db_path(secrets: Mapping[str, Any] | None = None) -> Path:
     """Where the run history lives (see the module docstring)."""
     configured = os.environ.get("STRONGTREE_RUNS_DB") or (secrets or {}).get("runs_db")
-    return Path(configured).expanduser() if configured else DEFAULT_DB
+    return Path(configured).expanduser() if configured else user_data_dir() / DB_NAME
 
 
 @dataclass(frozen=True)
@@ -55,7 +90,9 @@ class RunEntry:
 
     ``config`` holds the column roles, the split and the model settings;
     ``summary`` a few headline numbers for the history table; ``evaluation``
-    the full metrics (JSON-ready); ``tree`` / ``baseline`` the fitted trees' JSON.
+    the full metrics (JSON-ready); ``tree`` / ``baseline`` the fitted trees' JSON;
+    ``owner`` the session or workspace it belongs to, ``shared`` whether every
+    session may open it.
     """
 
     dataset: str
@@ -68,11 +105,17 @@ class RunEntry:
     baseline: str | None = None
     id: int | None = None
     created_at: str = ""
+    owner: str = ""
+    shared: bool = False
 
 
 class RunStore:
-    """Save, list, reopen and delete runs (one short connection per call, so it is
-    safe to use from any thread)."""
+    """Save, list, reopen, share and delete runs (one short connection per call,
+    so it is safe to use from any thread).
+
+    ``viewer`` arguments are the owners a caller speaks for (a session and its
+    workspace); ``None`` means no restriction (scripts and tests).
+    """
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
@@ -80,6 +123,12 @@ class RunStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with closing(self._connect()) as db, db:
                 db.execute(_SCHEMA)
+                present = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+                for column, definition in _ADDED_COLUMNS.items():
+                    if column not in present:
+                        db.execute(f"ALTER TABLE runs ADD COLUMN {column} {definition}")
+                if "owner" not in present:  # runs from before owners were visible to all: they stay so
+                    db.execute("UPDATE runs SET shared = 1 WHERE owner IS NULL")
         except (OSError, sqlite3.Error) as err:
             raise RunStoreError(ERR_DB.format(path=self.path, reason=err)) from None
 
@@ -95,12 +144,21 @@ class RunStore:
         except sqlite3.Error as err:
             raise RunStoreError(ERR_DB.format(path=self.path, reason=err)) from None
 
+    @staticmethod
+    def _visible(viewer: Iterable[str] | None) -> tuple[str, tuple]:
+        """SQL condition (and its arguments) for the runs ``viewer`` may see."""
+        if viewer is None:
+            return "1", ()
+        owners = tuple(viewer)
+        marks = ", ".join("?" * len(owners)) or "NULL"
+        return f"(shared = 1 OR owner IN ({marks}))", owners
+
     def save(self, entry: RunEntry) -> int:
         """Store ``entry``; returns its id."""
         created = datetime.now(timezone.utc).astimezone().strftime("%Y-%m-%d %H:%M:%S")
         _, run_id = self._run(
-            "INSERT INTO runs (created_at, dataset, fingerprint, status, config, summary, evaluation, tree, baseline)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO runs (created_at, dataset, fingerprint, status, config, summary, evaluation, tree, baseline,"
+            " owner, shared) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 created,
                 entry.dataset,
@@ -111,20 +169,23 @@ class RunStore:
                 None if entry.evaluation is None else json.dumps(entry.evaluation, default=str),
                 entry.tree,
                 entry.baseline,
+                entry.owner,
+                int(entry.shared),
             ),
         )
         return int(run_id)
 
-    def get(self, run_id: int) -> RunEntry:
-        """The stored run ``run_id``; raises :class:`RunStoreError` when absent."""
+    def get(self, run_id: int, viewer: Iterable[str] | None = None) -> RunEntry:
+        """The stored run ``run_id``; raises :class:`RunStoreError` when absent or not visible to ``viewer``."""
+        condition, args = self._visible(viewer)
         rows, _ = self._run(
-            "SELECT id, created_at, dataset, fingerprint, status, config, summary, evaluation, tree, baseline"
-            " FROM runs WHERE id = ?",
-            (int(run_id),),
+            "SELECT id, created_at, dataset, fingerprint, status, config, summary, evaluation, tree, baseline,"
+            f" owner, shared FROM runs WHERE id = ? AND {condition}",
+            (int(run_id), *args),
         )
         if not rows:
-            raise RunStoreError(ERR_NO_RUN.format(run_id=run_id))
-        rid, created, dataset, fp, status, config, summary, evaluation, tree, baseline = rows[0]
+            raise UnknownRun(ERR_NO_RUN.format(run_id=run_id))
+        rid, created, dataset, fp, status, config, summary, evaluation, tree, baseline, owner, shared = rows[0]
         return RunEntry(
             dataset=dataset,
             fingerprint=fp,
@@ -136,16 +197,44 @@ class RunStore:
             baseline=baseline,
             id=rid,
             created_at=created,
+            owner=owner or "",
+            shared=bool(shared),
         )
 
-    def table(self) -> pd.DataFrame:
-        """One row per run, newest first: id, time, dataset, status and the summary's numbers."""
-        rows, _ = self._run("SELECT id, created_at, dataset, status, summary FROM runs ORDER BY id DESC")
+    def table(self, viewer: Iterable[str] | None = None) -> pd.DataFrame:
+        """One row per run ``viewer`` may see, newest first: id, time, dataset, status,
+        owner, shared and the summary's numbers."""
+        condition, args = self._visible(viewer)
+        rows, _ = self._run(
+            f"SELECT id, created_at, dataset, status, owner, shared, summary FROM runs WHERE {condition}"
+            " ORDER BY id DESC",
+            args,
+        )
         records = [
-            {"id": rid, "created": created, "dataset": dataset, "status": status, **json.loads(summary)}
-            for rid, created, dataset, status, summary in rows
+            {"id": rid, "created": created, "dataset": dataset, "status": status, "owner": owner or "",
+             "shared": bool(shared), **json.loads(summary)}
+            for rid, created, dataset, status, owner, shared, summary in rows
         ]
-        return pd.DataFrame.from_records(records, columns=None if records else ["id", "created", "dataset", "status"])
+        columns = ["id", "created", "dataset", "status", "owner", "shared"]
+        return pd.DataFrame.from_records(records, columns=None if records else columns)
 
-    def delete(self, run_id: int) -> None:
+    def _owned(self, run_id: int, viewer: Iterable[str] | None) -> None:
+        """Raise unless ``viewer`` owns run ``run_id`` (it must be visible to be named)."""
+        entry = self.get(run_id, viewer)
+        if viewer is not None and entry.owner not in tuple(viewer):
+            raise RunStoreError(ERR_NOT_OWNER.format(run_id=run_id))
+
+    def delete(self, run_id: int, viewer: Iterable[str] | None = None) -> None:
+        """Delete run ``run_id`` (its owner only)."""
+        self._owned(run_id, viewer)
         self._run("DELETE FROM runs WHERE id = ?", (int(run_id),))
+
+    def set_shared(self, run_id: int, shared: bool, viewer: Iterable[str] | None = None) -> None:
+        """Let every session open run ``run_id``, or only its owner again (its owner only)."""
+        self._owned(run_id, viewer)
+        self._run("UPDATE runs SET shared = ? WHERE id = ?", (int(shared), int(run_id)))
+
+    def set_owner(self, run_id: int, owner: str, viewer: Iterable[str] | None = None) -> None:
+        """Give run ``run_id`` to ``owner`` (e.g. from a session to its workspace; its owner only)."""
+        self._owned(run_id, viewer)
+        self._run("UPDATE runs SET owner = ? WHERE id = ?", (owner, int(run_id)))

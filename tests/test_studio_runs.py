@@ -1,10 +1,21 @@
 """The run history database."""
 
 import sqlite3
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
-from studio.runs import ERR_NO_RUN, RunEntry, RunStore, RunStoreError, runs_db_path
+from studio.runs import (
+    ERR_NO_RUN,
+    ERR_NOT_OWNER,
+    RunEntry,
+    RunStore,
+    RunStoreError,
+    UnknownRun,
+    runs_db_path,
+    user_data_dir,
+)
 
 
 def entry(dataset: str = "hiring", depth: int = 2) -> RunEntry:
@@ -38,7 +49,7 @@ def test_save_get_table_delete(tmp_path):
 
 def test_empty_table_has_columns(tmp_path):
     table = RunStore(tmp_path / "r.sqlite3").table()
-    assert table.empty and list(table.columns) == ["id", "created", "dataset", "status"]
+    assert table.empty and list(table.columns) == ["id", "created", "dataset", "status", "owner", "shared"]
 
 
 def test_unusable_path_is_a_readable_error(tmp_path):
@@ -61,3 +72,73 @@ def test_database_is_plain_sqlite(tmp_path):
     RunStore(path).save(entry())
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT dataset, status FROM runs").fetchall() == [("hiring", "optimal")]
+
+
+ME, TEAM, OTHER = "session:me", "workspace:team", "session:other"
+
+
+def test_runs_belong_to_their_owner_unless_shared(tmp_path):
+    store = RunStore(tmp_path / "r.sqlite3")
+    mine = store.save(replace(entry("mine"), owner=ME))
+    team = store.save(replace(entry("team"), owner=TEAM))
+    theirs = store.save(replace(entry("theirs"), owner=OTHER))
+    assert list(store.table((ME,))["id"]) == [mine]
+    assert list(store.table((ME, TEAM))["id"]) == [team, mine]
+    assert list(store.table(None)["id"]) == [theirs, team, mine]  # no viewer: scripts see everything
+    for action in (lambda: store.get(theirs, (ME,)), lambda: store.delete(theirs, (ME,)),
+                   lambda: store.set_shared(theirs, True, (ME,))):
+        with pytest.raises(UnknownRun) as err:  # another owner's run is as good as absent
+            action()
+        assert str(err.value) == ERR_NO_RUN.format(run_id=theirs)
+
+    store.set_shared(theirs, True, (OTHER,))
+    assert store.get(theirs, (ME,)).dataset == "theirs"  # shared: every session may open it
+    assert list(store.table((ME,))["id"]) == [theirs, mine]
+    assert list(store.table((ME,))["shared"]) == [True, False]
+    with pytest.raises(RunStoreError) as err:
+        store.delete(theirs, (ME,))  # ... but only its owner deletes it
+    assert str(err.value) == ERR_NOT_OWNER.format(run_id=theirs)
+    store.get(theirs)
+
+    store.set_owner(mine, TEAM, (ME,))  # a session's run kept in its workspace
+    assert store.get(mine, (TEAM,)).owner == TEAM
+    with pytest.raises(UnknownRun):
+        store.get(mine, (ME,))
+    store.delete(mine, (TEAM,))
+    assert list(store.table(None)["id"]) == [theirs, team]
+
+
+def test_a_history_from_before_owners_is_upgraded_and_stays_visible(tmp_path):
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, created_at TEXT NOT NULL, dataset TEXT NOT NULL,"
+            " fingerprint TEXT NOT NULL, status TEXT NOT NULL, config TEXT NOT NULL, summary TEXT NOT NULL,"
+            " evaluation TEXT, tree TEXT, baseline TEXT)"
+        )
+        db.execute("INSERT INTO runs (created_at, dataset, fingerprint, status, config, summary)"
+                   " VALUES ('2025-01-01', 'old', 'f', 'optimal', '{}', '{}')")
+    db.close()
+    store = RunStore(path)
+    old = store.get(1, (ME,))
+    assert old.dataset == "old" and old.shared and old.owner == ""
+    with pytest.raises(RunStoreError) as err:
+        store.delete(1, (ME,))
+    assert str(err.value) == ERR_NOT_OWNER.format(run_id=1)
+    new = store.save(replace(entry(), owner=ME))
+    assert not store.get(new).shared and RunStore(path).get(new, (ME,)).owner == ME
+
+
+def test_default_history_is_in_the_users_data_folder_not_the_code(tmp_path, monkeypatch):
+    monkeypatch.delenv("STRONGTREE_RUNS_DB", raising=False)
+    monkeypatch.setattr("sys.platform", "linux")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert runs_db_path({}) == tmp_path / "data" / "strongtree-studio" / "runs.sqlite3"
+    monkeypatch.setenv("XDG_DATA_HOME", "relative/ignored")  # the XDG rule: only absolute paths count
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert runs_db_path({}) == tmp_path / "home" / ".local" / "share" / "strongtree-studio" / "runs.sqlite3"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    assert user_data_dir() == tmp_path / "home" / ".local" / "share" / "strongtree-studio"
+    code = Path(__file__).resolve().parents[1]
+    assert code not in runs_db_path({}).parents
+    assert not (tmp_path / "home").exists()  # asking for the path creates nothing
