@@ -94,6 +94,7 @@ class JobSnapshot:
     stop_requested: bool
     run_id: int | None
     outcome: Any
+    running: int = 0  # solves running on the server when the copy was made
 
     @property
     def active(self) -> bool:
@@ -141,9 +142,10 @@ class Job:
         self.stop_requested: float | None = None
         self.run_id: int | None = None
         self.outcome: Any = None  # set by the registry's on_finished hook
+        self.failure = ""  # why the worker was lost or ended, when it was (set before on_finished)
         self.worker: _Worker | None = None
 
-    def snapshot(self, queue_position: int) -> JobSnapshot:
+    def snapshot(self, queue_position: int, running: int = 0) -> JobSnapshot:
         def copy(state: PhaseState | None) -> PhaseSnapshot | None:
             if state is None:
                 return None
@@ -166,6 +168,7 @@ class Job:
             stop_requested=self.stop_requested is not None,
             run_id=self.run_id,
             outcome=self.outcome,
+            running=running,
         )
 
 
@@ -178,8 +181,10 @@ class JobRegistry:
         Solves allowed at once; later requests wait in a queue.
     on_finished : callable or None
         Called with the :class:`Job` (from a monitor thread) when its worker has
-        sent its last message or died, before the job counts as ended and the
-        next queued job starts; it may set ``job.run_id`` and ``job.outcome``.
+        sent its last message or died, if its main phase reported a result or
+        at least one tree, before the job counts as ended and the next queued
+        job starts (``job.failure`` says why a lost worker was lost); it may set
+        ``job.run_id`` and ``job.outcome``.
     prewarm : bool
         Keep one idle worker with the engine already imported, so a solve starts
         without the import delay.
@@ -225,7 +230,7 @@ class JobRegistry:
             if job is None:
                 return None
             position = next((i + 1 for i, j in enumerate(self._waiting) if j.id == job_id), 0)
-            return job.snapshot(position)
+            return job.snapshot(position, len(self._running))
 
     def job(self, job_id: str | None) -> Job | None:
         with self._lock:
@@ -299,12 +304,13 @@ class JobRegistry:
                 continue
             if self._apply(job, message):
                 break
+        main = job.phases["main"]
+        job.failure = failure
         try:
-            if self._on_finished is not None and job.phases["main"].result is not None:
+            if self._on_finished is not None and (main.result is not None or main.tree is not None):
                 self._on_finished(job)
         finally:
             with self._lock:
-                main = job.phases["main"]
                 job.state = "finished" if main.result is not None else "failed"
                 job.message = failure or ("" if main.result is not None else main.error or "")
                 job.finished = time.monotonic()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 from strongtree_core.tree import FittedTree
 from studio.config import ModelConfig, Roles, SplitConfig, SplitTables
@@ -16,8 +16,10 @@ from studio.worker import SolveSpec
 #: Time limit of the comparison tree without fairness constraints (seconds).
 BASELINE_TIME_LIMIT = 20.0
 
-ERR_SAVE = "The run could not be saved to the history: {reason}"
+ERR_SAVE = "This run could not be stored in the history, so the Runs page will not list it. {reason}"
 ERR_MEASURE = "The tree was found but could not be measured on these rows: {reason}"
+#: Record message of the last tree a solve reported before its process ended without a result.
+MSG_LAST_TREE = "The solve ended without a final result ({reason}); this is the last tree it reported, not proven optimal."
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class SolveContext:
     split: SplitConfig
     model: ModelConfig
     tables: SplitTables
+    owner: str = ""  # the session or workspace the run belongs to (see studio.runs)
 
     def config(self) -> dict[str, Any]:
         """The choices as JSON-ready data (stored with the run)."""
@@ -65,6 +68,15 @@ class Outcome:
     error: str = ""
 
 
+def last_reported(tree_json: str, reason: str, stopped: bool) -> str:
+    """The last incumbent of a solve that ended without a result, as a finished tree:
+    status ``interrupted`` after a Stop, else ``error``; the record says why."""
+    tree = FittedTree.from_json(tree_json)
+    record = replace(tree.record, status="interrupted" if stopped else "error",
+                     message=MSG_LAST_TREE.format(reason=reason.rstrip(".")), certified=False)
+    return replace(tree, record=record).to_json()
+
+
 def build_entry(context: SolveContext, tree_json: str, baseline_json: str | None) -> RunEntry:
     """Measure the trees on the job's rows and package them as a run."""
     tree = FittedTree.from_json(tree_json)
@@ -86,26 +98,35 @@ def build_entry(context: SolveContext, tree_json: str, baseline_json: str | None
         evaluation=evaluation,
         tree=tree_json,
         baseline=baseline_json,
+        owner=context.owner,
     )
 
 
-def finish_job(job: Job, store: RunStore | None) -> None:
-    """``on_finished`` hook of the job registry: measure, store, and attach the outcome to the job."""
+def finish_job(job: Job, open_store: Callable[[], RunStore]) -> None:
+    """``on_finished`` hook of the job registry: measure, store, and attach the outcome to the job.
+
+    A solve that ended without a result but reported a tree (its process was
+    killed, hung or failed) is stored with that tree (see :func:`last_reported`).
+    ``open_store`` opens the history; when it cannot, the outcome says why.
+    """
     context: SolveContext | None = job.context
     main = job.phases["main"]
-    if context is None or main.result is None:
+    if context is None or (main.result is None and main.tree is None):
         return
+    tree_json = main.result
+    if tree_json is None:
+        reason = job.failure or main.error or "no reason was given"
+        tree_json = last_reported(main.tree, reason, stopped=job.stop_requested is not None)
     baseline = job.phases.get("baseline")
     try:
-        entry = build_entry(context, main.result, baseline.result if baseline else None)
+        entry = build_entry(context, tree_json, baseline.result if baseline else None)
     except ValueError as err:  # metrics refuse these rows (e.g. a split without the positive class)
         job.outcome = Outcome(None, ERR_MEASURE.format(reason=err))
         return
-    error = ""
-    if store is not None:
-        try:
-            entry = replace(entry, id=store.save(entry))
-            job.run_id = entry.id
-        except RunStoreError as err:
-            error = ERR_SAVE.format(reason=err)
-    job.outcome = Outcome(entry, error)
+    try:
+        entry = replace(entry, id=open_store().save(entry))
+    except RunStoreError as err:
+        job.outcome = Outcome(entry, ERR_SAVE.format(reason=err))
+        return
+    job.run_id = entry.id
+    job.outcome = Outcome(entry)

@@ -9,7 +9,7 @@ import streamlit as st
 from studio.jobs import JobRegistry
 from studio.licence import install_wls_licence
 from studio.outcome import finish_job
-from studio.runs import RunStore, RunStoreError, runs_db_path
+from studio.runs import RunStore, runs_db_path
 
 
 def secrets() -> dict[str, Any]:
@@ -34,11 +34,9 @@ def run_store() -> RunStore:
 
 @st.cache_resource(show_spinner=False, on_release=JobRegistry.shutdown)
 def job_registry() -> JobRegistry:
-    """The server's solve jobs, shared by every session (a history that cannot be
-    opened only means runs are not stored; the Runs page says why)."""
+    """The server's solve jobs, shared by every session.  Each finished solve opens
+    the history afresh, so a history that cannot be used is a warning on the Solve
+    page of that run (and the Runs page says why), never a run lost in silence."""
     licence_note()  # solver processes inherit the licence environment
-    try:
-        store: RunStore | None = run_store()
-    except RunStoreError:
-        store = None
-    return JobRegistry(on_finished=lambda job: finish_job(job, store))
+    path = runs_db_path(secrets())
+    return JobRegistry(on_finished=lambda job: finish_job(job, lambda: RunStore(path)))

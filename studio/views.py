@@ -30,6 +30,24 @@ STATUS_WORDS = {
 }
 
 
+MSG_QUEUED = (
+    "Waiting for a free solver: {running} running now (the server runs at most {limit} at a time) "
+    "and {waiting} waiting ahead of this one."
+)
+
+
+def count_of(n: int, word: str) -> str:
+    """``n`` and ``word``, plural unless ``n`` is 1: "1 solve", "2 solves"."""
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def queue_message(snapshot: JobSnapshot, limit: int) -> str:
+    """Why a queued solve waits: the solves running and those queued before it."""
+    ahead = max(snapshot.queue_position - 1, 0)
+    return MSG_QUEUED.format(running=count_of(snapshot.running, "solve"), limit=limit,
+                             waiting=count_of(ahead, "other solve") if ahead else "no other solve")
+
+
 def job_state_badge(snapshot: JobSnapshot) -> None:
     """A coloured badge with the job's state in words."""
     label, icon, color = STATE_LABELS[snapshot.state]

@@ -9,9 +9,10 @@ from strongtree_core.estimator import NEEDS_SENSITIVE
 from strongtree_core.tree import FittedTree
 from studio.config import ModelConfig, Roles, SplitConfig, split_table
 from studio.demo_data import make_hiring
-from studio.jobs import MSG_CANCELLED, MSG_CRASHED, JobRegistry
-from studio.outcome import SolveContext, finish_job, solve_spec
-from studio.runs import RunStore
+from studio.jobs import MSG_CANCELLED, MSG_CRASHED, Job, JobRegistry
+from studio.outcome import ERR_SAVE, MSG_LAST_TREE, SolveContext, finish_job, solve_spec
+from studio.runs import ERR_DB, RunStore, RunStoreError
+from studio.views import queue_message
 from studio.worker import SolveSpec
 
 ROLES = Roles("hired", "yes", ("gender",), ("education",))
@@ -41,7 +42,7 @@ def store(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def registry(store):
-    reg = JobRegistry(max_running=1, on_finished=lambda job: finish_job(job, store))
+    reg = JobRegistry(max_running=1, on_finished=lambda job: finish_job(job, lambda: store))
     yield reg
     reg.shutdown()
 
@@ -68,8 +69,18 @@ def test_stop_keeps_the_best_tree_and_the_queue_waits(registry):
     first = registry.submit(solve_spec(long_ctx), long_ctx)
     wait(registry, first, lambda s: s.main.tree is not None)  # an incumbent is shown while solving
     second = registry.submit(solve_spec(long_ctx), long_ctx)
+    third = registry.submit(solve_spec(long_ctx), long_ctx)
     queued = registry.snapshot(second)
-    assert queued.state == "queued" and queued.queue_position == 1
+    assert queued.state == "queued" and queued.queue_position == 1 and queued.running == 1
+    assert queue_message(queued, registry.max_running) == (
+        "Waiting for a free solver: 1 solve running now (the server runs at most 1 at a time) "
+        "and no other solve waiting ahead of this one."
+    )
+    assert queue_message(registry.snapshot(third), registry.max_running) == (
+        "Waiting for a free solver: 1 solve running now (the server runs at most 1 at a time) "
+        "and 1 other solve waiting ahead of this one."
+    )
+    registry.stop(third)
     registry.stop(second)
     cancelled = registry.snapshot(second)
     assert cancelled.state == "cancelled" and cancelled.message == MSG_CANCELLED
@@ -104,3 +115,45 @@ def test_a_user_error_comes_back_as_its_message(registry):
     failed = wait(registry, job_id, lambda s: not s.active)
     assert failed.state == "failed" and failed.main.user_error
     assert failed.message == NEEDS_SENSITIVE.format(fairness="statistical_parity")
+
+
+def test_a_killed_worker_leaves_its_last_tree_in_the_history(registry, store):
+    ctx = context(LONG)
+    job_id = registry.submit(solve_spec(ctx), ctx)
+    wait(registry, job_id, lambda s: s.main.tree is not None)
+    registry.job(job_id).worker.process.kill()
+    failed = wait(registry, job_id, lambda s: not s.active, timeout=20)
+    assert failed.state == "failed" and failed.message == MSG_CRASHED.format(code=-9)
+    assert failed.main.result is None and failed.run_id is not None
+    stored = store.get(failed.run_id)
+    kept, last = FittedTree.from_json(stored.tree), FittedTree.from_json(failed.main.tree)
+    assert stored.status == kept.record.status == "error" and not kept.record.certified
+    assert kept.record.message == MSG_LAST_TREE.format(reason=MSG_CRASHED.format(code=-9).rstrip("."))
+    assert kept.record.objective == last.record.objective
+    rows = ctx.tables.train
+    assert (kept.predict(rows) == last.predict(rows)).all()
+    assert stored.summary["train_accuracy"] == pytest.approx(np.mean(kept.predict(rows) == rows["hired"].to_numpy()))
+
+
+def test_a_history_that_cannot_be_opened_is_the_outcome_error(tmp_path):
+    from strongtree_core import StrongTreeClassifier
+
+    ctx = context(ModelConfig(depth=1), n_rows=200)
+    fitted = StrongTreeClassifier(depth=1, positive_class="yes").fit(
+        ctx.tables.train.drop(columns="hired"), ctx.tables.train["hired"])
+    job = Job(solve_spec(ctx), ctx, 10.0)
+    job.phases["main"].result = fitted.tree_.to_json()
+    garbage = tmp_path / "runs.sqlite3"
+    garbage.write_bytes(b"this is not a database" * 100)
+
+    finish_job(job, lambda: RunStore(garbage))
+    reason = ERR_DB.format(path=garbage, reason="file is not a database")
+    assert job.outcome.error == ERR_SAVE.format(reason=reason)
+    assert job.outcome.error == (
+        "This run could not be stored in the history, so the Runs page will not list it. "
+        f"The run history at {garbage} cannot be used: file is not a database. "
+        "Set STRONGTREE_RUNS_DB to a writable file."
+    )
+    assert job.outcome.entry is not None and job.outcome.entry.id is None and job.run_id is None
+    with pytest.raises(RunStoreError):
+        RunStore(garbage)
