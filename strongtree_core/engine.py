@@ -4,13 +4,17 @@ warm start, run the backend, read back and re-score the tree.
 This is the table-free core shared by the estimator, the CLI and the
 benchmarks.  Routes:
 
-* ``dp``: the exact dynamic program (pystreed) for the problems it solves
-  exactly; its tree is re-scored here before it is believed;
-* ``enumeration``: exhaustive search over every tree of depth 1 or 2, for any
-  objective and side constraint (``accel/enumeration.py``); a search cut short
-  by its time budget still proves a bound, used as the MIO's objective cap;
+* ``exact`` (``formulation="auto"``): the exact search of ``accel/search.py``
+  (dynamic programming, a Lagrangian bound, branch-and-bound) for every
+  objective and side constraint; it returns a certified optimum, a proven
+  infeasibility, or at the time limit its best tree with a proven bound;
 * ``flow``: FlowOCT (eq. 1, 7 or 11, chosen by :func:`build_model`);
 * ``benders``: the BendersOCT master with lazy cuts (Algorithms 1-2).
+
+A forced MIO (or ``formulation="auto"`` with the accelerator off) starts from
+the best of CART, single leaves and, with the accelerator, the exact search's
+tree (found within a short budget), whose proven bound caps the objective:
+the solver still has to prove optimality itself.
 """
 
 from __future__ import annotations
@@ -22,15 +26,14 @@ from typing import Callable, Literal
 
 import numpy as np
 
-from strongtree_core.accel.enumeration import enumerate_solve
-from strongtree_core.accel.enumeration import supported as enumeration_refusal
+from strongtree_core.accel.search import exact_solve
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.formulation import BuiltModel, TreeSpec, TreeStructure, build_model
 from strongtree_core.formulation.arrays import with_objective_cap
 from strongtree_core.formulation.objectives import tree_objective
 from strongtree_core.solvers import SolveOptions, SolverUnavailableError, Status, choose_backend, solve
-from strongtree_core.starts import candidate_starts, one_vs_rest_fair_starts
+from strongtree_core.starts import candidate_starts
 
 Formulation = Literal["auto", "flow", "benders"]
 
@@ -84,14 +87,6 @@ class EngineResult:
     message: str
     choice: str
     certified: bool
-
-
-def _accelerator():
-    try:
-        from strongtree_core.accel import streed_solve
-    except ImportError:  # the optional dependency is missing
-        return None
-    return streed_solve
 
 
 def _choose_method(built_flow_free: TreeSpec, formulation: Formulation, solver: str, data: PatternData) -> tuple[str, str]:
@@ -164,95 +159,84 @@ def solve_tree(
         the model (licence too small, package missing), with a readable message.
     """
     t0 = time.perf_counter()
-    streed = _accelerator() if accelerator else None
+    if formulation == "auto" and accelerator:
+        return _solve_exact(data, spec, time_limit, stop, progress, t0)
+    return _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0)
+
+
+EXACT_FORMULATION = "exact search: dynamic programming with a Lagrangian bound and branch-and-bound"
+
+
+def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float) -> EngineResult:
+    """The exact search (``accel/search.py``), re-scored here."""
+    starts = tuple(tree for _, tree in candidate_starts(data, spec.depth))
+
+    def report(objective, bound, explored, tree, message) -> None:
+        if progress is None:
+            return
+        gap = None
+        if objective is not None and bound is not None:
+            gap = abs(bound - objective) / max(abs(objective), 1e-9)
+        progress(EngineProgress(time.perf_counter() - t0, objective, bound, gap, explored, tree, message))
+
+    remaining = max(0.05, time_limit - (time.perf_counter() - t0))
+    found = exact_solve(data, spec, time_limit=remaining, stop=stop, report=report, starts=starts)
+    if found.status == "infeasible":
+        raise StrongTreeError(INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec)))
+    if found.structure is None:
+        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit))
+    value = tree_objective(data, spec, found.structure)
+    if found.objective is not None and abs(value - found.objective) > 1e-6 * max(1.0, abs(value)):
+        raise StrongTreeError(  # a bookkeeping error in the search, never shown as a result
+            f"The exact search scored its tree at {found.objective:g} but it re-scores to {value:g}; "
+            "please report this with your data. Use formulation='flow' meanwhile."
+        )
+    certified = found.status == "optimal"
+    if certified:
+        status = Status.OPTIMAL
+        bound = value
+    else:
+        status = Status.INTERRUPTED if stop is not None and stop.is_set() else Status.TIME_LIMIT
+        bound = None if found.bound is None else max(found.bound, value)
+    gap = None if bound is None else abs(bound - value) / max(abs(value), 1e-9)
+    if progress is not None:
+        progress(EngineProgress(time.perf_counter() - t0, value, bound, gap, found.n_explored, found.structure,
+                                "certified optimal" if certified else "stopped"))
+    return EngineResult(
+        structure=found.structure, status=status.value, objective=value, bound=bound, gap=gap,
+        runtime=time.perf_counter() - t0, backend="numpy", formulation=EXACT_FORMULATION, method="exact",
+        n_variables=0, n_constraints=0, n_rows=data.n_rows, n_patterns=data.n_patterns, build_seconds=0.0,
+        message="", choice=f"exact search: {found.reason}", certified=certified,
+    )
+
+
+def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0) -> EngineResult:
+    """FlowOCT or BendersOCT, started from the best cheap tree (and the exact search's)."""
     dp_starts: list[tuple[str, TreeStructure]] = []
     dp_note = ""
     objective_cap: float | None = None
-    relaxed_optimum: TreeStructure | None = None
-    if streed is not None:
-        res = streed(data, spec, time_limit=min(time_limit, 30.0) if formulation != "auto" else time_limit)
-        if formulation != "auto":
-            # A forced MIO still starts from the dynamic program's tree: the solver
-            # then has to prove it (a teacher still sees the bound close).
-            if res.structure is not None:
-                dp_starts.append(("the dynamic program's tree", res.structure))
-        else:
-            if res.supported and res.certified and res.structure is not None:
-                value = tree_objective(data, spec, res.structure)
-                if abs(value - res.objective) <= 1e-6 * max(1.0, abs(value)):
-                    return _certified_by_dp(res.structure, value, data, t0, progress, f"dynamic programming: {res.reason}")
-                dp_note = f"the dynamic program's tree re-scored to {value:g}, not its claimed {res.objective:g}; solved by MIO instead. "
-            elif res.status == "infeasible" and res.certified:
-                raise StrongTreeError(
-                    INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec))
-                )
-            else:
-                dp_note = f"dynamic programming not used: {res.reason}. "
-            if res.structure is not None and not res.certified:
-                dp_starts.append(("the dynamic program's tree (not proven optimal)", res.structure))
-        # Without its side constraints the problem is often one the dynamic program
-        # solves: its optimum is a start to check for feasibility and, being a
-        # relaxation, an upper bound on the constrained optimum.
-        if spec.side_constraints:
-            dp_starts += one_vs_rest_fair_starts(data, spec, streed, time_budget=min(5.0, time_limit / 8))
-            relaxed = replace(spec, side_constraints=())
-            res = streed(data, relaxed, time_limit=min(10.0, time_limit / 4))
-            if res.supported and res.structure is not None:
-                dp_starts.append(("optimal tree without the side constraints", res.structure))
-                if res.certified:
-                    relaxed_value = tree_objective(data, relaxed, res.structure)
-                    if abs(relaxed_value - res.objective) <= 1e-6 * max(1.0, abs(relaxed_value)):
-                        objective_cap = relaxed_value
-                        relaxed_optimum = res.structure
-
-    if accelerator and (formulation == "auto" or warm_start) and not enumeration_refusal(data, spec):
-        # Depth 1-2: every tree can be visited.  In auto mode a finished search is
-        # the answer (or proves infeasibility); one cut short by its budget still
-        # proves that no tree beats the first one it did not check.  A forced MIO
-        # only starts from the tree, so that it still has a gap to close.
-        elapsed = time.perf_counter() - t0
-        budget = max(0.5, (time_limit - elapsed) / 2) if formulation == "auto" else min(10.0, time_limit / 4)
-
-        def searched(n_checked: int, bound: float | None) -> None:
-            if progress is not None:
-                progress(EngineProgress(time.perf_counter() - t0, None, bound, None, 0, None,
-                                        f"exhaustive search: {n_checked:,} trees checked"))
-
-        found = enumerate_solve(data, spec, time_limit=budget, stop=stop, progress=searched)
-        if formulation == "auto":
-            if found.status == "optimal":
-                return _certified_by_search(found.structure, found.objective, data, t0, progress, dp_note + found.reason)
-            if found.status == "infeasible":
-                raise StrongTreeError(
-                    INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec))
-                )
-            if found.bound is not None:
-                objective_cap = found.bound if objective_cap is None else min(objective_cap, found.bound)
-            dp_note += f"exhaustive search {found.reason}. "
+    if accelerator and warm_start:
+        # A forced MIO still starts from the exact search's tree and takes its
+        # proven bound as a cap: the solver then has to prove it (a teacher
+        # still sees the bound close).
+        found = exact_solve(data, spec, time_limit=min(10.0, time_limit / 4), stop=stop,
+                            starts=tuple(tree for _, tree in candidate_starts(data, spec.depth)))
+        if found.status == "infeasible":
+            raise StrongTreeError(
+                INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec))
+            )
         if found.structure is not None:
-            dp_starts.insert(0, ("the exhaustive search's optimal tree", found.structure))
+            label = "the exact search's optimal tree" if found.status == "optimal" else "the exact search's best tree"
+            dp_starts.append((label, found.structure))
+        if found.bound is not None:
+            objective_cap = found.bound
+        dp_note = f"started from the exact search ({found.reason}). "
 
     method, why = _choose_method(spec, formulation, solver, data)
     built = build_model(data, spec, method)
     if objective_cap is not None:
         built = replace(built, arrays=with_objective_cap(built.arrays, objective_cap))
     arrays = built.arrays
-    if formulation == "auto" and relaxed_optimum is not None:
-        # The optimum without the side constraints may already satisfy them: then
-        # it is optimal for the constrained problem too (a relaxation's optimum
-        # that is feasible), and no search is needed.
-        x = built.start(relaxed_optimum, data)
-        if arrays.max_violation(x) <= START_TOLERANCE and tree_objective(data, spec, relaxed_optimum) >= objective_cap - 1e-9:
-            return _certified_by_dp(
-                relaxed_optimum, objective_cap, data, t0, progress,
-                "dynamic programming: the optimal tree without the side constraints satisfies them",
-            )
-    if accelerator and warm_start and spec.depth > 2 and not enumeration_refusal(data, replace(spec, depth=2)):
-        # The best tree of depth 2 is a tree of this depth too: under side
-        # constraints a start that often beats CART and the single leaves by far.
-        found = enumerate_solve(data, replace(spec, depth=2), time_limit=min(10.0, time_limit / 4), stop=stop)
-        if found.structure is not None:
-            dp_starts.append(("the best tree of depth 2 (exhaustive search)", found.structure.with_depth(spec.depth)))
     start = _best_start(built, data, dp_starts) if warm_start else None
     if progress and start is not None:
         value = arrays.objective(start[2])
@@ -265,7 +249,7 @@ def solve_tree(
         tree = built.decode(ev.incumbent) if ev.incumbent is not None else None
         bound, gap = ev.bound, ev.gap
         if objective_cap is not None and (bound is None or bound > objective_cap):
-            # The relaxation's optimum is a bound the solver has not found yet.
+            # The exact search's bound is one the solver has not found yet.
             bound = objective_cap
             gap = None if ev.objective is None else abs(bound - ev.objective) / max(abs(ev.objective), 1e-9)
         progress(EngineProgress(time.perf_counter() - t0, ev.objective, bound, gap, ev.nodes, tree))
@@ -313,27 +297,6 @@ def solve_tree(
     gap = None if bound is None else abs(bound - value) / max(abs(value), 1e-9)
     return EngineResult(structure=structure, status=status.value, objective=value, bound=bound, gap=gap,
                         message=message, certified=certified, **common)
-
-
-def _certified_by_dp(structure: TreeStructure, value: float, data: PatternData, t0: float, progress, choice: str) -> EngineResult:
-    return _certified(structure, value, data, t0, progress, choice, method="dp", backend="pystreed",
-                      formulation="dynamic programming (STreeD)", how="certified by dynamic programming")
-
-
-def _certified_by_search(structure: TreeStructure, value: float, data: PatternData, t0: float, progress, choice: str) -> EngineResult:
-    return _certified(structure, value, data, t0, progress, choice, method="enumeration", backend="numpy",
-                      formulation="exhaustive search of all trees of depth <= 2", how="certified by exhaustive search")
-
-
-def _certified(structure, value, data, t0, progress, choice, *, method, backend, formulation, how) -> EngineResult:
-    if progress:
-        progress(EngineProgress(time.perf_counter() - t0, value, value, 0.0, 0, structure, how))
-    return EngineResult(
-        structure=structure, status=Status.OPTIMAL.value, objective=value, bound=value, gap=0.0,
-        runtime=time.perf_counter() - t0, backend=backend, formulation=formulation,
-        method=method, n_variables=0, n_constraints=0, n_rows=data.n_rows, n_patterns=data.n_patterns,
-        build_seconds=0.0, message="", certified=True, choice=choice,
-    )
 
 
 def _relaxation_hint(spec: TreeSpec) -> str:

@@ -1,4 +1,5 @@
-"""The dynamic-programming accelerator is exact where it claims to be.
+"""pystreed, the optional cross-check (``requirements-crosscheck.txt``), is exact
+where ``strongtree_core.accel.streed`` claims it is.  Skipped without pystreed.
 
 Truth comes from outside it: exhaustive search over every tree (depth 1-2),
 the MIO objective of the same spec evaluated at the tree (``start_vector``),
@@ -13,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+
+pytest.importorskip("pystreed", reason="pystreed is an optional cross-check: pip install -r requirements-crosscheck.txt")
 
 from brute_force import all_trees, milp_solve
 from strongtree_core.accel import cost_complexity_for, plan_for, streed_solve

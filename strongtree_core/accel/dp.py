@@ -94,6 +94,7 @@ class GainDP:
         self.count = count
         self.s = np.ascontiguousarray(scores, dtype=np.float64)
         self.smax = self.s.max(axis=1)
+        self.smin = self.s.min(axis=1)
         self.pen = float(penalty)
         self.min_leaf = int(min_leaf)
         self.need = max(1, self.min_leaf)
@@ -155,22 +156,34 @@ class GainDP:
         right_rows = Xd.T @ c
         left_rows = c.sum() - right_rows
         ok = (right_rows >= self.need) & (left_rows >= self.need)
+        sim = _Similarity(Xd, self.smax[idx], self.smin[idx]) if self.min_leaf == 0 else None
+        # upper bounds of the best left (x_f = 0) and right (x_f = 1) subtree of each feature
         ub_right = Xd.T @ self.smax[idx]
         ub_left = self.smax[idx].sum() - ub_right
         ub = np.where(ok, ub_left + ub_right - self.pen, NEG)
-        order = np.argsort(-ub, kind="stable")
-        goes_right = Xd.astype(bool)
-        for f in order:
+        goes_right = Xd > 0.5
+        while True:
+            f = int(np.argmax(ub))
             target = max(best_value, floor)
             if ub[f] <= target:
                 break
+            ub[f] = NEG
             left = idx[~goes_right[:, f]]
             right = idx[goes_right[:, f]]
             ubr = min(float(ub_right[f]), self.upper(right, depth - 1))
-            lft = self.best(left, depth - 1, target + self.pen - ubr)
+            need_left = target + self.pen - ubr
+            lft = self.best(left, depth - 1, need_left)
             if lft is None:
+                if sim is not None:
+                    ub_left = sim.left(f, need_left, ub_left)
+                    ub = np.where(ub > NEG, np.minimum(ub, ub_left + ub_right - self.pen), NEG)
                 continue
-            rgt = self.best(right, depth - 1, target + self.pen - lft[0])
+            need_right = target + self.pen - lft[0]
+            rgt = self.best(right, depth - 1, need_right)
+            if sim is not None:
+                ub_left = sim.left(f, lft[0], ub_left)
+                ub_right = sim.right(f, need_right if rgt is None else rgt[0], ub_right)
+                ub = np.where(ub > NEG, np.minimum(ub, ub_left + ub_right - self.pen), NEG)
             if rgt is None:
                 continue
             value = lft[0] + rgt[0] - self.pen
@@ -179,6 +192,36 @@ class GainDP:
         if best_value > floor and best_value > NEG:
             return best_value, best_tree
         return None
+
+
+class _Similarity:
+    """Similarity bounds between the children of two splits of one node (MurTree).
+
+    If the best subtree on ``D`` has value at most ``v``, then on ``D'``
+
+        best(D') <= v + sum_{D' \\ D} max_k s - sum_{D \\ D'} min_k s
+
+    (the best tree of ``D'`` applied to ``D`` is worth at most ``v`` there).
+    For the left children (x = 0) of splits on ``f`` and ``g``, ``D_f0 \\ D_g0`` are
+    the rows with ``x_f = 0, x_g = 1``; every such sum is an entry of
+    ``X^T diag(w) X``.  Valid without a minimum leaf size only.
+    """
+
+    def __init__(self, Xd: np.ndarray, smax: np.ndarray, smin: np.ndarray) -> None:
+        self.P1 = (Xd * smax[:, None]).T @ Xd  # sum of max_k s over x_f = 1 and x_g = 1
+        self.P2 = (Xd * smin[:, None]).T @ Xd
+        self.R1 = np.diag(self.P1).copy()
+        self.R2 = np.diag(self.P2).copy()
+
+    def left(self, g: int, v: float, ub_left: np.ndarray) -> np.ndarray:
+        """Tighten ``ub_left`` with ``best(D_g0) <= v``."""
+        bound = v + (self.R1[g] - self.P1[:, g]) - (self.R2 - self.P2[:, g])
+        return np.minimum(ub_left, bound)
+
+    def right(self, g: int, v: float, ub_right: np.ndarray) -> np.ndarray:
+        """Tighten ``ub_right`` with ``best(D_g1) <= v``."""
+        bound = v + (self.R1 - self.P1[:, g]) - (self.R2[g] - self.P2[:, g])
+        return np.minimum(ub_right, bound)
 
 
 def depth_two(Xd: np.ndarray, S: np.ndarray, c: np.ndarray, depth: int, pen: float, min_leaf: int) -> tuple[float, Tree]:
@@ -206,8 +249,10 @@ def depth_two(Xd: np.ndarray, S: np.ndarray, c: np.ndarray, depth: int, pen: flo
             best = (float(v[a]), (a, int(np.argmax(L[a])), int(np.argmax(R[a]))))
         return best
     K = S.shape[1]
+    if K == 2:
+        return _depth_two_binary(Xd, S, c, pen, min_leaf, best, R, Rc, Lc, split_ok)
     M = np.stack([(Xd * S[:, k:k + 1]).T @ Xd for k in range(K)])  # (K, F, F): x_a = 1 and x_b = 1
-    C = (Xd * c[:, None]).T @ Xd  # rows with x_a = 1 and x_b = 1
+    C = _pair_counts(Xd, c)  # rows with x_a = 1 and x_b = 1
     # Right child of a root split on a (x_a = 1), split on b: quadrants (x_b = 1, x_b = 0).
     rr, rl = M, R.T[:, :, None] - M
     crr, crl = C, Rc[:, None] - C
@@ -239,6 +284,61 @@ def depth_two(Xd: np.ndarray, S: np.ndarray, c: np.ndarray, depth: int, pen: flo
 
     left_tree = child(leaf_l, sub_l, b_l, L, lr, ll)
     right_tree = child(leaf_r, sub_r, b_r, R, rr, rl)
+    return float(total[a]), (a, left_tree, right_tree)
+
+
+def _pair_counts(Xd: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Rows with x_a = 1 and x_b = 1, shape (F, F): float32 products are exact below 2^24 rows."""
+    if c.sum() < 2 ** 24:
+        X32 = Xd.astype(np.float32)
+        return ((X32 * c[:, None].astype(np.float32)).T @ X32).astype(np.float64)
+    return (Xd * c[:, None]).T @ Xd
+
+
+def _depth_two_binary(Xd, S, c, pen, min_leaf, best, R, Rc, Lc, split_ok) -> tuple[float, Tree]:
+    """:func:`depth_two` for two classes: a set's leaf gain is ``sum s_0 + max(0, sum (s_1 - s_0))``,
+    and the ``sum s_0`` of a child's two leaves is the child's own, so one matrix
+    product of the differences ``d = s_1 - s_0`` (and one of row counts) decides every tree."""
+    need = max(1, min_leaf)
+    d = S[:, 1] - S[:, 0]
+    Md = (Xd * d[:, None]).T @ Xd  # (F, F): sum of d over x_a = 1 and x_b = 1
+    C = _pair_counts(Xd, c)
+    Dr = np.diag(Md).copy()  # sum of d over x_a = 1
+    Dt = float(d.sum())
+    Dl = Dt - Dr
+    base_r = R[:, 0]  # sum of s_0 over x_a = 1
+    base_l = float(S[:, 0].sum()) - base_r
+    # right child of a (x_a = 1) split on b: (x_b = 1) Md[a, b], (x_b = 0) Dr[a] - Md[a, b]
+    rr, rl = Md, Dr[:, None] - Md
+    crr, crl = C, Rc[:, None] - C
+    # left child (x_a = 0) split on b: (x_b = 1) Dr[b] - Md[a, b], (x_b = 0) Dl[a] - that
+    lr = Dr[None, :] - Md
+    ll = Dl[:, None] - lr
+    clr = Rc[None, :] - C
+    cll = Lc[:, None] - clr
+    sub_r = np.where((crr >= need) & (crl >= need), np.maximum(rr, 0) + np.maximum(rl, 0) - pen, NEG)
+    sub_l = np.where((clr >= need) & (cll >= need), np.maximum(lr, 0) + np.maximum(ll, 0) - pen, NEG)
+    leaf_r = np.where(Rc >= min_leaf, np.maximum(Dr, 0), NEG)
+    leaf_l = np.where(Lc >= min_leaf, np.maximum(Dl, 0), NEG)
+    F = Xd.shape[1]
+    ar = np.arange(F)
+    b_r = np.argmax(sub_r, axis=1)
+    b_l = np.argmax(sub_l, axis=1)
+    best_r = base_r + np.maximum(leaf_r, sub_r[ar, b_r])
+    best_l = base_l + np.maximum(leaf_l, sub_l[ar, b_l])
+    total = np.where(split_ok, best_l + best_r - pen, NEG)
+    a = int(np.argmax(total))
+    if total[a] <= best[0]:
+        return best
+
+    def child(side_leaf, side_sub, b_side, d_side, hi, lo):
+        if side_leaf[a] >= side_sub[a, b_side[a]]:
+            return int(d_side[a] > 0)
+        b = int(b_side[a])
+        return (b, int(lo[a, b] > 0), int(hi[a, b] > 0))
+
+    left_tree = child(leaf_l, sub_l, b_l, Dl, lr, ll)
+    right_tree = child(leaf_r, sub_r, b_r, Dr, rr, rl)
     return float(total[a]), (a, left_tree, right_tree)
 
 

@@ -37,6 +37,10 @@ from strongtree_core.accel.dp import Deadline, GainDP, SearchStopped, Tree, tree
 from strongtree_core.accel.problem import LinearProblem
 
 
+#: Largest trust region, in units of a price that moves one pattern's gain by its largest objective weight.
+MAX_RADIUS = 1e4
+
+
 @dataclass(frozen=True)
 class Prices:
     """A point ``y`` of the dual: objective weights and constraint prices."""
@@ -169,8 +173,8 @@ def optimize_dual(
     # largest objective gain of a pattern.
     gain_scale = max(float(np.abs(problem.G).max()) if problem.G.size else 1.0, 1e-12)
     row_scale = np.array([max(float(np.abs(problem.U[:, :, r]).max()), 1e-12) for r in range(R)])
-    cap = np.concatenate([np.ones(J), gain_scale / row_scale * 4.0, gain_scale / row_scale * 4.0, [gain_scale * 4.0]])
-    upper = cap.copy()
+    cap = np.concatenate([np.ones(J), gain_scale / row_scale, gain_scale / row_scale, [gain_scale]])
+    upper = np.full(n, np.inf)
     upper[J:J + R][hi_free] = 0.0
     upper[J + R:J + 2 * R][lo_free] = 0.0
     if not has_b:
@@ -224,7 +228,7 @@ def optimize_dual(
                 if y is None:
                     break
                 if f_center - model <= 1e-7 * max(1.0, abs(f_center)):
-                    if radius >= 64:
+                    if radius >= MAX_RADIUS:
                         break
                     radius *= 4  # the model is flat in the box: look further
                     continue
@@ -236,7 +240,7 @@ def optimize_dual(
                         on_bound(f_y)
                 if f_y <= f_center - 0.1 * (f_center - model):
                     center, f_center = y, f_y
-                    radius = min(radius * 2, 64.0)
+                    radius = min(radius * 2, MAX_RADIUS)
                 else:
                     radius = max(radius / 2, 1e-4)
             if not at_full:

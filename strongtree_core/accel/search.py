@@ -164,7 +164,15 @@ class _Run:
         self._report(objective, bound, self.explored, tree, message)
 
     def closed(self) -> bool:
+        """The incumbent meets the bound, or the bound is below every tree's value (infeasible)."""
+        if self.bound < self.lowest:
+            return True
         return self.best is not None and self.best_value >= self.bound - TOLERANCE * max(1.0, abs(self.bound))
+
+    @property
+    def lowest(self) -> float:
+        """Below the value of any tree: no correct row and every node branching."""
+        return -self.p.lambda_ * (2 ** self.p.depth - 1) - 1e-6
 
     def result(self, status: str, reason: str) -> ExactResult:
         structure = None if self.best is None else tree_to_structure(self.best.tree, self.p.depth)
@@ -201,17 +209,18 @@ class _Run:
             raise SearchStopped
         if not math.isfinite(dual.bound):
             return self.result("infeasible", f"no tree of depth <= {p.depth} keeps every leaf at {p.min_leaf} rows")
+        if self.bound < self.lowest:
+            return self.result("infeasible", "the Lagrangian bound proves that no tree satisfies the constraints")
         if self.closed():
             return self.result("optimal", "the Lagrangian bound meets a feasible tree")
         search = _BranchAndBound(self, dual.prices)
         step = p.unit if p.integral else 1e-3 * max(1.0, abs(self.bound))
         width = max(step, 0.002 * max(1.0, abs(self.bound)))
-        lowest = -p.lambda_ * (2 ** p.depth - 1) - 1.0
         while True:
             target = self.bound - width
             if self.p.integral:
                 target = math.floor(target)
-            if target <= lowest:
+            if target <= self.lowest:
                 target = NEG
             search.run(target)
             if target == NEG:
@@ -223,6 +232,8 @@ class _Run:
             # The pass visited every tree whose relaxed value reaches the target or
             # beats the incumbent: no feasible tree does better than either.
             self.prove(max(self.best_value, target - p.unit if p.integral else target))
+            if self.bound < self.lowest:
+                return self.result("infeasible", "branch-and-bound: no tree satisfies the constraints")
             if self.closed():
                 return self.result("optimal", f"branch-and-bound on the Lagrangian bound, {self.explored:,} nodes")
             width *= 2

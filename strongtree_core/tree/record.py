@@ -41,7 +41,7 @@ class SolveRecord:
     formulation : str
         Human name of the formulation, e.g. "FlowOCT (balanced, eq. 1)".
     method : str
-        "flow", "benders", "dp" or "enumeration".
+        "flow", "benders" or "exact" (the exact search of accel/search.py).
     n_variables, n_constraints : int
         Size of the model handed to the solver.
     n_rows, n_patterns : int
