@@ -9,6 +9,11 @@ Streamlit runs this file as ``__main__``, so the solve worker processes
 below keeps them from running the app.
 """
 
+from pathlib import Path
+
+#: The browser tab's icon, served by this server.
+ICON = Path(__file__).resolve().parent / "studio" / "assets" / "icon.png"
+
 
 def main() -> None:
     import streamlit as st
@@ -16,7 +21,8 @@ def main() -> None:
     from studio.sidebar import render_sidebar
     from studio.state import init_state
 
-    st.set_page_config(page_title="StrongTree Studio", page_icon=":material/account_tree:", layout="wide")
+    # A file, not a Material icon: Streamlit fetches those from an internet font host (fails offline).
+    st.set_page_config(page_title="StrongTree Studio", page_icon=str(ICON), layout="wide")
     init_state()
     page = st.navigation(
         [
@@ -28,10 +34,10 @@ def main() -> None:
             st.Page("pages/runs.py", title="Runs", icon=":material/history:"),
         ]
     )
-    try:
-        page.run()
-    finally:  # drawn last (also after st.stop), so it shows the choices this run's page made
-        render_sidebar(live=page.url_path != "solve")  # the Solve page polls the solve itself
+    # Drawn before the page: nothing can be drawn after a page's st.stop(). Choices
+    # reach the durable state in widget callbacks, which run before the script.
+    render_sidebar(live=page.url_path != "solve")  # the Solve page polls the solve itself
+    page.run()
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ import streamlit as st
 from strongtree_core.encoding import EncodingError, TableEncoder
 from studio.config import Roles, check_roles, split_table
 from studio.demo_data import DEMOS
-from studio.loading import UPLOAD_TYPES, LoadError, column_overview, fingerprint, read_table
+from studio.loading import UPLOAD_TYPES, LoadError, column_overview, fingerprint, load_file
+from studio.markup import md
 from studio.roles import class_values, default_positive, plain, suggest_roles
 from studio.state import LoadedTable, field, set_roles, widget_key
 
@@ -44,12 +45,13 @@ with upload_tab:
     )
     if upload is not None and st.session_state.get("upload_seen") != upload.file_id:
         try:
-            frame = read_table(upload.name, upload.getvalue())
+            loaded = load_file(upload.name, upload.getvalue())
         except LoadError as err:
-            st.error(str(err), icon=":material/error:")
+            st.error(md(err), icon=":material/error:")
         else:
             st.session_state["upload_seen"] = upload.file_id
-            use_table(LoadedTable(upload.name, frame, fingerprint(frame)), suggest_roles(frame))
+            frame = loaded.frame
+            use_table(LoadedTable(upload.name, frame, fingerprint(frame), loaded.notes), suggest_roles(frame))
             st.rerun()
 
 table: LoadedTable | None = st.session_state["table"]
@@ -62,8 +64,10 @@ columns = [str(c) for c in frame.columns]
 roles: Roles = st.session_state["roles"]
 model = st.session_state["model"]
 
-st.subheader(f"{table.name}", divider="gray")
+st.subheader(md(table.name), divider="gray")
 st.caption(f"{len(frame):,} rows × {frame.shape[1]} columns")
+for note in table.notes:
+    st.info(md(note), icon=":material/translate:")
 
 
 def change_target(target: str) -> None:
@@ -113,7 +117,7 @@ with right:
 roles = st.session_state["roles"]
 problems = check_roles(frame, roles, model.allow_protected_splits)
 for problem in problems:
-    st.error(problem, icon=":material/error:")
+    st.error(md(problem), icon=":material/error:")
 
 rows_tab, columns_tab, encoding_tab = st.tabs(
     [":material/table_rows: Rows", ":material/view_column: Columns", ":material/data_array: Encoding"]
@@ -138,7 +142,7 @@ with encoding_tab:
         try:
             plan = TableEncoder(n_buckets=model.n_buckets, continuous=model.encoding).fit(frame[features])
         except EncodingError as err:
-            st.error(str(err), icon=":material/error:")
+            st.error(md(err), icon=":material/error:")
         else:
             summary = plan.summary()
             st.dataframe(summary, hide_index=True)
@@ -158,5 +162,5 @@ if not problems:
     parts = split_table(frame, roles, st.session_state["split"])
     st.markdown(f"**{len(parts.train):,}** training rows · **{len(parts.test):,}** test rows")
     for note in parts.notes:
-        st.caption(note)
+        st.caption(md(note))
     st.page_link("pages/model.py", label="Next: choose the model", icon=":material/arrow_forward:")

@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from studio.explain import FAIRNESS_NOTIONS
+from studio.markup import md, md_table
 from studio.outcome import BASELINE_TIME_LIMIT
 from studio.shown import shown
 from studio.views import fmt
@@ -21,7 +22,7 @@ splits: dict = evaluation.get("splits", {})
 delta = evaluation.get("delta")
 constrained = evaluation.get("notions", [])
 measured = evaluation.get("measured", [])
-st.caption(result.title)
+st.caption(md(result.title))
 
 SPLIT_NAMES = {"train": "training rows", "test": "test rows"}
 
@@ -61,7 +62,7 @@ else:
             row[SPLIT_NAMES[split]] = fmt(metrics.get("gaps", {}).get(notion, {}).get("difference"), "gap")
         gap_rows.append(row)
     with st.expander("Every fairness gap", icon=":material/balance:", expanded=not constrained):
-        st.table(pd.DataFrame(gap_rows).set_index("notion"))
+        st.table(md_table(pd.DataFrame(gap_rows).set_index("notion")))
 
 performance, groups_tab, confusion_tab, comparison_tab = st.tabs(
     [":material/speed: Performance", ":material/groups: Groups", ":material/grid_on: Confusion matrices",
@@ -71,9 +72,9 @@ performance, groups_tab, confusion_tab, comparison_tab = st.tabs(
 with performance:
     quality = pd.DataFrame({SPLIT_NAMES[s]: m["quality"] for s, m in splits.items()})
     quality.index = [i.replace("_", " ") for i in quality.index]
-    st.table(quality.map(lambda v: fmt(v, "percent")))
+    st.table(md_table(quality.map(lambda v: fmt(v, "percent"))))
     sizes = " · ".join(f"{m['n']:,} {SPLIT_NAMES[s]}" for s, m in splits.items())
-    positive = result.roles.positive if result.roles.positive is not None else "none"
+    positive = md(result.roles.positive) if result.roles.positive is not None else "none"
     st.caption(f"{sizes}. Positive class: {positive}.")
 
 RATE_COLUMNS = {
@@ -93,7 +94,7 @@ with groups_tab:
         spread = (rates.max() - rates.min()).rename("largest gap")
         shown_table = pd.concat([rates, spread.to_frame().T]).map(lambda v: fmt(v, "percent"))
         shown_table.insert(0, "count", [fmt(v, "int") for v in table["count"]] + [""])
-        st.table(shown_table.rename(columns=RATE_COLUMNS))
+        st.table(md_table(shown_table.rename(columns=RATE_COLUMNS)))
     st.caption("“Largest gap” is the difference between the highest and lowest group; an empty cell means the "
                "rate is undefined for that group (e.g. no positive rows).")
 
@@ -104,8 +105,8 @@ with confusion_tab:
         st.markdown(f"**{SPLIT_NAMES[split].capitalize()}**")
         cols = st.columns(len(metrics["confusion"]))
         for col, (group, matrix) in zip(cols, metrics["confusion"].items()):
-            col.markdown(f"Group **{group}**")
-            col.table(pd.DataFrame(matrix["data"], index=matrix["index"], columns=matrix["columns"]))
+            col.markdown(f"Group **{md(group)}**")
+            col.table(md_table(pd.DataFrame(matrix["data"], index=matrix["index"], columns=matrix["columns"])))
     if not any("confusion" in m for m in splits.values()):
         st.caption("Confusion matrices per group need a protected attribute and a positive class.")
 
@@ -120,7 +121,7 @@ with comparison_tab:
                 comparison[column] = comparison[column].map(lambda v: fmt(v, "gap"))
         comparison.columns = [c.replace("train_", "train · ").replace("test_", "test · ").replace("_", " ")
                               for c in comparison.columns]
-        st.table(comparison)
+        st.table(md_table(comparison))
     st.caption("CART is scikit-learn's greedy tree of the same depth on the same binary features. The tree without "
                f"fairness constraints has the same settings, solved by the fastest exact route within "
                f"{BASELINE_TIME_LIMIT:.0f} s; its status says whether it was proven optimal.")

@@ -3,13 +3,15 @@
 import streamlit as st
 
 from studio.config import check_model, check_roles, split_table
-from studio.explain import FAIRNESS_NOTIONS
+from studio.explain import FAIRNESS_NOTIONS, MSG_LAST_TREE_KEPT
 from studio.jobs import JobSnapshot
+from studio.markup import md
 from studio.outcome import SolveContext, solve_spec
 from studio.roles import class_values
 from studio.services import job_registry
 from studio.shown import tree_from_json
-from studio.views import STATUS_WORDS, convergence_figure, fmt, job_state_badge
+from studio.state import run_owner
+from studio.views import STATUS_WORDS, convergence_figure, fmt, job_state_badge, queue_message
 
 #: Seconds between refreshes of the live numbers, the tree and the chart.
 PANEL_POLL = 0.5
@@ -40,20 +42,20 @@ with st.container(border=True):
     if not problems:
         parts = split_table(frame, roles, split)
         rows = f"  \n{len(parts.train):,} training rows · {len(parts.test):,} test rows"
-    a.markdown(f"**Data**  \n{table.name}  \ntarget `{roles.target}`"
-               + (f", positive `{roles.positive}`" if roles.positive is not None else "") + rows)
+    a.markdown(f"**Data**  \n{md(table.name)}  \ntarget {md(roles.target)}"
+               + (f", positive class {md(roles.positive)}" if roles.positive is not None else "") + rows)
     fairness = ", ".join(FAIRNESS_NOTIONS[n].name for n in model.fairness) or "none"
     b.markdown(f"**Tree**  \ndepth {model.depth} · objective {model.objective.replace('_', ' ')}  \n"
                f"fairness: {fairness}" + (f" (δ = {model.fairness_bound:.2f})" if model.fairness else ""))
     c.markdown(f"**Solver**  \n{model.solver} · {model.formulation}  \ntime limit {model.time_limit:.0f} s")
 
 for problem in problems:
-    st.error(problem, icon=":material/error:")
+    st.error(md(problem), icon=":material/error:")
 
 
 def start_solve() -> None:
     tables = split_table(frame, roles, split)
-    context = SolveContext(table.name, table.fingerprint, roles, split, model, tables)
+    context = SolveContext(table.name, table.fingerprint, roles, split, model, tables, owner=run_owner())
     st.session_state["job_id"] = registry.submit(solve_spec(context), context)
     st.session_state["view_run"] = None
 
@@ -98,10 +100,9 @@ def render_progress() -> None:
         with head:
             job_state_badge(snap)
         if snap.state == "queued":
-            info.markdown(f"Waiting for a free solver: {snap.queue_position - 1} solve(s) ahead of this one. "
-                          f"The server runs {registry.max_running} at a time.")
+            info.markdown(queue_message(snap, registry.max_running))
         elif latest is not None:
-            info.caption(latest["message"] or "")
+            info.caption(md(latest["message"] or ""))
     cols = st.columns(5)
     cols[0].metric("Elapsed", fmt(snap.elapsed, "seconds"))
     cols[1].metric("Best objective", fmt(latest["objective"] if latest else None))
@@ -136,33 +137,37 @@ def render_chart() -> None:
 def render_outcome() -> None:
     """How the finished solve ended, in words, with links to the results."""
     if snapshot.state == "cancelled":
-        st.info(snapshot.message, icon=":material/cancel:")
+        st.info(md(snapshot.message), icon=":material/cancel:")
         return
     if snapshot.main.error:
-        st.error(snapshot.main.error, icon=":material/error:")
+        st.error(md(snapshot.main.error), icon=":material/error:")
     elif snapshot.state == "failed":
-        st.error(snapshot.message, icon=":material/error:")
+        st.error(md(snapshot.message), icon=":material/error:")
+    outcome = snapshot.outcome
     if snapshot.main.result is not None:
         record = tree_from_json(snapshot.main.result).record
         words = STATUS_WORDS.get(record.status, record.status)
         st.success(f"Tree {words} · objective {fmt(record.objective)} · gap {fmt(record.gap, 'percent')} · "
                    f"{fmt(record.runtime, 'seconds')} with {record.backend}", icon=":material/check_circle:")
         if snapshot.message:
-            st.warning(snapshot.message, icon=":material/warning:")
+            st.warning(md(snapshot.message), icon=":material/warning:")
         with st.expander("How it was solved", icon=":material/info:"):
             size = (f"{record.n_variables:,} variables, {record.n_constraints:,} constraints"
                     if record.method in ("flow", "benders") else "no MIO model was needed")
-            st.markdown(f"**Formulation:** {record.formulation} ({record.method})  \n"
+            st.markdown(f"**Formulation:** {md(record.formulation)} ({record.method})  \n"
                         f"**Model size:** {size}; {record.n_rows:,} rows in {record.n_patterns:,} patterns  \n"
-                        f"**Why this route:** {record.choice}")
+                        f"**Why this route:** {md(record.choice)}")
             if record.message:
-                st.caption(record.message)
+                st.caption(md(record.message))
         baseline = snapshot.baseline
         if baseline is not None and baseline.error:
-            st.caption(f"The comparison tree without fairness constraints could not be solved: {baseline.error}")
-        outcome = snapshot.outcome
-        if outcome is not None and outcome.error:
-            st.warning(outcome.error, icon=":material/warning:")
+            st.caption(f"The comparison tree without fairness constraints could not be solved: {md(baseline.error)}")
+    elif outcome is not None and outcome.entry is not None:  # the worker ended early: its last tree is kept
+        stored = f" as run {outcome.entry.id}" if outcome.entry.id is not None else ""
+        st.warning(MSG_LAST_TREE_KEPT.format(stored=stored), icon=":material/warning:")
+    if outcome is not None and outcome.error:
+        st.warning(md(outcome.error), icon=":material/warning:")
+    if outcome is not None and outcome.entry is not None:
         a, b, _ = st.columns([1, 1, 2])
         a.page_link("pages/tree.py", label="Explore the tree", icon=":material/account_tree:")
         b.page_link("pages/fairness.py", label="Fairness & performance", icon=":material/balance:")

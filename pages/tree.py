@@ -3,6 +3,7 @@
 import streamlit as st
 
 from studio.exports import EXPORTS, IMAGE_MIME, IMAGES_UNAVAILABLE, export_bytes, image_bytes, images_available
+from studio.markup import md
 from studio.shown import group_mix, shown
 from studio.views import STATUS_WORDS, fmt
 
@@ -20,7 +21,7 @@ if result is None:
     st.stop()
 
 tree, record = result.tree, result.tree.record
-st.caption(f"{result.title} · {STATUS_WORDS.get(record.status, record.status)}")
+st.caption(f"{md(result.title)} · {STATUS_WORDS.get(record.status, record.status)}")
 
 tables = result.tables
 highlight: list[int] = []
@@ -54,11 +55,11 @@ with side:
     if row_panel is not None:
         prediction = tree.predict(row_panel)[0]
         truth = row_panel[result.roles.target].iloc[0]
-        st.markdown(f"**Prediction:** `{prediction}`  \n**Actual:** `{truth}`")
+        st.markdown(f"**Prediction:** {md(prediction)}  \n**Actual:** {md(truth)}")
         st.dataframe(row_panel.T.rename(columns=lambda _: "value").astype(str))
     st.markdown("**Solve**")
     st.markdown(f"objective {fmt(record.objective)} · bound {fmt(record.bound)} · gap {fmt(record.gap, 'percent')}  \n"
-                f"{fmt(record.runtime, 'seconds')} · {record.backend} · {record.formulation}")
+                f"{fmt(record.runtime, 'seconds')} · {md(record.backend)} · {md(record.formulation)}")
 
 st.markdown("##### Rules")
 st.code(tree.to_text(), language=None, wrap_lines=True)

@@ -1,4 +1,4 @@
-"""Plain-language definitions shown next to the settings."""
+"""Plain-language definitions shown next to the settings, and the texts that explain the pages."""
 
 from __future__ import annotations
 
@@ -68,4 +68,20 @@ FORMULATION_HELP = (
 REGULARIZATION_HELP = (
     "λ trades accuracy for simplicity: the tree maximizes (1 − λ)·correct rows − λ·branching nodes, "
     "so each split must earn its place."
+)
+
+OWNERSHIP_HELP = (
+    "Runs are private to the browser session that solved them: another tab, another person, or this page "
+    "after a reload cannot see them. To keep runs across reloads or to work on them together, type a "
+    "workspace name: new runs go into it, and anyone who types the same name sees them, so pick one others "
+    "will not guess. **Share** lets every session open a run; only its own session or workspace can delete "
+    "it or stop sharing it."
+)
+MSG_NO_RUNS = "No runs yet: each finished solve of this session or workspace is stored here."
+MSG_NOT_YOURS = "Only runs of this session or workspace can be shared, moved or deleted; the selection has others."
+
+#: Shown when a solve ended without a result but its last reported tree was kept.
+MSG_LAST_TREE_KEPT = (
+    "The last tree the solver reported before it ended is kept{stored}: it is not proven optimal. "
+    "It is on the Tree and Fairness pages."
 )

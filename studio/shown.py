@@ -17,8 +17,18 @@ import streamlit as st
 
 from strongtree_core.tree import FittedTree
 from studio.config import ModelConfig, Roles, SplitConfig, SplitTables, split_table
-from studio.runs import RunEntry, RunStoreError
+from studio.markup import md
+from studio.runs import RunEntry, RunStoreError, UnknownRun
 from studio.services import job_registry, run_store
+from studio.state import run_viewer
+
+MSG_NO_TREE = "No tree yet: solve one on the **Solve** page, or reopen a run on the **Runs** page."
+MSG_RUNNING = "A solve is running: its latest tree is on the **Solve** page; the result appears here when it ends."
+MSG_NO_RESULT = "The last solve has no tree to show."
+MSG_RUN_GONE = (
+    "Run {run_id} of the last solve is no longer in this session's history (it was deleted or moved to another "
+    "workspace), so it is not shown. Solve again, or open a run on the **Runs** page."
+)
 
 
 @dataclass(frozen=True)
@@ -56,18 +66,26 @@ def shown_entry() -> tuple[RunEntry | None, str]:
     view_run = st.session_state["view_run"]
     if view_run is not None:
         try:
-            return run_store().get(view_run), ""
+            return run_store().get(view_run, run_viewer()), ""
         except RunStoreError as err:
-            return None, str(err)
+            return None, md(err)
     snapshot = job_registry().snapshot(st.session_state["job_id"])
     if snapshot is None:
-        return None, "No tree yet: solve one on the **Solve** page, or reopen a run on the **Runs** page."
+        return None, MSG_NO_TREE
     if snapshot.active:
-        return None, "A solve is running: its latest tree is on the **Solve** page; the result appears here when it ends."
+        return None, MSG_RUNNING
     if snapshot.outcome is None or snapshot.outcome.entry is None:
         reason = (snapshot.outcome.error if snapshot.outcome else "") or snapshot.message or snapshot.main.error
-        return None, f"The last solve has no tree to show. {reason or ''}".strip()
-    return snapshot.outcome.entry, ""
+        return None, f"{MSG_NO_RESULT} {md(reason)}" if reason else MSG_NO_RESULT
+    entry = snapshot.outcome.entry
+    if entry.id is not None:  # stored: it is shown while it stays in this session's history
+        try:
+            run_store().get(entry.id, run_viewer())
+        except UnknownRun:
+            return None, MSG_RUN_GONE.format(run_id=entry.id)
+        except RunStoreError:
+            pass  # the history cannot be read just now: the result in memory is still this session's
+    return entry, ""
 
 
 def shown() -> tuple[Shown | None, str]:

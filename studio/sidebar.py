@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from studio.jobs import JobSnapshot
+from studio.markup import md
 from studio.services import job_registry
 from studio.views import job_state_badge
 
@@ -21,10 +22,10 @@ def render_sidebar(live: bool = True) -> None:
         if table is None:
             st.markdown("No table yet: choose one on the **Data** page.")
         else:
-            st.markdown(f"**{table.name}**  \n{len(table.frame):,} rows × {table.frame.shape[1]} columns")
+            st.markdown(f"**{md(table.name)}**  \n{len(table.frame):,} rows × {table.frame.shape[1]} columns")
             if roles is not None:
-                protected = ", ".join(roles.protected) or "none"
-                st.markdown(f"Target `{roles.target}` · protected: {protected}")
+                protected = ", ".join(md(c) for c in roles.protected) or "none"
+                st.markdown(f"Target {md(roles.target)} · protected: {protected}")
         snapshot = job_registry().snapshot(st.session_state["job_id"])
         if snapshot is not None:
             st.caption("SOLVE")

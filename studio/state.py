@@ -7,6 +7,7 @@ widget starts from a durable value and writes back to it (see :func:`field`).
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
@@ -23,6 +24,7 @@ class LoadedTable:
     name: str
     frame: pd.DataFrame
     fingerprint: str
+    notes: tuple[str, ...] = ()  # what reading the file assumed (e.g. its text encoding)
 
 
 #: Durable session keys and their initial values (factories).
@@ -33,7 +35,12 @@ DEFAULTS: dict[str, Callable[[], Any]] = {
     "model": ModelConfig,
     "job_id": lambda: None,  # the job this session started last
     "view_run": lambda: None,  # run id shown on the Tree and Fairness pages
+    "session_owner": lambda: f"session:{uuid.uuid4().hex}",  # owner of the runs this session solves
+    "workspace": lambda: "",  # a workspace name the user typed on the Runs page ("" for none)
 }
+
+#: Longest workspace name kept.
+MAX_WORKSPACE = 60
 
 
 def init_state() -> None:
@@ -138,3 +145,21 @@ def set_roles(roles: Roles | None) -> None:
     """New column roles (a new table or target): the role widgets start afresh."""
     st.session_state["roles"] = roles
     renew_widgets("roles")
+
+
+def workspace_name(text: str) -> str:
+    """A typed workspace name: spaces collapsed, at most :data:`MAX_WORKSPACE` characters."""
+    return " ".join(str(text).split())[:MAX_WORKSPACE]
+
+
+def run_owner() -> str:
+    """Owner of the runs solved from now on: the named workspace, else this session."""
+    workspace = st.session_state["workspace"]
+    return f"workspace:{workspace}" if workspace else st.session_state["session_owner"]
+
+
+def run_viewer() -> tuple[str, ...]:
+    """The owners whose runs this session lists, opens and may delete: itself and its workspace."""
+    workspace = st.session_state["workspace"]
+    owners = (st.session_state["session_owner"],)
+    return owners + (f"workspace:{workspace}",) if workspace else owners

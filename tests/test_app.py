@@ -1,19 +1,36 @@
 """The dashboard through its entrypoint (streamlit's AppTest): every page, uploads,
 durable choices, a solve polled by re-running, Stop, the tree, the metrics and the runs."""
 
+import os
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
+import hostile
 import pytest
 import streamlit as st
-from streamlit.testing.v1 import AppTest
+from hostile import hazards
+from streamlit.testing.v1 import AppTest, element_tree
 
-from studio.config import ERR_FAIRNESS_NEEDS_GROUP, SplitConfig, split_table
+from studio.config import ERR_BOTH_ROLES, ERR_FAIRNESS_NEEDS_GROUP, Roles, SplitConfig, split_table
 from studio.demo_data import make_hiring
-from studio.loading import LoadError, read_table
+from studio.explain import MSG_NO_RUNS, MSG_NOT_YOURS, OWNERSHIP_HELP
+from studio.loading import (
+    ERR_BINARY,
+    ERR_EMPTY,
+    ERR_EXCEL_DAMAGED,
+    ERR_HEADER_ONLY,
+    MIN_ROWS,
+    NOTE_ENCODING,
+    LoadError,
+    read_table,
+)
+from studio.markup import md
+from studio.outcome import ERR_SAVE
+from studio.runs import ERR_NO_RUN, RunStore, RunStoreError
 from studio.services import job_registry
-from studio.shown import roles_from_config, tree_from_json
-from studio.state import GENERATIONS
+from studio.shown import MSG_RUN_GONE, roles_from_config, tree_from_json
+from studio.state import GENERATIONS, LoadedTable
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("pages/data.py", "pages/model.py", "pages/solve.py", "pages/tree.py", "pages/fairness.py", "pages/runs.py")
@@ -88,7 +105,7 @@ def test_upload_sets_roles_and_previews_the_encoding():
     with pytest.raises(LoadError) as expected:
         read_table("broken.csv", bad)
     at.file_uploader(key="data.upload").set_value(("broken.csv", bad, "text/csv")).run()
-    assert [e.value for e in at.error] == [str(expected.value)]
+    assert [e.value for e in at.error] == [md(expected.value)]
     assert at.session_state["table"].name == "hiring.csv"  # the good table stays
 
 
@@ -104,7 +121,7 @@ def test_choices_survive_page_changes_and_problems_block_the_solve():
     assert at.slider(key="model.depth").value == 3
     assert at.multiselect(key="model.fairness").value == ["statistical_parity"]
     goto(at, "pages/solve.py")
-    assert [e.value for e in at.error] == [ERR_FAIRNESS_NEEDS_GROUP]
+    assert [e.value for e in at.error] == [md(ERR_FAIRNESS_NEEDS_GROUP)]
     assert at.button(key="solve.start").disabled
 
     goto(at, "pages/data.py")  # another table: the role widgets follow it
@@ -163,7 +180,7 @@ def test_solve_stop_then_tree_fairness_and_runs():
     assert at.session_state["view_run"] == snapshot.run_id
     at.button(key="runs.delete").click().run()
     assert at.session_state["view_run"] is None
-    assert [i.value for i in at.info] == ["No runs yet: each finished solve is stored here."]
+    assert [i.value for i in at.info] == [MSG_NO_RUNS]
 
 
 def test_infeasible_constraints_are_a_message_on_the_solve_page():
@@ -182,10 +199,10 @@ def test_infeasible_constraints_are_a_message_on_the_solve_page():
     assert at.info[0].value.startswith("The last solve has no tree to show.")
 
 
-def test_runs_page_compares_two_stored_runs():
+def stored_runs(owner: str, depths=(1, 2)) -> list[int]:
+    """Runs of the hiring table at these depths, saved in the history under ``owner``."""
     from strongtree_core import StrongTreeClassifier
     from studio.config import ModelConfig, Roles
-    from studio.demo_data import make_hiring
     from studio.loading import fingerprint
     from studio.outcome import SolveContext, build_entry
     from studio.services import run_store
@@ -194,18 +211,282 @@ def test_runs_page_compares_two_stored_runs():
     roles = Roles("hired", "yes", ("gender",))
     tables = split_table(frame, roles, SplitConfig())
     ids = []
-    for depth in (1, 2):
+    for depth in depths:
         model = ModelConfig(depth=depth)
         fitted = StrongTreeClassifier(**model.estimator_params(roles)).fit(
             tables.train.drop(columns="hired"), tables.train["hired"], sensitive_features="gender")
-        context = SolveContext("hiring", fingerprint(frame), roles, SplitConfig(), model, tables)
+        context = SolveContext("hiring", fingerprint(frame), roles, SplitConfig(), model, tables, owner=owner)
         ids.append(run_store().save(build_entry(context, fitted.tree_.to_json(), None)))
+    return ids
 
+
+def test_runs_page_compares_two_stored_runs():
+    ids = stored_runs("workspace:compare team")
     at = goto(new_app(), "pages/runs.py")
+    at.text_input(key="runs.workspace").input("  compare   team ").run()
+    assert at.session_state["workspace"] == "compare team"
     at.multiselect(key="runs.pick").set_value(ids).run()
     assert not at.button(key="runs.compare").disabled and at.button(key="runs.open").disabled
     settings = at.table[0].value
-    assert list(settings.columns) == [f"#{i}" for i in ids]
+    assert list(settings.columns) == [f"\\#{i}" for i in ids]  # table cells are Markdown: escaped
     assert list(settings.loc["depth"]) == ["1", "2"]  # only what differs is listed
     assert "dataset" not in settings.index
     assert len(at.get("graphviz_chart")) == 2
+
+
+def markdown_strings(node) -> list[str]:
+    """Every string ``node`` and its children hand to Streamlit's Markdown renderer:
+    Markdown, captions, alerts, headings, table cells, and metric, widget, tab and
+    expander labels (widget options and the drawn tree are not Markdown)."""
+    out = []
+    label = getattr(node, "label", None)
+    if isinstance(label, str) and label:
+        out.append(label)
+    if isinstance(node, element_tree.Block):
+        for child in node.children.values():
+            out += markdown_strings(child)
+    elif isinstance(node, (element_tree.Markdown, element_tree.AlertBase, element_tree.HeadingBase)):
+        out.append(node.value)
+    elif isinstance(node, element_tree.Table):
+        frame = node.value
+        out += [str(v) for v in [*frame.columns, *frame.index, *frame.to_numpy().ravel(), frame.index.name] if v]
+    return out
+
+
+def scan(at: AppTest, *escaped: str) -> list[str]:
+    """Check the page on screen: no Markdown string links, embeds or fetches, no hostile
+    string appears unescaped, and each of ``escaped`` appears escaped (so the scan sees them)."""
+    assert not at.exception, at.exception
+    texts = markdown_strings(at._tree)
+    assert texts
+    found = {text: hazards(text) for text in texts if hazards(text)}
+    assert not found, found
+    for text in texts:
+        for raw in hostile.STRINGS:
+            assert raw not in text, (raw, text)
+    for value in escaped:
+        assert any(md(value) in text for text in texts), value
+    return texts
+
+
+def test_the_hazard_check_finds_raw_markup():
+    for raw in hostile.STRINGS:
+        assert bool(hazards(raw)) == (raw != hostile.TARGET), raw  # the target name is formatting only
+        assert hazards(md(raw)) == [], raw
+
+
+def test_hostile_names_never_become_markup_on_any_page():
+    table = hostile.hostile_table()
+    at = new_app()
+    broken = hostile.FILE_NAME.replace(".csv", ".xlsx")
+    at.file_uploader(key="data.upload").set_value((broken, b"not a spreadsheet", "application/octet-stream")).run()
+    assert [e.value for e in at.error] == [md(ERR_EXCEL_DAMAGED.format(name=broken))]
+    scan(at, broken)
+    at.file_uploader(key="data.upload").set_value(
+        (hostile.FILE_NAME, table.to_csv(index=False).encode(), "text/csv")).run()
+    assert not at.error
+    assert at.selectbox(key=role(at, "target")).value == hostile.TARGET
+    at.multiselect(key=role(at, "protected")).set_value([hostile.GROUP]).run()
+    at.multiselect(key=role(at, "legitimate")).set_value([hostile.GROUP]).run()  # a problem naming the column
+    assert [e.value for e in at.error] == [md(ERR_BOTH_ROLES.format(columns=repr(hostile.GROUP)))]
+    scan(at, hostile.FILE_NAME, hostile.GROUP)
+    at.multiselect(key=role(at, "legitimate")).set_value([]).run()
+    assert not at.error
+    scan(at, hostile.FILE_NAME)
+
+    goto(at, "pages/model.py")
+    at.multiselect(key="model.fairness").set_value(["statistical_parity"]).run()
+    at.slider(key="model.fairness_bound").set_value(0.2).run()
+    scan(at)
+    goto(at, "pages/solve.py")
+    scan(at, hostile.FILE_NAME, hostile.TARGET)
+    at.button(key="solve.start").click().run()
+    poll(at, lambda a: len(a.success) > 0)
+    scan(at, hostile.TARGET)
+    first = at.session_state["job_id"]
+
+    goto(at, "pages/tree.py")
+    at.toggle(key="tree.mix").set_value(True).run()
+    spec = at.get("graphviz_chart")[0].proto.spec
+    assert "digraph" in spec
+    scan(at, hostile.FILE_NAME)
+    goto(at, "pages/fairness.py")
+    scan(at, hostile.FILE_NAME, *hostile.GROUP_VALUES)
+
+    goto(at, "pages/model.py")  # a second run, to compare
+    at.slider(key="model.depth").set_value(1).run()
+    goto(at, "pages/solve.py")
+    at.button(key="solve.start").click().run()
+    poll(at, lambda a: len(a.success) > 0 and a.session_state["job_id"] != first)
+    goto(at, "pages/runs.py")
+    ids = [job_registry().snapshot(job).run_id for job in (first, at.session_state["job_id"])]
+    at.multiselect(key="runs.pick").set_value(ids).run()
+    at.toggle(key="runs.only_diff").set_value(False).run()
+    scan(at, hostile.FILE_NAME, hostile.TARGET, hostile.GROUP)
+    at.multiselect(key="runs.pick").set_value(ids[:1]).run()
+    at.button(key="runs.open").click().run()
+    scan(at, hostile.FILE_NAME)
+    for page in PAGES:
+        scan(goto(at, page))
+
+
+@contextmanager
+def history_at(path: Path):
+    """The app's run history at ``path`` (a fresh run store and job registry)."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("STRONGTREE_RUNS_DB", str(path))
+    st.cache_resource.clear()
+    try:
+        yield
+    finally:
+        patch.undo()
+        st.cache_resource.clear()
+
+
+def quick_solve(at: AppTest) -> AppTest:
+    """Solve the built-in hiring table at depth 1 (exact in well under a second)."""
+    at.button(key="data.load_demo").click().run()
+    goto(at, "pages/model.py")
+    at.slider(key="model.depth").set_value(1).run()
+    goto(at, "pages/solve.py")
+    at.button(key="solve.start").click().run()
+    return poll(at, lambda a: len(a.success) > 0)
+
+
+@pytest.mark.parametrize("case", ["garbage file", "folder cannot be made", "path is a folder", "read-only folder"])
+def test_a_run_that_cannot_be_stored_is_a_warning_on_the_solve_page(tmp_path, case):
+    if case == "garbage file":
+        path = tmp_path / "runs.sqlite3"
+        path.write_bytes(b"not a database " * 100)
+    elif case == "folder cannot be made":
+        (tmp_path / "blocker").write_text("a file where the folder should be")
+        path = tmp_path / "blocker" / "runs" / "runs.sqlite3"
+    elif case == "path is a folder":
+        path = tmp_path / "runs.sqlite3"
+        path.mkdir()
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("the superuser writes into read-only folders")
+        folder = tmp_path / "locked"
+        folder.mkdir()
+        folder.chmod(0o500)
+        path = folder / "runs.sqlite3"
+    with pytest.raises(RunStoreError) as err:
+        RunStore(path)
+    with history_at(path):
+        at = quick_solve(new_app())
+        assert [w.value for w in at.warning] == [md(ERR_SAVE.format(reason=err.value))]
+        assert "proven optimal" in at.success[0].value  # the tree is still there
+        goto(at, "pages/tree.py")
+        assert at.get("graphviz_chart") and "unsaved run" in at.caption[0].value
+        goto(at, "pages/runs.py")
+        assert [e.value for e in at.error] == [md(err.value)]
+
+
+def test_deleting_the_run_on_screen_takes_it_off_the_tree_and_fairness_pages():
+    at = quick_solve(new_app())
+    run_id = job_registry().snapshot(at.session_state["job_id"]).run_id
+    goto(at, "pages/tree.py")
+    assert at.get("graphviz_chart")
+    goto(at, "pages/runs.py")
+    at.multiselect(key="runs.pick").set_value([run_id]).run()
+    at.button(key="runs.delete").click().run()
+    for page in ("pages/tree.py", "pages/fairness.py"):
+        goto(at, page)
+        assert [i.value for i in at.info] == [MSG_RUN_GONE.format(run_id=run_id)]
+        assert not at.get("graphviz_chart") and not at.metric
+
+
+def test_runs_belong_to_their_session_or_workspace_unless_shared():
+    mine = quick_solve(new_app())
+    run_id = job_registry().snapshot(mine.session_state["job_id"]).run_id
+    goto(mine, "pages/runs.py")
+    assert OWNERSHIP_HELP in [m.value for m in mine.markdown]
+    assert mine.multiselect(key="runs.pick").options == [option(mine, run_id)]
+
+    other = goto(new_app(), "pages/runs.py")  # another browser session
+    assert [i.value for i in other.info] == [MSG_NO_RUNS]
+    other.session_state["view_run"] = run_id  # naming the run does not open it
+    goto(other, "pages/tree.py")
+    assert [i.value for i in other.info] == [md(ERR_NO_RUN.format(run_id=run_id))]
+    other.session_state["view_run"] = None
+
+    mine.multiselect(key="runs.pick").set_value([run_id]).run()
+    mine.button(key="runs.share").click().run()
+    goto(other, "pages/runs.py")
+    assert other.multiselect(key="runs.pick").options == [option(other, run_id)]
+    other.multiselect(key="runs.pick").set_value([run_id]).run()
+    assert other.button(key="runs.delete").disabled and other.button(key="runs.share").disabled
+    assert MSG_NOT_YOURS in [c.value for c in other.caption]
+    other.button(key="runs.open").click().run()
+    goto(other, "pages/tree.py")
+    assert other.get("graphviz_chart")  # a shared run opens everywhere
+
+    goto(mine, "pages/runs.py")
+    mine.multiselect(key="runs.pick").set_value([run_id]).run()
+    assert mine.button(key="runs.share").label == "Stop sharing"
+    mine.button(key="runs.share").click().run()
+    goto(other, "pages/tree.py")
+    assert [i.value for i in other.info] == [md(ERR_NO_RUN.format(run_id=run_id))]
+
+    mine.text_input(key="runs.workspace").input("audit 2025").run()  # keep it in a named workspace
+    mine.multiselect(key="runs.pick").set_value([run_id]).run()
+    mine.button(key="runs.move").click().run()
+    colleague = goto(new_app(), "pages/runs.py")
+    assert [i.value for i in colleague.info] == [MSG_NO_RUNS]
+    colleague.text_input(key="runs.workspace").input("audit 2025").run()
+    assert colleague.multiselect(key="runs.pick").options == [option(colleague, run_id)]
+    colleague.multiselect(key="runs.pick").set_value([run_id]).run()
+    colleague.button(key="runs.delete").click().run()
+    assert [i.value for i in colleague.info] == [MSG_NO_RUNS]
+
+
+def option(at: AppTest, run_id: int) -> str:
+    """How run ``run_id`` is listed in the Runs page's selection."""
+    return next(o for o in at.multiselect(key="runs.pick").options if o.startswith(f"#{run_id} "))
+
+
+def test_the_sidebar_escapes_the_table_and_its_roles():
+    def sidebar_only():
+        from studio.sidebar import render_sidebar
+
+        render_sidebar()
+
+    at = AppTest.from_function(sidebar_only, default_timeout=60)
+    table = hostile.hostile_table()
+    at.session_state["table"] = LoadedTable(hostile.FILE_NAME, table, "fp")
+    at.session_state["roles"] = Roles(hostile.TARGET, hostile.CLASSES[1], (hostile.GROUP,))
+    at.session_state["job_id"] = None
+    at.run()
+    scan(at, hostile.FILE_NAME, hostile.TARGET, hostile.GROUP)
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        ("cut.xlsx", b"PK\x03\x04" + b"\x00" * 40, ERR_EXCEL_DAMAGED.format(name="cut.xlsx")),
+        ("noise.csv", bytes(range(256)) * 8, ERR_BINARY.format(name="noise.csv")),
+        ("empty.csv", b"", ERR_EMPTY.format(name="empty.csv", min_rows=MIN_ROWS)),
+        ("header.csv", b"gender,age,hired\n", ERR_HEADER_ONLY.format(name="header.csv", min_rows=MIN_ROWS)),
+    ],
+)
+def test_broken_uploads_are_messages_on_the_data_page(name, data, message):
+    at = new_app()
+    at.file_uploader(key="data.upload").set_value((name, data, "application/octet-stream")).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [md(message)]
+    assert at.session_state["table"] is None
+
+
+def test_a_latin1_upload_reads_its_letters_and_says_which_encoding():
+    text = "genre,âge,embauché\n" + "féminin,31,oui\nmasculin,45,non\n" * 8
+    at = new_app()
+    at.file_uploader(key="data.upload").set_value(("l.csv", text.encode("latin-1"), "text/csv")).run()
+    assert not at.exception and not at.error
+    frame = at.session_state["table"].frame
+    assert list(frame.columns) == ["genre", "âge", "embauché"] and frame["genre"][0] == "féminin"
+    note = NOTE_ENCODING.format(name="l.csv", encoding="Windows-1252 (Western European)")
+    assert [i.value for i in at.info] == [md(note)]
+    utf16 = new_app()
+    utf16.file_uploader(key="data.upload").set_value(("u.csv", text.encode("utf-16"), "text/csv")).run()
+    assert utf16.session_state["table"].frame.equals(frame) and not utf16.info

@@ -12,9 +12,11 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
+import hostile
 import pytest
 
 from studio.demo_data import make_hiring
@@ -35,6 +37,7 @@ DELTA = 0.02
 T0 = time.monotonic()
 
 try:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect, sync_playwright
 except ImportError:  # pragma: no cover - depends on the machine
     sync_playwright = None
@@ -88,16 +91,22 @@ def server(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(server):
+def browser():
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True)
-        page = context.new_page()
-        page.set_default_timeout(30_000)
         expect.set_options(timeout=30_000)
-        page.goto(server)
-        yield page
+        yield browser
         browser.close()
+
+
+@pytest.fixture(scope="module")
+def page(server, browser):
+    context = browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(server)
+    yield page
+    context.close()
 
 
 def nav(page, title: str) -> None:
@@ -191,7 +200,11 @@ def scenario(page, tmp_path) -> None:
     elapsed = page.locator('[data-testid="stMetric"]').filter(has_text="Elapsed").first
     expect(elapsed.locator('[data-testid="stMetricValue"]')).not_to_have_text(first_elapsed)
     shoot(page, "3_solve_running")
-    page.get_by_role("button", name="Stop").click()
+    stop = page.get_by_role("button", name="Stop")
+    try:
+        stop.click(timeout=5_000)
+    except PlaywrightTimeout:  # the solve was proven optimal before Stop could be pressed
+        expect(stop).to_be_disabled()
     expect(page.locator('[data-testid="stAlertContentSuccess"]').first).to_contain_text("Tree", timeout=60_000)
     expect(page.get_by_text("Explore the tree")).to_be_visible()
     shoot(page, "4_solve_done")
@@ -217,3 +230,101 @@ def scenario(page, tmp_path) -> None:
     nav(page, "Runs")
     expect(page.locator('[data-testid="stDataFrame"]').first).to_be_visible()
     shoot(page, "7_runs")
+
+
+def test_hostile_names_fetch_nothing_from_outside(server, browser):
+    """A table whose names and values are Markdown and HTML pointing at an outside
+    host: every page is visited (two solves, their tree, fairness and comparison) and
+    no request leaves the server's host; no image or link points outside."""
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    requests: list[str] = []
+    context.on("request", lambda request: requests.append(request.url))
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    try:
+        hostile_pages(page, server)
+    except BaseException:
+        shoot(page, "hostile_failure")
+        raise
+    finally:
+        context.close()
+    outside = sorted({u for u in requests if urllib.parse.urlsplit(u).hostname not in LOCAL_HOSTS
+                      and not u.startswith(("data:", "blob:"))})
+    assert outside == []
+    assert any(u.startswith(server) for u in requests)  # the recorder saw the page's own traffic
+
+
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+def outside_references(page) -> list[str]:
+    """Images, links and sources on the page that point to another host."""
+    urls = page.evaluate(
+        "Array.from(document.querySelectorAll('img[src], a[href], [srcset], image, use, iframe[src]'))"
+        ".map(e => e.getAttribute('src') || e.getAttribute('href') || e.getAttribute('srcset')"
+        " || e.getAttribute('xlink:href') || '')"
+    )
+    return [u for u in urls if u and urllib.parse.urlsplit(urllib.parse.urljoin(page.url, u)).hostname
+            not in LOCAL_HOSTS and not u.startswith(("data:", "blob:", "#"))]
+
+
+def hostile_pages(page, server: str) -> None:
+    page.goto(server)
+    expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
+    page.get_by_role("tab", name="Upload a file").click()
+    data = hostile.hostile_table().to_csv(index=False).encode()
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
+        {"name": hostile.FILE_NAME, "mimeType": "text/csv", "buffer": data})
+    expect(page.get_by_text("160 rows × 4 columns").first).to_be_visible()
+    choose(page, "Protected attribute(s)", hostile.GROUP)
+    for tab in ("Columns", "Encoding", "Rows"):
+        page.get_by_role("tab", name=tab).click()
+        assert outside_references(page) == []
+    shoot(page, "hostile_1_data")
+
+    nav(page, "Model")
+    choose(page, "Fairness notions", "Statistical parity")
+    assert outside_references(page) == []
+    for depth, name in ((2, "hostile_3_solve"), (1, None)):
+        if depth == 1:
+            nav(page, "Model")
+            thumb = page.locator('[data-testid="stSlider"]').filter(has_text="Maximum depth").get_by_role("slider")
+            thumb.focus()
+            thumb.press("ArrowLeft")
+            expect(thumb).to_have_attribute("aria-valuetext", "1")
+            page.wait_for_timeout(300)
+        nav(page, "Solve")
+        button = page.get_by_role("button", name="Solve")
+        button.click()
+        expect(button).to_be_disabled()  # this solve runs (the last one's outcome is gone) ...
+        expect(button).to_be_enabled(timeout=90_000)  # ... and has ended
+        expect(page.get_by_text("Explore the tree")).to_be_visible()
+        assert outside_references(page) == []
+        if name:
+            shoot(page, name)
+
+    nav(page, "Tree")
+    page.get_by_text("Show protected groups in each node").click()
+    expect(page.locator('[data-testid="stGraphVizChart"] svg g.node').first).to_be_visible()
+    assert outside_references(page) == []
+    shoot(page, "hostile_4_tree")
+
+    nav(page, "Fairness & performance")
+    for tab in ("Groups", "Confusion matrices", "Comparison", "Performance"):
+        page.get_by_role("tab", name=tab).click()
+        assert outside_references(page) == []
+    page.get_by_role("tab", name="Groups").click()
+    shoot(page, "hostile_5_fairness")
+
+    nav(page, "Runs")
+    box = page.get_by_role("combobox", name="Select one run to open, two to compare, or runs to share or delete")
+    for _ in range(2):
+        box.click()
+        box.press("ArrowDown")
+        box.press("Enter")
+        box.press("Escape")
+    page.get_by_text("Only what differs").click()
+    expect(page.locator('[data-testid="stTable"]').first).to_be_visible()
+    expect(page.locator('[data-testid="stGraphVizChart"] svg g.node').nth(1)).to_be_visible()
+    assert outside_references(page) == []
+    shoot(page, "hostile_6_runs")
