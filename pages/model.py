@@ -5,6 +5,7 @@ import streamlit as st
 from strongtree_core.solvers.licence import gurobi_licence
 from studio.config import FORMULATIONS, OBJECTIVES, SOLVERS
 from studio.explain import FAIRNESS_NOTIONS, FORMULATION_HELP, OBJECTIVE_HELP, REGULARIZATION_HELP
+from studio.markup import md
 from studio.services import licence_note
 from studio.state import field
 
@@ -77,9 +78,9 @@ with fair_col:
         field(st.selectbox, "Numeric coding", "model", "encoding", options=ENCODINGS, format_func=ENCODINGS.get)
     licence = gurobi_licence()
     icon = {"full": ":material/verified:", "size_limited": ":material/info:", "none": ":material/block:"}[licence.kind]
-    st.caption(f"{icon} {licence.message}")
+    st.caption(f"{icon} {md(licence.message)}")  # the solver's own words (paths, error text)
     note = licence_note()
     if note:
-        st.warning(note, icon=":material/warning:")
+        st.warning(md(note), icon=":material/warning:")
 
 st.page_link("pages/solve.py", label="Next: solve", icon=":material/arrow_forward:")
