@@ -14,7 +14,8 @@ from streamlit.testing.v1 import AppTest, element_tree
 
 from studio.config import ERR_BOTH_ROLES, ERR_FAIRNESS_NEEDS_GROUP, Roles, SplitConfig, split_table
 from studio.demo_data import make_hiring
-from studio.explain import MSG_NO_RUNS, MSG_NOT_YOURS, OWNERSHIP_HELP
+from studio.explain import MSG_LAST_TREE_KEPT, MSG_NO_RUNS, MSG_NOT_YOURS, OWNERSHIP_HELP
+from studio.jobs import MSG_CRASHED
 from studio.loading import (
     ERR_BINARY,
     ERR_EMPTY,
@@ -490,3 +491,27 @@ def test_a_latin1_upload_reads_its_letters_and_says_which_encoding():
     utf16 = new_app()
     utf16.file_uploader(key="data.upload").set_value(("u.csv", text.encode("utf-16"), "text/csv")).run()
     assert utf16.session_state["table"].frame.equals(frame) and not utf16.info
+
+
+def test_a_lost_worker_leaves_its_last_tree_on_the_solve_and_tree_pages():
+    at = new_app()
+    at.button(key="data.load_demo").click().run()
+    goto(at, "pages/model.py")  # FlowOCT at depth 3: seconds between its first tree and its proof
+    at.slider(key="model.depth").set_value(3).run()
+    at.selectbox(key="model.formulation").set_value("flow").run()
+    at.multiselect(key="model.fairness").set_value(["statistical_parity"]).run()
+    at.slider(key="model.fairness_bound").set_value(0.02).run()
+    at.number_input(key="model.n_buckets").set_value(10).run()
+    at.number_input(key="model.time_limit").set_value(120.0).run()
+    goto(at, "pages/solve.py")
+    at.button(key="solve.start").click().run()
+    job_id = at.session_state["job_id"]
+    poll(at, lambda a: job_registry().snapshot(job_id).main.tree is not None)
+    job_registry().job(job_id).worker.process.kill()
+    poll(at, lambda a: len(a.warning) > 0, timeout=30)
+    snapshot = job_registry().snapshot(job_id)
+    assert [e.value for e in at.error] == [md(MSG_CRASHED.format(code=-9))]
+    assert [w.value for w in at.warning] == [MSG_LAST_TREE_KEPT.format(stored=f" as run {snapshot.run_id}")]
+    assert not at.success
+    goto(at, "pages/tree.py")
+    assert at.get("graphviz_chart") and at.caption[0].value.endswith(" · solver error")
