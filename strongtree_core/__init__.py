@@ -8,7 +8,9 @@ patterns) -> ``formulation`` (FlowOCT / BendersOCT as arrays) -> ``solvers``
 
 from strongtree_core.errors import StrongTreeError
 
-__all__ = ["StrongTreeClassifier", "StrongTreeError", "FittedTree"]
+__version__ = "0.1.0"
+
+__all__ = ["StrongTreeClassifier", "StrongTreeError", "FittedTree", "__version__"]
 
 
 def __getattr__(name: str):

@@ -22,6 +22,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from strongtree_core import __version__
 from strongtree_core.encoding import EncodingError
 from strongtree_core.encoding.groups import MAX_GROUPS
 from strongtree_core.errors import StrongTreeError
@@ -55,7 +56,8 @@ INTERNAL_ERROR = "internal error ({kind}): {detail}. Please report it with the c
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m strongtree_core", description="Optimal and fair classification trees.")
+    p = argparse.ArgumentParser(prog="strongtree", description="Optimal and fair classification trees.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     f = sub.add_parser("fit", help="fit a tree to a CSV file")
     f.add_argument("data", type=Path, help="CSV file with a header row")

@@ -1,0 +1,78 @@
+"""The package: its version, its console script, and dependencies that cover its imports."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import tomllib
+from importlib import import_module
+from pathlib import Path
+
+import strongtree_core
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+#: Import names whose distribution is named differently.
+DISTRIBUTION = {"sklearn": "scikit-learn", "pyscipopt": "PySCIPOpt"}
+#: Imported only inside a function, behind a clear message when absent: optional extras.
+OPTIONAL = {"gurobipy": "gurobi", "pystreed": "crosscheck"}
+
+
+def _name(requirement: str) -> str:
+    for stop in "<>=[ ;":
+        requirement = requirement.split(stop)[0]
+    return requirement.strip().lower()
+
+
+def _third_party_imports() -> set[str]:
+    names = set()
+    for path in (ROOT / "strongtree_core").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names.add(node.module.split(".")[0])
+    return {n for n in names if n not in sys.stdlib_module_names and n != "strongtree_core"}
+
+
+def test_python_m_prints_the_version():
+    out = subprocess.run([sys.executable, "-m", "strongtree_core", "--version"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"strongtree {strongtree_core.__version__}"
+
+
+def test_the_version_is_one_string_read_by_the_build():
+    assert PYPROJECT["project"]["dynamic"] == ["version"]
+    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "strongtree_core.__version__"}
+    major, minor, patch = strongtree_core.__version__.split(".")
+    assert all(part.isdigit() for part in (major, minor, patch))
+
+
+def test_the_console_script_is_the_cli_main():
+    target = PYPROJECT["project"]["scripts"]["strongtree"]
+    module, function = target.split(":")
+    assert getattr(import_module(module), function) is import_module("strongtree_core.cli").main
+
+
+def test_every_import_of_the_library_is_a_declared_dependency():
+    declared = {_name(r) for r in PYPROJECT["project"]["dependencies"]}
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    for module in sorted(_third_party_imports()):
+        if module in OPTIONAL:
+            assert module in {_name(r) for r in extras[OPTIONAL[module]]}, module
+        else:
+            assert DISTRIBUTION.get(module, module).lower() in declared, f"{module} is imported but not a dependency"
+
+
+def test_the_default_install_has_no_gpl_or_proprietary_package():
+    declared = {_name(r) for r in PYPROJECT["project"]["dependencies"]}
+    assert not declared & {"gurobipy", "pystreed", "scikit-survival", "ecos"}
+    assert PYPROJECT["project"]["license"] == "BSD-3-Clause"
+    assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("BSD 3-Clause License")
+
+
+def test_the_requirements_files_pin_every_dependency_of_the_package():
+    pinned = {_name(line) for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
+              if line.strip() and not line.startswith(("#", "-"))}
+    assert {_name(r) for r in PYPROJECT["project"]["dependencies"]} <= pinned
