@@ -10,6 +10,7 @@ from studio.outcome import SolveContext, solve_spec
 from studio.roles import class_values
 from studio.services import job_registry
 from studio.shown import tree_from_json
+from studio.sidebar import SHOWN_ACTIVE
 from studio.state import run_owner
 from studio.views import STATUS_WORDS, convergence_figure, fmt, job_state_badge, queue_message
 
@@ -65,7 +66,9 @@ def stop_solve() -> None:
 
 
 snapshot = registry.snapshot(st.session_state["job_id"])
-active = snapshot is not None and snapshot.active
+# Also while the sidebar, drawn just before, still showed the solve running: the
+# progress fragment then sees it ended and reruns, so page and sidebar agree.
+active = snapshot is not None and (snapshot.active or st.session_state.get(SHOWN_ACTIVE, False))
 left, right, _ = st.columns([1, 1, 4])
 left.button("Solve", key="solve.start", type="primary", icon=":material/play_arrow:", on_click=start_solve,
             disabled=bool(problems) or active, width="stretch")

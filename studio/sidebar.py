@@ -11,6 +11,9 @@ from studio.views import job_state_badge
 
 #: Seconds between refreshes of the sidebar's solve status while a solve runs.
 SIDEBAR_POLL = 1.0
+#: Session key: whether the sidebar last showed this session's solve as running (the
+#: Solve page, drawn after it, reruns once if the solve ended in between).
+SHOWN_ACTIVE = "_sidebar_solve_active"
 
 
 def render_sidebar(live: bool = True) -> None:
@@ -38,6 +41,7 @@ def _solve_status(poll: bool) -> None:
         snapshot: JobSnapshot | None = job_registry().snapshot(st.session_state["job_id"])
         if snapshot is None:
             return
+        st.session_state[SHOWN_ACTIVE] = snapshot.active
         job_state_badge(snapshot)
         latest = snapshot.main.latest
         if snapshot.active and latest is not None and latest["gap"] is not None:

@@ -42,6 +42,7 @@ def isolated_history(tmp_path_factory):
     """A fresh run history and job registry for this module."""
     patch = pytest.MonkeyPatch()
     patch.setenv("STRONGTREE_RUNS_DB", str(tmp_path_factory.mktemp("runs") / "runs.sqlite3"))
+    patch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data")))  # in case a path escapes the variable
     st.cache_resource.clear()
     yield
     st.cache_resource.clear()

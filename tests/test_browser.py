@@ -166,9 +166,16 @@ def scenario(page, tmp_path) -> None:
     page.get_by_role("tab", name="Encoding").click()
     shoot(page, "1_data")
 
-    # Model: FlowOCT with statistical parity at a tight delta (not proven within the test), a long limit.
+    # Model: FlowOCT at depth 4 with statistical parity at a tight delta (its proof takes longer
+    # than the test watches it), a long limit.
     nav(page, "Model")
     choose(page, "Formulation", "FlowOCT")
+    depth = page.locator('[data-testid="stSlider"]').filter(has_text="Maximum depth").get_by_role("slider")
+    for level in (3, 4):
+        depth.focus()
+        depth.press("ArrowRight")
+        expect(depth).to_have_attribute("aria-valuetext", str(level))
+        page.wait_for_timeout(300)
     choose(page, "Fairness notions", "Statistical parity")
     thumb = page.locator('[data-testid="stSlider"]').filter(has_text="Largest allowed gap").get_by_role("slider")
     value = 0.05
