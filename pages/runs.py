@@ -7,7 +7,8 @@ user named (see :mod:`studio.runs`); other sessions see it only when shared.
 import pandas as pd
 import streamlit as st
 
-from studio.explain import MSG_NO_RUNS, MSG_NOT_YOURS, OWNERSHIP_HELP
+from studio import runs
+from studio.explain import MSG_LEGACY_HISTORY, MSG_NO_RUNS, MSG_NOT_YOURS, OWNERSHIP_HELP
 from studio.markup import md, md_table
 from studio.runs import RunStoreError
 from studio.services import run_store
@@ -47,6 +48,8 @@ except RunStoreError as err:
     st.stop()
 
 st.caption(f"The history is kept in {md(store.path)}.")
+if runs.LEGACY_DB.exists() and store.path.resolve() != runs.LEGACY_DB.resolve():
+    st.caption(MSG_LEGACY_HISTORY.format(path=md(runs.LEGACY_DB)))
 notice = st.session_state.pop("runs.notice", None)
 if notice:
     st.warning(md(notice), icon=":material/warning:")

@@ -77,6 +77,9 @@ OWNERSHIP_HELP = (
     "will not guess. **Share** lets every session open a run; only its own session or workspace can delete "
     "it or stop sharing it."
 )
+MSG_LEGACY_HISTORY = (
+    "Runs of earlier versions are in {path}; set STRONGTREE_RUNS_DB to that file to see them here."
+)
 MSG_NO_RUNS = "No runs yet: each finished solve of this session or workspace is stored here."
 MSG_NOT_YOURS = "Only runs of this session or workspace can be shared, moved or deleted; the selection has others."
 

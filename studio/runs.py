@@ -30,6 +30,8 @@ import pandas as pd
 #: Folder of the app's files inside the user's data folder.
 APP_FOLDER = "strongtree-studio"
 DB_NAME = "runs.sqlite3"
+#: Where earlier versions kept the history by default (inside the code's folder).
+LEGACY_DB = Path(__file__).resolve().parents[1] / "runs" / DB_NAME
 
 ERR_NO_RUN = "Run {run_id} is not in the history (it may have been deleted)."
 ERR_NOT_OWNER = (

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest, element_tree
 
 from studio.config import ERR_BOTH_ROLES, ERR_FAIRNESS_NEEDS_GROUP, Roles, SplitConfig, split_table
 from studio.demo_data import make_hiring
-from studio.explain import MSG_LAST_TREE_KEPT, MSG_NO_RUNS, MSG_NOT_YOURS, OWNERSHIP_HELP
+from studio.explain import MSG_LAST_TREE_KEPT, MSG_LEGACY_HISTORY, MSG_NO_RUNS, MSG_NOT_YOURS, OWNERSHIP_HELP
 from studio.jobs import MSG_CRASHED
 from studio.loading import (
     ERR_BINARY,
@@ -516,3 +516,15 @@ def test_a_lost_worker_leaves_its_last_tree_on_the_solve_and_tree_pages():
     assert not at.success
     goto(at, "pages/tree.py")
     assert at.get("graphviz_chart") and at.caption[0].value.endswith(" · solver error")
+
+
+def test_the_runs_page_points_to_a_history_left_in_the_old_place(tmp_path, monkeypatch):
+    from studio import runs
+
+    old = tmp_path / "runs" / "runs.sqlite3"
+    monkeypatch.setattr(runs, "LEGACY_DB", old)
+    at = goto(new_app(), "pages/runs.py")
+    assert not any(c.value.startswith("Runs of earlier versions") for c in at.caption)
+    RunStore(old)
+    at.run()
+    assert MSG_LEGACY_HISTORY.format(path=md(old)) in [c.value for c in at.caption]
