@@ -84,6 +84,7 @@ class TableEncoder:
         *,
         exclude: Iterable[ColumnName] = (),
         kinds: Mapping[ColumnName, str] | None = None,
+        sample_weight: np.ndarray | None = None,
     ) -> "EncodingPlan":
         """Choose the coding of every column of ``df`` but the excluded ones.
 
@@ -96,6 +97,10 @@ class TableEncoder:
         kinds : mapping from column name to kind, optional
             Overrides the inferred kind ("binary", "categorical", "ordinal",
             "continuous"), e.g. ``{"race": "categorical"}`` for integer codes.
+        sample_weight : array of float >= 0, shape (n_rows,), optional
+            Weights of the quantiles of continuous columns: for the cuts, a row
+            of weight k counts as k copies of it and a row of weight 0 as
+            absent (the other codings depend on which values occur, not how often).
 
         Raises
         ------
@@ -130,6 +135,7 @@ class TableEncoder:
                 coding=coding,
                 max_ordinal_levels=self.max_ordinal_levels,
                 kind=kinds.get(name),
+                weight=sample_weight,
             )
             for name in names
         )

@@ -129,12 +129,18 @@ def fit_column(
     coding: Coding,
     max_ordinal_levels: int,
     kind: str | None = None,
+    weight: np.ndarray | None = None,
 ) -> ColumnEncoding:
-    """Choose the kind of a raw column (unless given) and fit its coding."""
+    """Choose the kind of a raw column (unless given) and fit its coding.
+
+    ``weight`` (one number > 0 per row, optional) weights the quantiles of a
+    continuous column, so that a row of weight 2 counts as the row twice.
+    """
     if kind is not None and kind not in KINDS:
         raise EncodingError(UNKNOWN_KIND.format(kind=kind, column=name))
     n_missing = int(values.isna().sum())
-    present = values[values.notna()]
+    notna = values.notna().to_numpy()
+    present = values[notna]
     kind = kind or infer_kind(present, name, max_ordinal_levels)
     if kind == "categorical":
         by_key: dict[str, Level] = {}
@@ -146,12 +152,14 @@ def fit_column(
         read_flags(present, name)
         return ColumnEncoding(name, "binary", n_missing=n_missing)
     number = read_numbers(present, name)
-    number = number[np.isfinite(number)]
+    finite = np.isfinite(number)
+    number = number[finite]
     if kind == "ordinal":
         cuts = tuple(float(v) for v in np.unique(number)[:-1])
         return ColumnEncoding(name, "ordinal", cuts=cuts, n_missing=n_missing)
+    w = None if weight is None else np.asarray(weight, dtype=float)[notna][finite]
     return ColumnEncoding(
-        name, "continuous", cuts=quantile_cuts(number, n_buckets), coding=coding, n_missing=n_missing
+        name, "continuous", cuts=quantile_cuts(number, n_buckets, w), coding=coding, n_missing=n_missing
     )
 
 
@@ -179,16 +187,24 @@ def infer_kind(present: pd.Series, name: ColumnName, max_ordinal_levels: int) ->
     return "continuous"
 
 
-def quantile_cuts(values: np.ndarray, n_buckets: int) -> tuple[float, ...]:
+def quantile_cuts(values: np.ndarray, n_buckets: int, weight: np.ndarray | None = None) -> tuple[float, ...]:
     """Thresholds at the ``k / n_buckets`` quantiles of ``values`` (finite
     training values, one per row), each moved to a readable number strictly
     between two neighbouring distinct values; duplicates removed, so a value
     repeated in many rows gives fewer buckets.
+
+    The quantile of level p is the smallest value whose rows hold at least
+    p of the total weight (numpy's ``inverted_cdf``; every row weighs 1 unless
+    ``weight`` says otherwise), so a row of weight k gives the cuts of that row
+    repeated k times, and rows of weight 0 count as absent.
     """
+    if weight is not None:
+        keep = np.asarray(weight, dtype=float) > 0
+        values, weight = values[keep], np.asarray(weight, dtype=float)[keep]
     distinct = np.unique(values)
     if distinct.size < 2:
         return ()
-    q = np.quantile(values, np.arange(1, n_buckets) / n_buckets)
+    q = np.quantile(values, np.arange(1, n_buckets) / n_buckets, weights=weight, method="inverted_cdf")
     cuts = set()
     for value in q:
         i = int(np.searchsorted(distinct, value, side="right")) - 1
