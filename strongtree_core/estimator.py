@@ -10,13 +10,18 @@ from __future__ import annotations
 import math
 import numbers
 import threading
+import warnings
 from dataclasses import dataclass
+from numbers import Integral, Real
 from typing import Any, Callable, Literal, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
 from strongtree_core.encoding import TableEncoder
 from strongtree_core.encoding.features import python_scalar
@@ -35,21 +40,41 @@ FairnessNotion = Literal[
     "equalized_odds",
 ]
 
-# Messages for bad input; tests assert their text.
-BAD_DEPTH = "depth must be a whole number from 0 to 8, got {value!r}."
-BAD_CHOICE = "{name} must be one of {allowed}, got {value!r}."
-BAD_FRACTION = "{name} must be a number in {interval}, got {value!r}."
-BAD_COUNT = "{name} must be a whole number >= {low} or None, got {value!r}."
-BAD_WHOLE = "{name} must be a whole number >= {low}, got {value!r}."
-BOOL_NOT_NUMBER = "{name} must be a number, got {value!r}: True and False are not accepted as numbers here."
-BAD_FLAG = "{name} must be True or False, got {value!r}."
+# Messages for bad input; tests assert their text.  Parameters are checked against
+# ``_parameter_constraints`` by scikit-learn, whose messages read as BAD_PARAMETER.
+BAD_PARAMETER = "The {name!r} parameter of StrongTreeClassifier must be {allowed}. Got {value!r} instead."
+BOOL_NOT_NUMBER = "The {name!r} parameter of StrongTreeClassifier must be a number, not True or False. Got {value!r} instead."
+BAD_FAIRNESS = (
+    "The 'fairness' parameter of StrongTreeClassifier must be one notion or a list of notions among {allowed}. "
+    "Got {value!r} instead ({item!r} is not one of them)."
+)
+Y_NONE = "StrongTreeClassifier requires y to be passed, but the target y is None: pass one class label per row of X."
+SPARSE_X = (
+    "X is a sparse matrix ({kind}), and StrongTreeClassifier needs dense data (a tree tests raw values, "
+    "missing ones included): pass X.toarray() or a DataFrame."
+)
+COMPLEX_X = "Complex data not supported: {what} holds complex numbers (e.g. {example!r}); pass real numbers."
+X_NOT_2D = (
+    "X must be a table (rows by columns), got an array of shape {shape}. Reshape your data: "
+    "X.reshape(-1, 1) if it holds a single feature, X.reshape(1, -1) if it holds a single row."
+)
+NO_COLUMNS = "X has 0 feature(s) (shape=({n}, 0)) while a minimum of 1 is required: pass at least one column."
+N_FEATURES = (
+    "X has {n} features, but StrongTreeClassifier is expecting {expected} features as input "
+    "(it was fitted on an array; columns are matched by position)."
+)
+NO_FEATURE_NAMES = "X does not have valid feature names, but StrongTreeClassifier was fitted with feature names"
+CONTINUOUS_TARGET = (
+    "y looks continuous: {n} distinct numbers, not all whole (e.g. {examples}). A classification tree needs "
+    "class labels: bin the numbers into classes (e.g. pd.cut(y, bins=3)), or pass codes as text (y.astype(str))."
+)
 LENGTH_MISMATCH = "X has {n_x} rows but {name} has {n_other}: they must describe the same rows."
 UNKNOWN_COLUMNS = "{what} {names} not found among the columns of X ({available})."
 NEEDS_SENSITIVE = "fairness={fairness!r} needs the protected attribute: pass fit(..., sensitive_features=...)."
 NEEDS_LEGITIMATE = "conditional statistical parity needs the legitimate factor: pass fit(..., legitimate_features=...)."
 NEEDS_BINARY = "{what} needs a binary target (two classes); y has {n} classes: {classes}."
 BAD_POSITIVE = "positive_class={value!r} is not a class of y; the classes are {classes}."
-ONE_CLASS = "y has a single class ({label!r}): there is nothing to classify."
+ONE_CLASS = "y has one class only ({label!r}): there is nothing to classify."
 Y_NOT_ONE_COLUMN = "y must be one label per row (one column), got an array of shape {shape}."
 MISSING_TARGET = (
     "y has no value in {n} of {total} rows (the first is row {first}): a tree learns only from labelled rows. "
@@ -67,7 +92,7 @@ WEIGHTS_NEGATIVE = (
     "sample_weight is negative in {n} of {total} rows (the smallest is {low!r}): weights must be >= 0. "
     "Leave a row out rather than giving it a negative weight."
 )
-WEIGHTS_ALL_ZERO = "sample_weight is 0 in every row: at least one row needs a positive weight."
+WEIGHTS_ALL_ZERO = "sample_weight is zero in every row: at least one row needs a positive weight."
 WEIGHTS_TOO_LARGE = (
     "sample_weight sums to more than the largest number a float holds: divide every weight by the same number "
     "(e.g. by the largest weight)."
@@ -89,18 +114,18 @@ NOTHING_TO_COMPARE = (
     "training data, so there is no gap to bound. Choose another notion, or fit without {notion}."
 )
 NO_ROWS = "X has no rows."
-NOT_A_TABLE = "X must be a pandas DataFrame (or a 2-D array); got {kind}."
 CONSTRAINT_BROKEN = (
     "The solver's tree breaks {name}: measured {measured:.4f} against the bound {bound:.4f} on the training rows. "
     "It is not shown as satisfying it. This is a numerical problem; try another solver."
 )
 
-#: Parameters that are numbers (True / False are refused there) and parameters that are flags.
+#: Parameters that are numbers: scikit-learn's intervals take True / False as 1 / 0, so they are refused first.
 NUMBER_PARAMS = (
     "depth", "time_limit", "threads", "regularization", "max_branching", "max_features", "min_leaf",
     "min_recall", "min_precision", "min_specificity", "fairness_bound", "n_buckets",
 )
-FLAG_PARAMS = ("allow_protected_splits", "warm_start", "accelerator")
+#: Deepest tree accepted (2^8 leaves).
+MAX_DEPTH = 8
 FORMULATIONS = ("auto", "flow", "benders")
 SOLVERS = ("auto", "highs", "scip", "gurobi")
 OBJECTIVES = ("accuracy", "balanced_accuracy", "worst_case_accuracy", "sensitivity")
@@ -112,6 +137,19 @@ FAIRNESS = (
     "equal_opportunity",
     "equalized_odds",
 )
+
+
+class ParameterError(StrongTreeError, InvalidParameterError):
+    """A parameter outside its allowed values (scikit-learn's InvalidParameterError, and a StrongTreeError)."""
+
+
+def _options(names: Sequence[str]) -> StrOptions:
+    """scikit-learn's StrOptions, printing its options in the order given (a set would print them in hash order)."""
+    return StrOptions(dict.fromkeys(names).keys())
+
+
+def _fraction(closed: str) -> Interval:
+    return Interval(Real, 0, 1, closed=closed)
 
 
 @dataclass(frozen=True)
@@ -187,7 +225,36 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
     encoding_ : EncodingPlan
     constraint_checks_ : list of dict
         Every constrained quantity re-measured on the training predictions.
+    n_features_in_ : int
+        Number of columns of X at fit.
+    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+        Column names of X at fit; only when X was a DataFrame whose column names
+        are all strings.
     """
+
+    _parameter_constraints: dict = {
+        "depth": [Interval(Integral, 0, MAX_DEPTH, closed="both")],
+        "formulation": [_options(FORMULATIONS)],
+        "solver": [_options(SOLVERS)],
+        "time_limit": [Interval(Real, 0, math.inf, closed="neither")],
+        "threads": [Interval(Integral, 1, None, closed="left")],
+        "regularization": [_fraction("left")],
+        "max_branching": [Interval(Integral, 0, None, closed="left"), None],
+        "max_features": [Interval(Integral, 0, None, closed="left"), None],
+        "min_leaf": [Interval(Integral, 0, None, closed="left")],
+        "objective": [_options(OBJECTIVES)],
+        "positive_class": "no_validation",  # a label of y, checked against y in fit
+        "min_recall": [_fraction("both"), None],
+        "min_precision": [_fraction("both"), None],
+        "min_specificity": [_fraction("both"), None],
+        "fairness": [_options(FAIRNESS), list, tuple, None],  # each item of a list is checked in fit
+        "fairness_bound": [_fraction("both")],
+        "allow_protected_splits": ["boolean"],
+        "n_buckets": [Interval(Integral, 2, None, closed="left")],
+        "encoding": [_options(ENCODINGS)],
+        "warm_start": ["boolean"],
+        "accelerator": ["boolean"],
+    }
 
     def __init__(
         self,
@@ -243,46 +310,50 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         items = [self.fairness] if isinstance(self.fairness, str) else list(self.fairness)
         for f in items:
             if f not in FAIRNESS:
-                raise StrongTreeError(BAD_CHOICE.format(name="fairness", allowed=FAIRNESS, value=f))
+                allowed = "{" + ", ".join(map(repr, FAIRNESS)) + "}"
+                raise ParameterError(BAD_FAIRNESS.format(allowed=allowed, value=self.fairness, item=f))
         return items
 
     def _check_params(self) -> None:
-        p = self.get_params()
+        """scikit-learn's check of ``_parameter_constraints``, after refusing True / False as numbers."""
         for name in NUMBER_PARAMS:
-            if isinstance(p[name], (bool, np.bool_)):
-                raise StrongTreeError(BOOL_NOT_NUMBER.format(name=name, value=p[name]))
-        for name in FLAG_PARAMS:
-            if not isinstance(p[name], (bool, np.bool_)):
-                raise StrongTreeError(BAD_FLAG.format(name=name, value=p[name]))
-        if not _is_whole(p["depth"]) or not 0 <= p["depth"] <= 8:
-            raise StrongTreeError(BAD_DEPTH.format(value=p["depth"]))
-        for name, allowed in (("formulation", FORMULATIONS), ("solver", SOLVERS), ("objective", OBJECTIVES), ("encoding", ENCODINGS)):
-            if not isinstance(p[name], str) or p[name] not in allowed:
-                raise StrongTreeError(BAD_CHOICE.format(name=name, allowed=allowed, value=p[name]))
-        for name, interval, inside in (
-            ("regularization", "[0, 1)", lambda v: 0 <= v < 1),
-            ("min_recall", "[0, 1]", lambda v: 0 <= v <= 1),
-            ("min_precision", "[0, 1]", lambda v: 0 <= v <= 1),
-            ("min_specificity", "[0, 1]", lambda v: 0 <= v <= 1),
-            ("fairness_bound", "[0, 1]", lambda v: 0 <= v <= 1),
-            ("time_limit", "(0, inf) seconds", lambda v: 0 < v < math.inf),
-        ):
-            v = p[name]
-            if not (v is None and name.startswith("min_")) and not (_is_real(v) and inside(v)):
-                raise StrongTreeError(BAD_FRACTION.format(name=name, interval=interval, value=v))
-        for name, low, optional in (("max_branching", 0, True), ("max_features", 0, True), ("min_leaf", 0, False), ("threads", 1, False)):
-            v = p[name]
-            if not (v is None and optional) and (not _is_whole(v) or v < low):
-                raise StrongTreeError((BAD_COUNT if optional else BAD_WHOLE).format(name=name, low=low, value=v))
+            value = getattr(self, name)
+            if isinstance(value, (bool, np.bool_)):
+                raise ParameterError(BOOL_NOT_NUMBER.format(name=name, value=value))
+        try:
+            self._validate_params()
+        except InvalidParameterError as exc:
+            raise ParameterError(str(exc)) from None
 
-    @staticmethod
-    def _as_frame(X) -> pd.DataFrame:
+    def _training_table(self, X) -> pd.DataFrame:
+        """X as a DataFrame with a fresh index; arrays get columns x0, x1, ..."""
         if isinstance(X, pd.DataFrame):
+            _refuse_complex_columns(X)
+            if X.shape[1] == 0:
+                raise StrongTreeError(NO_COLUMNS.format(n=X.shape[0]))
             return X.reset_index(drop=True)
-        arr = np.asarray(X)
-        if arr.ndim != 2:
-            raise StrongTreeError(NOT_A_TABLE.format(kind=type(X).__name__))
+        arr = _checked_array(X)
         return pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
+
+    def _table(self, X) -> pd.DataFrame:
+        """X at prediction time: a DataFrame's columns matched by name (fitted on a DataFrame),
+        an array's columns by position (n_features_in_ of them)."""
+        check_is_fitted(self, "tree_")
+        if isinstance(X, pd.DataFrame) and self._fitted_on_frame:
+            _refuse_complex_columns(X)
+            return X
+        if isinstance(X, pd.DataFrame):  # fitted on an array: its columns are positions
+            _refuse_complex_columns(X)
+            arr = X
+        else:
+            arr = _checked_array(X, min_rows=0)
+            if self._fitted_on_frame:
+                warnings.warn(NO_FEATURE_NAMES, UserWarning, stacklevel=3)
+        if arr.shape[1] != self.n_features_in_:
+            raise StrongTreeError(N_FEATURES.format(n=arr.shape[1], expected=self.n_features_in_))
+        if isinstance(arr, pd.DataFrame):
+            return arr.set_axis(list(self._columns_in), axis=1)
+        return pd.DataFrame(arr, columns=list(self._columns_in))
 
     @staticmethod
     def _columns(X: pd.DataFrame, spec, what: str, n_rows: int) -> tuple[pd.DataFrame | None, list[str]]:
@@ -333,7 +404,10 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         y : array-like, shape (n_rows,)
             Class labels of one type (text, numbers or True/False), none missing.
         sample_weight : array-like, shape (n_rows,), optional
-            Finite numbers >= 0, not all 0.
+            Finite numbers >= 0, not all 0.  A row of weight k counts as k copies
+            of it (in the objective, the quantile cuts and ``predict_proba``); a
+            row of weight 0 is left out, as if absent.  ``min_leaf`` and the
+            fairness and quality constraints count rows, not weights.
         sensitive_features : column name(s) of X, or Series / DataFrame / list of values, optional
             The protected attribute(s).  Every distinct value is one group (several
             columns: every combination), at most :data:`~strongtree_core.encoding.groups.MAX_GROUPS` (20); to compare
@@ -353,7 +427,11 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         """
         self._check_params()
         fairness = self._fairness_list()
-        X = self._as_frame(X)
+        if y is None:
+            raise StrongTreeError(Y_NONE)
+        fitted_on_frame = isinstance(X, pd.DataFrame)
+        X = self._training_table(X)
+        n_columns, columns_in = X.shape[1], tuple(X.columns)
         n = len(X)
         if n == 0:
             raise StrongTreeError(NO_ROWS)
@@ -380,6 +458,10 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
 
         sens_frame, sens_in_x = self._columns(X, sensitive_features, "sensitive_features", n)
         legit_frame, _ = self._columns(X, legitimate_features, "legitimate_features", n)
+        if sample_weight is not None and not sample_weight.all():  # weight 0: as if the row were absent
+            X, y_idx, sens_frame, legit_frame, sample_weight = _positive_weight_rows(
+                sample_weight, X, y_idx, sens_frame, legit_frame
+            )
         if fairness and sens_frame is None:
             raise StrongTreeError(NEEDS_SENSITIVE.format(fairness=self.fairness))
         if "conditional_statistical_parity" in fairness and legit_frame is None:
@@ -391,7 +473,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             legit = encode_groups(legit_frame, role="legitimate")
 
         features = X if self.allow_protected_splits else X.drop(columns=sens_in_x)
-        plan = TableEncoder(n_buckets=self.n_buckets, continuous=self.encoding).fit(features)
+        plan = TableEncoder(n_buckets=self.n_buckets, continuous=self.encoding).fit(features, sample_weight=sample_weight)
         Xb = plan.transform(features)
         data = collapse_patterns(
             Xb, y_idx, classes.size, sample_weight=sample_weight,
@@ -409,6 +491,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             return FittedTree.from_training(
                 structure=structure, encoding=plan, classes=tuple(classes.tolist()), target=_target_name(y),
                 X_binary=Xb, y_index=y_idx, record=record, feature_names=tuple(map(str, features.columns)),
+                sample_weight=sample_weight,
             )
 
         def relay(ev: EngineProgress) -> None:
@@ -441,8 +524,13 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         self.tree_ = make_tree(result.structure, record)
         self.record_ = record
         self.status_ = record.status
-        self.n_features_in_ = X.shape[1]
-        self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        self.n_features_in_ = n_columns
+        self._columns_in = columns_in
+        self._fitted_on_frame = fitted_on_frame
+        if fitted_on_frame and all(isinstance(c, str) for c in columns_in):
+            self.feature_names_in_ = np.asarray(columns_in, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         self.constraint_checks_ = self._verify(constraints, data, result.structure, y_idx, Xb, groups, legit, positive)
         return self
 
@@ -484,14 +572,83 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
 
     # ----------------------------------------------------------------- predict
     def predict(self, X) -> np.ndarray:
-        """Predicted labels of the rows of X (columns matched by name)."""
-        check_is_fitted(self, "tree_")
-        return np.asarray(self.tree_.predict(self._as_frame(X)))
+        """Predicted class of each row of X, shape (n_rows,).
+
+        A DataFrame's columns are matched by name (order does not matter, extra
+        columns are ignored) when the tree was fitted on a DataFrame; an array's
+        columns are matched by position.
+        """
+        table = self._table(X)  # checks that the estimator is fitted
+        return np.asarray(self.tree_.predict(table))
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Share of each class among the training rows of the leaf each row reaches.
+
+        Weighted by ``sample_weight`` when fit had one; a leaf that no training row
+        reached takes the shares of the nearest node above it that some row reached.
+        Columns follow ``classes_``.  The predicted class is the leaf's label, which
+        the objective and constraints choose: with accuracy and no constraint it is
+        the leaf's most frequent class, otherwise it need not be.
+
+        Returns
+        -------
+        ndarray of float, shape (n_rows, n_classes)
+        """
+        table = self._table(X)
+        return self.tree_.predict_proba(table)
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """Natural logarithm of :meth:`predict_proba` (-inf for a class absent from a leaf)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def decision_function(self, X) -> np.ndarray:
+        """Class shares centred on zero: ``predict_proba(X) - 1 / n_classes``.
+
+        For two classes, the column of ``classes_[1]`` only, shape (n_rows,): the
+        leaf's share of ``classes_[1]`` minus 1/2, which ranks rows as
+        ``predict_proba(X)[:, 1]`` does (``roc_auc`` scoring).  Its sign, and for
+        more classes its largest column, agree with :meth:`predict` whenever each
+        leaf predicts its most frequent class (accuracy without side constraints).
+
+        Returns
+        -------
+        ndarray of float, shape (n_rows,) for two classes, else (n_rows, n_classes)
+        """
+        proba = self.predict_proba(X)
+        scores = proba - 1.0 / proba.shape[1]
+        return scores[:, 1] if proba.shape[1] == 2 else scores
 
     def apply(self, X) -> np.ndarray:
-        """Leaf node number reached by each row of X."""
+        """Leaf node number reached by each row of X (1 is the root; node k has children 2k, 2k + 1)."""
+        table = self._table(X)
+        return np.asarray(self.tree_.apply(table))
+
+    def decision_path(self, X) -> sparse.csr_matrix:
+        """Nodes each row passes through, as scikit-learn's trees give them.
+
+        Returns
+        -------
+        indicator : sparse matrix of 0/1, shape (n_rows, n_nodes)
+            Entry (i, k - 1) is 1 when row i passes through node k (the node numbers
+            of :meth:`apply`; ``n_nodes = 2 ** (depth + 1) - 1``).
+        """
+        table = self._table(X)
+        paths = self.tree_.paths(table)
+        rows, steps = np.nonzero(paths)
+        n_nodes = self.tree_.node_counts.shape[0]
+        data = np.ones(rows.size, dtype=np.int64)
+        return sparse.csr_matrix((data, (rows, paths[rows, steps] - 1)), shape=(paths.shape[0], n_nodes))
+
+    def get_depth(self) -> int:
+        """Depth of the fitted tree: the longest path from the root to a leaf (0 for a single leaf)."""
         check_is_fitted(self, "tree_")
-        return np.asarray(self.tree_.apply(self._as_frame(X)))
+        return self.tree_.depth
+
+    def get_n_leaves(self) -> int:
+        """Number of leaves of the fitted tree."""
+        check_is_fitted(self, "tree_")
+        return int(self.tree_.structure.leaves.size)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -532,12 +689,46 @@ def _label_kind(value) -> str:
     return type(value).__name__
 
 
+def _checked_array(X, *, min_rows: int = 1) -> np.ndarray:
+    """A 2-D array (any dtype; missing values allowed) from an array-like X, or a message saying what is wrong."""
+    if sparse.issparse(X):
+        raise StrongTreeError(SPARSE_X.format(kind=type(X).__name__))
+    arr = np.asarray(X)
+    if arr.ndim != 2:
+        raise StrongTreeError(X_NOT_2D.format(shape=arr.shape))
+    if arr.dtype.kind == "c":
+        raise StrongTreeError(COMPLEX_X.format(what="X", example=python_scalar(arr.flat[0])))
+    if arr.shape[0] < min_rows:
+        raise StrongTreeError(NO_ROWS)
+    if arr.shape[1] == 0:
+        raise StrongTreeError(NO_COLUMNS.format(n=arr.shape[0]))
+    # scikit-learn's conversion (read-only memory maps, array-likes), with the checks above already done.
+    return check_array(arr, accept_sparse=False, dtype=None, ensure_all_finite=False, ensure_min_samples=min_rows)
+
+
+def _refuse_complex_columns(X: pd.DataFrame) -> None:
+    for name, dtype in X.dtypes.items():
+        if getattr(dtype, "kind", "") == "c":
+            raise StrongTreeError(COMPLEX_X.format(what=f"column {name!r}", example=python_scalar(X[name].iloc[0])))
+
+
+def _positive_weight_rows(weights: np.ndarray, X: pd.DataFrame, y_idx: np.ndarray, *frames):
+    """The rows of positive weight of X, y, the group frames and the weights (a row of weight 0 counts as absent)."""
+    keep = weights > 0
+    rows = [None if f is None else f[keep].reset_index(drop=True) for f in frames]
+    return (X[keep].reset_index(drop=True), y_idx[keep], *rows, weights[keep])
+
+
 def _target_classes(y, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The classes of y and the class index of every row, after checking y."""
     y_arr = np.asarray(y)
     if y_arr.ndim > 1 and not (y_arr.ndim == 2 and y_arr.shape[1] == 1):
         raise StrongTreeError(Y_NOT_ONE_COLUMN.format(shape=y_arr.shape))
+    if y_arr.ndim == 2:  # a column: scikit-learn's DataConversionWarning, then one label per row
+        y_arr = column_or_1d(y_arr, warn=True)
     y_arr = y_arr.ravel()
+    if y_arr.dtype.kind == "c":
+        raise StrongTreeError(COMPLEX_X.format(what="y", example=python_scalar(y_arr[0]) if y_arr.size else 0j))
     if y_arr.shape[0] != n:
         raise StrongTreeError(LENGTH_MISMATCH.format(n_x=n, name="y", n_other=y_arr.shape[0]))
     missing = np.flatnonzero(pd.isna(y_arr))
@@ -553,10 +744,14 @@ def _target_classes(y, n: int) -> tuple[np.ndarray, np.ndarray]:
             raise StrongTreeError(MIXED_TARGET.format(kinds=" and ".join(kinds), examples=examples))
         if "number" in by_kind:
             y_arr = pd.Series(y_arr).infer_objects().to_numpy()
-    if y_arr.dtype.kind in "fc":
+    if y_arr.dtype.kind == "f":
         infinite = np.flatnonzero(np.isinf(y_arr))
         if infinite.size:
             raise StrongTreeError(INFINITE_TARGET.format(n=infinite.size, total=n, first=int(infinite[0])))
+        if type_of_target(y_arr) == "continuous":  # numbers with a fractional part (scikit-learn's rule)
+            distinct = np.unique(y_arr)
+            examples = ", ".join(repr(float(v)) for v in distinct[distinct != np.round(distinct)][:3])
+            raise StrongTreeError(CONTINUOUS_TARGET.format(n=distinct.size, examples=examples))
     classes, y_idx = np.unique(y_arr, return_inverse=True)
     return classes, y_idx
 

@@ -74,10 +74,14 @@ def test_forced_mio_matches_the_accelerator(formulation):
 @pytest.mark.parametrize(
     "params,message",
     [
-        (dict(depth=-1), est.BAD_DEPTH.format(value=-1)),
-        (dict(formulation="magic"), est.BAD_CHOICE.format(name="formulation", allowed=est.FORMULATIONS, value="magic")),
-        (dict(regularization=1.0), est.BAD_FRACTION.format(name="regularization", interval="[0, 1)", value=1.0)),
-        (dict(fairness="parity"), est.BAD_CHOICE.format(name="fairness", allowed=est.FAIRNESS, value="parity")),
+        (dict(depth=-1), est.BAD_PARAMETER.format(name="depth", allowed="an int in the range [0, 8]", value=-1)),
+        (dict(formulation="magic"),
+         est.BAD_PARAMETER.format(name="formulation", allowed="a str among {'auto', 'flow', 'benders'}", value="magic")),
+        (dict(regularization=1.0),
+         est.BAD_PARAMETER.format(name="regularization", allowed="a float in the range [0.0, 1.0)", value=1.0)),
+        (dict(fairness=("statistical_parity", "parity")),
+         est.BAD_FAIRNESS.format(allowed="{" + ", ".join(map(repr, est.FAIRNESS)) + "}",
+                                 value=("statistical_parity", "parity"), item="parity")),
         (dict(positive_class="maybe"), est.BAD_POSITIVE.format(value="maybe", classes=["hire", "reject"])),
         (dict(fairness="statistical_parity"), est.NEEDS_SENSITIVE.format(fairness="statistical_parity")),
     ],

@@ -54,6 +54,9 @@ class FittedTree:
         How the tree was solved.
     feature_names : tuple
         The raw input columns the tree was trained with.
+    node_weights : ndarray of float, shape (n_nodes, n_classes), or None
+        Summed sample weight of the training rows reaching each node, by true
+        class; None when every row weighed 1 (then it equals ``node_counts``).
     """
 
     structure: TreeStructure
@@ -63,6 +66,7 @@ class FittedTree:
     node_counts: np.ndarray
     record: SolveRecord
     feature_names: tuple[ColumnName, ...]
+    node_weights: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "classes", tuple(python_scalar(c) for c in self.classes))
@@ -78,6 +82,14 @@ class FittedTree:
                     f"({graph.n_nodes}, {len(self.classes)})"
                 )
             )
+        if self.node_weights is not None:
+            weights = np.asarray(self.node_weights, dtype=np.float64)
+            if weights.shape != counts.shape:
+                raise ValueError(
+                    BAD_TREE.format(reason=f"node_weights has shape {weights.shape}, expected {counts.shape}")
+                )
+            weights.setflags(write=False)
+            object.__setattr__(self, "node_weights", weights)
         used = self.structure.feature[self.structure.feature >= 0]
         if used.size and used.max() >= self.encoding.n_binary:
             raise ValueError(
@@ -104,6 +116,7 @@ class FittedTree:
         record: SolveRecord,
         *,
         feature_names: Sequence[ColumnName] | None = None,
+        sample_weight: np.ndarray | None = None,
     ) -> "FittedTree":
         """Build the tree value, counting training rows at every node.
 
@@ -120,10 +133,16 @@ class FittedTree:
         record : SolveRecord
         feature_names : sequence of column names, optional
             Raw training columns; defaults to the columns the encoding reads.
+        sample_weight : array of float, shape (n_rows,), optional
+            Weight of each training row, summed into ``node_weights``.
         """
-        counts = node_class_counts(structure, np.asarray(X_binary), np.asarray(y_index), len(classes))
+        X_binary, y_index = np.asarray(X_binary), np.asarray(y_index)
+        counts = node_class_counts(structure, X_binary, y_index, len(classes))
+        weights = None
+        if sample_weight is not None:
+            weights = node_class_counts(structure, X_binary, y_index, len(classes), weight=sample_weight)
         names = encoding.source_columns if feature_names is None else tuple(feature_names)
-        return cls(structure, encoding, tuple(classes), target, counts, record, names)
+        return cls(structure, encoding, tuple(classes), target, counts, record, names, weights)
 
     # ------------------------------------------------------------------ using
 
@@ -167,6 +186,39 @@ class FittedTree:
         """
         index = self.structure.prediction[self.apply(df) - 1]
         return _label_array(self.classes)[index]
+
+    @property
+    def class_weights(self) -> np.ndarray:
+        """Training weight reaching each node by class, shape (n_nodes, n_classes): ``node_weights``,
+        or ``node_counts`` when every row weighed 1."""
+        return self.node_counts.astype(np.float64) if self.node_weights is None else self.node_weights
+
+    def predict_proba(self, df: pd.DataFrame) -> np.ndarray:
+        """Share of each class among the training rows (weighted) of the leaf each row of ``df`` reaches.
+
+        A leaf that no training row reached takes the shares of the nearest node above it that
+        some row reached.  Shape (n_rows, n_classes), columns in the order of ``classes``.
+        """
+        return self.leaf_shares()[self.apply(df) - 1]
+
+    def leaf_shares(self) -> np.ndarray:
+        """Class shares at every node, shape (n_nodes, n_classes) (see :meth:`predict_proba`)."""
+        weights = self.class_weights
+        shares = np.zeros_like(weights)
+        for index in range(weights.shape[0]):  # heap order: a node's parent comes before it
+            total = weights[index].sum()
+            if total > 0:
+                shares[index] = weights[index] / total
+            elif index > 0:
+                shares[index] = shares[(index + 1) // 2 - 1]
+            else:  # no training weight at all: every class equally likely
+                shares[index] = 1.0 / weights.shape[1]
+        return shares
+
+    def paths(self, df: pd.DataFrame) -> np.ndarray:
+        """Node numbers from the root to the leaf for every row of ``df``, shape (n_rows, depth + 1);
+        0 after the leaf when it is shallower than the tree's depth."""
+        return np.asarray(path_nodes(self.structure, self._binary(df)), dtype=np.int64)
 
     def decision_path(self, row: pd.DataFrame | Mapping) -> list[int]:
         """Node numbers from the root to the leaf for one raw row (DataFrame of one row or dict)."""
@@ -215,6 +267,7 @@ class FittedTree:
                 "prediction": self.structure.prediction.tolist(),
             },
             "node_counts": self.node_counts.tolist(),
+            **({} if self.node_weights is None else {"node_weights": self.node_weights.tolist()}),
             "encoding": self.encoding.to_dict(),
             "record": self.record.to_dict(),
         }
@@ -242,6 +295,9 @@ class FittedTree:
                 ),
                 record=SolveRecord.from_dict(data["record"]),
                 feature_names=tuple(data["feature_names"]),
+                node_weights=None if data.get("node_weights") is None else np.asarray(
+                    data["node_weights"], dtype=np.float64
+                ).reshape(-1, len(data["classes"])),
             )
         except (KeyError, TypeError) as err:
             raise ValueError(BAD_TREE_JSON.format(reason=f"missing or malformed entry {err}")) from err
@@ -264,6 +320,7 @@ class FittedTree:
             and _same_labels(self.classes, other.classes)
             and self.target == other.target
             and np.array_equal(self.node_counts, other.node_counts)
+            and np.array_equal(self.class_weights, other.class_weights)
             and self.record == other.record
             and _same_labels(self.feature_names, other.feature_names)
         )
@@ -272,18 +329,22 @@ class FittedTree:
 
 
 def node_class_counts(
-    structure: TreeStructure, X_binary: np.ndarray, y_index: np.ndarray, n_classes: int
+    structure: TreeStructure, X_binary: np.ndarray, y_index: np.ndarray, n_classes: int, *, weight=None
 ) -> np.ndarray:
-    """Rows reaching each node by class, shape (n_nodes, n_classes), routing all rows at once."""
+    """Rows reaching each node by class, shape (n_nodes, n_classes), routing all rows at once;
+    with ``weight`` (one number per row), their summed weights (float) instead of their number."""
     n_nodes = TreeGraph(structure.depth).n_nodes
     if X_binary.shape[0] == 0:
-        return np.zeros((n_nodes, n_classes), dtype=np.int64)
+        return np.zeros((n_nodes, n_classes), dtype=np.int64 if weight is None else np.float64)
     paths = path_nodes(structure, X_binary)
     labels = np.repeat(np.asarray(y_index, dtype=np.int64), paths.shape[1])
     nodes = paths.ravel()
     on = nodes > 0
     flat = (nodes[on] - 1) * n_classes + labels[on]
-    return np.bincount(flat, minlength=n_nodes * n_classes).reshape(n_nodes, n_classes)
+    if weight is None:
+        return np.bincount(flat, minlength=n_nodes * n_classes).reshape(n_nodes, n_classes)
+    per_row = np.repeat(np.asarray(weight, dtype=np.float64), paths.shape[1])[on]
+    return np.bincount(flat, weights=per_row, minlength=n_nodes * n_classes).reshape(n_nodes, n_classes)
 
 
 def _check_still_text(column, values) -> None:
