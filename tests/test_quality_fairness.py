@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from sklearn.metrics import accuracy_score
 
-from brute_force import all_trees, milp_solve
+from brute_force import all_trees, holds, milp_solve, true_objective
 from strongtree_core import metrics
 from strongtree_core.encoding.patterns import collapse_patterns
 from strongtree_core.formulation.decode import decode_tree, start_vector
@@ -51,50 +51,6 @@ PROPERTY = settings(max_examples=50, deadline=None, suppress_health_check=[Healt
 
 
 # --------------------------------------------------------------------- truth
-def holds(kind: str, bound: float, y, pred, group, legit, pos: int) -> bool:
-    """Does a tree with predictions ``pred`` meet the bound? (paper, Sections 4.2-4.3)"""
-    b = Fraction(str(bound))
-    is_pos, said_pos = y == pos, pred == pos
-
-    def share(num_mask, den_mask):
-        return Fraction(int(num_mask.sum()), int(den_mask.sum()))
-
-    if kind == "min_recall":
-        return not is_pos.any() or share(is_pos & said_pos, is_pos) >= b
-    if kind == "min_precision":
-        return not said_pos.any() or share(is_pos & said_pos, said_pos) >= b
-    if kind == "min_specificity":
-        return is_pos.all() or share(~is_pos & ~said_pos, ~is_pos) >= b
-    everyone = np.ones_like(is_pos)
-    cohorts = {
-        "statistical_parity": [everyone],
-        "conditional_statistical_parity": [legit == level for level in np.unique(legit)],
-        "predictive_equality": [~is_pos],
-        "equal_opportunity": [is_pos],
-        "equalized_odds": [is_pos, ~is_pos],
-    }[kind]
-    for cohort in cohorts:
-        rates = [share(cohort & (group == g) & said_pos, cohort & (group == g)) for g in np.unique(group) if (cohort & (group == g)).any()]
-        if rates and max(rates) - min(rates) > b:
-            return False
-    return True
-
-
-def true_objective(objective: str, y, pred, pos: int) -> Fraction:
-    """Objective of formulation (11) with unit weights, lambda = 0 (Section 4.2)."""
-    n = len(y)
-    per_class = {k: Fraction(int(((pred == k) & (y == k)).sum()), int((y == k).sum())) for k in np.unique(y)}
-    if objective == "accuracy":
-        return Fraction(int((pred == y).sum()))
-    if objective == "balanced_accuracy":
-        return n * sum(per_class.values()) / len(per_class)
-    if objective == "worst_case_accuracy":
-        return n * min(per_class.values())
-    if objective == "sensitivity":
-        return n * per_class[pos]
-    raise AssertionError(objective)
-
-
 def measured_objective(objective: str, y, pred, pos: int) -> float:
     """The same objective from the metrics package (scikit-learn underneath)."""
     n = len(y)

@@ -1,0 +1,489 @@
+"""The exact search (``accel/search.py``) is exact: checked against truth from
+outside it.
+
+* Every tree of the depth, enumerated (``brute_force.all_trees``), with the
+  bounds decided from the paper's definitions in exact fractions
+  (``brute_force.holds``): depth 1-2 on up to 3 features, depth 3 on 2.
+* scipy's MILP on formulation (11) at depth 3 on 3-4 features.
+* A plain recursion over all splits (no bounds, no cache, no counting) for the
+  dynamic program with arbitrary gains, depth 1-4.
+* The known optima of the paper's datasets (``oracle_optimal.csv``).
+* pystreed where it is installed.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from brute_force import all_trees, holds, milp_solve, true_objective
+from strongtree_core.accel.dp import GainDP, depth_two, tree_to_structure
+from strongtree_core.accel.lagrange import Prices, measure_tree
+from strongtree_core.accel.problem import linear_problem
+from strongtree_core.accel.search import exact_solve
+from strongtree_core.encoding.patterns import collapse_patterns
+from strongtree_core.formulation import build_model
+from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS, EqualizedOdds, StatisticalParity
+from strongtree_core.formulation.objectives import tree_objective
+from strongtree_core.formulation.quality import QUALITY_CONSTRAINTS, MinPrecision, MinRecall, MinSpecificity
+from strongtree_core.formulation.spec import TreeSpec
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+ALL_CONSTRAINTS = {**QUALITY_CONSTRAINTS, **FAIRNESS_NOTIONS}
+OBJECTIVES = ["accuracy", "balanced_accuracy", "worst_case_accuracy", "sensitivity"]
+BOUNDS = st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.25, 0.3, 0.5, 0.6, 0.75, 0.8, 1.0])
+PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# ------------------------------------------------------------------ truth
+def brute_optimum(X, y, group, legit, weight, spec: TreeSpec, kinds_bounds, n_classes: int):
+    """Best objective over every tree meeting every bound (None if none does)."""
+    best = None
+    counts = np.ones(len(y))
+    for tree in all_trees(spec.depth, X.shape[1], n_classes):
+        if spec.max_branching is not None and tree.n_branching > spec.max_branching:
+            continue
+        if spec.max_features is not None and len(tree.features_used) > spec.max_features:
+            continue
+        leaves = tree.apply(X)
+        if spec.min_leaf and any(counts[leaves == n].sum() < spec.min_leaf for n in tree.leaves):
+            continue
+        pred = tree.predict(X)
+        if not all(holds(k, b, y, pred, group, legit, spec.positive_class) for k, b in kinds_bounds):
+            continue
+        value = _objective(spec, y, pred, weight, tree.n_branching)
+        best = value if best is None else max(best, value)
+    return best
+
+
+def _objective(spec: TreeSpec, y, pred, weight, n_branching: int) -> float:
+    lam = Fraction(str(spec.lambda_))
+    if weight is None:
+        core = true_objective(spec.objective, y, pred, spec.positive_class)
+    else:  # accuracy with weights
+        core = Fraction(str(float(weight[pred == y].sum())))
+    return float((1 - lam) * core - lam * n_branching)
+
+
+@st.composite
+def problems(draw, max_depth: int = 2):
+    n_classes = draw(st.sampled_from([2, 2, 2, 3]))
+    depth = draw(st.integers(1, max_depth))
+    n_features = 2 if depth == 3 else draw(st.integers(1, 3))
+    n = draw(st.integers(6, 18))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    X = rng.integers(0, 2, (n, n_features))
+    y = rng.integers(0, n_classes, n)
+    y[:n_classes] = np.arange(n_classes)  # every class present
+    group = rng.integers(0, draw(st.integers(2, 3)), n)
+    legit = rng.integers(0, 2, n)
+    kinds = draw(st.lists(st.tuples(st.sampled_from(sorted(ALL_CONSTRAINTS)), BOUNDS), max_size=2, unique_by=lambda t: t[0]))
+    objective = draw(st.sampled_from(OBJECTIVES))
+    weighted = objective == "accuracy" and draw(st.booleans())
+    weight = rng.integers(1, 4, n).astype(float) if weighted else None
+    spec = TreeSpec(
+        depth=depth,
+        lambda_=draw(st.sampled_from([0.0, 0.0, 0.1, 0.25])),
+        min_leaf=draw(st.sampled_from([0, 0, 2, 3])),
+        max_branching=draw(st.sampled_from([None, None, 1, 2])),
+        max_features=draw(st.sampled_from([None, None, None, 1])),
+        objective=objective,
+        positive_class=1,
+        side_constraints=tuple(ALL_CONSTRAINTS[k](b, 1) for k, b in kinds),
+    )
+    return X, y, group, legit, weight, spec, kinds, n_classes
+
+
+def check_against_brute_force(X, y, group, legit, weight, spec, kinds, n_classes) -> None:
+    data = collapse_patterns(X, y, n_classes, sample_weight=weight, group=group, legit=legit)
+    truth = brute_optimum(X, y, group, legit, weight, spec, kinds, n_classes)
+    res = exact_solve(data, spec, time_limit=60)
+    if truth is None:
+        assert res.status == "infeasible", (res, spec)
+        return
+    assert res.status == "optimal", (res, spec, truth)
+    pred = res.structure.predict(X)
+    assert all(holds(k, b, y, pred, group, legit, 1) for k, b in kinds)
+    assert _objective(spec, y, pred, weight, res.structure.n_branching) == pytest.approx(truth, abs=1e-9)
+    assert res.objective == pytest.approx(truth, abs=1e-9)
+    assert res.bound == pytest.approx(truth, abs=1e-9)
+
+
+# ------------------------------------------------------- exact = brute force
+@PROPERTY
+@given(problem=problems(max_depth=2))
+def test_every_objective_and_constraint_against_brute_force(problem) -> None:
+    check_against_brute_force(*problem)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_depth=2), seed=st.integers(0, 2**32 - 1))
+def test_depth_three_against_the_milp_with_any_constraints(problem, seed) -> None:
+    """Depth 3 on three features: formulation (11) solved by scipy's MILP is the truth
+    (brute force over the million trees would take minutes)."""
+    X, y, group, legit, weight, spec, kinds, n_classes = problem
+    rng = np.random.default_rng(seed)
+    X = np.hstack([X, rng.integers(0, 2, (X.shape[0], 3))])[:, :3]
+    from dataclasses import replace
+
+    spec = replace(spec, depth=3)
+    data = collapse_patterns(X, y, n_classes, sample_weight=weight, group=group, legit=legit)
+    model = build_model(data, spec, "flow").arrays
+    x = milp_solve(model)
+    res = exact_solve(data, spec, time_limit=60)
+    if x is None:
+        assert res.status == "infeasible"
+        return
+    assert res.status == "optimal"
+    assert res.objective == pytest.approx(model.objective(x), abs=1e-5)
+    pred = res.structure.predict(X)
+    assert all(holds(k, b, y, pred, group, legit, 1) for k, b in kinds)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_depth_three_against_the_milp(seed) -> None:
+    """Formulation (11) solved by scipy's MILP: an independent exact method at depth 3."""
+    rng = np.random.default_rng(100 + seed)
+    n, F = 16, 3 + seed % 2
+    X = rng.integers(0, 2, (n, F))
+    group = rng.integers(0, 2 + seed % 2, n)
+    y = ((X[:, 0] + X[:, 1] + (group == 0) + rng.random(n)) > 1.8).astype(int)
+    constraint = [StatisticalParity(0.1, 1), EqualizedOdds(0.2, 1), MinRecall(0.8, 1), MinPrecision(0.7, 1),
+                  MinSpecificity(0.6, 1), StatisticalParity(0.0, 1)][seed]
+    spec = TreeSpec(depth=3, positive_class=1, lambda_=0.05 if seed % 3 == 0 else 0.0, side_constraints=(constraint,))
+    data = collapse_patterns(X, y, 2, group=group)
+    model = build_model(data, spec, "flow").arrays
+    x = milp_solve(model)
+    res = exact_solve(data, spec, time_limit=60)
+    if x is None:
+        assert res.status == "infeasible"
+        return
+    assert res.status == "optimal"
+    assert res.objective == pytest.approx(model.objective(x), abs=1e-6)
+    assert tree_objective(data, spec, res.structure) == pytest.approx(res.objective, abs=1e-9)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_depth=2))
+def test_an_incumbent_one_row_below_the_optimum_is_beaten(problem) -> None:
+    """Started from a feasible tree one correct row short of the optimum, the search
+    must still find the optimum (values are integers: a step of exactly one row)."""
+    from dataclasses import replace
+
+    X, y, group, legit, _, spec, kinds, n_classes = problem
+    spec = replace(spec, objective="accuracy", lambda_=0.0)
+    if not spec.side_constraints:
+        spec = replace(spec, side_constraints=(StatisticalParity(0.1, 1),))
+        kinds = [("statistical_parity", 0.1)]
+    truth = brute_optimum(X, y, group, legit, None, spec, kinds, n_classes)
+    if truth is None:
+        return
+    below = None
+    for tree in all_trees(spec.depth, X.shape[1], n_classes):
+        pred = tree.predict(X)
+        if spec.max_branching is not None and tree.n_branching > spec.max_branching:
+            continue
+        if spec.max_features is not None and len(tree.features_used) > spec.max_features:
+            continue
+        if spec.min_leaf and any((tree.apply(X) == n).sum() < spec.min_leaf for n in tree.leaves):
+            continue
+        if (pred == y).sum() == truth - 1 and all(holds(k, b, y, pred, group, legit, 1) for k, b in kinds):
+            below = tree
+            break
+    if below is None:
+        return
+    data = collapse_patterns(X, y, n_classes, group=group, legit=legit)
+    res = exact_solve(data, spec, time_limit=60, starts=(below,))
+    assert res.status == "optimal" and res.objective == truth
+
+
+def _random_prices(p, rng) -> Prices:
+    """Prices from "barely felt" to "dominates every gain", per row."""
+    scale = 1.0 / np.maximum(np.abs(p.U).max(axis=(0, 1)), 1.0) if p.n_rows else np.zeros(0)
+    price = lambda: scale * 10.0 ** rng.uniform(-3, 1, p.n_rows)  # noqa: E731
+    return Prices(rng.dirichlet(np.ones(p.n_parts)), price() * np.isfinite(p.hi), price() * np.isfinite(p.lo),
+                  float(rng.exponential(0.5)) if p.max_branching is not None else 0.0)
+
+
+def _branch_and_bound(data, spec, prices_seed: int | None, starts=()):
+    """One full pass of the branch-and-bound with random prices (any prices must do);
+    ``prices_seed=None``: no prices, so the relaxed value of every tree is its value."""
+    from strongtree_core.accel.dp import NEG, Deadline, structure_to_tree
+    from strongtree_core.accel.search import _BranchAndBound, _Run
+
+    p = linear_problem(data, spec)
+    run = _Run(p, Deadline(), None, time.perf_counter())
+    for tree in starts:
+        run.offer(measure_tree(p, structure_to_tree(tree)))
+    if prices_seed is None:
+        prices = Prices(np.full(p.n_parts, 1.0 / p.n_parts), np.zeros(p.n_rows), np.zeros(p.n_rows))
+    else:
+        prices = _random_prices(p, np.random.default_rng(prices_seed))
+    _BranchAndBound(run, prices).run(NEG)
+    return None if run.best is None else run.best_value
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_depth=2), seed=st.integers(0, 2**32 - 1))
+def test_branch_and_bound_is_exact_for_any_prices(problem, seed) -> None:
+    X, y, group, legit, weight, spec, kinds, n_classes = problem
+    data = collapse_patterns(X, y, n_classes, sample_weight=weight, group=group, legit=legit)
+    truth = brute_optimum(X, y, group, legit, weight, spec, kinds, n_classes)
+    found = _branch_and_bound(data, spec, seed)
+    assert (found is None) == (truth is None)
+    if truth is not None:
+        assert found == pytest.approx(truth, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed,bound", [(0, 0.2), (1, 0.2), (2, 1.0), (3, 1.0)])
+def test_branch_and_bound_at_depth_three_for_any_prices(seed, bound) -> None:
+    """Two open depth-2 nodes below the root: the lists of subtrees are combined
+    exactly, from a start one row short of the optimum or from nothing.  With a
+    bound that never binds (1.0) and no prices, the relaxed value of the optimum
+    is exactly one row above the start: a search that cut by more would miss it."""
+    rng = np.random.default_rng(seed)
+    n = 14
+    X, group, y = rng.integers(0, 2, (n, 2)), rng.integers(0, 2, n), rng.integers(0, 2, n)
+    kinds = [("statistical_parity", bound), ("min_recall", 0.5)]
+    spec = TreeSpec(depth=3, positive_class=1, side_constraints=(StatisticalParity(bound, 1), MinRecall(0.5, 1)))
+    feasible = {}
+    for tree in all_trees(3, 2, 2):
+        pred = tree.predict(X)
+        value = int((pred == y).sum())
+        if value not in feasible and all(holds(k, b, y, pred, group, None, 1) for k, b in kinds):
+            feasible[value] = tree
+    optimum = max(feasible)
+    data = collapse_patterns(X, y, 2, group=group)
+    starts = (feasible[optimum - 1],) if optimum - 1 in feasible else ()
+    for prices_seed in (None, 0, 1):
+        assert _branch_and_bound(data, spec, prices_seed, starts) == optimum
+        assert _branch_and_bound(data, spec, prices_seed) == optimum
+
+
+# --------------------------------------------- the dynamic program's pruning
+def plain_recursion(X, s, count, idx, depth, pen, min_leaf):
+    """best(D, d) by trying every split: no bounds, no cache, no counting."""
+    sums = s[idx].sum(axis=0)
+    best = float(sums.max()) if count[idx].sum() >= min_leaf else -math.inf
+    if depth == 0:
+        return best
+    for f in range(X.shape[1]):
+        left, right = idx[X[idx, f] == 0], idx[X[idx, f] == 1]
+        if left.size == 0 or right.size == 0:
+            continue
+        value = plain_recursion(X, s, count, left, depth - 1, pen, min_leaf) + \
+            plain_recursion(X, s, count, right, depth - 1, pen, min_leaf) - pen
+        best = max(best, value)
+    return best
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), depth=st.integers(1, 4), K=st.integers(2, 3),
+       F=st.integers(1, 4), min_leaf=st.sampled_from([0, 0, 2, 5]), pen=st.sampled_from([0.0, 0.3, 2.0]))
+def test_dynamic_program_equals_the_plain_recursion(seed, depth, K, F, min_leaf, pen) -> None:
+    """Arbitrary gains (negative ones too): the bounds, similarity bounds, cache and the
+    counting kernel of depth 2 change nothing in the optimum, and the tree it returns
+    is worth what it says."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 40))
+    X = rng.integers(0, 2, (n, F)).astype(float)
+    s = rng.normal(size=(n, K)).round(2)
+    count = rng.integers(1, 3, n).astype(float)
+    idx = np.arange(n)
+    truth = plain_recursion(X, s, count, idx, depth, pen, min_leaf)
+    dp = GainDP(X, count, s, pen, min_leaf)
+    value, tree = dp.exact(idx, depth)
+    assert value == pytest.approx(truth, abs=1e-9)
+    if math.isfinite(truth):
+        structure = tree_to_structure(tree, depth)
+        pred = structure.predict(X)
+        assert s[idx, pred].sum() - pen * structure.n_branching == pytest.approx(value, abs=1e-9)
+        # a floor below the optimum gives the optimum; at or above it, nothing
+        assert dp.best(idx, depth, value - 0.5)[0] == pytest.approx(value)
+        assert GainDP(X, count, s, pen, min_leaf).best(idx, depth, value + 1e-6) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), K=st.integers(2, 3), min_leaf=st.sampled_from([0, 3]))
+def test_depth_two_counting_kernel_equals_the_plain_recursion(seed, K, min_leaf) -> None:
+    rng = np.random.default_rng(seed)
+    n, F = int(rng.integers(2, 30)), int(rng.integers(1, 6))
+    X = rng.integers(0, 2, (n, F)).astype(float)
+    s = rng.normal(size=(n, K))
+    count = np.ones(n)
+    for depth in (0, 1, 2):
+        value, _ = depth_two(X, s, count, depth, 0.2, min_leaf)
+        assert value == pytest.approx(plain_recursion(X, s, count, np.arange(n), depth, 0.2, min_leaf), abs=1e-9)
+
+
+# ---------------------------------------------------- the Lagrangian bound
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_depth=2), seed=st.integers(0, 2**32 - 1))
+def test_lagrangian_value_bounds_every_feasible_tree_for_any_prices(problem, seed) -> None:
+    """L(y) >= f(T) for every feasible T and every prices y >= 0 (alpha in the simplex)."""
+    X, y, group, legit, weight, spec, kinds, n_classes = problem
+    data = collapse_patterns(X, y, n_classes, sample_weight=weight, group=group, legit=legit)
+    p = linear_problem(data, spec)
+    rng = np.random.default_rng(seed)
+    prices = _random_prices(p, rng)
+    dp = GainDP(p.X, p.count, prices.scores(p), prices.penalty(p), p.min_leaf)
+    value, _ = dp.exact(np.arange(p.n_patterns), spec.depth)
+    truth = brute_optimum(X, y, group, legit, weight, spec, kinds, n_classes)
+    if truth is not None:
+        assert value + prices.constant(p) >= truth - 1e-9
+
+
+# ----------------------------------------------- stops, limits, infeasibility
+def _hard_problem(seed: int = 0, n: int = 3000, F: int = 30, depth: int = 4):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, (n, F))
+    group = rng.integers(0, 4, n)
+    y = ((X[:, :6].sum(axis=1) + group + rng.normal(0, 1.5, n)) > 4.5).astype(int)
+    data = collapse_patterns(X, y, 2, group=group)
+    spec = TreeSpec(depth=depth, positive_class=1, side_constraints=(EqualizedOdds(0.01, 1),))
+    return data, spec
+
+
+def test_time_limit_is_kept_and_the_bound_stays_valid() -> None:
+    data, spec = _hard_problem()
+    t0 = time.perf_counter()
+    res = exact_solve(data, spec, time_limit=2.0)
+    wall = time.perf_counter() - t0
+    assert wall <= 2.0 + 1.0
+    assert res.status == "stopped"
+    if res.structure is not None:
+        assert res.bound >= res.objective
+        assert tree_objective(data, spec, res.structure) == pytest.approx(res.objective)
+
+
+def test_stop_request_returns_within_a_second() -> None:
+    data, spec = _hard_problem(seed=1)
+    stop = threading.Event()
+    threading.Timer(0.8, stop.set).start()
+    t0 = time.perf_counter()
+    res = exact_solve(data, spec, time_limit=60, stop=stop)
+    assert time.perf_counter() - t0 <= 0.8 + 1.0
+    assert res.status == "stopped"
+
+
+def test_a_stopped_search_keeps_a_bound_no_feasible_tree_beats() -> None:
+    """Stop at several moments; every reported bound is at least the optimum
+    the search proves when given time, and every tree meets the constraints."""
+    rng = np.random.default_rng(3)
+    n, F = 400, 12
+    X = rng.integers(0, 2, (n, F))
+    group = rng.integers(0, 3, n)
+    y = ((X[:, :4].sum(axis=1) + group + rng.normal(0, 1, n)) > 3).astype(int)
+    data = collapse_patterns(X, y, 2, group=group)
+    spec = TreeSpec(depth=3, positive_class=1, side_constraints=(EqualizedOdds(0.02, 1), MinRecall(0.6, 1)))
+    full = exact_solve(data, spec, time_limit=120)
+    assert full.status == "optimal"
+    reports = []
+    for limit in (0.02, 0.1, 0.3):
+        res = exact_solve(data, spec, time_limit=limit,
+                          report=lambda o, b, n, t, m: reports.append((o, b)))
+        if res.bound is not None:
+            assert res.bound >= full.objective - 1e-9
+        if res.structure is not None:
+            assert res.objective <= full.objective + 1e-9
+    assert all(b >= full.objective - 1e-9 for _, b in reports if b is not None)
+    assert all(o <= full.objective + 1e-9 for o, _ in reports if o is not None)
+
+
+def test_infeasibility_is_proven() -> None:
+    X = np.zeros((8, 2), dtype=int)  # identical rows, both labels
+    y = np.array([1, 0, 1, 0, 1, 0, 1, 1])
+    data = collapse_patterns(X, y, 2)
+    spec = TreeSpec(depth=3, positive_class=1, side_constraints=(MinRecall(1.0, 1), MinSpecificity(0.5, 1)))
+    res = exact_solve(data, spec, time_limit=10)
+    assert res.status == "infeasible" and res.structure is None
+
+
+def test_min_leaf_larger_than_the_table_is_infeasible() -> None:
+    data = collapse_patterns(np.eye(4, dtype=int), np.array([0, 1, 0, 1]), 2)
+    res = exact_solve(data, TreeSpec(depth=2, min_leaf=5), time_limit=5)
+    assert res.status == "infeasible"
+
+
+def test_unconstrained_accuracy_is_the_dynamic_program_alone() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, (200, 8))
+    y = (X[:, 0] ^ X[:, 1]).astype(int)
+    data = collapse_patterns(X, y, 2)
+    res = exact_solve(data, TreeSpec(depth=2), time_limit=10)
+    assert res.status == "optimal" and res.objective == 200
+    assert "dynamic programming" in res.reason
+
+
+def test_constraint_quantities_accept_exactly_the_trees_that_meet_the_bounds() -> None:
+    """The rows taken from the side constraints, evaluated on a tree's quantities,
+    accept a tree exactly when the definitions say it meets every bound."""
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 2, (30, 3))
+    y = rng.integers(0, 2, 30)
+    group = rng.integers(0, 3, 30)
+    legit = rng.integers(0, 2, 30)
+    data = collapse_patterns(X, y, 2, group=group, legit=legit)
+    kinds = [("equalized_odds", 0.2), ("min_precision", 0.5), ("conditional_statistical_parity", 0.25)]
+    spec = TreeSpec(depth=2, positive_class=1, side_constraints=tuple(ALL_CONSTRAINTS[k](b, 1) for k, b in kinds))
+    p = linear_problem(data, spec)
+    seen = set()
+    for tree in all_trees(2, 3, 2):
+        pred = tree.predict(X)
+        m = measure_tree(p, _nested(tree))
+        ok = all(holds(k, b, y, pred, group, legit, 1) for k, b in kinds)
+        seen.add(ok)
+        assert p.feasible(m.q) == ok
+    assert seen == {True, False}  # both kinds of tree are met
+
+
+def _nested(structure):
+    from strongtree_core.accel.dp import structure_to_tree
+
+    return structure_to_tree(structure)
+
+
+# ------------------------------------------------------------ known optima
+@pytest.mark.skipif(not (DATA / "oracle_optimal.csv").exists(), reason="the benchmark data is not in ../shared/datasets")
+def test_paper_datasets_match_the_oracle_up_to_depth_four() -> None:
+    oracle = pd.read_csv(DATA / "oracle_optimal.csv")
+    for name, rows in oracle.groupby("dataset", sort=False):
+        df = pd.read_csv(DATA / "categorical" / f"{name}.csv")
+        labels = df.pop("target").to_numpy()
+        classes, y = np.unique(labels, return_inverse=True)
+        data = collapse_patterns(df.to_numpy(), y, classes.size)
+        for row in rows.itertuples():
+            if row.depth > 4:
+                continue
+            res = exact_solve(data, TreeSpec(depth=int(row.depth)), time_limit=60)
+            assert res.status == "optimal"
+            assert res.objective == row.n_rows - row.optimal_misclassified, (name, row.depth)
+
+
+# ---------------------------------------------------------------- pystreed
+def test_agrees_with_pystreed_on_statistical_parity_where_installed() -> None:
+    pytest.importorskip("pystreed", reason="pystreed is an optional cross-check: pip install -r requirements-crosscheck.txt")
+    from strongtree_core.accel import streed_solve
+
+    rng = np.random.default_rng(11)
+    n, F = 300, 10
+    X = rng.integers(0, 2, (n, F))
+    group = rng.integers(0, 2, n)
+    y = ((X[:, :3].sum(axis=1) + group + rng.normal(0, 1, n)) > 2).astype(int)
+    data = collapse_patterns(X, y, 2, group=group)
+    for delta in (0.02, 0.05, 0.1):
+        spec = TreeSpec(depth=3, positive_class=1, side_constraints=(StatisticalParity(delta, 1),))
+        ours = exact_solve(data, spec, time_limit=60)
+        theirs = streed_solve(data, spec, time_limit=60)
+        assert ours.status == "optimal"
+        if theirs.certified:
+            assert ours.objective == pytest.approx(theirs.objective)
