@@ -494,7 +494,7 @@ def test_cli_output_check_leaves_no_file_behind(tmp_path):
 
 
 def test_cli_keeps_the_tree_when_the_write_fails_after_the_solve(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(cli, "_output_problem", lambda path, data: None)
+    monkeypatch.setattr(cli.fit, "output_problem", lambda path, data: None)
     data = _csv(tmp_path)
     out = tmp_path / "gone" / "tree.json"
     assert cli.main(["fit", str(data), "--target", "hired", "--depth", "1", "--time-limit", "5", "--output", str(out)]) == 0

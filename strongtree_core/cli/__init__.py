@@ -1,0 +1,42 @@
+"""The command line: ``strongtree fit | predict | export`` (also ``python -m strongtree_core``).
+
+``fit`` learns a tree from a CSV file (``-``: standard input) and prints its rules and
+how it was obtained, or with ``--json`` one JSON object; ``--output`` writes the tree
+(``-``: standard output).  ``predict`` adds a prediction column to a CSV file;
+``export`` writes a stored tree as rules, JSON, DOT, SQL or Python.  Input is checked
+before any solve: a problem there is a message and exit code 2; a problem the solve
+finds (bad settings, infeasible constraints) exit code 1; a fault of the program exit
+code 3, in one line; Ctrl-C exit code 130, with the best tree so far reported and written.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Sequence
+
+from strongtree_core.cli.files import output_problem as _output_problem
+from strongtree_core.cli.files import read_table
+from strongtree_core.cli.fit import run_fit
+from strongtree_core.cli.messages import *  # noqa: F403 - the messages tests assert
+from strongtree_core.cli.messages import EXIT_FAULT, INTERNAL_ERROR
+from strongtree_core.cli.parser import build_parser
+from strongtree_core.cli.use import run_export, run_predict
+
+COMMANDS = {"fit": run_fit, "predict": run_predict, "export": run_export}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns its exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except BrokenPipeError:  # the reader of standard output went away (e.g. `| head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAULT
+    except Exception as exc:  # a fault of the program: one line, no traceback
+        print(INTERNAL_ERROR.format(kind=type(exc).__name__, detail=exc), file=sys.stderr)
+        return EXIT_FAULT
+
+
+__all__ = ["main", "read_table", "COMMANDS"]

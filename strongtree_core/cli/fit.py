@@ -1,0 +1,239 @@
+"""``strongtree fit``: check the input, solve in a worker thread, report, write the tree.
+
+Ctrl-C sets the solve's stop event (a handler, so no KeyboardInterrupt lands in a
+waiting ``Thread.join``): the solve ends with its best tree, which is reported and
+written as usual, and the exit code is 130.  A second Ctrl-C quits at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import sys
+import threading
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from strongtree_core.cli.files import output_problem, read_table, shown, write_text, write_tree
+from strongtree_core.cli.messages import (
+    EXIT_FAULT,
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SOLVE,
+    INTERNAL_ERROR,
+    INTERRUPTED,
+    JSON_AND_STDOUT,
+    MISSING_TARGET,
+    NO_TARGET,
+    OUTPUT_UNWRITABLE,
+    QUIT_NOW,
+    ROLE_IS_TARGET,
+    ROLE_NOT_FOUND,
+    STDIO,
+    STOPPING,
+    TOO_MANY_GROUPS,
+)
+from strongtree_core.cli.progress import Progress
+from strongtree_core.encoding import EncodingError
+from strongtree_core.encoding.groups import MAX_GROUPS
+from strongtree_core.errors import StrongTreeError
+from strongtree_core.estimator import StrongTreeClassifier
+
+#: Seconds between two looks at the worker (and two redraws of the progress bar).
+POLL_SECONDS = 0.2
+
+
+def refuse(message: str, code: int, as_json: bool = False) -> int:
+    """Say what is wrong on standard error (and as JSON on standard output with --json); return ``code``."""
+    print(message, file=sys.stderr)
+    if as_json:
+        print(json.dumps({"error": message, "exit_code": code}, ensure_ascii=False))
+    return code
+
+
+def _coerce_label(value: str | None, y: pd.Series):
+    """The label of y written as ``value`` on the command line (a number stays a number)."""
+    if value is None:
+        return None
+    for v in pd.unique(y):
+        if str(v) == value:
+            return v
+    return value
+
+
+def input_problem(args: argparse.Namespace, df: pd.DataFrame) -> str | None:
+    """What is wrong with the table for these options (None when nothing is)."""
+    columns = ", ".join(map(str, df.columns))
+    path = shown(args.data)
+    if args.target not in df.columns:
+        return NO_TARGET.format(target=args.target, path=path, columns=columns)
+    missing = np.flatnonzero(df[args.target].isna().to_numpy())
+    if missing.size:
+        return MISSING_TARGET.format(n=missing.size, total=len(df), path=path, target=args.target, first=int(missing[0]) + 1)
+    for option in ("protected", "legitimate"):
+        for column in getattr(args, option) or ():
+            if column == args.target:
+                return ROLE_IS_TARGET.format(option=option, column=column)
+            if column not in df.columns:
+                return ROLE_NOT_FOUND.format(option=option, column=column, path=path, columns=columns)
+            n = df[column].nunique(dropna=False)
+            if args.fairness and n > MAX_GROUPS:
+                return TOO_MANY_GROUPS.format(option=option, column=column, n=n, limit=MAX_GROUPS)
+    return None
+
+
+def _estimator(args: argparse.Namespace, y: pd.Series) -> StrongTreeClassifier:
+    return StrongTreeClassifier(
+        depth=args.depth, formulation=args.formulation, solver=args.solver, time_limit=args.time_limit,
+        threads=args.threads, regularization=args.regularization, max_branching=args.max_branching,
+        max_features=args.max_features, min_leaf=args.min_leaf, objective=args.objective,
+        positive_class=_coerce_label(args.positive_class, y), min_recall=args.min_recall,
+        min_precision=args.min_precision, min_specificity=args.min_specificity, fairness=args.fairness,
+        fairness_bound=args.delta, allow_protected_splits=args.allow_protected_splits, n_buckets=args.n_buckets,
+        accelerator=not args.no_accelerator,
+    )
+
+
+def _on_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def solve(fit: Callable[[threading.Event], None], progress: Progress) -> tuple[Exception | None, bool]:
+    """Run ``fit(stop)`` in a worker thread until it returns; Ctrl-C sets ``stop``.
+
+    Returns the exception ``fit`` raised (None when it returned) and whether Ctrl-C was pressed.
+    """
+    stop = threading.Event()
+    failure: list[Exception] = []
+    presses: list[int] = []
+
+    def work() -> None:
+        try:
+            fit(stop)
+        except Exception as exc:  # reported by the caller: a user's mistake and a fault read differently
+            failure.append(exc)
+
+    def interrupted(signum, frame) -> None:
+        presses.append(signum)
+        if len(presses) > 1:
+            progress.end()
+            sys.stderr.write(QUIT_NOW + "\n")
+            sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)
+        stop.set()
+
+    previous = None
+    if _on_main_thread() and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # ignored: a background job
+        previous = signal.signal(signal.SIGINT, interrupted)
+    worker = threading.Thread(target=work, name="strongtree-fit", daemon=True)
+    announced = False
+    try:
+        worker.start()
+        while True:
+            worker.join(POLL_SECONDS)
+            if presses and not announced:
+                progress.say(STOPPING)
+                announced = True
+            if not worker.is_alive():
+                break
+            progress.tick()
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+        progress.end()
+    return (failure[0] if failure else None), bool(presses)
+
+
+def _plain(value):
+    """JSON-safe: numpy scalars as Python numbers, NaN and infinities as null."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def result(clf: StrongTreeClassifier, accuracy: float, interrupted: bool, tree_file: str | None) -> dict:
+    """The machine-readable result of ``fit --json``."""
+    rec = clf.record_
+    return _plain({
+        "status": rec.status, "certified": rec.certified, "objective": rec.objective, "bound": rec.bound,
+        "gap": rec.gap, "runtime": rec.runtime, "interrupted": interrupted, "training_accuracy": accuracy,
+        "constraint_checks": clf.constraint_checks_, "tree_file": tree_file, "tree": clf.tree_.to_dict(),
+    })
+
+
+def report(clf: StrongTreeClassifier, accuracy: float, out) -> None:
+    """The human-readable report: rules, status, method, sizes, accuracy, constraint checks."""
+    rec = clf.record_
+    print(clf.tree_.to_text(), file=out)
+    print(file=out)
+    gap = "n/a" if rec.gap is None else f"{100 * rec.gap:.2f}%"
+    print(f"status: {rec.status}{' (certified optimal)' if rec.certified else ''}   gap: {gap}   time: {rec.runtime:.2f}s",
+          file=out)
+    print(f"method: {rec.formulation} on {rec.backend}; {rec.choice}", file=out)
+    print(f"rows: {rec.n_rows}, patterns: {rec.n_patterns}, variables: {rec.n_variables}, constraints: {rec.n_constraints}",
+          file=out)
+    print(f"training accuracy: {accuracy:.4f}", file=out)
+    for check in clf.constraint_checks_:
+        print(f"{check['constraint']}: measured {check['measured']:.4f} (bound {check['bound']:.4f})", file=out)
+    if rec.message:
+        print(f"note: {rec.message}", file=out)
+
+
+def run_fit(args: argparse.Namespace) -> int:
+    to_stdout = args.output is not None and str(args.output) == STDIO
+    if args.json and to_stdout:
+        return refuse(JSON_AND_STDOUT, EXIT_INPUT, args.json)
+    df = read_table(args.data, args.encoding)
+    if isinstance(df, str):
+        return refuse(df, EXIT_INPUT, args.json)
+    problem = input_problem(args, df)
+    if problem is None and args.output is not None:
+        reason = output_problem(args.output, args.data)
+        problem = None if reason is None else OUTPUT_UNWRITABLE.format(path=args.output, reason=reason)
+    if problem is not None:
+        return refuse(problem, EXIT_INPUT, args.json)
+    y = df[args.target]
+    X = df.drop(columns=[args.target])
+    clf = _estimator(args, y)
+    progress = Progress(args.time_limit)
+
+    def fit(stop: threading.Event) -> None:
+        clf.fit(X, y, sensitive_features=args.protected, legitimate_features=args.legitimate, progress=progress, stop=stop)
+
+    failure, interrupted = solve(fit, progress)
+    if failure is not None:
+        if interrupted:
+            return refuse(f"error: {failure}", EXIT_INTERRUPTED, args.json)
+        if isinstance(failure, (StrongTreeError, EncodingError)):
+            return refuse(f"error: {failure}", EXIT_SOLVE, args.json)
+        return refuse(INTERNAL_ERROR.format(kind=type(failure).__name__, detail=failure), EXIT_FAULT, args.json)
+    accuracy = float(np.mean(clf.predict(X) == y.to_numpy()))
+    tree_file, written = None, None
+    if args.output is not None and not to_stdout:
+        tree_file, written = write_tree(args.output, clf.tree_.to_json())
+    if args.json:
+        print(json.dumps(result(clf, accuracy, interrupted, tree_file), ensure_ascii=False, allow_nan=False))
+        if tree_file is not None and tree_file != str(args.output):  # the fallback: say why
+            print(written, file=sys.stderr)
+    else:
+        out = sys.stderr if to_stdout else sys.stdout
+        report(clf, accuracy, out)
+        if written is not None:
+            print(written, file=out)
+    if to_stdout:
+        write_text(args.output, clf.tree_.to_json())
+    if interrupted and not clf.record_.certified:
+        print(INTERRUPTED.format(elapsed=clf.record_.runtime), file=sys.stderr)
+    return EXIT_INTERRUPTED if interrupted else EXIT_OK

@@ -1,0 +1,48 @@
+"""What the command line says, and its exit codes; tests assert the text."""
+
+from __future__ import annotations
+
+#: Exit codes: done; the solve refused the settings; bad input (nothing solved); a fault of
+#: the program; stopped by Ctrl-C (128 + SIGINT, as shells report it).
+EXIT_OK, EXIT_SOLVE, EXIT_INPUT, EXIT_FAULT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+#: The file name that means standard input (data, tree) or standard output (--output).
+STDIO = "-"
+
+READ_FAILED = "Could not read {path}: {reason}"
+NOT_TEXT = (
+    "Could not read {path} as {encoding} text ({reason}). If it is a CSV file in another encoding, name it, "
+    "e.g. --encoding latin-1, or save the file as UTF-8."
+)
+NO_TARGET = "The target column {target!r} is not in {path}; its columns are: {columns}."
+DUPLICATE_COLUMNS = (
+    "{path} has more than one column named {names}: rename them so that every column name is unique "
+    "(they would be read as {renamed})."
+)
+NO_ROWS = "{path} has a header but no data rows."
+MISSING_TARGET = (
+    "{n} of {total} data rows of {path} have no value in the target column {target!r} (the first is data row {first}): "
+    "fill them in, or remove those rows."
+)
+ROLE_IS_TARGET = "--{option} {column!r} is the target column; name another column."
+ROLE_NOT_FOUND = "--{option} {column!r} is not a column of {path}; its columns are: {columns}."
+TOO_MANY_GROUPS = (
+    "--{option} {column!r} has {n} distinct values; every value is its own group and at most {limit} groups "
+    "can be compared. Add a column of explicit buckets to the file (e.g. age bands) and name that column instead."
+)
+OUTPUT_UNWRITABLE = "Cannot write the tree to {path}: {reason}. Choose another --output; nothing was solved."
+OUTPUT_FALLBACK = "Could not write the tree to {path} ({reason}); it was written to {fallback} instead."
+INTERNAL_ERROR = "internal error ({kind}): {detail}. Please report it with the command line and the data file."
+JSON_AND_STDOUT = (
+    "--json and --output - both write to standard output: write the tree to a file (--output tree.json), "
+    "or leave out --output (the JSON result holds the tree)."
+)
+BOTH_FROM_STDIN = "The data and --tree cannot both be read from standard input (-): give one of them as a file."
+TREE_UNREADABLE = "Could not read a tree from {path}: {reason}. Give a file written by `strongtree fit --output`."
+PREDICT_FAILED = "Cannot predict {path} with the tree {tree}: {reason}"
+COLUMN_EXISTS = "{path} already has a column named {column!r}: name the prediction column with --column."
+WRITE_FAILED = "Could not write {path}: {reason}."
+STOPPING = "Stopping: keeping the best tree found so far (press Ctrl-C again to quit without it)..."
+QUIT_NOW = "Quit without a tree."
+INTERRUPTED = "interrupted: the tree is the best found in {elapsed:.1f}s, not proven optimal."
+ACCURACY_AGAINST = "accuracy against the column {target!r}: {accuracy:.4f} ({n} rows)"

@@ -1,0 +1,110 @@
+"""Progress of a solve on standard error.
+
+On a terminal, a bar redrawn in place once the solve has run for
+:data:`BAR_AFTER` seconds: the time used against the limit, then the best
+objective, the bound and the gap.  Elsewhere (a log, a pipe) no bar: one line
+whenever the best tree changes or the solver has news, and at most every
+:data:`LOG_EVERY` seconds otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import time
+from typing import TextIO
+
+#: Seconds before the bar appears (a quick solve shows none).
+BAR_AFTER = 1.0
+#: Seconds between two log lines when nothing changed.
+LOG_EVERY = 5.0
+#: Characters of the bar itself, and of the whole line at most.
+BAR_WIDTH, LINE_WIDTH = 24, 110
+
+
+def _figures(ev) -> list[str]:
+    """Best objective, bound and gap of a progress event, those it has."""
+    parts = []
+    if ev.objective is not None:
+        parts.append(f"best {ev.objective:.4g}")
+    if ev.bound is not None:
+        parts.append(f"bound {ev.bound:.4g}")
+    if ev.gap is not None:
+        parts.append(f"gap {100 * ev.gap:.2f}%")
+    return parts
+
+
+def describe(ev) -> str:
+    """One log line of a progress event: time, best, bound, gap, nodes, news."""
+    parts = [f"{ev.elapsed:6.1f}s", *_figures(ev), f"nodes {ev.nodes}"]
+    if ev.message:
+        parts.append(ev.message)
+    return "  ".join(parts)
+
+
+def bar(elapsed: float, limit: float, ev=None) -> str:
+    """The terminal line: ``[#####·······]  12.3s / 60s  best 559  bound 560  gap 0.18%``."""
+    done = min(1.0, elapsed / limit) if limit > 0 and math.isfinite(limit) else 0.0
+    filled = int(round(done * BAR_WIDTH))
+    parts = [f"[{'#' * filled}{'·' * (BAR_WIDTH - filled)}]", f"{elapsed:5.1f}s / {limit:g}s"]
+    return "  ".join(parts + ([] if ev is None else _figures(ev)))[:LINE_WIDTH]
+
+
+class Progress:
+    """Receives the solve's progress events (from the solving thread) and draws them.
+
+    Call :meth:`tick` from the waiting thread a few times a second (it redraws the
+    bar), :meth:`say` for a line of its own, and :meth:`end` when the solve is over.
+    """
+
+    def __init__(self, time_limit: float, stream: TextIO | None = None, clock=time.monotonic) -> None:
+        self.stream = sys.stderr if stream is None else stream
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.limit = time_limit
+        self.clock = clock
+        self.start = clock()
+        self.latest = None
+        self.drawn = False
+        self.last_time = -math.inf
+        self.last_best: float | None = None
+        self.lock = threading.RLock()  # a signal handler may write while the main thread holds it
+
+    def __call__(self, ev) -> None:
+        """A progress event of the solve."""
+        with self.lock:
+            self.latest = ev
+            if self.tty:
+                return
+            if ev.elapsed - self.last_time >= LOG_EVERY or ev.objective != self.last_best or ev.message:
+                self.stream.write(describe(ev) + "\n")
+                self.stream.flush()
+                self.last_time = ev.elapsed
+                self.last_best = ev.objective
+
+    def tick(self) -> None:
+        """Redraw the bar (terminal only, after :data:`BAR_AFTER` seconds)."""
+        elapsed = self.clock() - self.start
+        if not self.tty or elapsed < BAR_AFTER:
+            return
+        with self.lock:
+            self.stream.write("\r" + bar(elapsed, self.limit, self.latest).ljust(LINE_WIDTH))
+            self.stream.flush()
+            self.drawn = True
+
+    def say(self, text: str) -> None:
+        """A line of its own (the bar, if any, is cleared first and redrawn by the next tick)."""
+        with self.lock:
+            self._clear()
+            self.stream.write(text + "\n")
+            self.stream.flush()
+
+    def end(self) -> None:
+        with self.lock:
+            self._clear()
+
+    def _clear(self) -> None:
+        if self.drawn:
+            self.stream.write("\r" + " " * LINE_WIDTH + "\r")
+            self.stream.flush()
+            self.drawn = False
