@@ -163,6 +163,7 @@ class GainDP:
         ub = np.where(ok, ub_left + ub_right - self.pen, NEG)
         goes_right = Xd > 0.5
         while True:
+            self.deadline.check()
             f = int(np.argmax(ub))
             target = max(best_value, floor)
             if ub[f] <= target:

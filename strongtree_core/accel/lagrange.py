@@ -27,6 +27,7 @@ the full depth.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -153,6 +154,7 @@ def optimize_dual(
     *,
     max_solves: int = 60,
     full_depth_solves: int = 12,
+    seconds: float = math.inf,
     on_tree: Callable[[TreeQuantities], None] | None = None,
     on_bound: Callable[[float], None] | None = None,
     enough: Callable[[], bool] | None = None,
@@ -162,6 +164,9 @@ def optimize_dual(
     ``on_tree`` sees every tree the dynamic program returns (to keep the
     feasible ones); ``on_bound`` every proven bound ``L(y)`` at full depth;
     ``enough()`` true ends the search (an incumbent already meets the bound).
+    The prices are first tuned on trees of depth 2, 3, ... (cheaper, and
+    their pieces stay valid under-estimates of ``L`` at any larger depth),
+    then at the full depth; the shallower stages share half of ``seconds``.
     Stops early at the deadline with the best prices so far.
     """
     J, R = problem.n_parts, problem.n_rows
@@ -209,10 +214,14 @@ def optimize_dual(
     y0[:J] = 1.0 / J
     best_y, best_full = y0, math.inf
     stopped = False
+    t_start = time.perf_counter()
+    stages = list(range(min(problem.depth, 2), problem.depth + 1))
     try:
-        for depth in sorted({min(problem.depth, 2), problem.depth}):
+        for stage, depth in enumerate(stages):
             at_full = depth == problem.depth
             budget = full_depth_solves if (at_full and problem.depth > 2) else max_solves
+            # shallow stages: an equal share of half the time; full depth: what is left
+            stage_end = t_start + (seconds if at_full else seconds * 0.5 * (stage + 1) / max(1, len(stages) - 1))
             center = best_y
             f_center = evaluate(center, depth)
             if at_full:
@@ -223,6 +232,8 @@ def optimize_dual(
             for _ in range(budget):
                 deadline.check()
                 if at_full and enough is not None and enough():
+                    break
+                if time.perf_counter() > stage_end:
                     break
                 y, model = _master(np.array(cuts_a), np.array(cuts_c), J, center, radius * cap, upper)
                 if y is None:

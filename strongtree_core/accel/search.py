@@ -39,14 +39,16 @@ from __future__ import annotations
 import math
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Literal
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from strongtree_core.accel.dp import NEG, Deadline, GainDP, SearchStopped, Tree, structure_to_tree, subset_key, tree_to_structure
 from strongtree_core.accel.lagrange import Prices, TreeQuantities, leaf_sizes_ok, measure_tree, optimize_dual, satisfies
 from strongtree_core.accel.problem import LinearProblem, linear_problem
+from strongtree_core.accel.relabel import best_labels
 from strongtree_core.accel.subtrees import Subtrees, subtree_list
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.spec import TreeSpec
@@ -56,6 +58,10 @@ ExactStatus = Literal["optimal", "infeasible", "stopped"]
 
 #: Relative slack on relaxed values (float sums in another order).
 TOLERANCE = 1e-7
+#: Share of the remaining time for the problem one level shallower (a start).
+SHALLOWER_SHARE = 0.25
+#: Share of the remaining time for tuning the Lagrangian prices.
+DUAL_SHARE = 0.4
 
 
 @dataclass(frozen=True)
@@ -115,10 +121,13 @@ def exact_solve(
     deadline = Deadline(t0 + float(time_limit), stop)
     problem = linear_problem(data, spec)
     run = _Run(problem, deadline, report, t0)
-    try:
-        return run.solve(starts)
-    except SearchStopped:
-        return run.result("stopped", "stopped by the time limit or a stop request")
+    # The matrix products are small: one BLAS thread each avoids threads that
+    # wait on each other when the machine is busy (seen: 30x slower).
+    with threadpool_limits(1, user_api="blas"):
+        try:
+            return run.solve(starts)
+        except SearchStopped:
+            return run.result("stopped", "stopped by the time limit or a stop request")
 
 
 class _Run:
@@ -129,7 +138,8 @@ class _Run:
         self.t0 = t0
         self.best: TreeQuantities | None = None
         self.best_value = NEG
-        self.bound = math.inf
+        # Every row at its best class: no tree does better.
+        self.bound = (1.0 - problem.lambda_) * float(problem.G.max(axis=1).sum(axis=0).min())
         self.explored = 0
         self.detail = ""
 
@@ -147,6 +157,13 @@ class _Run:
             self.say("new incumbent")
             return True
         return False
+
+    def offer_shape(self, m: TreeQuantities) -> None:
+        """Offer ``m`` and the best feasible relabelling of its leaves."""
+        self.offer(m)
+        relabelled = best_labels(self.p, m.tree, m.n_branching)
+        if relabelled is not None:
+            self.offer(measure_tree(self.p, relabelled))
 
     def prove(self, bound: float) -> None:
         if self.p.integral and math.isfinite(bound):
@@ -185,6 +202,22 @@ class _Run:
         return ExactResult(status, structure, objective, bound, time.perf_counter() - self.t0,
                            reason + self.detail, self.explored)
 
+    def shallower(self, starts: tuple[TreeStructure, ...]) -> None:
+        """The same problem one level shallower, within a share of the time: its
+        best tree is a tree of this depth too, and often a strong incumbent."""
+        now = time.perf_counter()
+        budget = SHALLOWER_SHARE * (self.deadline.at - now)
+        sub = _Run(replace(self.p, depth=self.p.depth - 1), Deadline(min(self.deadline.at, now + budget), self.deadline.stop),
+                   None, now)
+        try:
+            sub.solve(tuple(t for t in starts if t.depth < self.p.depth))
+        except SearchStopped:
+            pass
+        self.deadline.check()
+        if sub.best is not None:
+            self.offer(sub.best)
+        self.explored += sub.explored
+
     # -- the route ------------------------------------------------------------
     def solve(self, starts: tuple[TreeStructure, ...]) -> ExactResult:
         p = self.p
@@ -201,8 +234,12 @@ class _Run:
                                           f"({dp.n_solved:,} subproblems solved)")
         for s in starts:
             if s.depth <= p.depth:
-                self.offer(measure_tree(p, structure_to_tree(s)))
-        dual = optimize_dual(p, self.deadline, on_tree=self.offer, on_bound=self.prove, enough=self.closed)
+                self.offer_shape(measure_tree(p, structure_to_tree(s)))
+        if p.depth >= 3:
+            self.shallower(starts)
+        remaining = self.deadline.at - time.perf_counter()
+        dual = optimize_dual(p, self.deadline, on_tree=self.offer_shape, on_bound=self.prove, enough=self.closed,
+                             seconds=DUAL_SHARE * remaining)
         self.explored += dual.n_solves
         self.detail = f"; Lagrangian bound from {dual.n_solves} dynamic programs"
         if dual.stopped:
