@@ -1,25 +1,31 @@
 """Classification quality and fairness metrics, per protected group.
 
 Public functions take ``y_true, y_pred`` (any labels) and keyword-only
-``sensitive_features``, ``legitimate_features`` and ``positive_label``.
+``sensitive_features``, ``legitimate_features``, ``positive_label`` and
+``sample_weight``.  Groups may be one label per row (a list, array or Series)
+or several columns (a DataFrame, a dict, a list of Series, a 2-D array).
 Rates with an empty denominator are NaN and are left out of gaps; every gap
 is measured exactly as the constraints of :mod:`strongtree_core.formulation.fairness`
-bound it. :func:`check_constraints` re-measures a model's side constraints on
-predictions (class indices).
+bound it.  Each notion has a difference and a ratio, between groups or to the
+overall rate (``method="to_overall"``). :func:`check_constraints` re-measures
+a model's side constraints on predictions (class indices).
 """
 
 from strongtree_core.metrics.confusion import group_confusion_matrices
 from strongtree_core.metrics.constraints import check_constraints
-from strongtree_core.metrics.fairness_gaps import (
-    FairnessGap,
+from strongtree_core.metrics.disparities import (
     conditional_statistical_parity_difference,
+    conditional_statistical_parity_ratio,
     equal_opportunity_difference,
+    equal_opportunity_ratio,
     equalized_odds_difference,
-    fairness_gap,
-    fairness_report,
+    equalized_odds_ratio,
     predictive_equality_difference,
+    predictive_equality_ratio,
     statistical_parity_difference,
+    statistical_parity_ratio,
 )
+from strongtree_core.metrics.fairness_gaps import METHODS, FairnessGap, fairness_gap, fairness_report
 from strongtree_core.metrics.group_table import GROUP_COLUMNS, group_metrics
 from strongtree_core.metrics.quality import (
     balanced_accuracy,
@@ -34,21 +40,27 @@ from strongtree_core.metrics.quality import (
 __all__ = [
     "FairnessGap",
     "GROUP_COLUMNS",
+    "METHODS",
     "balanced_accuracy",
     "check_constraints",
     "class_accuracies",
     "classification_quality",
     "conditional_statistical_parity_difference",
+    "conditional_statistical_parity_ratio",
     "equal_opportunity_difference",
+    "equal_opportunity_ratio",
     "equalized_odds_difference",
+    "equalized_odds_ratio",
     "fairness_gap",
     "fairness_report",
     "group_confusion_matrices",
     "group_metrics",
     "precision",
     "predictive_equality_difference",
+    "predictive_equality_ratio",
     "recall",
     "specificity",
     "statistical_parity_difference",
+    "statistical_parity_ratio",
     "worst_case_accuracy",
 ]

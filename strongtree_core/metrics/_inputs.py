@@ -1,12 +1,23 @@
-"""Checking and aligning the inputs of the metric functions."""
+"""Checking and aligning the inputs of the metric functions.
+
+Group columns (``sensitive_features``, ``legitimate_features``) may be given as one
+label per row (list, tuple, array, Series, Categorical), or as several columns: a
+DataFrame, a dict of name to values, a list of Series, or a 2-D array or nested list
+of one row per entry (a list of k lists of n values each, k not n, is read as k
+columns).  Several columns form one group per combination.  Rows are matched by
+position.  ``sample_weight`` weighs every rate; a row of weight 0 counts as absent.
+"""
 
 from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
+
+from strongtree_core.encoding.features import python_scalar
 
 #: Error texts (tests assert them).
 EMPTY_INPUT = "y_true is empty: pass at least one row"
@@ -19,11 +30,18 @@ NEED_LEGITIMATE = (
     "conditional statistical parity needs legitimate_features: pass the legitimate factor of every row"
 )
 NEED_SENSITIVE = "{what} needs sensitive_features: pass the protected attribute of every row"
+BAD_SHAPE = (
+    "{what} must be one label per row or a table of one row per entry; got an array of shape {shape}: "
+    "pass a list, a Series, a DataFrame or a dict of column name to values"
+)
+WEIGHTS_NOT_NUMBERS = "sample_weight must hold numbers, but holds {examples}"
+WEIGHTS_NOT_FINITE = "sample_weight must be a finite number >= 0 in every row; {n} of {total} rows are not (e.g. {examples})"
+WEIGHTS_ALL_ZERO = "sample_weight is zero in every row: at least one row needs a positive weight"
 
 
 @dataclass(frozen=True)
 class Prepared:
-    """Aligned one-dimensional inputs.
+    """Aligned one-dimensional inputs, rows of weight 0 left out.
 
     Attributes
     ----------
@@ -31,7 +49,9 @@ class Prepared:
         Original labels.
     positive_label : object
     group, legit : ndarray of object or None, shape (n,)
-        One label per row ("a=x & b=y" when several columns were given).
+        One label per row ("a=x & b=y" when several named columns were given).
+    weight : ndarray of float or None, shape (n,)
+        ``sample_weight`` (None: every row weighs 1).
     """
 
     y_true: np.ndarray
@@ -39,6 +59,7 @@ class Prepared:
     positive_label: object
     group: np.ndarray | None
     legit: np.ndarray | None
+    weight: np.ndarray | None = None
 
     @property
     def true_positive(self) -> np.ndarray:
@@ -49,25 +70,73 @@ class Prepared:
         return self.y_pred == self.positive_label
 
 
+def _as_columns(values, what: str, n: int) -> pd.DataFrame | np.ndarray:
+    """One label per row (1-D) or a table of columns, from any of the accepted forms."""
+    if isinstance(values, pd.DataFrame):
+        return values
+    if isinstance(values, Mapping):
+        return pd.DataFrame({str(k): np.asarray(v, dtype=object).reshape(-1) for k, v in values.items()})
+    if isinstance(values, (list, tuple)) and values and all(isinstance(v, pd.Series) for v in values):
+        return pd.concat([v.reset_index(drop=True).rename(v.name if v.name is not None else j)
+                          for j, v in enumerate(values)], axis=1)
+    if isinstance(values, (pd.Series, pd.Index, pd.Categorical)):
+        return np.asarray(values, dtype=object)
+    arr = np.asarray(values, dtype=object)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim == 1:
+        return arr
+    if arr.ndim != 2:
+        raise ValueError(BAD_SHAPE.format(what=what, shape=arr.shape))
+    if arr.shape[0] != n and arr.shape[1] == n:  # a list of columns
+        arr = arr.T
+    return pd.DataFrame(arr)
+
+
 def _labels(values, what: str, n: int) -> np.ndarray | None:
-    """One hashable label per row; several columns are joined as "col=value & ..."."""
+    """One hashable label per row; several columns are joined as "col=value & ..." (named) or "value & ..."."""
     if values is None:
         return None
+    values = _as_columns(values, what, n)
     if isinstance(values, pd.DataFrame):
         parts = [values[c].astype(object).where(values[c].notna(), "missing").astype(str) for c in values.columns]
+        named = all(isinstance(c, str) for c in values.columns)
         if len(parts) == 1:
             out = parts[0].to_numpy(dtype=object)
         else:
-            joined = parts[0].radd(f"{values.columns[0]}=")
+            joined = parts[0].radd(f"{values.columns[0]}=") if named else parts[0]
             for c, p in zip(values.columns[1:], parts[1:]):
-                joined = joined + f" & {c}=" + p
+                joined = joined + (f" & {c}=" if named else " & ") + p
             out = joined.to_numpy(dtype=object)
     else:
-        series = pd.Series(np.asarray(values, dtype=object).reshape(-1) if not isinstance(values, pd.Series) else values)
-        out = series.astype(object).where(series.notna(), "missing").to_numpy(dtype=object)
+        series = pd.Series(values)
+        out = series.where(series.notna(), "missing").to_numpy(dtype=object)
     if out.shape[0] != n:
         raise ValueError(LENGTH_MISMATCH.format(what=what, got=out.shape[0], expected=n))
     return out
+
+
+def _weights(sample_weight, n: int) -> np.ndarray | None:
+    """sample_weight as finite floats >= 0, not all zero (None stays None)."""
+    if sample_weight is None:
+        return None
+    raw = np.asarray(sample_weight).reshape(-1)
+    if raw.shape[0] != n:
+        raise ValueError(LENGTH_MISMATCH.format(what="sample_weight", got=raw.shape[0], expected=n))
+    if raw.dtype.kind not in "fiu" or isinstance(sample_weight, (list, tuple)):  # text, True/False, objects: say which
+        values = np.asarray(sample_weight, dtype=object).reshape(-1)
+        bad = [v for v in values if isinstance(v, (bool, np.bool_, str)) or not isinstance(v, numbers.Real)]
+        if bad:
+            shown = pd.unique(np.array(bad, dtype=object))[:3]
+            raise ValueError(WEIGHTS_NOT_NUMBERS.format(examples=", ".join(repr(python_scalar(v)) for v in shown)))
+    weight = raw.astype(float)
+    wrong = ~np.isfinite(weight) | (weight < 0)
+    if wrong.any():
+        examples = ", ".join(repr(float(v)) for v in pd.unique(weight[wrong])[:3])
+        raise ValueError(WEIGHTS_NOT_FINITE.format(n=int(wrong.sum()), total=n, examples=examples))
+    if not (weight > 0).any():
+        raise ValueError(WEIGHTS_ALL_ZERO)
+    return weight
 
 
 def _same_kind(a, b) -> bool:
@@ -87,8 +156,17 @@ def _labels_array(values) -> np.ndarray:
     return out
 
 
-def prepare(y_true, y_pred, *, positive_label=None, sensitive_features=None, legitimate_features=None, need_positive: bool = True) -> Prepared:
-    """Check lengths and the positive label; flatten the group columns."""
+def prepare(
+    y_true,
+    y_pred,
+    *,
+    positive_label=None,
+    sensitive_features=None,
+    legitimate_features=None,
+    sample_weight=None,
+    need_positive: bool = True,
+) -> Prepared:
+    """Check lengths, weights and the positive label; flatten the group columns; leave out rows of weight 0."""
     yt = _labels_array(y_true)
     yp = _labels_array(y_pred)
     if yt.shape[0] == 0:
@@ -102,10 +180,12 @@ def prepare(y_true, y_pred, *, positive_label=None, sensitive_features=None, leg
         if not any(_same_kind(positive_label, v) for v in seen):
             raise ValueError(POSITIVE_LABEL_UNKNOWN.format(label=positive_label, seen=seen))
     n = yt.shape[0]
-    return Prepared(
-        y_true=yt,
-        y_pred=yp,
-        positive_label=positive_label,
-        group=_labels(sensitive_features, "sensitive_features", n),
-        legit=_labels(legitimate_features, "legitimate_features", n),
-    )
+    group = _labels(sensitive_features, "sensitive_features", n)
+    legit = _labels(legitimate_features, "legitimate_features", n)
+    weight = _weights(sample_weight, n)
+    if weight is not None and not weight.all():
+        keep = weight > 0
+        yt, yp, weight = yt[keep], yp[keep], weight[keep]
+        group = None if group is None else group[keep]
+        legit = None if legit is None else legit[keep]
+    return Prepared(y_true=yt, y_pred=yp, positive_label=positive_label, group=group, legit=legit, weight=weight)

@@ -1,7 +1,10 @@
 """Fairness gaps measured exactly as the constraints of Section 4.3 bound them.
 
 Each gap is the largest difference of a rate between two protected groups
-(``max - min`` over the groups where the rate is defined):
+(``max - min`` over the groups where the rate is defined), and its ratio the
+smallest (``min / max``); with ``method="to_overall"`` each group is compared
+with the rate of all rows instead (largest ``|rate - overall|``, smallest
+``rate / overall`` written below 1), as fairlearn's ``MetricFrame`` does:
 
 * statistical parity: share predicted positive;
 * conditional statistical parity: the same within each legitimate level, then
@@ -9,10 +12,14 @@ Each gap is the largest difference of a rate between two protected groups
 * predictive equality: false positive rate;  equal opportunity: true positive rate;
 * equalized odds: the larger of the true- and false-positive-rate gaps.
 
-Per-group rates and differences come from fairlearn's ``MetricFrame``. A rate
-with an empty denominator (a group with no negatives has no false positive
-rate) is NaN and left out, and the gap of a comparison with fewer than two
-defined groups is NaN, as the constraints skip such comparisons too.
+Per-group rates, differences and ratios come from fairlearn's ``MetricFrame``,
+weighted by ``sample_weight`` when given. A rate with an empty denominator (a
+group with no negatives has no false positive rate) is NaN and left out, and
+the gap of a comparison with fewer than two defined groups is NaN, as the
+constraints skip such comparisons too; a ratio whose denominator is 0 (no group
+selected at all) is NaN, and is left out of the smallest ratio as an undefined
+difference is left out of the largest (fairlearn's equalized odds ratio is NaN then).  The public functions, one per notion, are in
+:mod:`strongtree_core.metrics.disparities`.
 """
 
 from __future__ import annotations
@@ -27,8 +34,12 @@ from fairlearn.metrics import MetricFrame
 from strongtree_core.metrics._inputs import NEED_LEGITIMATE, NEED_SENSITIVE, Prepared, prepare
 from strongtree_core.metrics.rates import by_group_frame
 
-#: Error text (tests assert it).
+#: Error texts (tests assert them).
 UNKNOWN_NOTION = "unknown fairness notion {name!r}: choose one of {choices}"
+UNKNOWN_METHOD = "unknown method {method!r}: choose 'between_groups' or 'to_overall'"
+
+#: How groups are compared: with each other, or each with all rows.
+METHODS = ("between_groups", "to_overall")
 
 #: Rates compared by each notion.
 NOTION_RATES: dict[str, tuple[str, ...]] = {
@@ -66,27 +77,38 @@ class FairnessGap:
         Gap of each comparison ("true positive rate", "share predicted positive | level 'x'", ...).
     excluded : tuple of str
         Groups left out of a comparison because their rate is undefined there.
+    ratio : float
+        Smallest ratio over the comparisons (1: no disparity); NaN when no comparison has it.
+    ratio_parts : mapping of str to float
+        Ratio of each comparison, keyed as ``parts``.
+    method : {"between_groups", "to_overall"}
+        Groups compared with each other, or each with all rows.
     """
 
     notion: str
     difference: float
     parts: Mapping[str, float] = field(default_factory=dict)
     excluded: tuple[str, ...] = ()
+    ratio: float = float("nan")
+    ratio_parts: Mapping[str, float] = field(default_factory=dict)
+    method: str = "between_groups"
 
 
-def _gap_of(by_group: pd.Series, difference: float, groups, label: str, key: str) -> tuple[float, list[str]]:
-    """fairlearn's difference, NaN when fewer than two groups have the rate; the left-out groups."""
+def _defined(by_group: pd.Series, groups, label: str, key: str) -> tuple[bool, list[str]]:
+    """Whether two groups have the rate (else the comparison is NaN), and the groups left out."""
     defined = by_group.dropna()
-    missing = [g for g in groups if g not in defined.index]
     where = f" {label}" if label else ""
-    notes = [f"group {g!r} has {_DENOMINATOR[key]}{where}: its {RATE_NAMES[key]} is undefined and left out" for g in missing]
-    return (float(difference) if len(defined) >= 2 else float("nan")), notes
+    notes = [f"group {g!r} has {_DENOMINATOR[key]}{where}: its {RATE_NAMES[key]} is undefined and left out"
+             for g in groups if g not in defined.index]
+    return len(defined) >= 2, notes
 
 
-def _check(notion: str, prep: Prepared) -> bool:
-    """Validate the notion and its inputs; True when it is conditional."""
+def _check(notion: str, prep: Prepared, method: str = "between_groups") -> bool:
+    """Validate the notion, the method and the inputs; True when the notion is conditional."""
     if notion not in NOTION_RATES:
         raise ValueError(UNKNOWN_NOTION.format(name=notion, choices=sorted(NOTION_RATES)))
+    if method not in METHODS:
+        raise ValueError(UNKNOWN_METHOD.format(method=method))
     if prep.group is None:
         raise ValueError(NEED_SENSITIVE.format(what=notion.replace("_", " ")))
     conditional = notion == "conditional_statistical_parity"
@@ -95,30 +117,50 @@ def _check(notion: str, prep: Prepared) -> bool:
     return conditional
 
 
-def _measure(notion: str, prep: Prepared, frame: MetricFrame) -> FairnessGap:
+def _worst(values, pick) -> float:
+    values = [v for v in values if not np.isnan(v)]
+    return pick(values) if values else float("nan")
+
+
+def _measure(notion: str, prep: Prepared, frame: MetricFrame, method: str = "between_groups") -> FairnessGap:
     """The gap of ``notion`` from a frame holding (at least) its rates."""
-    conditional = _check(notion, prep)
+    conditional = _check(notion, prep, method)
     by_group = frame.by_group
-    difference = frame.difference()
+    difference, ratio = frame.difference(method=method), frame.ratio(method=method)
     groups = pd.unique(prep.group)
     parts: dict[str, float] = {}
+    ratio_parts: dict[str, float] = {}
     excluded: list[str] = []
     for key in NOTION_RATES[notion]:
         if conditional:
-            for level in pd.unique(prep.legit):
-                gap, notes = _gap_of(by_group[key].xs(level, level="legit"), difference.loc[level, key], groups, f"at legitimate level {level!r}", key)
-                parts[f"{RATE_NAMES[key]} | legitimate level {level!r}"] = gap
-                excluded += notes
+            comparisons = [(f"{RATE_NAMES[key]} | legitimate level {level!r}", by_group[key].xs(level, level="legit"),
+                            difference.loc[level, key], ratio.loc[level, key], f"at legitimate level {level!r}")
+                           for level in pd.unique(prep.legit)]
         else:
-            gap, notes = _gap_of(by_group[key], difference[key], groups, "", key)
-            parts[RATE_NAMES[key]] = gap
+            comparisons = [(RATE_NAMES[key], by_group[key], difference[key], ratio[key], "")]
+        for name, rates, gap, share, where in comparisons:
+            two, notes = _defined(rates, groups, where, key)
+            parts[name] = float(gap) if two else float("nan")
+            ratio_parts[name] = float(share) if two else float("nan")
             excluded += notes
-    values = [v for v in parts.values() if not np.isnan(v)]
-    return FairnessGap(notion, max(values) if values else float("nan"), parts, tuple(excluded))
+    return FairnessGap(
+        notion, _worst(parts.values(), max), parts, tuple(excluded),
+        _worst(ratio_parts.values(), min), ratio_parts, method,
+    )
 
 
-def fairness_gap(notion: str, y_true, y_pred, *, sensitive_features, legitimate_features=None, positive_label) -> FairnessGap:
-    """Measure one notion (see the module docstring).
+def fairness_gap(
+    notion: str,
+    y_true,
+    y_pred,
+    *,
+    sensitive_features,
+    legitimate_features=None,
+    positive_label,
+    method: str = "between_groups",
+    sample_weight=None,
+) -> FairnessGap:
+    """Measure one notion (see the module docstring): its difference and its ratio.
 
     Parameters
     ----------
@@ -126,65 +168,56 @@ def fairness_gap(notion: str, y_true, y_pred, *, sensitive_features, legitimate_
         "predictive_equality", "equal_opportunity", "equalized_odds"}
     y_true, y_pred : array-like, shape (n,)
         Labels, any type.
-    sensitive_features : array-like or DataFrame, n rows
+    sensitive_features : array-like, list, dict or DataFrame, n rows
         Protected attribute(s); several columns form one group per combination.
-    legitimate_features : array-like or DataFrame, n rows, optional
+    legitimate_features : array-like, list, dict or DataFrame, n rows, optional
         Needed by conditional statistical parity.
     positive_label : object
         The label of the positive outcome.
+    method : {"between_groups", "to_overall"}, default "between_groups"
+        Compare the groups with each other, or each group with all rows.
+    sample_weight : array-like, shape (n,), optional
+        Weight of each row in every rate (a row of weight 0 is left out).
     """
     prep = prepare(
-        y_true, y_pred, positive_label=positive_label, sensitive_features=sensitive_features, legitimate_features=legitimate_features
+        y_true, y_pred, positive_label=positive_label, sensitive_features=sensitive_features,
+        legitimate_features=legitimate_features, sample_weight=sample_weight,
     )
-    conditional = _check(notion, prep)
-    return _measure(notion, prep, by_group_frame(prep, NOTION_RATES[notion], conditional=conditional))
+    conditional = _check(notion, prep, method)
+    return _measure(notion, prep, by_group_frame(prep, NOTION_RATES[notion], conditional=conditional), method)
 
 
-def fairness_report(y_true, y_pred, *, sensitive_features, legitimate_features=None, positive_label, notions=None) -> pd.DataFrame:
-    """Every notion's gap in one table: columns ``notion``, ``difference``, ``excluded``.
+def fairness_report(
+    y_true,
+    y_pred,
+    *,
+    sensitive_features,
+    legitimate_features=None,
+    positive_label,
+    notions=None,
+    method: str = "between_groups",
+    sample_weight=None,
+) -> pd.DataFrame:
+    """Every notion's gap in one table: columns ``notion``, ``difference``, ``ratio``, ``excluded``.
 
     ``notions`` defaults to all of them (conditional statistical parity only
-    when ``legitimate_features`` is given).
+    when ``legitimate_features`` is given); ``method`` and ``sample_weight`` as
+    in :func:`fairness_gap`.
     """
     prep = prepare(
-        y_true, y_pred, positive_label=positive_label, sensitive_features=sensitive_features, legitimate_features=legitimate_features
+        y_true, y_pred, positive_label=positive_label, sensitive_features=sensitive_features,
+        legitimate_features=legitimate_features, sample_weight=sample_weight,
     )
     if notions is None:
         notions = [n for n in NOTION_RATES if n != "conditional_statistical_parity" or prep.legit is not None]
     frames: dict[bool, MetricFrame] = {}
     rows = []
     for notion in notions:
-        conditional = _check(notion, prep)
+        conditional = _check(notion, prep, method)
         if conditional not in frames:  # one fairlearn frame for all unconditioned rates
             frames[conditional] = by_group_frame(
                 prep, ("selection_rate",) if conditional else ("selection_rate", "tpr", "fpr"), conditional=conditional
             )
-        gap = _measure(notion, prep, frames[conditional])
-        rows.append({"notion": notion, "difference": gap.difference, "excluded": "; ".join(gap.excluded)})
-    return pd.DataFrame(rows, columns=["notion", "difference", "excluded"])
-
-
-def _difference(notion: str):
-    def measure(y_true, y_pred, *, sensitive_features, legitimate_features=None, positive_label) -> float:
-        return fairness_gap(
-            notion,
-            y_true,
-            y_pred,
-            sensitive_features=sensitive_features,
-            legitimate_features=legitimate_features,
-            positive_label=positive_label,
-        ).difference
-
-    measure.__name__ = f"{notion}_difference"
-    measure.__doc__ = (
-        f"Largest pairwise {notion.replace('_', ' ')} gap between protected groups (NaN if undefined).\n\n"
-        "Same parameters as :func:`fairness_gap` without ``notion``."
-    )
-    return measure
-
-
-statistical_parity_difference = _difference("statistical_parity")
-conditional_statistical_parity_difference = _difference("conditional_statistical_parity")
-predictive_equality_difference = _difference("predictive_equality")
-equal_opportunity_difference = _difference("equal_opportunity")
-equalized_odds_difference = _difference("equalized_odds")
+        gap = _measure(notion, prep, frames[conditional], method)
+        rows.append({"notion": notion, "difference": gap.difference, "ratio": gap.ratio, "excluded": "; ".join(gap.excluded)})
+    return pd.DataFrame(rows, columns=["notion", "difference", "ratio", "excluded"])

@@ -11,7 +11,9 @@ from strongtree_core.metrics.rates import by_group_frame
 GROUP_COLUMNS = ("group", "count", "selection_rate", "tpr", "fpr", "fnr", "precision", "accuracy")
 
 
-def group_metrics(y_true, y_pred, *, sensitive_features, legitimate_features=None, positive_label) -> pd.DataFrame:
+def group_metrics(
+    y_true, y_pred, *, sensitive_features, legitimate_features=None, positive_label, sample_weight=None
+) -> pd.DataFrame:
     """Rates of every protected group, computed by fairlearn's ``MetricFrame``.
 
     Parameters
@@ -21,6 +23,9 @@ def group_metrics(y_true, y_pred, *, sensitive_features, legitimate_features=Non
     legitimate_features : array-like or DataFrame, n rows, optional
         When given, one row per (legitimate level, group) with a ``legit`` column.
     positive_label : object
+    sample_weight : array-like, shape (n,), optional
+        Weight of each row in every rate (``count`` stays a number of rows; a row
+        of weight 0 is left out).
 
     Returns
     -------
@@ -31,7 +36,8 @@ def group_metrics(y_true, y_pred, *, sensitive_features, legitimate_features=Non
         ``precision`` without positive predictions).
     """
     prep = prepare(
-        y_true, y_pred, positive_label=positive_label, sensitive_features=sensitive_features, legitimate_features=legitimate_features
+        y_true, y_pred, positive_label=positive_label, sensitive_features=sensitive_features,
+        legitimate_features=legitimate_features, sample_weight=sample_weight,
     )
     if prep.group is None:
         raise ValueError(NEED_SENSITIVE.format(what="group_metrics"))

@@ -1,7 +1,7 @@
 """Classification quality: recall, precision, specificity, balanced and worst-case accuracy.
 
-scikit-learn computes each of them; an empty denominator gives NaN (not 0),
-as in :mod:`strongtree_core.metrics.rates`.
+scikit-learn computes each of them, weighted by ``sample_weight`` when given; an
+empty denominator gives NaN (not 0), as in :mod:`strongtree_core.metrics.rates`.
 """
 
 from __future__ import annotations
@@ -14,59 +14,61 @@ from sklearn.metrics import accuracy_score, balanced_accuracy_score, precision_s
 from strongtree_core.metrics._inputs import prepare
 
 
-def _binary(y_true, y_pred, positive_label) -> tuple[np.ndarray, np.ndarray]:
-    prep = prepare(y_true, y_pred, positive_label=positive_label)
-    return prep.true_positive.astype(int), prep.pred_positive.astype(int)
+def _binary(y_true, y_pred, positive_label, sample_weight) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    prep = prepare(y_true, y_pred, positive_label=positive_label, sample_weight=sample_weight)
+    return prep.true_positive.astype(int), prep.pred_positive.astype(int), prep.weight
 
 
-def recall(y_true, y_pred, *, positive_label) -> float:
+def recall(y_true, y_pred, *, positive_label, sample_weight=None) -> float:
     """Share of rows of ``positive_label`` predicted ``positive_label`` (NaN if there are none)."""
-    t, p = _binary(y_true, y_pred, positive_label)
-    return float(recall_score(t, p, pos_label=1, zero_division=np.nan))
+    t, p, w = _binary(y_true, y_pred, positive_label, sample_weight)
+    return float(recall_score(t, p, pos_label=1, zero_division=np.nan, sample_weight=w))
 
 
-def precision(y_true, y_pred, *, positive_label) -> float:
+def precision(y_true, y_pred, *, positive_label, sample_weight=None) -> float:
     """Share of rows predicted ``positive_label`` that are (NaN if none is predicted so)."""
-    t, p = _binary(y_true, y_pred, positive_label)
-    return float(precision_score(t, p, pos_label=1, zero_division=np.nan))
+    t, p, w = _binary(y_true, y_pred, positive_label, sample_weight)
+    return float(precision_score(t, p, pos_label=1, zero_division=np.nan, sample_weight=w))
 
 
-def specificity(y_true, y_pred, *, positive_label) -> float:
+def specificity(y_true, y_pred, *, positive_label, sample_weight=None) -> float:
     """Share of rows of other labels not predicted ``positive_label`` (NaN if there are none)."""
-    t, p = _binary(y_true, y_pred, positive_label)
-    return float(recall_score(t, p, pos_label=0, zero_division=np.nan))
+    t, p, w = _binary(y_true, y_pred, positive_label, sample_weight)
+    return float(recall_score(t, p, pos_label=0, zero_division=np.nan, sample_weight=w))
 
 
-def class_accuracies(y_true, y_pred) -> dict:
+def class_accuracies(y_true, y_pred, *, sample_weight=None) -> dict:
     """Accuracy within each label present in ``y_true`` (its recall), by label."""
-    prep = prepare(y_true, y_pred, need_positive=False)
+    prep = prepare(y_true, y_pred, need_positive=False, sample_weight=sample_weight)
     labels = np.unique(prep.y_true)
-    per_class = recall_score(prep.y_true, prep.y_pred, labels=labels, average=None, zero_division=np.nan)
+    per_class = recall_score(prep.y_true, prep.y_pred, labels=labels, average=None, zero_division=np.nan,
+                             sample_weight=prep.weight)
     return {label: float(r) for label, r in zip(labels.tolist(), per_class)}
 
 
-def balanced_accuracy(y_true, y_pred) -> float:
+def balanced_accuracy(y_true, y_pred, *, sample_weight=None) -> float:
     """Mean accuracy over the labels present in ``y_true`` (scikit-learn's definition)."""
-    prep = prepare(y_true, y_pred, need_positive=False)
+    prep = prepare(y_true, y_pred, need_positive=False, sample_weight=sample_weight)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="y_pred contains classes not in y_true")
         warnings.filterwarnings("ignore", message="A single label was found")
-        return float(balanced_accuracy_score(prep.y_true, prep.y_pred))
+        return float(balanced_accuracy_score(prep.y_true, prep.y_pred, sample_weight=prep.weight))
 
 
-def worst_case_accuracy(y_true, y_pred) -> float:
+def worst_case_accuracy(y_true, y_pred, *, sample_weight=None) -> float:
     """Smallest accuracy over the labels present in ``y_true`` (paper, Section 4.2)."""
-    return float(min(class_accuracies(y_true, y_pred).values()))
+    return float(min(class_accuracies(y_true, y_pred, sample_weight=sample_weight).values()))
 
 
-def classification_quality(y_true, y_pred, *, positive_label) -> dict[str, float]:
+def classification_quality(y_true, y_pred, *, positive_label, sample_weight=None) -> dict[str, float]:
     """accuracy, balanced_accuracy, worst_case_accuracy, recall, precision, specificity."""
-    prep = prepare(y_true, y_pred, positive_label=positive_label)
+    prep = prepare(y_true, y_pred, positive_label=positive_label, sample_weight=sample_weight)
+    weighted = dict(sample_weight=sample_weight)
     return {
-        "accuracy": float(accuracy_score(prep.y_true, prep.y_pred)),
-        "balanced_accuracy": balanced_accuracy(y_true, y_pred),
-        "worst_case_accuracy": worst_case_accuracy(y_true, y_pred),
-        "recall": recall(y_true, y_pred, positive_label=positive_label),
-        "precision": precision(y_true, y_pred, positive_label=positive_label),
-        "specificity": specificity(y_true, y_pred, positive_label=positive_label),
+        "accuracy": float(accuracy_score(prep.y_true, prep.y_pred, sample_weight=prep.weight)),
+        "balanced_accuracy": balanced_accuracy(y_true, y_pred, **weighted),
+        "worst_case_accuracy": worst_case_accuracy(y_true, y_pred, **weighted),
+        "recall": recall(y_true, y_pred, positive_label=positive_label, **weighted),
+        "precision": precision(y_true, y_pred, positive_label=positive_label, **weighted),
+        "specificity": specificity(y_true, y_pred, positive_label=positive_label, **weighted),
     }

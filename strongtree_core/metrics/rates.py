@@ -6,10 +6,11 @@ with no positive rows look like a group whose positives are all missed.
 Here an empty denominator gives NaN, and NaN rates are left out of gaps.
 
 Every function takes ``sample_weight``: the metrics run on distinct
-(y_true, y_pred, group, legit) combinations weighted by their row counts
-(see :func:`by_group_frame`), which gives the same numbers as the rows
-themselves (sums of integers are exact in floating point) at a fraction
-of fairlearn's per-row cost.
+(y_true, y_pred, group, legit) combinations weighted by the summed weight of
+their rows (their row counts when no ``sample_weight`` was given; see
+:func:`by_group_frame`), which gives the numbers of the rows themselves
+(exactly, for counts: sums of integers are exact in floating point) at a
+fraction of fairlearn's per-row cost.  ``count`` is always a number of rows.
 """
 
 from __future__ import annotations
@@ -94,19 +95,22 @@ def by_group_frame(prep: Prepared, keys, *, conditional: bool) -> MetricFrame:
     """fairlearn's MetricFrame of the rates ``keys`` by group (and legitimate level).
 
     Rows are first collapsed into distinct (y_true, y_pred, group[, legit])
-    combinations weighted by how many rows share them.
+    combinations, each with its number of rows (for ``count``) and their
+    summed weight (for every rate).
     """
     columns = {"y_true": prep.y_true, "y_pred": prep.y_pred, "group": prep.group}
     if conditional:
         columns["legit"] = prep.legit
-    combos = pd.DataFrame(columns).groupby(list(columns), dropna=False, sort=False).size().reset_index(name="weight")
+    rows = pd.DataFrame(columns).assign(_rows=1.0, _weight=1.0 if prep.weight is None else prep.weight)
+    combos = rows.groupby(list(columns), dropna=False, sort=False)[["_rows", "_weight"]].sum().reset_index()
     rates = rate_functions(prep.positive_label)
-    weight = combos["weight"].to_numpy(dtype=float)
+    per_key = {"count": combos["_rows"].to_numpy(dtype=float)}
+    weight = combos["_weight"].to_numpy(dtype=float)
     return MetricFrame(
         metrics={k: rates[k] for k in keys},
         y_true=combos["y_true"].to_numpy(),
         y_pred=combos["y_pred"].to_numpy(),
         sensitive_features=combos["group"],
         control_features=combos["legit"] if conditional else None,
-        sample_params={k: {"sample_weight": weight} for k in keys},
+        sample_params={k: {"sample_weight": per_key.get(k, weight)} for k in keys},
     )
