@@ -101,6 +101,9 @@ class GainDP:
         self.deadline = deadline or Deadline()
         self.cache: dict[bytes, _Entry] = {}
         self.n_solved = 0
+        #: Called as ``root_hook(best_value, best_tree, bound)`` after every feature
+        #: tried at the root (all patterns): an anytime view of the search.
+        self.root_hook = None
 
     # -- public -------------------------------------------------------------
     def best(self, idx: np.ndarray, depth: int, floor: float = NEG) -> tuple[float, Tree] | None:
@@ -178,6 +181,8 @@ class GainDP:
                 if sim is not None:
                     ub_left = sim.left(f, need_left, ub_left)
                     ub = np.where(ub > NEG, np.minimum(ub, ub_left + ub_right - self.pen), NEG)
+                if self.root_hook is not None and idx.size == self.X.shape[0]:
+                    self.root_hook(best_value, best_tree, max(best_value, float(ub.max())))
                 continue
             need_right = target + self.pen - lft[0]
             rgt = self.best(right, depth - 1, need_right)
@@ -185,11 +190,12 @@ class GainDP:
                 ub_left = sim.left(f, lft[0], ub_left)
                 ub_right = sim.right(f, need_right if rgt is None else rgt[0], ub_right)
                 ub = np.where(ub > NEG, np.minimum(ub, ub_left + ub_right - self.pen), NEG)
-            if rgt is None:
-                continue
-            value = lft[0] + rgt[0] - self.pen
-            if value > target:
-                best_value, best_tree = value, (int(f), lft[1], rgt[1])
+            if rgt is not None:
+                value = lft[0] + rgt[0] - self.pen
+                if value > target:
+                    best_value, best_tree = value, (int(f), lft[1], rgt[1])
+            if self.root_hook is not None and idx.size == self.X.shape[0]:
+                self.root_hook(best_value, best_tree, max(best_value, float(ub.max())))
         if best_value > floor and best_value > NEG:
             return best_value, best_tree
         return None

@@ -224,17 +224,25 @@ class _Run:
         all_rows = np.arange(p.n_patterns)
         if p.count.sum() < p.min_leaf:
             return self.result("infeasible", f"every leaf must hold {p.min_leaf} rows, more than the {int(p.count.sum())} there are")
+        for s in starts:
+            if s.depth <= p.depth:
+                self.offer_shape(measure_tree(p, structure_to_tree(s)))
         if not p.constrained:
             dp = GainDP(p.X, p.count, (1.0 - p.lambda_) * p.G[:, :, 0], p.lambda_, p.min_leaf, self.deadline)
+
+            def anytime(value: float, tree: Tree, bound: float) -> None:
+                self.explored = dp.n_solved
+                if value > self.best_value:
+                    self.offer(measure_tree(p, tree))
+                self.prove(bound)
+
+            dp.root_hook = anytime
             value, tree = dp.exact(all_rows, p.depth)
             self.explored = dp.n_solved
             self.offer(measure_tree(p, tree))
             self.prove(value)
             return self.result("optimal", f"dynamic programming over all trees of depth <= {p.depth} "
                                           f"({dp.n_solved:,} subproblems solved)")
-        for s in starts:
-            if s.depth <= p.depth:
-                self.offer_shape(measure_tree(p, structure_to_tree(s)))
         if p.depth >= 3:
             self.shallower(starts)
         remaining = self.deadline.at - time.perf_counter()
