@@ -399,8 +399,9 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : DataFrame, shape (n_rows, n_columns)
+        X : DataFrame or 2-D array, shape (n_rows, n_columns)
             Raw table: numeric, categorical, boolean columns, missing values allowed.
+            An array's columns are named x0, x1, ... in the tree's rules.
         y : array-like, shape (n_rows,)
             Class labels of one type (text, numbers or True/False), none missing.
         sample_weight : array-like, shape (n_rows,), optional
