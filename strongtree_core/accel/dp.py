@@ -149,7 +149,8 @@ class GainDP:
     def _solve(self, idx: np.ndarray, depth: int, floor: float) -> tuple[float, Tree] | None:
         self.n_solved += 1
         if depth <= 2 or idx.size <= 1:
-            value, tree = depth_two(self.X[idx], self.s[idx], self.count[idx], min(depth, 2), self.pen, self.min_leaf)
+            value, tree = depth_two(self.X[idx], self.s[idx], self.count[idx], min(depth, 2), self.pen, self.min_leaf,
+                                    check=self.deadline.check)
             return (value, tree) if value > floor else None
         self.deadline.check()
         leaf_value, leaf_k = self._leaf(idx)
@@ -159,7 +160,9 @@ class GainDP:
         right_rows = Xd.T @ c
         left_rows = c.sum() - right_rows
         ok = (right_rows >= self.need) & (left_rows >= self.need)
-        sim = _Similarity(Xd, self.smax[idx], self.smin[idx]) if self.min_leaf == 0 else None
+        sim = None
+        if self.min_leaf == 0 and Xd.shape[1] <= SIMILARITY_MAX_FEATURES:
+            sim = _Similarity(Xd, self.smax[idx], self.smin[idx])
         # upper bounds of the best left (x_f = 0) and right (x_f = 1) subtree of each feature
         ub_right = Xd.T @ self.smax[idx]
         ub_left = self.smax[idx].sum() - ub_right
@@ -231,11 +234,13 @@ class _Similarity:
         return np.minimum(ub_right, bound)
 
 
-def depth_two(Xd: np.ndarray, S: np.ndarray, c: np.ndarray, depth: int, pen: float, min_leaf: int) -> tuple[float, Tree]:
+def depth_two(Xd: np.ndarray, S: np.ndarray, c: np.ndarray, depth: int, pen: float, min_leaf: int,
+              check=None) -> tuple[float, Tree]:
     """Best subtree of depth <= ``depth`` (0, 1 or 2) on one set of patterns, by counting.
 
     ``Xd`` (n, F) binary features, ``S`` (n, K) gains, ``c`` (n,) rows.  Returns
-    (-inf, 0) when no subtree keeps every leaf at ``min_leaf`` rows.
+    (-inf, 0) when no subtree keeps every leaf at ``min_leaf`` rows.  ``check()``
+    is called between blocks of root features (it may raise to stop).
     """
     need = max(1, min_leaf)
     T = S.sum(axis=0)
@@ -255,98 +260,116 @@ def depth_two(Xd: np.ndarray, S: np.ndarray, c: np.ndarray, depth: int, pen: flo
         if v[a] > best[0]:
             best = (float(v[a]), (a, int(np.argmax(L[a])), int(np.argmax(R[a]))))
         return best
-    K = S.shape[1]
-    if K == 2:
-        return _depth_two_binary(Xd, S, c, pen, min_leaf, best, R, Rc, Lc, split_ok)
-    M = np.stack([(Xd * S[:, k:k + 1]).T @ Xd for k in range(K)])  # (K, F, F): x_a = 1 and x_b = 1
-    C = _pair_counts(Xd, c)  # rows with x_a = 1 and x_b = 1
-    # Right child of a root split on a (x_a = 1), split on b: quadrants (x_b = 1, x_b = 0).
-    rr, rl = M, R.T[:, :, None] - M
-    crr, crl = C, Rc[:, None] - C
-    # Left child (x_a = 0), split on b: (x_b = 1) = R[b] - M[a, b], (x_b = 0) = L[a] - that.
-    lr = R.T[:, None, :] - M
-    ll = L.T[:, :, None] - lr
-    clr = Rc[None, :] - C
-    cll = Lc[:, None] - clr
-    sub_r = np.where((crr >= need) & (crl >= need), rr.max(axis=0) + rl.max(axis=0) - pen, NEG)  # (F_a, F_b)
-    sub_l = np.where((clr >= need) & (cll >= need), lr.max(axis=0) + ll.max(axis=0) - pen, NEG)
-    leaf_r = np.where(Rc >= min_leaf, R.max(axis=1), NEG)
-    leaf_l = np.where(Lc >= min_leaf, L.max(axis=1), NEG)
-    b_r = np.argmax(sub_r, axis=1)
-    b_l = np.argmax(sub_l, axis=1)
+    # Depth 2, one block of root features at a time: memory O(block * F), not O(F^2).
     F = Xd.shape[1]
-    ar = np.arange(F)
-    best_r = np.maximum(leaf_r, sub_r[ar, b_r])
-    best_l = np.maximum(leaf_l, sub_l[ar, b_l])
-    total = np.where(split_ok, best_l + best_r - pen, NEG)
-    a = int(np.argmax(total))
-    if total[a] <= best[0]:
-        return best
-
-    def child(side_leaf, side_sub, b_side, sums_leaf, quad_hi, quad_lo):
-        if side_leaf[a] >= side_sub[a, b_side[a]]:
-            return int(np.argmax(sums_leaf[a]))
-        b = int(b_side[a])
-        return (b, int(np.argmax(quad_lo[:, a, b])), int(np.argmax(quad_hi[:, a, b])))
-
-    left_tree = child(leaf_l, sub_l, b_l, L, lr, ll)
-    right_tree = child(leaf_r, sub_r, b_r, R, rr, rl)
-    return float(total[a]), (a, left_tree, right_tree)
+    block = max(1, min(F, BLOCK_ENTRIES // max(F, 1)))
+    for a0 in range(0, F, block):
+        if check is not None and a0:
+            check()
+        rows = np.arange(a0, min(F, a0 + block))
+        if S.shape[1] == 2:
+            found = _depth_two_binary(Xd, S, c, pen, min_leaf, rows, R, Rc, Lc, split_ok)
+        else:
+            found = _depth_two_block(Xd, S, c, pen, min_leaf, rows, R, L, Rc, Lc, split_ok)
+        if found[0] > best[0]:
+            best = found
+    return best
 
 
-def _pair_counts(Xd: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """Rows with x_a = 1 and x_b = 1, shape (F, F): float32 products are exact below 2^24 rows."""
+#: Similarity bounds keep two (F, F) matrices per node: only up to this many features.
+SIMILARITY_MAX_FEATURES = 2048
+#: Entries of the (block, F) arrays of the depth-2 kernel (about 8 MB each).
+BLOCK_ENTRIES = 1 << 20
+
+
+def _pair_counts(Xd: np.ndarray, c: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Rows with x_a = 1 and x_b = 1 for a in ``rows``, shape (len(rows), F):
+    float32 products are exact below 2^24 rows."""
     if c.sum() < 2 ** 24:
         X32 = Xd.astype(np.float32)
-        return ((X32 * c[:, None].astype(np.float32)).T @ X32).astype(np.float64)
-    return (Xd * c[:, None]).T @ Xd
+        return ((X32[:, rows] * c[:, None].astype(np.float32)).T @ X32).astype(np.float64)
+    return (Xd[:, rows] * c[:, None]).T @ Xd
 
 
-def _depth_two_binary(Xd, S, c, pen, min_leaf, best, R, Rc, Lc, split_ok) -> tuple[float, Tree]:
-    """:func:`depth_two` for two classes: a set's leaf gain is ``sum s_0 + max(0, sum (s_1 - s_0))``,
-    and the ``sum s_0`` of a child's two leaves is the child's own, so one matrix
-    product of the differences ``d = s_1 - s_0`` (and one of row counts) decides every tree."""
+def _depth_two_block(Xd, S, c, pen, min_leaf, rows, R, L, Rc, Lc, split_ok) -> tuple[float, Tree]:
+    """Best depth-2 tree whose root splits on a feature in ``rows`` (any number of classes)."""
+    need = max(1, min_leaf)
+    K = S.shape[1]
+    M = np.stack([(Xd[:, rows] * S[:, k:k + 1]).T @ Xd for k in range(K)])  # (K, B, F): x_a = 1 and x_b = 1
+    C = _pair_counts(Xd, c, rows)
+    # Right child of a root split on a (x_a = 1), split on b: quadrants (x_b = 1, x_b = 0).
+    rr, rl = M, R[rows].T[:, :, None] - M
+    crr, crl = C, Rc[rows][:, None] - C
+    # Left child (x_a = 0), split on b: (x_b = 1) = R[b] - M[a, b], (x_b = 0) = L[a] - that.
+    lr = R.T[:, None, :] - M
+    ll = L[rows].T[:, :, None] - lr
+    clr = Rc[None, :] - C
+    cll = Lc[rows][:, None] - clr
+    sub_r = np.where((crr >= need) & (crl >= need), rr.max(axis=0) + rl.max(axis=0) - pen, NEG)  # (B, F_b)
+    sub_l = np.where((clr >= need) & (cll >= need), lr.max(axis=0) + ll.max(axis=0) - pen, NEG)
+    leaf_r = np.where(Rc[rows] >= min_leaf, R[rows].max(axis=1), NEG)
+    leaf_l = np.where(Lc[rows] >= min_leaf, L[rows].max(axis=1), NEG)
+    return _best_root(rows, split_ok, pen, leaf_l, sub_l, leaf_r, sub_r,
+                      leaf_class=lambda side, j: int(np.argmax((L if side == 0 else R)[rows[j]])),
+                      split_classes=lambda side, j, b: (
+                          (int(np.argmax(ll[:, j, b])), int(np.argmax(lr[:, j, b]))) if side == 0
+                          else (int(np.argmax(rl[:, j, b])), int(np.argmax(rr[:, j, b])))))
+
+
+def _depth_two_binary(Xd, S, c, pen, min_leaf, rows, R, Rc, Lc, split_ok) -> tuple[float, Tree]:
+    """:func:`_depth_two_block` for two classes: a set's leaf gain is
+    ``sum s_0 + max(0, sum (s_1 - s_0))``, and the ``sum s_0`` of a child's two
+    leaves is the child's own, so one matrix product of the differences
+    ``d = s_1 - s_0`` (and one of row counts) decides every tree."""
     need = max(1, min_leaf)
     d = S[:, 1] - S[:, 0]
-    Md = (Xd * d[:, None]).T @ Xd  # (F, F): sum of d over x_a = 1 and x_b = 1
-    C = _pair_counts(Xd, c)
-    Dr = np.diag(Md).copy()  # sum of d over x_a = 1
-    Dt = float(d.sum())
-    Dl = Dt - Dr
-    base_r = R[:, 0]  # sum of s_0 over x_a = 1
+    Md = (Xd[:, rows] * d[:, None]).T @ Xd  # (B, F): sum of d over x_a = 1 and x_b = 1
+    C = _pair_counts(Xd, c, rows)
+    Dr = R[:, 1] - R[:, 0]  # (F,): sum of d over x_b = 1
+    Dl = float(d.sum()) - Dr
+    base_r = R[rows, 0]  # sum of s_0 over x_a = 1
     base_l = float(S[:, 0].sum()) - base_r
     # right child of a (x_a = 1) split on b: (x_b = 1) Md[a, b], (x_b = 0) Dr[a] - Md[a, b]
-    rr, rl = Md, Dr[:, None] - Md
-    crr, crl = C, Rc[:, None] - C
+    rr, rl = Md, Dr[rows][:, None] - Md
+    crr, crl = C, Rc[rows][:, None] - C
     # left child (x_a = 0) split on b: (x_b = 1) Dr[b] - Md[a, b], (x_b = 0) Dl[a] - that
     lr = Dr[None, :] - Md
-    ll = Dl[:, None] - lr
+    ll = Dl[rows][:, None] - lr
     clr = Rc[None, :] - C
-    cll = Lc[:, None] - clr
+    cll = Lc[rows][:, None] - clr
     sub_r = np.where((crr >= need) & (crl >= need), np.maximum(rr, 0) + np.maximum(rl, 0) - pen, NEG)
     sub_l = np.where((clr >= need) & (cll >= need), np.maximum(lr, 0) + np.maximum(ll, 0) - pen, NEG)
-    leaf_r = np.where(Rc >= min_leaf, np.maximum(Dr, 0), NEG)
-    leaf_l = np.where(Lc >= min_leaf, np.maximum(Dl, 0), NEG)
-    F = Xd.shape[1]
-    ar = np.arange(F)
+    leaf_r = np.where(Rc[rows] >= min_leaf, np.maximum(Dr[rows], 0), NEG)
+    leaf_l = np.where(Lc[rows] >= min_leaf, np.maximum(Dl[rows], 0), NEG)
+    return _best_root(rows, split_ok, pen, base_l + leaf_l, base_l[:, None] + sub_l, base_r + leaf_r,
+                      base_r[:, None] + sub_r,
+                      leaf_class=lambda side, j: int((Dl if side == 0 else Dr)[rows[j]] > 0),
+                      split_classes=lambda side, j, b: (
+                          (int(ll[j, b] > 0), int(lr[j, b] > 0)) if side == 0 else (int(rl[j, b] > 0), int(rr[j, b] > 0))))
+
+
+def _best_root(rows, split_ok, pen, leaf_l, sub_l, leaf_r, sub_r, leaf_class, split_classes) -> tuple[float, Tree]:
+    """The best tree splitting at the root on a feature of ``rows``: each child is
+    its best leaf or its best split (``sub_*[j, b]``: child split on ``b``)."""
+    B = rows.size
+    ar = np.arange(B)
     b_r = np.argmax(sub_r, axis=1)
     b_l = np.argmax(sub_l, axis=1)
-    best_r = base_r + np.maximum(leaf_r, sub_r[ar, b_r])
-    best_l = base_l + np.maximum(leaf_l, sub_l[ar, b_l])
-    total = np.where(split_ok, best_l + best_r - pen, NEG)
-    a = int(np.argmax(total))
-    if total[a] <= best[0]:
-        return best
+    best_r = np.maximum(leaf_r, sub_r[ar, b_r])
+    best_l = np.maximum(leaf_l, sub_l[ar, b_l])
+    total = np.where(split_ok[rows], best_l + best_r - pen, NEG)
+    j = int(np.argmax(total))
+    if not total[j] > NEG:
+        return NEG, 0
 
-    def child(side_leaf, side_sub, b_side, d_side, hi, lo):
-        if side_leaf[a] >= side_sub[a, b_side[a]]:
-            return int(d_side[a] > 0)
-        b = int(b_side[a])
-        return (b, int(lo[a, b] > 0), int(hi[a, b] > 0))
+    def child(side, side_leaf, side_sub, b_side):
+        if side_leaf[j] >= side_sub[j, b_side[j]]:
+            return leaf_class(side, j)
+        b = int(b_side[j])
+        lo, hi = split_classes(side, j, b)
+        return (b, lo, hi)
 
-    left_tree = child(leaf_l, sub_l, b_l, Dl, lr, ll)
-    right_tree = child(leaf_r, sub_r, b_r, Dr, rr, rl)
-    return float(total[a]), (a, left_tree, right_tree)
+    return float(total[j]), (int(rows[j]), child(0, leaf_l, sub_l, b_l), child(1, leaf_r, sub_r, b_r))
 
 
 def tree_to_structure(tree: Tree, depth: int) -> TreeStructure:

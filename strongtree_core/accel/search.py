@@ -444,7 +444,7 @@ class _BranchAndBound:
             return have.head(tau)
         p = self.p
         got = subtree_list(p.X[o.idx], self.V[o.idx], p.count[o.idx], o.depth, self.theta, self.pen, p.min_leaf,
-                           p.n_parts, tau, keep_features=p.max_features is not None)
+                           p.n_parts, tau, keep_features=p.max_features is not None, check=self.run_.deadline.check)
         self.lists[key] = got
         return got
 

@@ -11,8 +11,8 @@ leaves, and the sum over any leaf is a difference of entries of
 
     MV[a, b] = sum_{i in D, x_ia = 1, x_ib = 1} V[i],    RV[a] = MV[a, a],   TV = sum_{i in D} V[i]
 
-(``V[i] = (G[i], U[i])`` per predicted class), one matrix product per
-quantity and class.  The score of a subtree is ``theta . V - pen * b``.
+(``V[i] = (G[i], U[i])`` per predicted class), one matrix product per root
+feature ``a`` (memory O(F), not O(F^2)).  The score of a subtree is ``theta . V - pen * b``.
 Subtrees with the same constraint quantities and branchings are kept once,
 with their best score (which is also their best objective).
 """
@@ -105,7 +105,7 @@ def _side_options(lo_V, hi_V, lo_c, hi_c, leaf_V, leaf_c, theta, pen, need, min_
 
 
 def subtree_list(Xd, Vd, cd, depth: int, theta, pen: float, min_leaf: int, n_parts: int, tau: float,
-                 keep_features: bool = False) -> Subtrees:
+                 keep_features: bool = False, check=None) -> Subtrees:
     """Every subtree of depth <= ``depth`` (0-2) on these patterns scoring >= ``tau``.
 
     Parameters
@@ -115,6 +115,8 @@ def subtree_list(Xd, Vd, cd, depth: int, theta, pen: float, min_leaf: int, n_par
     keep_features : bool
         Keep subtrees that differ only in the features they use (needed when
         the number of distinct features is bounded).
+    check : callable, optional
+        Called between root features (it may raise to stop).
     """
     n, F = Xd.shape
     K, D = Vd.shape[1], Vd.shape[2]
@@ -150,17 +152,21 @@ def subtree_list(Xd, Vd, cd, depth: int, theta, pen: float, min_leaf: int, n_par
             code[:, 5] = ks2[keep]
             rows.append((s1[keep], V1[keep], np.ones(int(keep.sum()), dtype=np.int64), code))
         if depth >= 2 and split_ok.any():
-            MV = np.stack([Xd.T @ (Xd * W[:, m:m + 1]) for m in range(K * D)], axis=-1).reshape(F, F, K, D)
-            C = (Xd * cd[:, None]).T @ Xd
             for a in np.flatnonzero(split_ok):
+                if check is not None:
+                    check()
+                # sums over x_a = 1 and x_b = 1, for every b: (F, K, D), and their rows
+                on = Xd[:, a] > 0.5
+                MVa = (Xd[on].T @ W[on]).reshape(F, K, D)
+                Ca = Xd[on].T @ cd[on]
                 # right child (x_a = 1), split on b: x_b = 0 is RV[a] - MV[a, b], x_b = 1 is MV[a, b]
-                r_hi = MV[a]
+                r_hi = MVa
                 r_lo = RV[a][None] - r_hi
-                right = _side_options(r_lo, r_hi, Rc[a] - C[a], C[a], RV[a], Rc[a], theta, pen, need, min_leaf)
+                right = _side_options(r_lo, r_hi, Rc[a] - Ca, Ca, RV[a], Rc[a], theta, pen, need, min_leaf)
                 # left child (x_a = 0), split on b: x_b = 1 is RV[b] - MV[a, b], x_b = 0 the rest
-                l_hi = RV - MV[a]
+                l_hi = RV - MVa
                 l_lo = LV[a][None] - l_hi
-                left = _side_options(l_lo, l_hi, Lc[a] - (Rc - C[a]), Rc - C[a], LV[a], Lc[a], theta, pen, need, min_leaf)
+                left = _side_options(l_lo, l_hi, Lc[a] - (Rc - Ca), Rc - Ca, LV[a], Lc[a], theta, pen, need, min_leaf)
                 rows += _pairs(a, left, right, pen, tau)
     if not rows:
         empty = np.zeros((0, 7), dtype=np.int64)
