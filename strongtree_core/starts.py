@@ -15,6 +15,10 @@ from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.tree_graph import LEAF, PRUNED, TreeGraph, TreeStructure
 
 
+#: CART, a start, is fitted on at most this many patterns (a seeded sample beyond).
+CART_MAX_PATTERNS = 100_000
+
+
 def cart_structure(data: PatternData, depth: int, *, class_weight=None, random_state: int = 0) -> TreeStructure:
     """CART of maximum depth ``depth`` on the weighted patterns, as a TreeStructure."""
     graph = TreeGraph(depth)
@@ -25,7 +29,11 @@ def cart_structure(data: PatternData, depth: int, *, class_weight=None, random_s
     if depth == 0 or data.n_features == 0:
         return majority_leaf(data, depth)
     clf = DecisionTreeClassifier(max_depth=depth, class_weight=class_weight, random_state=random_state)
-    clf.fit(data.X, data.y, sample_weight=np.maximum(data.weight, 1e-12))
+    rows = np.arange(data.n_patterns)
+    if rows.size > CART_MAX_PATTERNS:
+        # A start only: a seeded sample keeps CART well under a second on a million rows.
+        rows = np.sort(np.random.default_rng(random_state).choice(rows, CART_MAX_PATTERNS, replace=False))
+    clf.fit(data.X[rows], data.y[rows], sample_weight=np.maximum(data.weight[rows], 1e-12))
     t = clf.tree_
     stack = [(0, 1)]  # (sklearn node id, our node number)
     while stack:
