@@ -325,6 +325,36 @@ def test_depth_two_counting_kernel_equals_the_plain_recursion(seed, K, min_leaf)
         assert value == pytest.approx(plain_recursion(X, s, count, np.arange(n), depth, 0.2, min_leaf), abs=1e-9)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), min_leaf=st.sampled_from([0, 2, 6]), dense=st.booleans())
+def test_compiled_kernel_equals_the_numpy_kernel(seed, min_leaf, dense, monkeypatch) -> None:
+    """Both ways of summing pairs (lists of ones, matrix products) give the numpy
+    kernel's optimum, and the tree they describe is worth it."""
+    from strongtree_core.accel import kernels
+
+    if not kernels.available():
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(kernels, "DENSE_SPEEDUP", 1e-9 if dense else 1e9)
+    rng = np.random.default_rng(seed)
+    n, F = int(rng.integers(2, 40)), int(rng.integers(1, 9))
+    X = (rng.random((n, F)) < rng.uniform(0.1, 0.9)).astype(float)
+    s = rng.normal(size=(n, 2))
+    count = rng.integers(1, 4, n).astype(float)
+    rows, cols = np.nonzero(X > 0.5)
+    indptr = np.searchsorted(rows, np.arange(n + 1)).astype(np.int64)
+    sub = np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False)).astype(np.int64)
+    value, code = kernels.depth_two_binary(X, indptr, cols.astype(np.int64), sub, s[:, 1] - s[:, 0], s[:, 0].copy(),
+                                           count, 0.3, min_leaf)
+    expected, _ = depth_two(X[sub], s[sub], count[sub], 2, 0.3, min_leaf)
+    assert value == pytest.approx(expected, abs=1e-9)
+    if math.isfinite(value):
+        structure = tree_to_structure(kernels.tree_of(code), 2)
+        pred = structure.predict(X[sub])
+        assert s[sub, pred].sum() - 0.3 * structure.n_branching == pytest.approx(value, abs=1e-9)
+        leaves = structure.apply(X[sub])
+        assert all(count[sub][leaves == leaf].sum() >= min_leaf for leaf in structure.leaves)
+
+
 # ---------------------------------------------------- the Lagrangian bound
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problem=problems(max_depth=2), seed=st.integers(0, 2**32 - 1))

@@ -37,6 +37,7 @@ from typing import Union
 
 import numpy as np
 
+from strongtree_core.accel import kernels
 from strongtree_core.formulation.tree_graph import LEAF, PRUNED, TreeGraph, TreeStructure
 
 Tree = Union[int, tuple]
@@ -104,6 +105,13 @@ class GainDP:
         #: Called as ``root_hook(best_value, best_tree, bound)`` after every feature
         #: tried at the root (all patterns): an anytime view of the search.
         self.root_hook = None
+        # The compiled depth-2 kernel (two classes, not too wide): features as CSR.
+        self.csr = None
+        if kernels.available() and self.s.shape[1] == 2 and 0 < X.shape[1] <= kernels.MAX_FEATURES:
+            rows, cols = np.nonzero(X > 0.5)
+            self.csr = (np.searchsorted(rows, np.arange(X.shape[0] + 1)).astype(np.int64), cols.astype(np.int64),
+                        np.ascontiguousarray(self.s[:, 1] - self.s[:, 0]), np.ascontiguousarray(self.s[:, 0]),
+                        np.ascontiguousarray(self.count, dtype=np.float64))
 
     # -- public -------------------------------------------------------------
     def best(self, idx: np.ndarray, depth: int, floor: float = NEG) -> tuple[float, Tree] | None:
@@ -148,6 +156,11 @@ class GainDP:
 
     def _solve(self, idx: np.ndarray, depth: int, floor: float) -> tuple[float, Tree] | None:
         self.n_solved += 1
+        if depth == 2 and idx.size > 1 and self.csr is not None:
+            indptr, indices, d, s0, c = self.csr
+            value, code = kernels.depth_two_binary(self.X, indptr, indices, idx.astype(np.int64), d, s0, c,
+                                                   self.pen, self.min_leaf)
+            return (value, kernels.tree_of(code)) if value > floor and value > NEG else None
         if depth <= 2 or idx.size <= 1:
             value, tree = depth_two(self.X[idx], self.s[idx], self.count[idx], min(depth, 2), self.pen, self.min_leaf,
                                     check=self.deadline.check)

@@ -73,7 +73,7 @@ def _unique_rows(X: np.ndarray, extra: np.ndarray) -> tuple[np.ndarray, np.ndarr
     packed = np.packbits(X.astype(bool), axis=1)
     width = -(-packed.shape[1] // 8) * 8
     if width:
-        packed = np.pad(packed, ((0, 0), (0, width - packed.shape[1])))
+        packed = np.ascontiguousarray(np.pad(packed, ((0, 0), (0, width - packed.shape[1]))))
         words = packed.view(">u8").astype(np.uint64)  # (n, width / 8), big-endian keeps the bit order
     else:
         words = np.zeros((n, 0), dtype=np.uint64)
