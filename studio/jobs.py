@@ -1,22 +1,26 @@
 """Solve jobs: each runs in its own worker process; the server keeps a registry of
 them so a solve survives page changes and several users share a cap on
-concurrent solves.
+concurrent solves (``STRONGTREE_MAX_SOLVES``).
 
-The registry never touches Streamlit.  A monitor thread per running job reads the
-worker's messages (see :mod:`studio.worker`) into the job's state; pages read
-immutable :class:`JobSnapshot` copies and poll.
+The registry never touches Streamlit.  One reader thread per server waits on
+every running worker's pipe and process at once (``multiprocessing.connection.wait``)
+and folds their messages (see :mod:`studio.worker`) into the jobs' state; each
+change bumps the job's ``version``.  Pages read immutable :class:`JobSnapshot`
+copies, made once per version and shared by every session that polls, so many
+viewers cost the server little.  Workers run at a lower scheduling priority than
+the server, so pages stay quick while every core solves.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
-import queue
 import threading
 import time
 import uuid
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Literal
 
 from studio.worker import SolveSpec, worker_main
@@ -30,6 +34,10 @@ STOP_GRACE = 15.0
 HANG_GRACE = 90.0
 #: Finished jobs kept in memory (older ones are forgotten; their runs stay in the store).
 KEEP_FINISHED = 50
+#: Seconds the reader waits for a message before it checks for dead or overdue workers.
+READ_TICK = 0.25
+#: Progress points kept per phase; beyond it, points that changed nothing are merged.
+MAX_POINTS = 2000
 
 MSG_CRASHED = "The solver process ended unexpectedly (exit code {code}) before reporting a result."
 MSG_STOP_TIMEOUT = "The solver did not stop within {seconds:.0f} s of the Stop request, so its process was ended."
@@ -55,6 +63,22 @@ class PhaseState:
     error: str | None = None
     user_error: bool = False
     received: float | None = None  # monotonic time of the last progress message
+
+    def add_point(self, point: dict[str, Any]) -> None:
+        """Append a progress point; a point that changes neither the best tree nor the
+        bound replaces the previous one when that one changed nothing either (a long
+        quiet stretch stays two points: where it began and where it is now)."""
+        history = self.history
+        if len(history) >= 2 and _same(point, history[-1]) and _same(history[-1], history[-2]):
+            history[-1] = point
+        else:
+            history.append(point)
+        if len(history) > MAX_POINTS:  # a solve that changes for hours: keep its start and its recent past
+            del history[1 : len(history) - MAX_POINTS // 2]
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return a["objective"] == b["objective"] and a["bound"] == b["bound"] and a["message"] == b["message"]
 
 
 @dataclass(frozen=True)
@@ -95,6 +119,7 @@ class JobSnapshot:
     run_id: int | None
     outcome: Any
     running: int = 0  # solves running on the server when the copy was made
+    version: int = 0  # bumped by every change of the job; equal versions show the same thing
 
     @property
     def active(self) -> bool:
@@ -102,16 +127,21 @@ class JobSnapshot:
 
 
 class _Worker:
-    """A spawned worker process with its inbox, outbox and stop flag."""
+    """A spawned worker process with its inbox, the reading end of its outbox pipe and its stop flag.
+
+    Each worker has its own pipe: a worker killed while writing can only spoil its own.
+    """
 
     def __init__(self, ctx: Any) -> None:
         self.inbox = ctx.Queue()
-        self.outbox = ctx.Queue()
+        self.outbox, writer = ctx.Pipe(duplex=False)
         self.stop_flag = ctx.Event()
         self.process = ctx.Process(
-            target=worker_main, args=(self.inbox, self.outbox, self.stop_flag), daemon=True, name="strongtree-solve"
+            target=worker_main, args=(self.inbox, writer, self.stop_flag), daemon=True, name="strongtree-solve"
         )
         self.process.start()
+        writer.close()  # the worker holds the only writing end: its death reads as the end of the pipe
+        self.closed = False
 
     def end(self) -> None:
         if self.process.is_alive():
@@ -144,18 +174,41 @@ class Job:
         self.outcome: Any = None  # set by the registry's on_finished hook
         self.failure = ""  # why the worker was lost or ended, when it was (set before on_finished)
         self.worker: _Worker | None = None
+        self.ending = False  # its worker is done: it is being measured and stored
+        self.version = 0
+        self._copy: tuple[int, int, int, JobSnapshot] | None = None  # (version, position, running, snapshot)
+
+    def changed(self) -> None:
+        """Mark the job changed (under the registry lock): snapshots are made afresh."""
+        self.version += 1
 
     def snapshot(self, queue_position: int, running: int = 0) -> JobSnapshot:
+        """An immutable view; the copy of its history is made once per version and shared."""
+        if self._copy is None or self._copy[:3] != (self.version, queue_position, running):
+            self._copy = (self.version, queue_position, running, self._build(queue_position, running))
+        base = self._copy[3]
+        now_clock = time.monotonic()
+        end = self.finished or now_clock
+
+        def live_now(state: PhaseState | None, copied: PhaseSnapshot | None) -> PhaseSnapshot | None:
+            if copied is None or state is None or not copied.history or state.received is None:
+                return copied
+            live = state.result is None and state.error is None
+            return replace(copied, now=copied.history[-1]["elapsed"] + (now_clock - state.received if live else 0.0))
+
+        return replace(
+            base,
+            main=live_now(self.phases["main"], base.main),
+            baseline=live_now(self.phases.get("baseline"), base.baseline),
+            elapsed=(end - self.started) if self.started else 0.0,
+        )
+
+    def _build(self, queue_position: int, running: int) -> JobSnapshot:
         def copy(state: PhaseState | None) -> PhaseSnapshot | None:
             if state is None:
                 return None
-            now = None
-            if state.history and state.received is not None:
-                live = state.result is None and state.error is None
-                now = state.history[-1]["elapsed"] + (time.monotonic() - state.received if live else 0.0)
-            return PhaseSnapshot(tuple(state.history), state.tree, state.result, state.error, state.user_error, now)
+            return PhaseSnapshot(tuple(state.history), state.tree, state.result, state.error, state.user_error)
 
-        end = self.finished or time.monotonic()
         return JobSnapshot(
             id=self.id,
             state=self.state,
@@ -164,11 +217,12 @@ class Job:
             baseline=copy(self.phases.get("baseline")),
             message=self.message,
             queue_position=queue_position,
-            elapsed=(end - self.started) if self.started else 0.0,
+            elapsed=0.0,
             stop_requested=self.stop_requested is not None,
             run_id=self.run_id,
             outcome=self.outcome,
             running=running,
+            version=self.version,
         )
 
 
@@ -180,11 +234,11 @@ class JobRegistry:
     max_running : int
         Solves allowed at once; later requests wait in a queue.
     on_finished : callable or None
-        Called with the :class:`Job` (from a monitor thread) when its worker has
-        sent its last message or died, if its main phase reported a result or
-        at least one tree, before the job counts as ended and the next queued
-        job starts (``job.failure`` says why a lost worker was lost); it may set
-        ``job.run_id`` and ``job.outcome``.
+        Called with the :class:`Job` (from a thread of its own) when its worker
+        has sent its last message or died, if its main phase reported a result
+        or at least one tree, before the job counts as ended and the next
+        queued job starts (``job.failure`` says why a lost worker was lost); it
+        may set ``job.run_id`` and ``job.outcome``.
     prewarm : bool
         Keep one idle worker with the engine already imported, so a solve starts
         without the import delay.
@@ -205,6 +259,9 @@ class JobRegistry:
         self._waiting: deque[Job] = deque()
         self._running: set[str] = set()
         self._idle: _Worker | None = None
+        self._reader: threading.Thread | None = None
+        self._wake_read, self._wake_write = multiprocessing.Pipe(duplex=False)
+        self._closed = False
         if prewarm:
             self._idle = _Worker(self._ctx)
 
@@ -236,36 +293,48 @@ class JobRegistry:
         with self._lock:
             return self._jobs.get(job_id) if job_id else None
 
+    @property
+    def running(self) -> int:
+        """Solves running now."""
+        with self._lock:
+            return len(self._running)
+
     def stop(self, job_id: str) -> None:
         """Ask a running job to stop (its best tree is kept) or cancel a queued one."""
         with self._lock:
             job = self._jobs.get(job_id)
             if job is None or job.state in ("finished", "failed", "cancelled"):
                 return
+            job.changed()
             if job.state == "queued":
                 self._waiting.remove(job)
                 job.state = "cancelled"
                 job.message = MSG_CANCELLED
                 job.finished = time.monotonic()
+                for waiting in self._waiting:  # their places in the queue moved up
+                    waiting.changed()
                 return
             job.stop_requested = time.monotonic()
             if job.worker is not None:
                 job.worker.stop_flag.set()
 
     def shutdown(self) -> None:
-        """End every worker (when the server stops)."""
+        """End every worker and the reader (when the server stops)."""
         with self._lock:
+            self._closed = True
             for job in self._jobs.values():
                 if job.state in ("starting", "running") and job.worker is not None:
                     job.worker.end()
             if self._idle is not None:
                 self._idle.end()
                 self._idle = None
+        self._wake()
 
     # -- scheduling ----------------------------------------------------------
 
     def _start_waiting(self) -> None:
-        while self._waiting and len(self._running) < self.max_running:
+        started = False
+        while self._waiting and len(self._running) < self.max_running and not self._closed:
             job = self._waiting.popleft()
             worker, self._idle = self._idle, None
             if worker is None or not worker.process.is_alive():
@@ -273,39 +342,93 @@ class JobRegistry:
             job.worker = worker
             job.state = "starting"
             job.started = time.monotonic()
+            job.changed()
             self._running.add(job.id)
             worker.inbox.put(job.spec)
-            threading.Thread(target=self._monitor, args=(job,), daemon=True, name=f"job-{job.id}").start()
-        if self._prewarm and self._idle is None:
+            started = True
+        if started:
+            for waiting in self._waiting:
+                waiting.changed()
+            if self._reader is None or not self._reader.is_alive():
+                self._reader = threading.Thread(target=self._read_loop, daemon=True, name="solve-progress-reader")
+                self._reader.start()
+            self._wake()
+        if self._prewarm and self._idle is None and not self._closed:
             self._idle = _Worker(self._ctx)
+
+    def _wake(self) -> None:
+        """Make the reader look at the running jobs again (one started or the server stops)."""
+        try:
+            self._wake_write.send_bytes(b"!")
+        except OSError:  # pragma: no cover - the reader has gone with the server
+            pass
 
     def _forget_old(self) -> None:
         done = [j for j in self._jobs.values() if j.state in ("finished", "failed", "cancelled")]
         for job in sorted(done, key=lambda j: j.created)[: max(0, len(done) - KEEP_FINISHED)]:
             del self._jobs[job.id]
 
-    # -- the monitor thread --------------------------------------------------
+    # -- the one reader ------------------------------------------------------
 
-    def _monitor(self, job: Job) -> None:
-        worker = job.worker
-        assert worker is not None
-        failure = ""
+    def _read_loop(self) -> None:
+        """Wait on every running worker's pipe and process at once; fold in what they say."""
         while True:
-            try:
-                message = worker.outbox.get(timeout=0.25)
-            except queue.Empty:
-                if not worker.process.is_alive():
-                    self._drain(job, worker)
-                    failure = "" if job.phases["main"].result else MSG_CRASHED.format(code=worker.process.exitcode)
-                    break
-                failure = self._overdue(job, worker)
-                if failure:
-                    break
-                continue
-            if self._apply(job, message):
-                break
+            with self._lock:
+                if self._closed:
+                    return
+                jobs = [self._jobs[i] for i in self._running if self._jobs[i].worker is not None]
+            pipes = {job.worker.outbox: job for job in jobs if not job.worker.closed}
+            ready = wait([self._wake_read, *pipes], timeout=READ_TICK)
+            if self._wake_read in ready:
+                while self._wake_read.poll():
+                    self._wake_read.recv_bytes()
+            for pipe in ready:
+                job = pipes.get(pipe)
+                if job is not None:
+                    self._read(job)
+            for job in jobs:
+                self._check(job)
+
+    def _read(self, job: Job) -> None:
+        """Every message waiting in the job's pipe; the end of the pipe means the worker is gone."""
+        worker = job.worker
+        try:
+            while not worker.closed and worker.outbox.poll():
+                if self._apply(job, worker.outbox.recv()):
+                    worker.closed = True
+                    self._end(job, "")
+        except (EOFError, OSError):  # the worker ended (or was killed) with nothing more to say
+            worker.closed = True
+
+    def _check(self, job: Job) -> None:
+        """End a job whose worker died, ignores Stop or runs far past its time limits."""
+        worker = job.worker
+        if job.finished is not None or job.id not in self._running:
+            return
+        if not worker.process.is_alive():
+            self._read(job)  # what it sent just before it ended
+            if job.id in self._running and job.finished is None:
+                crashed = "" if job.phases["main"].result else MSG_CRASHED.format(code=worker.process.exitcode)
+                worker.closed = True
+                self._end(job, crashed)
+            return
+        failure = self._overdue(job, worker)
+        if failure:
+            worker.closed = True
+            self._end(job, failure)
+
+    def _end(self, job: Job, failure: str) -> None:
+        """Measure and store the finished job in a thread of its own, then free its slot."""
+        with self._lock:
+            if job.finished is not None or job.ending:
+                return
+            job.ending = True
+        threading.Thread(target=self._finish, args=(job, failure), daemon=True, name=f"finish-{job.id}").start()
+
+    def _finish(self, job: Job, failure: str) -> None:
         main = job.phases["main"]
         job.failure = failure
+        worker = job.worker
         try:
             if self._on_finished is not None and (main.result is not None or main.tree is not None):
                 self._on_finished(job)
@@ -315,18 +438,13 @@ class JobRegistry:
                 job.message = failure or ("" if main.result is not None else main.error or "")
                 job.finished = time.monotonic()
                 job.spec = job.context = None  # the rows are no longer needed: free them
+                job.changed()
                 self._running.discard(job.id)
                 self._start_waiting()
-        worker.process.join(5.0)  # it has said all it will say; let it wind down, then make sure
-        worker.end()
-
-    def _drain(self, job: Job, worker: _Worker) -> None:
-        """Fold in messages a worker sent just before it ended."""
-        while True:
-            try:
-                self._apply(job, worker.outbox.get_nowait())
-            except queue.Empty:
-                return
+        if worker is not None:
+            worker.process.join(5.0)  # it has said all it will say; let it wind down, then make sure
+            worker.end()
+            worker.outbox.close()
 
     def _apply(self, job: Job, message: dict[str, Any]) -> bool:
         """Fold one worker message into the job; True when the worker is done."""
@@ -334,6 +452,7 @@ class JobRegistry:
         if kind == "done":
             return True
         with self._lock:
+            job.changed()
             if kind == "ready":
                 job.state = "running"
                 return False
@@ -343,8 +462,7 @@ class JobRegistry:
                 job.stop_requested = None
             job.state = "running"
             if kind == "progress":
-                point = {k: message[k] for k in ("elapsed", "objective", "bound", "gap", "nodes", "message")}
-                phase.history.append(point)
+                phase.add_point({k: message[k] for k in ("elapsed", "objective", "bound", "gap", "nodes", "message")})
                 phase.received = time.monotonic()
                 if message["tree"] is not None:
                     phase.tree = message["tree"]

@@ -2,8 +2,10 @@
 hang cannot take the server down and each solve gets a fresh process.
 
 A worker is started ahead of time and imports the engine while it waits, so the
-first tree of a solve reaches the page quickly.  It then receives one
-:class:`SolveSpec` on its inbox, fits, and puts small picklable dicts on its outbox:
+first tree of a solve reaches the page quickly.  It runs at a lower scheduling
+priority than the server (:data:`NICENESS`), so pages stay quick while every
+core solves.  It then receives one :class:`SolveSpec` on its inbox, fits, and
+sends small picklable dicts down its outbox pipe:
 
 * ``{"kind": "ready"}`` once the engine is imported;
 * ``{"kind": "progress", "phase", "elapsed", "objective", "bound", "gap", "nodes",
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
 import sys
 import threading
 import time
@@ -34,6 +37,8 @@ import pandas as pd
 
 #: Seconds between two progress messages without a new tree.
 PROGRESS_INTERVAL = 0.2
+#: How much lower than the server's the worker's scheduling priority is (Unix ``nice``).
+NICENESS = 10
 
 MSG_CRASH = "The solver stopped with an internal error ({kind}: {detail}). The server log has the details."
 
@@ -95,7 +100,7 @@ class _ProgressSender:
         if new_tree:
             self._last_tree = tree_json
         self._last_sent = now
-        self._outbox.put(
+        self._outbox.send(
             {
                 "kind": "progress",
                 "phase": self._phase,
@@ -125,14 +130,14 @@ def _fit(spec: SolveSpec, params: dict[str, Any], phase: str, outbox: Any, stop:
             stop=stop,
         )
     except (StrongTreeError, EncodingError) as err:  # the user can fix these: the message says how
-        outbox.put({"kind": "error", "phase": phase, "message": str(err), "user_error": True})
+        outbox.send({"kind": "error", "phase": phase, "message": str(err), "user_error": True})
         return
     except Exception as err:  # the process boundary: any failure becomes a message
         traceback.print_exc(file=sys.stderr)
         message = MSG_CRASH.format(kind=type(err).__name__, detail=str(err)[:300])
-        outbox.put({"kind": "error", "phase": phase, "message": message, "user_error": False})
+        outbox.send({"kind": "error", "phase": phase, "message": message, "user_error": False})
         return
-    outbox.put({"kind": "result", "phase": phase, "tree": model.tree_.to_json()})
+    outbox.send({"kind": "result", "phase": phase, "tree": model.tree_.to_json()})
 
 
 #: Modules a solve imports, loaded while the worker waits (seconds on a busy machine).
@@ -154,15 +159,40 @@ def prewarm() -> None:
     gurobi_licence()
 
 
+def lower_priority() -> None:
+    """Yield the CPU to the server first (where the platform allows it)."""
+    try:
+        os.nice(NICENESS)
+    except (AttributeError, OSError):  # pragma: no cover - Windows, or not permitted
+        pass
+
+
+class _Outbox:
+    """The writing end of the pipe, one message at a time (progress may come from a solver's thread)."""
+
+    def __init__(self, connection: Any) -> None:
+        self._connection = connection
+        self._lock = threading.Lock()
+
+    def send(self, message: dict[str, Any]) -> None:
+        with self._lock:
+            self._connection.send(message)
+
+
 def worker_main(inbox: Any, outbox: Any, stop_flag: Any) -> None:
-    """Process entry point: prewarm, wait for one :class:`SolveSpec`, solve it."""
+    """Process entry point: lower priority, prewarm, wait for one :class:`SolveSpec`, solve it.
+
+    ``outbox`` is the writing end of a pipe; the server reads the other end.
+    """
+    outbox = _Outbox(outbox)
+    lower_priority()
     try:
         prewarm()
     except Exception as err:  # the process boundary
         traceback.print_exc(file=sys.stderr)
-        outbox.put({"kind": "ready", "failed": f"{type(err).__name__}: {err}"})
+        outbox.send({"kind": "ready", "failed": f"{type(err).__name__}: {err}"})
     else:
-        outbox.put({"kind": "ready"})
+        outbox.send({"kind": "ready"})
     spec = inbox.get()
     if spec is None:
         return
@@ -170,4 +200,4 @@ def worker_main(inbox: Any, outbox: Any, stop_flag: Any) -> None:
     _fit(spec, spec.params, "main", outbox, bridge.event)
     if spec.baseline_params is not None:
         _fit(spec, spec.baseline_params, "baseline", outbox, bridge.next_phase())
-    outbox.put({"kind": "done"})
+    outbox.send({"kind": "done"})
