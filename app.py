@@ -18,11 +18,14 @@ ICON = Path(__file__).resolve().parent / "studio" / "assets" / "icon.png"
 def main() -> None:
     import streamlit as st
 
+    from studio.actions import GOTO_SOLVE
     from studio.sidebar import render_sidebar
     from studio.state import init_state
+    from studio.style import apply_style
 
     # A file, not a Material icon: Streamlit fetches those from an internet font host (fails offline).
     st.set_page_config(page_title="StrongTree Studio", page_icon=str(ICON), layout="wide")
+    apply_style()
     init_state()
     page = st.navigation(
         [
@@ -36,6 +39,8 @@ def main() -> None:
     )
     # Drawn before the page: nothing can be drawn after a page's st.stop(). Choices
     # reach the durable state in widget callbacks, which run before the script.
+    if st.session_state.pop(GOTO_SOLVE, False) and page.url_path != "solve":  # the live demo was started
+        st.switch_page("pages/solve.py")
     render_sidebar(live=page.url_path != "solve")  # the Solve page polls the solve itself
     page.run()
 

@@ -1,84 +1,102 @@
-"""Solve: start the solve in a worker process, watch it improve, stop it."""
+"""Solve: start the solve in a worker process, watch the best tree rise and the bound
+fall, read the solver's steps, stop it."""
 
 import streamlit as st
 
-from studio.config import check_model, check_roles, split_table
-from studio.explain import FAIRNESS_NOTIONS, MSG_LAST_TREE_KEPT
+from studio.actions import start_demo, start_solve
+from studio.config import FORMULATIONS, OBJECTIVES, SOLVERS, ModelConfig, check_model, check_roles, split_table
+from studio.demo_data import DEMO
+from studio.explain import FAIRNESS_NOTIONS, MSG_LAST_TREE_KEPT, MSG_SOLVE_NO_TABLE
 from studio.jobs import JobSnapshot
 from studio.markup import md
-from studio.outcome import SolveContext, solve_spec
 from studio.roles import class_values
 from studio.services import job_registry
 from studio.shown import tree_from_json
-from studio.sidebar import SHOWN_ACTIVE
-from studio.state import run_owner
-from studio.views import STATUS_WORDS, convergence_figure, fmt, job_state_badge, queue_message
+from studio.sidebar import SHOWN_ACTIVE, SHOWN_STATE
+from studio.stale import stale_message
+from studio.state import current_settings
+from studio.treeview import legend_html, tree_panel, tree_svg
+from studio.views import job_state_badge, job_state_key, progress_view, queue_message
+from studio.words import (
+    JOB_STATE,
+    backend_words,
+    fmt,
+    objective_value,
+    objective_words,
+    route_words,
+    status_word,
+)
 
-#: Seconds between refreshes of the live numbers, the tree and the chart.
-PANEL_POLL = 0.5
-TREE_POLL = 1.0
-CHART_POLL = 2.0
+#: Seconds between refreshes of the live numbers, and of the chart, the log and the tree.
+PANEL_POLL = 1.0
+DRAWING_POLL = 2.0
 
 st.title("Solve")
-
+registry = job_registry()
+snapshot = registry.snapshot(st.session_state["job_id"])
 table = st.session_state["table"]
+
 if table is None:
-    st.info("Choose a table on the Data page first.", icon=":material/info:")
-    st.page_link("pages/data.py", label="Go to Data", icon=":material/table_chart:")
-    st.stop()
+    st.info(MSG_SOLVE_NO_TABLE, icon=":material/info:")
+    a, b, _ = st.columns([1, 1, 2])
+    a.page_link("pages/data.py", label="Go to Data", icon=":material/table_chart:")
+    b.button("Live demo", key="solve.demo", on_click=start_demo, icon=":material/slideshow:", help=DEMO.summary)
+    if snapshot is None:
+        st.stop()
 
 roles = st.session_state["roles"]
 split = st.session_state["split"]
 model = st.session_state["model"]
-frame = table.frame
-registry = job_registry()
 
-problems = check_roles(frame, roles, model.allow_protected_splits)
-if not problems:
-    problems = check_model(model, roles, len(class_values(frame, roles.target)))
-
-with st.container(border=True):
-    a, b, c = st.columns(3)
+problems: list[str] = []
+if table is not None:
+    frame = table.frame
+    problems = check_roles(frame, roles, model.allow_protected_splits)
+    if not problems:
+        problems = check_model(model, roles, len(class_values(frame, roles.target)))
     rows = ""
     if not problems:
         parts = split_table(frame, roles, split)
-        rows = f"  \n{len(parts.train):,} training rows · {len(parts.test):,} test rows"
-    a.markdown(f"**Data**  \n{md(table.name)}  \ntarget {md(roles.target)}"
-               + (f", positive class {md(roles.positive)}" if roles.positive is not None else "") + rows)
-    fairness = ", ".join(FAIRNESS_NOTIONS[n].name for n in model.fairness) or "none"
-    b.markdown(f"**Tree**  \ndepth {model.depth} · objective {model.objective.replace('_', ' ')}  \n"
-               f"fairness: {fairness}" + (f" (δ = {model.fairness_bound:.2f})" if model.fairness else ""))
-    c.markdown(f"**Solver**  \n{model.solver} · {model.formulation}  \ntime limit {model.time_limit:.0f} s")
-
+        rows = f" · {fmt(len(parts.train), 'int')} training rows · {fmt(len(parts.test), 'int')} test rows"
+    fairness = ", ".join(FAIRNESS_NOTIONS[n].name for n in model.fairness)
+    fair_words = f"{fairness} within {fmt(model.fairness_bound, 'points')}" if fairness else "no fairness constraint"
+    positive = f" (positive class {md(roles.positive)})" if roles.positive is not None else ""
+    st.markdown(
+        f"**{md(table.name)}** · target {md(roles.target)}{positive}{rows}  \n"
+        f"Depth {model.depth} · {OBJECTIVES[model.objective].lower()} · {fair_words} · "
+        f"{FORMULATIONS[model.formulation].lower()} route, {SOLVERS[model.solver]} solver · "
+        f"time limit {fmt(model.time_limit, 'seconds')}"
+    )
 for problem in problems:
     st.error(md(problem), icon=":material/error:")
-
-
-def start_solve() -> None:
-    tables = split_table(frame, roles, split)
-    context = SolveContext(table.name, table.fingerprint, roles, split, model, tables, owner=run_owner())
-    st.session_state["job_id"] = registry.submit(solve_spec(context), context)
-    st.session_state["view_run"] = None
 
 
 def stop_solve() -> None:
     registry.stop(st.session_state["job_id"])
 
 
-snapshot = registry.snapshot(st.session_state["job_id"])
 # Also while the sidebar, drawn just before, still showed the solve running: the
 # progress fragment then sees it ended and reruns, so page and sidebar agree.
 active = snapshot is not None and (snapshot.active or st.session_state.get(SHOWN_ACTIVE, False))
-left, right, _ = st.columns([1, 1, 4])
-left.button("Solve", key="solve.start", type="primary", icon=":material/play_arrow:", on_click=start_solve,
-            disabled=bool(problems) or active, width="stretch")
-right.button("Stop", key="solve.stop", icon=":material/stop:", on_click=stop_solve,
-             disabled=not active or snapshot.stop_requested, width="stretch",
-             help="Ends the solve and keeps the best tree found so far.")
+buttons = st.columns([1, 1, 1.3, 2.7])
+buttons[0].button("Solve", key="solve.start", type="primary", icon=":material/play_arrow:", on_click=start_solve,
+                  disabled=table is None or bool(problems) or active, width="stretch")
+buttons[1].button("Stop", key="solve.stop", icon=":material/stop:", on_click=stop_solve,
+                  disabled=not active or snapshot.stop_requested, width="stretch",
+                  help="Ends the solve and keeps the best tree found so far.")
+buttons[2].button("Live demo", key="solve.demo", icon=":material/slideshow:", on_click=start_demo,
+                  disabled=active, width="stretch", help=DEMO.summary)
 
 if snapshot is None:
     st.caption("The solve runs in its own process: you can visit other pages meanwhile; it keeps going.")
     st.stop()
+
+job_settings = st.session_state["job_settings"]
+stale = stale_message(job_settings, current_settings()) if job_settings else ""
+if stale:
+    st.warning(stale, icon=":material/history:")
+# The words below describe the solve on screen, which may predate the current settings.
+model = ModelConfig.from_dict(job_settings["config"]["model"]) if job_settings else model
 
 
 def reported(snap: JobSnapshot) -> list[dict]:
@@ -86,55 +104,82 @@ def reported(snap: JobSnapshot) -> list[dict]:
     points = list(snap.main.history)
     if snap.main.result is not None:
         record = tree_from_json(snap.main.result).record
-        last = points[-1] if points else {"elapsed": 0.0, "nodes": 0}
-        points.append({"elapsed": max(record.runtime, last["elapsed"]), "objective": record.objective,
-                       "bound": record.bound, "gap": record.gap, "nodes": last["nodes"], "message": ""})
+        last = points[-1] if points else {"elapsed": 0.0, "nodes": 0, "objective": None, "bound": None}
+        if (record.objective, record.bound) != (last.get("objective"), last.get("bound")) or not points:
+            final = "certified optimal" if record.status == "optimal" else "stopped"
+            points.append({"elapsed": max(record.runtime, last["elapsed"]), "objective": record.objective,
+                           "bound": record.bound, "gap": record.gap, "nodes": last["nodes"], "message": final})
     return points
 
 
-def render_progress() -> None:
+def explored_words() -> str:
+    if model.formulation == "auto":
+        return "partial trees the exact search has visited"
+    return "branch-and-bound nodes of the MIO solver"
+
+
+def render_numbers() -> None:
     snap = registry.snapshot(st.session_state["job_id"])
     if snap is None:
         return
     points = reported(snap)
     latest = points[-1] if points else None
-    if snap.active:
-        head, info = st.columns([1, 3], vertical_alignment="center")
-        with head:
-            job_state_badge(snap)
-        if snap.state == "queued":
-            info.markdown(queue_message(snap, registry.max_running))
-        elif latest is not None:
-            info.caption(md(latest["message"] or ""))
+    head, info = st.columns([1, 4], vertical_alignment="center")
+    with head:
+        job_state_badge(snap)
+    if snap.state == "queued":
+        info.markdown(queue_message(snap, registry.max_running))
+    elif snap.active:
+        info.caption(JOB_STATE["baseline"].sentence.capitalize() + "." if snap.phase == "baseline"
+                     else "The best tree rises, the bound falls; when they meet the tree is proven optimal.")
     cols = st.columns(5)
     cols[0].metric("Elapsed", fmt(snap.elapsed, "seconds"))
-    cols[1].metric("Best objective", fmt(latest["objective"] if latest else None))
-    cols[2].metric("Bound", fmt(latest["bound"] if latest else None))
-    cols[3].metric("Gap", fmt(latest["gap"] if latest else None, "percent"))
-    cols[4].metric("Nodes explored", fmt(latest["nodes"] if latest else None, "int"))
-    if active and not snap.active:
-        st.rerun()
+    cols[1].metric("Best tree", fmt(latest["objective"] if latest else None),
+                   help="The objective of the best tree found so far: " + objective_words(model.objective,
+                                                                                         model.regularization) + ".")
+    cols[2].metric("Bound", fmt(latest["bound"] if latest else None),
+                   help="No tree of this depth can do better than this (proven).")
+    cols[3].metric("Gap", fmt(latest["gap"] if latest else None, "percent"),
+                   help="(bound − best tree) / best tree: 0 means proven optimal.")
+    cols[4].metric("Explored", fmt(latest["nodes"] if latest else None, "int"), help=explored_words().capitalize())
+    shown_state = st.session_state.get(SHOWN_STATE)
+    if (active and not snap.active) or (shown_state is not None and shown_state != job_state_key(snap)):
+        st.rerun()  # the whole page: the sidebar, the buttons and the outcome follow the new state
+
+
+def render_progress() -> None:
+    snap = registry.snapshot(st.session_state["job_id"])
+    points = reported(snap) if snap is not None else []
+    if not points:
+        if snap is not None and snap.active:
+            st.caption("The first numbers appear as soon as the solver reports.")
+        return
+    view = progress_view(snap, points, snap.main.now if snap.active else None)
+    chart, log = st.columns([3, 2], gap="medium")
+    with chart:
+        st.markdown("**Best tree and bound**")
+        if view.objective_chart is not None:
+            st.vega_lite_chart(spec=view.objective_chart, width="stretch", height=230)
+        if view.gap_chart is not None:
+            st.vega_lite_chart(spec=view.gap_chart, width="stretch", height=140)
+        st.caption(f"Values count {objective_words(model.objective, model.regularization)}. A bound far above the "
+                   "best tree runs along the top edge. The gap reaches 0 when the best tree is proven optimal.")
+    with log:
+        st.markdown("**What the solver did** (newest first)")
+        st.table(view.log, hide_index=True)
+        st.caption(f"Explored: {explored_words()}.")
 
 
 def render_tree() -> None:
     snap = registry.snapshot(st.session_state["job_id"])
     best = snap.main.best_tree if snap is not None else None
     if best is not None:
+        tree = tree_from_json(best)
         st.markdown("**Final tree**" if snap.main.result else "**Best tree so far**")
-        st.graphviz_chart(tree_from_json(best).to_dot())
+        st.markdown(tree_panel(tree_svg(tree, compact=True), max_height=520), unsafe_allow_html=True)
+        st.markdown(legend_html(tree), unsafe_allow_html=True)
     elif snap is not None and snap.active:
         st.caption("The first tree appears as soon as the solver has one.")
-
-
-def render_chart() -> None:
-    snap = registry.snapshot(st.session_state["job_id"])
-    points = reported(snap) if snap is not None else []
-    if not points:
-        return
-    st.plotly_chart(convergence_figure(points, snap.main.now if snap.active else None), key="solve.chart",
-                    config={"displayModeBar": False})
-    st.caption("The incumbent is the best tree found so far; the bound caps what any tree can reach. "
-               "They meet when the tree is proven optimal.")
 
 
 def render_outcome() -> None:
@@ -149,17 +194,21 @@ def render_outcome() -> None:
     outcome = snapshot.outcome
     if snapshot.main.result is not None:
         record = tree_from_json(snapshot.main.result).record
-        words = STATUS_WORDS.get(record.status, record.status)
-        st.success(f"Tree {words} · objective {fmt(record.objective)} · gap {fmt(record.gap, 'percent')} · "
-                   f"{fmt(record.runtime, 'seconds')} with {record.backend}", icon=":material/check_circle:")
+        word = status_word(record.status)
+        value = objective_value(record.objective, model.objective, model.regularization, record.n_rows)
+        text = (f"**{word.label}**: {word.sentence}.  \nBest tree {value} · bound {fmt(record.bound)} · "
+                f"gap {fmt(record.gap, 'percent')} · {fmt(record.runtime, 'seconds')} · "
+                f"{route_words(record.method, record.backend)}")
+        (st.success if record.status == "optimal" else st.warning)(text, icon=word.icon)
         if snapshot.message:
             st.warning(md(snapshot.message), icon=":material/warning:")
         with st.expander("How it was solved", icon=":material/info:"):
-            size = (f"{record.n_variables:,} variables, {record.n_constraints:,} constraints"
+            size = (f"{fmt(record.n_variables, 'int')} variables and {fmt(record.n_constraints, 'int')} constraints"
                     if record.method in ("flow", "benders") else "no MIO model was needed")
-            st.markdown(f"**Formulation:** {md(record.formulation)} ({record.method})  \n"
-                        f"**Model size:** {size}; {record.n_rows:,} rows in {record.n_patterns:,} patterns  \n"
-                        f"**Why this route:** {md(record.choice)}")
+            st.markdown(f"**Route:** {md(record.formulation)}  \n"
+                        f"**Solver:** {md(backend_words(record.backend))}; {size}  \n"
+                        f"**Rows:** {fmt(record.n_rows, 'int')} training rows in {fmt(record.n_patterns, 'int')} "
+                        f"distinct patterns  \n**Why this route:** {md(record.choice)}")
             if record.message:
                 st.caption(md(record.message))
         baseline = snapshot.baseline
@@ -179,11 +228,8 @@ def render_outcome() -> None:
 if not active:
     render_outcome()
 
-# Three fragments: the numbers refresh fastest, the drawings less often (a redraw in
-# the numbers' fragment would stretch their refresh interval).
-panel, chart = st.columns([3, 2], gap="large")
-with panel:
-    st.fragment(run_every=PANEL_POLL if active else None)(render_progress)()
-    st.fragment(run_every=TREE_POLL if active else None)(render_tree)()
-with chart:
-    st.fragment(run_every=CHART_POLL if active else None)(render_chart)()
+# The numbers refresh fastest; the drawings less often, in fragments of their own
+# (a redraw in the numbers' fragment would stretch their refresh interval).
+st.fragment(run_every=PANEL_POLL if active else None)(render_numbers)()
+st.fragment(run_every=DRAWING_POLL if active else None)(render_progress)()
+st.fragment(run_every=DRAWING_POLL if active else None)(render_tree)()

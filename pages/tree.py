@@ -1,11 +1,14 @@
-"""Tree: the learned tree in the user's terms, a row's path through it, and downloads."""
+"""Tree: the learned tree in the user's terms at a legible size, a row's path through
+it in words, the rules and downloads."""
 
 import streamlit as st
 
 from studio.exports import EXPORTS, IMAGE_MIME, IMAGES_UNAVAILABLE, export_bytes, image_bytes, images_available
 from studio.markup import md
-from studio.shown import group_mix, shown
-from studio.views import STATUS_WORDS, fmt
+from studio.shown import group_mix, shown, shown_label
+from studio.treeview import ZOOMS, legend_html, path_in_words, tree_panel, tree_svg
+from studio.views import status_badge
+from studio.words import fmt, objective_value, route_words
 
 st.title("Tree")
 
@@ -21,45 +24,62 @@ if result is None:
     st.stop()
 
 tree, record = result.tree, result.tree.record
-st.caption(f"{md(result.title)} · {STATUS_WORDS.get(record.status, record.status)}")
+head, badge = st.columns([5, 1.3], vertical_alignment="center")
+head.caption(md(result.title))
+with badge:
+    status_badge(record.status)
+label, stale = shown_label(result)
+if label:
+    (st.warning if stale else st.info)(label, icon=":material/history:")
 
 tables = result.tables
 highlight: list[int] = []
 mix = None
-row_panel = None
+row = None
+controls = st.columns([1, 1, 1.5, 1.5], vertical_alignment="bottom")
 if tables is None:
     st.caption("Load the table this run was learned on (Data page) to follow rows through the tree.")
 else:
-    a, b, c = st.columns([1, 1, 2], vertical_alignment="bottom")
     splits = {"train": tables.train, "test": tables.test} if len(tables.test) else {"train": tables.train}
-    part = a.selectbox("Rows from", list(splits), key="tree.split",
-                       format_func={"train": "training set", "test": "test set"}.get)
+    part = controls[0].selectbox("Rows from", list(splits), key="tree.split",
+                                 format_func={"train": "training set", "test": "test set"}.get)
     rows = splits[part]
-    index = b.number_input(f"Row (0–{len(rows) - 1})", 0, len(rows) - 1, step=1, key="tree.row",
-                           help="Its path through the tree is drawn in bold.")
-    show_mix = c.toggle("Show protected groups in each node", key="tree.mix",
-                        disabled=not result.roles.protected,
-                        help="Training rows of each protected group reaching the node.")
+    index = controls[1].number_input(f"Row (0–{len(rows) - 1})", 0, len(rows) - 1, step=1, key="tree.row",
+                                     help="Its path through the tree is drawn with a heavy outline.")
+    show_mix = controls[2].toggle("Protected groups in each box", key="tree.mix",
+                                  disabled=not result.roles.protected,
+                                  help="The protected groups of the training rows reaching each box.")
     row = rows.iloc[[int(index)]]
     highlight = tree.decision_path(row)
     if show_mix and result.roles.protected:
         mix = group_mix(tree, tables.train, result.roles.protected)
-    row_panel = row
+zoom = controls[3].segmented_control("Size", list(ZOOMS), default="100%", key="tree.zoom",
+                                     help="100% is the natural size; scroll the panel to move around a large tree.")
+st.markdown(tree_panel(tree_svg(tree, highlight=highlight, group_mix=mix, zoom=ZOOMS.get(zoom or "100%", 1.0)),
+                       max_height=640), unsafe_allow_html=True)
+st.markdown(legend_html(tree, highlight=bool(highlight), groups=mix is not None), unsafe_allow_html=True)
 
-chart, side = st.columns([3, 1], gap="large")
-with chart:
-    st.graphviz_chart(tree.to_dot(highlight=highlight, group_mix=mix))
-    st.caption("Each box shows its test (or prediction), the training rows reaching it and their class mix; "
-               "leaves are coloured by the class they predict. “yes” means the test holds.")
-with side:
-    if row_panel is not None:
-        prediction = tree.predict(row_panel)[0]
-        truth = row_panel[result.roles.target].iloc[0]
-        st.markdown(f"**Prediction:** {md(prediction)}  \n**Actual:** {md(truth)}")
-        st.dataframe(row_panel.T.rename(columns=lambda _: "value").astype(str))
-    st.markdown("**Solve**")
-    st.markdown(f"objective {fmt(record.objective)} · bound {fmt(record.bound)} · gap {fmt(record.gap, 'percent')}  \n"
-                f"{fmt(record.runtime, 'seconds')} · {md(record.backend)} · {md(record.formulation)}")
+if row is not None:
+    words, values = st.columns([3, 2], gap="large")
+    with words:
+        prediction = tree.predict(row)[0]
+        truth = row[result.roles.target].iloc[0]
+        verdict = "right" if str(prediction) == str(truth) else "wrong"
+        st.markdown(f"##### The path of row {int(index)}")
+        sentences = path_in_words(tree, row)
+        st.markdown("\n".join([f"{i}. {md(s)}" for i, s in enumerate(sentences[:-1], start=1)])
+                    + "\n\n" + md(sentences[-1]))
+        st.markdown(f"**Prediction:** {md(prediction)} · **actual:** {md(truth)} ({verdict})")
+    with values:
+        st.markdown("##### Its values")
+        st.dataframe(row.T.rename(columns=lambda _: "value").astype(str), height=260)
+
+st.markdown("##### How it was solved")
+st.markdown(
+    f"Best tree {objective_value(record.objective, result.model.objective, result.model.regularization, record.n_rows)}"
+    f" · bound {fmt(record.bound)} · gap {fmt(record.gap, 'percent')} · {fmt(record.runtime, 'seconds')} · "
+    f"{route_words(record.method, record.backend)}"
+)
 
 st.markdown("##### Rules")
 st.code(tree.to_text(), language=None, wrap_lines=True)

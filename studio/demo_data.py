@@ -5,10 +5,13 @@ planted historical bias."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable
 
 import numpy as np
 import pandas as pd
+
+from studio.config import ModelConfig, SplitConfig
 
 #: Levels of the legitimate factor of the hiring table, lowest first.
 EDUCATION_LEVELS = ("secondary", "bachelor", "master")
@@ -146,6 +149,16 @@ DEMOS: dict[str, DemoTable] = {
             description=HIRING_DESCRIPTION,
         ),
         DemoTable(
+            "Hiring, 3,000 applicants (live demo)",
+            partial(make_hiring, 3000, 7),
+            "The hiring teaching table with 3,000 applicants (same generator, seed 7): the table of the live demo.",
+            target="hired",
+            positive="yes",
+            protected=("gender",),
+            legitimate=("education",),
+            description=HIRING_DESCRIPTION,
+        ),
+        DemoTable(
             "Breast cancer (Wisconsin, scikit-learn)",
             _breast_cancer,
             "569 tumours, 30 numeric measurements; predict `diagnosis` (malignant / benign). "
@@ -167,3 +180,29 @@ DEMOS: dict[str, DemoTable] = {
         ),
     )
 }
+
+
+@dataclass(frozen=True)
+class DemoPreset:
+    """A built-in table with model settings whose solve is worth watching."""
+
+    table: str  # a key of DEMOS
+    model: ModelConfig
+    split: SplitConfig
+    summary: str
+
+
+#: The live demo: a fair tree whose proof takes long enough to watch the best tree rise and
+#: the bound fall step by step, yet closes its gap well within the minute: on an idle 2-core
+#: machine the exact search certifies it in about 7 s after 9 better trees and 7 tighter
+#: bounds (the gap falls from 9 % to 0); in the dashboard, with the comparison tree, 13-16 s.
+DEMO = DemoPreset(
+    table="Hiring, 3,000 applicants (live demo)",
+    model=ModelConfig(depth=4, fairness=("equalized_odds",), fairness_bound=0.01, n_buckets=10, time_limit=60.0),
+    split=SplitConfig(test_size=0.25, seed=0, stratify=True),
+    summary=(
+        "Loads the hiring table with 3,000 applicants and solves a depth-4 tree whose true- and false-positive "
+        "rates may differ by at most 1 percentage point between women and men: watch the best tree rise and "
+        "the bound fall until they meet."
+    ),
+)

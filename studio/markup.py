@@ -7,10 +7,13 @@ cells, so a column called ``![x](http://host/beacon.png)`` would make every
 viewer's browser fetch that URL.  Every such string goes through :func:`md`
 (or :func:`md_table` for a table) before it reaches one of those surfaces;
 ``st.dataframe``, widget options and the drawn tree do not read Markdown.
+HTML the app writes itself (the tree's SVG, its legend) takes user text through
+:func:`html_text` instead.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
@@ -48,3 +51,9 @@ def md_table(frame: pd.DataFrame) -> pd.DataFrame:
     out.index = pd.Index([md(i) for i in frame.index], name=None if name is None else md(name))
     out.columns = [md(c) for c in frame.columns]
     return out
+
+
+def html_text(value: Any) -> str:
+    """``value`` as the text of an HTML or SVG element: on one line, every markup
+    character (``& < > " '``) as an entity, so it can only ever be text."""
+    return html.escape(" ".join(str(value).splitlines()), quote=True)

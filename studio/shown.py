@@ -20,11 +20,13 @@ from studio.config import ModelConfig, Roles, SplitConfig, SplitTables, split_ta
 from studio.markup import md
 from studio.runs import RunEntry, RunStoreError, UnknownRun
 from studio.services import job_registry, run_store
-from studio.state import run_viewer
+from studio.stale import stale_message
+from studio.state import current_settings, run_viewer
 
 MSG_NO_TREE = "No tree yet: solve one on the **Solve** page, or reopen a run on the **Runs** page."
 MSG_RUNNING = "A solve is running: its latest tree is on the **Solve** page; the result appears here when it ends."
 MSG_NO_RESULT = "The last solve has no tree to show."
+MSG_FROM_HISTORY = "Run {run_id} reopened from the history: it shows the settings it was solved with."
 MSG_RUN_GONE = (
     "Run {run_id} of the last solve is no longer in this session's history (it was deleted or moved to another "
     "workspace), so it is not shown. Solve again, or open a run on the **Runs** page."
@@ -101,6 +103,20 @@ def shown() -> tuple[Shown | None, str]:
         tables = split_table(table.frame, roles, SplitConfig(**entry.config["split"]))
     baseline = tree_from_json(entry.baseline) if entry.baseline else None
     return Shown(entry, tree_from_json(entry.tree), baseline, roles, model, tables), ""
+
+
+def shown_label(result: Shown) -> tuple[str, bool]:
+    """A line above a result that says where it comes from, and whether it is stale.
+
+    A run reopened from the history is labelled as such; the last solve of the
+    session is labelled stale when the settings have changed since it started
+    (:func:`studio.stale.stale_message`).  Returns ("", False) for a current result.
+    """
+    if st.session_state["view_run"] is not None:
+        return MSG_FROM_HISTORY.format(run_id=result.entry.id), False
+    then = {"fingerprint": result.entry.fingerprint, "config": result.entry.config}
+    text = stale_message(then, current_settings())
+    return text, bool(text)
 
 
 def group_labels(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.Series:

@@ -7,13 +7,16 @@ import streamlit as st
 from studio.jobs import JobSnapshot
 from studio.markup import md
 from studio.services import job_registry
-from studio.views import job_state_badge
+from studio.views import job_state_badge, job_state_key
+from studio.words import fmt
 
 #: Seconds between refreshes of the sidebar's solve status while a solve runs.
 SIDEBAR_POLL = 1.0
 #: Session key: whether the sidebar last showed this session's solve as running (the
 #: Solve page, drawn after it, reruns once if the solve ended in between).
 SHOWN_ACTIVE = "_sidebar_solve_active"
+#: Session key: the state the sidebar last showed (the Solve page reruns the whole page when it changes).
+SHOWN_STATE = "_sidebar_solve_state"
 
 
 def render_sidebar(live: bool = True) -> None:
@@ -25,7 +28,7 @@ def render_sidebar(live: bool = True) -> None:
         if table is None:
             st.markdown("No table yet: choose one on the **Data** page.")
         else:
-            st.markdown(f"**{md(table.name)}**  \n{len(table.frame):,} rows × {table.frame.shape[1]} columns")
+            st.markdown(f"**{md(table.name)}**  \n{fmt(len(table.frame), 'int')} rows × {table.frame.shape[1]} columns")
             if roles is not None:
                 protected = ", ".join(md(c) for c in roles.protected) or "none"
                 st.markdown(f"Target {md(roles.target)} · protected: {protected}")
@@ -42,10 +45,11 @@ def _solve_status(poll: bool) -> None:
         if snapshot is None:
             return
         st.session_state[SHOWN_ACTIVE] = snapshot.active
+        st.session_state[SHOWN_STATE] = job_state_key(snapshot)
         job_state_badge(snapshot)
         latest = snapshot.main.latest
         if snapshot.active and latest is not None and latest["gap"] is not None:
-            st.caption(f"{snapshot.elapsed:.0f} s · gap {latest['gap']:.1%}")
+            st.caption(f"{fmt(snapshot.elapsed, 'seconds')} · gap {fmt(latest['gap'], 'percent')}")
         st.page_link("pages/solve.py", label="Open the solve", icon=":material/play_circle:")
 
     status()

@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from studio.config import ModelConfig, Roles, SplitConfig
+from studio.stale import settings
 
 
 @dataclass(frozen=True)
@@ -22,9 +23,15 @@ class LoadedTable:
     """The table the user is working on."""
 
     name: str
-    frame: pd.DataFrame
-    fingerprint: str
+    frame: pd.DataFrame  # what the tree learns from: the loaded table with the column edits applied
+    fingerprint: str  # of ``frame``
     notes: tuple[str, ...] = ()  # what reading the file assumed (e.g. its text encoding)
+    raw: pd.DataFrame | None = None  # the table as loaded, before column edits (None: ``frame`` itself)
+
+    @property
+    def loaded(self) -> pd.DataFrame:
+        """The table as it was loaded."""
+        return self.frame if self.raw is None else self.raw
 
 
 #: Durable session keys and their initial values (factories).
@@ -37,6 +44,8 @@ DEFAULTS: dict[str, Callable[[], Any]] = {
     "view_run": lambda: None,  # run id shown on the Tree and Fairness pages
     "session_owner": lambda: f"session:{uuid.uuid4().hex}",  # owner of the runs this session solves
     "workspace": lambda: "",  # a workspace name the user typed on the Runs page ("" for none)
+    "edits": dict,  # column -> studio.columns.ColumnEdit: types and value labels chosen on the Data page
+    "job_settings": lambda: None,  # the settings the last solve was started with (studio.stale)
 }
 
 #: Longest workspace name kept.
@@ -163,3 +172,11 @@ def run_viewer() -> tuple[str, ...]:
     workspace = st.session_state["workspace"]
     owners = (st.session_state["session_owner"],)
     return owners + (f"workspace:{workspace}",) if workspace else owners
+
+
+def current_settings() -> dict[str, Any] | None:
+    """The settings a solve started now would use (see :func:`studio.stale.settings`), or None without a table."""
+    table, roles = st.session_state["table"], st.session_state["roles"]
+    if table is None or roles is None:
+        return None
+    return settings(table.fingerprint, roles, st.session_state["split"], st.session_state["model"])

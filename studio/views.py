@@ -1,44 +1,32 @@
-"""Small rendering helpers shared by the pages."""
+"""Rendering helpers shared by the pages: the job's state, the solve's progress
+(chart specs and the solver's log) and the badges of the status vocabulary.
+
+The progress views are pure functions of a job snapshot, computed once per job
+version and shared by every session watching (:func:`progress_view`).
+"""
 
 from __future__ import annotations
 
-import math
+from collections import OrderedDict
+from dataclasses import dataclass
+from threading import Lock
 from typing import Any, Sequence
 
-import plotly.graph_objects as go
+import pandas as pd
 import streamlit as st
 
 from studio.jobs import JobSnapshot
-
-STATE_LABELS = {
-    "queued": ("Queued", ":material/hourglass_top:", "gray"),
-    "starting": ("Starting", ":material/hourglass_top:", "blue"),
-    "running": ("Solving", ":material/autorenew:", "blue"),
-    "finished": ("Finished", ":material/check_circle:", "green"),
-    "failed": ("Failed", ":material/error:", "red"),
-    "cancelled": ("Cancelled", ":material/cancel:", "gray"),
-}
-
-STATUS_WORDS = {
-    "optimal": "proven optimal",
-    "time_limit": "best tree at the time limit (not proven optimal)",
-    "time_limit_no_tree": "no tree within the time limit",
-    "infeasible": "no tree satisfies the constraints",
-    "interrupted": "stopped by the user (best tree kept)",
-    "error": "solver error",
-    "running": "in progress",
-}
-
+from studio.words import JOB_STATE, count_of, event_words, fmt, status_word
 
 MSG_QUEUED = (
     "Waiting for a free solver: {running} running now (the server runs at most {limit} at a time) "
     "and {waiting} waiting ahead of this one."
 )
-
-
-def count_of(n: int, word: str) -> str:
-    """``n`` and ``word``, plural unless ``n`` is 1: "1 solve", "2 solves"."""
-    return f"{n:,} {word}" + ("" if n == 1 else "s")
+#: Rows of the solver's log shown (newest first).
+LOG_ROWS = 8
+BEST_COLOUR, BOUND_COLOUR, GAP_COLOUR = "#1f6f8b", "#c0392b", "#7d5ba6"
+#: The time axis of the progress charts: seconds written on the labels, no title.
+SECONDS = {"labelExpr": "datum.label + ' s'", "labelFontSize": 12, "tickMinStep": 0.5}
 
 
 def queue_message(snapshot: JobSnapshot, limit: int) -> str:
@@ -48,66 +36,174 @@ def queue_message(snapshot: JobSnapshot, limit: int) -> str:
                              waiting=count_of(ahead, "other solve") if ahead else "no other solve")
 
 
-def job_state_badge(snapshot: JobSnapshot) -> None:
-    """A coloured badge with the job's state in words."""
-    label, icon, color = STATE_LABELS[snapshot.state]
-    if snapshot.state == "queued" and snapshot.queue_position:
-        label = f"Queued (position {snapshot.queue_position})"
-    if snapshot.state == "running" and snapshot.phase == "baseline":
-        label = "Solving the comparison tree"
+def job_state_key(snapshot: JobSnapshot) -> str:
+    """The key of :data:`studio.words.JOB_STATE` that says what the job is doing."""
     if snapshot.stop_requested and snapshot.active:
-        label = "Stopping"
-    st.badge(label, icon=icon, color=color)
+        return "stopping"
+    if snapshot.state == "running" and snapshot.phase == "baseline":
+        return "baseline"
+    return snapshot.state
 
 
-def fmt(value: Any, kind: str = "number") -> str:
-    """Format a possibly missing number for a card or a table cell."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    if kind == "gap":
-        return f"{value:.3f}"
-    if kind == "percent":
-        return f"{value:.1%}"
-    if kind == "seconds":
-        return f"{value:.1f} s"
-    if kind == "int":
-        return f"{int(value):,}"
-    return f"{value:,.4g}"
+def job_state_badge(snapshot: JobSnapshot) -> None:
+    """A coloured badge with the job's state in words (short enough not to be cut)."""
+    word = JOB_STATE[job_state_key(snapshot)]
+    label = word.label
+    if snapshot.state == "queued" and snapshot.queue_position:
+        label = f"Queued ({snapshot.queue_position})"
+    st.badge(label, icon=word.icon, color=word.colour)
 
 
-def convergence_figure(history: Sequence[dict[str, Any]], now: float | None = None) -> go.Figure:
-    """Incumbent objective and best bound against solver time (plotly).
+def status_badge(status: str) -> None:
+    """A coloured badge with a solve status in words."""
+    word = status_word(status)
+    st.badge(word.label, icon=word.icon, color=word.colour)
 
-    Both lines hold their last value up to ``now`` (the solver's current time),
-    so the chart keeps moving while the solver is quiet.
+
+@dataclass(frozen=True)
+class ProgressView:
+    """What the Solve page draws for one job version."""
+
+    points: tuple[dict[str, Any], ...]
+    objective_chart: dict[str, Any] | None
+    gap_chart: dict[str, Any] | None
+    log: pd.DataFrame
+
+
+_VIEWS: "OrderedDict[tuple, ProgressView]" = OrderedDict()
+_VIEWS_LOCK = Lock()
+#: Progress views kept (a few per watched job).
+MAX_VIEWS = 64
+
+
+def progress_view(snapshot: JobSnapshot, points: Sequence[dict[str, Any]], now: float | None) -> ProgressView:
+    """The charts and the log of ``points``, computed once per (job, version, phase,
+    second of ``now``) and shared by every session that watches the job."""
+    key = (snapshot.id, snapshot.version, snapshot.phase, None if now is None else round(now))
+    with _VIEWS_LOCK:
+        view = _VIEWS.get(key)
+        if view is not None:
+            _VIEWS.move_to_end(key)
+            return view
+    view = ProgressView(tuple(points), objective_spec(points, now), gap_spec(points, now), solver_log(points))
+    with _VIEWS_LOCK:
+        _VIEWS[key] = view
+        while len(_VIEWS) > MAX_VIEWS:
+            _VIEWS.popitem(last=False)
+    return view
+
+
+def _extended(points: Sequence[dict[str, Any]], now: float | None) -> list[dict[str, Any]]:
+    """The points, with the last values held up to ``now`` (the chart keeps moving while the solver is quiet)."""
+    out = list(points)
+    if now is not None and out and now > out[-1]["elapsed"]:
+        out.append({**out[-1], "elapsed": now, "held": True})
+    return out
+
+
+def _integral(values: list[float]) -> bool:
+    return bool(values) and all(float(v).is_integer() for v in values)
+
+
+def objective_spec(points: Sequence[dict[str, Any]], now: float | None = None) -> dict[str, Any] | None:
+    """Vega-Lite spec: the best tree's objective and the bound against time, as steps."""
+    rows = []
+    for p in _extended(points, now):
+        for series, field in (("best tree", "objective"), ("bound", "bound")):
+            if p.get(field) is not None:
+                rows.append({"seconds": round(p["elapsed"], 2), "value": p[field], "series": series,
+                             "held": bool(p.get("held"))})
+    if not rows:
+        return None
+    values = [r["value"] for r in rows]
+    axis: dict[str, Any] = {"title": None, "format": ",d" if _integral(values) else ",.4~g"}
+    if _integral(values):
+        axis["tickMinStep"] = 1
+    return {
+        "data": {"values": rows},
+        "encoding": {
+            "x": {"field": "seconds", "type": "quantitative", "title": None, "scale": {"zero": True}, "axis": SECONDS},
+            "y": {"field": "value", "type": "quantitative", "scale": {"zero": False, "domain": y_domain(rows), "clamp": True},
+                  "axis": axis},
+            "color": {"field": "series", "type": "nominal", "title": None,
+                      "scale": {"domain": ["best tree", "bound"], "range": [BEST_COLOUR, BOUND_COLOUR]},
+                      "legend": {"orient": "top-left", "labelFontSize": 13, "fillColor": "#ffffffcc",
+                                 "padding": 4}},
+            "tooltip": [{"field": "series"}, {"field": "seconds", "format": ".1f"},
+                        {"field": "value", "format": ",.6~g"}],
+        },
+        # The scale clamps: a first bound far above every tree runs along the top edge
+        # instead of shrinking the plot.
+        "layer": [
+            {"mark": {"type": "line", "interpolate": "step-after", "strokeWidth": 2.5},
+             "encoding": {"strokeDash": {"field": "series", "type": "nominal", "legend": None,
+                                         "scale": {"domain": ["best tree", "bound"], "range": [[1, 0], [6, 4]]}}}},
+            {"mark": {"type": "point", "filled": True, "size": 36},
+             "transform": [{"filter": "!datum.held"}]},
+        ],
+    }
+
+
+def y_domain(rows: list[dict[str, Any]]) -> list[float]:
+    """The objective axis: from the lowest best tree to the highest bound that says something.
+
+    A first bound far above every tree (every row at its best class) would flatten the
+    steps that matter, so bounds more than the best trees' own spread (at least 5 %)
+    above the best tree are drawn along the top edge (the scale clamps them).
     """
-    t = [p["elapsed"] for p in history]
-    incumbent = [p["objective"] for p in history]
-    bound = [p["bound"] for p in history]
-    sizes = [6] * len(t)
-    if now is not None and t and now > t[-1]:
-        t, incumbent, bound, sizes = t + [now], incumbent + incumbent[-1:], bound + bound[-1:], sizes + [0]
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=t, y=incumbent, name="best tree (incumbent)", mode="lines+markers",
-            line={"shape": "hv", "color": "#1f6f8b"}, marker={"size": sizes},
-        )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=t, y=bound, name="bound (best possible)", mode="lines",
-            line={"shape": "hv", "dash": "dash", "color": "#c0392b"},
-        )
-    )
-    values = [v for v in incumbent + bound if v is not None]
-    pad = max((max(values) - min(values)) * 0.08, 1.0) if values else 1.0
-    fig.update_layout(
-        height=320,
-        margin={"l": 10, "r": 10, "t": 10, "b": 10},
-        xaxis={"title": "seconds", "rangemode": "tozero"},
-        yaxis={"title": "objective", "tickformat": ",~g",
-               "range": [min(values) - pad, max(values) + pad] if values else None},
-        legend={"orientation": "h", "y": -0.3},
-    )
-    return fig
+    best = [r["value"] for r in rows if r["series"] == "best tree"]
+    bounds = [r["value"] for r in rows if r["series"] == "bound"]
+    if not best:
+        return [min(bounds), max(bounds)]
+    low, top = min(best), max(best)
+    reach = top + max(top - low, 0.05 * abs(top), 1.0)
+    shown = [b for b in bounds if b <= reach]
+    high = max([top, *shown])
+    pad = max((high - low) * 0.06, 0.5)
+    return [low - pad, high + pad]
+
+
+def gap_spec(points: Sequence[dict[str, Any]], now: float | None = None) -> dict[str, Any] | None:
+    """Vega-Lite spec: the optimality gap (%) against time; it reaches 0 when the tree is proven optimal."""
+    rows = [{"seconds": round(p["elapsed"], 2), "gap": 100.0 * p["gap"]} for p in _extended(points, now)
+            if p.get("gap") is not None]
+    if not rows:
+        return None
+    return {
+        "data": {"values": rows},
+        "mark": {"type": "line", "interpolate": "step-after", "color": GAP_COLOUR, "strokeWidth": 2.5,
+                 "point": {"filled": True, "size": 30, "color": GAP_COLOUR}},
+        "encoding": {
+            "x": {"field": "seconds", "type": "quantitative", "title": None, "scale": {"zero": True}, "axis": SECONDS},
+            "y": {"field": "gap", "type": "quantitative", "title": "gap %", "scale": {"type": "sqrt", "zero": True},
+                  "axis": {"format": ".2~f"}},
+            "tooltip": [{"field": "seconds", "format": ".1f"}, {"field": "gap", "format": ".2f", "title": "gap %"}],
+        },
+    }
+
+
+def solver_log(points: Sequence[dict[str, Any]], rows: int = LOG_ROWS) -> pd.DataFrame:
+    """The solver's steps in words, newest first: every new best tree, bound, proof or stop
+    (the exact search's messages; for an MIO, every change of the best tree or the bound)."""
+    entries = []
+    previous: dict[str, Any] | None = None
+    for p in points:
+        message = p.get("message") or ""
+        changed = previous is None or p["objective"] != previous["objective"] or p["bound"] != previous["bound"]
+        if message in ("new incumbent", "bound", "certified optimal", "stopped") or message.startswith("warm start") \
+                or (changed and message in ("", "searching")):
+            what = event_words(message) if message not in ("", "searching") else _what_changed(p, previous)
+            entries.append({"time": fmt(p["elapsed"], "seconds"), "step": what, "best": fmt(p["objective"]),
+                            "bound": fmt(p["bound"]), "gap": fmt(p["gap"], "percent")})
+        previous = p
+    return pd.DataFrame(entries[::-1][:rows], columns=["time", "step", "best", "bound", "gap"])
+
+
+def _what_changed(point: dict[str, Any], previous: dict[str, Any] | None) -> str:
+    if previous is None:
+        return "first report"
+    better = point["objective"] != previous["objective"]
+    tighter = point["bound"] != previous["bound"]
+    if better and tighter:
+        return "better tree, tighter bound"
+    return event_words("new incumbent") if better else event_words("bound")
