@@ -1,14 +1,29 @@
-"""Fairness & performance: measured gaps against δ, per-group rates, confusion
-matrices, and the comparison with CART and with the tree without fairness constraints."""
+"""Fairness & performance: each group's rates against the bound δ, the gap as a
+difference and a ratio, confusion matrices, and the cost of fairness: the fair
+tree beside the tree without fairness constraints (and CART)."""
 
 import pandas as pd
 import streamlit as st
 
 from studio.explain import FAIRNESS_NOTIONS
+from studio.fairview import (
+    FOUR_FIFTHS,
+    NOTION_RATES,
+    RATE_HELP,
+    RATE_NAMES,
+    comparison_table,
+    cost_chart,
+    group_table,
+    rate_chart,
+    rate_rows,
+    verdict,
+)
 from studio.markup import md, md_table
 from studio.outcome import BASELINE_TIME_LIMIT
-from studio.shown import shown
-from studio.views import fmt
+from studio.shown import shown, shown_label
+from studio.treeview import legend_html, tree_panel, tree_svg
+from studio.views import status_badge
+from studio.words import POINTS_NOTE, fmt, status_word
 
 st.title("Fairness & performance")
 
@@ -22,9 +37,19 @@ splits: dict = evaluation.get("splits", {})
 delta = evaluation.get("delta")
 constrained = evaluation.get("notions", [])
 measured = evaluation.get("measured", [])
-st.caption(md(result.title))
+head, badge = st.columns([5, 1.3], vertical_alignment="center")
+head.caption(md(result.title))
+with badge:
+    status_badge(result.tree.record.status)
+label, stale = shown_label(result)
+if label:
+    (st.warning if stale else st.info)(label, icon=":material/history:")
 
 SPLIT_NAMES = {"train": "training rows", "test": "test rows"}
+group_title = " & ".join(result.roles.protected) or "group"
+has_groups = bool(result.roles.protected) and result.roles.positive is not None
+shown_notions = constrained or measured
+bound = delta if delta is not None else 0.05
 
 if not result.roles.protected:
     st.info("No protected attribute was chosen for this run, so there are no group gaps to show. "
@@ -32,9 +57,8 @@ if not result.roles.protected:
 elif result.roles.positive is None:
     st.info("Group gaps compare positive predictions: choose a positive class on the Data page.", icon=":material/info:")
 else:
-    shown_notions = constrained or measured
     if constrained:
-        st.markdown(f"##### Measured gap against the bound δ = {delta:.2f}")
+        st.markdown(f"##### Measured gap against the bound δ = {fmt(delta, 'points')}")
     else:
         st.markdown("##### Measured gaps")
         st.caption("No fairness constraint was imposed on this tree; the gaps below are measured only.")
@@ -42,88 +66,136 @@ else:
         name = FAIRNESS_NOTIONS[notion].name
         cols = st.columns(len(splits))
         for col, (split, metrics) in zip(cols, splits.items()):
-            gap = metrics.get("gaps", {}).get(notion, {}).get("difference")
+            gap_info = metrics.get("gaps", {}).get(notion, {})
+            gap = gap_info.get("difference")
+            ratio = gap_info.get("ratio")
             with col.container(border=True):
-                st.metric(f"{name} · {SPLIT_NAMES[split]}", fmt(gap, "gap"), border=False)
-                if notion in constrained and gap is not None:
-                    if gap <= delta + 1e-9:
-                        st.badge(f"within δ = {delta:.2f}", icon=":material/check:", color="green")
-                    elif split == "train":
-                        st.badge(f"above δ = {delta:.2f}", icon=":material/close:", color="red")
-                    else:
-                        st.badge(f"above δ = {delta:.2f} out of sample", icon=":material/warning:", color="orange")
+                st.metric(f"{name} · {SPLIT_NAMES[split]}", fmt(gap, "points"), border=False,
+                          help="The largest difference of the compared rate between two groups.")
+                found = verdict(gap, delta, notion in constrained, split)
+                badges = st.columns([3, 2], vertical_alignment="center")
+                if found is not None:
+                    with badges[0]:
+                        st.badge(found.text, icon=found.icon, color=found.colour)
+                if ratio is not None:
+                    badges[1].caption(f"ratio {fmt(ratio, 'ratio')}",
+                                      help="The smallest group's rate divided by the largest's (1 = equal).")
+    notes = [POINTS_NOTE]
     if constrained and "test" in splits:
-        st.caption("The bound is enforced on the training rows; on new rows the gap can exceed it a little.")
+        notes.append("The bound is enforced on the training rows; on new rows the gap can exceed it a little.")
+    st.caption(" ".join(notes))
 
-    gap_rows = []
-    for notion in measured:
-        row = {"notion": FAIRNESS_NOTIONS[notion].name, "constrained": "yes" if notion in constrained else "no"}
+tabs = st.tabs([":material/bar_chart: Groups", ":material/speed: Performance", ":material/grid_on: Confusion matrices",
+                ":material/compare: Cost of fairness"])
+groups_tab, performance_tab, confusion_tab, cost_tab = tabs
+
+with groups_tab:
+    if not has_groups:
+        st.caption("Per-group rates need a protected attribute and a positive class.")
+    else:
+        rates = list(dict.fromkeys(r for n in (shown_notions or ["statistical_parity"]) for r in NOTION_RATES[n]
+                                   if n != "conditional_statistical_parity"))
+        if not rates:
+            rates = ["selection_rate"]
+        band_words = (f"The shaded band is δ = {fmt(delta, 'points')} wide, centred between the lowest and the "
+                      "highest group: a bar ending inside it is within δ of every other group." if constrained else
+                      f"No constraint was imposed; the shaded band shows δ = {fmt(bound, 'points')} of the settings "
+                      "for reference.")
+        st.caption(band_words)
+        for rate in rates:
+            st.markdown(f"**{RATE_NAMES[rate].capitalize()}** ({RATE_HELP[rate]})")
+            cols = st.columns(len(splits))
+            for col, (split, metrics) in zip(cols, splits.items()):
+                rows = rate_rows(metrics.get("groups", []), rate)
+                spec = rate_chart(rows, rate, bound, bool(constrained), group_title)
+                with col:
+                    st.caption(SPLIT_NAMES[split].capitalize())
+                    if spec is not None:
+                        st.vega_lite_chart(spec=spec, width="stretch")
+        if "conditional_statistical_parity" in shown_notions:
+            st.markdown(f"**Predicted positive within each level of {md(', '.join(result.roles.legitimate))}**")
+            for split, metrics in splits.items():
+                by_level = metrics.get("groups_by_level")
+                if not by_level:
+                    continue
+                st.caption(SPLIT_NAMES[split].capitalize())
+                levels = list(dict.fromkeys(str(r["legit"]) for r in by_level))
+                cols = st.columns(min(len(levels), 3))
+                for i, level in enumerate(levels):
+                    rows = rate_rows([r for r in by_level if str(r["legit"]) == level], "selection_rate")
+                    spec = rate_chart(rows, "selection_rate", bound, "conditional_statistical_parity" in constrained,
+                                      group_title)
+                    with cols[i % len(cols)]:
+                        st.markdown(f"*{md(level)}*")
+                        if spec is not None:
+                            st.vega_lite_chart(spec=spec, width="stretch")
+        st.markdown("**Every rate of every group**")
         for split, metrics in splits.items():
-            row[SPLIT_NAMES[split]] = fmt(metrics.get("gaps", {}).get(notion, {}).get("difference"), "gap")
-        gap_rows.append(row)
-    with st.expander("Every fairness gap", icon=":material/balance:", expanded=not constrained):
-        st.table(md_table(pd.DataFrame(gap_rows).set_index("notion")))
+            if "groups" not in metrics:
+                continue
+            st.caption(SPLIT_NAMES[split].capitalize())
+            st.table(md_table(group_table(metrics["groups"], group_title)))
+        st.caption(f"Rates in percent; gaps in percentage points. A ratio below {fmt(FOUR_FIFTHS, 'ratio')} breaks the "
+                   "four-fifths rule of thumb for the share predicted positive. An empty cell means the rate is "
+                   "undefined for that group (e.g. no rows of the positive class).")
 
-performance, groups_tab, confusion_tab, comparison_tab = st.tabs(
-    [":material/speed: Performance", ":material/groups: Groups", ":material/grid_on: Confusion matrices",
-     ":material/compare: Comparison"]
-)
-
-with performance:
+with performance_tab:
     quality = pd.DataFrame({SPLIT_NAMES[s]: m["quality"] for s, m in splits.items()})
     quality.index = [i.replace("_", " ") for i in quality.index]
     st.table(md_table(quality.map(lambda v: fmt(v, "percent"))))
-    sizes = " · ".join(f"{m['n']:,} {SPLIT_NAMES[s]}" for s, m in splits.items())
+    sizes = " · ".join(f"{fmt(m['n'], 'int')} {SPLIT_NAMES[s]}" for s, m in splits.items())
     positive = md(result.roles.positive) if result.roles.positive is not None else "none"
     st.caption(f"{sizes}. Positive class: {positive}.")
-
-RATE_COLUMNS = {
-    "count": "rows", "selection_rate": "predicted positive", "tpr": "true positive rate",
-    "fpr": "false positive rate", "fnr": "false negative rate", "precision": "precision", "accuracy": "accuracy",
-}
-
-with groups_tab:
-    if not any("groups" in m for m in splits.values()):
-        st.caption("Per-group rates need a protected attribute and a positive class.")
-    for split, metrics in splits.items():
-        if "groups" not in metrics:
-            continue
-        st.markdown(f"**{SPLIT_NAMES[split].capitalize()}**")
-        table = pd.DataFrame(metrics["groups"]).set_index("group")
-        rates = table.drop(columns="count")
-        spread = (rates.max() - rates.min()).rename("largest gap")
-        shown_table = pd.concat([rates, spread.to_frame().T]).map(lambda v: fmt(v, "percent"))
-        shown_table.insert(0, "count", [fmt(v, "int") for v in table["count"]] + [""])
-        st.table(md_table(shown_table.rename(columns=RATE_COLUMNS)))
-    st.caption("“Largest gap” is the difference between the highest and lowest group; an empty cell means the "
-               "rate is undefined for that group (e.g. no positive rows).")
 
 with confusion_tab:
     for split, metrics in splits.items():
         if "confusion" not in metrics:
             continue
         st.markdown(f"**{SPLIT_NAMES[split].capitalize()}**")
-        cols = st.columns(len(metrics["confusion"]))
-        for col, (group, matrix) in zip(cols, metrics["confusion"].items()):
-            col.markdown(f"Group **{md(group)}**")
+        order = [str(g["group"]) for g in metrics.get("groups", [])]
+        matrices = sorted(metrics["confusion"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
+        cols = st.columns(max(1, min(len(matrices), 4)))
+        for i, (group, matrix) in enumerate(matrices):
+            col = cols[i % len(cols)]
+            col.markdown(f"{md(group_title)} = **{md(group)}**")
             col.table(md_table(pd.DataFrame(matrix["data"], index=matrix["index"], columns=matrix["columns"])))
     if not any("confusion" in m for m in splits.values()):
         st.caption("Confusion matrices per group need a protected attribute and a positive class.")
 
-with comparison_tab:
-    comparison = pd.DataFrame(evaluation.get("comparison", []))
-    if not comparison.empty:
-        comparison = comparison.set_index("model")
-        for column in comparison.columns:
-            if column.endswith("accuracy"):
-                comparison[column] = comparison[column].map(lambda v: fmt(v, "percent"))
-            elif column not in ("status", "leaves"):
-                comparison[column] = comparison[column].map(lambda v: fmt(v, "gap"))
-        comparison.columns = [c.replace("train_", "train · ").replace("test_", "test · ").replace("_", " ")
-                              for c in comparison.columns]
-        st.table(md_table(comparison))
+with cost_tab:
+    comparison = evaluation.get("comparison", [])
+    names = {k: n.name for k, n in FAIRNESS_NOTIONS.items()}
+    compared = [n for n in (constrained or measured[:1])]
+    if comparison:
+        st.table(md_table(comparison_table(comparison, compared, names)))
+        if compared:
+            cols = st.columns(len(splits))
+            for col, split in zip(cols, splits):
+                spec = cost_chart(comparison, compared[0], delta if constrained else None, split)
+                with col:
+                    st.caption(f"Accuracy against the {names[compared[0]].lower()} gap, {SPLIT_NAMES[split]}"
+                               + (" (dashed: δ)" if constrained else ""))
+                    if spec is not None:
+                        st.vega_lite_chart(spec=spec, width="stretch", height=230)
     st.caption("CART is scikit-learn's greedy tree of the same depth on the same binary features. The tree without "
                f"fairness constraints has the same settings, solved by the fastest exact route within "
-               f"{BASELINE_TIME_LIMIT:.0f} s; its status says whether it was proven optimal.")
-    if result.baseline is None and constrained:
+               f"{fmt(BASELINE_TIME_LIMIT, 'seconds')}; its status says whether it was proven optimal.")
+    if result.baseline is not None:
+        st.markdown("##### The two trees side by side")
+        fair_col, free_col = st.columns(2, gap="medium")
+        rows = {c["model"]: c for c in comparison}
+        for col, tree, title, key in (
+            (fair_col, result.tree, "With the fairness constraint", "StrongTree"),
+            (free_col, result.baseline, "Without fairness constraints", "StrongTree without fairness constraints"),
+        ):
+            row = rows.get(key, {})
+            gap = row.get(f"train_{compared[0]}") if compared else None
+            with col:
+                st.markdown(f"**{title}**")
+                st.caption(f"{status_word(tree.record.status).label} · training accuracy "
+                           f"{fmt(row.get('train_accuracy'), 'percent')}"
+                           + (f" · gap {fmt(gap, 'points')}" if compared else ""))
+                st.markdown(tree_panel(tree_svg(tree, compact=True), max_height=460), unsafe_allow_html=True)
+        st.markdown(legend_html(result.tree), unsafe_allow_html=True)
+    elif constrained:
         st.caption("The tree without fairness constraints is missing: its solve did not finish.")

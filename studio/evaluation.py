@@ -75,7 +75,8 @@ def gaps(frame: pd.DataFrame, y_pred: np.ndarray, roles: Roles, notions: list[st
             legitimate_features=frame[list(roles.legitimate)] if roles.legitimate else None,
             positive_label=roles.positive,
         )
-        out[notion] = {"difference": gap.difference, "parts": dict(gap.parts), "excluded": list(gap.excluded)}
+        out[notion] = {"difference": gap.difference, "parts": dict(gap.parts), "excluded": list(gap.excluded),
+                       "ratio": getattr(gap, "ratio", None), "ratio_parts": dict(getattr(gap, "ratio_parts", {}))}
     return out
 
 
@@ -85,14 +86,29 @@ def _split_metrics(frame: pd.DataFrame, y_pred: np.ndarray, roles: Roles, notion
     if roles.protected and roles.positive is not None:
         sensitive = frame[list(roles.protected)]
         table = group_metrics(y_true, y_pred, sensitive_features=sensitive, positive_label=roles.positive)
+        order = {str(g): i for i, g in enumerate(group_order(table["group"]))}
+        table = table.assign(_order=table["group"].astype(str).map(order)).sort_values("_order").drop(columns="_order")
         out["groups"] = table.to_dict(orient="records")
+        if roles.legitimate:
+            by_level = group_metrics(y_true, y_pred, sensitive_features=sensitive,
+                                     legitimate_features=frame[list(roles.legitimate)], positive_label=roles.positive)
+            out["groups_by_level"] = by_level.to_dict(orient="records")
         out["gaps"] = gaps(frame, y_pred, roles, notions)
         matrices = group_confusion_matrices(y_true, y_pred, sensitive_features=sensitive)
         out["confusion"] = {
             str(g): {"index": list(m.index), "columns": list(m.columns), "data": m.to_numpy().tolist()}
-            for g, m in matrices.items()
+            for g, m in sorted(matrices.items(), key=lambda item: order.get(str(item[0]), len(order)))
         }
     return out
+
+
+def group_order(groups) -> list:
+    """Groups in one order for every table, chart and split: numbers by value, text alphabetically."""
+    unique = list(dict.fromkeys(groups))
+    try:
+        return sorted(unique)
+    except TypeError:
+        return sorted(unique, key=str)
 
 
 def _summary_row(name: str, status: str, predictions: dict[str, np.ndarray], parts: dict[str, pd.DataFrame],
