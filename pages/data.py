@@ -1,28 +1,43 @@
-"""Data: choose a table, say what each column is for, preview the encoding and the split."""
+"""Data: choose a table, say what each column is for and how to read it, preview
+the encoding and the split."""
 
 import streamlit as st
 
 from strongtree_core.encoding import EncodingError, TableEncoder
+from strongtree_core.encoding.features import level_key
+from studio.actions import load_demo_table, start_demo, use_table
+from studio.columns import (
+    KINDS,
+    ColumnEdit,
+    apply_edits,
+    detected_kind,
+    distinct_values,
+    ignore_suggestions,
+    many_features_message,
+    relabel,
+)
 from studio.config import Roles, check_roles, split_table
-from studio.demo_data import DEMOS
+from studio.demo_data import DEMO, DEMOS
+from studio.explain import MSG_NO_TABLE
 from studio.loading import UPLOAD_TYPES, LoadError, column_overview, fingerprint, load_file
 from studio.markup import md
 from studio.roles import class_values, default_positive, plain, suggest_roles
 from studio.state import LoadedTable, field, set_roles, widget_key
+from studio.words import fmt
 
 st.title("Data")
-st.caption("Pick a table, tell the tree what to predict and which columns describe protected groups.")
+st.caption("Pick a table, tell the tree what to predict, which columns describe protected groups, and how to read "
+           "coded columns.")
 
-
-def use_table(table: LoadedTable, roles: Roles) -> None:
-    st.session_state["table"] = table
-    set_roles(roles)
+POSITIVE_HELP = (
+    "The outcome whose rates are compared between groups and whose recall and precision are measured: "
+    "for example *hired*, or *re-offended*. It need not be the favourable outcome; statistical parity compares "
+    "the share of each group predicted to be in this class."
+)
 
 
 def load_demo() -> None:
-    demo = DEMOS[st.session_state["data.demo"]]
-    frame = demo.load()
-    use_table(LoadedTable(demo.name, frame, fingerprint(frame)), suggest_roles(frame, demo))
+    load_demo_table(st.session_state["data.demo"])
 
 
 source_tab, upload_tab = st.tabs([":material/dataset: Built-in tables", ":material/upload_file: Upload a file"])
@@ -30,9 +45,12 @@ with source_tab:
     names = list(DEMOS)
     current = st.session_state["table"]
     shown = names.index(current.name) if current is not None and current.name in DEMOS else 0
-    col_pick, col_button = st.columns([3, 1], vertical_alignment="bottom")
+    col_pick, col_button, col_demo = st.columns([3, 1.2, 1.6], vertical_alignment="bottom")
     choice = col_pick.selectbox("Built-in table", names, index=shown, key="data.demo")
-    col_button.button("Use this table", key="data.load_demo", on_click=load_demo, icon=":material/download_done:")
+    col_button.button("Use this table", key="data.load_demo", on_click=load_demo, icon=":material/download_done:",
+                      width="stretch")
+    col_demo.button("Live demo", key="data.start_demo", on_click=start_demo, icon=":material/slideshow:",
+                    width="stretch", help=DEMO.summary)
     st.markdown(DEMOS[choice].summary)
     if DEMOS[choice].description:
         with st.expander("How this table was generated", icon=":material/science:"):
@@ -51,12 +69,13 @@ with upload_tab:
         else:
             st.session_state["upload_seen"] = upload.file_id
             frame = loaded.frame
-            use_table(LoadedTable(upload.name, frame, fingerprint(frame), loaded.notes), suggest_roles(frame))
+            use_table(LoadedTable(upload.name, frame, fingerprint(frame), loaded.notes, raw=frame),
+                      suggest_roles(frame))
             st.rerun()
 
 table: LoadedTable | None = st.session_state["table"]
 if table is None:
-    st.info("Choose a built-in table or upload one to begin.", icon=":material/info:")
+    st.info(MSG_NO_TABLE, icon=":material/info:")
     st.stop()
 
 frame = table.frame
@@ -65,7 +84,7 @@ roles: Roles = st.session_state["roles"]
 model = st.session_state["model"]
 
 st.subheader(md(table.name), divider="gray")
-st.caption(f"{len(frame):,} rows × {frame.shape[1]} columns")
+st.caption(f"{fmt(len(frame), 'int')} rows × {frame.shape[1]} columns")
 for note in table.notes:
     st.info(md(note), icon=":material/translate:")
 
@@ -84,6 +103,21 @@ def change_target(target: str) -> None:
     )
 
 
+def ignore_columns(names: list[str]) -> None:
+    old: Roles = st.session_state["roles"]
+    set_roles(Roles(old.target, old.positive, tuple(c for c in old.protected if c not in names),
+                    tuple(c for c in old.legitimate if c not in names), tuple(dict.fromkeys([*old.ignored, *names]))))
+
+
+suggested = {c: why for c, why in ignore_suggestions(frame, roles.target).items()
+             if c not in roles.ignored and c not in roles.protected and c not in roles.legitimate}
+if suggested:
+    with st.container(border=True):
+        st.markdown(":material/lightbulb: **Columns the tree should probably not see**  \n"
+                    + "  \n".join(f"**{md(c)}**: {why}" for c, why in suggested.items()))
+        st.button("Ignore these columns", key="data.ignore_suggested", icon=":material/visibility_off:",
+                  on_click=ignore_columns, args=(list(suggested),))
+
 st.markdown("##### What each column is for")
 left, right = st.columns(2)
 with left:
@@ -96,13 +130,11 @@ with left:
     positive_options = values if len(values) == 2 else [None, *values]
     field(
         st.selectbox, "Positive class", "roles", "positive", options=positive_options, convert=plain,
-        format_func=lambda v: "none (multi-class)" if v is None else str(v),
-        help="The outcome that counts as favourable or 'selected' (e.g. hired). Fairness constraints, "
-        "recall and precision are measured for this class.",
+        format_func=lambda v: "none (multi-class)" if v is None else str(v), help=POSITIVE_HELP,
     )
     others = [c for c in columns if c != roles.target]
     field(st.multiselect, "Ignore these columns", "roles", "ignored", options=others,
-          help="Identifiers, free text, or anything the tree must not see.")
+          help="Identifiers, dates, free text, or anything the tree must not see.")
 with right:
     field(
         st.multiselect, "Protected attribute(s)", "roles", "protected", options=others,
@@ -115,12 +147,69 @@ with right:
     )
 
 roles = st.session_state["roles"]
+if roles.positive is not None:
+    st.caption(f"Rates compared between groups are rates of predicting **{md(roles.positive)}**. "
+               "Name coded classes under *Types & labels*.")
 problems = check_roles(frame, roles, model.allow_protected_splits)
 for problem in problems:
     st.error(md(problem), icon=":material/error:")
 
-rows_tab, columns_tab, encoding_tab = st.tabs(
-    [":material/table_rows: Rows", ":material/view_column: Columns", ":material/data_array: Encoding"]
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def encoding_summary(key: str, _frame, features: tuple, n_buckets: int, coding: str):
+    """The encoding plan's summary (cached per table content and settings; ``key`` stands for ``_frame``)."""
+    return TableEncoder(n_buckets=n_buckets, continuous=coding).fit(_frame[list(features)]).summary()
+
+
+features = roles.feature_columns(frame, model.allow_protected_splits)
+summary = None
+encoding_error = ""
+if features:
+    try:
+        summary = encoding_summary(table.fingerprint, frame, tuple(features), model.n_buckets, model.encoding)
+    except EncodingError as err:
+        encoding_error = str(err)
+if summary is not None:
+    warning = many_features_message(summary)
+    if warning:
+        st.warning(md(warning), icon=":material/warning:")
+
+
+def apply_column_edit(column: str, values: list[str] | None) -> None:
+    """Store the edit of ``column`` from the form's widgets and rebuild the table from the loaded one."""
+    kind = st.session_state[f"data.kind.{column}"]
+    labels = tuple((v, st.session_state.get(f"data.label.{column}.{i}", "").strip()) for i, v in enumerate(values or []))
+    edits = dict(st.session_state["edits"])
+    old_edit = edits.get(column)
+    edits[column] = ColumnEdit(kind, labels)
+    edits = {c: e for c, e in edits.items() if not e.empty}
+    rebuild(edits, column, old_edit)
+
+
+def rebuild(edits: dict, column: str, old_edit: ColumnEdit | None) -> None:
+    current: LoadedTable = st.session_state["table"]
+    edited, notes = apply_edits(current.loaded, edits)
+    st.session_state["edits"] = edits
+    st.session_state["edit_notes"] = notes
+    st.session_state["table"] = LoadedTable(current.name, edited, fingerprint(edited), current.notes, raw=current.loaded)
+    old: Roles = st.session_state["roles"]
+    positive = old.positive
+    if column == old.target and positive is not None:  # the positive class follows its new name
+        raw_key = {label: key for key, label in (old_edit.label_map if old_edit else {}).items()}.get(
+            str(positive), level_key(positive))
+        positive = relabel(raw_key, edits.get(column))
+        if positive not in class_values(edited, old.target):
+            positive = default_positive(edited, old.target)
+    set_roles(Roles(old.target, plain(positive), old.protected, old.legitimate, old.ignored))
+
+
+def reset_edits() -> None:
+    rebuild({}, "", None)
+
+
+rows_tab, columns_tab, labels_tab, encoding_tab = st.tabs(
+    [":material/table_rows: Rows", ":material/view_column: Columns", ":material/label: Types & labels",
+     ":material/data_array: Encoding"]
 )
 with rows_tab:
     st.dataframe(frame.head(200), hide_index=True, height=300)
@@ -131,25 +220,53 @@ with columns_tab:
         else "legitimate" if c in roles.legitimate else "ignored" if c in roles.ignored else "feature"
         for c in columns
     ]
+    overview["read as"] = [detected_kind(frame[c]) for c in frame.columns]
     st.dataframe(overview, hide_index=True)
+with labels_tab:
+    st.caption("Coded columns stay coded unless you say what the codes mean: give values names, and say whether a "
+               "column of numbers is ordered (thresholds such as *age ≤ 35*) or a set of names with no order "
+               "(one test per value, such as *race = 2*).")
+    column = st.selectbox("Column", columns, key="data.edit_column")
+    raw_values = table.loaded[column]
+    edit = st.session_state["edits"].get(column, ColumnEdit())
+    st.caption(f"Read now as: {md(detected_kind(frame[column]))}.")
+    choices = distinct_values(raw_values)
+    with st.form(f"data.edit_form.{column}", border=True):
+        kinds = list(KINDS)
+        st.radio("Read this column as", kinds, index=kinds.index(edit.kind), format_func=KINDS.get,
+                 key=f"data.kind.{column}", horizontal=True)
+        if choices is None:
+            st.caption(f"More than {len(raw_values.dropna().unique()):,} distinct values: too many to name one by "
+                       "one.")
+        else:
+            st.markdown("**Value labels** (leave empty to keep a value as it is)")
+            grid = st.columns(4)
+            current_labels = edit.label_map
+            for i, value in enumerate(choices):
+                grid[i % 4].text_input(value, value=current_labels.get(value, ""), key=f"data.label.{column}.{i}",
+                                       placeholder=value, max_chars=60)
+        st.form_submit_button("Apply to the table", icon=":material/check:", on_click=apply_column_edit,
+                              args=(column, choices))
+    edits = st.session_state["edits"]
+    if edits:
+        st.markdown("**Edited columns:** " + ", ".join(
+            f"{md(c)} ({KINDS[e.kind].split(' (')[0]}" + (f", {len(e.label_map)} labels)" if e.label_map else ")")
+            for c, e in edits.items()))
+        st.button("Undo all column edits", key="data.reset_edits", on_click=reset_edits, icon=":material/undo:")
+    for note in st.session_state.get("edit_notes", []):
+        st.caption(md(note))
 with encoding_tab:
     st.caption(
         "Each feature column becomes binary tests the tree can split on: a threshold per quantile bucket for "
         f"numbers ({model.n_buckets} buckets, {model.encoding} coding), one test per level for categories."
     )
-    features = roles.feature_columns(frame, model.allow_protected_splits)
-    if features:
-        try:
-            plan = TableEncoder(n_buckets=model.n_buckets, continuous=model.encoding).fit(frame[features])
-        except EncodingError as err:
-            st.error(md(err), icon=":material/error:")
-        else:
-            summary = plan.summary()
-            st.dataframe(summary, hide_index=True)
-            st.caption(f"{len(plan.features)} binary features in total.")
+    if encoding_error:
+        st.error(md(encoding_error), icon=":material/error:")
+    elif summary is not None:
+        st.dataframe(summary, hide_index=True)
+        st.caption(f"{fmt(int(summary['n_binary'].sum()), 'int')} binary features in total.")
 
 st.markdown("##### Training and test rows")
-split = st.session_state["split"]
 c1, c2, c3 = st.columns(3)
 with c1:
     field(st.slider, "Test share", "split", "test_size", 0.0, 0.5, step=0.05, format="%.2f",
@@ -160,7 +277,7 @@ with c3:
     field(st.checkbox, "Stratify by target", "split", "stratify", help="Keep the class proportions equal in both parts.")
 if not problems:
     parts = split_table(frame, roles, st.session_state["split"])
-    st.markdown(f"**{len(parts.train):,}** training rows · **{len(parts.test):,}** test rows")
+    st.markdown(f"**{fmt(len(parts.train), 'int')}** training rows · **{fmt(len(parts.test), 'int')}** test rows")
     for note in parts.notes:
         st.caption(md(note))
     st.page_link("pages/model.py", label="Next: choose the model", icon=":material/arrow_forward:")

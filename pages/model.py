@@ -4,10 +4,18 @@ import streamlit as st
 
 from strongtree_core.solvers.licence import gurobi_licence
 from studio.config import FORMULATIONS, OBJECTIVES, SOLVERS
-from studio.explain import FAIRNESS_NOTIONS, FORMULATION_HELP, OBJECTIVE_HELP, REGULARIZATION_HELP
+from studio.explain import (
+    FAIRNESS_NOTIONS,
+    FORMULATION_HELP,
+    OBJECTIVE_HELP,
+    REGULARIZATION_HELP,
+    example_for,
+    example_words,
+)
 from studio.markup import md
 from studio.services import licence_note
-from studio.state import field
+from studio.state import field, keep, widget_key
+from studio.words import fmt
 
 st.title("Model")
 st.caption("Shape the tree, set what it optimizes and which fairness it must guarantee.")
@@ -50,20 +58,33 @@ with fair_col:
     st.markdown("##### Fairness")
     field(st.multiselect, "Fairness notions", "model", "fairness", options=FAIRNESS_NOTIONS,
           format_func=lambda k: FAIRNESS_NOTIONS[k].name, placeholder="none: no fairness constraint")
-    field(st.slider, "Largest allowed gap δ", "model", "fairness_bound", 0.0, 0.5, step=0.01, format="%.2f",
-          help="For every pair of groups, the compared rates may differ by at most δ on the training rows.")
+    delta_key = widget_key("model", "fairness_bound")
+
+    def store_delta() -> None:
+        keep("model", "fairness_bound", round(st.session_state[delta_key] / 100.0, 4))
+
+    points = st.slider("Largest allowed gap δ (percentage points)", 0.0, 50.0,
+                       value=round(100.0 * st.session_state["model"].fairness_bound, 1), step=0.5, format="%.1f pp",
+                       key=delta_key, on_change=store_delta,
+                       help="For every pair of groups, the compared rates may differ by at most δ on the training "
+                       "rows: at δ = 5 pp, rates of 40% and 45% are within the bound, 40% and 46% are not.")
+    keep("model", "fairness_bound", round(points / 100.0, 4))
     field(st.toggle, "Allow splits on the protected attribute", "model", "allow_protected_splits",
           help="Off: the tree never asks about the protected columns.")
     model = st.session_state["model"]
     chosen = model.fairness or ()
+    table, roles = st.session_state["table"], st.session_state["roles"]
+    words = example_words(table.frame if table is not None else None, roles.protected if roles else (),
+                          roles.legitimate if roles else (), roles.positive if roles else None)
     for key, notion in FAIRNESS_NOTIONS.items():
         if key in chosen:
             with st.container(border=True):
-                st.markdown(f"**{notion.name}** (δ = {model.fairness_bound:.2f}). {notion.definition}")
-                st.caption(f"Example at δ = 0.05: {notion.example}")
+                st.markdown(f"**{notion.name}** (δ = {fmt(model.fairness_bound, 'points')}). {notion.definition}")
+                st.caption(f"Example at δ = 5 pp: {md(example_for(notion, words))}")
     with st.expander("What each fairness notion means", icon=":material/help:", expanded=not chosen):
         for notion in FAIRNESS_NOTIONS.values():
-            st.markdown(f"**{notion.name}.** {notion.definition}  \n*Example at δ = 0.05:* {notion.example}")
+            st.markdown(f"**{notion.name}.** {notion.definition}  \n*Example at δ = 5 pp:* "
+                        f"{md(example_for(notion, words))}")
 
     st.markdown("##### Solver")
     field(st.selectbox, "Backend", "model", "solver", options=SOLVERS, format_func=SOLVERS.get,

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from strongtree_core.encoding.features import level_key
 from studio.config import Roles
 from studio.demo_data import DemoTable
 
@@ -21,10 +22,22 @@ def class_values(frame: pd.DataFrame, target: str) -> list[Any]:
     return [plain(v) for v in np.unique(frame[target].dropna().to_numpy())]
 
 
+#: Class names that read as the outcome a rate counts ("hired", "yes", 1 ...), lower case.
+POSITIVE_NAMES = frozenset({
+    "1", "true", "yes", "y", "positive", "pos", "hired", "approved", "accepted", "granted", "admitted", "selected",
+    "pass", "passed", "success", "good",
+})
+
+
 def default_positive(frame: pd.DataFrame, target: str) -> Any:
-    """The estimator's default: the second class of a binary target, else None."""
+    """The class whose rates are compared by default, for a two-class target (else None):
+    the one that reads as positive ("yes", "hired", 1 ...) when exactly one does, else
+    the second sorted class (the estimator's default)."""
     values = class_values(frame, target)
-    return values[1] if len(values) == 2 else None
+    if len(values) != 2:
+        return None
+    named = [v for v in values if level_key(v).strip().lower() in POSITIVE_NAMES]
+    return named[0] if len(named) == 1 else values[1]
 
 
 def suggest_roles(frame: pd.DataFrame, demo: DemoTable | None = None) -> Roles:
