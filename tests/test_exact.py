@@ -269,6 +269,33 @@ def test_branch_and_bound_at_depth_three_for_any_prices(seed, bound) -> None:
         assert _branch_and_bound(data, spec, prices_seed) == optimum
 
 
+@pytest.mark.parametrize("seed", [9, 26, 31, 80, 178, 180])
+def test_tight_floors_find_a_feasible_tree_or_prove_there_is_none(seed, monkeypatch) -> None:
+    """Recall and precision floors that no tree the objective's prices meet: the search
+    turns to the constraints' slack alone, and either finds a feasible tree or proves
+    there is none, as brute force says."""
+    from strongtree_core.accel import search
+
+    ran = []
+    original = search._Run.infeasible
+    monkeypatch.setattr(search._Run, "infeasible", lambda self: ran.append(1) or original(self))
+    rng = np.random.default_rng(seed)
+    n, F = int(rng.integers(10, 24)), int(rng.integers(2, 4))
+    X, y, group = rng.integers(0, 2, (n, F)), rng.integers(0, 2, n), rng.integers(0, 2, n)
+    kinds = [("min_recall", float(rng.choice([0.6, 0.7, 0.8]))), ("min_precision", float(rng.choice([0.6, 0.7, 0.8])))]
+    if rng.random() < 0.5:
+        kinds.append(("statistical_parity", 0.1))
+    spec = TreeSpec(depth=int(rng.integers(1, 3)), positive_class=1,
+                    side_constraints=tuple(ALL_CONSTRAINTS[k](b, 1) for k, b in kinds))
+    truth = brute_optimum(X, y, group, None, None, spec, kinds, 2)
+    res = exact_solve(collapse_patterns(X, y, 2, group=group), spec, time_limit=30)
+    assert ran, "the instance no longer needs the search for a feasible tree: pick another seed"
+    if truth is None:
+        assert res.status == "infeasible"
+    else:
+        assert res.status == "optimal" and res.objective == truth
+
+
 # --------------------------------------------- the dynamic program's pruning
 def plain_recursion(X, s, count, idx, depth, pen, min_leaf):
     """best(D, d) by trying every split: no bounds, no cache, no counting."""

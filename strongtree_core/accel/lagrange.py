@@ -155,6 +155,7 @@ def optimize_dual(
     max_solves: int = 60,
     full_depth_solves: int = 12,
     seconds: float = math.inf,
+    feasibility: bool = False,
     on_tree: Callable[[TreeQuantities], None] | None = None,
     on_bound: Callable[[float], None] | None = None,
     enough: Callable[[], bool] | None = None,
@@ -164,6 +165,12 @@ def optimize_dual(
     ``on_tree`` sees every tree the dynamic program returns (to keep the
     feasible ones); ``on_bound`` every proven bound ``L(y)`` at full depth;
     ``enough()`` true ends the search (an incumbent already meets the bound).
+    With ``feasibility``, the objective is left out (``alpha = 0``; pass a
+    problem with ``lambda_ = 0``) and the prices are scaled to sum to one (in
+    units of the largest gain): then ``L(y) = max_T y . slack(T)``, which is at
+    least 0 for a feasible tree, so a value below 0 proves that no tree meets
+    the constraints, and the prices point at the constraints that are hard to meet.
+
     The prices are first tuned on trees of depth 2, 3, ... (cheaper, and
     their pieces stay valid under-estimates of ``L`` at any larger depth),
     then at the full depth; the shallower stages share half of ``seconds``.
@@ -184,6 +191,13 @@ def optimize_dual(
     upper[J + R:J + 2 * R][lo_free] = 0.0
     if not has_b:
         upper[-1] = 0.0
+    # The prices are normalized: alpha in the simplex, or (feasibility) the scaled prices sum to one.
+    eq = np.zeros(n)
+    if feasibility:
+        upper[:J] = 0.0
+        eq[J:] = np.where(upper[J:] > 0, 1.0 / cap[J:], 0.0)
+    else:
+        eq[:J] = 1.0
 
     def unpack(y: np.ndarray) -> Prices:
         return Prices(y[:J].copy(), y[J:J + R].copy(), y[J + R:J + 2 * R].copy(), float(y[-1]))
@@ -211,7 +225,13 @@ def optimize_dual(
         return value + prices.constant(problem)
 
     y0 = np.zeros(n)
-    y0[:J] = 1.0 / J
+    if feasibility:
+        active = np.flatnonzero(eq > 0)
+        if active.size == 0:
+            return DualResult(unpack(y0), 0.0, 0, [], False)
+        y0[active] = 1.0 / (active.size * eq[active])
+    else:
+        y0[:J] = 1.0 / J
     best_y, best_full = y0, math.inf
     stopped = False
     t_start = time.perf_counter()
@@ -235,7 +255,7 @@ def optimize_dual(
                     break
                 if time.perf_counter() > stage_end:
                     break
-                y, model = _master(np.array(cuts_a), np.array(cuts_c), J, center, radius * cap, upper)
+                y, model = _master(np.array(cuts_a), np.array(cuts_c), eq, center, radius * cap, upper)
                 if y is None:
                     break
                 if f_center - model <= 1e-7 * max(1.0, abs(f_center)):
@@ -263,13 +283,15 @@ def optimize_dual(
     return DualResult(unpack(best_y), best_full, n_solves, trees, stopped)
 
 
-def _master(A: np.ndarray, c: np.ndarray, J: int, center: np.ndarray, radius: np.ndarray, upper: np.ndarray):
+def _master(A: np.ndarray, c: np.ndarray, eq: np.ndarray, center: np.ndarray, radius: np.ndarray, upper: np.ndarray):
     """Minimize the cutting-plane model ``max_t A_t . y + c_t`` over the box
-    ``|y - center| <= radius`` within the domain (alpha in the simplex, prices >= 0)."""
+    ``|y - center| <= radius`` within the domain (``y >= 0``, ``y <= upper``,
+    ``eq . y = 1``: the normalization of the prices)."""
     n = A.shape[1]
-    lo = np.maximum(0.0, center - radius)
-    hi = np.minimum(upper, center + radius)
-    lo[:J], hi[:J] = 0.0, 1.0
+    normalized = eq > 0
+    lo = np.where(normalized, 0.0, np.maximum(0.0, center - radius))
+    hi = np.where(normalized, np.minimum(upper, np.where(eq > 0, 1.0 / np.where(eq > 0, eq, 1.0), 0.0)),
+                  np.minimum(upper, center + radius))
     hi = np.maximum(hi, lo)
     # variables (y, z): minimize z  s.t.  A y - z <= -c
     cost = np.zeros(n + 1)
@@ -277,7 +299,7 @@ def _master(A: np.ndarray, c: np.ndarray, J: int, center: np.ndarray, radius: np
     A_ub = np.hstack([A, -np.ones((A.shape[0], 1))])
     b_ub = -c
     A_eq = np.zeros((1, n + 1))
-    A_eq[0, :J] = 1.0
+    A_eq[0, :n] = eq
     res = linprog(cost, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[1.0],
                   bounds=list(zip(lo, hi)) + [(None, None)], method="highs")
     if res.status != 0:

@@ -202,6 +202,32 @@ class _Run:
         return ExactResult(status, structure, objective, bound, time.perf_counter() - self.t0,
                            reason + self.detail, self.explored)
 
+    def infeasible(self) -> bool:
+        """No feasible tree is known: find one (False) or prove there is none (True).
+
+        The objective is set aside: with prices ``y`` on the constraints alone,
+        ``y . slack(T) >= 0`` for every feasible tree ``T``.  The prices that make
+        the best relaxed value smallest come from the dual; if even that value is
+        below 0 no tree is feasible, else branch-and-bound visits the trees
+        whose relaxed value reaches 0 until one is feasible.
+        """
+        slack_only = replace(self.p, lambda_=0.0)
+        remaining = self.deadline.at - time.perf_counter()
+        dual = optimize_dual(slack_only, self.deadline, feasibility=True, on_tree=self.offer_shape,
+                             enough=lambda: self.best is not None, seconds=DUAL_SHARE * remaining)
+        self.explored += dual.n_solves
+        if dual.stopped:
+            raise SearchStopped
+        if self.best is not None:
+            return False
+        if dual.bound < -TOLERANCE:
+            return True
+        try:
+            _BranchAndBound(self, dual.prices, problem=slack_only, first_feasible=True).run(0.0)
+        except _FoundFeasible:
+            return False
+        return self.best is None
+
     def shallower(self, starts: tuple[TreeStructure, ...]) -> None:
         """The same problem one level shallower, within a share of the time: its
         best tree is a tree of this depth too, and often a strong incumbent."""
@@ -256,6 +282,9 @@ class _Run:
             return self.result("infeasible", f"no tree of depth <= {p.depth} keeps every leaf at {p.min_leaf} rows")
         if self.bound < self.lowest:
             return self.result("infeasible", "the Lagrangian bound proves that no tree satisfies the constraints")
+        if self.best is None and self.infeasible():
+            return self.result("infeasible", "no tree satisfies the constraints (proven by branch-and-bound on the "
+                                             "constraints' slack)")
         if self.closed():
             return self.result("optimal", "the Lagrangian bound meets a feasible tree")
         search = _BranchAndBound(self, dual.prices)
@@ -304,11 +333,22 @@ class _Fixed:
     decisions: tuple
 
 
-class _BranchAndBound:
-    """Depth-first branch-and-bound with the priced dynamic program as bound."""
+class _FoundFeasible(Exception):
+    """A search for any feasible tree found one."""
 
-    def __init__(self, run: _Run, prices: Prices) -> None:
-        p = run.p
+
+class _BranchAndBound:
+    """Depth-first branch-and-bound with the priced dynamic program as bound.
+
+    ``problem`` (default: the run's) gives the quantities the prices apply to;
+    with ``first_feasible`` the search visits the trees whose relaxed value
+    reaches the target, whatever the incumbent, and stops at the first
+    feasible tree.
+    """
+
+    def __init__(self, run: _Run, prices: Prices, problem: LinearProblem | None = None, first_feasible: bool = False) -> None:
+        p = run.p if problem is None else problem
+        self.first_feasible = first_feasible
         self.run_ = run
         self.p = p
         self.theta = prices.theta(p)
@@ -326,7 +366,7 @@ class _BranchAndBound:
     # -- thresholds -----------------------------------------------------------
     def limit(self) -> float:
         """A completion must reach this relaxed value to be worth visiting."""
-        best = self.run_.best_value
+        best = NEG if self.first_feasible else self.run_.best_value
         if math.isfinite(best):
             best = best + (self.p.unit if self.p.integral else 0.0)
         want = max(self.target, best)
@@ -524,7 +564,8 @@ class _BranchAndBound:
 
     def offer(self, decisions: tuple) -> None:
         tree = _assemble(decisions)
-        self.run_.offer(measure_tree(self.p, tree))
+        if self.run_.offer(measure_tree(self.p, tree)) and self.first_feasible:
+            raise _FoundFeasible
 
 
 def _assemble(decisions: tuple) -> Tree:
