@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 import threading
+import time
 import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -167,6 +168,10 @@ class FitProgress:
     nodes: int
     tree: FittedTree | None
     message: str = ""
+
+
+#: The solve gets at least this long, even when reading the table used up the time limit.
+MIN_SOLVE_SECONDS = 0.05
 
 
 class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
@@ -426,6 +431,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        started = time.perf_counter()  # the time limit covers all of fit, encoding included
         self._check_params()
         fairness = self._fairness_list()
         if y is None:
@@ -503,8 +509,9 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
                 tree = make_tree(ev.structure, SolveRecord.in_progress(ev.elapsed, ev.objective, ev.bound, ev.gap))
             progress(FitProgress(ev.elapsed, ev.objective, ev.bound, ev.gap, ev.nodes, tree, ev.message))
 
+        remaining = float(self.time_limit) - (time.perf_counter() - started)
         result = solve_tree(
-            data, spec, formulation=self.formulation, solver=self.solver, time_limit=float(self.time_limit),
+            data, spec, formulation=self.formulation, solver=self.solver, time_limit=max(MIN_SOLVE_SECONDS, remaining),
             threads=int(self.threads), accelerator=self.accelerator, warm_start=self.warm_start,
             progress=relay if progress is not None else None, stop=stop,
         )

@@ -88,9 +88,12 @@ class GainDP:
         Subtracted per branching node (the paper's lambda, plus any price).
     min_leaf : int
     deadline : Deadline, optional
+    ones : (indptr, indices), optional
+        ``X``'s ones as CSR (:func:`kernels.ones_of`), when the caller keeps them.
     """
 
-    def __init__(self, X, count, scores, penalty: float, min_leaf: int, deadline: Deadline | None = None) -> None:
+    def __init__(self, X, count, scores, penalty: float, min_leaf: int, deadline: Deadline | None = None,
+                 ones=None) -> None:
         self.X = X
         self.count = count
         self.s = np.ascontiguousarray(scores, dtype=np.float64)
@@ -108,10 +111,9 @@ class GainDP:
         # The compiled depth-2 kernel (two classes, not too wide): features as CSR.
         self.csr = None
         if kernels.available() and self.s.shape[1] == 2 and 0 < X.shape[1] <= kernels.MAX_FEATURES:
-            rows, cols = np.nonzero(X > 0.5)
-            self.csr = (np.searchsorted(rows, np.arange(X.shape[0] + 1)).astype(np.int64), cols.astype(np.int64),
-                        np.ascontiguousarray(self.s[:, 1] - self.s[:, 0]), np.ascontiguousarray(self.s[:, 0]),
-                        np.ascontiguousarray(self.count, dtype=np.float64))
+            indptr, indices = kernels.ones_of(X) if ones is None else ones
+            self.csr = (indptr, indices, np.ascontiguousarray(self.s[:, 1] - self.s[:, 0]),
+                        np.ascontiguousarray(self.s[:, 0]), np.ascontiguousarray(self.count, dtype=np.float64))
 
     # -- public -------------------------------------------------------------
     def best(self, idx: np.ndarray, depth: int, floor: float = NEG) -> tuple[float, Tree] | None:

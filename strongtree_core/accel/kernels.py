@@ -133,7 +133,7 @@ else:  # pragma: no cover
 
 #: A dense matrix product does about this many pair additions in the time of one
 #: loop step: the lists of ones are used when they need fewer steps than that.
-DENSE_SPEEDUP = 6.0
+DENSE_SPEEDUP = 12.0
 
 
 def depth_two_binary(X, indptr, indices, rows, d, s0, c, pen: float, min_leaf: int):
@@ -159,6 +159,12 @@ def depth_two_binary(X, indptr, indices, rows, d, s0, c, pen: float, min_leaf: i
         R0 = Xd.T @ ss
         T0, Dt, N = float(ss.sum()), float(dd.sum()), float(cc.sum())
     return _best(M, C, R0, T0, Dt, N, float(pen), float(min_leaf))
+
+
+def ones_of(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's ones as CSR ``(indptr, indices)`` (indices sorted within a row)."""
+    rows, cols = np.nonzero(X > 0.5)
+    return np.searchsorted(rows, np.arange(X.shape[0] + 1)).astype(np.int64), cols.astype(np.int64)
 
 
 def tree_of(code: np.ndarray):

@@ -210,7 +210,8 @@ def optimize_dual(
     def evaluate(y: np.ndarray, depth: int) -> float:
         nonlocal n_solves
         prices = unpack(y)
-        dp = GainDP(problem.X, problem.count, prices.scores(problem), prices.penalty(problem), problem.min_leaf, deadline)
+        dp = GainDP(problem.X, problem.count, prices.scores(problem), prices.penalty(problem), problem.min_leaf, deadline,
+                    problem.ones)
         value, tree = dp.exact(np.arange(problem.n_patterns), depth)
         n_solves += 1
         if not math.isfinite(value):

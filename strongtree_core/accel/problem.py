@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
+from strongtree_core.accel.kernels import ones_of
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.objectives import row_objective_weights
 from strongtree_core.formulation.spec import TreeSpec
@@ -75,6 +77,11 @@ class LinearProblem:
     max_features: int | None
     integral: bool
     unit: float
+
+    @cached_property
+    def ones(self) -> tuple[np.ndarray, np.ndarray]:
+        """The ones of ``X`` as CSR (for the compiled kernel), computed once."""
+        return ones_of(self.X)
 
     @property
     def n_patterns(self) -> int:

@@ -142,6 +142,7 @@ class _Run:
         self.bound = (1.0 - problem.lambda_) * float(problem.G.max(axis=1).sum(axis=0).min())
         self.explored = 0
         self.detail = ""
+        self._reported: TreeQuantities | None = None
 
     # -- bookkeeping ----------------------------------------------------------
     def value(self, m: TreeQuantities) -> float:
@@ -173,9 +174,13 @@ class _Run:
             self.say("bound")
 
     def say(self, message: str) -> None:
+        """Report the incumbent, the bound and the work done; the tree only when it changed."""
         if self._report is None:
             return
-        tree = None if self.best is None else tree_to_structure(self.best.tree, self.p.depth)
+        tree = None
+        if self.best is not None and self.best is not self._reported:
+            tree = tree_to_structure(self.best.tree, self.p.depth)
+            self._reported = self.best
         objective = None if self.best is None else self.best_value
         bound = None if not math.isfinite(self.bound) else max(self.bound, self.best_value)
         self._report(objective, bound, self.explored, tree, message)
@@ -254,7 +259,7 @@ class _Run:
             if s.depth <= p.depth:
                 self.offer_shape(measure_tree(p, structure_to_tree(s)))
         if not p.constrained:
-            dp = GainDP(p.X, p.count, (1.0 - p.lambda_) * p.G[:, :, 0], p.lambda_, p.min_leaf, self.deadline)
+            dp = GainDP(p.X, p.count, (1.0 - p.lambda_) * p.G[:, :, 0], p.lambda_, p.min_leaf, self.deadline, p.ones)
 
             def anytime(value: float, tree: Tree, bound: float) -> None:
                 self.explored = dp.n_solved
@@ -355,7 +360,7 @@ class _BranchAndBound:
         self.pen = prices.penalty(p)
         self.const = prices.constant(p)
         self.scores = prices.scores(p)
-        self.dp = GainDP(p.X, p.count, self.scores, self.pen, p.min_leaf, run.deadline)
+        self.dp = GainDP(p.X, p.count, self.scores, self.pen, p.min_leaf, run.deadline, p.ones)
         self.V = np.concatenate([p.G, p.U], axis=2)
         self.umin = p.U.min(axis=1)
         self.umax = p.U.max(axis=1)
