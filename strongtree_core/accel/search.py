@@ -273,7 +273,7 @@ class _Run:
             self.offer(measure_tree(p, tree))
             self.prove(value)
             return self.result("optimal", f"dynamic programming over all trees of depth <= {p.depth} "
-                                          f"({dp.n_solved:,} subproblems solved)")
+                                          f"({dp.n_solved:,} {'subproblem' if dp.n_solved == 1 else 'subproblems'} solved)")
         if p.depth >= 3:
             self.shallower(starts)
         remaining = self.deadline.at - time.perf_counter()
