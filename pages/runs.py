@@ -8,13 +8,14 @@ import pandas as pd
 import streamlit as st
 
 from studio import runs
-from studio.explain import MSG_LEGACY_HISTORY, MSG_NO_RUNS, MSG_NOT_YOURS, OWNERSHIP_HELP
+from studio.explain import FAIRNESS_NOTIONS, MSG_LEGACY_HISTORY, MSG_NO_RUNS, MSG_NOT_YOURS, OWNERSHIP_HELP
 from studio.markup import md, md_table
 from studio.runs import RunStoreError
 from studio.services import run_store
 from studio.shown import roles_from_config, tree_from_json
 from studio.state import run_owner, run_viewer, workspace_name
-from studio.views import STATUS_WORDS, fmt
+from studio.treeview import tree_panel, tree_svg
+from studio.words import backend_words, fmt, status_word
 
 st.title("Runs")
 
@@ -58,35 +59,100 @@ if history.empty:
     st.stop()
 
 
+#: Settings and results compared side by side: label and how each value reads.
+COMPARED = {
+    "depth": ("depth", "int"), "formulation": ("formulation", None), "objective": ("objective", None),
+    "fairness": ("fairness", None), "fairness_bound": ("δ", "points"), "time_limit": ("time limit", "seconds"),
+    "regularization": ("λ", "number"), "min_leaf": ("min. leaf rows", "int"), "n_buckets": ("buckets", "int"),
+    "encoding": ("numeric coding", None), "solver": ("solver", None), "allow_protected_splits": ("protected splits", None),
+    "max_branching": ("max. splits", "int"), "max_features": ("max. features", "int"),
+    "min_recall": ("min. recall", "percent"), "min_precision": ("min. precision", "percent"),
+    "min_specificity": ("min. specificity", "percent"),
+    "split test_size": ("test share", "percent"), "split seed": ("random seed", None),
+    "split stratify": ("stratified", None),
+    "objective_value": ("best tree", "number"), "gap": ("optimality gap", "percent"),
+    "runtime": ("solve time", "seconds"), "backend": ("solver used", None),
+    "train_accuracy": ("training accuracy", "percent"), "test_accuracy": ("test accuracy", "percent"),
+    "train_worst_gap": ("training gap", "points"), "test_worst_gap": ("test gap", "points"),
+}
+
+
+def compare_values(entry) -> dict[str, str]:
+    """One run's settings and results in words, for the side-by-side table."""
+    roles = roles_from_config(entry.config)
+    flat = {"table": entry.dataset, "status": status_word(entry.status).label, "target": roles.target,
+            "positive class": "none" if roles.positive is None else str(roles.positive),
+            "protected": ", ".join(roles.protected) or "none", "legitimate": ", ".join(roles.legitimate) or "none",
+            "ignored": ", ".join(roles.ignored) or "none"}
+    values = dict(entry.config["model"])
+    values.update({f"split {k}": v for k, v in entry.config["split"].items()})
+    summary = dict(entry.summary)
+    summary["objective_value"] = summary.pop("objective", None)
+    values.update(summary)
+    for key, (label, kind) in COMPARED.items():
+        value = values.get(key)
+        if key == "fairness":
+            value = ", ".join(FAIRNESS_NOTIONS[n].name for n in (value or []) if n in FAIRNESS_NOTIONS) or "none"
+        elif key == "backend":
+            value = backend_words(value) if value else None
+        elif key == "fairness_bound" and not values.get("fairness"):
+            value = None
+        if isinstance(value, bool):
+            flat[label] = "yes" if value else "no"
+        elif value is None or value == []:
+            flat[label] = "–"
+        elif kind is not None:
+            flat[label] = fmt(value, kind)
+        else:
+            flat[label] = {"auto": "automatic", "flow": "FlowOCT", "benders": "BendersOCT"}.get(value, str(value))
+    return flat
+
+
 def owner_words(owner: str) -> str:
     """Whose a run is, from this session's point of view."""
     if owner == st.session_state["session_owner"]:
         return "this session"
     if owner == run_owner() and owner.startswith("workspace:"):
         return "this workspace"
-    return "no owner (an older run)" if not owner else "another session or workspace"
+    return "everyone (older run)" if not owner else "another session"
 
 
-labels = {int(r.id): f"#{r.id} · {r.created} · {r.dataset} · depth {r.depth} · {r.fairness}" for r in history.itertuples()}
+def short_time(created: str) -> str:
+    """ "2026-11-26 08:40:12" as "11-26 08:40" (the year and seconds add little in a list)."""
+    return created[5:16] if len(created) >= 16 else created
+
+
+def ratio_pair(train, test, kind: str) -> str:
+    return f"{fmt(train, kind)} / {fmt(test, kind)}" if test is not None and test == test else fmt(train, kind)
+
+
+labels = {int(r.id): f"#{r.id} · {short_time(r.created)} · {r.dataset} · depth {r.depth} · {r.fairness} · "
+                     f"{owner_words(r.owner)}" + (", shared" if r.shared else "") for r in history.itertuples()}
 mine = {int(r.id) for r in history.itertuples() if r.owner in viewer}
 shared = {int(r.id) for r in history.itertuples() if r.shared}
 
-#: History columns shown, in order, with their headers and formats.
-COLUMNS = {
-    "id": ("run", None), "created": ("when", None), "dataset": ("table", None), "depth": ("depth", None),
-    "fairness": ("fairness", None), "delta": ("δ", "number"), "status": ("status", None),
-    "train_accuracy": ("train accuracy", "percent"), "test_accuracy": ("test accuracy", "percent"),
-    "train_worst_gap": ("train gap", "gap"), "test_worst_gap": ("test gap", "gap"),
-    "runtime": ("solve time", "seconds"), "backend": ("backend", None), "gap": ("optimality gap", "percent"),
-    "owner": ("whose", None),
-}
-shown_history = history[[c for c in COLUMNS if c in history.columns]].copy()
-for column, (_, kind) in COLUMNS.items():
-    if kind is not None and column in shown_history:
-        shown_history[column] = shown_history[column].map(lambda v, k=kind: fmt(v, k))
-shown_history["owner"] = [owner_words(o) + (", shared" if s else "") for o, s in zip(history["owner"], history["shared"])]
-st.dataframe(shown_history.rename(columns={c: h for c, (h, _) in COLUMNS.items()}), hide_index=True)
-st.caption("Train and test gap: the largest measured gap among the fairness notions the run constrained.")
+
+def column(name: str):
+    return history[name] if name in history.columns else pd.Series([None] * len(history), index=history.index)
+
+
+shown_history = pd.DataFrame({
+    "run": history["id"].astype(int),
+    "table": history["dataset"],
+    "depth": column("depth"),
+    "fairness": [f if f == "none" or d is None or d != d else f"{f} ≤ {fmt(d, 'points')}"
+                 for f, d in zip(column("fairness").fillna("none"), column("delta"))],
+    "status": history["status"].map(lambda s: status_word(s).label),
+    "accuracy train / test": [ratio_pair(a, b, "percent") for a, b in zip(column("train_accuracy"),
+                                                                            column("test_accuracy"))],
+    "gap train / test": [ratio_pair(a, b, "points") for a, b in zip(column("train_worst_gap"),
+                                                                      column("test_worst_gap"))],
+    "time": column("runtime").map(lambda v: fmt(v, "seconds")),
+})
+# A table that wraps its cells (a data grid would cut them at a projector's width).
+st.table(md_table(shown_history.set_index("run")), height=min(44 + 38 * len(shown_history), 460))
+st.caption("Gap: the largest measured gap among the fairness notions the run constrained, in percentage points. "
+           "The list below says when each run was solved and whose it is; compare two for every setting.")
 
 picked = [p for p in st.multiselect("Select one run to open, two to compare, or runs to share or delete",
                                     list(labels), format_func=labels.get, key="runs.pick") if p in labels]
@@ -123,7 +189,7 @@ cols[1].button("Compare", key="runs.compare", icon=":material/compare:", disable
 cols[2].button("Stop sharing" if share_action == "unshare" else "Share", key="runs.share", icon=":material/share:",
                disabled=not own_pick, on_click=change_runs, args=(share_action, list(picked)), width="stretch",
                help="A shared run can be opened by every session; only its own session or workspace can delete it.")
-cols[3].button("Move to workspace", key="runs.move", icon=":material/drive_file_move:",
+cols[3].button("To workspace", key="runs.move", icon=":material/drive_file_move:",
                disabled=not own_pick or not workspace, on_click=change_runs, args=("move", list(picked)),
                width="stretch", help="Keep the selected runs of this session in the workspace, across reloads.")
 cols[4].button("Delete", key="runs.delete", icon=":material/delete:", disabled=not own_pick,
@@ -147,19 +213,14 @@ if len(picked) == 2:
     st.markdown("##### Side by side")
     settings = {}
     for entry in entries:
-        roles = roles_from_config(entry.config)
-        flat = {"dataset": entry.dataset, "status": STATUS_WORDS.get(entry.status, entry.status),
-                "target": roles.target, "protected": ", ".join(roles.protected) or "none"}
-        flat.update({k: v for k, v in entry.config["model"].items()})
-        flat.update({f"split {k}": v for k, v in entry.config["split"].items()})
-        flat.update({k: v for k, v in entry.summary.items() if k not in flat})
-        settings[f"#{entry.id}"] = {k: "–" if v is None or v == [] else str(v) for k, v in flat.items()}
+        settings[f"#{entry.id}"] = compare_values(entry)
     table = pd.DataFrame(settings)
     differs = table.nunique(axis=1) > 1
     only_diff = st.toggle("Only what differs", value=True, key="runs.only_diff")
     st.table(md_table(table[differs] if only_diff else table))
-    cols = st.columns(2)
+    cols = st.columns(2, gap="medium")
     for col, entry in zip(cols, entries):
         with col:
             st.markdown(f"**#{entry.id}** · {md(entry.dataset)}")
-            st.graphviz_chart(tree_from_json(entry.tree).to_dot())
+            st.markdown(tree_panel(tree_svg(tree_from_json(entry.tree), compact=True), max_height=460),
+                        unsafe_allow_html=True)

@@ -64,7 +64,7 @@ if table is not None:
     st.markdown(
         f"**{md(table.name)}** · target {md(roles.target)}{positive}{rows}  \n"
         f"Depth {model.depth} · {OBJECTIVES[model.objective].lower()} · {fair_words} · "
-        f"{FORMULATIONS[model.formulation].lower()} route, {SOLVERS[model.solver]} solver · "
+        f"{FORMULATIONS[model.formulation].lower()} route, {SOLVERS[model.solver].lower()} solver · "
         f"time limit {fmt(model.time_limit, 'seconds')}"
     )
 for problem in problems:
@@ -196,9 +196,11 @@ def render_outcome() -> None:
         record = tree_from_json(snapshot.main.result).record
         word = status_word(record.status)
         value = objective_value(record.objective, model.objective, model.regularization, record.n_rows)
-        text = (f"**{word.label}**: {word.sentence}.  \nBest tree {value} · bound {fmt(record.bound)} · "
+        stored = f" · run {outcome.entry.id}" if outcome is not None and outcome.entry is not None and \
+            outcome.entry.id is not None else ""
+        text = (f"**{word.label}**{stored} · best tree {value} · bound {fmt(record.bound)} · "
                 f"gap {fmt(record.gap, 'percent')} · {fmt(record.runtime, 'seconds')} · "
-                f"{route_words(record.method, record.backend)}")
+                f"{route_words(record.method, record.backend)}  \n{word.sentence.capitalize()}.")
         (st.success if record.status == "optimal" else st.warning)(text, icon=word.icon)
         if snapshot.message:
             st.warning(md(snapshot.message), icon=":material/warning:")
