@@ -29,7 +29,7 @@ from studio.words import (
 
 #: Seconds between refreshes of the live numbers, and of the chart, the log and the tree.
 PANEL_POLL = 1.0
-DRAWING_POLL = 2.0
+DRAWING_POLL = 3.0
 
 st.title("Solve")
 registry = job_registry()
@@ -175,8 +175,9 @@ def render_tree() -> None:
     best = snap.main.best_tree if snap is not None else None
     if best is not None:
         tree = tree_from_json(best)
-        st.markdown("**Final tree**" if snap.main.result else "**Best tree so far**")
-        st.markdown(tree_panel(tree_svg(tree, compact=True), max_height=520), unsafe_allow_html=True)
+        st.caption("The final tree." if snap.main.result else "The best tree so far; it is redrawn as the solver "
+                   "finds better ones.")
+        st.markdown(tree_panel(tree_svg(tree, compact=True), max_height=560), unsafe_allow_html=True)
         st.markdown(legend_html(tree), unsafe_allow_html=True)
     elif snap is not None and snap.active:
         st.caption("The first tree appears as soon as the solver has one.")
@@ -231,7 +232,11 @@ if not active:
     render_outcome()
 
 # The numbers refresh fastest; the drawings less often, in fragments of their own
-# (a redraw in the numbers' fragment would stretch their refresh interval).
+# (a redraw in the numbers' fragment would stretch their refresh interval). The
+# progress and the tree share the space under the numbers, so both open above the fold.
 st.fragment(run_every=PANEL_POLL if active else None)(render_numbers)()
-st.fragment(run_every=DRAWING_POLL if active else None)(render_progress)()
-st.fragment(run_every=DRAWING_POLL if active else None)(render_tree)()
+progress_tab, tree_tab = st.tabs([":material/show_chart: Progress", ":material/account_tree: Best tree"])
+with progress_tab:
+    st.fragment(run_every=DRAWING_POLL if active else None)(render_progress)()
+with tree_tab:
+    st.fragment(run_every=DRAWING_POLL if active else None)(render_tree)()
