@@ -32,8 +32,16 @@ from strongtree_core.errors import StrongTreeError
 from strongtree_core.formulation import BuiltModel, TreeSpec, TreeStructure, build_model
 from strongtree_core.formulation.arrays import with_objective_cap
 from strongtree_core.formulation.objectives import tree_objective
-from strongtree_core.solvers import SolveOptions, SolverUnavailableError, Status, choose_backend, solve
+from strongtree_core.progress import Progress, relative_gap
+from strongtree_core.solvers import (
+    SolveOptions,
+    SolverUnavailableError,
+    Status,
+    choose_backend,
+    solve,
+)
 from strongtree_core.starts import candidate_starts
+from strongtree_core.tree.record import SolveRecord
 
 Formulation = Literal["auto", "flow", "benders"]
 
@@ -54,39 +62,12 @@ BENDERS_COUPLED = (
 
 
 @dataclass(frozen=True)
-class EngineProgress:
-    """One progress snapshot: objective and bound in the model's units."""
-
-    elapsed: float
-    objective: float | None
-    bound: float | None
-    gap: float | None
-    nodes: int
-    structure: TreeStructure | None
-    message: str = ""
-
-
-@dataclass(frozen=True)
-class EngineResult:
-    """A solved tree with the record of how it was obtained."""
+class Solved:
+    """A solved tree and the record of how it was obtained (one type from the
+    engine to the estimator, which adds its notes to the record)."""
 
     structure: TreeStructure
-    status: str
-    objective: float
-    bound: float | None
-    gap: float | None
-    runtime: float
-    backend: str
-    formulation: str
-    method: str
-    n_variables: int
-    n_constraints: int
-    n_rows: int
-    n_patterns: int
-    build_seconds: float
-    message: str
-    choice: str
-    certified: bool
+    record: SolveRecord
 
 
 def _choose_method(built_flow_free: TreeSpec, formulation: Formulation, solver: str, data: PatternData) -> tuple[str, str]:
@@ -147,9 +128,9 @@ def solve_tree(
     threads: int = 1,
     accelerator: bool = True,
     warm_start: bool = True,
-    progress: Callable[[EngineProgress], None] | None = None,
+    progress: Callable[[Progress], None] | None = None,
     stop: threading.Event | None = None,
-) -> EngineResult:
+) -> Solved:
     """Find the best tree for ``spec`` on ``data`` within ``time_limit`` seconds.
 
     Raises
@@ -167,17 +148,13 @@ def solve_tree(
 EXACT_FORMULATION = "exact search: dynamic programming with a Lagrangian bound and branch-and-bound"
 
 
-def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float) -> EngineResult:
+def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float) -> Solved:
     """The exact search (``accel/search.py``), re-scored here."""
     starts = tuple(tree for _, tree in candidate_starts(data, spec.depth))
 
     def report(objective, bound, explored, tree, message) -> None:
-        if progress is None:
-            return
-        gap = None
-        if objective is not None and bound is not None:
-            gap = abs(bound - objective) / max(abs(objective), 1e-9)
-        progress(EngineProgress(time.perf_counter() - t0, objective, bound, gap, explored, tree, message))
+        if progress is not None:
+            progress(Progress(time.perf_counter() - t0, objective, bound, relative_gap(objective, bound), explored, tree, message))
 
     remaining = max(0.05, time_limit - (time.perf_counter() - t0))
     found = exact_solve(data, spec, time_limit=remaining, stop=stop, report=report, starts=starts)
@@ -198,19 +175,18 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
     else:
         status = Status.INTERRUPTED if stop is not None and stop.is_set() else Status.TIME_LIMIT
         bound = None if found.bound is None else max(found.bound, value)
-    gap = None if bound is None else abs(bound - value) / max(abs(value), 1e-9)
+    gap = relative_gap(value, bound)
     if progress is not None:
-        progress(EngineProgress(time.perf_counter() - t0, value, bound, gap, found.n_explored, found.structure,
-                                "certified optimal" if certified else "stopped"))
-    return EngineResult(
-        structure=found.structure, status=status.value, objective=value, bound=bound, gap=gap,
-        runtime=time.perf_counter() - t0, backend="numpy", formulation=EXACT_FORMULATION, method="exact",
-        n_variables=0, n_constraints=0, n_rows=data.n_rows, n_patterns=data.n_patterns, build_seconds=0.0,
-        message="", choice=f"exact search: {found.reason}", certified=certified,
-    )
+        progress(Progress(time.perf_counter() - t0, value, bound, gap, found.n_explored, found.structure,
+                          "certified optimal" if certified else "stopped"))
+    return Solved(found.structure, SolveRecord(
+        status=status.value, objective=value, bound=bound, gap=gap, runtime=time.perf_counter() - t0,
+        backend="numpy", formulation=EXACT_FORMULATION, method="exact", n_rows=data.n_rows,
+        n_patterns=data.n_patterns, choice=f"exact search: {found.reason}", certified=certified,
+    ))
 
 
-def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0) -> EngineResult:
+def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0) -> Solved:
     """FlowOCT or BendersOCT, started from the best cheap tree (and the exact search's)."""
     dp_starts: list[tuple[str, TreeStructure]] = []
     dp_note = ""
@@ -240,8 +216,8 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
     start = _best_start(built, data, dp_starts) if warm_start else None
     if progress and start is not None:
         value = arrays.objective(start[2])
-        gap = None if objective_cap is None else abs(objective_cap - value) / max(abs(value), 1e-9)
-        progress(EngineProgress(time.perf_counter() - t0, value, objective_cap, gap, 0, start[1], f"warm start: {start[0]}"))
+        progress(Progress(time.perf_counter() - t0, value, objective_cap, relative_gap(value, objective_cap), 0, start[1],
+                          f"warm start: {start[0]}"))
 
     def on_event(ev) -> None:
         if progress is None:
@@ -251,8 +227,8 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
         if objective_cap is not None and (bound is None or bound > objective_cap):
             # The exact search's bound is one the solver has not found yet.
             bound = objective_cap
-            gap = None if ev.objective is None else abs(bound - ev.objective) / max(abs(ev.objective), 1e-9)
-        progress(EngineProgress(time.perf_counter() - t0, ev.objective, bound, gap, ev.nodes, tree))
+            gap = relative_gap(ev.objective, bound)
+        progress(Progress(time.perf_counter() - t0, ev.objective, bound, gap, ev.nodes, tree))
 
     remaining = max(0.5, time_limit - (time.perf_counter() - t0))
     options = SolveOptions(
@@ -294,9 +270,8 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
     certified = status == Status.OPTIMAL and (bound is None or value >= bound - 1e-6 * max(1.0, abs(bound)) - 1e-9)
     if status == Status.OPTIMAL and not certified:
         status = Status.TIME_LIMIT
-    gap = None if bound is None else abs(bound - value) / max(abs(value), 1e-9)
-    return EngineResult(structure=structure, status=status.value, objective=value, bound=bound, gap=gap,
-                        message=message, certified=certified, **common)
+    return Solved(structure, SolveRecord(status=status.value, objective=value, bound=bound, gap=relative_gap(value, bound),
+                                         message=message, certified=certified, **common))
 
 
 def _relaxation_hint(spec: TreeSpec) -> str:

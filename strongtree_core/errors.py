@@ -1,4 +1,11 @@
-"""The one exception type for errors a user can cause."""
+"""The root of the project's exceptions: every error a user can cause is a
+:class:`StrongTreeError`, with a message that says what is wrong and how to fix it.
+
+Below it: ``encoding.EncodingError`` (a table or stored plan the encoding cannot
+use), ``solvers.SolverUnavailableError`` (a backend that cannot take the model
+here) and ``estimator.ParameterError`` (a parameter outside its values; also
+scikit-learn's ``InvalidParameterError``).  It is a ``ValueError``, as bad input is.
+"""
 
 
 class StrongTreeError(ValueError):

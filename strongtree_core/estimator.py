@@ -12,7 +12,7 @@ import numbers
 import threading
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import replace
 from numbers import Integral, Real
 from typing import Any, Callable, Literal, Sequence
 
@@ -24,13 +24,15 @@ from sklearn.utils._param_validation import Interval, InvalidParameterError, Str
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
+from strongtree_core import vocabulary
 from strongtree_core.encoding import TableEncoder
 from strongtree_core.encoding.features import python_scalar
 from strongtree_core.encoding.groups import GroupCoding, encode_groups
 from strongtree_core.encoding.patterns import collapse_patterns
-from strongtree_core.engine import EngineProgress, solve_tree
+from strongtree_core.engine import solve_tree
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.formulation.spec import TreeSpec
+from strongtree_core.progress import Progress
 from strongtree_core.tree import FittedTree, SolveRecord
 
 FairnessNotion = Literal[
@@ -127,17 +129,11 @@ NUMBER_PARAMS = (
 )
 #: Deepest tree accepted (2^8 leaves).
 MAX_DEPTH = 8
-FORMULATIONS = ("auto", "flow", "benders")
-SOLVERS = ("auto", "highs", "scip", "gurobi")
-OBJECTIVES = ("accuracy", "balanced_accuracy", "worst_case_accuracy", "sensitivity")
-ENCODINGS = ("thermometer", "onehot_buckets")
-FAIRNESS = (
-    "statistical_parity",
-    "conditional_statistical_parity",
-    "predictive_equality",
-    "equal_opportunity",
-    "equalized_odds",
-)
+FORMULATIONS = tuple(vocabulary.FORMULATIONS)
+SOLVERS = tuple(vocabulary.SOLVERS)
+OBJECTIVES = tuple(vocabulary.OBJECTIVES)
+ENCODINGS = tuple(vocabulary.ENCODINGS)
+FAIRNESS = tuple(vocabulary.FAIRNESS_NOTIONS)
 
 
 class ParameterError(StrongTreeError, InvalidParameterError):
@@ -151,23 +147,6 @@ def _options(names: Sequence[str]) -> StrOptions:
 
 def _fraction(closed: str) -> Interval:
     return Interval(Real, 0, 1, closed=closed)
-
-
-@dataclass(frozen=True)
-class FitProgress:
-    """A progress snapshot for callers of ``fit`` (the dashboard, the CLI).
-
-    ``objective`` and ``bound`` are in the formulation's units (weighted correct
-    rows for accuracy); ``tree`` is the incumbent when it just changed.
-    """
-
-    elapsed: float
-    objective: float | None
-    bound: float | None
-    gap: float | None
-    nodes: int
-    tree: FittedTree | None
-    message: str = ""
 
 
 #: The solve gets at least this long, even when reading the table used up the time limit.
@@ -397,7 +376,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         sample_weight=None,
         sensitive_features=None,
         legitimate_features=None,
-        progress: Callable[[FitProgress], None] | None = None,
+        progress: Callable[[Progress], None] | None = None,
         stop: threading.Event | None = None,
     ) -> "StrongTreeClassifier":
         """Find the best tree for (X, y) under the constraints.
@@ -423,7 +402,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             The legitimate factor(s) of conditional statistical parity, one level per
             distinct value, as for ``sensitive_features``.
         progress : callable, optional
-            Receives :class:`FitProgress` snapshots during the solve.
+            Receives :class:`~strongtree_core.progress.Progress` snapshots during the
+            solve, ``tree`` the incumbent as a :class:`FittedTree` when it changed.
         stop : threading.Event, optional
             Set it from another thread to stop and keep the best tree so far.
 
@@ -501,35 +481,25 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
                 sample_weight=sample_weight,
             )
 
-        def relay(ev: EngineProgress) -> None:
-            if progress is None:
-                return
-            tree = None
-            if ev.structure is not None:
-                tree = make_tree(ev.structure, SolveRecord.in_progress(ev.elapsed, ev.objective, ev.bound, ev.gap))
-            progress(FitProgress(ev.elapsed, ev.objective, ev.bound, ev.gap, ev.nodes, tree, ev.message))
+        def relay(ev: Progress) -> None:
+            if ev.tree is not None:
+                ev = replace(ev, tree=make_tree(ev.tree, SolveRecord.in_progress(ev.elapsed, ev.objective, ev.bound, ev.gap)))
+            progress(ev)
 
         remaining = float(self.time_limit) - (time.perf_counter() - started)
-        result = solve_tree(
+        solved = solve_tree(
             data, spec, formulation=self.formulation, solver=self.solver, time_limit=max(MIN_SOLVE_SECONDS, remaining),
             threads=int(self.threads), accelerator=self.accelerator, warm_start=self.warm_start,
             progress=relay if progress is not None else None, stop=stop,
         )
-        notes = [result.message] if result.message else []
+        notes = [solved.record.message] if solved.record.message else []
         if sens_in_x and self.allow_protected_splits:
             notes.append(f"The tree may split on the protected attribute(s) {', '.join(sens_in_x)} (allowed).")
         for c in constraints:
-            for reason in getattr(c, "skipped", []) or []:
-                notes.append(f"{c.name}: skipped {reason}")
-        record = SolveRecord(
-            status=result.status, objective=result.objective, bound=result.bound, gap=result.gap,
-            runtime=result.runtime, backend=result.backend, formulation=result.formulation, method=result.method,
-            n_variables=result.n_variables, n_constraints=result.n_constraints, n_rows=result.n_rows,
-            n_patterns=result.n_patterns, build_seconds=result.build_seconds, message=" ".join(notes),
-            choice=result.choice, certified=result.certified,
-        )
+            notes += [f"{c.name}: skipped {reason}" for reason in c.skipped_reasons(data, positive)]
+        record = replace(solved.record, message=" ".join(notes))
         self.encoding_ = plan
-        self.tree_ = make_tree(result.structure, record)
+        self.tree_ = make_tree(solved.structure, record)
         self.record_ = record
         self.status_ = record.status
         self.n_features_in_ = n_columns
@@ -539,12 +509,16 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             self.feature_names_in_ = np.asarray(columns_in, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        self.constraint_checks_ = self._verify(constraints, data, result.structure, y_idx, Xb, groups, legit, positive)
+        self.constraint_checks_ = self._verify(constraints, data, solved.structure, y_idx, Xb, groups, legit, positive)
         return self
 
     def _side_constraints(self, fairness: list[str], positive: int | None, groups, legit) -> list:
         from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS
-        from strongtree_core.formulation.quality import MinPrecision, MinRecall, MinSpecificity
+        from strongtree_core.formulation.quality import (
+            MinPrecision,
+            MinRecall,
+            MinSpecificity,
+        )
 
         levels = dict(
             group_levels=None if groups is None else groups.levels,

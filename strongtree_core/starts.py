@@ -12,8 +12,7 @@ import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 
 from strongtree_core.encoding.patterns import PatternData
-from strongtree_core.formulation.tree_graph import LEAF, PRUNED, TreeGraph, TreeStructure
-
+from strongtree_core.structure import LEAF, PRUNED, TreeGraph, TreeStructure
 
 #: CART, a start, is fitted on at most this many patterns (a seeded sample beyond).
 CART_MAX_PATTERNS = 20_000

@@ -10,7 +10,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from strongtree_core.formulation.arrays import ModelArrays
-from strongtree_core.formulation.tree_graph import LEAF, PRUNED, TreeGraph, TreeStructure
+from strongtree_core.structure import LEAF, PRUNED, TreeGraph, TreeStructure
 
 
 def all_trees(depth: int, n_features: int, n_classes: int) -> Iterator[TreeStructure]:

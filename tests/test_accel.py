@@ -18,13 +18,24 @@ import pytest
 pytest.importorskip("pystreed", reason="pystreed is an optional cross-check: pip install -r requirements-crosscheck.txt")
 
 from brute_force import all_trees, milp_solve
-from strongtree_core.accel import cost_complexity_for, plan_for, streed_solve
-from strongtree_core.accel import fairness_task, streed, support
+
+from strongtree_core.accel import (
+    cost_complexity_for,
+    fairness_task,
+    plan_for,
+    streed,
+    streed_solve,
+    support,
+)
 from strongtree_core.encoding.patterns import PatternData, collapse_patterns
 from strongtree_core.formulation import TreeSpec, build_model
-from strongtree_core.formulation.fairness import ConditionalStatisticalParity, EqualOpportunity, StatisticalParity
+from strongtree_core.formulation.fairness import (
+    ConditionalStatisticalParity,
+    EqualOpportunity,
+    StatisticalParity,
+)
 from strongtree_core.formulation.quality import MinRecall
-from strongtree_core.formulation.tree_graph import TreeStructure
+from strongtree_core.structure import TreeStructure
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
 ORACLE = DATA / "oracle_optimal.csv"

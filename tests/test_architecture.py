@@ -42,3 +42,26 @@ def test_formulations_encoding_and_trees_never_import_a_solver(path):
 def test_backends_never_see_tables_or_the_estimator(path):
     bad = {m for m in _imports(path) if m.split(".")[0] == "pandas" or m.startswith("strongtree_core.estimator")}
     assert not bad, f"{path} imports {bad}"
+
+
+GROUND_FLOOR = ["structure.py", "progress.py", "vocabulary.py", "errors.py"]
+
+
+@pytest.mark.parametrize("name", GROUND_FLOOR)
+def test_the_ground_floor_imports_nothing_of_the_project(name):
+    bad = {m for m in _imports(CORE / name) if m.startswith("strongtree_core")}
+    assert not bad, f"{name} imports {bad}"
+
+
+@pytest.mark.parametrize("path", _modules("tree"), ids=lambda p: str(p.relative_to(CORE)))
+def test_fitted_trees_never_import_a_formulation_or_the_engine(path):
+    bad = {m for m in _imports(path) if m.startswith(("strongtree_core.formulation", "strongtree_core.engine",
+                                                       "strongtree_core.accel", "strongtree_core.solvers"))}
+    assert not bad, f"{path} imports {bad}"
+
+
+@pytest.mark.parametrize("path", _modules("accel"), ids=lambda p: str(p.relative_to(CORE)))
+def test_the_exact_search_never_imports_a_solver_or_a_table(path):
+    bad = {m for m in _imports(path) if m.split(".")[0] in {"highspy", "pyscipopt", "gurobipy", "pandas"}
+           or m.startswith(("strongtree_core.solvers", "strongtree_core.estimator", "strongtree_core.engine"))}
+    assert not bad, f"{path} imports {bad}"

@@ -22,25 +22,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from brute_force import all_trees, holds, milp_solve, true_objective
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import ALL_CONSTRAINTS, problems
 
-from brute_force import all_trees, holds, milp_solve, true_objective
 from strongtree_core.accel.dp import GainDP, depth_two, tree_to_structure
 from strongtree_core.accel.lagrange import Prices, measure_tree
 from strongtree_core.accel.problem import linear_problem
 from strongtree_core.accel.search import exact_solve
 from strongtree_core.encoding.patterns import collapse_patterns
 from strongtree_core.formulation import build_model
-from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS, EqualizedOdds, StatisticalParity
+from strongtree_core.formulation.fairness import EqualizedOdds, StatisticalParity
 from strongtree_core.formulation.objectives import tree_objective
-from strongtree_core.formulation.quality import QUALITY_CONSTRAINTS, MinPrecision, MinRecall, MinSpecificity
+from strongtree_core.formulation.quality import MinPrecision, MinRecall, MinSpecificity
 from strongtree_core.formulation.spec import TreeSpec
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
-ALL_CONSTRAINTS = {**QUALITY_CONSTRAINTS, **FAIRNESS_NOTIONS}
-OBJECTIVES = ["accuracy", "balanced_accuracy", "worst_case_accuracy", "sensitivity"]
-BOUNDS = st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.25, 0.3, 0.5, 0.6, 0.75, 0.8, 1.0])
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -72,35 +70,6 @@ def _objective(spec: TreeSpec, y, pred, weight, n_branching: int) -> float:
     else:  # accuracy with weights
         core = Fraction(str(float(weight[pred == y].sum())))
     return float((1 - lam) * core - lam * n_branching)
-
-
-@st.composite
-def problems(draw, max_depth: int = 2):
-    n_classes = draw(st.sampled_from([2, 2, 2, 3]))
-    depth = draw(st.integers(1, max_depth))
-    n_features = 2 if depth == 3 else draw(st.integers(1, 3))
-    n = draw(st.integers(6, 18))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    X = rng.integers(0, 2, (n, n_features))
-    y = rng.integers(0, n_classes, n)
-    y[:n_classes] = np.arange(n_classes)  # every class present
-    group = rng.integers(0, draw(st.integers(2, 3)), n)
-    legit = rng.integers(0, 2, n)
-    kinds = draw(st.lists(st.tuples(st.sampled_from(sorted(ALL_CONSTRAINTS)), BOUNDS), max_size=2, unique_by=lambda t: t[0]))
-    objective = draw(st.sampled_from(OBJECTIVES))
-    weighted = objective == "accuracy" and draw(st.booleans())
-    weight = rng.integers(1, 4, n).astype(float) if weighted else None
-    spec = TreeSpec(
-        depth=depth,
-        lambda_=draw(st.sampled_from([0.0, 0.0, 0.1, 0.25])),
-        min_leaf=draw(st.sampled_from([0, 0, 2, 3])),
-        max_branching=draw(st.sampled_from([None, None, 1, 2])),
-        max_features=draw(st.sampled_from([None, None, None, 1])),
-        objective=objective,
-        positive_class=1,
-        side_constraints=tuple(ALL_CONSTRAINTS[k](b, 1) for k, b in kinds),
-    )
-    return X, y, group, legit, weight, spec, kinds, n_classes
 
 
 def check_against_brute_force(X, y, group, legit, weight, spec, kinds, n_classes) -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
 from brute_force import all_trees, milp_solve
+
 from strongtree_core.encoding.patterns import collapse_patterns
 from strongtree_core.formulation import TreeSpec, build_model
 from strongtree_core.formulation.benders import benders_cuts
-from strongtree_core.formulation.tree_graph import TreeGraph
+from strongtree_core.structure import TreeGraph
 
 
 def _instance(seed: int, n: int = 14, F: int = 3, K: int = 2):

@@ -21,7 +21,14 @@ import pytest
 
 from strongtree_core.encoding.patterns import collapse_patterns
 from strongtree_core.formulation import TreeSpec, build_model
-from strongtree_core.solvers import BACKENDS, SolveOptions, SolverUnavailableError, Status, choose_backend, solve
+from strongtree_core.solvers import (
+    BACKENDS,
+    SolveOptions,
+    SolverUnavailableError,
+    Status,
+    choose_backend,
+    solve,
+)
 from strongtree_core.starts import cart_structure
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
@@ -32,7 +39,7 @@ MUST_PROVE = {("soybean-small", 3)}
 #: Proofs seen across the parametrized cases (checked by the last test).
 PROOFS: list[tuple[str, int, str, str]] = []
 
-pytestmark = pytest.mark.skipif(not ORACLE.exists(), reason=f"shared datasets not found at {DATA}")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not ORACLE.exists(), reason=f"shared datasets not found at {DATA}")]
 
 
 def _load(name: str):

@@ -7,17 +7,16 @@ imbalanced trees), whether it meets each bound and what its objective is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 import pytest
+from brute_force import all_trees, holds, milp_solve, true_objective
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis.extra.numpy import arrays
 from sklearn.metrics import accuracy_score
+from strategies import ALL_CONSTRAINTS, BOUNDS, Instance, instances
 
-from brute_force import all_trees, holds, milp_solve, true_objective
 from strongtree_core import metrics
 from strongtree_core.encoding.patterns import collapse_patterns
 from strongtree_core.formulation.decode import decode_tree, start_vector
@@ -34,7 +33,6 @@ from strongtree_core.formulation.flow_all import build_flow_all
 from strongtree_core.formulation.quality import (
     BOUND_OUT_OF_RANGE,
     NO_POSITIVE_CLASS,
-    QUALITY_CONSTRAINTS,
     ConstraintCheck,
     MinPrecision,
     MinRecall,
@@ -44,9 +42,6 @@ from strongtree_core.formulation.quality import (
 from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.metrics.constraints import NOT_MEASURABLE
 
-ALL_CONSTRAINTS = {**QUALITY_CONSTRAINTS, **FAIRNESS_NOTIONS}
-NICE_BOUNDS = [0.0, 0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0]
-BOUNDS = st.one_of(st.sampled_from(NICE_BOUNDS), st.floats(0.0, 1.0))
 PROPERTY = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -63,36 +58,6 @@ def measured_objective(objective: str, y, pred, pos: int) -> float:
 
 
 # ---------------------------------------------------------------- instances
-@dataclass(frozen=True)
-class Instance:
-    X: np.ndarray
-    y: np.ndarray
-    group: np.ndarray
-    legit: np.ndarray
-    depth: int
-    n_classes: int = 2
-
-    @property
-    def data(self):
-        return collapse_patterns(self.X, self.y, self.n_classes, group=self.group, legit=self.legit)
-
-
-@st.composite
-def instances(draw, n_classes: int = 2, max_features: int = 3) -> Instance:
-    n = draw(st.integers(8, 16))
-    n_features = draw(st.integers(2, max_features))
-    n_groups = draw(st.integers(2, 3))
-    bits = st.integers(0, 1)
-    return Instance(
-        X=draw(arrays(np.int64, (n, n_features), elements=bits)),
-        y=draw(arrays(np.int64, n, elements=st.integers(0, n_classes - 1))),
-        group=draw(arrays(np.int64, n, elements=st.integers(0, n_groups - 1))),
-        legit=draw(arrays(np.int64, n, elements=bits)),
-        depth=draw(st.integers(1, 2)),
-        n_classes=n_classes,
-    )
-
-
 def compare_with_brute_force(inst: Instance, spec: TreeSpec, kinds_bounds, pos: int) -> None:
     """Rows accept exactly the trees that meet every bound; the MILP optimum is the best of them."""
     data = inst.data
@@ -285,7 +250,7 @@ def test_group_without_positives_is_skipped_not_divided_by() -> None:
     base = build_flow_all(data, TreeSpec(depth=1, positive_class=1))
     model = build_flow_all(data, TreeSpec(depth=1, positive_class=1, side_constraints=(constraint,)))
     assert model.n_rows == base.n_rows + 1  # only the pair (a, c)
-    assert constraint.skipped == [
+    assert constraint.skipped_reasons(data) == [
         "equal opportunity: group 'b' has no rows among rows of the positive class, "
         "so its true positive rate is undefined there and it is left out of that comparison"
     ]
@@ -301,7 +266,7 @@ def test_equalized_odds_has_one_row_per_pair_and_rate() -> None:
     base = build_flow_all(data, TreeSpec(depth=1, positive_class=1))
     model = build_flow_all(data, TreeSpec(depth=1, positive_class=1, side_constraints=(constraint,)))
     assert model.n_rows == base.n_rows + 6
-    assert constraint.skipped == []
+    assert constraint.skipped_reasons(data) == []
 
 
 def test_level_with_a_single_group_is_reported() -> None:
@@ -310,8 +275,7 @@ def test_level_with_a_single_group_is_reported() -> None:
     legit = np.array([0, 0, 0, 0, 1, 1])  # level 1 holds group 0 only
     X, data = _single_feature_data(y, group=group, legit=legit)
     constraint = ConditionalStatisticalParity(0.1, 1)
-    build_flow_all(data, TreeSpec(depth=1, positive_class=1, side_constraints=(constraint,)))
-    assert constraint.skipped == [
+    assert constraint.skipped_reasons(data) == [
         "conditional statistical parity: group 1 has no rows among rows of legitimate level 1, "
         "so its share predicted positive is undefined there and it is left out of that comparison",
         "conditional statistical parity: only one group has rows among rows of legitimate level 1, "
@@ -369,8 +333,10 @@ def test_undefined_quality_ratios_are_reported() -> None:
     assert all(np.isnan(c.measured) and c.detail for c in checks)
     X, data = _single_feature_data(y)
     recall = MinRecall(0.9, 1)
-    build_flow_all(data, TreeSpec(depth=1, positive_class=1, side_constraints=(recall,)))
-    assert recall.skipped and "recall is undefined" in recall.skipped[0]
+    model = build_flow_all(data, TreeSpec(depth=1, positive_class=1, side_constraints=(recall,)))
+    assert model.n_rows == build_flow_all(data, TreeSpec(depth=1, positive_class=1)).n_rows  # no recall row
+    (reason,) = recall.skipped_reasons(data)
+    assert "recall is undefined" in reason
 
 
 @pytest.mark.parametrize("name", sorted(ALL_CONSTRAINTS))

@@ -14,12 +14,15 @@ from scipy import sparse
 from sklearn.exceptions import DataConversionWarning, NotFittedError
 from sklearn.metrics import log_loss, roc_auc_score
 from sklearn.model_selection import cross_val_score
-from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
+from sklearn.utils.estimator_checks import (
+    check_param_validation,
+    parametrize_with_checks,
+)
 
 from strongtree_core import StrongTreeClassifier, StrongTreeError
 from strongtree_core import estimator as est
 from strongtree_core.encoding import TableEncoder
-from strongtree_core.formulation.tree_graph import LEAF, TreeStructure
+from strongtree_core.structure import LEAF, TreeStructure
 from strongtree_core.tree import FittedTree, SolveRecord
 
 #: The instances the checks run on: every exact route and both MIO formulations, each small

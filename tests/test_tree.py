@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from strongtree_core.encoding import TableEncoder
-from strongtree_core.formulation.tree_graph import LEAF, PRUNED, TreeStructure
+from strongtree_core.structure import LEAF, PRUNED, TreeStructure
 from strongtree_core.tree import FINAL_STATUSES, STATUSES, FittedTree, SolveRecord
 from strongtree_core.tree import fitted as fitted_module
 from strongtree_core.tree import record as record_module

@@ -38,7 +38,7 @@ from typing import Union
 import numpy as np
 
 from strongtree_core.accel import kernels
-from strongtree_core.formulation.tree_graph import LEAF, PRUNED, TreeGraph, TreeStructure
+from strongtree_core.structure import LEAF, PRUNED, TreeGraph, TreeStructure
 
 Tree = Union[int, tuple]
 NEG = -math.inf

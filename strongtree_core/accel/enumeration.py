@@ -39,10 +39,15 @@ import numpy as np
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.fairness import ParityConstraint
 from strongtree_core.formulation.objectives import row_objective_weights, tree_objective
-from strongtree_core.formulation.quality import MinPrecision, MinRecall, MinSpecificity, resolve_positive
+from strongtree_core.formulation.quality import (
+    MinPrecision,
+    MinRecall,
+    MinSpecificity,
+    resolve_positive,
+)
 from strongtree_core.formulation.spec import TreeSpec
-from strongtree_core.formulation.tree_graph import LEAF, PRUNED, TreeGraph, TreeStructure
 from strongtree_core.metrics.constraints import check_constraints
+from strongtree_core.structure import LEAF, PRUNED, TreeGraph, TreeStructure
 
 #: Largest number of trees the search takes on: values are computed one root
 #: feature at a time, so memory stays at O^2 numbers; time is what grows.

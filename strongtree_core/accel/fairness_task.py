@@ -38,7 +38,7 @@ import numpy as np
 
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.spec import TreeSpec
-from strongtree_core.formulation.tree_graph import TreeStructure
+from strongtree_core.structure import TreeStructure
 
 FairnessKind = Literal["statistical_parity", "equal_opportunity"]
 SUPPORTED_FAIRNESS: tuple[str, ...] = ("statistical_parity", "equal_opportunity")

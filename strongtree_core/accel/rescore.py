@@ -15,7 +15,7 @@ from strongtree_core.accel.fairness_task import FairnessRequest, exact_gap, sati
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.objectives import tree_objective  # noqa: F401  (re-exported)
 from strongtree_core.formulation.spec import TreeSpec
-from strongtree_core.formulation.tree_graph import TreeStructure
+from strongtree_core.structure import TreeStructure
 
 
 def leaf_row_counts(data: PatternData, tree: TreeStructure) -> dict[int, int]:

@@ -45,14 +45,30 @@ from typing import Callable, Literal
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from strongtree_core.accel.dp import NEG, Deadline, GainDP, SearchStopped, Tree, structure_to_tree, subset_key, tree_to_structure
-from strongtree_core.accel.lagrange import Prices, TreeQuantities, leaf_sizes_ok, measure_tree, optimize_dual, satisfies
+from strongtree_core.accel.dp import (
+    NEG,
+    Deadline,
+    GainDP,
+    SearchStopped,
+    Tree,
+    structure_to_tree,
+    subset_key,
+    tree_to_structure,
+)
+from strongtree_core.accel.lagrange import (
+    Prices,
+    TreeQuantities,
+    leaf_sizes_ok,
+    measure_tree,
+    optimize_dual,
+    satisfies,
+)
 from strongtree_core.accel.problem import LinearProblem, linear_problem
 from strongtree_core.accel.relabel import best_labels
 from strongtree_core.accel.subtrees import Subtrees, subtree_list
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.spec import TreeSpec
-from strongtree_core.formulation.tree_graph import TreeStructure
+from strongtree_core.structure import TreeStructure
 
 ExactStatus = Literal["optimal", "infeasible", "stopped"]
 

@@ -28,12 +28,12 @@ from typing import Literal
 
 import numpy as np
 
+from strongtree_core.accel.fairness_task import BOUND_SLACK
 from strongtree_core.accel.rescore import tree_objective, violations
 from strongtree_core.accel.support import AccelPlan, cost_complexity_for, plan_for
-from strongtree_core.accel.fairness_task import BOUND_SLACK
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.spec import TreeSpec
-from strongtree_core.formulation.tree_graph import LEAF, PRUNED, TreeGraph, TreeStructure
+from strongtree_core.structure import LEAF, PRUNED, TreeGraph, TreeStructure
 
 AccelStatus = Literal["optimal", "feasible", "infeasible", "no_tree", "unsupported", "error"]
 

@@ -10,7 +10,13 @@ from pathlib import Path
 
 from strongtree_core import __version__
 from strongtree_core.cli.messages import STDIO
-from strongtree_core.estimator import FAIRNESS, FORMULATIONS, OBJECTIVES, SOLVERS, StrongTreeClassifier
+from strongtree_core.estimator import StrongTreeClassifier
+from strongtree_core.vocabulary import (
+    FAIRNESS_NOTIONS,
+    FORMULATIONS,
+    OBJECTIVES,
+    SOLVERS,
+)
 
 #: What ``strongtree export --format`` writes.
 EXPORT_FORMATS = ("text", "json", "dot", "sql", "python")
@@ -53,9 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("data", type=Path, help=f"CSV file with a header row ({STDIO} reads standard input)")
     f.add_argument("--target", required=True, help="name of the column to predict")
     f.add_argument("--depth", type=int, default=defaults["depth"], help="maximum depth of the tree")
-    f.add_argument("--formulation", choices=FORMULATIONS, default=defaults["formulation"],
+    f.add_argument("--formulation", choices=list(FORMULATIONS), default=defaults["formulation"],
                    help="auto: the fastest exact route; flow / benders: the paper's FlowOCT / BendersOCT")
-    f.add_argument("--solver", choices=SOLVERS, default=defaults["solver"],
+    f.add_argument("--solver", choices=list(SOLVERS), default=defaults["solver"],
                    help="MIO solver; auto takes Gurobi when licensed for the model, else HiGHS or SCIP")
     f.add_argument("--time-limit", type=float, default=defaults["time_limit"], help="seconds")
     f.add_argument("--threads", type=int, default=defaults["threads"], help="solver threads")
@@ -67,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="at most this many distinct binary features (eq. 9); none: no limit")
     f.add_argument("--min-leaf", type=int, default=defaults["min_leaf"],
                    help="every leaf holds at least this many training rows (eq. 10)")
-    f.add_argument("--objective", choices=OBJECTIVES, default=defaults["objective"], help="what the tree maximizes")
+    f.add_argument("--objective", choices=list(OBJECTIVES), default=defaults["objective"], help="what the tree maximizes")
     f.add_argument("--positive-class", default=defaults["positive_class"],
                    help="label of the positive class (fairness, recall, precision, specificity, sensitivity); "
                         "none: the second label in sorted order")
@@ -80,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="protected column, every value one group (repeat for several columns)")
     f.add_argument("--legitimate", action="append", default=None, metavar="COLUMN",
                    help="legitimate column of conditional statistical parity (repeatable)")
-    f.add_argument("--fairness", action="append", choices=FAIRNESS, default=None,
+    f.add_argument("--fairness", action="append", choices=list(FAIRNESS_NOTIONS), default=None,
                    help="fairness notion bounded by --delta (repeatable); needs --protected")
     f.add_argument("--delta", type=float, default=defaults["fairness_bound"],
                    help="largest gap allowed between two protected groups, in [0, 1]")

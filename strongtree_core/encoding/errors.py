@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from strongtree_core.errors import StrongTreeError
 
-class EncodingError(ValueError):
+
+class EncodingError(StrongTreeError):
     """A table, option or stored plan the encoding cannot use."""
 
 

@@ -12,11 +12,15 @@ import numpy as np
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.arrays import ModelArrays
 from strongtree_core.formulation.benders import build_benders_master
-from strongtree_core.formulation.decode import canonical_splits, decode_tree, start_vector
+from strongtree_core.formulation.decode import (
+    canonical_splits,
+    decode_tree,
+    start_vector,
+)
 from strongtree_core.formulation.flow_all import build_flow_all
 from strongtree_core.formulation.flow_oct import build_flow_oct
 from strongtree_core.formulation.spec import TreeSpec
-from strongtree_core.formulation.tree_graph import LEAF, PRUNED, TreeGraph, TreeStructure
+from strongtree_core.structure import LEAF, PRUNED, TreeGraph, TreeStructure
 
 Method = Literal["flow", "benders"]
 #: Largest row violation of a start vector counted as feasible.

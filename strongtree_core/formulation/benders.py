@@ -21,7 +21,6 @@ from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.arrays import ColumnAllocator, ModelArrays, RowBuilder
 from strongtree_core.formulation.decode import decode_tree
 from strongtree_core.formulation.spec import TreeSpec
-from strongtree_core.formulation.tree_graph import LEAF, TreeGraph, TreeStructure
 from strongtree_core.formulation.tree_rows import (
     add_balanced_tree_rows,
     add_feature_count_columns,
@@ -31,6 +30,7 @@ from strongtree_core.formulation.tree_rows import (
     add_sparsity_rows,
     add_tree_columns,
 )
+from strongtree_core.structure import LEAF, TreeGraph, TreeStructure
 
 #: g above this counts as "classified correct" by the master.
 G_TOLERANCE = 1e-6

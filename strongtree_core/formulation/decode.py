@@ -12,7 +12,7 @@ import numpy as np
 
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.arrays import ModelArrays
-from strongtree_core.formulation.tree_graph import LEAF, PRUNED, TreeGraph, TreeStructure
+from strongtree_core.structure import LEAF, PRUNED, TreeGraph, TreeStructure
 
 
 def decode_tree(idx, x: np.ndarray, depth: int, *, balanced: bool) -> TreeStructure:
@@ -81,22 +81,6 @@ def canonical_splits(tree: TreeStructure) -> TreeStructure:
     return TreeStructure(graph.depth, feature, tree.prediction)
 
 
-def path_nodes(tree: TreeStructure, X: np.ndarray) -> np.ndarray:
-    """Node visited by each row at each depth, shape (n_rows, depth + 1); 0 past the leaf."""
-    n = X.shape[0]
-    out = np.zeros((n, tree.depth + 1), dtype=np.int64)
-    node = np.ones(n, dtype=np.int64)
-    active = np.ones(n, dtype=bool)
-    rows = np.arange(n)
-    for level in range(tree.depth + 1):
-        out[active, level] = node[active]
-        f = tree.feature[node - 1]
-        moving = active & (f >= 0)
-        node[moving] = 2 * node[moving] + X[rows[moving], f[moving]].astype(np.int64)
-        active = moving
-    return out
-
-
 def start_vector(model: ModelArrays, tree: TreeStructure, data: PatternData) -> np.ndarray:
     """Write ``tree`` as a complete solution of ``model`` (any formulation here)."""
     idx = model.index
@@ -116,7 +100,7 @@ def start_vector(model: ModelArrays, tree: TreeStructure, data: PatternData) -> 
     leaf = tree.apply(data.X)
     pred = tree.prediction[leaf - 1]
     correct = pred == data.y
-    paths = path_nodes(tree, data.X)
+    paths = tree.path_nodes(data.X)
     rows = np.repeat(np.arange(data.n_patterns), paths.shape[1])
     nodes = paths.ravel()
     on = nodes > 0

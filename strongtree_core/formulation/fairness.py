@@ -30,7 +30,7 @@ arithmetic (delta read as the decimal the user typed) changes nothing at
 integral points and leaves the solver's feasibility tolerance nothing to
 round up.
 A group with no rows in a cohort (N_p = 0) has no rate there: it is left out
-of that cohort's pairs and the reason is recorded in ``skipped``.
+of that cohort's pairs, and :meth:`ParityConstraint.skipped_reasons` says so.
 """
 
 from __future__ import annotations
@@ -42,7 +42,11 @@ from typing import TYPE_CHECKING, ClassVar, Sequence
 
 import numpy as np
 
-from strongtree_core.formulation.quality import ConstraintCheck, exact_bound, resolve_positive
+from strongtree_core.formulation.quality import (
+    ConstraintCheck,
+    exact_bound,
+    resolve_positive,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from strongtree_core.formulation.arrays import RowBuilder
@@ -99,18 +103,12 @@ class ParityConstraint:
         Readable name of each protected-group code (for messages).
     legit_levels : sequence of str, optional
         Readable name of each legitimate-factor code (for messages).
-
-    Attributes
-    ----------
-    skipped : list of str
-        Filled by :meth:`add_rows`: groups left out of a comparison and why.
     """
 
     bound: float
     positive_class: int | None = None
     group_levels: Sequence[str] | None = field(default=None, compare=False)
     legit_levels: Sequence[str] | None = field(default=None, compare=False)
-    skipped: list = field(default_factory=list, init=False, compare=False, repr=False)
 
     name: ClassVar[str] = "parity"
     notion: ClassVar[str] = "parity"
@@ -181,8 +179,7 @@ class ParityConstraint:
         """One ranged row per cohort and pair of groups (see the module docstring)."""
         data = cols.data
         positive = resolve_positive(self.positive_class, cols.positive_class, self.name)
-        cohorts, skipped = self.cohorts(data.y, data.group, data.legit, positive, data.count)
-        self.skipped[:] = skipped
+        cohorts, _ = self.cohorts(data.y, data.group, data.legit, positive, data.count)
         delta = exact_bound(self.bound, "fairness_bound")
         group = np.asarray(data.group)
         for cohort in cohorts:
@@ -200,6 +197,11 @@ class ParityConstraint:
                     -rhs,
                     rhs,
                 )
+
+    def skipped_reasons(self, data, positive: int | None = None) -> list[str]:
+        """Groups left out of a comparison on ``data`` (patterns) and why."""
+        pos = resolve_positive(self.positive_class, positive, self.name)
+        return self.cohorts(data.y, data.group, data.legit, pos, data.count)[1]
 
     # -- re-measuring on predictions -------------------------------------
     def measure(self, y_true, y_pred, *, group=None, legit=None, positive: int | None = None, count=None) -> list[ConstraintCheck]:

@@ -17,9 +17,11 @@ import numpy as np
 
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.arrays import ColumnAllocator, ModelArrays, RowBuilder
-from strongtree_core.formulation.objectives import add_objective_columns, objective_vector
+from strongtree_core.formulation.objectives import (
+    add_objective_columns,
+    objective_vector,
+)
 from strongtree_core.formulation.spec import TreeSpec
-from strongtree_core.formulation.tree_graph import TreeGraph
 from strongtree_core.formulation.tree_rows import (
     add_feature_count_columns,
     add_feature_count_rows,
@@ -28,6 +30,7 @@ from strongtree_core.formulation.tree_rows import (
     add_sparsity_rows,
     add_tree_columns,
 )
+from strongtree_core.structure import TreeGraph
 
 
 @dataclass(frozen=True)

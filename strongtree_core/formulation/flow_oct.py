@@ -14,7 +14,6 @@ import numpy as np
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.arrays import ColumnAllocator, ModelArrays, RowBuilder
 from strongtree_core.formulation.spec import TreeSpec
-from strongtree_core.formulation.tree_graph import TreeGraph
 from strongtree_core.formulation.tree_rows import (
     add_balanced_tree_rows,
     add_feature_count_columns,
@@ -25,6 +24,7 @@ from strongtree_core.formulation.tree_rows import (
     add_sparsity_rows,
     add_tree_columns,
 )
+from strongtree_core.structure import TreeGraph
 
 
 def build_flow_oct(

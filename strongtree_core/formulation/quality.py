@@ -33,7 +33,7 @@ rows of the training table.  Multi-class targets are treated one-versus-rest
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, ClassVar, Iterator
 
@@ -167,22 +167,20 @@ class QualityFloor:
         The floor C.
     positive_class : int or None
         Class index of the positive class; None uses ``TreeSpec.positive_class``.
-
-    Attributes
-    ----------
-    skipped : list of str
-        Filled by ``add_rows`` when the rate is undefined on the training data.
     """
 
     bound: float
     positive_class: int | None = None
-    skipped: list = field(default_factory=list, init=False, compare=False, repr=False)
 
     name: ClassVar[str] = "quality_floor"
     couples_datapoints: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         exact_bound(self.bound, self.name)
+
+    def skipped_reasons(self, data, positive: int | None = None) -> list[str]:
+        """Why the floor is not applied on ``data`` (its rate is undefined there), if it is not."""
+        return []
 
 
 @dataclass(frozen=True)
@@ -201,13 +199,17 @@ class MinRecall(QualityFloor):
         positive = resolve_positive(self.positive_class, cols.positive_class, "min_recall")
         is_pos = data.y == positive
         P = int(data.count[is_pos].sum())
-        self.skipped.clear()
         if P == 0:
-            self.skipped.append("no training row belongs to the positive class, so recall is undefined: the recall floor is not applied")
             return
         rhs = math.ceil(exact_bound(self.bound, "min_recall") * P)
         tp_cols, tp_coefs = cols.linear_count(positive, is_pos)
         rows.add("min_recall (Sec. 4.2)", tp_cols[None, :], tp_coefs[None, :], float(rhs), np.inf)
+
+    def skipped_reasons(self, data, positive: int | None = None) -> list[str]:
+        pos = resolve_positive(self.positive_class, positive, "min_recall")
+        if int(data.count[data.y == pos].sum()) == 0:
+            return ["no training row belongs to the positive class, so recall is undefined: the recall floor is not applied"]
+        return []
 
     def measure(self, y_true, y_pred, *, positive: int | None = None, count=None, **_) -> list[ConstraintCheck]:
         """Recall of ``y_pred`` (class indices) against the floor, exactly."""
@@ -249,7 +251,6 @@ class MinPrecision(QualityFloor):
         """
         data = cols.data
         positive = resolve_positive(self.positive_class, cols.positive_class, "min_precision")
-        self.skipped.clear()
         n_rows = max(int(data.count.sum()), 1)
         floor = smallest_fraction_at_least(exact_bound(self.bound, "min_precision"), n_rows)
         a, b = floor.numerator, floor.denominator
@@ -295,13 +296,18 @@ class MinSpecificity(QualityFloor):
         positive = resolve_positive(self.positive_class, cols.positive_class, "min_specificity")
         is_neg = data.y != positive
         N = int(data.count[is_neg].sum())
-        self.skipped.clear()
         if N == 0:
-            self.skipped.append("every training row belongs to the positive class, so specificity is undefined: the specificity floor is not applied")
             return
         rhs = N - math.ceil(exact_bound(self.bound, "min_specificity") * N)
         fp_cols, fp_coefs = cols.linear_count(positive, is_neg)
         rows.add("min_specificity (Sec. 4.2)", fp_cols[None, :], fp_coefs[None, :], -np.inf, float(rhs))
+
+    def skipped_reasons(self, data, positive: int | None = None) -> list[str]:
+        pos = resolve_positive(self.positive_class, positive, "min_specificity")
+        if int(data.count[data.y != pos].sum()) == 0:
+            return ["every training row belongs to the positive class, so specificity is undefined: "
+                    "the specificity floor is not applied"]
+        return []
 
     def measure(self, y_true, y_pred, *, positive: int | None = None, count=None, **_) -> list[ConstraintCheck]:
         """Specificity of ``y_pred`` against the floor, exactly."""

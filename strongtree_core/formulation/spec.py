@@ -25,6 +25,10 @@ class SideConstraint(Protocol):
 
     def add_rows(self, cols: "FlowAllColumns", rows: "RowBuilder") -> None: ...
 
+    def skipped_reasons(self, data, positive: int | None = None) -> list[str]:
+        """Why part of the constraint is not applied on ``data`` (a rate undefined there)."""
+        ...
+
     def describe(self) -> str: ...
 
 

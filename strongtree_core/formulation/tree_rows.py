@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from strongtree_core.formulation.arrays import ColumnAllocator, RowBuilder
-from strongtree_core.formulation.tree_graph import TreeGraph
+from strongtree_core.structure import TreeGraph
 
 
 def add_tree_columns(cols: ColumnAllocator, graph: TreeGraph, n_features: int, n_classes: int, *, balanced: bool) -> None:

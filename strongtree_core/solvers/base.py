@@ -16,6 +16,7 @@ from typing import Callable, Protocol
 import numpy as np
 
 from strongtree_core.formulation.arrays import ModelArrays
+from strongtree_core.progress import relative_gap  # noqa: F401  (re-exported for the backends)
 
 
 class Status(str, enum.Enum):
@@ -131,9 +132,3 @@ class Backend(Protocol):
 
     def solve(self, model: ModelArrays, options: SolveOptions) -> SolveResult: ...
 
-
-def relative_gap(objective: float | None, bound: float | None) -> float | None:
-    """|bound - objective| / max(|objective|, 1e-9), or None when either is unknown."""
-    if objective is None or bound is None or not np.isfinite(objective) or not np.isfinite(bound):
-        return None
-    return abs(bound - objective) / max(abs(objective), 1e-9)

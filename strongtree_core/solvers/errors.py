@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from strongtree_core.errors import StrongTreeError
+
 #: A solver's Python package is not installed.
 MISSING_PACKAGE = "{solver} is not installed: install it with `pip install {package}`."
 #: A solver name that is not one of the registered backends.
@@ -19,7 +21,7 @@ TOO_LARGE = (
 )
 
 
-class SolverUnavailableError(ValueError):
+class SolverUnavailableError(StrongTreeError):
     """The requested backend cannot solve this model here (package missing,
     no licence, or a model larger than the licence allows)."""
 

@@ -13,8 +13,7 @@ import pandas as pd
 from strongtree_core.encoding.binarize import EncodingPlan
 from strongtree_core.encoding.errors import EncodingError, stored_format_problem
 from strongtree_core.encoding.features import ColumnName, level_key, python_scalar
-from strongtree_core.formulation.decode import path_nodes
-from strongtree_core.formulation.tree_graph import TreeGraph, TreeStructure
+from strongtree_core.structure import TreeGraph, TreeStructure
 from strongtree_core.tree.dot import tree_to_dot
 from strongtree_core.tree.export import tree_to_python, tree_to_sql
 from strongtree_core.tree.record import SolveRecord
@@ -218,7 +217,7 @@ class FittedTree:
     def paths(self, df: pd.DataFrame) -> np.ndarray:
         """Node numbers from the root to the leaf for every row of ``df``, shape (n_rows, depth + 1);
         0 after the leaf when it is shallower than the tree's depth."""
-        return np.asarray(path_nodes(self.structure, self._binary(df)), dtype=np.int64)
+        return np.asarray(self.structure.path_nodes(self._binary(df)), dtype=np.int64)
 
     def decision_path(self, row: pd.DataFrame | Mapping) -> list[int]:
         """Node numbers from the root to the leaf for one raw row (DataFrame of one row or dict)."""
@@ -226,7 +225,7 @@ class FittedTree:
             row = pd.DataFrame([dict(row)])
         if len(row) != 1:
             raise ValueError(ONE_ROW.format(n=len(row)))
-        nodes = path_nodes(self.structure, self._binary(row))[0]
+        nodes = self.structure.path_nodes(self._binary(row))[0]
         return [int(n) for n in nodes if n > 0]
 
     def rules(self) -> tuple[Rule, ...]:
@@ -336,7 +335,7 @@ def node_class_counts(
     n_nodes = TreeGraph(structure.depth).n_nodes
     if X_binary.shape[0] == 0:
         return np.zeros((n_nodes, n_classes), dtype=np.int64 if weight is None else np.float64)
-    paths = path_nodes(structure, X_binary)
+    paths = structure.path_nodes(X_binary)
     labels = np.repeat(np.asarray(y_index, dtype=np.int64), paths.shape[1])
     nodes = paths.ravel()
     on = nodes > 0

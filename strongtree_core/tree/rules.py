@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from strongtree_core.encoding.features import BinaryFeature, format_number
-from strongtree_core.formulation.tree_graph import TreeStructure
+from strongtree_core.structure import TreeStructure
 
 if TYPE_CHECKING:  # pragma: no cover
     from strongtree_core.tree.fitted import FittedTree

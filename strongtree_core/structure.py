@@ -1,4 +1,7 @@
-"""The flow graph of a depth-``d`` tree (paper, Definitions 2.2 and 4.2).
+"""The shape of a tree: the ground floor that formulations, exact searches and
+fitted trees all stand on (it imports nothing of the project).
+
+The flow graph of a depth-``d`` tree (paper, Definitions 2.2 and 4.2).
 
 Nodes are numbered breadth-first from 1 as in the paper: branching nodes
 ``B = {1, ..., 2^d - 1}``, terminal nodes ``T`` (the leaves ``L`` of a balanced
@@ -122,6 +125,21 @@ class TreeStructure:
             step = X[rows[moving], f[moving]].astype(np.int64)
             node[moving] = 2 * node[moving] + step
         return node
+
+    def path_nodes(self, X: np.ndarray) -> np.ndarray:
+        """Node visited by each row of binary ``X`` at each depth, shape (n_rows, depth + 1); 0 past the leaf."""
+        n = X.shape[0]
+        out = np.zeros((n, self.depth + 1), dtype=np.int64)
+        node = np.ones(n, dtype=np.int64)
+        active = np.ones(n, dtype=bool)
+        rows = np.arange(n)
+        for level in range(self.depth + 1):
+            out[active, level] = node[active]
+            f = self.feature[node - 1]
+            moving = active & (f >= 0)
+            node[moving] = 2 * node[moving] + X[rows[moving], f[moving]].astype(np.int64)
+            active = moving
+        return out
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Class index predicted for each row of binary ``X``."""

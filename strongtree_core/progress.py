@@ -1,0 +1,52 @@
+"""The one progress event, from the engine to the screen.
+
+The engine sends :class:`Progress` with ``tree`` the incumbent's
+:class:`~strongtree_core.structure.TreeStructure`; the estimator passes the
+same event on with ``tree`` made a :class:`~strongtree_core.tree.FittedTree`
+(in the table's own terms).  Solver backends report raw solution vectors
+(``solvers.ProgressEvent``), which the engine decodes into this.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A snapshot of a solve.
+
+    Attributes
+    ----------
+    elapsed : float
+        Seconds since the solve started.
+    objective, bound : float or None
+        The incumbent's value and the proven upper bound, in the objective's
+        units (weighted correct rows for accuracy).
+    gap : float or None
+        ``(bound - objective) / objective``.
+    nodes : int
+        Work done: branch-and-bound nodes of the MIO, or partial trees and
+        subproblems of the exact search.
+    tree : TreeStructure, FittedTree or None
+        The incumbent, only when it just changed.
+    message : str
+        What happened ("new incumbent", "bound", "searching", "warm start: CART", ...).
+    """
+
+    elapsed: float
+    objective: float | None
+    bound: float | None
+    gap: float | None
+    nodes: int
+    tree: Any = None
+    message: str = ""
+
+
+def relative_gap(objective: float | None, bound: float | None) -> float | None:
+    """``|bound - objective| / max(|objective|, 1e-9)``, or None when either is unknown (or infinite)."""
+    if objective is None or bound is None or not math.isfinite(objective) or not math.isfinite(bound):
+        return None
+    return abs(bound - objective) / max(abs(objective), 1e-9)

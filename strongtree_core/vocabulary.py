@@ -1,0 +1,54 @@
+"""The words a user picks, defined once, with the names shown for them.
+
+The estimator validates against these keys, the command line offers them as
+choices, the formulations, metrics and exact search key their registries by
+them, and the dashboard shows the labels.  A test checks that every registry
+covers exactly these words.
+"""
+
+from __future__ import annotations
+
+#: formulation= : how the tree is found.
+FORMULATIONS: dict[str, str] = {
+    "auto": "Automatic (exact search)",
+    "flow": "FlowOCT",
+    "benders": "BendersOCT",
+}
+
+#: solver= : the MIO backend (FlowOCT / BendersOCT only).
+SOLVERS: dict[str, str] = {
+    "auto": "Automatic",
+    "highs": "HiGHS",
+    "scip": "SCIP",
+    "gurobi": "Gurobi",
+}
+
+#: objective= : what the tree maximizes.
+OBJECTIVES: dict[str, str] = {
+    "accuracy": "Accuracy",
+    "balanced_accuracy": "Balanced accuracy",
+    "worst_case_accuracy": "Worst-class accuracy",
+    "sensitivity": "Sensitivity (recall of the positive class)",
+}
+
+#: fairness= : the notions of the paper (Section 4.3).
+FAIRNESS_NOTIONS: dict[str, str] = {
+    "statistical_parity": "Statistical parity",
+    "conditional_statistical_parity": "Conditional statistical parity",
+    "predictive_equality": "Predictive equality",
+    "equal_opportunity": "Equal opportunity",
+    "equalized_odds": "Equalized odds",
+}
+
+#: The quality floors, by the estimator's parameter name.
+QUALITY_FLOORS: dict[str, str] = {
+    "min_recall": "Minimum recall",
+    "min_precision": "Minimum precision",
+    "min_specificity": "Minimum specificity",
+}
+
+#: encoding= : how continuous columns become binary features.
+ENCODINGS: dict[str, str] = {
+    "thermometer": "Thresholds (x <= t)",
+    "onehot_buckets": "One column per quantile bucket",
+}

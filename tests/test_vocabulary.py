@@ -1,0 +1,30 @@
+"""One vocabulary: every registry of the words a user picks covers exactly them."""
+
+from __future__ import annotations
+
+from strongtree_core import vocabulary
+from strongtree_core.estimator import StrongTreeClassifier
+from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS
+from strongtree_core.formulation.quality import QUALITY_CONSTRAINTS
+from strongtree_core.metrics.fairness_gaps import NOTION_RATES
+from strongtree_core.solvers.registry import BACKENDS
+
+
+def test_fairness_notions_are_the_same_everywhere() -> None:
+    assert list(FAIRNESS_NOTIONS) == list(vocabulary.FAIRNESS_NOTIONS)
+    assert list(NOTION_RATES) == list(vocabulary.FAIRNESS_NOTIONS)
+    assert list(QUALITY_CONSTRAINTS) == list(vocabulary.QUALITY_FLOORS)
+
+
+def test_the_estimator_accepts_exactly_the_vocabulary() -> None:
+    constraints = StrongTreeClassifier._parameter_constraints
+    for name, words in (("formulation", vocabulary.FORMULATIONS), ("solver", vocabulary.SOLVERS),
+                        ("objective", vocabulary.OBJECTIVES), ("encoding", vocabulary.ENCODINGS)):
+        (options,) = [c for c in constraints[name] if hasattr(c, "options")]
+        assert set(options.options) == set(words), name
+    for floor in vocabulary.QUALITY_FLOORS:
+        assert floor in constraints
+
+
+def test_every_solver_but_auto_is_a_backend() -> None:
+    assert set(vocabulary.SOLVERS) - {"auto"} == set(BACKENDS)
