@@ -79,27 +79,36 @@ def text_width(text: str, size: float, bold: bool = False) -> float:
 
 
 def wrap(text: str, size: float, bold: bool = False, limit: float = MAX_LINE) -> list[str]:
-    """``text`` in lines no wider than ``limit``: breaks after " · ", then at spaces, then anywhere."""
+    """``text`` in lines no wider than ``limit``: items separated by " · " stay whole where they
+    fit (the separator ends the line it breaks), then words, then characters."""
     if text_width(text, size, bold) <= limit:
         return [text]
-    words = text.replace(" · ", " ·\u0000").replace(" ", "\u0000 ").split("\u0000")
+    items = text.split(" · ")
+    pieces = [item + (" ·" if i < len(items) - 1 else "") for i, item in enumerate(items)]
+    words: list[str] = []
+    for piece in pieces:  # an item too wide for a line is cut into its words, a word into characters
+        if text_width(piece, size, bold) <= limit:
+            words.append(piece)
+            continue
+        for word in piece.split(" "):
+            while text_width(word, size, bold) > limit:
+                cut = len(word) - 1
+                while cut > 1 and text_width(word[:cut], size, bold) > limit:
+                    cut -= 1
+                words.append(word[:cut])
+                word = word[cut:]
+            words.append(word)
     lines: list[str] = []
     line = ""
     for word in words:
-        trial = line + word
-        if line and text_width(trial.strip(), size, bold) > limit:
-            lines.append(line.strip())
+        trial = f"{line} {word}" if line else word
+        if line and text_width(trial, size, bold) > limit:
+            lines.append(line)
             line = word
         else:
             line = trial
-        while text_width(line.strip(), size, bold) > limit:  # one word wider than a line
-            cut = len(line)
-            while cut > 1 and text_width(line[:cut], size, bold) > limit:
-                cut -= 1
-            lines.append(line[:cut].strip())
-            line = line[cut:]
-    if line.strip():
-        lines.append(line.strip())
+    if line:
+        lines.append(line)
     return lines
 
 
