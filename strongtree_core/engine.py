@@ -35,6 +35,7 @@ from strongtree_core.formulation.objectives import tree_objective
 from strongtree_core.progress import Progress, relative_gap
 from strongtree_core.solvers import (
     SolveOptions,
+    SolveResult,
     SolverUnavailableError,
     Status,
     choose_backend,
@@ -186,6 +187,17 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
     ))
 
 
+class _StopAt:
+    """A stop request that is also set once the wall clock passes ``at``
+    (solver backends only ask ``is_set()``)."""
+
+    def __init__(self, stop: threading.Event | None, at: float) -> None:
+        self.stop, self.at = stop, at
+
+    def is_set(self) -> bool:
+        return (self.stop is not None and self.stop.is_set()) or time.perf_counter() >= self.at
+
+
 def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0) -> Solved:
     """FlowOCT or BendersOCT, started from the best cheap tree (and the exact search's)."""
     dp_starts: list[tuple[str, TreeStructure]] = []
@@ -230,13 +242,20 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
             gap = relative_gap(ev.objective, bound)
         progress(Progress(time.perf_counter() - t0, ev.objective, bound, gap, ev.nodes, tree))
 
-    remaining = max(0.5, time_limit - (time.perf_counter() - t0))
+    # The solver's own limit is what is left; a stop request that also fires at
+    # the deadline backs it up (a solver loading or presolving may overrun its limit).
+    remaining = max(0.05, time_limit - (time.perf_counter() - t0))
+    stop_at = _StopAt(stop, t0 + time_limit)
     options = SolveOptions(
         time_limit=remaining, threads=threads, warm_start=None if start is None else start[2],
-        progress=on_event, stop=stop,
+        progress=on_event, stop=stop_at,
     )
     try:
-        result = solve(arrays, solver, options)
+        if stop_at.is_set() and start is not None:
+            # Stopped (or out of time) before the solver could start: keep the start.
+            result = SolveResult(Status.INTERRUPTED, backend=solver, message="stopped before the solve began")
+        else:
+            result = solve(arrays, solver, options)
     except SolverUnavailableError as exc:
         raise StrongTreeError(str(exc)) from None
     choice = dp_note + why + ". " + str(result.extra.get("choice", ""))
@@ -259,6 +278,8 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
         raise StrongTreeError(f"The solver stopped with an error: {result.message or result.status.value}")
     value = tree_objective(data, spec, structure)
     status = result.status if result.status != Status.TIME_LIMIT_NO_TREE else Status.TIME_LIMIT
+    if status == Status.INTERRUPTED and not (stop is not None and stop.is_set()):
+        status = Status.TIME_LIMIT  # the deadline, not the user, stopped it
     message = result.message
     if result.objective is not None and abs(result.objective - value) > 1e-5 * max(1.0, abs(value)):
         message = (message + " " if message else "") + (

@@ -63,6 +63,31 @@ def load_scip(scip: Any, model: ModelArrays) -> list:
     return variables
 
 
+def _load_or_give_up(scip: Any, model: ModelArrays, options: SolveOptions, reporter: ProgressReporter) -> list | None:
+    """:func:`load_scip` in a thread, given up (None) when a stop is requested or
+    the time limit passes first: reading a model of millions of non-zeros takes
+    seconds that SCIP's own time limit does not count.  A thread given up on
+    finishes reading in the background and its model is then dropped."""
+    done: dict = {}
+
+    def load() -> None:
+        try:
+            done["variables"] = load_scip(scip, model)
+        except Exception as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            done["error"] = exc
+
+    thread = threading.Thread(target=load, name="scip-load", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        thread.join(STOP_POLL)
+        stopped = options.stop is not None and options.stop.is_set()
+        if thread.is_alive() and (stopped or reporter.elapsed() > options.time_limit):
+            return None
+    if "error" in done:
+        raise done["error"]
+    return done["variables"]
+
+
 def make_progress_handler(pyscipopt: Any, variables: list, offset: float, reporter: ProgressReporter, stop, errors: list[str]) -> Any:
     """An ``Eventhdlr`` sending progress (throttled), new incumbents and Stop."""
     E = pyscipopt.SCIP_EVENTTYPE
@@ -80,7 +105,10 @@ def make_progress_handler(pyscipopt: Any, variables: list, offset: float, report
             try:
                 scip = self.model
                 if stop is not None and stop.is_set():
-                    scip.interruptSolve()
+                    try:
+                        scip.interruptSolve()
+                    except Exception:  # noqa: BLE001 - not allowed in this stage: the stop watcher retries
+                        pass
                     return {}
                 bound = scip.getDualbound() + offset
                 nodes = scip.getNNodes()
@@ -146,7 +174,11 @@ class ScipBackend:
         errors: list[str] = []
         scip = pyscipopt.Model()
         scip.hideOutput(not options.verbose)
-        variables = load_scip(scip, model)
+        variables = _load_or_give_up(scip, model, options, reporter)
+        if variables is None:
+            status = Status.INTERRUPTED if options.stop is not None and options.stop.is_set() else Status.TIME_LIMIT_NO_TREE
+            return SolveResult(status, backend=self.name, runtime=reporter.elapsed(),
+                               message="stopped while SCIP was reading the model")
         if model.branch_priority is not None:
             for j in np.flatnonzero(model.branch_priority):
                 scip.chgVarBranchPriority(variables[j], int(model.branch_priority[j]))
