@@ -1,0 +1,302 @@
+"""Where the points of a sweep run, and how their rows come back as they finish.
+
+* ``serial``: one after the other in this thread;
+* ``threads``: a pool of threads in this process (HiGHS points take turns,
+  see :func:`~strongtree_core.sweep.point.highs_slot`);
+* ``processes``: joblib's loky pool of process workers; a point whose worker
+  died (killed, out of memory) is run again, up to :data:`MAX_ATTEMPTS` times;
+* ``dask``: a ``dask.distributed`` cluster: a :class:`LocalCluster` of process
+  workers started for the sweep, or the scheduler at an address (``scheduler=``
+  or the environment variable :data:`SCHEDULER_ENV`), or a ``Client`` you pass.
+  The scheduler reruns the points of a lost worker itself.
+
+Stop reaches running points through a *relay* that each worker watches (a
+file for local processes, a Dask ``Event`` on a cluster): a running fit stops
+and returns its best tree, a point not yet started returns nothing, and every
+row that finished is kept.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import tempfile
+import threading
+import uuid
+from collections import deque
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+from strongtree_core.errors import StrongTreeError
+from strongtree_core.sweep.grid import Point
+from strongtree_core.sweep.point import Problem, error_row, run_point
+
+BACKENDS = ("serial", "threads", "processes", "dask")
+#: Environment variable naming a Dask scheduler, e.g. ``tcp://10.0.0.5:8786``.
+SCHEDULER_ENV = "STRONGTREE_DASK_SCHEDULER"
+#: Runs of a point whose worker was lost before it is given up.
+MAX_ATTEMPTS = 3
+#: Seconds between two looks at Stop while waiting for rows, and between two looks at a relay in a worker.
+POLL = 0.2
+#: Seconds to wait for a Dask scheduler to answer.
+CONNECT_TIMEOUT = 20
+
+BAD_BACKEND = "backend={value!r} is not one of {allowed}."
+BAD_N_JOBS = "n_jobs={value!r} must be a whole number other than 0 (negative: all cores but |n_jobs| - 1), or None."
+NO_DASK = (
+    "backend='dask' needs dask.distributed, which is not installed: pip install 'strongtree[dask]' "
+    "(or pip install 'dask[distributed]')."
+)
+BAD_SCHEDULER = (
+    "scheduler={value!r} is not a Dask scheduler: give an address such as 'tcp://host:8786', a "
+    "dask.distributed.Client, or None to start a local cluster."
+)
+SCHEDULER_UNREACHABLE = (
+    "Could not reach the Dask scheduler at {address} ({reason}). Check the address ({env} or --scheduler) and "
+    "that the scheduler is running."
+)
+SCHEDULER_NOT_DASK = "scheduler={value!r} is only used with backend='dask' (backend is {backend!r})."
+LOST_POINT = (
+    "The worker running this point was lost {n} times (killed, or out of memory); the point was given up. "
+    "Give the workers more memory, or run fewer at once (n_jobs)."
+)
+FAILED_POINT = "The point failed: {kind}: {detail}"
+
+
+def n_workers(n_jobs: int | None) -> int:
+    """Workers for ``n_jobs``: None is every core, a negative number counts back from it (joblib's rule)."""
+    from joblib import cpu_count
+
+    if n_jobs is None:
+        return max(1, cpu_count())
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0:
+        raise StrongTreeError(BAD_N_JOBS.format(value=n_jobs))
+    return n_jobs if n_jobs > 0 else max(1, cpu_count() + 1 + n_jobs)
+
+
+# ---------------------------------------------------------------- Stop relays
+class LocalRelay:
+    """Stop in this process: the caller's event itself."""
+
+    def __init__(self, event: threading.Event | None = None) -> None:
+        self.event = event if event is not None else threading.Event()
+
+    def is_set(self) -> bool:
+        return self.event.is_set()
+
+    def set(self) -> None:
+        self.event.set()
+
+    @contextmanager
+    def watching(self) -> Iterator[threading.Event]:
+        yield self.event
+
+
+class _Watched:
+    """A relay read by polling: a thread in the worker copies it into a local event for the fit."""
+
+    @contextmanager
+    def watching(self) -> Iterator[threading.Event]:
+        local, done = threading.Event(), threading.Event()
+
+        def watch() -> None:
+            while not done.wait(POLL):
+                if self.is_set():
+                    local.set()
+                    return
+
+        watcher = threading.Thread(target=watch, name="strongtree-sweep-stop", daemon=True)
+        watcher.start()
+        try:
+            yield local
+        finally:
+            done.set()
+            watcher.join()
+
+    def is_set(self) -> bool:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+class FileRelay(_Watched):
+    """Stop for process workers on this machine: a file that exists once Stop was pressed."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def is_set(self) -> bool:
+        return os.path.exists(self.path)
+
+    def set(self) -> None:
+        Path(self.path).touch()
+
+
+class DaskRelay(_Watched):
+    """Stop for the workers of a Dask cluster: a named ``distributed.Event``."""
+
+    def __init__(self, name: str, client=None) -> None:
+        self.name = name
+        self._client = client
+        self._event = None
+
+    def __getstate__(self) -> dict:
+        return {"name": self.name, "_client": None, "_event": None}  # a worker finds its own client
+
+    def _get(self):
+        if self._event is None:
+            from dask.distributed import Event
+
+            self._event = Event(self.name, client=self._client)
+        return self._event
+
+    def is_set(self) -> bool:
+        return bool(self._get().is_set())
+
+    def set(self) -> None:
+        self._get().set()
+
+
+def work(problem: Problem, point: Point, relay) -> dict | None:
+    """Run one point in a worker: nothing when Stop came first; a fault is a row with its message, not a lost sweep."""
+    if relay.is_set():
+        return None
+    try:
+        with relay.watching() as stop:
+            return run_point(problem, point, stop)
+    except Exception as exc:  # noqa: BLE001 - a fault of one point is reported in its row, the others go on
+        return error_row(problem, point, FAILED_POINT.format(kind=type(exc).__name__, detail=exc))
+
+
+# ----------------------------------------------------------------- the loops
+def _pool_rows(problem: Problem, points: Sequence[Point], submit: Callable[[Point], cf.Future], relay,
+               stop: threading.Event | None, slots: int, lost: tuple[type[BaseException], ...]) -> Iterator[dict]:
+    """Rows of a concurrent.futures pool as they finish; points of a lost worker are queued again."""
+    queue = deque(points)
+    attempts: dict[int, int] = {}
+    pending: dict[cf.Future, Point] = {}
+    stopped = False
+    try:
+        while queue or pending:
+            if not stopped and stop is not None and stop.is_set():
+                stopped = True
+                relay.set()
+                queue.clear()
+                for future in list(pending):
+                    future.cancel()
+            while queue and len(pending) < 2 * slots:
+                point = queue.popleft()
+                attempts[point.index] = attempts.get(point.index, 0) + 1
+                pending[submit(point)] = point
+            done, _ = cf.wait(list(pending), timeout=POLL, return_when=cf.FIRST_COMPLETED)
+            for future in done:
+                point = pending.pop(future)
+                if future.cancelled():
+                    continue
+                try:
+                    row = future.result()
+                except lost:
+                    if attempts[point.index] < MAX_ATTEMPTS and not stopped:
+                        queue.appendleft(point)
+                        continue
+                    row = error_row(problem, point, LOST_POINT.format(n=attempts[point.index]))
+                if row is not None:
+                    yield row
+    finally:
+        relay.set()  # a consumer that left early: running points stop too
+        for future in pending:
+            future.cancel()
+
+
+def serial_rows(problem: Problem, points: Sequence[Point], stop: threading.Event | None) -> Iterator[dict]:
+    relay = LocalRelay(stop)
+    for point in points:
+        row = work(problem, point, relay)
+        if row is None:
+            return
+        yield row
+
+
+def thread_rows(problem: Problem, points: Sequence[Point], stop, slots: int) -> Iterator[dict]:
+    relay = LocalRelay()
+    with cf.ThreadPoolExecutor(max_workers=slots, thread_name_prefix="strongtree-sweep") as pool:
+        yield from _pool_rows(problem, points, lambda p: pool.submit(work, problem, p, relay), relay, stop, slots, ())
+
+
+def process_rows(problem: Problem, points: Sequence[Point], stop, slots: int) -> Iterator[dict]:
+    from joblib.externals.loky import get_reusable_executor
+    from joblib.externals.loky.process_executor import BrokenProcessPool
+
+    with tempfile.TemporaryDirectory(prefix="strongtree-sweep-") as folder:
+        relay = FileRelay(os.path.join(folder, "stop"))
+
+        def submit(point: Point) -> cf.Future:  # a pool broken by a lost worker is replaced by a new one
+            return get_reusable_executor(max_workers=slots).submit(work, problem, point, relay)
+
+        yield from _pool_rows(problem, points, submit, relay, stop, slots, (BrokenProcessPool,))
+
+
+@contextmanager
+def dask_client(scheduler, slots: int) -> Iterator[Any]:
+    """A Client: the one given, one connected to ``scheduler`` (or :data:`SCHEDULER_ENV`), else a local cluster."""
+    try:
+        from dask import distributed
+    except ImportError:
+        raise StrongTreeError(NO_DASK) from None
+    if isinstance(scheduler, distributed.Client):
+        yield scheduler
+        return
+    address = scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV) or None
+    if address is None:
+        with distributed.LocalCluster(n_workers=slots, threads_per_worker=1, processes=True,
+                                      dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+            yield client
+        return
+    if not isinstance(address, str) or "://" not in address:
+        raise StrongTreeError(BAD_SCHEDULER.format(value=address))
+    try:
+        client = distributed.Client(address, timeout=CONNECT_TIMEOUT)
+    except (OSError, TimeoutError) as exc:
+        raise StrongTreeError(SCHEDULER_UNREACHABLE.format(address=address, reason=exc, env=SCHEDULER_ENV)) from None
+    with client:
+        yield client
+
+
+def dask_rows(problem: Problem, points: Sequence[Point], stop, client) -> Iterator[dict]:
+    import dask
+    from dask.distributed import KilledWorker, wait
+
+    token = uuid.uuid4().hex
+    relay = DaskRelay(f"strongtree-stop-{token}", client)
+    shared = client.scatter(problem, broadcast=True, hash=False)
+    pending = {
+        client.submit(work, shared, p, relay, key=f"strongtree-point-{token}-{p.index}", pure=False): p for p in points
+    }
+    stopped = False
+    try:
+        while pending:
+            if not stopped and stop is not None and stop.is_set():
+                stopped = True
+                relay.set()  # running points stop with their best tree, the others return nothing
+            try:
+                done, _ = wait(list(pending), timeout=POLL, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                continue
+            for future in done:
+                point = pending.pop(future)
+                if future.status == "error":
+                    exc = future.exception()
+                    runs = int(dask.config.get("distributed.scheduler.allowed-failures")) + 1
+                    message = (LOST_POINT.format(n=runs) if isinstance(exc, KilledWorker)
+                               else FAILED_POINT.format(kind=type(exc).__name__, detail=exc))
+                    yield error_row(problem, point, message)
+                    continue
+                if future.status == "cancelled":
+                    continue
+                row = future.result()
+                if row is not None:
+                    yield row
+    finally:
+        if pending:
+            relay.set()
+            client.cancel(list(pending))
+        client.cancel([shared])

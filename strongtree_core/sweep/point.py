@@ -1,0 +1,262 @@
+"""One point of a sweep: fit the estimator on a fold's training rows, measure
+every part on the tree's own predictions, and return one row.
+
+This runs wherever the point runs (this process, a thread, a process worker,
+a Dask worker): it takes only picklable values and returns a plain dict.
+MIO points that may use HiGHS take a per-process slot first, as HiGHS runs
+one solve at a time in a process.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+
+from strongtree_core.engine import INFEASIBLE, NO_TREE_IN_TIME
+from strongtree_core.errors import StrongTreeError
+from strongtree_core.metrics import fairness_report
+from strongtree_core.solvers.licence import WLS_KEYS, licence_params, set_licence_params
+from strongtree_core.sweep.grid import Fold, Point
+from strongtree_core.vocabulary import FAIRNESS_NOTIONS
+
+#: The parts of a fold, in column order.
+PARTS = ("train", "calibration", "test")
+#: Settings every row carries, whether or not the grid varies them.
+SETTINGS = ("fairness", "fairness_bound", "depth", "regularization")
+#: Environment variables of a Gurobi licence handed to the workers.
+LICENCE_FILE = "GRB_LICENSE_FILE"
+CREDENTIAL_KEYS = (*WLS_KEYS, LICENCE_FILE)
+#: Seconds between two looks at Stop while waiting for the process's HiGHS slot.
+SLOT_POLL = 0.1
+
+
+def result_columns(notions: tuple[str, ...]) -> list[str]:
+    """The columns after the settings: how the solve ended, then every part's measures, then the tree."""
+    return [
+        "status", "certified", "objective", "bound", "optimality_gap", "time", "method",
+        *(f"n_{p}" for p in PARTS), *(f"{p}_accuracy" for p in PARTS), *(f"{p}_gap" for p in PARTS),
+        *(f"{p}_{n}" for p in PARTS for n in notions), "error", "tree",
+    ]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What every point of a sweep shares: the estimator, the data and the folds.
+
+    Attributes
+    ----------
+    estimator : estimator
+        The unfitted template; each point is ``clone(estimator).set_params(**settings)``.
+    X : DataFrame or ndarray, shape (n_rows, n_columns)
+    y : Series, shape (n_rows,)
+    sensitive, legitimate : DataFrame or None, n_rows
+        Protected groups and legitimate levels, one column per attribute (named as
+        in X when they are columns of X, so that the tree never splits on them).
+    folds : tuple of Fold
+    notions : tuple of str
+        The fairness notions measured on every part (a column each).
+    credentials : mapping of str to str
+        Gurobi licence settings to use in the worker (environment variable names).
+    """
+
+    estimator: Any
+    X: Any
+    y: pd.Series
+    sensitive: pd.DataFrame | None
+    legitimate: pd.DataFrame | None
+    folds: tuple[Fold, ...]
+    notions: tuple[str, ...]
+    credentials: Mapping[str, str]
+
+
+def measured_notions(sensitive, legitimate) -> tuple[str, ...]:
+    """Every notion that can be measured: none without groups, conditional parity only with legitimate levels."""
+    if sensitive is None:
+        return ()
+    return tuple(n for n in FAIRNESS_NOTIONS if n != "conditional_statistical_parity" or legitimate is not None)
+
+
+def gather_credentials() -> dict[str, str]:
+    """The Gurobi licence of this process (WLS keys, also those an app set, and a licence file), when configured."""
+    found = {k: str(v) for k, v in licence_params().items() if k in WLS_KEYS}
+    if os.environ.get(LICENCE_FILE):
+        found[LICENCE_FILE] = os.environ[LICENCE_FILE]
+    return found
+
+
+_applied: list[dict[str, str]] = []
+
+
+def apply_credentials(credentials: Mapping[str, str]) -> None:
+    """Use the caller's Gurobi licence in this worker (once per process; a worker's own licence file is kept)."""
+    if not credentials or (_applied and _applied[0] == dict(credentials)):
+        return
+    if credentials.get(LICENCE_FILE) and not os.environ.get(LICENCE_FILE):
+        os.environ[LICENCE_FILE] = credentials[LICENCE_FILE]
+    wls = {k: credentials[k] for k in WLS_KEYS if credentials.get(k)}
+    if wls and {k: str(v) for k, v in licence_params().items() if k in WLS_KEYS} != wls:
+        set_licence_params(wls)
+    _applied[:] = [dict(credentials)]
+
+
+#: One HiGHS solve at a time in a process: points that may run it queue here.
+_HIGHS_SLOT = threading.Lock()
+
+
+def may_run_highs(params: Mapping[str, Any]) -> bool:
+    """Whether a point with these parameters may solve a MIO with HiGHS (the exact search never does)."""
+    exact = params.get("formulation", "auto") == "auto" and params.get("accelerator", True)
+    return not exact and params.get("solver", "auto") in ("auto", "highs")
+
+
+@contextmanager
+def highs_slot(params: Mapping[str, Any], stop: threading.Event | None) -> Iterator[bool]:
+    """Hold this process's HiGHS slot while the point runs (if it may use HiGHS); False when Stop came first."""
+    if not may_run_highs(params):
+        yield True
+        return
+    while not _HIGHS_SLOT.acquire(timeout=SLOT_POLL):
+        if stop is not None and stop.is_set():
+            yield False
+            return
+    try:
+        yield True
+    finally:
+        _HIGHS_SLOT.release()
+
+
+def _take(data, rows: np.ndarray):
+    if data is None:
+        return None
+    if isinstance(data, (pd.DataFrame, pd.Series)):
+        return data.iloc[rows].reset_index(drop=True)
+    return np.asarray(data)[rows]
+
+
+def _fairness_label(value) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else "+".join(value)
+
+
+def settings_row(point: Point, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The point's number, fold and settings (the fixed four, then any other parameter the grid sets)."""
+    fairness = _fairness_label(params.get("fairness"))
+    row = {
+        "point": point.index, "fold": point.fold, "fairness": fairness,
+        "fairness_bound": float(params["fairness_bound"]) if fairness is not None else math.nan,
+        "depth": params.get("depth"), "regularization": params.get("regularization"),
+    }
+    for key, value in point.settings.items():
+        if key not in row:
+            row[key] = _fairness_label(value) if isinstance(value, (list, tuple)) else value
+    return row
+
+
+def _failed_status(error: StrongTreeError) -> str:
+    text = str(error)
+    if text.startswith(INFEASIBLE.split("{")[0]):
+        return "infeasible"
+    if text.startswith(NO_TREE_IN_TIME.split("{")[0]):
+        return "time_limit_no_tree"
+    return "error"
+
+
+def _positive_label(clf) -> Any:
+    if getattr(clf, "positive_class", None) is not None:
+        return clf.positive_class
+    classes = getattr(clf, "classes_", ())
+    return classes[1] if len(classes) == 2 else None
+
+
+def _own_notions(params: Mapping[str, Any]) -> list[str]:
+    fairness = params.get("fairness")
+    return [] if fairness is None else [fairness] if isinstance(fairness, str) else list(fairness)
+
+
+def _measure(problem: Problem, clf, rows: np.ndarray, own: list[str], part: str) -> dict[str, float]:
+    """Accuracy, the point's own gap and every notion's gap on one part, from the tree's predictions."""
+    out: dict[str, float] = {f"{part}_accuracy": math.nan, f"{part}_gap": math.nan}
+    out.update({f"{part}_{n}": math.nan for n in problem.notions})
+    if rows.size == 0:
+        return out
+    truth = problem.y.iloc[rows].to_numpy()
+    pred = clf.predict(_take(problem.X, rows))
+    out[f"{part}_accuracy"] = float(np.mean(pred == truth))
+    positive = _positive_label(clf)
+    if problem.notions and positive is not None:
+        report = fairness_report(
+            truth, pred, sensitive_features=_take(problem.sensitive, rows),
+            legitimate_features=_take(problem.legitimate, rows), positive_label=positive, notions=problem.notions,
+        )
+        gaps = dict(zip(report["notion"], report["difference"].astype(float)))
+        out.update({f"{part}_{n}": gaps[n] for n in problem.notions})
+        mine = [gaps[n] for n in own if n in gaps and not math.isnan(gaps[n])]
+        out[f"{part}_gap"] = max(mine) if mine else math.nan
+    return out
+
+
+def blank_row(problem: Problem, point: Point, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The row of a point before (or without) its fit: settings and sizes, no tree, every measure NaN."""
+    if params is None:
+        params = clone(problem.estimator).set_params(**point.settings).get_params(deep=False)
+    fold = problem.folds[point.fold]
+    row: dict[str, Any] = {**settings_row(point, params), **dict.fromkeys(result_columns(problem.notions), math.nan)}
+    row.update({f"n_{p}": int(getattr(fold, p).size) for p in PARTS})
+    row.update(status="error", certified=False, method="", error="", tree=None)
+    return row
+
+
+def error_row(problem: Problem, point: Point, message: str) -> dict[str, Any]:
+    """The row of a point that could not be run (its worker lost too often, a fault): status "error"."""
+    row = blank_row(problem, point)
+    row["error"] = message
+    return row
+
+
+def run_point(problem: Problem, point: Point, stop: threading.Event | None = None) -> dict[str, Any] | None:
+    """Fit and measure one point; its row, or None when Stop came before it started.
+
+    A fit the estimator refuses (infeasible constraints, no tree in time, bad settings)
+    is a row too: its status says so, ``error`` holds the message, and it has no tree.
+    """
+    apply_credentials(problem.credentials)
+    fold = problem.folds[point.fold]
+    clf = clone(problem.estimator).set_params(**point.settings)
+    params = clf.get_params(deep=False)
+    row = blank_row(problem, point, params)
+    fit_kwargs = {}
+    if problem.sensitive is not None:
+        fit_kwargs["sensitive_features"] = _take(problem.sensitive, fold.train)
+    if problem.legitimate is not None:
+        fit_kwargs["legitimate_features"] = _take(problem.legitimate, fold.train)
+    with highs_slot(params, stop) as ready:
+        if not ready or (stop is not None and stop.is_set()):
+            return None
+        started = time.perf_counter()
+        try:
+            clf.fit(_take(problem.X, fold.train), _take(problem.y, fold.train), stop=stop, **fit_kwargs)
+            failure = None
+        except StrongTreeError as exc:
+            failure = exc
+        row["time"] = time.perf_counter() - started
+    if failure is not None:
+        row.update(status=_failed_status(failure), error=str(failure))
+        return row
+    own = _own_notions(params)
+    rec = clf.record_
+    row.update(status=rec.status, certified=bool(rec.certified), objective=rec.objective, bound=rec.bound,
+               optimality_gap=rec.gap, method=rec.method)
+    for part in PARTS:
+        row.update(_measure(problem, clf, getattr(fold, part), own, part))
+    row["tree"] = clf.tree_.to_json()
+    return row

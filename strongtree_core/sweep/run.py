@@ -1,0 +1,206 @@
+"""``sweep`` and ``iter_sweep``: a grid of estimator settings over folds, one tidy row per point."""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+
+from strongtree_core.errors import StrongTreeError
+from strongtree_core.estimator import LENGTH_MISMATCH, X_NOT_2D, StrongTreeClassifier
+from strongtree_core.sweep import backends
+from strongtree_core.sweep.grid import Fold, Point, expand_grid, make_folds, make_points
+from strongtree_core.sweep.point import PARTS, SETTINGS, Problem, gather_credentials, measured_notions, result_columns
+
+
+@dataclass(frozen=True)
+class SweepProgress:
+    """A point finished.
+
+    Attributes
+    ----------
+    row : dict
+        The point's row (the columns of :func:`sweep`).
+    done, total : int
+        Points finished so far, and in the whole sweep.
+    elapsed : float
+        Seconds since the sweep started.
+    """
+
+    row: dict
+    done: int
+    total: int
+    elapsed: float
+
+
+def _frame(X) -> pd.DataFrame:
+    if isinstance(X, pd.DataFrame):
+        return X.reset_index(drop=True)
+    arr = np.asarray(X)
+    if arr.ndim != 2:
+        raise StrongTreeError(X_NOT_2D.format(shape=arr.shape))
+    return pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
+
+
+def make_problem(estimator, X, y, sensitive_features, legitimate_features, folds: Sequence[Fold]) -> Problem:
+    """The data every point shares, checked once: rows aligned, protected and legitimate columns resolved."""
+    table = _frame(X)
+    n = len(table)
+    target = y.reset_index(drop=True) if isinstance(y, pd.Series) else pd.Series(np.asarray(y).ravel())
+    if len(target) != n:
+        raise StrongTreeError(LENGTH_MISMATCH.format(n_x=n, name="y", n_other=len(target)))
+    sensitive, _ = StrongTreeClassifier._columns(table, sensitive_features, "sensitive_features", n)
+    legitimate, _ = StrongTreeClassifier._columns(table, legitimate_features, "legitimate_features", n)
+    return Problem(
+        estimator=clone(estimator), X=table if isinstance(X, pd.DataFrame) else np.asarray(X), y=target,
+        sensitive=sensitive, legitimate=legitimate, folds=tuple(folds),
+        notions=measured_notions(sensitive, legitimate), credentials=gather_credentials(),
+    )
+
+
+def check_settings(estimator, settings: list[dict[str, Any]]) -> None:
+    """Refuse a bad value of the grid before anything runs (the estimator's own messages)."""
+    for s in settings:
+        candidate = clone(estimator).set_params(**s)
+        for check in ("_check_params", "_fairness_list"):
+            if hasattr(candidate, check):
+                getattr(candidate, check)()
+
+
+def plan(estimator, X, y, *, sensitive_features=None, legitimate_features=None, grid=None, cv=None
+         ) -> tuple[Problem, list[Point]]:
+    """The shared problem and the points of a sweep, checked."""
+    settings = expand_grid(estimator, grid)
+    check_settings(estimator, settings)
+    problem = make_problem(estimator, X, y, sensitive_features, legitimate_features, ())
+    folds = make_folds(cv, problem.y, len(problem.y))
+    return replace(problem, folds=tuple(folds)), make_points(settings, folds)
+
+
+@contextmanager
+def runner(backend: str, n_jobs: int | None, scheduler) -> Iterator[Callable[[Problem, Sequence[Point], Any], Iterator[dict]]]:
+    """``rows(problem, points, stop)`` on the backend, its workers open for the ``with`` block."""
+    if backend not in backends.BACKENDS:
+        raise StrongTreeError(backends.BAD_BACKEND.format(value=backend, allowed=", ".join(map(repr, backends.BACKENDS))))
+    if scheduler is not None and backend != "dask":
+        raise StrongTreeError(backends.SCHEDULER_NOT_DASK.format(value=scheduler, backend=backend))
+    slots = backends.n_workers(n_jobs) if backend != "serial" else 1
+    if backend == "serial":
+        yield backends.serial_rows
+    elif backend == "threads":
+        yield lambda problem, points, stop: backends.thread_rows(problem, points, stop, slots)
+    elif backend == "processes":
+        yield lambda problem, points, stop: backends.process_rows(problem, points, stop, slots)
+    else:
+        with backends.dask_client(scheduler, slots) as client:
+            yield lambda problem, points, stop: backends.dask_rows(problem, points, stop, client)
+
+
+def progress_events(rows: Iterator[dict], total: int) -> Iterator[SweepProgress]:
+    started = time.perf_counter()
+    for done, row in enumerate(rows, start=1):
+        yield SweepProgress(row, done, total, time.perf_counter() - started)
+
+
+def iter_sweep(
+    estimator, X, y, *, sensitive_features=None, legitimate_features=None, grid=None, cv=None,
+    backend: str = "serial", n_jobs: int | None = None, scheduler=None, stop: threading.Event | None = None,
+) -> Iterator[SweepProgress]:
+    """The points of :func:`sweep` as they finish, in the order they finish.
+
+    Each item is a :class:`SweepProgress` (the row, how many are done of how many).
+    Set ``stop`` to end the sweep: running fits stop with their best tree so far
+    (status "interrupted"), points not started are dropped.  Leaving the loop early
+    stops the sweep too.  Parameters as in :func:`sweep`.
+    """
+    problem, points = plan(estimator, X, y, sensitive_features=sensitive_features,
+                           legitimate_features=legitimate_features, grid=grid, cv=cv)
+    with runner(backend, n_jobs, scheduler) as rows:
+        yield from progress_events(rows(problem, points, stop), len(points))
+
+
+def columns_in_order(frame: pd.DataFrame, notions: Sequence[str]) -> pd.DataFrame:
+    """point, fold, the four settings, other settings (as the grid names them), then the results."""
+    results = result_columns(tuple(notions))
+    head = ["point", "fold", *SETTINGS]
+    middle = [c for c in frame.columns if c not in head and c not in results]
+    return frame.reindex(columns=head + middle + results)
+
+
+def to_table(rows: list[dict], notions: Sequence[str]) -> pd.DataFrame:
+    """Rows as a DataFrame sorted by point, with every column even when no point finished."""
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        frame = pd.DataFrame(columns=["point"])
+    return columns_in_order(frame.sort_values("point", kind="stable").reset_index(drop=True), notions)
+
+
+def sweep(
+    estimator, X, y, *, sensitive_features=None, legitimate_features=None, grid=None, cv=None,
+    backend: str = "serial", n_jobs: int | None = None, scheduler=None,
+    progress: Callable[[SweepProgress], None] | None = None, stop: threading.Event | None = None,
+) -> pd.DataFrame:
+    """Fit the estimator at every point of a grid (on every fold) and measure each tree on its predictions.
+
+    Parameters
+    ----------
+    estimator : StrongTreeClassifier
+        The template; each point is ``clone(estimator).set_params(**settings)``.
+    X : DataFrame or 2-D array, shape (n_rows, n_columns)
+    y : array-like, shape (n_rows,)
+    sensitive_features, legitimate_features : column name(s) of X, or values per row, optional
+        As in ``StrongTreeClassifier.fit``; with them every fairness gap is measured on every part.
+    grid : dict or list of dicts, optional
+        Parameter name to the values to try (e.g. ``{"fairness": ["statistical_parity"],
+        "fairness_bound": [0.01, 0.05], "depth": [2, 3]}``); every combination is a setting.
+        None: the estimator as it is.
+    cv : None, int, splitter or list of splits, optional
+        None: fit on every row.  An int k or a scikit-learn splitter: k folds, the held-out
+        rows as ``test``.  A list of (train, test) or (train, calibration, test) row positions.
+    backend : {"serial", "threads", "processes", "dask"}, default "serial"
+    n_jobs : int, optional
+        Workers (threads, processes, or a local Dask cluster's process workers); None: every core.
+    scheduler : str or dask.distributed.Client, optional
+        With ``backend="dask"``: a scheduler address ("tcp://host:8786"), or a Client.  None: the
+        address in the environment variable ``STRONGTREE_DASK_SCHEDULER``, else a LocalCluster of
+        ``n_jobs`` process workers started for the sweep.
+    progress : callable, optional
+        Called with a :class:`SweepProgress` as each point finishes (in the calling thread).
+    stop : threading.Event, optional
+        Set it (from another thread) to end the sweep; the finished points are kept.
+
+    Returns
+    -------
+    DataFrame, one row per finished point, sorted by ``point``
+        ``point``, ``fold``; the settings ``fairness`` (notions joined by "+"; None: unconstrained),
+        ``fairness_bound`` (NaN when unconstrained), ``depth``, ``regularization`` and any other
+        parameter the grid sets; ``status``, ``certified``, ``objective``, ``bound``,
+        ``optimality_gap`` (relative), ``time`` (seconds of the fit), ``method``; ``n_<part>``,
+        ``<part>_accuracy`` and ``<part>_gap`` (the largest gap of the point's own notions) for the
+        parts train, calibration and test, and ``<part>_<notion>`` for every notion that can be
+        measured; ``error`` (why a point has no tree: infeasible, no tree in time, ...) and
+        ``tree`` (the fitted tree as JSON, ``FittedTree.from_json``).
+    """
+    problem, points = plan(estimator, X, y, sensitive_features=sensitive_features,
+                           legitimate_features=legitimate_features, grid=grid, cv=cv)
+    with runner(backend, n_jobs, scheduler) as rows:
+        return collect(rows(problem, points, stop), problem, len(points), progress)
+
+
+def collect(rows: Iterator[dict], problem: Problem, total: int, progress) -> pd.DataFrame:
+    """The rows of a run as a table, each one reported to ``progress`` as it arrives."""
+    finished = []
+    for event in progress_events(rows, total):
+        finished.append(event.row)
+        if progress is not None:
+            progress(event)
+    return to_table(finished, problem.notions)
+
+
+__all__ = ["SweepProgress", "iter_sweep", "sweep", "PARTS"]
