@@ -1,0 +1,90 @@
+"""Is the time limit a contract?  Wall time of ``fit`` against ``time_limit`` on
+large and wide tables, on every route (the exact search, FlowOCT on HiGHS and on
+SCIP, BendersOCT on SCIP).
+
+Cases: 351 rows x 445 binary columns, depth 4; 200,000 rows of 8 continuous
+columns, depth 4; German credit (split 1) depth 3 with statistical parity 0.1;
+100,000 rows depth 3 with statistical parity 0.05 and three groups; 1,000,000 rows
+of 8 continuous columns, depth 4.  A CSV row after every fit (``--out``).
+
+    python -m benchmarks.time_limits --limits 5 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from strongtree_core import StrongTreeClassifier, StrongTreeError
+
+ROUTES = [("auto", "auto"), ("flow", "highs"), ("flow", "scip"), ("benders", "scip")]
+
+
+def cases():
+    """(name, X, y, fit keyword arguments, estimator keyword arguments, depth)."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.integers(0, 2, (351, 445)), columns=[f"f{j}" for j in range(445)])
+    yield "351 x 445 binary", X, ((X.f0 ^ X.f1) | (rng.random(351) < 0.1)).astype(int), {}, {}, 4
+    n = 200_000
+    X = pd.DataFrame(rng.normal(size=(n, 8)), columns=list("abcdefgh"))
+    yield "200k x 8 continuous", X, (X.a + X.b * X.c + rng.normal(0, 1, n) > 0.3).astype(int), {}, {}, 4
+    from benchmarks.fairness_benchmark import DATASETS, load_part
+
+    part = load_part(DATASETS["german"], "train", 1)
+    yield ("German split 1, SP 0.1", part.X, part.y, {"sensitive_features": part.group},
+           {"fairness": "statistical_parity", "fairness_bound": 0.1, "positive_class": 2}, 3)
+    n = 100_000
+    X = pd.DataFrame(rng.normal(size=(n, 8)), columns=list("abcdefgh"))
+    g = pd.Series(rng.integers(0, 3, n).astype(str), name="group")
+    yield ("100k, SP 0.05, 3 groups", X, (X.a + X.b + 0.4 * g.astype(int) + rng.normal(0, 1, n) > 0.5).astype(int),
+           {"sensitive_features": g}, {"fairness": "statistical_parity", "fairness_bound": 0.05, "positive_class": 1}, 3)
+    n = 1_000_000
+    X = pd.DataFrame(rng.normal(size=(n, 8)), columns=list("abcdefgh"))
+    yield "1M x 8 continuous", X, (X.a + X.b * X.c + rng.normal(0, 1, n) > 0.3).astype(int), {}, {}, 4
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--limits", nargs="+", type=float, default=[5.0, 60.0])
+    ap.add_argument("--routes", nargs="+", default=[f"{f}/{s}" for f, s in ROUTES])
+    ap.add_argument("--out", default="time_limits.csv")
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    fields = ["case", "route", "limit", "wall", "over", "status", "objective", "bound", "note"]
+    new = not out.exists()
+    with out.open("a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields)
+        if new:
+            writer.writeheader()
+        for name, X, y, fit_kw, est_kw, depth in cases():
+            for route in args.routes:
+                formulation, solver = route.split("/")
+                if formulation == "benders" and "fairness" in est_kw:
+                    continue  # BendersOCT cannot enforce constraints that couple datapoints
+                for limit in args.limits:
+                    clf = StrongTreeClassifier(depth=depth, formulation=formulation, solver=solver, time_limit=limit,
+                                               **est_kw)
+                    t0 = time.perf_counter()
+                    note, status, objective, bound = "", "", None, None
+                    try:
+                        clf.fit(X, y, **fit_kw)
+                        status, objective, bound = clf.record_.status, clf.record_.objective, clf.record_.bound
+                    except StrongTreeError as exc:
+                        status, note = "refused", str(exc)[:120]
+                    wall = time.perf_counter() - t0
+                    row = dict(case=name, route=route, limit=limit, wall=round(wall, 2), over=round(wall - limit, 2),
+                               status=status, objective=objective, bound=bound, note=note)
+                    writer.writerow(row)
+                    fh.flush()
+                    print(" | ".join(str(row[k]) for k in fields), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
