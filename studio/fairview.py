@@ -37,6 +37,10 @@ RATE_HELP = {
     "tpr": "among rows truly in the positive class, the share predicted positive",
     "fpr": "among rows truly outside the positive class, the share predicted positive",
 }
+#: The compared trees as the pages name them (the evaluation's model names on the left).
+TREE_NAMES = {"StrongTree": "this tree", "StrongTree without fairness constraints": "without fairness constraints",
+              "CART (same depth)": "CART, same depth"}
+TREE_COLOURS = {"this tree": "#1e8a5a", "without fairness constraints": "#c0392b", "CART, same depth": "#6b7a8a"}
 #: A gap above this many percentage points gets a warning colour when no constraint bounds it.
 LARGE_GAP = 0.10
 #: The four-fifths rule: a group's rate below this share of the highest group's is flagged.
@@ -181,7 +185,7 @@ def comparison_table(comparison: Sequence[dict[str, Any]], notions: Sequence[str
 
     rows = []
     for c in comparison:
-        row = {"tree": c["model"], "status": status_word(c.get("status", "")).label, "leaves": fmt(c.get("leaves"), "int")}
+        row = {"tree": TREE_NAMES.get(c["model"], c["model"]), "status": status_word(c.get("status", "")).label, "leaves": fmt(c.get("leaves"), "int")}
         for split, split_name in (("train", "training"), ("test", "test")):
             if f"{split}_accuracy" not in c:
                 continue
@@ -195,7 +199,8 @@ def comparison_table(comparison: Sequence[dict[str, Any]], notions: Sequence[str
 
 def cost_chart(comparison: Sequence[dict[str, Any]], notion: str, delta: float | None, split: str) -> dict[str, Any] | None:
     """Vega-Lite spec: accuracy against the measured gap, one point per tree, with δ as a rule."""
-    data = [{"tree": c["model"], "gap": c.get(f"{split}_{notion}"), "accuracy": c.get(f"{split}_accuracy")}
+    data = [{"tree": TREE_NAMES.get(c["model"], c["model"]), "gap": c.get(f"{split}_{notion}"),
+             "accuracy": c.get(f"{split}_accuracy")}
             for c in comparison if c.get(f"{split}_{notion}") is not None and c.get(f"{split}_accuracy") is not None]
     if not data:
         return None
@@ -207,7 +212,8 @@ def cost_chart(comparison: Sequence[dict[str, Any]], notion: str, delta: float |
             "y": {"field": "accuracy", "type": "quantitative", "title": "accuracy", "scale": {"zero": False},
                   "axis": {"format": ".0%", "labelFontSize": 12}},
             "color": {"field": "tree", "type": "nominal", "title": None,
-                      "legend": {"orient": "bottom", "labelFontSize": 12, "labelLimit": 320}},
+                      "scale": {"domain": list(TREE_COLOURS), "range": list(TREE_COLOURS.values())},
+                      "legend": {"orient": "bottom", "labelFontSize": 12, "labelLimit": 0, "columns": 2}},
             "tooltip": [{"field": "tree"}, {"field": "gap", "format": ".1%", "title": "gap"},
                         {"field": "accuracy", "format": ".1%"}],
         },

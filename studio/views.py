@@ -23,7 +23,7 @@ MSG_QUEUED = (
     "and {waiting} waiting ahead of this one."
 )
 #: Rows of the solver's log shown (newest first).
-LOG_ROWS = 8
+LOG_ROWS = 10
 BEST_COLOUR, BOUND_COLOUR, GAP_COLOUR = "#1f6f8b", "#c0392b", "#7d5ba6"
 #: The time axis of the progress charts: seconds written on the labels, no title.
 SECONDS = {"labelExpr": "datum.label + ' s'", "labelFontSize": 12, "tickMinStep": 0.5}
