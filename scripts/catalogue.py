@@ -88,7 +88,8 @@ def rows() -> list[tuple[str, str, str, str]]:
             what = label or item.name
             out.append((what, surface, outcome, message))
         elif params:
-            out.append((f"{name}: {label or item.callspec.id}", surface, "handled", doc))
+            case = label or (item.callspec.id if len(item.callspec.id) <= 60 else f"case {item.callspec.indices}")
+            out.append((f"{name}: {case}", surface, "handled", doc))
         else:
             out.append((name, surface, "handled", doc))
     return out
