@@ -180,31 +180,34 @@ def apply_column_edit(column: str, values: list[str] | None) -> None:
     kind = st.session_state[f"data.kind.{column}"]
     labels = tuple((v, st.session_state.get(f"data.label.{column}.{i}", "").strip()) for i, v in enumerate(values or []))
     edits = dict(st.session_state["edits"])
-    old_edit = edits.get(column)
     edits[column] = ColumnEdit(kind, labels)
-    edits = {c: e for c, e in edits.items() if not e.empty}
-    rebuild(edits, column, old_edit)
+    rebuild({c: e for c, e in edits.items() if not e.empty})
 
 
-def rebuild(edits: dict, column: str, old_edit: ColumnEdit | None) -> None:
+def rebuild(edits: dict) -> None:
+    """The table as loaded with ``edits`` applied; the positive class keeps its meaning under its new name."""
     current: LoadedTable = st.session_state["table"]
+    old_edits = st.session_state["edits"]
     edited, notes = apply_edits(current.loaded, edits)
     st.session_state["edits"] = edits
     st.session_state["edit_notes"] = notes
     st.session_state["table"] = LoadedTable(current.name, edited, fingerprint(edited), current.notes, raw=current.loaded)
     old: Roles = st.session_state["roles"]
     positive = old.positive
-    if column == old.target and positive is not None:  # the positive class follows its new name
-        raw_key = {label: key for key, label in (old_edit.label_map if old_edit else {}).items()}.get(
+    if positive is not None:
+        before = old_edits.get(old.target)
+        raw_key = {label: key for key, label in (before.label_map if before else {}).items()}.get(
             str(positive), level_key(positive))
-        positive = relabel(raw_key, edits.get(column))
-        if positive not in class_values(edited, old.target):
+        wanted = level_key(relabel(raw_key, edits.get(old.target)))
+        classes = class_values(edited, old.target)
+        positive = next((v for v in classes if level_key(v) == wanted), None)
+        if positive is None:
             positive = default_positive(edited, old.target)
     set_roles(Roles(old.target, plain(positive), old.protected, old.legitimate, old.ignored))
 
 
 def reset_edits() -> None:
-    rebuild({}, "", None)
+    rebuild({})
 
 
 rows_tab, columns_tab, labels_tab, encoding_tab = st.tabs(

@@ -589,3 +589,66 @@ def test_the_runs_page_points_to_a_history_left_in_the_old_place(tmp_path, monke
     RunStore(old)
     at.run()
     assert MSG_LEGACY_HISTORY.format(path=md(old)) in [c.value for c in at.caption]
+
+
+def test_the_live_demo_loads_its_table_and_preset_and_solves():
+    from studio.demo_data import DEMO
+
+    at = new_app()
+    at.button(key="data.start_demo").click().run()
+    assert not at.exception
+    assert at.session_state["table"].name == DEMO.table and len(at.session_state["table"].frame) == 10_000
+    assert at.session_state["model"] == DEMO.model and at.session_state["split"] == DEMO.split
+    job_id = at.session_state["job_id"]
+    assert job_id is not None and job_registry().snapshot(job_id).active
+    job_registry().stop(job_id)
+    poll(at, lambda a: not job_registry().snapshot(job_id).active, timeout=60)
+
+
+def test_a_stale_result_is_labelled_with_what_changed():
+    from studio.stale import stale_message
+
+    at = quick_solve(new_app())  # depth 1
+    goto(at, "pages/tree.py")
+    assert not at.warning
+    then = at.session_state["job_settings"]
+    goto(at, "pages/model.py")
+    at.slider(key="model.depth").set_value(2).run()
+    for page in ("pages/solve.py", "pages/tree.py", "pages/fairness.py"):
+        goto(at, page)
+        labels = [w.value for w in at.warning if w.value.startswith("From earlier settings")]
+        assert len(labels) == 1 and "depth 1 → 2" in labels[0], labels
+    assert at.session_state["job_settings"] == then  # the solve's own settings are kept
+    assert labels[0] == stale_message(then, {**then, "config": {**then["config"], "model": {
+        **then["config"]["model"], "depth": 2}}})
+
+
+def test_the_data_page_suggests_columns_to_ignore_and_names_codes():
+    import numpy as np
+    import pandas as pd
+
+    from studio.columns import REASON_ID, REASON_TEXT
+
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"case_id": np.arange(300), "notes": [f"free words here {i} and more" for i in range(300)],
+                          "race": rng.integers(1, 4, 300), "y": rng.integers(0, 2, 300)})
+    at = new_app()
+    at.file_uploader(key="data.upload").set_value(("coded.csv", frame.to_csv(index=False).encode(), "text/csv")).run()
+    box = next(m.value for m in at.markdown if "Columns the tree should probably not see" in m.value)
+    assert f"**case\\_id**: {REASON_ID}" in box and f"**notes**: {REASON_TEXT}" in box
+    at.button(key="data.ignore_suggested").click().run()
+    assert at.session_state["roles"].ignored == ("case_id", "notes")
+    assert not any("should probably not see" in m.value for m in at.markdown)
+    assert at.selectbox(key=role(at, "positive")).value == 1  # the class that reads as positive
+
+    at.selectbox(key="data.edit_column").set_value("y").run()
+    at.text_input(key="data.label.y.0").input("kept")  # a form's widgets are sent with its button
+    at.text_input(key="data.label.y.1").input("reoffended")
+    at.button(key="FormSubmitter:data.edit_form.y-Apply to the table").click().run()
+    assert not at.exception
+    assert set(at.session_state["table"].frame["y"]) == {"kept", "reoffended"}
+    assert at.session_state["roles"].positive == "reoffended"  # the positive class follows its name
+    assert at.session_state["table"].loaded["y"].tolist() == frame["y"].tolist()  # the loaded table is kept
+    at.button(key="data.reset_edits").click().run()
+    assert at.session_state["table"].frame["y"].tolist() == frame["y"].tolist()
+    assert at.session_state["roles"].positive == 1
