@@ -1,8 +1,10 @@
-"""The command line: ``strongtree fit | predict | export`` (also ``python -m strongtree_core``).
+"""The command line: ``strongtree fit | sweep | predict | export`` (also ``python -m strongtree_core``).
 
 ``fit`` learns a tree from a CSV file (``-``: standard input) and prints its rules and
 how it was obtained, or with ``--json`` one JSON object; ``--output`` writes the tree
-(``-``: standard output).  ``predict`` adds a prediction column to a CSV file;
+(``-``: standard output).  ``sweep`` fits a tree at every point of a grid (notions,
+bounds, depths, lambdas, folds) on local workers or a Dask cluster and writes one row
+per point.  ``predict`` adds a prediction column to a CSV file;
 ``export`` writes a stored tree as rules, JSON, DOT, SQL or Python.  Input is checked
 before any solve: a problem there is a message and exit code 2; a problem the solve
 finds (bad settings, infeasible constraints) exit code 1; a fault of the program exit
@@ -21,9 +23,10 @@ from strongtree_core.cli.fit import run_fit
 from strongtree_core.cli.messages import *  # noqa: F403 - the messages tests assert
 from strongtree_core.cli.messages import EXIT_FAULT, INTERNAL_ERROR
 from strongtree_core.cli.parser import build_parser
+from strongtree_core.cli.sweep import run_sweep
 from strongtree_core.cli.use import run_export, run_predict
 
-COMMANDS = {"fit": run_fit, "predict": run_predict, "export": run_export}
+COMMANDS = {"fit": run_fit, "sweep": run_sweep, "predict": run_predict, "export": run_export}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,6 +11,7 @@ from pathlib import Path
 from strongtree_core import __version__
 from strongtree_core.cli.messages import STDIO
 from strongtree_core.estimator import StrongTreeClassifier
+from strongtree_core.sweep import BACKENDS, SCHEDULER_ENV
 from strongtree_core.vocabulary import (
     FAIRNESS_NOTIONS,
     FORMULATIONS,
@@ -46,6 +47,71 @@ def _sub(sub, name: str, text: str) -> argparse.ArgumentParser:
     return sub.add_parser(name, help=text, description=text, formatter_class=HelpFormatter, epilog=EPILOG)
 
 
+def _data_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("data", type=Path, help=f"CSV file with a header row ({STDIO} reads standard input)")
+    parser.add_argument("--target", required=True, help="name of the column to predict")
+
+
+def _solve_options(parser: argparse.ArgumentParser, defaults: dict) -> None:
+    parser.add_argument("--formulation", choices=list(FORMULATIONS), default=defaults["formulation"],
+                        help="auto: the fastest exact route; flow / benders: the paper's FlowOCT / BendersOCT")
+    parser.add_argument("--solver", choices=list(SOLVERS), default=defaults["solver"],
+                        help="MIO solver; auto takes Gurobi when licensed for the model, else HiGHS or SCIP")
+    parser.add_argument("--time-limit", type=float, default=defaults["time_limit"], help="seconds")
+    parser.add_argument("--threads", type=int, default=defaults["threads"], help="solver threads")
+
+
+def _role_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--protected", action="append", default=None, metavar="COLUMN",
+                        help="protected column, every value one group (repeat for several columns)")
+    parser.add_argument("--legitimate", action="append", default=None, metavar="COLUMN",
+                        help="legitimate column of conditional statistical parity (repeatable)")
+
+
+def _sweep_parser(sub, defaults: dict) -> None:
+    s = _sub(sub, "sweep", "fit a tree at every point of a grid (notions x bounds x depths x lambdas x folds) and "
+                           "write one row per point: settings, status, accuracy and fairness gaps, the tree")
+    _data_options(s)
+    _role_options(s)
+    s.add_argument("--fairness", nargs="+", choices=list(FAIRNESS_NOTIONS), default=None, metavar="NOTION",
+                   help=f"fairness notion(s) to bound, each a dimension of the grid ({', '.join(FAIRNESS_NOTIONS)}); "
+                        "needs --protected")
+    s.add_argument("--bounds", nargs="+", type=float, default=None, metavar="DELTA",
+                   help="fairness bounds (largest gap between two groups) to try; none: --delta")
+    s.add_argument("--delta", type=float, default=defaults["fairness_bound"],
+                   help="the bound when --bounds is not given")
+    s.add_argument("--depths", nargs="+", type=int, default=[defaults["depth"]], metavar="DEPTH",
+                   help="tree depths to try")
+    s.add_argument("--regularization", nargs="+", type=float, default=[defaults["regularization"]], metavar="LAMBDA",
+                   help="the paper's lambda values to try, each in [0, 1)")
+    s.add_argument("--folds", type=int, default=None,
+                   help="k: fit on k - 1 folds and measure on the held-out fold (test columns); none: fit on every row")
+    s.add_argument("--frontier", action="store_true",
+                   help="write only the Pareto frontier: per notion, the best accuracy per bound that no other point "
+                        "beats on both accuracy and measured gap")
+    _solve_options(s, defaults)
+    s.add_argument("--min-leaf", type=int, default=defaults["min_leaf"],
+                   help="every leaf holds at least this many training rows (eq. 10)")
+    s.add_argument("--objective", choices=list(OBJECTIVES), default=defaults["objective"], help="what the tree maximizes")
+    s.add_argument("--positive-class", default=defaults["positive_class"],
+                   help="label of the positive class; none: the second label in sorted order")
+    s.add_argument("--n-buckets", type=int, default=defaults["n_buckets"], help="quantile buckets of a continuous column")
+    s.add_argument("--no-accelerator", action="store_true",
+                   help="solve by the MIO only (no dynamic program or exhaustive search)")
+    s.add_argument("--backend", choices=list(BACKENDS), default="serial",
+                   help="where the points run: serial, threads, processes (local process workers), dask (a cluster)")
+    s.add_argument("--n-jobs", type=int, default=None,
+                   help="workers (threads, processes, or a local Dask cluster's process workers); none: every core")
+    s.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help=f"with --backend dask: the scheduler, e.g. tcp://host:8786; none: ${SCHEDULER_ENV} if set, "
+                        "else a local cluster of --n-jobs process workers")
+    s.add_argument("--output", type=Path, default=None,
+                   help=f"write the table: CSV, or JSON records when the name ends in .json ({STDIO}: CSV on standard "
+                        "output, the summary then goes to standard error)")
+    s.add_argument("--encoding", default=None,
+                   help="text encoding of the CSV file; none: UTF-8, or what its byte-order mark says")
+
+
 def build_parser() -> argparse.ArgumentParser:
     defaults = StrongTreeClassifier().get_params()
     p = argparse.ArgumentParser(
@@ -53,18 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}", help="print the version and exit")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,predict,export}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,sweep,predict,export}")
 
     f = _sub(sub, "fit", "learn a tree from a CSV file")
-    f.add_argument("data", type=Path, help=f"CSV file with a header row ({STDIO} reads standard input)")
-    f.add_argument("--target", required=True, help="name of the column to predict")
+    _data_options(f)
     f.add_argument("--depth", type=int, default=defaults["depth"], help="maximum depth of the tree")
-    f.add_argument("--formulation", choices=list(FORMULATIONS), default=defaults["formulation"],
-                   help="auto: the fastest exact route; flow / benders: the paper's FlowOCT / BendersOCT")
-    f.add_argument("--solver", choices=list(SOLVERS), default=defaults["solver"],
-                   help="MIO solver; auto takes Gurobi when licensed for the model, else HiGHS or SCIP")
-    f.add_argument("--time-limit", type=float, default=defaults["time_limit"], help="seconds")
-    f.add_argument("--threads", type=int, default=defaults["threads"], help="solver threads")
+    _solve_options(f, defaults)
     f.add_argument("--regularization", type=float, default=defaults["regularization"],
                    help="the paper's lambda in [0, 1): the price of each branching node against correct rows")
     f.add_argument("--max-branching", type=int, default=defaults["max_branching"],
@@ -82,10 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="lowest precision allowed, in [0, 1]")
     f.add_argument("--min-specificity", type=float, default=defaults["min_specificity"],
                    help="lowest specificity allowed, in [0, 1]")
-    f.add_argument("--protected", action="append", default=None, metavar="COLUMN",
-                   help="protected column, every value one group (repeat for several columns)")
-    f.add_argument("--legitimate", action="append", default=None, metavar="COLUMN",
-                   help="legitimate column of conditional statistical parity (repeatable)")
+    _role_options(f)
     f.add_argument("--fairness", action="append", choices=list(FAIRNESS_NOTIONS), default=None,
                    help="fairness notion bounded by --delta (repeatable); needs --protected")
     f.add_argument("--delta", type=float, default=defaults["fairness_bound"],
@@ -103,6 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "constraint checks, the tree) instead of the report")
     f.add_argument("--encoding", default=None,
                    help="text encoding of the CSV file; none: UTF-8, or what its byte-order mark says")
+
+    _sweep_parser(sub, defaults)
 
     pr = _sub(sub, "predict", "predict the rows of a CSV file with a stored tree")
     pr.add_argument("data", type=Path, help=f"CSV file with a header row ({STDIO} reads standard input)")

@@ -248,7 +248,7 @@ def dask_client(scheduler, slots: int) -> Iterator[Any]:
     address = scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV) or None
     if address is None:
         with distributed.LocalCluster(n_workers=slots, threads_per_worker=1, processes=True,
-                                      dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+                                      dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
             yield client
         return
     if not isinstance(address, str) or "://" not in address:

@@ -1,0 +1,150 @@
+"""``strongtree sweep``: many fits over a grid (notions x bounds x depths x lambdas x folds), one row each.
+
+The points run on the chosen backend (``--backend``, ``--n-jobs``, ``--scheduler``) while a bar
+counts them on standard error; the table goes to ``--output`` (CSV, or JSON records when the
+name ends in .json; ``-``: CSV on standard output), and a summary to standard output.
+``--frontier`` keeps only the Pareto frontier of accuracy against the measured gap.  Ctrl-C
+stops the sweep: running fits end with their best tree, the finished points are written, and
+the exit code is 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+
+import pandas as pd
+
+from strongtree_core.cli.files import output_problem, read_table, write_text
+from strongtree_core.cli.fit import _coerce_label, input_problem, refuse, solve
+from strongtree_core.cli.messages import (
+    EXIT_FAULT,
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SOLVE,
+    INTERNAL_ERROR,
+    OUTPUT_UNWRITABLE,
+    STDIO,
+    SWEEP_BOUNDS_WITHOUT_FAIRNESS,
+    SWEEP_FAILED_POINTS,
+    SWEEP_FRONTIER_NEEDS_FAIRNESS,
+    SWEEP_NEEDS_PROTECTED,
+    SWEEP_STOPPED,
+    SWEEP_WRITTEN,
+)
+from strongtree_core.cli.progress import SweepBar
+from strongtree_core.encoding import EncodingError
+from strongtree_core.errors import StrongTreeError
+from strongtree_core.estimator import StrongTreeClassifier
+from strongtree_core.sweep import best_per_bound, pareto_front, sweep
+from strongtree_core.sweep.run import plan
+
+#: Columns of the summary printed on standard output (those the table has).
+SUMMARY = ("point", "fold", "fairness", "fairness_bound", "depth", "regularization", "status", "certified",
+           "train_accuracy", "train_gap", "test_accuracy", "test_gap", "time")
+
+
+def sweep_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the sweep's options themselves (None when nothing is)."""
+    if args.fairness and not args.protected:
+        return SWEEP_NEEDS_PROTECTED
+    if args.bounds and not args.fairness:
+        return SWEEP_BOUNDS_WITHOUT_FAIRNESS
+    if args.frontier and not args.fairness:
+        return SWEEP_FRONTIER_NEEDS_FAIRNESS
+    return None
+
+
+def _grid(args: argparse.Namespace) -> dict:
+    grid: dict = {"depth": args.depths, "regularization": args.regularization}
+    if args.fairness:
+        grid = {"fairness": args.fairness, "fairness_bound": args.bounds or [args.delta], **grid}
+    return grid
+
+
+def _estimator(args: argparse.Namespace, y: pd.Series) -> StrongTreeClassifier:
+    return StrongTreeClassifier(
+        formulation=args.formulation, solver=args.solver, time_limit=args.time_limit, threads=args.threads,
+        min_leaf=args.min_leaf, objective=args.objective, positive_class=_coerce_label(args.positive_class, y),
+        n_buckets=args.n_buckets, accelerator=not args.no_accelerator,
+    )
+
+
+def frontier_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The Pareto frontier of every notion (best training accuracy per bound over the other settings)."""
+    front = pareto_front(best_per_bound(table))
+    return front.sort_values(["fairness", "train_gap", "fairness_bound"], kind="stable").reset_index(drop=True)
+
+
+def table_text(table: pd.DataFrame, path) -> str:
+    """The table as written to ``path``: JSON records (each tree an object) for .json, else CSV."""
+    if str(path).lower().endswith(".json"):
+        records = json.loads(table.to_json(orient="records"))
+        for record in records:
+            if record.get("tree"):
+                record["tree"] = json.loads(record["tree"])
+        return json.dumps(records, ensure_ascii=False, indent=1)
+    return table.to_csv(index=False)
+
+
+def summary(table: pd.DataFrame) -> str:
+    shown = table[[c for c in SUMMARY if c in table.columns]].dropna(axis=1, how="all")
+    return shown.to_string(index=False, float_format=lambda v: f"{v:.4f}", na_rep="-") if len(shown) else "(no points)"
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    df = read_table(args.data, args.encoding)
+    if isinstance(df, str):
+        return refuse(df, EXIT_INPUT)
+    problem = input_problem(args, df) or sweep_problem(args)
+    if problem is None and args.output is not None:
+        reason = output_problem(args.output, args.data)
+        problem = None if reason is None else OUTPUT_UNWRITABLE.format(path=args.output, reason=reason)
+    if problem is not None:
+        return refuse(problem, EXIT_INPUT)
+    y = df[args.target]
+    X = df.drop(columns=[args.target])
+    estimator = _estimator(args, y)
+    options = dict(sensitive_features=args.protected, legitimate_features=args.legitimate, grid=_grid(args),
+                   cv=args.folds)
+    try:
+        _, points = plan(estimator, X, y, **options)
+    except (StrongTreeError, EncodingError) as exc:
+        return refuse(f"error: {exc}", EXIT_SOLVE)
+    bar = SweepBar(len(points))
+    finished: list = []
+
+    def run(stop: threading.Event) -> None:
+        finished.append(sweep(estimator, X, y, **options, backend=args.backend, n_jobs=args.n_jobs,
+                              scheduler=args.scheduler, progress=bar, stop=stop))
+
+    failure, interrupted = solve(run, bar)
+    if failure is not None:
+        if isinstance(failure, (StrongTreeError, EncodingError)):
+            return refuse(f"error: {failure}", EXIT_SOLVE)
+        return refuse(INTERNAL_ERROR.format(kind=type(failure).__name__, detail=failure), EXIT_FAULT)
+    table = finished[0]
+    if args.frontier:
+        table = frontier_rows(table)
+    to_stdout = args.output is not None and str(args.output) == STDIO
+    out = sys.stderr if to_stdout else sys.stdout
+    print(summary(table), file=out)
+    no_tree = int(table["tree"].isna().sum())
+    if no_tree:
+        print(SWEEP_FAILED_POINTS.format(n=no_tree, total=len(table)), file=out)
+    if args.output is not None:
+        failed = write_text(args.output, table_text(table, args.output))
+        if failed is not None:
+            return refuse(failed, EXIT_INPUT)
+        if not to_stdout:
+            print(SWEEP_WRITTEN.format(n=len(table), path=args.output), file=out)
+    if interrupted:
+        print(SWEEP_STOPPED.format(done=len(finished[0]), total=len(points)), file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+__all__ = ["run_sweep"]
