@@ -214,6 +214,24 @@ def test_json_round_trip_is_exact():
     assert back.to_dot() == tree.to_dot()
 
 
+def test_record_keeps_the_lp_bound_cuts_and_nodes_and_reads_older_records():
+    record = SolveRecord("optimal", objective=40.0, bound=40.0, lp_bound=43.5, n_cuts=17, nodes=250, certified=True)
+    back = SolveRecord.from_dict(json.loads(json.dumps(record.to_dict())))
+    assert back == record and (back.lp_bound, back.n_cuts, back.nodes) == (43.5, 17, 250)
+    unbounded = SolveRecord("time_limit", lp_bound=float("inf"))
+    assert SolveRecord.from_dict(json.loads(json.dumps(unbounded.to_dict()))).lp_bound == float("inf")
+    older = {k: v for k, v in record.to_dict().items() if k not in ("lp_bound", "n_cuts", "nodes")}
+    assert SolveRecord.from_dict(older) == SolveRecord("optimal", objective=40.0, bound=40.0, certified=True)
+    assert SolveRecord("optimal", lp_bound=float("nan")).lp_bound is None
+
+
+def test_a_heuristic_record_is_never_certified():
+    assert SolveRecord("heuristic", objective=10.0).certified is False
+    with pytest.raises(ValueError) as err:
+        SolveRecord("heuristic", objective=10.0, certified=True)
+    assert str(err.value) == record_module.HEURISTIC_CERTIFIED
+
+
 def test_json_keeps_class_label_types():
     tree, df = mixed_tree()
     numeric = FittedTree(tree.structure, tree.encoding, (0, 1), "t", tree.node_counts, tree.record,
@@ -237,7 +255,7 @@ def test_record_statuses_and_messages():
     from strongtree_core.solvers.base import Status
 
     assert set(FINAL_STATUSES) == {s.value for s in Status}
-    assert set(STATUSES) == set(FINAL_STATUSES) | {"running"}
+    assert set(STATUSES) == set(FINAL_STATUSES) | {"running", "heuristic"}
     running = SolveRecord.in_progress(2.5, -10.0, -8.0, 0.2)
     assert (running.status, running.runtime, running.objective, running.certified) == ("running", 2.5, -10.0, False)
     assert SolveRecord(Status.TIME_LIMIT).status == "time_limit"

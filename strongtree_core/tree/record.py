@@ -15,11 +15,15 @@ FINAL_STATUSES: tuple[str, ...] = (
     "interrupted",
     "error",
 )
+#: ``heuristic``: a tree from a heuristic (the local search), with no bound and
+#: no optimality claim.
+HEURISTIC = "heuristic"
 #: ``running`` marks the best tree so far, reported while a solve goes on.
-STATUSES: tuple[str, ...] = FINAL_STATUSES + ("running",)
+STATUSES: tuple[str, ...] = FINAL_STATUSES + (HEURISTIC, "running")
 
 BAD_STATUS = "SolveRecord.status must be one of {allowed}, got {status!r}."
 BAD_RECORD = "Not a stored solve record: {reason}."
+HEURISTIC_CERTIFIED = "A heuristic's tree is never certified optimal: status 'heuristic' needs certified=False."
 
 
 @dataclass(frozen=True)
@@ -29,8 +33,9 @@ class SolveRecord:
     Attributes
     ----------
     status : str
-        One of :data:`STATUSES`: how the solve ended, or ``running`` for a
-        tree reported during the solve.
+        One of :data:`STATUSES`: how the solve ended, ``heuristic`` for a tree
+        a heuristic found (never certified), or ``running`` for a tree
+        reported during the solve.
     objective, bound, gap : float or None
         Best objective, best bound and relative gap in the model's sense
         (None when unknown).
@@ -54,6 +59,19 @@ class SolveRecord:
         Why this backend and method were chosen.
     certified : bool
         True when the tree is proven optimal.
+    lp_bound : float or None
+        Optimal value of the formulation's LP relaxation (integrality dropped,
+        before any solver cut) in the objective's units: correctly classified
+        rows when lambda = 0.  For a Benders master, the relaxation of the
+        master with every cut-set inequality (4b), which equals FlowOCT's.
+        None for routes without one (the exact search, the local search) or
+        when the LP was not solved within its time box.
+    n_cuts : int or None
+        Benders cuts (4b) added during the solve; None when the formulation
+        has none.
+    nodes : int or None
+        Branch-and-bound nodes of the MIO solver, or partial trees and
+        subproblems the exact search visited; None when unknown.
     """
 
     status: str
@@ -72,13 +90,18 @@ class SolveRecord:
     message: str = ""
     choice: str = ""
     certified: bool = False
+    lp_bound: float | None = None
+    n_cuts: int | None = None
+    nodes: int | None = None
 
     def __post_init__(self) -> None:
         status = getattr(self.status, "value", self.status)
         if status not in STATUSES:
             raise ValueError(BAD_STATUS.format(allowed=", ".join(STATUSES), status=status))
         object.__setattr__(self, "status", status)
-        for name in ("objective", "bound", "gap"):
+        if status == HEURISTIC and self.certified:
+            raise ValueError(HEURISTIC_CERTIFIED)
+        for name in ("objective", "bound", "gap", "lp_bound"):
             value = getattr(self, name)
             if value is not None:
                 # NaN means unknown, like None (and keeps equality after a round trip).
@@ -116,7 +139,7 @@ class SolveRecord:
         )
 
 
-_FLOATS = ("objective", "bound", "gap", "runtime", "build_seconds")
+_FLOATS = ("objective", "bound", "gap", "runtime", "build_seconds", "lp_bound")
 
 
 def _float_out(value):
