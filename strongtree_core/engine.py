@@ -9,12 +9,19 @@ benchmarks.  Routes:
   objective and side constraint; it returns a certified optimum, a proven
   infeasibility, or at the time limit its best tree with a proven bound;
 * ``flow``: FlowOCT (eq. 1, 7 or 11, chosen by :func:`build_model`);
-* ``benders``: the BendersOCT master with lazy cuts (Algorithms 1-2).
+* ``benders``: the BendersOCT master with lazy cuts (Algorithms 1-2);
+* ``oct`` / ``binoct``: the baselines of Theorem 1, OCT (Bertsimas and Dunn
+  2017, formulation (24)) and BinOCT (Verwer and Zhang 2019), refused for
+  what they cannot express;
+* ``local_search``: coordinate descent over nodes (``heuristics/``), a
+  heuristic recorded with status ``heuristic``, never certified.
 
 A forced MIO (or ``formulation="auto"`` with the accelerator off) starts from
 the best of CART, single leaves and, with the accelerator, the exact search's
 tree (found within a short budget), whose proven bound caps the objective:
-the solver still has to prove optimality itself.
+the solver still has to prove optimality itself.  Before the MIO, the LP
+relaxation of the formulation is solved once (time-boxed) and recorded as
+``lp_bound``; the cap is added after it, so the value is the formulation's own.
 """
 
 from __future__ import annotations
@@ -29,9 +36,12 @@ import numpy as np
 from strongtree_core.accel.search import exact_solve
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.errors import StrongTreeError
-from strongtree_core.formulation import BuiltModel, TreeSpec, TreeStructure, build_model
+from strongtree_core.formulation import BuiltModel, TreeSpec, TreeStructure, build_model, relaxation_arrays
 from strongtree_core.formulation.arrays import with_objective_cap
+from strongtree_core.formulation.binoct import BINOCT_REFUSED, binoct_unsupported
 from strongtree_core.formulation.objectives import tree_objective
+from strongtree_core.formulation.oct import OCT_REFUSED, oct_unsupported
+from strongtree_core.heuristics import LOCAL_SEARCH_REFUSED, local_search, local_search_unsupported
 from strongtree_core.progress import Progress, relative_gap
 from strongtree_core.solvers import (
     SolveOptions,
@@ -41,10 +51,11 @@ from strongtree_core.solvers import (
     choose_backend,
     solve,
 )
+from strongtree_core.solvers.relaxation import lp_relaxation
 from strongtree_core.starts import candidate_starts
-from strongtree_core.tree.record import SolveRecord
+from strongtree_core.tree.record import HEURISTIC, SolveRecord
 
-Formulation = Literal["auto", "flow", "benders"]
+Formulation = Literal["auto", "flow", "benders", "oct", "binoct", "local_search"]
 
 #: Largest feasibility violation for a warm start to be offered.
 START_TOLERANCE = 1e-6
@@ -60,6 +71,17 @@ BENDERS_COUPLED = (
     "BendersOCT cannot enforce {names}: these constraints couple datapoints (paper, Section 4.4). "
     "Use formulation='flow' or 'auto'."
 )
+NO_FEASIBLE_START = (
+    "The local search found no tree with at least {min_leaf} rows in every leaf: lower the minimum leaf "
+    "size, or use formulation='auto' (the exact search proves whether such a tree exists)."
+)
+#: The LP relaxation gets this share of the time limit, at most LP_MAX_SECONDS; a model
+#: with more non-zeros than LP_NONZEROS_PER_SECOND times that box is not even loaded
+#: (loading alone would overrun it) and gets no LP bound.
+LP_TIME_SHARE = 0.1
+LP_MAX_SECONDS = 5.0
+LP_NONZEROS_PER_SECOND = 1_000_000
+LOCAL_SEARCH_FORMULATION = "local search: coordinate descent over nodes (LST-style), a heuristic"
 
 
 @dataclass(frozen=True)
@@ -73,6 +95,16 @@ class Solved:
 
 def _choose_method(built_flow_free: TreeSpec, formulation: Formulation, solver: str, data: PatternData) -> tuple[str, str]:
     spec = built_flow_free
+    if formulation == "oct":
+        refused = oct_unsupported(spec)
+        if refused:
+            raise StrongTreeError(OCT_REFUSED.format(names=", ".join(refused)))
+        return "oct", "OCT (Bertsimas and Dunn 2017, formulation (24)) as asked"
+    if formulation == "binoct":
+        refused = binoct_unsupported(spec)
+        if refused:
+            raise StrongTreeError(BINOCT_REFUSED.format(names=", ".join(refused)))
+        return "binoct", "BinOCT (Verwer and Zhang 2019) as asked"
     if formulation == "benders":
         if spec.couples_datapoints:
             raise StrongTreeError(BENDERS_COUPLED.format(names=_constraint_names(spec)))
@@ -141,6 +173,8 @@ def solve_tree(
         the model (licence too small, package missing), with a readable message.
     """
     t0 = time.perf_counter()
+    if formulation == "local_search":
+        return _solve_local_search(data, spec, time_limit, stop, progress, t0)
     if formulation == "auto" and accelerator:
         return _solve_exact(data, spec, time_limit, stop, progress, t0)
     return _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0)
@@ -184,6 +218,34 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
         status=status.value, objective=value, bound=bound, gap=gap, runtime=time.perf_counter() - t0,
         backend="numpy", formulation=EXACT_FORMULATION, method="exact", n_rows=data.n_rows,
         n_patterns=data.n_patterns, choice=f"exact search: {found.reason}", certified=certified,
+        nodes=found.n_explored,
+    ))
+
+
+def _solve_local_search(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float) -> Solved:
+    """The local search (``heuristics/local_search.py``) from CART and random starts, re-scored here."""
+    refused = local_search_unsupported(spec)
+    if refused:
+        raise StrongTreeError(LOCAL_SEARCH_REFUSED.format(names=", ".join(refused)))
+
+    def report(objective, tree, n_starts, message) -> None:
+        if progress is not None:
+            progress(Progress(time.perf_counter() - t0, objective, None, None, n_starts, tree, message))
+
+    starts = [tree for _, tree in candidate_starts(data, spec.depth)]
+    remaining = max(0.05, time_limit - (time.perf_counter() - t0))
+    found = local_search(data, spec, starts=starts, time_limit=remaining, stop=stop, report=report)
+    if found.structure is None:
+        raise StrongTreeError(NO_FEASIBLE_START.format(min_leaf=spec.min_leaf))
+    value = tree_objective(data, spec, found.structure)
+    if progress is not None:
+        progress(Progress(time.perf_counter() - t0, value, None, None, found.n_starts, found.structure,
+                          "heuristic: no optimality claim"))
+    return Solved(found.structure, SolveRecord(
+        status=HEURISTIC, objective=value, runtime=time.perf_counter() - t0, backend="numpy",
+        formulation=LOCAL_SEARCH_FORMULATION, method="local_search", n_rows=data.n_rows,
+        n_patterns=data.n_patterns, certified=False,
+        choice=f"local search, a heuristic: no bound and no optimality claim ({found.reason})",
     ))
 
 
@@ -199,7 +261,8 @@ class _StopAt:
 
 
 def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0) -> Solved:
-    """FlowOCT or BendersOCT, started from the best cheap tree (and the exact search's)."""
+    """FlowOCT, BendersOCT, OCT or BinOCT, started from the best cheap tree (and the exact search's)."""
+    method, why = _choose_method(spec, formulation, solver, data)  # refusals before any work
     dp_starts: list[tuple[str, TreeStructure]] = []
     dp_note = ""
     objective_cap: float | None = None
@@ -220,8 +283,13 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
             objective_cap = found.bound
         dp_note = f"started from the exact search ({found.reason}). "
 
-    method, why = _choose_method(spec, formulation, solver, data)
     built = build_model(data, spec, method)
+    stop_at = _StopAt(stop, t0 + time_limit)
+    lp_bound = None
+    lp_seconds = min(LP_MAX_SECONDS, LP_TIME_SHARE * time_limit, max(0.0, time_limit - (time.perf_counter() - t0)))
+    relaxed = None if stop_at.is_set() else relaxation_arrays(data, built)
+    if relaxed is not None and not stop_at.is_set() and relaxed.A.nnz <= LP_NONZEROS_PER_SECOND * lp_seconds:
+        lp_bound = lp_relaxation(relaxed, time_limit=max(lp_seconds, 1e-3), threads=threads, stop=stop_at)
     if objective_cap is not None:
         built = replace(built, arrays=with_objective_cap(built.arrays, objective_cap))
     arrays = built.arrays
@@ -245,7 +313,6 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
     # The solver's own limit is what is left; a stop request that also fires at
     # the deadline backs it up (a solver loading or presolving may overrun its limit).
     remaining = max(0.05, time_limit - (time.perf_counter() - t0))
-    stop_at = _StopAt(stop, t0 + time_limit)
     options = SolveOptions(
         time_limit=remaining, threads=threads, warm_start=None if start is None else start[2],
         progress=on_event, stop=stop_at,
@@ -262,7 +329,8 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
     common = dict(
         runtime=time.perf_counter() - t0, backend=result.backend, formulation=arrays.name, method=method,
         n_variables=arrays.n_cols, n_constraints=arrays.n_rows, n_rows=data.n_rows, n_patterns=data.n_patterns,
-        build_seconds=built.build_seconds, choice=choice.strip(),
+        build_seconds=built.build_seconds, choice=choice.strip(), lp_bound=lp_bound,
+        n_cuts=result.n_cuts if arrays.separator is not None else None, nodes=result.nodes,
     )
     if result.status == Status.INFEASIBLE:
         raise StrongTreeError(

@@ -160,11 +160,18 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
     ----------
     depth : int, default=2
         Maximum depth of the tree.
-    formulation : {"auto", "flow", "benders"}, default="auto"
+    formulation : {"auto", "flow", "benders", "oct", "binoct", "local_search"}, default="auto"
         "auto" takes the fastest exact route (dynamic programming where it is
         exact, exhaustive search of all trees at depth 1-2, else BendersOCT or
         FlowOCT) and says which in ``record_.choice``;
-        "flow" / "benders" force the paper's MIO.
+        "flow" / "benders" force the paper's MIO; "oct" / "binoct" the
+        baselines of its Theorem 1, OCT (Bertsimas and Dunn 2017, formulation
+        (24): accuracy, lambda, min leaf) and BinOCT (Verwer and Zhang 2019:
+        balanced trees, accuracy), refused with a message for what they cannot
+        express; "local_search" a fast heuristic (coordinate descent over
+        nodes from CART and random starts), recorded with status "heuristic"
+        and never certified.  ``record_.lp_bound`` is the root LP relaxation
+        of the MIO formulations.
     solver : {"auto", "highs", "scip", "gurobi"}, default="auto"
     time_limit : float, default=60.0
         Seconds.

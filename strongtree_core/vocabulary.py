@@ -13,9 +13,15 @@ FORMULATIONS: dict[str, str] = {
     "auto": "Automatic (exact search)",
     "flow": "FlowOCT",
     "benders": "BendersOCT",
+    "oct": "OCT (Bertsimas and Dunn)",
+    "binoct": "BinOCT (Verwer and Zhang)",
+    "local_search": "Local search (heuristic)",
 }
 
-#: solver= : the MIO backend (FlowOCT / BendersOCT only).
+#: The formulations solved as a MIO (the others: the exact search, the local search).
+MIO_FORMULATIONS: tuple[str, ...] = ("flow", "benders", "oct", "binoct")
+
+#: solver= : the MIO backend (the MIO formulations only).
 SOLVERS: dict[str, str] = {
     "auto": "Automatic",
     "highs": "HiGHS",

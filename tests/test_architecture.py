@@ -65,3 +65,11 @@ def test_the_exact_search_never_imports_a_solver_or_a_table(path):
     bad = {m for m in _imports(path) if m.split(".")[0] in {"highspy", "pyscipopt", "gurobipy", "pandas"}
            or m.startswith(("strongtree_core.solvers", "strongtree_core.estimator", "strongtree_core.engine"))}
     assert not bad, f"{path} imports {bad}"
+
+
+@pytest.mark.parametrize("path", _modules("heuristics"), ids=lambda p: str(p.relative_to(CORE)))
+def test_heuristics_never_import_a_solver_a_table_or_the_exact_search(path):
+    bad = {m for m in _imports(path) if m.split(".")[0] in {"highspy", "pyscipopt", "gurobipy", "pandas"}
+           or m.startswith(("strongtree_core.solvers", "strongtree_core.estimator", "strongtree_core.engine",
+                            "strongtree_core.accel"))}
+    assert not bad, f"{path} imports {bad}"

@@ -76,7 +76,7 @@ def test_forced_mio_matches_the_accelerator(formulation):
     [
         (dict(depth=-1), est.BAD_PARAMETER.format(name="depth", allowed="an int in the range [0, 8]", value=-1)),
         (dict(formulation="magic"),
-         est.BAD_PARAMETER.format(name="formulation", allowed="a str among {'auto', 'flow', 'benders'}", value="magic")),
+         est.BAD_PARAMETER.format(name="formulation", allowed="a str among {'auto', 'flow', 'benders', 'oct', 'binoct', 'local_search'}", value="magic")),
         (dict(regularization=1.0),
          est.BAD_PARAMETER.format(name="regularization", allowed="a float in the range [0.0, 1.0)", value=1.0)),
         (dict(fairness=("statistical_parity", "parity")),

@@ -138,7 +138,7 @@ CASES = [
     ("warm_start text", "fit", fit(dict(warm_start="no")), StrongTreeError, bad("warm_start", FLAG, "no")),
     ("accelerator None", "fit", fit(dict(accelerator=None)), StrongTreeError, bad("accelerator", FLAG, None)),
     ("unknown formulation", "fit", fit(dict(formulation="magic")), StrongTreeError,
-     bad("formulation", "a str among {'auto', 'flow', 'benders'}", "magic")),
+     bad("formulation", "a str among {'auto', 'flow', 'benders', 'oct', 'binoct', 'local_search'}", "magic")),
     ("unknown solver", "fit", fit(dict(solver="cplex")), StrongTreeError,
      bad("solver", "a str among {'auto', 'highs', 'scip', 'gurobi'}", "cplex")),
     ("unknown objective", "fit", fit(dict(objective="f1")), StrongTreeError,
