@@ -255,3 +255,37 @@ def test_the_benders_master_with_every_cut_has_flowocts_relaxation(seed, extra):
     assert master_lp == pytest.approx(lp_relaxation(relaxation_arrays(data, built), time_limit=30), abs=1e-6)
     trivial = (1 - built.spec.lambda_) * float(data.weight.sum())  # the master without cuts
     assert master_lp < trivial - 1e-6
+
+
+def _record_cases():
+    X, y, data = _instance(11, n=24, F=3)
+    for formulation in ("flow", "benders", "oct", "binoct"):
+        built = build_model(data, TreeSpec(depth=1), formulation)
+        for name in BACKENDS:
+            if _takes(name, built.arrays):
+                yield pytest.param(formulation, name, X, y, data, id=f"{formulation}-{name}")
+
+
+@pytest.mark.parametrize("formulation, solver, X, y, data", list(_record_cases()))
+def test_every_mio_records_its_lp_bound_and_cuts_on_every_backend(formulation, solver, X, y, data):
+    clf = StrongTreeClassifier(depth=1, formulation=formulation, solver=solver, accelerator=False,
+                               warm_start=False, time_limit=60).fit(X, y)
+    record = clf.record_
+    assert record.certified and record.backend == solver
+    built = build_model(data, TreeSpec(depth=1), formulation)
+    # The recorded bound is the formulation's LP relaxation, solved again here by scipy.
+    assert record.lp_bound == pytest.approx(_lp(relaxation_arrays(data, built)), abs=1e-6)
+    assert record.lp_bound >= record.objective - 1e-6
+    assert isinstance(record.nodes, int)
+    if formulation == "benders":
+        # No depth-1 tree classifies every row: the master's first answers needed cuts.
+        assert record.objective < len(y) and isinstance(record.n_cuts, int) and record.n_cuts > 0
+    else:
+        assert record.n_cuts is None
+
+
+def test_routes_without_a_relaxation_record_none():
+    X, y, _ = _instance(11, n=24, F=3)
+    for route in ("auto", "local_search"):
+        record = StrongTreeClassifier(depth=1, formulation=route, time_limit=30).fit(X, y).record_
+        assert (record.lp_bound, record.n_cuts) == (None, None)
