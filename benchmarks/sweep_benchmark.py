@@ -38,7 +38,6 @@ import math
 import os
 import signal
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -50,7 +49,14 @@ from benchmarks.common import DATA, DATASETS, SAMPLE_SEEDS, load_table, require_
 from benchmarks.fairness_benchmark import DATASETS as FAIR_DATASETS
 from benchmarks.fairness_benchmark import load_part
 from strongtree_core import StrongTreeClassifier
-from strongtree_core.sweep import PAPER_LAMBDAS, best_per_bound, calibrate, iter_sweep, pareto_front, sweep
+from strongtree_core.sweep import (
+    PAPER_LAMBDAS,
+    best_per_bound,
+    calibrate,
+    iter_sweep,
+    pareto_front,
+    sweep,
+)
 
 OUT = Path("benchmarks/out")
 FIGURE = Path("benchmarks/figures/sweep_frontiers.svg")

@@ -15,13 +15,22 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks.fairness_benchmark import _numpy_gap  # the gaps written out with numpy, not the metrics package
-from strongtree_core import StrongTreeClassifier
-from strongtree_core import cli
+from benchmarks.fairness_benchmark import (
+    _numpy_gap,  # the gaps written out with numpy, not the metrics package
+)
+from strongtree_core import StrongTreeClassifier, cli
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.solvers import highs_run
-from strongtree_core.sweep import SCHEDULER_ENV, calibrate, frontier, iter_sweep, sweep
-from strongtree_core.sweep import backends, grid
+from strongtree_core.sweep import (
+    SCHEDULER_ENV,
+    backends,
+    calibrate,
+    frontier,
+    grid,
+    iter_sweep,
+    sweep,
+    to_table,
+)
 from strongtree_core.sweep.run import plan
 from strongtree_core.tree import FittedTree
 
@@ -323,6 +332,15 @@ def test_a_stopped_sweep_keeps_the_points_that_finished(backend):
     assert list(table["point"]) == sorted(seen)
     assert table["tree"].notna().all()
     assert time.perf_counter() - started < 30
+
+
+def test_points_streamed_one_by_one_make_the_same_table():
+    X, y, group = _data()
+    case = dict(sensitive_features=group, grid={"fairness": ["equal_opportunity"], "fairness_bound": [0.05, 0.2],
+                                                "depth": [1, 2]})
+    events = list(iter_sweep(_estimator(), X, y, **case, backend="threads", n_jobs=2))
+    assert sorted(ev.done for ev in events) == [1, 2, 3, 4] and {ev.total for ev in events} == {4}
+    _assert_same_table(to_table([ev.row for ev in events]), sweep(_estimator(), X, y, **case))
 
 
 # -- bad input ----------------------------------------------------------------------------------------

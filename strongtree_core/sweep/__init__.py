@@ -14,9 +14,14 @@ with ``stop=`` keeps the points that finished.
 
 from strongtree_core.sweep.backends import BACKENDS, MAX_ATTEMPTS, SCHEDULER_ENV
 from strongtree_core.sweep.calibrate import PAPER_LAMBDAS, Calibration, calibrate
-from strongtree_core.sweep.frontier import DEFAULT_BOUNDS, best_per_bound, frontier, pareto_front
+from strongtree_core.sweep.frontier import (
+    DEFAULT_BOUNDS,
+    best_per_bound,
+    frontier,
+    pareto_front,
+)
 from strongtree_core.sweep.grid import holdout_split
-from strongtree_core.sweep.run import SweepProgress, iter_sweep, sweep
+from strongtree_core.sweep.run import SweepProgress, iter_sweep, sweep, to_table
 
 __all__ = [
     "BACKENDS",
@@ -33,4 +38,5 @@ __all__ = [
     "iter_sweep",
     "pareto_front",
     "sweep",
+    "to_table",
 ]

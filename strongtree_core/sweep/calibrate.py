@@ -18,7 +18,13 @@ import numpy as np
 import pandas as pd
 
 from strongtree_core.errors import StrongTreeError
-from strongtree_core.sweep.grid import Fold, Point, expand_grid, holdout_split, make_folds
+from strongtree_core.sweep.grid import (
+    Fold,
+    Point,
+    expand_grid,
+    holdout_split,
+    make_folds,
+)
 from strongtree_core.sweep.run import SweepProgress, collect, plan, runner
 
 #: The paper's lambda grid.

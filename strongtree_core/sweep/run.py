@@ -16,7 +16,15 @@ from strongtree_core.errors import StrongTreeError
 from strongtree_core.estimator import LENGTH_MISMATCH, X_NOT_2D, StrongTreeClassifier
 from strongtree_core.sweep import backends
 from strongtree_core.sweep.grid import Fold, Point, expand_grid, make_folds, make_points
-from strongtree_core.sweep.point import PARTS, SETTINGS, Problem, gather_credentials, measured_notions, result_columns
+from strongtree_core.sweep.point import (
+    PARTS,
+    SETTINGS,
+    Problem,
+    gather_credentials,
+    measured_notions,
+    result_columns,
+)
+from strongtree_core.vocabulary import FAIRNESS_NOTIONS
 
 
 @dataclass(frozen=True)
@@ -133,8 +141,12 @@ def columns_in_order(frame: pd.DataFrame, notions: Sequence[str]) -> pd.DataFram
     return frame.reindex(columns=head + middle + results)
 
 
-def to_table(rows: list[dict], notions: Sequence[str]) -> pd.DataFrame:
-    """Rows as a DataFrame sorted by point, with every column even when no point finished."""
+def to_table(rows: list[dict], notions: Sequence[str] | None = None) -> pd.DataFrame:
+    """Rows (e.g. collected from :func:`iter_sweep`) as :func:`sweep` returns them: sorted by point, the
+    columns in order.  ``notions``: the fairness notions measured (None: those the rows have)."""
+    if notions is None:
+        keys = set().union(*rows) if rows else set()
+        notions = [n for n in FAIRNESS_NOTIONS if f"train_{n}" in keys]
     frame = pd.DataFrame(rows)
     if frame.empty:
         frame = pd.DataFrame(columns=["point"])
@@ -203,4 +215,4 @@ def collect(rows: Iterator[dict], problem: Problem, total: int, progress) -> pd.
     return to_table(finished, problem.notions)
 
 
-__all__ = ["SweepProgress", "iter_sweep", "sweep", "PARTS"]
+__all__ = ["PARTS", "SweepProgress", "iter_sweep", "sweep", "to_table"]
