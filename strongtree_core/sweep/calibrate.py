@@ -129,7 +129,8 @@ def calibrate(
     -------
     Calibration
         ``chosen``: the refitted tree of every split (and ``for_each`` value) with its test accuracy;
-        ``points``: every setting's row on every fold.
+        ``points``: every setting's row on every fold.  A sweep stopped with ``stop`` keeps the points
+        that finished; refits are only run when nothing stopped.
     """
     grid = {"regularization": list(PAPER_LAMBDAS)} if grid is None else grid
     settings = expand_grid(estimator, grid)
@@ -158,7 +159,8 @@ def calibrate(
         done = len(table)
         refits = collect(rows(refit, refit_points, stop), refit, total, _offset(progress, done))
     chosen = refits.merge(
-        pd.DataFrame([{"point": k, "split": split, "_score": score} for k, (split, _, _, score) in enumerate(picks)]),
+        pd.DataFrame([(k, split, score) for k, (split, _, _, score) in enumerate(picks)],
+                     columns=["point", "split", "_score"]),
         on="point", how="left",
     )
     chosen["calibration_accuracy"] = chosen.pop("_score")
