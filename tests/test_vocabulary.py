@@ -28,3 +28,14 @@ def test_the_estimator_accepts_exactly_the_vocabulary() -> None:
 
 def test_every_solver_but_auto_is_a_backend() -> None:
     assert set(vocabulary.SOLVERS) - {"auto"} == set(BACKENDS)
+
+
+def test_every_mio_formulation_is_a_formulation_the_model_builder_takes() -> None:
+    from strongtree_core.encoding.patterns import collapse_patterns
+    from strongtree_core.formulation import TreeSpec, build_model
+
+    assert set(vocabulary.MIO_FORMULATIONS) <= set(vocabulary.FORMULATIONS)
+    assert set(vocabulary.FORMULATIONS) - set(vocabulary.MIO_FORMULATIONS) == {"auto", "local_search"}
+    data = collapse_patterns([[0, 1], [1, 0], [1, 1]], [0, 1, 1], 2)
+    for word in vocabulary.MIO_FORMULATIONS:
+        assert build_model(data, TreeSpec(depth=1), word).method == word
