@@ -285,6 +285,7 @@ def calibration_markdown(table: pd.DataFrame) -> str:
     lines = ["| dataset | d | splits | ours: test acc (mean) | ours: λ chosen | points certified | refits certified "
              "| paper FlowOCT | paper BendersOCT | ours − best paper |",
              "|---|---|---|---|---|---|---|---|---|---|"]
+    summary = []
     for name in DATASETS:
         for depth in sorted(ours["depth"].unique()):
             mine = ours[(ours["dataset"] == name) & (ours["depth"] == depth)]
@@ -300,6 +301,16 @@ def calibration_markdown(table: pd.DataFrame) -> str:
                 f"| {int(mine['certified'].astype(bool).sum())}/{len(mine)} | {_fmt(flow, '.4f')} | {_fmt(benders, '.4f')} "
                 f"| {_fmt(acc - np.nanmax([flow, benders]), '+.4f')} |"
             )
+            summary.append({"depth": depth, "ours": acc, "flow": flow, "benders": benders})
+    lines += ["", "| d | datasets | ours: mean test acc | paper FlowOCT | paper BendersOCT | ours ≥ both | ours < both |",
+              "|---|---|---|---|---|---|---|"]
+    by_depth = pd.DataFrame(summary)
+    for depth, rows in by_depth.groupby("depth"):
+        best = rows[["flow", "benders"]].max(axis=1)
+        worst = rows[["flow", "benders"]].min(axis=1)
+        lines.append(f"| {depth} | {len(rows)} | {rows['ours'].mean():.4f} | {rows['flow'].mean():.4f} "
+                     f"| {rows['benders'].mean():.4f} | {int((rows['ours'] >= best - 1e-9).sum())} "
+                     f"| {int((rows['ours'] < worst - 1e-9).sum())} |")
     return "\n".join(lines)
 
 

@@ -31,6 +31,7 @@ from strongtree_core.sweep import (
     sweep,
     to_table,
 )
+from strongtree_core.sweep.calibrate import BAD_TIES
 from strongtree_core.sweep.run import plan
 from strongtree_core.tree import FittedTree
 
@@ -145,22 +146,25 @@ def _calibration_accuracy(row, X, y, rows) -> float:
     return float(np.mean(pred == y.iloc[rows].to_numpy()))
 
 
-def test_calibration_picks_the_argmax_on_the_calibration_rows_then_refits_and_tests():
+@pytest.mark.parametrize("ties", ["last", "first"])
+def test_calibration_picks_the_argmax_on_the_calibration_rows_then_refits_and_tests(ties):
     X, y, _ = _data(n=120, seed=6)
     lambdas = [0.0, 0.3, 0.6, 0.9]
     splits = [grid.holdout_split(len(X), random_state=s) for s in (1, 2)]
     result = calibrate(_estimator(), X, y, grid={"depth": [1, 2], "regularization": lambdas}, for_each=["depth"],
-                       cv=splits)
+                       cv=splits, ties=ties)
     points = result.points
     assert len(points) == 2 * 4 * 2 and len(result.chosen) == 4
-    varied = 0
+    varied = tied = 0
     for chosen in result.chosen.to_dict("records"):
         train, calibration, test = splits[chosen["split"]]
         mine = points[(points["depth"] == chosen["depth"]) & (points["fold"] == chosen["split"])].sort_values("point")
         scores = [_calibration_accuracy(r, X, y, calibration) for r in mine.to_dict("records")]
         assert scores == pytest.approx(list(mine["calibration_accuracy"]), abs=1e-12)
         varied += len(set(scores)) > 1
-        best = int(np.argmax(scores))  # the first of the highest
+        highest = [k for k, v in enumerate(scores) if v == max(scores)]
+        tied += len(highest) > 1
+        best = highest[-1] if ties == "last" else highest[0]
         assert chosen["regularization"] == lambdas[best]
         assert chosen["calibration_accuracy"] == pytest.approx(scores[best])
         assert chosen["n_train"] == train.size + calibration.size and chosen["n_test"] == test.size
@@ -168,7 +172,7 @@ def test_calibration_picks_the_argmax_on_the_calibration_rows_then_refits_and_te
         assert refit.node_counts[0].sum() == train.size + calibration.size
         assert chosen["test_accuracy"] == pytest.approx(_calibration_accuracy(chosen, X, y, test), abs=1e-12)
     assert varied >= 2, "the calibration accuracies should differ between lambdas for this check to mean much"
-    assert (result.chosen["regularization"] > 0).any(), "some choice should not be the first lambda"
+    assert tied >= 2, "some choices should be among tied lambdas for the tie rule to be checked"
 
 
 def test_k_fold_calibration_chooses_by_the_mean_held_out_accuracy():
@@ -179,7 +183,8 @@ def test_k_fold_calibration_chooses_by_the_mean_held_out_accuracy():
     assert len(points) == 9 and set(points["fold"]) == {0, 1, 2}
     means = points.groupby("regularization")["calibration_accuracy"].mean().reindex(lambdas)
     (chosen,) = result.chosen.to_dict("records")
-    assert chosen["regularization"] == lambdas[int(np.argmax(means.to_numpy()))]
+    highest = [lam for lam, v in means.items() if v >= means.max() - 1e-12]
+    assert chosen["regularization"] == highest[-1]
     assert chosen["calibration_accuracy"] == pytest.approx(means.max())
     assert chosen["n_train"] == 90 and chosen["n_test"] == 30
 
@@ -370,6 +375,9 @@ def test_bad_settings_are_refused_before_anything_runs():
     with pytest.raises(StrongTreeError) as info:
         sweep(est, X, y, backend="processes", n_jobs=0)
     assert str(info.value) == backends.BAD_N_JOBS.format(value=0)
+    with pytest.raises(StrongTreeError) as info:
+        calibrate(est, X, y, ties="random")
+    assert str(info.value) == BAD_TIES.format(value="random")
     with pytest.raises(ValueError, match="'depth' parameter of StrongTreeClassifier"):
         plan(est, X, y, grid={"depth": [2, -1]})
 

@@ -2,7 +2,8 @@
 
 Section 5 of the paper: each split is 50 % training, 25 % calibration, 25 % test;
 a tree is fitted on the training part for every lambda in 0, 0.1, ..., 0.9, the
-lambda of highest calibration accuracy is kept (per depth), a tree with it is
+lambda of highest calibration accuracy is kept (per depth; the largest of tied
+ones, as the paper's published runs show), a tree with it is
 fitted on training and calibration parts together and its test accuracy reported.
 With ``cv=k`` the choice is by the mean held-out accuracy of k folds instead.
 """
@@ -29,12 +30,17 @@ from strongtree_core.sweep.run import SweepProgress, collect, plan, runner
 
 #: The paper's lambda grid.
 PAPER_LAMBDAS = tuple(round(0.1 * k, 1) for k in range(10))
+#: Calibration accuracies this close are a tie.
+TIE = 1e-12
+#: Which of tied settings is chosen: the last in grid order (the paper: the largest lambda) or the first.
+TIES = ("last", "first")
 
 BAD_CALIBRATION_CV = (
     "cv must be None (one split of train / calibration / test from random_state), a number of folds (2 or more), "
     "a scikit-learn splitter, or a list of (train, calibration, test) row positions; got {value!r}."
 )
 NO_CALIBRATION_ROWS = "split {k} has no calibration rows: settings are chosen by their accuracy on them."
+BAD_TIES = "ties={value!r} must be 'last' (the last tied setting in grid order, as the paper) or 'first'."
 FOR_EACH_NOT_IN_GRID = "for_each names {key!r}, which the grid does not vary: add it to grid, e.g. {key!r}: [2, 3]."
 
 
@@ -72,13 +78,13 @@ def _splits(cv, y: pd.Series, n: int, test_size: float, calibration_size: float,
     raise StrongTreeError(BAD_CALIBRATION_CV.format(value=cv))
 
 
-def choose(points: pd.DataFrame, settings: list[dict], split_of_fold: list[int], for_each: Sequence[str]
-           ) -> list[tuple[int, tuple, int, float]]:
+def choose(points: pd.DataFrame, settings: list[dict], split_of_fold: list[int], for_each: Sequence[str],
+           ties: str = "last") -> list[tuple[int, tuple, int, float]]:
     """(split, for_each values, chosen setting, its mean calibration accuracy) for every split and group.
 
     A setting is a candidate once it finished on every fold of the split (a point with no tree
-    scores NaN and is never chosen); the highest mean calibration accuracy wins, the first in
-    grid order on a tie.
+    scores NaN and is never chosen); the highest mean calibration accuracy wins, on a tie the
+    last (``ties="last"``) or the first in grid order.
     """
     n_folds = len(split_of_fold)
     table = points.assign(setting=points["point"] // n_folds, split=[split_of_fold[f] for f in points["fold"]])
@@ -93,7 +99,8 @@ def choose(points: pd.DataFrame, settings: list[dict], split_of_fold: list[int],
         for key, members in groups.items():
             candidates = complete.loc[complete.index.intersection(members), "mean"].sort_index()
             if not candidates.empty:
-                best = int(candidates.idxmax())  # the first of the highest (sorted by setting)
+                tied = candidates.index[candidates >= candidates.max() - TIE]
+                best = int(tied[-1] if ties == "last" else tied[0])
                 out.append((int(split), key, best, float(candidates[best])))
     return out
 
@@ -101,7 +108,7 @@ def choose(points: pd.DataFrame, settings: list[dict], split_of_fold: list[int],
 def calibrate(
     estimator, X, y, *, sensitive_features=None, legitimate_features=None, grid=None, for_each: Sequence[str] = (),
     cv=None, test_size: float = 0.25, calibration_size: float = 0.25, random_state: int | None = 0,
-    backend: str = "serial", n_jobs: int | None = None, scheduler=None,
+    ties: str = "last", backend: str = "serial", n_jobs: int | None = None, scheduler=None,
     progress: Callable[[SweepProgress], None] | None = None, stop: threading.Event | None = None,
 ) -> Calibration:
     """Choose settings by calibration accuracy, refit on training and calibration rows, report the test part.
@@ -124,6 +131,10 @@ def calibrate(
         Shares of all rows (with ``cv=None``; ``test_size`` also with ``cv=k``).
     random_state : int or None
         Seed of the split (scikit-learn's ``train_test_split``).
+    ties : {"last", "first"}, default "last"
+        Of settings with the same calibration accuracy, the last in grid order or the first.
+        The paper's runs take the largest lambda (the sparsest tree) among tied ones:
+        "last" with lambdas in increasing order.
 
     Returns
     -------
@@ -132,6 +143,8 @@ def calibrate(
         ``points``: every setting's row on every fold.  A sweep stopped with ``stop`` keeps the points
         that finished; refits are only run when nothing stopped.
     """
+    if ties not in TIES:
+        raise StrongTreeError(BAD_TIES.format(value=ties))
     grid = {"regularization": list(PAPER_LAMBDAS)} if grid is None else grid
     settings = expand_grid(estimator, grid)
     for key in for_each:
@@ -148,7 +161,7 @@ def calibrate(
     total = len(points) + n_groups * (max(split_of_fold) + 1)
     with runner(backend, n_jobs, scheduler) as rows:
         table = collect(rows(problem, points, stop), problem, total, progress)
-        picks = choose(table, settings, split_of_fold, for_each)
+        picks = choose(table, settings, split_of_fold, for_each, ties)
         refit_folds, refit_points = [], []
         for k, (split, _, setting, _) in enumerate(picks):
             first = problem.folds[split_of_fold.index(split)]
