@@ -278,7 +278,7 @@ def test_a_killed_process_worker_loses_no_point():
         assert row["tree"] is not None and row["status"] in ("optimal", "time_limit"), row["error"]
 
 
-def test_two_highs_solves_in_one_process_meet_its_limit_but_a_threaded_sweep_takes_turns(monkeypatch):
+def test_two_highs_solves_in_one_process_meet_its_limit_but_threaded_sweeps_take_turns(monkeypatch):
     monkeypatch.setattr(highs_run, "HIGHS_WAIT", 0.01)
     est, X, y, _ = _slow_points()
     failures: list[str] = []
@@ -298,6 +298,11 @@ def test_two_highs_solves_in_one_process_meet_its_limit_but_a_threaded_sweep_tak
     table = sweep(est, X, y, grid={"min_leaf": [0, 1, 2, 3]}, backend="threads", n_jobs=2)
     assert len(table) == 4 and table["tree"].notna().all(), list(table["error"])
     assert not any(highs_run.HIGHS_BUSY in e for e in table["error"])
+    # Dask's default workers are threads too: two of them in this process
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        table = sweep(est, X, y, grid={"min_leaf": [0, 1, 2, 3]}, backend="dask", scheduler=client)
+    assert len(table) == 4 and table["tree"].notna().all(), list(table["error"])
 
 
 def test_the_gurobi_licence_of_the_caller_reaches_the_dask_workers(dask_client, monkeypatch):
