@@ -97,7 +97,7 @@ class Word:
 
 #: How a solve ended (the record's status), and "heuristic" for CART.
 SOLVE_STATUS: dict[str, Word] = {
-    "optimal": Word("Proven optimal", "proven optimal: no tree of this depth does better under these constraints",
+    "optimal": Word("Proven optimal", "no tree of this depth does better under these constraints",
                     ":material/verified:", "green"),
     "time_limit": Word("Not proven (time limit)", "the best tree found before the time limit; not proven optimal",
                        ":material/timer_off:", "orange"),
