@@ -36,12 +36,36 @@ import numpy as np
 from strongtree_core.accel.search import exact_solve
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.errors import StrongTreeError
-from strongtree_core.formulation import BuiltModel, TreeSpec, TreeStructure, build_model, relaxation_arrays
+from strongtree_core.formulation import (
+    BuiltModel,
+    TreeSpec,
+    TreeStructure,
+    build_model,
+    relaxation_arrays,
+)
 from strongtree_core.formulation.arrays import with_objective_cap
 from strongtree_core.formulation.binoct import BINOCT_REFUSED, binoct_unsupported
 from strongtree_core.formulation.objectives import tree_objective
 from strongtree_core.formulation.oct import OCT_REFUSED, oct_unsupported
-from strongtree_core.heuristics import LOCAL_SEARCH_REFUSED, local_search, local_search_unsupported
+from strongtree_core.heuristics import (
+    LOCAL_SEARCH_REFUSED,
+    local_search,
+    local_search_unsupported,
+)
+from strongtree_core.limits import (
+    EXACT_FIX,
+    EXACT_WHAT,
+    MIO_FIX,
+    MIO_WHAT,
+    TOO_LARGE,
+    default_memory_limit,
+    exact_search_bytes,
+    extrapolate,
+    human_bytes,
+    mio_bytes,
+    subset,
+)
+from strongtree_core.metrics.constraints import check_constraints
 from strongtree_core.progress import Progress, relative_gap
 from strongtree_core.solvers import (
     SolveOptions,
@@ -54,6 +78,7 @@ from strongtree_core.solvers import (
 from strongtree_core.solvers.relaxation import lp_relaxation
 from strongtree_core.starts import candidate_starts
 from strongtree_core.tree.record import HEURISTIC, SolveRecord
+from strongtree_core.vocabulary import FORMULATIONS
 
 Formulation = Literal["auto", "flow", "benders", "oct", "binoct", "local_search"]
 
@@ -163,21 +188,86 @@ def solve_tree(
     warm_start: bool = True,
     progress: Callable[[Progress], None] | None = None,
     stop: threading.Event | None = None,
+    memory_limit: int | None = None,
 ) -> Solved:
     """Find the best tree for ``spec`` on ``data`` within ``time_limit`` seconds.
+
+    ``memory_limit`` (bytes; default half of what the machine allows,
+    :func:`~strongtree_core.limits.default_memory_limit`): a solve estimated to
+    need more is refused before anything large is built.
 
     Raises
     ------
     StrongTreeError
-        Infeasible constraints, no tree in time, or a backend that cannot take
-        the model (licence too small, package missing), with a readable message.
+        Infeasible constraints, no tree in time, a solve larger than the memory
+        limit, or a backend that cannot take the model (licence too small,
+        package missing), with a readable message.
     """
     t0 = time.perf_counter()
+    memory_limit = default_memory_limit() if memory_limit is None else int(memory_limit)
     if formulation == "local_search":
         return _solve_local_search(data, spec, time_limit, stop, progress, t0)
+    _check_exact_memory(data, spec, memory_limit)
     if formulation == "auto" and accelerator:
         return _solve_exact(data, spec, time_limit, stop, progress, t0)
-    return _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0)
+    return _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0,
+                      memory_limit)
+
+
+def _check_exact_memory(data: PatternData, spec: TreeSpec, memory_limit: int) -> None:
+    """Refuse a table the exact search (also the MIO's start) cannot hold."""
+    groups = 1 if data.group is None else int(data.group.max()) + 1
+    levels = 1 if data.legit is None else int(data.legit.max()) + 1
+    rows = sum(1 if getattr(c, "notion", None) is None else 2 * levels * groups * (groups - 1) // 2
+               for c in spec.side_constraints)
+    need = exact_search_bytes(data, rows)
+    if need > memory_limit:
+        raise StrongTreeError(TOO_LARGE.format(
+            need=human_bytes(need), limit=human_bytes(memory_limit),
+            what=EXACT_WHAT.format(patterns=data.n_patterns, features=data.n_features), fix=EXACT_FIX))
+
+
+def _check_mio_memory(data: PatternData, spec: TreeSpec, method: str, memory_limit: int) -> None:
+    """Refuse a MIO larger than the memory limit, from its size measured on a few
+    patterns and extrapolated (every formulation grows linearly in the patterns)."""
+    P = data.n_patterns
+    if P <= 64:
+        return
+    sizes = []
+    for n in (8, 16):
+        arrays = build_model(subset(data, np.arange(n)), spec, method).arrays
+        sizes.append((arrays.n_rows, arrays.n_cols, arrays.A.nnz))
+    rows, cols, nnz = extrapolate(sizes[0], sizes[1], 8, 16, P)
+    need = mio_bytes(rows, cols, nnz)
+    if need > memory_limit:
+        what = MIO_WHAT.format(formulation=FORMULATIONS.get(method, method), patterns=P, depth=spec.depth,
+                               rows=rows, cols=cols, nnz=nnz)
+        raise StrongTreeError(TOO_LARGE.format(need=human_bytes(need), limit=human_bytes(memory_limit), what=what,
+                                               fix=MIO_FIX))
+
+
+def _in_time(work: Callable[[], object], stop_at: "_StopAt") -> tuple[bool, object]:
+    """Run ``work()`` in a thread and wait for it unless a stop or the deadline
+    comes first: (True, its result), or (False, None) when given up (the thread
+    finishes in the background and its result is dropped).  Building a model of
+    millions of rows takes tens of seconds that no solver limit counts."""
+    done: dict = {}
+
+    def run() -> None:
+        try:
+            done["result"] = work()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            done["error"] = exc
+
+    thread = threading.Thread(target=run, name="model-build", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        thread.join(0.05)
+        if thread.is_alive() and stop_at.is_set():
+            return False, None
+    if "error" in done:
+        raise done["error"]
+    return True, done["result"]
 
 
 EXACT_FORMULATION = "exact search: dynamic programming with a Lagrangian bound and branch-and-bound"
@@ -249,6 +339,32 @@ def _solve_local_search(data: PatternData, spec: TreeSpec, time_limit: float, st
     ))
 
 
+#: Seconds kept between the solver's end and the time limit, for reading the solution back.
+SOLVER_MARGIN = 0.3
+
+MODEL_NOT_BUILT = (
+    "The model ({method}) was still being built when the time ran out: the best tree found before it is shown. "
+    "Give more time, or use formulation='auto'."
+)
+
+
+def _unsolved_start(data, spec, dp_starts, stop, t0, method, choice) -> Solved:
+    """The MIO never started (stop or time limit while building): the exact
+    search's tree if there is one, else the best feasible cheap tree."""
+    candidates = list(dp_starts) + candidate_starts(data, spec.depth)
+    feasible = [tree for _, tree in candidates if all(
+        c.satisfied for c in check_constraints(spec, data.y, tree.predict(data.X), data.group, data.legit, count=data.count))]
+    if not feasible:
+        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=round(time.perf_counter() - t0, 1)))
+    structure = max(feasible, key=lambda tree: tree_objective(data, spec, tree))
+    status = Status.INTERRUPTED if stop is not None and stop.is_set() else Status.TIME_LIMIT
+    return Solved(structure, SolveRecord(
+        status=status.value, objective=tree_objective(data, spec, structure), runtime=time.perf_counter() - t0,
+        backend="none", formulation=FORMULATIONS.get(method, method), method=method, n_rows=data.n_rows,
+        n_patterns=data.n_patterns, choice=choice.strip(), message=MODEL_NOT_BUILT.format(method=FORMULATIONS.get(method, method)),
+    ))
+
+
 class _StopAt:
     """A stop request that is also set once the wall clock passes ``at``
     (solver backends only ask ``is_set()``)."""
@@ -260,9 +376,11 @@ class _StopAt:
         return (self.stop is not None and self.stop.is_set()) or time.perf_counter() >= self.at
 
 
-def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0) -> Solved:
+def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0,
+               memory_limit: int) -> Solved:
     """FlowOCT, BendersOCT, OCT or BinOCT, started from the best cheap tree (and the exact search's)."""
     method, why = _choose_method(spec, formulation, solver, data)  # refusals before any work
+    _check_mio_memory(data, spec, method, memory_limit)
     dp_starts: list[tuple[str, TreeStructure]] = []
     dp_note = ""
     objective_cap: float | None = None
@@ -283,17 +401,27 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
             objective_cap = found.bound
         dp_note = f"started from the exact search ({found.reason}). "
 
-    built = build_model(data, spec, method)
-    stop_at = _StopAt(stop, t0 + time_limit)
-    lp_bound = None
-    lp_seconds = min(LP_MAX_SECONDS, LP_TIME_SHARE * time_limit, max(0.0, time_limit - (time.perf_counter() - t0)))
-    relaxed = None if stop_at.is_set() else relaxation_arrays(data, built)
-    if relaxed is not None and not stop_at.is_set() and relaxed.A.nnz <= LP_NONZEROS_PER_SECOND * lp_seconds:
-        lp_bound = lp_relaxation(relaxed, time_limit=max(lp_seconds, 1e-3), threads=threads, stop=stop_at)
-    if objective_cap is not None:
-        built = replace(built, arrays=with_objective_cap(built.arrays, objective_cap))
+    # Set a little before the deadline: a solver that does not answer a stop within
+    # its grace is abandoned, and reading its solution back takes a moment too.
+    stop_at = _StopAt(stop, t0 + time_limit - SOLVER_MARGIN)
+
+    def prepare():
+        built = build_model(data, spec, method)
+        lp_bound = None
+        lp_seconds = min(LP_MAX_SECONDS, LP_TIME_SHARE * time_limit, max(0.0, time_limit - (time.perf_counter() - t0)))
+        relaxed = None if stop_at.is_set() else relaxation_arrays(data, built)
+        if relaxed is not None and not stop_at.is_set() and relaxed.A.nnz <= LP_NONZEROS_PER_SECOND * lp_seconds:
+            lp_bound = lp_relaxation(relaxed, time_limit=max(lp_seconds, 1e-3), threads=threads, stop=stop_at)
+        if objective_cap is not None:
+            built = replace(built, arrays=with_objective_cap(built.arrays, objective_cap))
+        start = _best_start(built, data, dp_starts) if warm_start else None
+        return built, lp_bound, start
+
+    ready, prepared = _in_time(prepare, stop_at)
+    if not ready:
+        return _unsolved_start(data, spec, dp_starts, stop, t0, method, dp_note + why)
+    built, lp_bound, start = prepared
     arrays = built.arrays
-    start = _best_start(built, data, dp_starts) if warm_start else None
     if progress and start is not None:
         value = arrays.objective(start[2])
         progress(Progress(time.perf_counter() - t0, value, objective_cap, relative_gap(value, objective_cap), 0, start[1],
@@ -312,7 +440,7 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
 
     # The solver's own limit is what is left; a stop request that also fires at
     # the deadline backs it up (a solver loading or presolving may overrun its limit).
-    remaining = max(0.05, time_limit - (time.perf_counter() - t0))
+    remaining = max(0.05, time_limit - SOLVER_MARGIN - (time.perf_counter() - t0))
     options = SolveOptions(
         time_limit=remaining, threads=threads, warm_start=None if start is None else start[2],
         progress=on_event, stop=stop_at,

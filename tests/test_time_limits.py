@@ -14,10 +14,13 @@ import pytest
 from strongtree_core import StrongTreeClassifier
 from strongtree_core.solvers import BACKENDS
 
-#: How late fit may return after its time limit or a stop request.
-SLACK = 1.0
+#: How late fit may return after its time limit or a stop request.  The contract is
+#: one second, measured by benchmarks/time_limits.py; a shared test runner gets half
+#: a second more so that a busy machine does not fail the suite.
+SLACK = 1.5
 LIMIT = 3.0
 
+#: The exact search (harder: depth 4) and the MIO alone (no exact start, which could finish it early).
 ROUTES = [("auto", "auto")] + [
     (formulation, solver)
     for formulation, solver in (("flow", "highs"), ("flow", "scip"), ("benders", "scip"))
@@ -25,8 +28,9 @@ ROUTES = [("auto", "auto")] + [
 ]
 
 
-def hard_table(n: int = 2000, seed: int = 0) -> tuple[pd.DataFrame, pd.Series, pd.Series]:
-    """Noisy rows, four groups: no route proves depth 4 with equalized odds 0.01 in seconds."""
+def hard_table(n: int = 1500, seed: int = 0) -> tuple[pd.DataFrame, pd.Series, pd.Series]:
+    """Noisy rows, four groups: no route proves depth 3 with equalized odds 0.01 in seconds
+    (nor depth 3 without it on the MIO)."""
     rng = np.random.default_rng(seed)
     X = pd.DataFrame(rng.normal(size=(n, 10)), columns=[f"x{j}" for j in range(10)])
     group = pd.Series(rng.integers(0, 4, n).astype(str), name="group")
@@ -34,31 +38,35 @@ def hard_table(n: int = 2000, seed: int = 0) -> tuple[pd.DataFrame, pd.Series, p
     return X, pd.Series((score > 0.4).astype(int), name="y"), group
 
 
+def _settings(formulation: str, solver: str) -> dict:
+    fairness = {} if formulation == "benders" else dict(fairness="equalized_odds", fairness_bound=0.01)
+    return dict(depth=4 if formulation == "auto" else 3, formulation=formulation, solver=solver, positive_class=1,
+                accelerator=formulation == "auto", **fairness)
+
+
 @pytest.mark.parametrize("formulation,solver", ROUTES)
 def test_fit_returns_within_a_second_of_its_time_limit(formulation, solver) -> None:
     X, y, group = hard_table()
-    fairness = {} if formulation == "benders" else dict(fairness="equalized_odds", fairness_bound=0.01)
-    clf = StrongTreeClassifier(depth=4, formulation=formulation, solver=solver, time_limit=LIMIT, positive_class=1,
-                               **fairness)
+    clf = StrongTreeClassifier(time_limit=LIMIT, **_settings(formulation, solver))
+    fairness = clf.fairness
     t0 = time.perf_counter()
     clf.fit(X, y, sensitive_features=group if fairness else None)
     wall = time.perf_counter() - t0
     assert wall <= LIMIT + SLACK, f"{formulation}/{solver}: fit took {wall:.2f} s with a {LIMIT} s limit"
-    assert clf.record_.status in ("time_limit", "optimal")
+    assert clf.record_.status == "time_limit", "the route finished early: the test needs a harder problem"
     assert clf.record_.bound is None or clf.record_.bound >= clf.record_.objective - 1e-6
 
 
 @pytest.mark.parametrize("formulation,solver", ROUTES)
 def test_stop_returns_within_a_second_with_the_best_tree(formulation, solver) -> None:
     X, y, group = hard_table(seed=1)
-    fairness = {} if formulation == "benders" else dict(fairness="equalized_odds", fairness_bound=0.01)
-    clf = StrongTreeClassifier(depth=4, formulation=formulation, solver=solver, time_limit=60, positive_class=1,
-                               **fairness)
+    clf = StrongTreeClassifier(time_limit=60, **_settings(formulation, solver))
+    fairness = clf.fairness
     stop = threading.Event()
     threading.Timer(1.5, stop.set).start()
     t0 = time.perf_counter()
     clf.fit(X, y, sensitive_features=group if fairness else None, stop=stop)
     wall = time.perf_counter() - t0
     assert wall <= 1.5 + SLACK, f"{formulation}/{solver}: fit took {wall:.2f} s after a stop at 1.5 s"
-    assert clf.record_.status in ("interrupted", "optimal")
+    assert clf.record_.status == "interrupted", "the route finished early: the test needs a harder problem"
     assert clf.tree_ is not None

@@ -43,7 +43,7 @@ HIGHS_BUSY = (
     "wait for it to finish, or stop it."
 )
 #: Seconds HiGHS may take to answer a Stop before its best solution so far is returned without it.
-STOP_GRACE = 1.0
+STOP_GRACE = 0.5
 #: Seconds between two looks at the Stop event while HiGHS runs.
 STOP_POLL = 0.05
 ABANDONED = "Interrupted (HiGHS was inside an LP solve and finishes it in the background)"
