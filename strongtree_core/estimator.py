@@ -125,7 +125,7 @@ CONSTRAINT_BROKEN = (
 #: Parameters that are numbers: scikit-learn's intervals take True / False as 1 / 0, so they are refused first.
 NUMBER_PARAMS = (
     "depth", "time_limit", "threads", "regularization", "max_branching", "max_features", "min_leaf",
-    "min_recall", "min_precision", "min_specificity", "fairness_bound", "n_buckets",
+    "min_recall", "min_precision", "min_specificity", "fairness_bound", "n_buckets", "memory_limit",
 )
 #: Deepest tree accepted (2^8 leaves).
 MAX_DEPTH = 8
@@ -203,9 +203,13 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
     warm_start : bool, default=True
         Offer CART (and other cheap trees) as the first incumbent.
     accelerator : bool, default=True
-        Allow the exact routes when ``formulation="auto"`` (the dynamic program,
-        and the exhaustive search of every tree at depth 1-2); with a forced
-        formulation their trees are only warm starts.  False: the MIO alone.
+        Allow the exact search when ``formulation="auto"`` (dynamic programming,
+        a Lagrangian bound and branch-and-bound); with a forced formulation its
+        tree is only a warm start and its bound a cap.  False: the MIO alone.
+    memory_limit : int or None, default=None
+        Bytes a solve may use; a solve estimated to need more is refused before
+        anything large is built, with both figures in the message.  None: half
+        of what this machine (or its container) allows.
 
     Attributes
     ----------
@@ -245,6 +249,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         "encoding": [_options(ENCODINGS)],
         "warm_start": ["boolean"],
         "accelerator": ["boolean"],
+        "memory_limit": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -271,6 +276,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         encoding: str = "thermometer",
         warm_start: bool = True,
         accelerator: bool = True,
+        memory_limit: int | None = None,
     ) -> None:
         self.depth = depth
         self.formulation = formulation
@@ -293,6 +299,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         self.encoding = encoding
         self.warm_start = warm_start
         self.accelerator = accelerator
+        self.memory_limit = memory_limit
 
     # ------------------------------------------------------------------ checks
     def _fairness_list(self) -> list[str]:
@@ -497,6 +504,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         solved = solve_tree(
             data, spec, formulation=self.formulation, solver=self.solver, time_limit=max(MIN_SOLVE_SECONDS, remaining),
             threads=int(self.threads), accelerator=self.accelerator, warm_start=self.warm_start,
+            memory_limit=self.memory_limit,
             progress=relay if progress is not None else None, stop=stop,
         )
         notes = [solved.record.message] if solved.record.message else []

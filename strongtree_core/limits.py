@@ -69,7 +69,8 @@ def exact_search_bytes(data: PatternData, n_quantities: int) -> int:
     ones, the per-pattern quantities (three copies), and the kernel's blocks."""
     P, F, K = data.n_patterns, data.n_features, data.n_classes
     ones = int(np.count_nonzero(data.X))
-    return int(8 * P * F + 16 * ones + 3 * 8 * P * K * (1 + n_quantities) + 20 * 8 * (1 << 20) + 64 * P)
+    kernel = 20 * 8 * min(F * F, 1 << 20)  # the depth-2 kernel's (block, F) arrays
+    return int(8 * P * F + 16 * ones + 3 * 8 * P * K * (1 + n_quantities) + kernel + 64 * P)
 
 
 def subset(data: PatternData, idx: np.ndarray) -> PatternData:

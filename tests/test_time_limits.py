@@ -70,3 +70,31 @@ def test_stop_returns_within_a_second_with_the_best_tree(formulation, solver) ->
     assert wall <= 1.5 + SLACK, f"{formulation}/{solver}: fit took {wall:.2f} s after a stop at 1.5 s"
     assert clf.record_.status == "interrupted", "the route finished early: the test needs a harder problem"
     assert clf.tree_ is not None
+
+
+def test_a_mio_larger_than_the_memory_limit_is_refused_before_it_is_built() -> None:
+    from strongtree_core import StrongTreeError
+    from strongtree_core.limits import human_bytes
+
+    X, y, group = hard_table(n=800)
+    clf = StrongTreeClassifier(depth=3, formulation="flow", solver="highs", time_limit=30, memory_limit=50 * 2**20)
+    t0 = time.perf_counter()
+    with pytest.raises(StrongTreeError) as err:
+        clf.fit(X, y)
+    assert time.perf_counter() - t0 < 5
+    message = str(err.value)
+    assert message.startswith("This solve would need about ")
+    assert f"more than the {human_bytes(50 * 2**20)} allowed (memory_limit). FlowOCT for " in message
+    assert message.endswith("Use formulation='auto' (the exact search needs far less), a smaller depth, fewer rows, "
+                            "or raise memory_limit.")
+    # the same table with the exact search fits easily
+    assert StrongTreeClassifier(depth=3, time_limit=30, memory_limit=50 * 2**20).fit(X, y).record_.status
+
+
+def test_the_memory_limit_is_a_number_of_bytes() -> None:
+    from strongtree_core import StrongTreeError
+
+    with pytest.raises(StrongTreeError, match="memory_limit"):
+        StrongTreeClassifier(memory_limit=0).fit(*hard_table(n=50)[:2])
+    with pytest.raises(StrongTreeError, match="memory_limit"):
+        StrongTreeClassifier(memory_limit=True).fit(*hard_table(n=50)[:2])

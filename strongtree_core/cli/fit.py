@@ -97,6 +97,7 @@ def _estimator(args: argparse.Namespace, y: pd.Series) -> StrongTreeClassifier:
         min_precision=args.min_precision, min_specificity=args.min_specificity, fairness=args.fairness,
         fairness_bound=args.delta, allow_protected_splits=args.allow_protected_splits, n_buckets=args.n_buckets,
         accelerator=not args.no_accelerator,
+        memory_limit=None if args.memory_limit_gb is None else max(1, int(args.memory_limit_gb * 2**30)),
     )
 
 

@@ -97,7 +97,7 @@ def _sweep_parser(sub, defaults: dict) -> None:
                    help="label of the positive class; none: the second label in sorted order")
     s.add_argument("--n-buckets", type=int, default=defaults["n_buckets"], help="quantile buckets of a continuous column")
     s.add_argument("--no-accelerator", action="store_true",
-                   help="solve by the MIO only (no dynamic program or exhaustive search)")
+                   help="solve by the MIO only (no exact search)")
     s.add_argument("--backend", choices=list(BACKENDS), default="serial",
                    help="where the points run: serial, threads, processes (local process workers), dask (a cluster)")
     s.add_argument("--n-jobs", type=int, default=None,
@@ -151,7 +151,10 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--n-buckets", type=int, default=defaults["n_buckets"],
                    help="quantile buckets of a continuous column")
     f.add_argument("--no-accelerator", action="store_true",
-                   help="solve by the MIO only (no dynamic program or exhaustive search)")
+                   help="solve by the MIO only (no exact search)")
+    f.add_argument("--memory-limit-gb", type=float, default=None, metavar="GB",
+                   help="largest memory a solve may use, in GB; a larger one is refused before it is built "
+                        "(none: half of this machine's)")
     f.add_argument("--output", type=Path, default=None,
                    help=f"write the fitted tree as JSON to this file ({STDIO}: standard output, the report then "
                         "goes to standard error)")
