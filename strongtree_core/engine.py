@@ -227,21 +227,28 @@ def _check_exact_memory(data: PatternData, spec: TreeSpec, memory_limit: int) ->
             what=EXACT_WHAT.format(patterns=data.n_patterns, features=data.n_features), fix=EXACT_FIX))
 
 
-def _check_mio_memory(data: PatternData, spec: TreeSpec, method: str, memory_limit: int) -> None:
-    """Refuse a MIO larger than the memory limit, from its size measured on a few
-    patterns and extrapolated (every formulation grows linearly in the patterns)."""
+def _model_size(data: PatternData, arrays_of: Callable[[PatternData], object]) -> tuple[int, int, int]:
+    """(rows, columns, non-zeros) of the model ``arrays_of`` builds on ``data``,
+    measured on 8 and 16 patterns and extrapolated (every formulation here grows
+    linearly in the patterns); exact for up to 64 patterns."""
     P = data.n_patterns
     if P <= 64:
-        return
+        arrays = arrays_of(data)
+        return arrays.n_rows, arrays.n_cols, arrays.A.nnz
     sizes = []
     for n in (8, 16):
-        arrays = build_model(subset(data, np.arange(n)), spec, method).arrays
+        arrays = arrays_of(subset(data, np.arange(n)))
         sizes.append((arrays.n_rows, arrays.n_cols, arrays.A.nnz))
-    rows, cols, nnz = extrapolate(sizes[0], sizes[1], 8, 16, P)
+    return extrapolate(sizes[0], sizes[1], 8, 16, P)
+
+
+def _check_mio_memory(data: PatternData, spec: TreeSpec, method: str, memory_limit: int) -> None:
+    """Refuse a MIO larger than the memory limit, before building it."""
+    rows, cols, nnz = _model_size(data, lambda d: build_model(d, spec, method).arrays)
     need = mio_bytes(rows, cols, nnz)
     if need > memory_limit:
-        what = MIO_WHAT.format(formulation=FORMULATIONS.get(method, method), patterns=P, depth=spec.depth,
-                               rows=rows, cols=cols, nnz=nnz)
+        what = MIO_WHAT.format(formulation=FORMULATIONS.get(method, method), patterns=data.n_patterns,
+                               depth=spec.depth, rows=rows, cols=cols, nnz=nnz)
         raise StrongTreeError(TOO_LARGE.format(need=human_bytes(need), limit=human_bytes(memory_limit), what=what,
                                                fix=MIO_FIX))
 
@@ -350,18 +357,23 @@ MODEL_NOT_BUILT = (
 
 def _unsolved_start(data, spec, dp_starts, stop, t0, method, choice) -> Solved:
     """The MIO never started (stop or time limit while building): the exact
-    search's tree if there is one, else the best feasible cheap tree."""
-    candidates = list(dp_starts) + candidate_starts(data, spec.depth)
-    feasible = [tree for _, tree in candidates if all(
-        c.satisfied for c in check_constraints(spec, data.y, tree.predict(data.X), data.group, data.legit, count=data.count))]
-    if not feasible:
-        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=round(time.perf_counter() - t0, 1)))
-    structure = max(feasible, key=lambda tree: tree_objective(data, spec, tree))
+    search's tree if there is one (feasible by construction), else the best
+    feasible cheap tree."""
+    if dp_starts:
+        structure = dp_starts[0][1]
+    else:
+        feasible = [tree for _, tree in candidate_starts(data, spec.depth) if all(
+            c.satisfied for c in check_constraints(spec, data.y, tree.predict(data.X), data.group, data.legit,
+                                                   count=data.count))]
+        if not feasible:
+            raise StrongTreeError(NO_TREE_IN_TIME.format(limit=round(time.perf_counter() - t0, 1)))
+        structure = max(feasible, key=lambda tree: tree_objective(data, spec, tree))
     status = Status.INTERRUPTED if stop is not None and stop.is_set() else Status.TIME_LIMIT
+    name = FORMULATIONS.get(method, method)
     return Solved(structure, SolveRecord(
         status=status.value, objective=tree_objective(data, spec, structure), runtime=time.perf_counter() - t0,
-        backend="none", formulation=FORMULATIONS.get(method, method), method=method, n_rows=data.n_rows,
-        n_patterns=data.n_patterns, choice=choice.strip(), message=MODEL_NOT_BUILT.format(method=FORMULATIONS.get(method, method)),
+        backend="none", formulation=name, method=method, n_rows=data.n_rows, n_patterns=data.n_patterns,
+        choice=choice.strip(), message=MODEL_NOT_BUILT.format(method=name),
     ))
 
 
@@ -409,8 +421,11 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
         built = build_model(data, spec, method)
         lp_bound = None
         lp_seconds = min(LP_MAX_SECONDS, LP_TIME_SHARE * time_limit, max(0.0, time_limit - (time.perf_counter() - t0)))
-        relaxed = None if stop_at.is_set() else relaxation_arrays(data, built)
-        if relaxed is not None and not stop_at.is_set() and relaxed.A.nnz <= LP_NONZEROS_PER_SECOND * lp_seconds:
+        # A Benders master's relaxation is FlowOCT's, much larger: sized before it is built.
+        small_enough = _model_size(data, lambda d: relaxation_arrays(d, built))[2] \
+            <= LP_NONZEROS_PER_SECOND * lp_seconds
+        relaxed = None if stop_at.is_set() or not small_enough else relaxation_arrays(data, built)
+        if relaxed is not None and not stop_at.is_set():
             lp_bound = lp_relaxation(relaxed, time_limit=max(lp_seconds, 1e-3), threads=threads, stop=stop_at)
         if objective_cap is not None:
             built = replace(built, arrays=with_objective_cap(built.arrays, objective_cap))
