@@ -83,20 +83,24 @@ class _StopBridge:
 
 
 class _ProgressSender:
-    """The ``progress=`` callback: throttles and sends only new trees."""
+    """The ``progress=`` callback: every new tree, best value or bound is sent (the log lists
+    each step); reports that change none of them are thinned to one per PROGRESS_INTERVAL."""
 
     def __init__(self, outbox: Any, phase: str) -> None:
         self._outbox = outbox
         self._phase = phase
         self._last_tree: str | None = None
+        self._last_values: tuple = (None, None)
         self._last_sent = 0.0
 
     def __call__(self, progress: Any) -> None:
         tree_json = progress.tree.to_json() if progress.tree is not None else None
         new_tree = tree_json is not None and tree_json != self._last_tree
         now = time.monotonic()
-        if not new_tree and now - self._last_sent < PROGRESS_INTERVAL:
-            return
+        values = (_number(progress.objective), _number(progress.bound))
+        if not new_tree and values == self._last_values and now - self._last_sent < PROGRESS_INTERVAL:
+            return  # a step that changes nothing shown is sent at most every PROGRESS_INTERVAL
+        self._last_values = values
         if new_tree:
             self._last_tree = tree_json
         self._last_sent = now
