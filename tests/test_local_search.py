@@ -78,6 +78,18 @@ def test_a_valid_tree_that_keeps_the_constraints_and_never_beats_the_optimum(pro
         assert found.objective == pytest.approx(truth)
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_depth_one_from_a_split_with_the_wrong_labels_finds_the_best_split(seed):
+    # A random start splits on some feature; changing that split must judge every other
+    # feature with its two leaves relabelled (not with the current labels kept), or the
+    # best split (feature 1 here: 5 of 6 rows) looks no better than the current one.
+    X = np.array([[0, 0, 0, 1], [0, 0, 1, 1], [1, 0, 1, 1], [1, 1, 1, 0], [0, 1, 0, 1], [1, 0, 1, 0]])
+    y = np.array([0, 1, 0, 1, 1, 0])
+    data = collapse_patterns(X, y, 2)
+    assert _brute(data, TreeSpec(depth=1)) == 5
+    assert local_search(data, TreeSpec(depth=1), n_random=5, seed=seed, time_limit=30).objective == 5
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_reaches_the_brute_force_optimum_on_tiny_data(seed):
     rng = np.random.default_rng(seed)

@@ -188,10 +188,12 @@ class _Search:
 
     def _split_scores(self, tree: TreeStructure, n: int, rows: np.ndarray) -> np.ndarray:
         """Objective weight of ``rows`` classified correctly with a split on each feature at
-        ``n``, shape (F,): the children's current predictions kept, or at a leaf two new
-        leaves of their best classes."""
+        ``n``, shape (F,): the children's current predictions kept (a lower bound, as their
+        leaves are relabelled afterwards), or, at a leaf or above two leaves, two leaves
+        of their best classes (exact)."""
         X = self.Xf[rows]
-        if tree.feature[n - 1] >= 0:
+        children_are_leaves = tree.feature[n - 1] >= 0 and all(tree.feature[c - 1] == LEAF for c in (2 * n, 2 * n + 1))
+        if tree.feature[n - 1] >= 0 and not children_are_leaves:
             Xr = self.data.X[rows]
             left = TreeStructure(self.spec.depth, *_moved(tree, 2 * n, n)).predict(Xr)
             right = TreeStructure(self.spec.depth, *_moved(tree, 2 * n + 1, n)).predict(Xr)
