@@ -329,6 +329,24 @@ def test_highs_stop_inside_an_lp_returns_the_best_tree_at_once(monkeypatch) -> N
     assert after.status == Status.OPTIMAL
 
 
+def test_highs_past_its_time_limit_is_left_behind_with_the_best_tree(monkeypatch) -> None:
+    # HiGHS checks its own limit only between some steps (its root cut loop was seen 35 s
+    # past a 60 s limit). A negative grace makes the run "late" before HiGHS's own limit.
+    monkeypatch.setattr(highs_run, "STOP_GRACE", -1.0)
+    built = HARD_MODELS["flow"]
+    start = _warm(built, HARD)
+    t0 = time.perf_counter()
+    result = BACKENDS["highs"].solve(built.arrays, SolveOptions(time_limit=2.0, warm_start=start))
+    assert time.perf_counter() - t0 < 2.0  # returned before HiGHS's own limit
+    assert result.status == Status.TIME_LIMIT
+    assert result.message == highs_run.ABANDONED_AT_LIMIT.format(grace=-1.0) + "."
+    assert result.objective == pytest.approx(built.arrays.objective(start))
+    # The run left behind stops at its own limit; the next solve waits for it.
+    small = build_model(SMALL[(0, False)], TreeSpec(depth=1), "flow")
+    after = BACKENDS["highs"].solve(small.arrays, SolveOptions(time_limit=30))
+    assert after.status == Status.OPTIMAL
+
+
 def test_a_violating_solution_becomes_an_error() -> None:
     built = build_model(SMALL[(0, False)], TreeSpec(depth=1), "flow")
     x = _warm(built, SMALL[(0, False)])

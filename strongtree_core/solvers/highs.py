@@ -35,7 +35,7 @@ class HighsBackend:
     def solve(self, model: ModelArrays, options: SolveOptions) -> SolveResult:
         """Solve ``model``; a Benders master goes through the re-solve loop."""
         reporter = ProgressReporter(options.progress, model.sense)
-        with HighsSession() as session:
+        with HighsSession(wait=options.time_limit) as session:
             if not session.acquired:
                 return finish(model, self.name, Status.ERROR, None, None, reporter, message=HIGHS_BUSY)
             with reporter.heartbeat():

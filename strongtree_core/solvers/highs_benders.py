@@ -152,7 +152,7 @@ def solve_by_resolving(
         nodes += run.nodes
         solver_status = run.status_name
         if run.abandoned:
-            status = Status.INTERRUPTED
+            status = run.status  # INTERRUPTED after a Stop, TIME_LIMIT past the limit
             bound = _tighter(model.sense, bound, reporter.last_bound)
             break
         if run.status != Status.OPTIMAL:
