@@ -64,6 +64,7 @@ class FormulationRun:
             "certified": r.certified,
             "variables": r.n_variables or None,
             "constraints": r.n_constraints or None,
+            "nonzeros": r.n_nonzeros or None,
             "lp_bound": r.lp_bound,
             "objective": r.objective,
             "bound": r.bound,

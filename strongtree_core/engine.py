@@ -471,7 +471,8 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
     choice = dp_note + why + ". " + str(result.extra.get("choice", ""))
     common = dict(
         runtime=time.perf_counter() - t0, backend=result.backend, formulation=arrays.name, method=method,
-        n_variables=arrays.n_cols, n_constraints=arrays.n_rows, n_rows=data.n_rows, n_patterns=data.n_patterns,
+        n_variables=arrays.n_cols, n_constraints=arrays.n_rows, n_nonzeros=int(arrays.A.nnz),
+        n_rows=data.n_rows, n_patterns=data.n_patterns,
         build_seconds=built.build_seconds, choice=choice.strip(), lp_bound=lp_bound,
         n_cuts=result.n_cuts if arrays.separator is not None else None, nodes=result.nodes,
     )

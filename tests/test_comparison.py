@@ -59,3 +59,18 @@ def test_stop_skips_the_runs_not_started():
     stop = threading.Event()
     stop.set()
     assert compare_formulations(X, y, depth=2, stop=stop) == []
+
+
+def test_model_size_is_the_built_models():
+    """Variables, constraints and non-zeros in a row are those of the model the formulation builds."""
+    from strongtree_core.encoding.patterns import collapse_patterns
+    from strongtree_core.formulation import TreeSpec, build_model
+
+    X, y = _table(6, 24)
+    runs = compare_formulations(X, y, depth=2, formulations=("oct", "binoct", "flow", "benders"), time_limit=30)
+    data = collapse_patterns(X, y, 2)
+    for run in runs:
+        arrays = build_model(data, TreeSpec(depth=2), run.formulation).arrays
+        row = run.row()
+        assert (row["variables"], row["constraints"], row["nonzeros"]) == (arrays.n_cols, arrays.n_rows, arrays.A.nnz)
+        assert run.record.n_nonzeros > 0

@@ -49,6 +49,9 @@ class SolveRecord:
         "flow", "benders" or "exact" (the exact search of accel/search.py).
     n_variables, n_constraints : int
         Size of the model handed to the solver.
+    n_nonzeros : int
+        Non-zero coefficients of its constraint matrix (a Benders master's
+        before any cut); 0 when there is no model.
     n_rows, n_patterns : int
         Training rows and the weighted patterns they collapsed into.
     build_seconds : float
@@ -84,6 +87,7 @@ class SolveRecord:
     method: str = ""
     n_variables: int = 0
     n_constraints: int = 0
+    n_nonzeros: int = 0
     n_rows: int = 0
     n_patterns: int = 0
     build_seconds: float = 0.0
