@@ -63,6 +63,9 @@ class PhaseState:
     error: str | None = None
     user_error: bool = False
     received: float | None = None  # monotonic time of the last progress message
+    rows: list[dict[str, Any]] = field(default_factory=list)  # a sweep's finished points, in the order they came
+    total: int | None = None  # a sweep's number of points
+    done: bool = False  # the worker reported its result (a sweep's: every point it was going to run)
 
     def add_point(self, point: dict[str, Any]) -> None:
         """Append a progress point; a point that changes neither the best tree nor the
@@ -92,6 +95,8 @@ class PhaseSnapshot:
     error: str | None
     user_error: bool
     now: float | None = None
+    rows: tuple[dict[str, Any], ...] = ()
+    total: int | None = None
 
     @property
     def latest(self) -> dict[str, Any] | None:
@@ -207,7 +212,8 @@ class Job:
         def copy(state: PhaseState | None) -> PhaseSnapshot | None:
             if state is None:
                 return None
-            return PhaseSnapshot(tuple(state.history), state.tree, state.result, state.error, state.user_error)
+            return PhaseSnapshot(tuple(state.history), state.tree, state.result, state.error, state.user_error,
+                                 rows=tuple(state.rows), total=state.total)
 
         return JobSnapshot(
             id=self.id,
@@ -235,8 +241,8 @@ class JobRegistry:
         Solves allowed at once; later requests wait in a queue.
     on_finished : callable or None
         Called with the :class:`Job` (from a thread of its own) when its worker
-        has sent its last message or died, if its main phase reported a result
-        or at least one tree, before the job counts as ended and the next
+        has sent its last message or died, if its main phase reported a result,
+        at least one tree or (a sweep) at least one point, before the job counts as ended and the next
         queued job starts (``job.failure`` says why a lost worker was lost); it
         may set ``job.run_id`` and ``job.outcome``.
     prewarm : bool
@@ -269,10 +275,7 @@ class JobRegistry:
 
     def submit(self, spec: SolveSpec, context: Any = None) -> str:
         """Queue a solve; it starts at once when a slot is free.  Returns the job id."""
-        budget = float(spec.params.get("time_limit", 60.0))
-        if spec.baseline_params is not None:
-            budget += float(spec.baseline_params.get("time_limit", 60.0))
-        job = Job(spec, context, budget)
+        job = Job(spec, context, spec.time_budget())
         with self._lock:
             self._jobs[job.id] = job
             self._waiting.append(job)
@@ -408,7 +411,7 @@ class JobRegistry:
         if not worker.process.is_alive():
             self._read(job)  # what it sent just before it ended
             if job.id in self._running and job.finished is None:
-                crashed = "" if job.phases["main"].result else MSG_CRASHED.format(code=worker.process.exitcode)
+                crashed = "" if job.phases["main"].done else MSG_CRASHED.format(code=worker.process.exitcode)
                 worker.closed = True
                 self._end(job, crashed)
             return
@@ -430,12 +433,12 @@ class JobRegistry:
         job.failure = failure
         worker = job.worker
         try:
-            if self._on_finished is not None and (main.result is not None or main.tree is not None):
+            if self._on_finished is not None and (main.result is not None or main.tree is not None or main.rows):
                 self._on_finished(job)
         finally:
             with self._lock:
-                job.state = "finished" if main.result is not None else "failed"
-                job.message = failure or ("" if main.result is not None else main.error or "")
+                job.state = "finished" if main.done else "failed"
+                job.message = failure or ("" if main.done else main.error or "")
                 job.finished = time.monotonic()
                 job.spec = job.context = None  # the rows are no longer needed: free them
                 job.changed()
@@ -468,6 +471,11 @@ class JobRegistry:
                     phase.tree = message["tree"]
             elif kind == "result":
                 phase.result = message["tree"]
+                phase.done = True
+            elif kind == "point":
+                phase.rows.append(message["row"])
+                phase.total = message["total"]
+                phase.received = time.monotonic()
             elif kind == "error":
                 phase.error = message["message"]
                 phase.user_error = bool(message["user_error"])

@@ -1,4 +1,4 @@
-"""History of solves in a local SQLite database.
+"""History of solves and trade-off sweeps in a local SQLite database.
 
 The database path comes from the ``STRONGTREE_RUNS_DB`` environment variable, else
 the ``runs_db`` key of ``.streamlit/secrets.toml``, else ``runs.sqlite3`` in the
@@ -10,7 +10,8 @@ Every run has an owner: the browser session that solved it (``session:<id>``) or
 a workspace the user named (``workspace:<name>``).  Only its owner lists, opens,
 shares or deletes it; a shared run can be listed and opened by everyone, and
 deleted or unshared by its owner only.  Runs stored before owners existed count
-as shared.
+as shared.  Sweeps (:class:`SweepEntry`) live in a table of their own, with owners
+the same way; older files gain it when first opened and older versions ignore it.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ DB_NAME = "runs.sqlite3"
 LEGACY_DB = Path(__file__).resolve().parents[1] / "runs" / DB_NAME
 
 ERR_NO_RUN = "Run {run_id} is not in the history (it may have been deleted)."
+ERR_NO_SWEEP = "Sweep {sweep_id} is not in the history (it may have been deleted)."
 ERR_NOT_OWNER = (
     "Run {run_id} belongs to another session or workspace: only its owner can change or delete it."
 )
@@ -51,6 +53,20 @@ CREATE TABLE IF NOT EXISTS runs (
     evaluation TEXT,
     tree TEXT,
     baseline TEXT,
+    owner TEXT,
+    shared INTEGER NOT NULL DEFAULT 0
+)
+"""
+#: Trade-off sweeps (a table of their own, so older versions read the same file unchanged).
+_SWEEPS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sweeps (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    dataset TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    status TEXT NOT NULL,
+    config TEXT NOT NULL,
+    points TEXT NOT NULL,
     owner TEXT,
     shared INTEGER NOT NULL DEFAULT 0
 )
@@ -111,6 +127,31 @@ class RunEntry:
     shared: bool = False
 
 
+@dataclass(frozen=True)
+class SweepEntry:
+    """One stored trade-off sweep.
+
+    ``config`` holds the column roles, the split, the model settings every point
+    shares and the grid; ``points`` the sweep's rows (one dict per finished point,
+    the columns of :func:`strongtree_core.sweep.sweep`, trees as JSON); ``status``
+    is "finished", "stopped" or "failed"; ``owner`` and ``shared`` as for a run.
+    """
+
+    dataset: str
+    fingerprint: str
+    status: str
+    config: dict[str, Any]
+    points: list[dict[str, Any]]
+    id: int | None = None
+    created_at: str = ""
+    owner: str = ""
+    shared: bool = False
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
 class RunStore:
     """Save, list, reopen, share and delete runs (one short connection per call,
     so it is safe to use from any thread).
@@ -125,6 +166,7 @@ class RunStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with closing(self._connect()) as db, db:
                 db.execute(_SCHEMA)
+                db.execute(_SWEEPS_SCHEMA)
                 present = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
                 for column, definition in _ADDED_COLUMNS.items():
                     if column not in present:
@@ -155,9 +197,19 @@ class RunStore:
         marks = ", ".join("?" * len(owners)) or "NULL"
         return f"(shared = 1 OR owner IN ({marks}))", owners
 
+    def _visible_row(self, table: str, columns: str, row_id: int, viewer: Iterable[str] | None,
+                     missing: str) -> list[tuple]:
+        """The row ``row_id`` of ``table`` as a one-item list; :class:`UnknownRun` (``missing``) when
+        absent or not visible to ``viewer``."""
+        condition, args = self._visible(viewer)
+        rows, _ = self._run(f"SELECT {columns} FROM {table} WHERE id = ? AND {condition}", (int(row_id), *args))
+        if not rows:
+            raise UnknownRun(missing)
+        return rows
+
     def save(self, entry: RunEntry) -> int:
         """Store ``entry``; returns its id."""
-        created = datetime.now(timezone.utc).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+        created = _now()
         _, run_id = self._run(
             "INSERT INTO runs (created_at, dataset, fingerprint, status, config, summary, evaluation, tree, baseline,"
             " owner, shared) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -179,14 +231,8 @@ class RunStore:
 
     def get(self, run_id: int, viewer: Iterable[str] | None = None) -> RunEntry:
         """The stored run ``run_id``; raises :class:`RunStoreError` when absent or not visible to ``viewer``."""
-        condition, args = self._visible(viewer)
-        rows, _ = self._run(
-            "SELECT id, created_at, dataset, fingerprint, status, config, summary, evaluation, tree, baseline,"
-            f" owner, shared FROM runs WHERE id = ? AND {condition}",
-            (int(run_id), *args),
-        )
-        if not rows:
-            raise UnknownRun(ERR_NO_RUN.format(run_id=run_id))
+        rows = self._visible_row("runs", "id, created_at, dataset, fingerprint, status, config, summary, evaluation,"
+                                 " tree, baseline, owner, shared", run_id, viewer, ERR_NO_RUN.format(run_id=run_id))
         rid, created, dataset, fp, status, config, summary, evaluation, tree, baseline, owner, shared = rows[0]
         return RunEntry(
             dataset=dataset,
@@ -240,3 +286,46 @@ class RunStore:
         """Give run ``run_id`` to ``owner`` (e.g. from a session to its workspace; its owner only)."""
         self._owned(run_id, viewer)
         self._run("UPDATE runs SET owner = ? WHERE id = ?", (owner, int(run_id)))
+
+    # -- trade-off sweeps ----------------------------------------------------
+
+    def save_sweep(self, entry: SweepEntry) -> int:
+        """Store a sweep; returns its id (missing numbers are stored as null)."""
+        _, sweep_id = self._run(
+            "INSERT INTO sweeps (created_at, dataset, fingerprint, status, config, points, owner, shared)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (_now(), entry.dataset, entry.fingerprint, entry.status, json.dumps(entry.config, default=str),
+             json.dumps([_plain(p) for p in entry.points], default=str), entry.owner, int(entry.shared)),
+        )
+        return int(sweep_id)
+
+    def get_sweep(self, sweep_id: int, viewer: Iterable[str] | None = None) -> SweepEntry:
+        """The stored sweep ``sweep_id``; raises :class:`UnknownRun` when absent or not visible to ``viewer``."""
+        rows = self._visible_row("sweeps", "id, created_at, dataset, fingerprint, status, config, points, owner, shared",
+                                 sweep_id, viewer, ERR_NO_SWEEP.format(sweep_id=sweep_id))
+        sid, created, dataset, fp, status, config, points, owner, shared = rows[0]
+        return SweepEntry(dataset=dataset, fingerprint=fp, status=status, config=json.loads(config),
+                          points=json.loads(points), id=sid, created_at=created, owner=owner or "",
+                          shared=bool(shared))
+
+    def sweeps(self, viewer: Iterable[str] | None = None) -> pd.DataFrame:
+        """One row per sweep ``viewer`` may see, newest first: id, created, dataset, status, points."""
+        condition, args = self._visible(viewer)
+        rows, _ = self._run(
+            f"SELECT id, created_at, dataset, status, json_array_length(points) FROM sweeps WHERE {condition}"
+            " ORDER BY id DESC",
+            args,
+        )
+        return pd.DataFrame(rows, columns=["id", "created", "dataset", "status", "points"])
+
+
+def _plain(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row for JSON: NaN and infinities as null, numpy scalars as Python values."""
+    out = {}
+    for key, value in row.items():
+        if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+            value = value.item()
+        if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
+            value = None
+        out[key] = value
+    return out

@@ -10,6 +10,7 @@ from studio.jobs import JobRegistry
 from studio.licence import install_wls_licence
 from studio.outcome import finish_job
 from studio.runs import RunStore, runs_db_path
+from studio.sweeps import SweepContext, finish_sweep
 
 
 def secrets() -> dict[str, Any]:
@@ -34,9 +35,14 @@ def run_store() -> RunStore:
 
 @st.cache_resource(show_spinner=False, on_release=JobRegistry.shutdown)
 def job_registry() -> JobRegistry:
-    """The server's solve jobs, shared by every session.  Each finished solve opens
-    the history afresh, so a history that cannot be used is a warning on the Solve
-    page of that run (and the Runs page says why), never a run lost in silence."""
+    """The server's solve and sweep jobs, shared by every session.  Each finished job
+    opens the history afresh, so a history that cannot be used is a warning on the page
+    of that job (and the Runs page says why), never a run lost in silence."""
     licence_note()  # solver processes inherit the licence environment
     path = runs_db_path(secrets())
-    return JobRegistry(on_finished=lambda job: finish_job(job, lambda: RunStore(path)))
+
+    def finished(job) -> None:
+        finish = finish_sweep if isinstance(job.context, SweepContext) else finish_job
+        finish(job, lambda: RunStore(path))
+
+    return JobRegistry(on_finished=finished)

@@ -14,6 +14,10 @@ sends small picklable dicts down its outbox pipe:
 * ``{"kind": "result", "phase", "tree"}`` with the fitted tree's JSON (which carries
   its solve record);
 * ``{"kind": "error", "phase", "message", "user_error"}`` with a readable message;
+* ``{"kind": "point", "phase", "row", "done", "total", "elapsed"}`` for each finished
+  point of a sweep (:class:`SweepSpec`; ``row`` is the point's row of
+  :func:`strongtree_core.sweep.sweep`), then ``{"kind": "result", "phase", "tree": None}``
+  once the sweep has run every point, or stopped;
 * ``{"kind": "done"}`` last.
 
 Phases are ``"main"`` (the requested tree) and ``"baseline"`` (the same settings
@@ -53,6 +57,40 @@ class SolveSpec:
     sensitive: tuple[str, ...] = ()
     legitimate: tuple[str, ...] = ()
     baseline_params: dict[str, Any] | None = None
+
+    def time_budget(self) -> float:
+        """Seconds the solve may take by its time limits (the comparison solve's included)."""
+        budget = float(self.params.get("time_limit", 60.0))
+        if self.baseline_params is not None:
+            budget += float(self.baseline_params.get("time_limit", 60.0))
+        return budget
+
+
+#: Seconds allowed per point of a sweep beyond its time limit (building, measuring).
+POINT_OVERHEAD = 5.0
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A sweep for a worker (picklable): the estimator's settings, the grid over them
+    and the folds, run one point after another (:func:`strongtree_core.sweep.iter_sweep`)."""
+
+    X: pd.DataFrame
+    y: pd.Series
+    params: dict[str, Any]
+    grid: dict[str, list[Any]]
+    cv: list[tuple[Any, ...]] | None = None
+    sensitive: tuple[str, ...] = ()
+    legitimate: tuple[str, ...] = ()
+    baseline_params: None = None  # a sweep has no comparison phase
+
+    @property
+    def n_points(self) -> int:
+        return math.prod(len(v) for v in self.grid.values()) * (len(self.cv) if self.cv else 1)
+
+    def time_budget(self) -> float:
+        """Seconds the sweep may take: every point at its time limit, plus a little each."""
+        return self.n_points * (float(self.params.get("time_limit", 60.0)) + POINT_OVERHEAD)
 
 
 def _number(value: Any) -> float | None:
@@ -144,6 +182,30 @@ def _fit(spec: SolveSpec, params: dict[str, Any], phase: str, outbox: Any, stop:
     outbox.send({"kind": "result", "phase": phase, "tree": model.tree_.to_json()})
 
 
+def _sweep(spec: SweepSpec, outbox: Any, stop: threading.Event) -> None:
+    """Run the sweep point after point, each finished point's row sent as it comes; Stop keeps them."""
+    from strongtree_core import StrongTreeClassifier, StrongTreeError
+    from strongtree_core.encoding import EncodingError
+    from strongtree_core.sweep import iter_sweep
+
+    try:
+        for event in iter_sweep(
+            StrongTreeClassifier(**spec.params), spec.X, spec.y, sensitive_features=list(spec.sensitive) or None,
+            legitimate_features=list(spec.legitimate) or None, grid=spec.grid, cv=spec.cv, stop=stop,
+        ):
+            outbox.send({"kind": "point", "phase": "main", "row": event.row, "done": event.done,
+                         "total": event.total, "elapsed": event.elapsed})
+    except (StrongTreeError, EncodingError) as err:  # the user can fix these: the message says how
+        outbox.send({"kind": "error", "phase": "main", "message": str(err), "user_error": True})
+        return
+    except Exception as err:  # the process boundary: any failure becomes a message
+        traceback.print_exc(file=sys.stderr)
+        message = MSG_CRASH.format(kind=type(err).__name__, detail=str(err)[:300])
+        outbox.send({"kind": "error", "phase": "main", "message": message, "user_error": False})
+        return
+    outbox.send({"kind": "result", "phase": "main", "tree": None})
+
+
 #: Modules a solve imports, loaded while the worker waits (seconds on a busy machine).
 PREWARM_MODULES = (
     "strongtree_core.estimator",
@@ -184,7 +246,8 @@ class _Outbox:
 
 
 def worker_main(inbox: Any, outbox: Any, stop_flag: Any) -> None:
-    """Process entry point: lower priority, prewarm, wait for one :class:`SolveSpec`, solve it.
+    """Process entry point: lower priority, prewarm, wait for one :class:`SolveSpec` (or
+    :class:`SweepSpec`), solve it.
 
     ``outbox`` is the writing end of a pipe; the server reads the other end.
     """
@@ -201,6 +264,10 @@ def worker_main(inbox: Any, outbox: Any, stop_flag: Any) -> None:
     if spec is None:
         return
     bridge = _StopBridge(stop_flag)
+    if isinstance(spec, SweepSpec):
+        _sweep(spec, outbox, bridge.event)
+        outbox.send({"kind": "done"})
+        return
     _fit(spec, spec.params, "main", outbox, bridge.event)
     if spec.baseline_params is not None:
         _fit(spec, spec.baseline_params, "baseline", outbox, bridge.next_phase())
