@@ -2,12 +2,13 @@
 large and wide tables, on every route (the exact search, FlowOCT on HiGHS and on
 SCIP, BendersOCT on SCIP).
 
-Cases: 351 rows x 445 binary columns, depth 4; 200,000 rows of 8 continuous
+Cases: 300 rows x 10,000 binary columns, depth 2; 351 rows x 445 binary columns, depth 4; 200,000 rows of 8 continuous
 columns, depth 4; German credit (split 1) depth 3 with statistical parity 0.1;
 100,000 rows depth 3 with statistical parity 0.05 and three groups; 1,000,000 rows
 of 8 continuous columns, depth 4.  A CSV row after every fit (``--out``).
 
     python -m benchmarks.time_limits --limits 5 60
+    python -m benchmarks.time_limits --summarize benchmarks/out/time_limits.csv
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ ROUTES = [("auto", "auto"), ("flow", "highs"), ("flow", "scip"), ("benders", "sc
 def cases():
     """(name, X, y, fit keyword arguments, estimator keyword arguments, depth)."""
     rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.integers(0, 2, (300, 10_000), dtype=np.uint8), columns=[f"c{j}" for j in range(10_000)])
+    yield "300 x 10,000 binary (a 4 MB upload)", X, (X.c0 ^ X.c1).astype(int), {}, {}, 2
     X = pd.DataFrame(rng.integers(0, 2, (351, 445)), columns=[f"f{j}" for j in range(445)])
     yield "351 x 445 binary", X, ((X.f0 ^ X.f1) | (rng.random(351) < 0.1)).astype(int), {}, {}, 4
     n = 200_000
@@ -53,9 +56,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limits", nargs="+", type=float, default=[5.0, 60.0])
     ap.add_argument("--routes", nargs="+", default=[f"{f}/{s}" for f, s in ROUTES])
-    ap.add_argument("--out", default="time_limits.csv")
+    ap.add_argument("--out", default="benchmarks/out/time_limits.csv")
+    ap.add_argument("--summarize", metavar="CSV", help="print the Markdown table of this CSV and exit")
     args = ap.parse_args(argv)
+    if args.summarize:
+        print(summarize(pd.read_csv(args.summarize)))
+        return 0
     out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
     fields = ["case", "route", "limit", "wall", "over", "status", "objective", "bound", "note"]
     new = not out.exists()
     with out.open("a", newline="") as fh:
@@ -84,6 +92,19 @@ def main(argv=None) -> int:
                     fh.flush()
                     print(" | ".join(str(row[k]) for k in fields), flush=True)
     return 0
+
+
+def summarize(frame: pd.DataFrame) -> str:
+    """One Markdown row per fit: case, route, limit, wall, seconds over, status."""
+    lines = ["| case | route | limit s | wall s | over s | status |", "|---|---|---|---|---|---|"]
+    for r in frame.itertuples():
+        status = r.status if r.status != "refused" else f"refused: {str(r.note)[:70]}…"
+        lines.append(f"| {r.case} | {r.route} | {r.limit:g} | {r.wall:.2f} | {r.over:+.2f} | {status} |")
+    fits = frame[frame.status != "refused"]
+    lines.append("")
+    lines.append(f"{len(frame)} fits, {len(frame) - len(fits)} refused before building; "
+                 f"largest excess {fits.over.max():+.2f} s; over by more than 1 s: {(fits.over > 1).sum()}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -334,3 +334,35 @@ def test_group_limit_and_combinations():
     both = groups.encode_groups(pd.DataFrame({"race": ["a", "b", "a"], "sex": ["F", "F", "M"]}))
     assert both.levels == ("race=a & sex=F", "race=a & sex=M", "race=b & sex=F")
     assert both.name == "race & sex"
+
+
+def test_wide_zero_one_columns_read_in_bulk_encode_as_one_column_at_a_time(monkeypatch):
+    # The bulk reader of 0/1 columns must give exactly the general path's plan and matrix,
+    # and leave every other column (missing values, a 2, booleans, text) to it.
+    from strongtree_core.encoding import binarize
+    from strongtree_core.encoding.columns import fit_column
+
+    rng = np.random.default_rng(3)
+    n = 40
+    df = pd.DataFrame({f"c{j}": rng.integers(0, 2, n) for j in range(1200)})  # more than one chunk
+    df["as_float"] = rng.integers(0, 2, n).astype(float)
+    df["with_nan"] = np.where(rng.random(n) < 0.2, np.nan, rng.integers(0, 2, n))
+    df["with_two"] = rng.integers(0, 3, n)
+    df["nullable"] = pd.array(np.where(rng.random(n) < 0.2, None, rng.integers(0, 2, n)), dtype="Int64")
+    df["flag"] = rng.random(n) < 0.5
+    df["word"] = rng.choice(["yes", "no"], n)
+    plan = TableEncoder().fit(df)
+    expected = tuple(
+        fit_column(df[c], c, n_buckets=5, coding="thermometer", max_ordinal_levels=10) for c in df.columns
+    )
+    assert plan.columns == expected
+    monkeypatch.setattr(binarize, "_plain_flags", lambda frame, names: {})
+    general = EncodingPlan(columns=expected).transform(df)
+    monkeypatch.undo()
+    assert np.array_equal(plan.transform(df), general)
+    # At predict time a value other than 0/1 still gets the general path's message.
+    bad = df.copy()
+    bad.loc[0, "c7"] = 5
+    with pytest.raises(EncodingError) as err:
+        plan.transform(bad)
+    assert str(err.value) == errors.NOT_BINARY.format(column="c7", examples="5")
