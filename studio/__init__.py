@@ -1,3 +1,16 @@
 """App-side helpers of StrongTree Studio: data loading, demo tables, the solve
 job runner, the run store and small view helpers.  No solver logic lives here:
-every tree comes from :mod:`strongtree_core`."""
+every tree comes from :mod:`strongtree_core`.
+
+Two layers, guarded by ``tests/test_architecture.py``:
+
+* Streamlit-bound modules (:data:`STREAMLIT_BOUND`) read or write the page:
+  widgets, session state, styles, the sidebar.
+* Every other module is plain Python (jobs and workers, the run store,
+  loading, columns and roles, words, markup, the tree and fairness views
+  as data): it never imports Streamlit nor a Streamlit-bound module, so it is
+  tested without a browser or AppTest and could serve another front end.
+"""
+
+#: Modules of this package that import Streamlit; all others must not.
+STREAMLIT_BOUND = frozenset({"actions", "services", "shown", "sidebar", "state", "style", "views"})

@@ -73,3 +73,35 @@ def test_heuristics_never_import_a_solver_a_table_or_the_exact_search(path):
            or m.startswith(("strongtree_core.solvers", "strongtree_core.estimator", "strongtree_core.engine",
                             "strongtree_core.accel"))}
     assert not bad, f"{path} imports {bad}"
+
+
+STUDIO = CORE.parent / "studio"
+
+
+def _studio_modules():
+    return sorted(p for p in STUDIO.glob("*.py") if p.name != "__init__.py")
+
+
+def test_studio_declares_exactly_its_streamlit_bound_modules():
+    from studio import STREAMLIT_BOUND
+
+    importing = {p.stem for p in _studio_modules() if any(m.split(".")[0] == "streamlit" for m in _imports(p))}
+    assert importing == set(STREAMLIT_BOUND), (
+        f"import Streamlit but are not declared: {sorted(importing - STREAMLIT_BOUND)}; "
+        f"declared but free of it: {sorted(STREAMLIT_BOUND - importing)}"
+    )
+
+
+def _plain_studio_modules():
+    from studio import STREAMLIT_BOUND
+
+    return [p for p in _studio_modules() if p.stem not in STREAMLIT_BOUND]
+
+
+@pytest.mark.parametrize("path", _plain_studio_modules(), ids=lambda p: p.name)
+def test_plain_studio_modules_never_reach_streamlit(path):
+    from studio import STREAMLIT_BOUND
+
+    bound = {f"studio.{name}" for name in STREAMLIT_BOUND}
+    bad = {m for m in _imports(path) if m.split(".")[0] in {"streamlit", "pages", "app"} or m in bound}
+    assert not bad, f"{path.name} is plain Python but imports {bad}"
