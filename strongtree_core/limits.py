@@ -56,6 +56,33 @@ def default_memory_limit() -> int:
     return int(DEFAULT_SHARE * available_memory())
 
 
+#: A solve worker's address space may grow to this many times the default memory
+#: limit: the estimates refuse, in words, what they see above the limit; the cap is
+#: the floor under a wrong estimate, so that one solve cannot take the machine.
+WORKER_HEADROOM = 1.5
+OUT_OF_MEMORY = (
+    "The solve needed more memory than one solve may use on this machine ({limit}) and was ended. "
+    "Use a smaller depth, fewer rows or columns (fewer buckets with n_buckets=), or formulation='auto'."
+)
+
+
+def cap_address_space(limit: int) -> bool:
+    """Make allocations past ``limit`` bytes of address space fail in this process
+    (``MemoryError``) instead of taking the machine's memory (Unix ``RLIMIT_AS``;
+    never above a hard limit already set).  True when the cap was applied."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return False
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = int(limit) if hard == resource.RLIM_INFINITY else min(int(limit), hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ValueError, OSError):  # pragma: no cover - below what is already mapped
+        return False
+    return True
+
+
 def human_bytes(n: float) -> str:
     for unit in ("bytes", "KB", "MB", "GB", "TB"):
         if n < 1024 or unit == "TB":
