@@ -95,7 +95,8 @@ class Word:
     colour: Literal["green", "orange", "red", "blue", "gray", "violet"]
 
 
-#: How a solve ended (the record's status), and "heuristic" for CART.
+#: How a solve ended (the record's status), "heuristic" for CART and the local search, and
+#: in a comparison of formulations a run that was refused or failed.
 SOLVE_STATUS: dict[str, Word] = {
     "optimal": Word("Proven optimal", "no tree of this depth does better under these constraints",
                     ":material/verified:", "green"),
@@ -110,7 +111,18 @@ SOLVE_STATUS: dict[str, Word] = {
     "error": Word("Ended early (not proven)", "the solver ended without a final answer; this is the last tree it "
                   "reported, not proven optimal", ":material/error:", "red"),
     "running": Word("Best so far", "the best tree so far; the solve is still running", ":material/autorenew:", "blue"),
-    "heuristic": Word("Greedy (no proof)", "a greedy tree: no optimality claim", ":material/bolt:", "gray"),
+    "heuristic": Word("Heuristic (no proof)", "a heuristic's tree (greedy or local search): no optimality claim",
+                      ":material/bolt:", "gray"),
+    "refused": Word("Refused", "this formulation cannot take these settings; nothing was solved",
+                    ":material/block:", "gray"),
+    "failed": Word("Failed", "the solve ended with an error", ":material/error:", "red"),
+}
+
+#: Where one run of a comparison of formulations is.
+COMPARISON_STEP: dict[str, Word] = {
+    "waiting": Word("Waiting", "waiting for the runs before it", ":material/hourglass_top:", "gray"),
+    "running": Word("Solving", "solving", ":material/autorenew:", "blue"),
+    "done": Word("Done", "done", ":material/check_circle:", "green"),
 }
 
 #: What a solve job is doing.

@@ -4,8 +4,10 @@ hang cannot take the server down and each solve gets a fresh process.
 A worker is started ahead of time and imports the engine while it waits, so the
 first tree of a solve reaches the page quickly.  It runs at a lower scheduling
 priority than the server (:data:`NICENESS`), so pages stay quick while every
-core solves.  It then receives one :class:`SolveSpec` on its inbox, fits, and
-sends small picklable dicts down its outbox pipe:
+core solves, and its address space is capped (:func:`cap_worker_memory`), so one
+solve cannot take the host's memory: past the cap it ends with a message.  It
+then receives one :class:`SolveSpec` on its inbox, fits, and sends small
+picklable dicts down its outbox pipe:
 
 * ``{"kind": "ready"}`` once the engine is imported;
 * ``{"kind": "progress", "phase", "elapsed", "objective", "bound", "gap", "nodes",
@@ -174,6 +176,9 @@ def _fit(spec: SolveSpec, params: dict[str, Any], phase: str, outbox: Any, stop:
     except (StrongTreeError, EncodingError) as err:  # the user can fix these: the message says how
         outbox.send({"kind": "error", "phase": phase, "message": str(err), "user_error": True})
         return
+    except MemoryError:  # past the worker's address-space cap (cap_worker_memory)
+        outbox.send({"kind": "error", "phase": phase, "message": out_of_memory(), "user_error": True})
+        return
     except Exception as err:  # the process boundary: any failure becomes a message
         traceback.print_exc(file=sys.stderr)
         message = MSG_CRASH.format(kind=type(err).__name__, detail=str(err)[:300])
@@ -197,6 +202,9 @@ def _sweep(spec: SweepSpec, outbox: Any, stop: threading.Event) -> None:
                          "total": event.total, "elapsed": event.elapsed})
     except (StrongTreeError, EncodingError) as err:  # the user can fix these: the message says how
         outbox.send({"kind": "error", "phase": "main", "message": str(err), "user_error": True})
+        return
+    except MemoryError:  # past the worker's address-space cap (cap_worker_memory)
+        outbox.send({"kind": "error", "phase": "main", "message": out_of_memory(), "user_error": True})
         return
     except Exception as err:  # the process boundary: any failure becomes a message
         traceback.print_exc(file=sys.stderr)
@@ -225,6 +233,26 @@ def prewarm() -> None:
     gurobi_licence()
 
 
+def worker_memory_cap() -> int:
+    """Bytes of address space a worker may use: the default memory limit with headroom."""
+    from strongtree_core.limits import WORKER_HEADROOM, default_memory_limit
+
+    return int(WORKER_HEADROOM * default_memory_limit())
+
+
+def cap_worker_memory() -> bool:
+    """Cap this process's address space (:func:`worker_memory_cap`): one solve cannot take the host."""
+    from strongtree_core.limits import cap_address_space
+
+    return cap_address_space(worker_memory_cap())
+
+
+def out_of_memory() -> str:
+    from strongtree_core.limits import OUT_OF_MEMORY, human_bytes
+
+    return OUT_OF_MEMORY.format(limit=human_bytes(worker_memory_cap()))
+
+
 def lower_priority() -> None:
     """Yield the CPU to the server first (where the platform allows it)."""
     try:
@@ -247,12 +275,13 @@ class _Outbox:
 
 def worker_main(inbox: Any, outbox: Any, stop_flag: Any) -> None:
     """Process entry point: lower priority, prewarm, wait for one :class:`SolveSpec` (or
-    :class:`SweepSpec`), solve it.
+    :class:`SweepSpec`, or a comparison of formulations, :class:`studio.comparison_job.CompareSpec`), solve it.
 
     ``outbox`` is the writing end of a pipe; the server reads the other end.
     """
     outbox = _Outbox(outbox)
     lower_priority()
+    cap_worker_memory()
     try:
         prewarm()
     except Exception as err:  # the process boundary
@@ -266,6 +295,12 @@ def worker_main(inbox: Any, outbox: Any, stop_flag: Any) -> None:
     bridge = _StopBridge(stop_flag)
     if isinstance(spec, SweepSpec):
         _sweep(spec, outbox, bridge.event)
+        outbox.send({"kind": "done"})
+        return
+    from studio.comparison_job import CompareSpec, run_comparison  # it imports this module
+
+    if isinstance(spec, CompareSpec):
+        run_comparison(spec, outbox, bridge.event)
         outbox.send({"kind": "done"})
         return
     _fit(spec, spec.params, "main", outbox, bridge.event)

@@ -1,0 +1,202 @@
+"""Learn: OCT, BinOCT, FlowOCT, BendersOCT, the exact search and the local search on
+one small table, side by side, with the paper's reasons why the strong formulation wins."""
+
+from dataclasses import asdict
+
+import streamlit as st
+
+from studio.comparison_job import CompareSpec, ComparisonResult
+from studio.demo_data import DEMO, DEMOS
+from studio.learn_view import (
+    CHART_CAPTION,
+    EXPLANATION,
+    LOADED,
+    MSG_NO_LP,
+    MSG_NO_ROLES,
+    RUN_SOURCES,
+    LearnChoice,
+    Sample,
+    cap_note,
+    comparison_table,
+    local_search_sentence,
+    lp_chart,
+    optimum_of,
+    progress_table,
+    run_name,
+    run_progress,
+    sample_table,
+    theorem_check,
+)
+from studio.markup import md, md_table
+from studio.services import job_registry
+from studio.state import field
+from studio.views import job_state_badge, queue_message
+from studio.words import COMPARISON_STEP, fmt
+
+#: Session keys: the durable choices, this session's comparison job and the choices it was started with.
+LEARN, LEARN_JOB, LEARN_STARTED = "learn", "learn_job_id", "learn_job_choice"
+#: Seconds between refreshes of the live progress.
+POLL = 1.0
+#: Built-in tables offered (the live demo's 10,000 rows are the 800-row hiring table's generator again).
+TABLES = [name for name in DEMOS if name != DEMO.table]
+TIME_LIMITS = (5.0, 10.0, 20.0, 30.0)
+PENALTIES = (0.0, 0.01, 0.05, 0.1)
+MSG_STOPPED = "Stopped: the run that was going kept its best tree; the runs after it did not start."
+
+st.session_state.setdefault(LEARN, LearnChoice())
+registry = job_registry()
+
+
+def current_sample(choice: LearnChoice) -> Sample:
+    """The rows the chosen table gives (ValueError with a message when it cannot)."""
+    if choice.table == LOADED:
+        table, roles = st.session_state["table"], st.session_state["roles"]
+        if table is None or roles is None:
+            raise ValueError(MSG_NO_ROLES)
+        model = st.session_state["model"]
+        features = roles.feature_columns(table.frame, model.allow_protected_splits)
+        return sample_table(table.name, table.frame, roles.target, features, choice.rows)
+    demo = DEMOS[choice.table]
+    frame = demo.load()
+    excluded = {demo.target, *demo.protected, *demo.ignored}
+    return sample_table(demo.name, frame, demo.target, [c for c in frame.columns if c not in excluded], choice.rows)
+
+
+def start_comparison() -> None:
+    """Submit the comparison; it is this session's from now on."""
+    choice = st.session_state[LEARN]
+    sample = current_sample(choice)
+    spec = CompareSpec(sample.X, sample.y, depth=choice.depth, time_limit=choice.time_limit,
+                       regularization=choice.regularization)
+    st.session_state[LEARN_JOB] = registry.submit(spec)
+    st.session_state[LEARN_STARTED] = {**asdict(choice), "name": sample.name, "n_rows": len(sample.y),
+                                       "of_rows": sample.of_rows, "formulations": list(spec.formulations)}
+
+
+def stop_comparison() -> None:
+    registry.stop(st.session_state[LEARN_JOB])
+
+
+st.title("Learn")
+st.caption("Why strong formulations win: the paper's formulations and its baselines solve the same small table, "
+           "side by side.")
+
+loaded = st.session_state["table"]
+options = TABLES + ([LOADED] if loaded is not None else [])
+if st.session_state[LEARN].table not in options:
+    st.session_state[LEARN] = LearnChoice(table=options[0], **{k: v for k, v in asdict(st.session_state[LEARN]).items()
+                                                              if k != "table"})
+
+snapshot = registry.snapshot(st.session_state.get(LEARN_JOB))
+active = snapshot is not None and snapshot.active
+
+cols = st.columns([3, 1.2, 1.4, 1.2, 1.3])
+with cols[0]:
+    field(st.selectbox, "Table", LEARN, "table", options=options,
+          format_func=lambda name: f"The loaded table: {loaded.name}" if name == LOADED else name)
+with cols[1]:
+    field(st.number_input, "Rows", LEARN, "rows", min_value=10, max_value=200, step=10,
+          help="A random sample (seed 0) when the table has more rows.")
+with cols[2]:
+    field(st.radio, "Depth", LEARN, "depth", options=(1, 2, 3), horizontal=True)
+with cols[3]:
+    field(st.selectbox, "Time per run", LEARN, "time_limit", options=TIME_LIMITS,
+          format_func=lambda s: fmt(s, "seconds"), help="Each of the six runs stops at this limit.")
+with cols[4]:
+    field(st.selectbox, "Simplicity weight λ", LEARN, "regularization", options=PENALTIES,
+          format_func=fmt, help="A penalty per split. BinOCT cannot take it; with it, the LP bounds differ.")
+choice = st.session_state[LEARN]
+
+problem = ""
+try:
+    sample = current_sample(choice)
+except ValueError as err:
+    problem = str(err)
+    st.error(md(problem), icon=":material/error:")
+else:
+    taken = fmt(len(sample.y), "int")
+    whole = f"a sample of {taken} of its {fmt(sample.of_rows, 'int')} rows" if sample.of_rows > len(sample.y) \
+        else f"all {taken} rows"
+    st.caption(f"**{md(sample.name)}**: {whole}, {fmt(sample.X.shape[1], 'int')} columns to split on. " + cap_note())
+
+buttons = st.columns([1, 1, 4])
+buttons[0].button("Compare", key="learn.start", type="primary", icon=":material/play_arrow:",
+                  on_click=start_comparison, disabled=bool(problem) or active, width="stretch")
+buttons[1].button("Stop", key="learn.stop", icon=":material/stop:", on_click=stop_comparison,
+                  disabled=not active or snapshot.stop_requested, width="stretch",
+                  help="Ends the run that is going (its best tree is kept) and skips the rest.")
+
+
+def render_live() -> None:
+    """Which run is going, with its best tree and bound as they change; reruns the page when the job ends."""
+    snap = registry.snapshot(st.session_state.get(LEARN_JOB))
+    if snap is None:
+        return
+    started = st.session_state.get(LEARN_STARTED) or {}
+    formulations = started.get("formulations", [])
+    runs = run_progress(snap.main.history, formulations, snap.active)
+    head, info = st.columns([1, 4], vertical_alignment="center")
+    with head:
+        job_state_badge(snap)
+    if snap.state == "queued":
+        info.markdown(queue_message(snap, registry.max_running))
+    else:
+        going = next((r for r in runs if r.step == "running"), None)
+        if going is not None:
+            info.caption(f"{COMPARISON_STEP['running'].label} {run_name(going.word)}: its best tree rises and its "
+                         "bound falls until they meet or the time per run is up.")
+    if snap.active or snap.main.result is None:
+        st.table(md_table(progress_table(runs)), hide_index=True)
+    if active and not snap.active:
+        st.rerun()  # the whole page: the buttons and the results follow
+
+
+def render_result() -> None:
+    started = st.session_state.get(LEARN_STARTED) or {}
+    if snapshot.state == "cancelled":
+        st.info(md(snapshot.message), icon=":material/cancel:")
+        return
+    if snapshot.main.error:
+        st.error(md(snapshot.main.error), icon=":material/error:")
+    elif snapshot.state == "failed":
+        st.error(md(snapshot.message), icon=":material/error:")
+    if snapshot.main.result is None:
+        return
+    result = ComparisonResult.from_json(snapshot.main.result)
+    st.markdown(f"#### {md(started.get('name', ''))}: {fmt(result.n_rows, 'int')} rows, depth "
+                f"{started.get('depth', '')}, λ = {fmt(started.get('regularization'))}, "
+                f"{fmt(started.get('time_limit'), 'seconds')} per run")
+    if len(result.rows) < len(result.formulations):
+        st.info(MSG_STOPPED, icon=":material/stop_circle:")
+    st.table(md_table(comparison_table(result)), hide_index=True)
+    optimum = optimum_of(result.rows)
+    st.caption(RUN_SOURCES + " Gap to optimum: how far a tree's value is below the best proven one "
+               f"({fmt(optimum)}). Non-zeros: of the constraint matrix the solver was given (BendersOCT's before "
+               "its cuts).")
+    chart, words = st.columns([3, 2], gap="large")
+    with chart:
+        st.markdown("**LP bounds against the optimum**")
+        spec = lp_chart(result)
+        if spec is None:
+            st.caption(MSG_NO_LP)
+        else:
+            st.vega_lite_chart(spec=spec, width="stretch", height=60 + 40 * len(spec["layer"][0]["encoding"]["y"]
+                                                                                ["sort"]))
+            note = "" if optimum is not None else " No run proved an optimum: the bars start at the best tree found."
+            st.caption(CHART_CAPTION + note)
+    with words:
+        for sentence in (theorem_check(result), local_search_sentence(result)):
+            if sentence:
+                st.markdown(sentence)
+
+
+if snapshot is not None:
+    st.fragment(run_every=POLL if active else None)(render_live)()
+    if not active:
+        render_result()
+else:
+    st.caption("The comparison runs in its own process: you can visit other pages meanwhile; it keeps going.")
+
+st.divider()
+st.markdown("### Flows, cuts and tight relaxations")
+st.markdown(EXPLANATION)

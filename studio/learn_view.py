@@ -1,0 +1,300 @@
+"""What the Learn page shows, as pure functions of a comparison's messages and rows:
+the live progress of each run, the side-by-side table, the chart of LP bounds
+against the optimum, and the words that explain them (with the paper's
+equation numbers).  Every number goes through :func:`studio.words.fmt`, every
+status through the vocabulary of :mod:`studio.words`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from strongtree_core.comparison import COMPARED
+from studio.comparison_job import MAX_ROWS, N_BUCKETS, ComparisonResult
+from studio.words import COMPARISON_STEP, backend_words, fmt, status_word
+
+#: The runs as the page names them (the exact search is not "automatic" here: it is asked for).
+RUN_NAMES: dict[str, str] = {
+    "oct": "OCT",
+    "binoct": "BinOCT",
+    "flow": "FlowOCT",
+    "benders": "BendersOCT",
+    "auto": "Exact search",
+    "local_search": "Local search",
+}
+#: Where each run comes from, said once under the table.
+RUN_SOURCES = (
+    "OCT: Bertsimas and Dunn (2017), formulation (24). BinOCT: Verwer and Zhang (2019). FlowOCT: the paper's "
+    "formulation (1). BendersOCT: the same problem as its main problem (4) with cut-set inequalities (4b) added "
+    "by Algorithm 1. Exact search: the built-in search over trees (dynamic programming with bounds), no MIO. "
+    "Local search: coordinate descent over the nodes from CART and 100 random starts; it proves nothing."
+)
+#: The note of the local search's row.
+HEURISTIC_NOTE = "Heuristic: no bound, never proven optimal."
+#: What the chart is about, under it.
+CHART_CAPTION = (
+    "Each bar runs from the optimum (dark line) to the formulation's LP bound: the value of its linear "
+    "relaxation, where branch-and-bound starts. A shorter bar is a tighter relaxation. Theorem 1: FlowOCT's is "
+    "never longer than OCT's or BinOCT's; BendersOCT's, with every cut-set inequality (4b), equals FlowOCT's."
+)
+MSG_NO_LP = "No formulation reported an LP bound, so there is nothing to chart."
+
+#: Columns of the side-by-side table, in order.
+COLUMNS = ("Formulation", "Status", "Variables", "Constraints", "Non-zeros", "LP bound", "Best tree",
+           "Time", "Nodes", "Benders cuts", "Gap to optimum", "Solver", "Note")
+
+
+#: The table choice that means "the table loaded on the Data page".
+LOADED = "__loaded__"
+#: The seed of the sample drawn from a larger table.
+SAMPLE_SEED = 0
+#: The cap, said on the page.
+CAP_NOTE = (
+    "The MIOs grow with rows × binary features, so a comparison takes at most {cap} rows (a random sample, seed "
+    "{seed}, from a larger table) and splits each numeric column at {buckets} quantile thresholds."
+)
+MSG_NO_ROLES = "The loaded table has no target yet: choose one on the Data page, or pick a built-in table here."
+MSG_NO_FEATURES = "The table {name!r} has no column to split on besides the target {target!r}."
+
+
+@dataclass(frozen=True)
+class LearnChoice:
+    """The Learn page's durable choices."""
+
+    table: str = "Iris (scikit-learn)"
+    rows: int = 100
+    depth: int = 2
+    time_limit: float = 10.0
+    regularization: float = 0.0
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The rows a comparison runs on, and where they come from."""
+
+    name: str
+    X: pd.DataFrame
+    y: pd.Series
+    of_rows: int  # rows with a target in the whole table
+
+
+def sample_table(name: str, frame: pd.DataFrame, target: str, features: Sequence[str], rows: int) -> Sample:
+    """At most ``min(rows, MAX_ROWS)`` rows of ``frame`` with a target (a seeded random sample
+    when there are more), its ``features`` and its ``target``; ValueError when there is nothing to split on."""
+    if not features:
+        raise ValueError(MSG_NO_FEATURES.format(name=name, target=target))
+    kept = frame[frame[target].notna()]
+    n = max(1, min(int(rows), MAX_ROWS))
+    part = kept.sample(n, random_state=SAMPLE_SEED) if len(kept) > n else kept
+    part = part.reset_index(drop=True)
+    return Sample(name, part[list(features)], part[target], len(kept))
+
+
+def cap_note() -> str:
+    return CAP_NOTE.format(cap=fmt(MAX_ROWS, "int"), seed=SAMPLE_SEED, buckets=N_BUCKETS)
+
+
+def run_name(word: str) -> str:
+    return RUN_NAMES.get(word, word)
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """One run's latest report during a comparison."""
+
+    word: str
+    step: str  # a key of COMPARISON_STEP
+    elapsed: float | None = None
+    objective: float | None = None
+    bound: float | None = None
+    nodes: int | None = None
+
+
+def run_progress(history: Sequence[dict[str, Any]], formulations: Sequence[str], active: bool) -> list[RunProgress]:
+    """Each run's step and latest numbers from the job's progress points (whose
+    ``message`` is the run's word): runs before the latest reporting one are done,
+    the latest is running while the job is active, later ones wait."""
+    latest: dict[str, dict[str, Any]] = {}
+    for point in history:
+        latest[point["message"]] = point
+    reporting = [i for i, word in enumerate(formulations) if word in latest]
+    current = max(reporting) if reporting else (0 if active else -1)
+    out = []
+    for i, word in enumerate(formulations):
+        point = latest.get(word)
+        if i < current or (i == current and not active):
+            step = "done" if point is not None or i < current else "waiting"
+        elif i == current:
+            step = "running"
+        else:
+            step = "waiting"
+        if point is None:
+            out.append(RunProgress(word, step))
+        else:
+            out.append(RunProgress(word, step, point["elapsed"], point["objective"], point["bound"], point["nodes"]))
+    return out
+
+
+def progress_table(runs: Sequence[RunProgress]) -> pd.DataFrame:
+    """The live table: one row per run, its step in words and its latest numbers."""
+    return pd.DataFrame(
+        [{"Formulation": run_name(r.word), "Step": COMPARISON_STEP[r.step].label,
+          "Elapsed": fmt(r.elapsed, "seconds"), "Best tree": fmt(r.objective), "Bound": fmt(r.bound),
+          "Explored": fmt(r.nodes, "int")} for r in runs]
+    )
+
+
+def optimum_of(rows: Sequence[dict[str, Any]]) -> float | None:
+    """The best certified objective of the comparison, or None when no run proved one."""
+    values = [r["objective"] for r in rows if r.get("certified") and r.get("objective") is not None]
+    return max(values) if values else None
+
+
+def _status_label(row: dict[str, Any]) -> str:
+    return status_word(row["status"]).label
+
+
+def _note(row: dict[str, Any]) -> str:
+    if row["status"] in ("refused", "failed"):
+        return row.get("note") or ""
+    if row["status"] == "heuristic":
+        return HEURISTIC_NOTE
+    return ""
+
+
+def _solver(row: dict[str, Any]) -> str:
+    """The MIO's backend; the exact and the local search run inside the library."""
+    if row["word"] in ("auto", "local_search"):
+        return "built in"
+    return backend_words(row["backend"]) if row.get("backend") else fmt(None)
+
+
+def comparison_table(result: ComparisonResult) -> pd.DataFrame:
+    """One row per run, every number through ``fmt`` and every status in words (refusals as words, in their row)."""
+    table = []
+    for row in result.rows:
+        solved = row["status"] not in ("refused", "failed")
+        table.append({
+            "Formulation": run_name(row["word"]),
+            "Status": _status_label(row),
+            "Variables": fmt(row.get("variables"), "int"),
+            "Constraints": fmt(row.get("constraints"), "int"),
+            "Non-zeros": fmt(row.get("nonzeros"), "int"),
+            "LP bound": fmt(row.get("lp_bound")),
+            "Best tree": fmt(row.get("objective")),
+            "Time": fmt(row.get("seconds"), "seconds"),
+            "Nodes": fmt(row.get("nodes"), "int"),
+            "Benders cuts": fmt(row.get("cuts"), "int"),
+            "Gap to optimum": fmt(row.get("gap_to_optimum"), "percent"),
+            "Solver": _solver(row) if solved else fmt(None),
+            "Note": _note(row),
+        })
+    return pd.DataFrame(table, columns=list(COLUMNS))
+
+
+def lp_chart(result: ComparisonResult) -> dict[str, Any] | None:
+    """Vega-Lite spec: a bar per MIO from the optimum to its LP bound, and the optimum as a rule.
+
+    Without a proven optimum the bars start at the best tree found (the caption says so).
+    """
+    bars = [r for r in result.rows if r.get("lp_bound") is not None]
+    if not bars:
+        return None
+    base = optimum_of(result.rows)
+    if base is None:
+        found = [r["objective"] for r in result.rows if r.get("objective") is not None]
+        if not found:
+            return None
+        base = max(found)
+    order = [run_name(w) for w in COMPARED if w in {r["word"] for r in bars}]
+    data = [{"formulation": run_name(r["word"]), "lp": r["lp_bound"], "base": base,
+             "label": f"LP {fmt(r['lp_bound'])}"} for r in bars]
+    top = max(r["lp_bound"] for r in bars)
+    span = max(top - base, 1e-9)
+    domain = [base - 0.15 * span, top + 0.45 * span]
+    x = {"field": "lp", "type": "quantitative", "title": "Objective (correct training rows, or score with λ)",
+         "scale": {"domain": domain, "zero": False}, "axis": {"labelFontSize": 12, "titleFontSize": 12}}
+    y = {"field": "formulation", "type": "nominal", "sort": order, "title": None,
+         "axis": {"labelFontSize": 13, "labelLimit": 200}}
+    return {
+        "data": {"values": data},
+        "layer": [
+            {"mark": {"type": "bar", "color": "#1f6f8b", "height": 22},
+             "encoding": {"y": y, "x": x, "x2": {"field": "base"},
+                          "tooltip": [{"field": "formulation", "title": "Formulation"},
+                                      {"field": "label", "title": "LP bound"}]}},
+            {"mark": {"type": "text", "align": "left", "dx": 5, "fontSize": 12},
+             "encoding": {"y": y, "x": x, "text": {"field": "label"}}},
+            {"mark": {"type": "rule", "color": "#222", "strokeWidth": 2},
+             "encoding": {"x": {"field": "base", "type": "quantitative"}}},
+        ],
+    }
+
+
+def local_search_sentence(result: ComparisonResult) -> str:
+    """The local search against the optimum, in words (never called optimal)."""
+    local = next((r for r in result.rows if r["word"] == "local_search"), None)
+    if local is None or local.get("objective") is None:
+        return ""
+    optimum = optimum_of(result.rows)
+    if optimum is None:
+        return (f"The local search found a tree of value {fmt(local['objective'])} in {fmt(local['seconds'], 'seconds')}; "
+                "no run proved an optimum, so its gap is unknown. Heuristic search proves nothing.")
+    gap = local.get("gap_to_optimum")
+    reach = "reached the proven optimum this time" if gap is not None and gap <= 1e-9 else \
+        f"is {fmt(gap, 'percent')} below the proven optimum of {fmt(optimum)}"
+    return (f"The local search's tree (value {fmt(local['objective'])}, {fmt(local['seconds'], 'seconds')}) {reach}. "
+            "Heuristic search has no bound: it cannot know that, and on other tables it stops short.")
+
+
+def theorem_check(result: ComparisonResult) -> str:
+    """Theorem 1 on the numbers shown: FlowOCT's LP bound against OCT's and BinOCT's."""
+    lp = {r["word"]: r.get("lp_bound") for r in result.rows}
+    flow = lp.get("flow")
+    if flow is None:
+        return ""
+    parts = []
+    for word in ("oct", "binoct"):
+        other = lp.get(word)
+        if other is None:
+            continue
+        relation = "equal to" if abs(other - flow) <= 1e-6 * max(1.0, abs(flow)) else (
+            "tighter than" if flow < other else "looser than")
+        parts.append(f"{relation} {run_name(word)}'s ({fmt(other)})")
+    if not parts:
+        return ""
+    return f"Theorem 1 on this table: FlowOCT's LP bound ({fmt(flow)}) is " + " and ".join(parts) + "."
+
+
+#: The plain-words explanation, with the paper's equation numbers.
+EXPLANATION = """\
+**Flows (formulation 1).** FlowOCT sees a tree as a network: every training row sends at most one
+unit of flow from a source into the root (1e). At each branching node the flow may only leave
+along the branch the row's feature allows (1f, 1g), flow is conserved at every node (1c, 1d), and
+it reaches the sink only through a leaf that predicts the row's class (1h). A row is correctly
+classified exactly when its flow reaches the sink, so the objective (1a) counts correct rows.
+Misclassified rows carry no flow at all: there are no big-M constraints and no variable saying
+which leaf a wrong row lands in.
+
+**Cuts (problem 4, Algorithm 1).** Once the splits and the predictions are fixed, each row's flow
+is a small max-flow problem (3) of its own. BendersOCT keeps only the splits, the predictions and
+one value g per row in its main problem (4) and adds a cut-set inequality (4b) whenever a
+candidate tree claims a row it misclassifies: Algorithm 1 follows the row down the tree and
+returns the minimum cut in time proportional to the depth; the paper proves these cuts are
+facet-defining, the strongest of their kind. The model stays tiny; the cuts column counts the inequalities it needed
+(Algorithm 2 does the same for trees with the split penalty λ).
+
+**Why a tighter relaxation prunes more (Theorem 1).** Branch-and-bound drops the requirement
+that splits be 0 or 1 to get an upper bound (the LP bound) and discards every branch whose bound
+is no better than the best tree found. The closer the LP bound is to the optimum, the earlier
+branches are discarded and the fewer nodes are explored. Theorem 1 proves that the LP relaxation
+of FlowOCT is never looser than those of OCT (formulation 24 of Bertsimas and Dunn) and BinOCT,
+whose big-M rows hold only loosely once the splits are fractional. On small
+balanced trees all of them often reach the trivial bound (every row correct); add the split
+penalty λ to see FlowOCT's bound come in below OCT's. Time and nodes also depend on the solver's
+own cuts and heuristics, so the order of times can differ from the order of bounds.
+"""
