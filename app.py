@@ -35,6 +35,7 @@ def main() -> None:
             st.Page("pages/tree.py", title="Tree", icon=":material/account_tree:"),
             st.Page("pages/fairness.py", title="Fairness & performance", icon=":material/balance:"),
             st.Page("pages/runs.py", title="Runs", icon=":material/history:"),
+            st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
         ]
     )
     # Drawn before the page: nothing can be drawn after a page's st.stop(). Choices
