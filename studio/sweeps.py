@@ -322,8 +322,7 @@ def frontier_figure(table: pd.DataFrame, bounds: Sequence[float]):
 
     parts = ["train", "test"] if has_test(table) else ["train"]
     titles = {"train": "Training rows", "test": "Test rows"}
-    fig = make_subplots(rows=1, cols=len(parts), shared_yaxes=True, horizontal_spacing=0.06,
-                        subplot_titles=[titles[p] for p in parts])
+    fig = make_subplots(rows=1, cols=len(parts), shared_yaxes=True, horizontal_spacing=0.06)
     shown = [plotted(table, p) for p in parts]
     accuracies = [v for s, p in zip(shown, parts) for v in s[f"{p}_accuracy"]]
     gaps = [v for s, p in zip(shown, parts) for v in s[f"{p}_gap"]] + list(bounds)
@@ -365,7 +364,8 @@ def frontier_figure(table: pd.DataFrame, bounds: Sequence[float]):
                       row=1, col=col)
         x_ticks = nice_ticks(0.0, 100 * x_high)
         fig.update_xaxes(range=[-0.02 * 100 * x_high, 100 * x_high], tickvals=x_ticks,
-                         ticktext=[fmt(t / 100, "points") for t in x_ticks], title_text="measured gap",
+                         ticktext=[fmt(t / 100, "points") for t in x_ticks],
+                         title_text=f"{titles[part]}: measured gap",
                          zeroline=False, row=1, col=col)
     for label, symbol in ((LABEL_CERTIFIED, CERTIFIED_SYMBOL), (LABEL_UNCERTIFIED, UNCERTIFIED_SYMBOL)):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=label, legendgroup="shape",
@@ -376,8 +376,8 @@ def frontier_figure(table: pd.DataFrame, bounds: Sequence[float]):
     fig.update_yaxes(range=[100 * y_low, 100 * y_high], tickvals=y_ticks,
                      ticktext=[fmt(t / 100, "percent") for t in y_ticks])
     fig.update_yaxes(title_text="accuracy", row=1, col=1)
-    fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 40, "b": 10}, hovermode="closest",
-                      legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0, "font": {"size": 13}},
+    fig.update_layout(height=400, margin={"l": 10, "r": 10, "t": 10, "b": 10}, hovermode="closest",
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "font": {"size": 13}},
                       font={"size": 13})
     return fig
 

@@ -1,0 +1,258 @@
+"""Trade-offs: what fairness costs in accuracy. One optimal tree per fairness notion x bound δ
+(x depth x λ), solved one after another in a worker process while the points appear on the
+frontier; open any point's tree, download the table, reopen earlier sweeps."""
+
+import streamlit as st
+
+from studio.config import ModelConfig
+from studio.explain import FAIRNESS_NOTIONS
+from studio.markup import md
+from studio.runs import RunStoreError
+from studio.services import job_registry, run_store
+from studio.state import field, run_owner, run_viewer
+from studio.sweeps import (
+    MSG_NO_PROTECTED,
+    MSG_POINT_NEEDS_TABLE,
+    MSG_POINT_NO_TREE,
+    SWEEP_STATUS,
+    SweepChoice,
+    allowed_notions,
+    check_sweep,
+    csv_bytes,
+    frontier_figure,
+    points_table,
+    point_label,
+    point_run,
+    shown_table,
+    sweep_context,
+    sweep_spec,
+)
+from studio.views import job_state_badge, queue_message
+from studio.words import POINTS_NOTE, count_of, fmt, status_word
+
+#: Session keys: the sweep this session started last, what it was started with, the stored
+#: sweep shown instead (None: the session's own), a note for the next run, and a page change.
+SWEEP_JOB, SWEEP_STARTED, SWEEP_SHOWN, SWEEP_NOTICE, GOTO_TREE = (
+    "sweep_job_id", "sweep_started", "sweep_shown", "_sweep_notice", "_sweep_goto_tree")
+#: Seconds between refreshes of the progress, and of the figure and the table, while a sweep runs.
+STATUS_POLL, DRAWING_POLL = 1.0, 2.0
+DEPTHS = (1, 2, 3, 4, 5)
+
+MSG_NO_TABLE = "Choose a table with a protected attribute on the Data page first: a sweep measures fairness between its groups."
+MSG_NO_SWEEP = ("No sweep yet. **Run sweep** solves one tree per notion, bound δ, depth and λ, one after another in "
+                "the background: the points appear here as they are solved, and you can visit other pages meanwhile.")
+MSG_NO_POINTS = "No point has finished yet: the first appears as soon as its tree is solved."
+
+if st.session_state.pop(GOTO_TREE, False):
+    st.switch_page("pages/tree.py")
+
+st.title("Trade-offs")
+for key, make in ((SWEEP_JOB, lambda: None), (SWEEP_STARTED, lambda: None), (SWEEP_SHOWN, lambda: None),
+                  ("sweep", SweepChoice)):
+    if key not in st.session_state:
+        st.session_state[key] = make()
+registry = job_registry()
+snapshot = registry.snapshot(st.session_state[SWEEP_JOB])
+active = snapshot is not None and snapshot.active
+table = st.session_state["table"]
+roles = st.session_state["roles"]
+model: ModelConfig = st.session_state["model"]
+split = st.session_state["split"]
+
+grid, problems = None, []
+if table is None:
+    st.info(MSG_NO_TABLE, icon=":material/info:")
+    st.page_link("pages/data.py", label="Go to Data", icon=":material/table_chart:")
+else:
+    options = allowed_notions(roles)
+    with st.container(border=True):
+        top = st.columns([3, 2], vertical_alignment="bottom")
+        field(top[0].multiselect, "Fairness notions", "sweep", "notions", options=options,
+              format_func=lambda n: FAIRNESS_NOTIONS[n].name, disabled=not options,
+              placeholder="Choose one or more" if options else "No protected attribute chosen",
+              help="Each notion is a frontier of its own. Conditional statistical parity needs a legitimate factor.")
+        field(top[1].multiselect, "Depths", "sweep", "depths", options=DEPTHS,
+              help="Every depth is tried at every bound; the figure shows them all.")
+        low = st.columns([3, 1.2, 1.3], vertical_alignment="bottom")
+        field(low[0].text_input, "Bounds δ (percentage points)", "sweep", "bounds",
+              help="The largest gap each tree may have, in percentage points, separated by commas.")
+        field(low[1].text_input, "λ values", "sweep", "lambdas",
+              help="The price of a split (0: none), separated by commas; each is tried at every bound.")
+        field(low[2].number_input, "Time limit per point (s)", "sweep", "time_limit", 1.0, 3600.0, step=1.0,
+              format="%.0f",
+              help="Each tree stops at this limit; one not proven by then is marked as such.")
+    choice: SweepChoice = st.session_state["sweep"]
+    if roles is None:
+        problems = [MSG_NO_PROTECTED]
+    else:
+        grid, problems = check_sweep(table.frame, roles, split, model, choice)
+    for problem in problems:
+        st.error(md(problem), icon=":material/error:")
+    if grid is not None:
+        st.caption(
+            f"{count_of(grid.n_points, 'point')}: {count_of(len(grid.notions), 'notion')} × "
+            f"{count_of(len(grid.bounds), 'bound')} × {count_of(len(grid.depths), 'depth')} × "
+            f"{count_of(len(grid.lambdas), 'λ value')}, at most {fmt(grid.n_points * choice.time_limit, 'seconds')} "
+            "in all. Other settings as on the Model page; trees learn from the training rows.")
+
+
+def start_sweep() -> None:
+    """Submit the sweep of the current grid; it is this session's sweep from now on."""
+    frame, chosen = st.session_state["table"], st.session_state["sweep"]
+    checked, _ = check_sweep(frame.frame, st.session_state["roles"], st.session_state["split"],
+                             st.session_state["model"], chosen)
+    if checked is None:
+        return
+    context = sweep_context(frame.name, frame.fingerprint, frame.frame, st.session_state["roles"],
+                            st.session_state["split"], st.session_state["model"], checked, chosen.time_limit,
+                            run_owner())
+    st.session_state[SWEEP_JOB] = job_registry().submit(sweep_spec(context), context)
+    st.session_state[SWEEP_STARTED] = {"dataset": frame.name, "fingerprint": frame.fingerprint,
+                                       "config": context.config()}
+    st.session_state[SWEEP_SHOWN] = None
+
+
+def stop_sweep() -> None:
+    registry.stop(st.session_state[SWEEP_JOB])
+
+
+buttons = st.columns([1.3, 1, 3.7], vertical_alignment="bottom")
+buttons[0].button("Run sweep", key="tradeoffs.start", type="primary", icon=":material/play_arrow:",
+                  on_click=start_sweep, disabled=grid is None or active, width="stretch")
+buttons[1].button("Stop", key="tradeoffs.stop", icon=":material/stop:", on_click=stop_sweep,
+                  disabled=not active or snapshot.stop_requested, width="stretch",
+                  help="Ends the sweep: the point being solved keeps its best tree, the finished points are kept.")
+
+# -- which sweep is shown: this session's, or one kept in the history ---------------------------------
+try:
+    store = run_store()
+    kept = store.sweeps(run_viewer())
+except RunStoreError as err:
+    store, kept = None, None
+    st.warning(md(err), icon=":material/warning:")
+if kept is not None and len(kept):
+    labels = {0: "This session's latest sweep"}
+    labels.update({int(r.id): f"Sweep {r.id} · {r.created[5:16]} · {r.dataset} · {count_of(int(r.points), 'point')}"
+                                f" · {SWEEP_STATUS.get(r.status, r.status)}" for r in kept.itertuples()})
+
+    def show_sweep() -> None:
+        picked = st.session_state["tradeoffs.shown"]
+        st.session_state[SWEEP_SHOWN] = picked or None
+
+    shown_id = st.session_state[SWEEP_SHOWN] if st.session_state[SWEEP_SHOWN] in labels else 0
+    buttons[2].selectbox("Sweep shown", list(labels), index=list(labels).index(shown_id), format_func=labels.get,
+                         key="tradeoffs.shown", on_change=show_sweep, label_visibility="collapsed",
+                         help="Sweeps are kept in the run history, with this session or its workspace (Runs page).")
+else:
+    shown_id = 0
+
+notice = st.session_state.pop(SWEEP_NOTICE, None)
+if notice:
+    st.warning(md(notice), icon=":material/warning:")
+
+
+def sweep_on_screen() -> tuple[list[dict], dict | None, int | None]:
+    """The points shown, what they were solved with ({dataset, fingerprint, config}) and the stored id."""
+    if shown_id:
+        try:
+            entry = store.get_sweep(shown_id, run_viewer())
+        except RunStoreError as err:
+            st.error(md(err), icon=":material/error:")
+            return [], None, None
+        return entry.points, {"dataset": entry.dataset, "fingerprint": entry.fingerprint,
+                              "config": entry.config}, entry.id
+    snap = registry.snapshot(st.session_state[SWEEP_JOB])
+    if snap is None:
+        return [], None, None
+    entry = snap.outcome.entry if snap.outcome is not None else None
+    return list(snap.main.rows), st.session_state[SWEEP_STARTED], entry.id if entry is not None else None
+
+
+def render_status() -> None:
+    snap = registry.snapshot(st.session_state[SWEEP_JOB])
+    if snap is None:
+        return
+    head, info = st.columns([1, 5], vertical_alignment="center")
+    with head:
+        job_state_badge(snap)
+    done, total = len(snap.main.rows), snap.main.total
+    if snap.state == "queued":
+        info.markdown(queue_message(snap, registry.max_running))
+    else:
+        planned = total or (st.session_state[SWEEP_STARTED] or {}).get("config", {}).get("grid")
+        if total is None and planned:
+            total = len(planned["notions"]) * len(planned["bounds"]) * len(planned["depths"]) * len(planned["lambdas"])
+        certified = sum(bool(r.get("certified")) for r in snap.main.rows)
+        info.progress(done / total if total else 0.0,
+                      text=f"{fmt(done, 'int')} of {count_of(total or 0, 'point')} solved · "
+                           f"{fmt(certified, 'int')} proven optimal · {fmt(snap.elapsed, 'seconds')}")
+    if active and not snap.active:
+        st.rerun()  # the whole page: buttons, outcome and the point list follow
+
+
+def render_points() -> None:
+    rows, meta, _ = sweep_on_screen()
+    if not rows:
+        if meta is not None and (shown_id or active):
+            st.caption(MSG_NO_POINTS)
+        return
+    points = points_table(rows)
+    bounds = (meta or {}).get("config", {}).get("grid", {}).get("bounds", [])
+    st.plotly_chart(frontier_figure(points, [float(b) for b in bounds]), width="stretch",
+                    config={"displaylogo": False})
+    st.caption("Accuracy against the measured gap of each point's own notion: one colour per notion, the line "
+               "joins the training frontier (no other point is both more accurate and fairer). Filled circles are "
+               "proven optimal; open diamonds are the best trees found before the time limit or Stop. Dotted "
+               "lines mark the bounds δ. " + POINTS_NOTE)
+    st.dataframe(shown_table(points), hide_index=True, width="stretch", height=min(38 + 35 * len(points), 380))
+
+
+if shown_id == 0 and snapshot is not None:
+    st.fragment(run_every=STATUS_POLL if active else None)(render_status)()
+    if not active:
+        if snapshot.main.error:
+            st.error(md(snapshot.main.error), icon=":material/error:")
+        elif snapshot.state == "failed" and snapshot.message:
+            st.error(md(snapshot.message), icon=":material/error:")
+        elif snapshot.message:
+            st.warning(md(snapshot.message), icon=":material/warning:")
+        if snapshot.outcome is not None and snapshot.outcome.error:
+            st.warning(md(snapshot.outcome.error), icon=":material/warning:")
+elif shown_id == 0:
+    st.info(MSG_NO_SWEEP, icon=":material/info:")
+st.fragment(run_every=DRAWING_POLL if active and shown_id == 0 else None)(render_points)()
+
+
+def open_point(meta: dict, row: dict) -> None:
+    """Store the point's tree as a run of this session and show it on the Tree page."""
+    if not isinstance(row.get("tree"), str):
+        st.session_state[SWEEP_NOTICE] = MSG_POINT_NO_TREE.format(point=row["point"], reason=row.get("error") or
+                                                                  status_word(row["status"]).sentence)
+        return
+    loaded = st.session_state["table"]
+    if loaded is None or loaded.fingerprint != meta["fingerprint"]:
+        st.session_state[SWEEP_NOTICE] = MSG_POINT_NEEDS_TABLE.format(dataset=meta["dataset"])
+        return
+    try:
+        entry = point_run(meta["config"], meta["dataset"], meta["fingerprint"], row, loaded.frame, run_owner())
+        run_id = run_store().save(entry)
+    except (RunStoreError, ValueError) as err:
+        st.session_state[SWEEP_NOTICE] = str(err)
+        return
+    st.session_state["view_run"] = run_id
+    st.session_state[GOTO_TREE] = True
+
+
+if not (shown_id == 0 and active):
+    rows, meta, stored_id = sweep_on_screen()
+    if rows and meta is not None:
+        points = points_table(rows)
+        by_point = {int(r["point"]): r for r in points.to_dict("records")}
+        pick, action, download = st.columns([4, 1.4, 1.4], vertical_alignment="bottom")
+        chosen = pick.selectbox("Point", list(by_point), format_func=lambda p: point_label(by_point[p]),
+                                key="tradeoffs.point", help="Its tree opens on the Tree page (and is kept as a run).")
+        action.button("Open its tree", key="tradeoffs.open", icon=":material/account_tree:", width="stretch",
+                      on_click=open_point, args=(meta, by_point.get(chosen, {})), disabled=chosen is None)
+        name = f"sweep_{stored_id}.csv" if stored_id is not None else "sweep.csv"
+        download.download_button("Table (CSV)", csv_bytes(points), file_name=name, mime="text/csv",
+                                 key="tradeoffs.csv", icon=":material/download:", width="stretch")
