@@ -34,6 +34,7 @@ def main() -> None:
             st.Page("pages/solve.py", title="Solve", icon=":material/play_circle:"),
             st.Page("pages/tree.py", title="Tree", icon=":material/account_tree:"),
             st.Page("pages/fairness.py", title="Fairness & performance", icon=":material/balance:"),
+            st.Page("pages/tradeoffs.py", title="Trade-offs", icon=":material/show_chart:"),
             st.Page("pages/runs.py", title="Runs", icon=":material/history:"),
             st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
         ]
