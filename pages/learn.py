@@ -19,6 +19,7 @@ from studio.learn_view import (
     cap_note,
     comparison_table,
     local_search_sentence,
+    not_run,
     lp_chart,
     optimum_of,
     progress_table,
@@ -169,6 +170,8 @@ def render_result() -> None:
     if len(result.rows) < len(result.formulations):
         st.info(MSG_STOPPED, icon=":material/stop_circle:")
     st.table(md_table(comparison_table(result)), hide_index=True)
+    for line in not_run(result):
+        st.warning(md(line), icon=":material/block:")
     optimum = optimum_of(result.rows)
     st.caption(RUN_SOURCES + " Gap to optimum: how far a tree's value is below the best proven one "
                f"({fmt(optimum)}). Non-zeros: of the constraint matrix the solver was given (BendersOCT's before "

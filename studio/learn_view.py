@@ -35,6 +35,10 @@ RUN_SOURCES = (
 )
 #: The note of the local search's row.
 HEURISTIC_NOTE = "Heuristic: no bound, never proven optimal."
+#: The note of a run that was refused or failed (its reason, often long, is said under the table).
+NOT_RUN_NOTE = "Not run: the reason is under the table."
+#: A refused or failed run, under the table.
+NOT_RUN = "{name} was not run: {reason}"
 #: What the chart is about, under it.
 CHART_CAPTION = (
     "Each bar runs from the optimum (dark line) to the formulation's LP bound: the value of its linear "
@@ -160,10 +164,16 @@ def _status_label(row: dict[str, Any]) -> str:
 
 def _note(row: dict[str, Any]) -> str:
     if row["status"] in ("refused", "failed"):
-        return row.get("note") or ""
+        return NOT_RUN_NOTE
     if row["status"] == "heuristic":
         return HEURISTIC_NOTE
     return ""
+
+
+def not_run(result: ComparisonResult) -> list[str]:
+    """Why each refused or failed run did not run, in words (the reasons name the setting and the fix)."""
+    return [NOT_RUN.format(name=run_name(r["word"]), reason=r.get("note") or status_word(r["status"]).sentence)
+            for r in result.rows if r["status"] in ("refused", "failed")]
 
 
 def _solver(row: dict[str, Any]) -> str:
