@@ -5,7 +5,7 @@ from dataclasses import asdict
 
 import streamlit as st
 
-from studio.comparison_job import CompareSpec, ComparisonResult
+from studio.comparison_job import MAX_ROWS, CompareSpec, ComparisonResult
 from studio.demo_data import DEMO, DEMOS
 from studio.learn_view import (
     CHART_CAPTION,
@@ -19,8 +19,8 @@ from studio.learn_view import (
     cap_note,
     comparison_table,
     local_search_sentence,
-    not_run,
     lp_chart,
+    not_run,
     optimum_of,
     progress_table,
     run_name,
@@ -96,7 +96,7 @@ with cols[0]:
     field(st.selectbox, "Table", LEARN, "table", options=options,
           format_func=lambda name: f"The loaded table: {loaded.name}" if name == LOADED else name)
 with cols[1]:
-    field(st.number_input, "Rows", LEARN, "rows", min_value=10, max_value=200, step=10,
+    field(st.number_input, "Rows", LEARN, "rows", min_value=10, max_value=MAX_ROWS, step=10,
           help="A random sample (seed 0) when the table has more rows.")
 with cols[2]:
     field(st.radio, "Depth", LEARN, "depth", options=(1, 2, 3), horizontal=True)

@@ -4,9 +4,19 @@ of formulations appears, with nothing cut off at 1440x900 and at a projector's 1
 page checks as tests/test_browser.py (skipped with its reason where it is)."""
 
 import pytest
-from test_browser import CHROMIUM, CHROMIUM_ARGS, DESKTOP, PROJECTOR, Server, Visit, check_page, nav, settle
-
-from playwright.sync_api import expect, sync_playwright
+from test_browser import (  # it skips this module where there is no browser
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    DESKTOP,
+    PROJECTOR,
+    Server,
+    Visit,
+    check_page,
+    expect,
+    nav,
+    settle,
+    sync_playwright,
+)
 
 
 @pytest.fixture(scope="module")
