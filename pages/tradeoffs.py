@@ -6,7 +6,7 @@ import streamlit as st
 
 from studio.config import ModelConfig
 from studio.explain import FAIRNESS_NOTIONS
-from studio.markup import md
+from studio.markup import md, md_table
 from studio.runs import RunStoreError
 from studio.services import job_registry, run_store
 from studio.state import field, run_owner, run_viewer
@@ -199,12 +199,13 @@ def render_points() -> None:
     points = points_table(rows)
     bounds = (meta or {}).get("config", {}).get("grid", {}).get("bounds", [])
     st.plotly_chart(frontier_figure(points, [float(b) for b in bounds]), width="stretch",
-                    config={"displaylogo": False})
+                    config={"displayModeBar": False})
     st.caption("Accuracy against the measured gap of each point's own notion: one colour per notion, the line "
                "joins the training frontier (no other point is both more accurate and fairer). Filled circles are "
                "proven optimal; open diamonds are the best trees found before the time limit or Stop. Dotted "
                "lines mark the bounds δ. " + POINTS_NOTE)
-    st.dataframe(shown_table(points), hide_index=True, width="stretch", height=min(38 + 35 * len(points), 380))
+    # A table that wraps its cells (a data grid would cut them at a projector's width).
+    st.table(md_table(shown_table(points).set_index("point")), height=min(40 + 31 * len(points), 460))
 
 
 if shown_id == 0 and snapshot is not None:
@@ -248,9 +249,9 @@ if not (shown_id == 0 and active):
     if rows and meta is not None:
         points = points_table(rows)
         by_point = {int(r["point"]): r for r in points.to_dict("records")}
-        pick, action, download = st.columns([4, 1.4, 1.4], vertical_alignment="bottom")
-        chosen = pick.selectbox("Point", list(by_point), format_func=lambda p: point_label(by_point[p]),
-                                key="tradeoffs.point", help="Its tree opens on the Tree page (and is kept as a run).")
+        chosen = st.selectbox("Point", list(by_point), format_func=lambda p: point_label(by_point[p]),
+                             key="tradeoffs.point", help="Its tree opens on the Tree page (and is kept as a run).")
+        action, download, _ = st.columns([1, 1, 2])
         action.button("Open its tree", key="tradeoffs.open", icon=":material/account_tree:", width="stretch",
                       on_click=open_point, args=(meta, by_point.get(chosen, {})), disabled=chosen is None)
         name = f"sweep_{stored_id}.csv" if stored_id is not None else "sweep.csv"

@@ -256,34 +256,41 @@ def has_test(table: pd.DataFrame) -> bool:
 
 
 def shown_table(table: pd.DataFrame) -> pd.DataFrame:
-    """One line per point, every number and status in words (:func:`studio.words.fmt`)."""
-    columns = {
+    """One line per point, every number and status in words (:func:`studio.words.fmt`); with test rows,
+    accuracy and gap read "training / test"."""
+    test = has_test(table)
+
+    def pair(part_values: str, kind: str) -> list[str]:
+        train = table[f"train_{part_values}"].map(lambda v: fmt(v, kind))
+        if not test:
+            return list(train)
+        return [f"{a} / {fmt(b, kind)}" for a, b in zip(train, table[f"test_{part_values}"])]
+
+    suffix = " training / test" if test else " (training)"
+    return pd.DataFrame({
         "point": table["point"].map(lambda v: fmt(v, "int")),
         "notion": table["fairness"].map(notion_name),
         "δ": table["fairness_bound"].map(lambda v: fmt(v, "points")),
         "depth": table["depth"].map(lambda v: fmt(v, "int")),
         "λ": table["regularization"].map(fmt),
         "status": table["status"].map(lambda s: status_word(s).label),
-        "training accuracy": table["train_accuracy"].map(lambda v: fmt(v, "percent")),
-        "training gap": table["train_gap"].map(lambda v: fmt(v, "points")),
-    }
-    if has_test(table):
-        columns["test accuracy"] = table["test_accuracy"].map(lambda v: fmt(v, "percent"))
-        columns["test gap"] = table["test_gap"].map(lambda v: fmt(v, "points"))
-    columns["time"] = table["time"].map(lambda v: fmt(v, "seconds"))
-    return pd.DataFrame(columns)
+        "accuracy" + suffix: pair("accuracy", "percent"),
+        "gap" + suffix: pair("gap", "points"),
+        "time": table["time"].map(lambda v: fmt(v, "seconds")),
+    })
 
 
 def point_label(row: Any) -> str:
-    """A point in words for a list: its settings, accuracy, gap and status."""
+    """A point in words for a list: its settings (λ when not 0), training accuracy and gap, and status."""
+    price = f" · λ {fmt(row['regularization'])}" if row["regularization"] else ""
     return (f"Point {fmt(row['point'], 'int')} · {notion_name(row['fairness'])} ≤ {fmt(row['fairness_bound'], 'points')}"
-            f" · depth {fmt(row['depth'], 'int')} · λ {fmt(row['regularization'])} · "
-            f"{fmt(row['train_accuracy'], 'percent')}, gap {fmt(row['train_gap'], 'points')} · "
-            f"{status_word(row['status']).label}")
+            f" · depth {fmt(row['depth'], 'int')}{price} · {fmt(row['train_accuracy'], 'percent')}, "
+            f"gap {fmt(row['train_gap'], 'points')} · {status_word(row['status']).label}")
 
 
-NOTION_COLOURS = {"statistical_parity": "#1f6f8b", "conditional_statistical_parity": "#7d5ba6",
-                  "predictive_equality": "#c0392b", "equal_opportunity": "#d68910", "equalized_odds": "#27864a"}
+#: One colour per notion (Okabe and Ito's palette, told apart with colour-blind eyes too).
+NOTION_COLOURS = {"statistical_parity": "#0072B2", "conditional_statistical_parity": "#CC79A7",
+                  "predictive_equality": "#D55E00", "equal_opportunity": "#E69F00", "equalized_odds": "#009E73"}
 DELTA_COLOUR = "#9aa5b1"
 #: Marker shapes: a proven optimum is a filled circle, any other tree an open diamond.
 CERTIFIED_SYMBOL, UNCERTIFIED_SYMBOL = "circle", "diamond-open"

@@ -1,0 +1,231 @@
+"""The Trade-offs page through the entrypoint (AppTest): it renders with the demo data, a
+small sweep runs in a worker and its points reach the table, the figure, the history and
+the Tree page; Stop keeps the finished points; bad grids are messages."""
+
+import base64
+import io
+import json
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_app import drawings, goto, isolated_history, new_app, poll  # noqa: F401 (the fixture isolates the history)
+from streamlit.testing.v1 import AppTest
+
+from strongtree_core.tree import FittedTree
+from studio.config import ModelConfig, Roles, SplitConfig, split_table
+from studio.demo_data import DEMOS
+from studio.jobs import JobRegistry
+from studio.loading import fingerprint
+from studio.markup import md
+from studio.roles import suggest_roles
+from studio.runs import RunStore
+from studio.services import job_registry, run_store
+from studio.state import LoadedTable
+from studio.sweeps import (
+    CERTIFIED_SYMBOL,
+    DEFAULT_BOUNDS_TEXT,
+    LABEL_DELTA,
+    MSG_BOUNDS_RANGE,
+    MSG_BOUNDS_TEXT,
+    MSG_EMPTY_GRID,
+    MSG_LAMBDA_RANGE,
+    MSG_NO_PROTECTED,
+    MSG_ONE_GROUP,
+    SweepChoice,
+    SweepGrid,
+    check_sweep,
+    csv_bytes,
+    finish_sweep,
+    points_table,
+    sweep_context,
+    sweep_spec,
+)
+
+PAGE = "pages/tradeoffs.py"
+HIRING = "Hiring (teaching data with planted bias)"
+
+
+def tradeoffs_with_demo() -> AppTest:
+    at = new_app()
+    at.button(key="data.load_demo").click().run()  # the hiring table: gender protected, education legitimate
+    return goto(at, PAGE)
+
+
+def figure(at: AppTest) -> dict:
+    charts = at.get("plotly_chart")
+    assert charts, "no figure"
+    return json.loads(charts[0].proto.spec)
+
+
+def values(data) -> np.ndarray:
+    """A plotly array from a figure's JSON (plain, or typed and base64-encoded)."""
+    if isinstance(data, dict):
+        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"])
+    return np.asarray(data, dtype=float)
+
+
+def test_the_page_renders_with_the_demo_data():
+    at = tradeoffs_with_demo()
+    notions = at.multiselect(key="sweep.notions")
+    assert notions.options == ["Statistical parity", "Conditional statistical parity", "Predictive equality",
+                               "Equal opportunity", "Equalized odds"]  # a legitimate factor: all five
+    assert notions.value == ["statistical_parity"]
+    assert at.text_input(key="sweep.bounds").value == DEFAULT_BOUNDS_TEXT == "0, 2.2, 4.4, 6.7, 8.9, 11.1, 13.3, 15.6, 17.8, 20"
+    assert at.caption[0].value.startswith("10 points: 1 notion × 10 bounds × 1 depth × 1 λ value, at most 1 min 40 s")
+    assert not at.button(key="tradeoffs.start").disabled
+    assert at.button(key="tradeoffs.stop").disabled
+    assert not at.error
+
+
+def test_a_small_sweep_runs_in_the_background_and_its_points_are_shown_stored_and_opened():
+    at = tradeoffs_with_demo()
+    at.text_input(key="sweep.bounds").set_value("0, 5, 10").run()
+    at.number_input(key="sweep.time_limit").set_value(5.0).run()
+    assert at.caption[0].value.startswith("3 points")
+    at.button(key="tradeoffs.start").click().run()
+    job_id = at.session_state["sweep_job_id"]
+    goto(at, "pages/data.py")  # leaving the page does not end the sweep
+    goto(at, PAGE)
+    poll(at, lambda a: not job_registry().snapshot(job_id).active, timeout=60)
+    at.run()
+    snapshot = job_registry().snapshot(job_id)
+    assert snapshot.state == "finished" and len(snapshot.main.rows) == 3 == snapshot.main.total
+
+    shown = at.table[0].value  # Markdown cells: "5.0 pp" reads "5\\.0 pp"
+    shown = shown.map(lambda v: str(v).replace("\\", "")).rename(columns=lambda c: c.replace("\\", ""))
+    assert list(shown["δ"]) == ["0.0 pp", "5.0 pp", "10.0 pp"]
+    assert list(shown["notion"]) == ["Statistical parity"] * 3
+    assert set(shown["status"]) <= {"Proven optimal", "Not proven (time limit)"}
+
+    # every gap on screen is the tree's own, recomputed from its predictions on the training rows
+    table = points_table(snapshot.main.rows)
+    frame = at.session_state["table"].frame
+    roles = at.session_state["roles"]
+    train = split_table(frame, roles, SplitConfig()).train
+    for row, gaps in zip(table.to_dict("records"), shown["gap training / test"]):
+        gap_text = gaps.split(" / ")[0]
+        predicted = FittedTree.from_json(row["tree"]).predict(train) == "yes"
+        rates = [predicted[(train["gender"] == g).to_numpy()].mean() for g in ("female", "male")]
+        assert gap_text == f"{100 * abs(rates[0] - rates[1]):.1f} pp"
+        assert abs(rates[0] - rates[1]) <= row["fairness_bound"] + 1e-9
+
+    spec = figure(at)
+    traces = spec["data"]
+    assert [t["name"] for t in traces if t.get("mode") == "lines" and t["name"] == LABEL_DELTA]  # the δ lines
+    delta = next(t for t in traces if t["name"] == LABEL_DELTA)
+    assert [x for x in delta["x"] if x is not None] == [0.0, 0.0, 5.0, 5.0, 10.0, 10.0]
+    for axis, part in (("x", "train"), ("x2", "test")):  # one filled circle per proof, at its accuracy and gap
+        circles = [t for t in traces if t.get("mode") == "markers" and t["marker"]["symbol"] == CERTIFIED_SYMBOL
+                   and t.get("xaxis", "x") == axis and t["x"] != [None]]
+        drawn = sorted(zip(np.concatenate([values(t["x"]) for t in circles]),
+                           np.concatenate([values(t["y"]) for t in circles])))
+        proven = table[table["certified"]]
+        assert drawn == pytest.approx(sorted(zip(100 * proven[f"{part}_gap"], 100 * proven[f"{part}_accuracy"])))
+    assert [spec["layout"][a]["title"]["text"] for a in ("xaxis", "xaxis2")] == [
+        "Training rows: measured gap", "Test rows: measured gap"]
+
+    stored = run_store().get_sweep(snapshot.run_id, [at.session_state["session_owner"]])
+    assert stored.status == "finished" and [p["point"] for p in stored.points] == [0, 1, 2]
+    csv = pd.read_csv(io.BytesIO(csv_bytes(table)))
+    assert len(csv) == 3 and csv["train_accuracy"].tolist() == pytest.approx(table["train_accuracy"].tolist())
+
+    at.selectbox(key="tradeoffs.point").set_value(2).run()
+    at.button(key="tradeoffs.open").click().run()
+    at.run()
+    run_id = at.session_state["view_run"]
+    assert run_id is not None
+    entry = run_store().get(run_id)
+    assert entry.tree == table.loc[2, "tree"] and entry.config["model"]["fairness_bound"] == 0.1
+    goto(at, "pages/tree.py")  # (AppTest does not follow a page change; the browser test does)
+    assert FittedTree.from_json(entry.tree).to_json() == entry.tree and len(drawings(at)) == 1
+
+
+def one_group_table() -> LoadedTable:
+    frame = DEMOS[HIRING].load()
+    frame["gender"] = "female"
+    return LoadedTable("one group", frame, fingerprint(frame))
+
+
+@pytest.mark.parametrize("case, message", [
+    ("no protected", MSG_NO_PROTECTED),
+    ("one group", MSG_ONE_GROUP.format(columns="gender", group="female")),
+    ("no notion", MSG_EMPTY_GRID),
+    ("no bound", MSG_EMPTY_GRID),
+    ("bound above 100 pp", MSG_BOUNDS_RANGE.format(values="150 pp")),
+    ("negative bound", MSG_BOUNDS_RANGE.format(values="-1 pp")),
+    ("words for bounds", MSG_BOUNDS_TEXT.format(text="five")),
+    ("lambda of 1", MSG_LAMBDA_RANGE.format(values="1")),
+], ids=lambda value: value if len(value) < 20 else "")
+def test_bad_grids_are_messages_and_block_the_sweep(case, message):
+    at = tradeoffs_with_demo()
+    if case == "no protected":
+        at.session_state["roles"] = Roles("hired", "yes")
+    elif case == "one group":
+        at.session_state["table"] = one_group_table()
+    elif case == "no notion":
+        at.multiselect(key="sweep.notions").set_value([])
+    elif case == "no bound":
+        at.text_input(key="sweep.bounds").set_value(" ")
+    else:
+        value = {"bound above 100 pp": "0, 150", "negative bound": "-1, 5", "words for bounds": "5, five",
+                 "lambda of 1": None}[case]
+        if value is None:
+            at.text_input(key="sweep.lambdas").set_value("0, 1")
+        else:
+            at.text_input(key="sweep.bounds").set_value(value)
+    at.run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [md(message)]
+    assert at.button(key="tradeoffs.start").disabled
+
+
+def test_stop_keeps_the_finished_points(tmp_path):
+    """The first point solves at once, the second (FlowOCT at depth 3, limit 120 s) runs until Stop:
+    the sweep then ends within seconds and keeps both, the stopped one not proven."""
+    demo = DEMOS[HIRING]
+    frame = demo.load()
+    roles = suggest_roles(frame, demo)
+    model = ModelConfig(formulation="flow", depth=3)
+    grid = SweepGrid(("statistical_parity",), (0.02,), (1, 3), (0.0,))
+    context = sweep_context("hiring", fingerprint(frame), frame, roles, SplitConfig(), model, grid, 120.0, "s:1")
+    registry = JobRegistry(on_finished=lambda job: finish_sweep(job, lambda: RunStore(tmp_path / "r.db")),
+                           prewarm=False)
+    try:
+        job_id = registry.submit(sweep_spec(context), context)
+        deadline = time.monotonic() + 60
+        while len(registry.snapshot(job_id).main.rows) < 1:
+            assert time.monotonic() < deadline, "the first point never finished"
+            time.sleep(0.2)
+        time.sleep(1.0)  # the second point is being solved
+        stopped = time.monotonic()
+        registry.stop(job_id)
+        while registry.snapshot(job_id).active:
+            assert time.monotonic() - stopped < 30, "Stop was not honoured"
+            time.sleep(0.2)
+        snapshot = registry.snapshot(job_id)
+    finally:
+        registry.shutdown()
+    rows = sorted(snapshot.main.rows, key=lambda r: r["point"])
+    assert rows[0]["depth"] == 1 and rows[0]["certified"]
+    assert len(rows) == 2 and rows[1]["status"] == "interrupted" and not rows[1]["certified"]
+    assert rows[1]["tree"] is not None
+    stored = RunStore(tmp_path / "r.db").get_sweep(snapshot.run_id)
+    assert stored.status == "stopped" and [p["point"] for p in stored.points] == [0, 1]
+
+
+def test_the_grid_check_is_independent_of_the_page():
+    demo = DEMOS[HIRING]
+    frame = demo.load()
+    roles = suggest_roles(frame, demo)
+    grid, problems = check_sweep(frame, roles, SplitConfig(), ModelConfig(),
+                                 SweepChoice(notions=("equalized_odds", "statistical_parity"), bounds="10, 0 ,5pp",
+                                             depths=(3, 2), lambdas="0; 0.05"))
+    assert problems == []
+    assert grid.bounds == (0.0, 0.05, 0.1) and grid.depths == (2, 3) and grid.n_points == 24
+    spec = sweep_spec(sweep_context("t", "f", frame, roles, SplitConfig(), ModelConfig(), grid, 7.0, "s"))
+    assert spec.n_points == 24 and spec.params["time_limit"] == 7.0 and spec.params["fairness"] is None
+    train, test = spec.cv[0]
+    assert len(train) == 600 and len(test) == 200 and np.intersect1d(train, test).size == 0
+    assert "hired" not in spec.X.columns and "gender" in spec.X.columns  # protected: measured, never split on
