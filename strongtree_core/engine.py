@@ -75,6 +75,7 @@ from strongtree_core.solvers import (
     choose_backend,
     solve,
 )
+from strongtree_core.solvers.highs_run import ABANDONED, ABANDONED_AT_LIMIT, STOP_GRACE
 from strongtree_core.solvers.relaxation import lp_relaxation
 from strongtree_core.starts import candidate_starts
 from strongtree_core.tree.record import HEURISTIC, SolveRecord
@@ -490,9 +491,10 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
         raise StrongTreeError(f"The solver stopped with an error: {result.message or result.status.value}")
     value = tree_objective(data, spec, structure)
     status = result.status if result.status != Status.TIME_LIMIT_NO_TREE else Status.TIME_LIMIT
+    message = result.message
     if status == Status.INTERRUPTED and not (stop is not None and stop.is_set()):
         status = Status.TIME_LIMIT  # the deadline, not the user, stopped it
-    message = result.message
+        message = message.replace(ABANDONED, ABANDONED_AT_LIMIT.format(grace=STOP_GRACE))
     if result.objective is not None and abs(result.objective - value) > 1e-5 * max(1.0, abs(value)):
         message = (message + " " if message else "") + (
             f"The solver reported objective {result.objective:g}; the tree re-scores to {value:g} (shown)."

@@ -347,6 +347,23 @@ def test_highs_past_its_time_limit_is_left_behind_with_the_best_tree(monkeypatch
     assert after.status == Status.OPTIMAL
 
 
+def test_large_models_run_without_the_steps_highs_cannot_interrupt(monkeypatch) -> None:
+    built = build_model(SMALL[(0, False)], TreeSpec(depth=1), "flow")
+    options = SolveOptions(time_limit=30)
+    with highs_run.HighsSession():
+        small = highs_run.new_highs(built.arrays, options)
+        monkeypatch.setattr(highs_run, "UNINTERRUPTIBLE_NONZEROS", built.arrays.A.nnz - 1)
+        large = highs_run.new_highs(built.arrays, options)
+    def options_of(h):
+        values = [h.getOptionValue(k) for k in ("presolve", "mip_heuristic_run_feasibility_jump")]
+        return [v[-1] if isinstance(v, tuple) else v for v in values]
+
+    assert options_of(small) == ["choose", True]
+    assert options_of(large) == ["off", False]
+    result = BACKENDS["highs"].solve(built.arrays, options)  # still solved to optimality without them
+    assert result.status == Status.OPTIMAL
+
+
 def test_a_violating_solution_becomes_an_error() -> None:
     built = build_model(SMALL[(0, False)], TreeSpec(depth=1), "flow")
     x = _warm(built, SMALL[(0, False)])
