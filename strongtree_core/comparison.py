@@ -39,7 +39,10 @@ class FormulationRun:
         None when the formulation refused the settings or the solve failed.
     tree : FittedTree or None
     error : str
-        Why there is no record (a refusal in words), else "".
+        Why there is no record (a refusal in words, or why a stopped run has no
+        tree), else "".
+    stopped : bool
+        Stop came before this run had a tree (its row says "interrupted", not "refused").
     gap_to_optimum : float or None
         ``(optimum - objective) / optimum`` against the best certified objective
         of the comparison (0 for a run that found it); None when no run
@@ -52,12 +55,14 @@ class FormulationRun:
     tree: FittedTree | None
     error: str = ""
     gap_to_optimum: float | None = None
+    stopped: bool = False
 
     def row(self) -> dict[str, Any]:
         """Plain values for one table row (None where a value does not apply)."""
         r = self.record
         if r is None:
-            return {"formulation": self.label, "status": "refused" if self.error else "failed", "note": self.error}
+            status = "interrupted" if self.stopped else "refused" if self.error else "failed"
+            return {"formulation": self.label, "status": status, "note": self.error}
         return {
             "formulation": self.label,
             "status": r.status,
@@ -113,7 +118,7 @@ def compare_formulations(
     -------
     list of FormulationRun, in the order of ``formulations``.
     """
-    fitted: list[tuple[str, StrongTreeClassifier | None, str]] = []
+    fitted: list[tuple[str, StrongTreeClassifier | None, str, bool]] = []
     for word in formulations:
         if stop is not None and stop.is_set():
             break
@@ -126,18 +131,18 @@ def compare_formulations(
         try:
             clf.fit(X, y, sample_weight=sample_weight, progress=relay, stop=stop)
         except StrongTreeError as err:
-            fitted.append((word, None, str(err)))
+            fitted.append((word, None, str(err), stop is not None and stop.is_set()))
             continue
-        fitted.append((word, clf, ""))
-    certified = [clf.record_.objective for _, clf, _ in fitted if clf is not None and clf.record_.certified]
+        fitted.append((word, clf, "", False))
+    certified = [clf.record_.objective for _, clf, _, _ in fitted if clf is not None and clf.record_.certified]
     optimum = max(certified) if certified else None
     runs = []
-    for word, clf, error in fitted:
+    for word, clf, error, stopped in fitted:
         gap = None
         if clf is not None and optimum is not None and clf.record_.objective is not None:
             gap = max(0.0, (optimum - clf.record_.objective) / max(abs(optimum), 1e-9))
         runs.append(FormulationRun(
             word, vocabulary.FORMULATIONS[word], None if clf is None else clf.record_,
-            None if clf is None else clf.tree_, error, gap,
+            None if clf is None else clf.tree_, error, gap, stopped,
         ))
     return runs

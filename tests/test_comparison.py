@@ -7,6 +7,7 @@ import threading
 import numpy as np
 import pytest
 
+from strongtree_core import StrongTreeClassifier, StrongTreeError
 from strongtree_core.comparison import COMPARED, compare_formulations
 from strongtree_core.formulation.binoct import BINOCT_REFUSED
 
@@ -74,3 +75,18 @@ def test_model_size_is_the_built_models():
         row = run.row()
         assert (row["variables"], row["constraints"], row["nonzeros"]) == (arrays.n_cols, arrays.n_rows, arrays.A.nnz)
         assert run.record.n_nonzeros > 0
+
+
+def test_a_run_stopped_before_its_first_tree_reads_interrupted_not_refused(monkeypatch):
+    stop = threading.Event()
+
+    def stopped_fit(self, *args, **kwargs):
+        stop.set()  # the user pressed Stop while this run had no tree yet
+        raise StrongTreeError("No tree was found before the solve was stopped.")
+
+    monkeypatch.setattr(StrongTreeClassifier, "fit", stopped_fit)
+    X, y = _table()
+    runs = compare_formulations(X, y, depth=2, stop=stop)
+    assert [(r.formulation, r.stopped) for r in runs] == [("oct", True)]  # the rest never start
+    assert runs[0].row() == {"formulation": "OCT (Bertsimas and Dunn)", "status": "interrupted",
+                             "note": "No tree was found before the solve was stopped."}
