@@ -32,6 +32,8 @@ MODULES = {
     "tests/test_studio_runs.py": ("dashboard: run history", "ownership, sharing, broken history files"),
     "tests/test_studio_jobs.py": ("dashboard: solve jobs", "crashed, hung and stopped workers"),
     "tests/test_time_limits.py": ("library, every route", "time limit and Stop as contracts"),
+    "tests/test_worker_memory.py": ("dashboard: solve workers", "a solve past the memory cap"),
+    "tests/test_page_tradeoffs.py": ("dashboard: Trade-offs page", "bad grids of bounds, notions and λ"),
 }
 HEADER = """# Bad and hostile inputs: the catalogue
 
