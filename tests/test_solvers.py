@@ -387,6 +387,26 @@ def test_a_solution_violating_benders_cuts_becomes_an_error() -> None:
     assert result.message == VIOLATES_CUTS.format(backend="test", n=n_wrong)
 
 
+@pytest.mark.parametrize("status", [Status.INTERRUPTED, Status.TIME_LIMIT])
+def test_stopped_on_a_candidate_before_its_cuts_keeps_the_best_checked_solution(status) -> None:
+    # A Stop that lands between a candidate solution and its lazy cuts may leave the
+    # solver holding the candidate: the best solution that passed the cuts stands.
+    data = SMALL[(0, False)]
+    built = build_model(data, TreeSpec(depth=1), "benders")
+    good = _warm(built, data)
+    assert built.arrays.separator(good)[0].shape[0] == 0
+    bad = good.copy()
+    bad[built.arrays.index["g"]] = 1.0
+    reporter = ProgressReporter(None, "max")
+    reporter.incumbent(good, built.arrays.objective(good), None, 0)
+    result = finish(built.arrays, "test", status, bad, None, reporter)
+    assert result.status == status and result.message == ""
+    assert np.array_equal(result.x, good) and result.objective == built.arrays.objective(good)
+    # Without such a solution, the candidate is still refused.
+    empty = finish(built.arrays, "test", status, bad, None, ProgressReporter(None, "max"))
+    assert empty.status == Status.ERROR and empty.x is None
+
+
 def test_progress_reporter_throttles_and_survives_a_failing_callback() -> None:
     events = []
 

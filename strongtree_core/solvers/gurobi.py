@@ -167,6 +167,10 @@ def _make_callback(gp, model: ModelArrays, variables: list, reporter: ProgressRe
     def callback(m, where):
         try:
             if stop is not None and stop.is_set():
+                # A candidate solution is checked against the cuts first: terminating
+                # before its lazy cuts are added would let Gurobi accept it.
+                if where == GRB.Callback.MIPSOL and model.separator is not None:
+                    _separate(m)
                 m.terminate()
                 return
             if where in snapshot_codes:
@@ -174,19 +178,24 @@ def _make_callback(gp, model: ModelArrays, variables: list, reporter: ProgressRe
                     best, bound, nodes, count = (m.cbGet(code) for code in snapshot_codes[where])
                     reporter.tick(best if count else None, bound, int(nodes))
             elif where == GRB.Callback.MIPSOL:
-                values = np.array(m.cbGetSolution(variables))
-                bound = m.cbGet(GRB.Callback.MIPSOL_OBJBND)
-                nodes = int(m.cbGet(GRB.Callback.MIPSOL_NODCNT))
-                if model.separator is not None:
-                    A, lower, upper = model.separator(np.where(model.integrality, np.round(values), values))
-                    if A.shape[0]:
-                        _add_lazy(gp, m, variables, A.tocsr(), lower, upper)
-                        counter["cuts"] += A.shape[0]
-                        return
-                reporter.incumbent(values, model.objective(values), bound, nodes)
+                _separate(m)
         except Exception as exc:  # noqa: BLE001 - must not propagate into Gurobi
             errors.append(f"{type(exc).__name__}: {exc}")
             m.terminate()
+
+    def _separate(m) -> None:
+        """At a candidate solution: add the Benders cuts it violates (Gurobi then
+        rejects it), else record it as the incumbent."""
+        values = np.array(m.cbGetSolution(variables))
+        bound = m.cbGet(GRB.Callback.MIPSOL_OBJBND)
+        nodes = int(m.cbGet(GRB.Callback.MIPSOL_NODCNT))
+        if model.separator is not None:
+            A, lower, upper = model.separator(np.where(model.integrality, np.round(values), values))
+            if A.shape[0]:
+                _add_lazy(gp, m, variables, A.tocsr(), lower, upper)
+                counter["cuts"] += A.shape[0]
+                return
+        reporter.incumbent(values, model.objective(values), bound, nodes)
 
     return callback
 

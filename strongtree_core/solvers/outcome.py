@@ -83,6 +83,10 @@ def finish(
     if x is not None:
         x = np.asarray(x, dtype=float)
         problem = solution_problem(model, x, backend)
+        if problem is not None and status in (Status.TIME_LIMIT, Status.INTERRUPTED) and reporter.best_x is not None \
+                and solution_problem(model, reporter.best_x, backend) is None:
+            # Stopped between a candidate and its cuts: the best solution that passed them stands.
+            x, problem = np.asarray(reporter.best_x, dtype=float), None
         if problem is not None:
             status, x = Status.ERROR, None
             notes.append(problem)
