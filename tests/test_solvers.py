@@ -407,6 +407,18 @@ def test_stopped_on_a_candidate_before_its_cuts_keeps_the_best_checked_solution(
     assert empty.status == Status.ERROR and empty.x is None
 
 
+def test_scip_benders_adding_one_cut_per_round_reaches_the_same_optimum(monkeypatch) -> None:
+    pytest.importorskip("pyscipopt")
+    from strongtree_core.solvers import scip_lazy
+
+    data = SMALL[(0, False)]
+    optimum = BACKENDS["highs"].solve(build_model(data, TreeSpec(depth=2), "flow").arrays, SolveOptions(time_limit=30))
+    monkeypatch.setattr(scip_lazy, "MAX_CUTS_PER_ROUND", 1)
+    result = BACKENDS["scip"].solve(build_model(data, TreeSpec(depth=2), "benders").arrays, SolveOptions(time_limit=60))
+    assert result.status == Status.OPTIMAL and optimum.status == Status.OPTIMAL
+    assert result.objective == pytest.approx(optimum.objective)
+
+
 def test_progress_reporter_throttles_and_survives_a_failing_callback() -> None:
     events = []
 

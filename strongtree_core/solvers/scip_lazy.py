@@ -1,8 +1,9 @@
 """Lazy Benders cuts on SCIP through a constraint handler.
 
 The handler checks an integral solution with the model's separator and, when
-enforcing, adds each violated cut (4b) as a removable linear constraint
-(``addCons``, result CONSADDED); measured here, this kept about 650 cuts where
+enforcing, adds the violated cuts (4b), at most :data:`MAX_CUTS_PER_ROUND` of
+them, each as a removable linear constraint (``addCons``, result CONSADDED);
+measured here, this kept about 650 cuts where
 cuts added as LP rows aged out and were separated again 100,000 times.  SCIP
 must know in which direction the cuts lock each variable (``model.lazy_locks``:
 ``g`` up, ``b`` and ``w`` down) or dual reductions would fix variables wrongly;
@@ -20,6 +21,10 @@ from strongtree_core.formulation.arrays import ModelArrays
 from strongtree_core.solvers.outcome import INTEGRALITY_TOLERANCE
 
 HANDLER_NAME = "strongtree_lazy_cuts"
+#: Cuts added per enforcement at most (one is enough to reject a solution; SCIP asks
+#: again): on a million rows a single round of every violated cut, built term by term
+#: through pyscipopt, took 10 s, during which SCIP could answer neither its limit nor Stop.
+MAX_CUTS_PER_ROUND = 2000
 
 
 def make_lazy_cut_handler(pyscipopt: Any, model: ModelArrays, variables: list, errors: list[str]) -> Any:
@@ -63,13 +68,13 @@ def make_lazy_cut_handler(pyscipopt: Any, model: ModelArrays, variables: list, e
                 if A.shape[0] == 0:
                     return {"result": SCIP_RESULT.FEASIBLE}
                 A = A.tocsr()
-                for r in range(A.shape[0]):
+                for r in range(min(A.shape[0], MAX_CUTS_PER_ROUND)):
                     lo, hi = A.indptr[r], A.indptr[r + 1]
                     expr = quicksum(float(a) * variables[j] for j, a in zip(A.indices[lo:hi], A.data[lo:hi]))
                     lhs = None if not np.isfinite(lower[r]) else float(lower[r])
                     rhs = None if not np.isfinite(upper[r]) else float(upper[r])
                     self.model.addCons(pyscipopt.scip.ExprCons(expr, lhs=lhs, rhs=rhs), removable=True)
-                self.n_cuts += A.shape[0]
+                self.n_cuts += min(A.shape[0], MAX_CUTS_PER_ROUND)
                 return {"result": SCIP_RESULT.CONSADDED}
             except Exception as exc:  # noqa: BLE001 - an exception would abort SCIP
                 self._fail(exc)
