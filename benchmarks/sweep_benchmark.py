@@ -202,7 +202,7 @@ def wall_markdown(walls: dict[str, float], n: int, fit_seconds: dict[str, float]
 
 def write_svg(table: pd.DataFrame, path: Path) -> None:
     """Small multiples: one panel per dataset and notion, accuracy against measured gap, depth 2 and 3,
-    training (filled) and test (hollow) points of the frontier, the bound δ as a dotted line per point."""
+    training (filled) and test (hollow) points of the frontier (the bounds δ are in the frontier table, not drawn)."""
     front = frontiers_of(table)
     panels = [(d, n) for d in FRONTIER_DATASETS for n in NOTIONS]
     w, h, pad = 260, 200, 40
