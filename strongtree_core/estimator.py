@@ -435,7 +435,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             raise StrongTreeError(Y_NONE)
         fitted_on_frame = isinstance(X, pd.DataFrame)
         X = self._training_table(X)
-        n_columns, columns_in = X.shape[1], tuple(X.columns)
+        n_columns, columns_in = X.shape[1], tuple(X.columns.tolist())  # tolist: fast for Arrow-backed names
         n = len(X)
         if n == 0:
             raise StrongTreeError(NO_ROWS)
@@ -491,10 +491,12 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             positive_class=positive, side_constraints=tuple(constraints),
         )
 
+        feature_names = tuple(map(str, features.columns.tolist()))
+
         def make_tree(structure, record) -> FittedTree:
             return FittedTree.from_training(
                 structure=structure, encoding=plan, classes=tuple(classes.tolist()), target=_target_name(y),
-                X_binary=Xb, y_index=y_idx, record=record, feature_names=tuple(map(str, features.columns)),
+                X_binary=Xb, y_index=y_idx, record=record, feature_names=feature_names,
                 sample_weight=sample_weight,
             )
 

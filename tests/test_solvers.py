@@ -419,6 +419,22 @@ def test_scip_benders_adding_one_cut_per_round_reaches_the_same_optimum(monkeypa
     assert result.objective == pytest.approx(optimum.objective)
 
 
+def test_scip_does_not_start_a_model_it_cannot_read_in_the_time_left(monkeypatch) -> None:
+    pytest.importorskip("pyscipopt")
+    from strongtree_core.solvers import scip
+
+    built = build_model(SMALL[(0, False)], TreeSpec(depth=2), "flow")
+    nnz = built.arrays.A.nnz
+    monkeypatch.setattr(scip, "READ_NONZEROS_PER_SECOND", nnz / 100.0)  # 100 s to read
+    t0 = time.perf_counter()
+    result = BACKENDS["scip"].solve(built.arrays, SolveOptions(time_limit=10))
+    assert time.perf_counter() - t0 < 5
+    assert result.status == Status.TIME_LIMIT_NO_TREE
+    assert result.message.startswith(f"SCIP was not started: reading a model of {nnz:,} non-zeros takes about 100 s, more than the")
+    monkeypatch.setattr(scip, "READ_NONZEROS_PER_SECOND", nnz / 1.0)  # 1 s: read and solved
+    assert BACKENDS["scip"].solve(built.arrays, SolveOptions(time_limit=10)).status == Status.OPTIMAL
+
+
 def test_progress_reporter_throttles_and_survives_a_failing_callback() -> None:
     events = []
 

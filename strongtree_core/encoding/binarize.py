@@ -300,9 +300,10 @@ def _plain_flags(df: pd.DataFrame, names: list) -> dict:
     fit and transform 0.5 s, where one column at a time took 6 s); every other column, and any column
     with a missing or other value, takes the general path with its checks and messages.
     """
+    dtypes = dict(zip(df.columns.tolist(), df.dtypes.tolist()))  # one lookup, not a Series per column
     numeric = [
         c for c in names
-        if pd.api.types.is_numeric_dtype(df[c].dtype) and not pd.api.types.is_bool_dtype(df[c].dtype)
+        if pd.api.types.is_numeric_dtype(dtypes[c]) and not pd.api.types.is_bool_dtype(dtypes[c])
     ]
     found: dict = {}
     for start in range(0, len(numeric), FLAG_CHUNK):
