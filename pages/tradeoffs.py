@@ -20,6 +20,7 @@ from studio.sweeps import (
     check_sweep,
     csv_bytes,
     frontier_figure,
+    picked_point,
     points_table,
     point_label,
     point_run,
@@ -34,6 +35,8 @@ from studio.words import POINTS_NOTE, count_of, fmt, status_word
 #: sweep shown instead (None: the session's own), a note for the next run, and a page change.
 SWEEP_JOB, SWEEP_STARTED, SWEEP_SHOWN, SWEEP_NOTICE, GOTO_TREE = (
     "sweep_job_id", "sweep_started", "sweep_shown", "_sweep_notice", "_sweep_goto_tree")
+#: The frontier chart's key, and the (sweep, point) whose click was last acted on.
+FRONTIER_KEY, FRONTIER_SEEN = "tradeoffs.frontier", "_tradeoffs_frontier_seen"
 #: Seconds between refreshes of the progress, and of the figure and the table, while a sweep runs.
 STATUS_POLL, DRAWING_POLL = 1.0, 2.0
 DEPTHS = (1, 2, 3, 4, 5)
@@ -190,40 +193,6 @@ def render_status() -> None:
         st.rerun()  # the whole page: buttons, outcome and the point list follow
 
 
-def render_points() -> None:
-    rows, meta, _ = sweep_on_screen()
-    if not rows:
-        if meta is not None and (shown_id or active):
-            st.caption(MSG_NO_POINTS)
-        return
-    points = points_table(rows)
-    bounds = (meta or {}).get("config", {}).get("grid", {}).get("bounds", [])
-    st.plotly_chart(frontier_figure(points, [float(b) for b in bounds]), width="stretch",
-                    config={"displayModeBar": False})
-    st.caption("Accuracy against the measured gap of each point's own notion: one colour per notion, the line "
-               "joins the training frontier (no other point is both more accurate and fairer). Filled circles are "
-               "proven optimal; open diamonds are the best trees found before the time limit or Stop. Dotted "
-               "lines mark the bounds δ. " + POINTS_NOTE)
-    # A table that wraps its cells (a data grid would cut them at a projector's width).
-    st.table(md_table(shown_table(points).set_index("point")), height=min(40 + 31 * len(points), 460))
-
-
-if shown_id == 0 and snapshot is not None:
-    st.fragment(run_every=STATUS_POLL if active else None)(render_status)()
-    if not active:
-        if snapshot.main.error:
-            st.error(md(snapshot.main.error), icon=":material/error:")
-        elif snapshot.state == "failed" and snapshot.message:
-            st.error(md(snapshot.message), icon=":material/error:")
-        elif snapshot.message:
-            st.warning(md(snapshot.message), icon=":material/warning:")
-        if snapshot.outcome is not None and snapshot.outcome.error:
-            st.warning(md(snapshot.outcome.error), icon=":material/warning:")
-elif shown_id == 0:
-    st.info(MSG_NO_SWEEP, icon=":material/info:")
-st.fragment(run_every=DRAWING_POLL if active and shown_id == 0 else None)(render_points)()
-
-
 def open_point(meta: dict, row: dict) -> None:
     """Store the point's tree as a run of this session and show it on the Tree page."""
     if not isinstance(row.get("tree"), str):
@@ -242,6 +211,52 @@ def open_point(meta: dict, row: dict) -> None:
         return
     st.session_state["view_run"] = run_id
     st.session_state[GOTO_TREE] = True
+
+
+def render_points() -> None:
+    rows, meta, _ = sweep_on_screen()
+    if not rows:
+        if meta is not None and (shown_id or active):
+            st.caption(MSG_NO_POINTS)
+        return
+    points = points_table(rows)
+    bounds = (meta or {}).get("config", {}).get("grid", {}).get("bounds", [])
+    clicked = st.plotly_chart(frontier_figure(points, [float(b) for b in bounds]), width="stretch",
+                              config={"displayModeBar": False}, key=FRONTIER_KEY, on_select="rerun",
+                              selection_mode="points")
+    picked = picked_point(clicked)
+    seen = (shown_id, picked)
+    if picked is None:
+        st.session_state.pop(FRONTIER_SEEN, None)  # no selection (e.g. back from the Tree page): the next click counts
+    elif seen != st.session_state.get(FRONTIER_SEEN):
+        # A click on a point opens its tree once the sweep has ended (a click is acted on once).
+        st.session_state[FRONTIER_SEEN] = seen
+        row = {int(r["point"]): r for r in points.to_dict("records")}.get(picked)
+        if row is not None and meta is not None and not active:
+            open_point(meta, row)
+            st.rerun()
+    st.caption("Accuracy against the measured gap of each point's own notion: one colour per notion, the line "
+               "joins the training frontier (no other point is both more accurate and fairer). Filled circles are "
+               "proven optimal; open diamonds are the best trees found before the time limit or Stop. Dotted "
+               "lines mark the bounds δ. Click a point to open its tree. " + POINTS_NOTE)
+    # A table that wraps its cells (a data grid would cut them at a projector's width).
+    st.table(md_table(shown_table(points).set_index("point")), height=min(40 + 31 * len(points), 460))
+
+
+if shown_id == 0 and snapshot is not None:
+    st.fragment(run_every=STATUS_POLL if active else None)(render_status)()
+    if not active:
+        if snapshot.main.error:
+            st.error(md(snapshot.main.error), icon=":material/error:")
+        elif snapshot.state == "failed" and snapshot.message:
+            st.error(md(snapshot.message), icon=":material/error:")
+        elif snapshot.message:
+            st.warning(md(snapshot.message), icon=":material/warning:")
+        if snapshot.outcome is not None and snapshot.outcome.error:
+            st.warning(md(snapshot.outcome.error), icon=":material/warning:")
+elif shown_id == 0:
+    st.info(MSG_NO_SWEEP, icon=":material/info:")
+st.fragment(run_every=DRAWING_POLL if active and shown_id == 0 else None)(render_points)()
 
 
 if not (shown_id == 0 and active):

@@ -319,6 +319,23 @@ def plotted(table: pd.DataFrame, part: str) -> pd.DataFrame:
     return table[keep]
 
 
+def picked_point(selection) -> int | None:
+    """The point a click on the frontier selected (its number, from the marker's
+    ``customdata``), or None: lines and the δ lines carry no point."""
+    try:
+        points = selection["selection"]["points"]
+    except (KeyError, TypeError):
+        return None
+    for point in points or ():
+        data = point.get("customdata") if isinstance(point, dict) else None
+        if isinstance(data, (list, tuple)) and len(data) >= 2:
+            try:
+                return int(data[1])
+            except (TypeError, ValueError):
+                continue
+    return None
+
+
 def frontier_figure(table: pd.DataFrame, bounds: Sequence[float]):
     """Accuracy against the measured gap of each point's own notion, on the training rows and
     (when there are test rows) the test rows side by side: one colour per notion, the training

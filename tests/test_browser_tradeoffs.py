@@ -1,6 +1,7 @@
 """The Trade-offs page in a real browser: a tiny sweep runs in the background, its frontier
 is drawn with proven optima marked, nothing is cut off at 1440x900 or 1280x720, and a
-point's tree opens on the Tree page.  Screenshots as in test_browser.py."""
+point's tree opens on the Tree page, from the button and by a click on the point.
+Screenshots as in test_browser.py."""
 
 from test_browser import (  # noqa: F401 (fixtures: a server, a browser and a fresh session on it)
     DESKTOP,
@@ -51,3 +52,21 @@ def test_a_tiny_sweep_draws_its_frontier_and_opens_a_point(visit):
     main.get_by_role("button", name="Open its tree").click()
     expect(page.get_by_role("heading", name="Tree", exact=True)).to_be_visible()
     expect(page.locator("svg.strongtree g.node").first).to_be_visible()
+    # A click on a point of the frontier opens its tree too.
+    nav(page, "Trade-offs")
+    chart = page.locator('[data-testid="stMain"] [data-testid="stPlotlyChart"]')
+    point = chart.locator(".scatterlayer path.point").first
+    expect(point).to_be_visible(timeout=30_000)
+    point.scroll_into_view_if_needed()
+    box = point.bounding_box()  # plotly's drag layer lies over its markers and takes the click
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    expect(page.get_by_role("heading", name="Tree", exact=True)).to_be_visible(timeout=30_000)
+    expect(page.locator("svg.strongtree g.node").first).to_be_visible()
+    # Back on the page, the same point opens it again.
+    nav(page, "Trade-offs")
+    point = page.locator('[data-testid="stMain"] [data-testid="stPlotlyChart"] .scatterlayer path.point').first
+    expect(point).to_be_visible(timeout=30_000)
+    point.scroll_into_view_if_needed()
+    box = point.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    expect(page.get_by_role("heading", name="Tree", exact=True)).to_be_visible(timeout=30_000)

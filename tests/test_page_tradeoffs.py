@@ -229,3 +229,15 @@ def test_the_grid_check_is_independent_of_the_page():
     train, test = spec.cv[0]
     assert len(train) == 600 and len(test) == 200 and np.intersect1d(train, test).size == 0
     assert "hired" not in spec.X.columns and "gender" in spec.X.columns  # protected: measured, never split on
+
+
+def test_a_click_on_the_frontier_names_its_point_and_nothing_else_does():
+    from studio.sweeps import picked_point
+
+    marker = {"curve_number": 2, "point_index": 0, "customdata": ["Point 4 · hover text", 4]}
+    line = {"curve_number": 0, "point_index": 1}  # the frontier line and the δ lines carry no point
+    assert picked_point({"selection": {"points": [line, marker]}}) == 4
+    assert picked_point({"selection": {"points": [line]}}) is None
+    assert picked_point({"selection": {"points": []}}) is None
+    assert picked_point(None) is None
+    assert picked_point({"selection": {"points": [{"customdata": ["text", "not a number"]}]}}) is None
