@@ -676,7 +676,9 @@ def test_four_users_solving_while_a_fifth_loads_a_page(busy_server, browser):
         for session in solvers:
             session.page.get_by_role("button", name="Stop").click()
         for session in solvers:
-            outcome = wait_for_outcome(session.page, 60_000).inner_text()
+            # Four stopped solves then finish their comparison trees and are measured and stored
+            # together on two cores: seen once in ten runs to take longer than 60 s.
+            outcome = wait_for_outcome(session.page, 120_000).inner_text()
             assert outcome.startswith(("Stopped (not proven)", "Proven optimal")), outcome
     finally:
         for session in solvers + ([newcomer] if newcomer else []):
