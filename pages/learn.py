@@ -31,7 +31,7 @@ from studio.learn_view import (
 from studio.markup import md, md_table
 from studio.services import job_registry
 from studio.state import field
-from studio.views import job_state_badge, queue_message
+from studio.views import job_ending, job_state_badge, queue_message
 from studio.words import COMPARISON_STEP, fmt
 
 #: Session keys: the durable choices, this session's comparison job and the choices it was started with.
@@ -154,13 +154,8 @@ def render_live() -> None:
 
 def render_result() -> None:
     started = st.session_state.get(LEARN_STARTED) or {}
-    if snapshot.state == "cancelled":
-        st.info(md(snapshot.message), icon=":material/cancel:")
+    if job_ending(snapshot):
         return
-    if snapshot.main.error:
-        st.error(md(snapshot.main.error), icon=":material/error:")
-    elif snapshot.state == "failed":
-        st.error(md(snapshot.message), icon=":material/error:")
     if snapshot.main.result is None:
         return
     result = ComparisonResult.from_json(snapshot.main.result)

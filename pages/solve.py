@@ -16,7 +16,7 @@ from studio.sidebar import SHOWN_ACTIVE, SHOWN_STATE
 from studio.stale import stale_message
 from studio.state import current_settings
 from studio.treeview import legend_html, tree_panel, tree_svg
-from studio.views import job_state_badge, job_state_key, progress_view, queue_message
+from studio.views import job_ending, job_state_badge, job_state_key, progress_view, queue_message
 from studio.words import (
     JOB_STATE,
     backend_words,
@@ -185,13 +185,8 @@ def render_tree() -> None:
 
 def render_outcome() -> None:
     """How the finished solve ended, in words, with links to the results."""
-    if snapshot.state == "cancelled":
-        st.info(md(snapshot.message), icon=":material/cancel:")
+    if job_ending(snapshot):
         return
-    if snapshot.main.error:
-        st.error(md(snapshot.main.error), icon=":material/error:")
-    elif snapshot.state == "failed":
-        st.error(md(snapshot.message), icon=":material/error:")
     outcome = snapshot.outcome
     if snapshot.main.result is not None:
         record = tree_from_json(snapshot.main.result).record

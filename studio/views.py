@@ -54,6 +54,21 @@ def job_state_badge(snapshot: JobSnapshot) -> None:
     st.badge(label, icon=word.icon, color=word.colour)
 
 
+def job_ending(snapshot: JobSnapshot) -> bool:
+    """Say how a job that did not give its result ended (cancelled, an error, a failed
+    worker); True when it was cancelled before it started (nothing else to show)."""
+    from studio.markup import md
+
+    if snapshot.state == "cancelled":
+        st.info(md(snapshot.message), icon=":material/cancel:")
+        return True
+    if snapshot.main.error:
+        st.error(md(snapshot.main.error), icon=":material/error:")
+    elif snapshot.state == "failed":
+        st.error(md(snapshot.message), icon=":material/error:")
+    return False
+
+
 def status_badge(status: str) -> None:
     """A coloured badge with a solve status in words."""
     word = status_word(status)
