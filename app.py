@@ -1,51 +1,12 @@
-"""StrongTree Studio: provably optimal, fair classification trees.
+"""StrongTree Studio: ``streamlit run app.py`` from this folder.
 
-Run with ``streamlit run app.py``.  This entrypoint is the router plus the
-widgets every page shares (the sidebar summary); each page in ``pages/``
-gathers inputs, makes one call into ``strongtree_core`` and renders.
-
-Streamlit runs this file as ``__main__``, so the solve worker processes
-(multiprocessing's spawn start method) import it as ``__mp_main__``: the guard
-below keeps them from running the app.
+The dashboard lives in the package :mod:`strongtree_studio` (its pages in
+``strongtree_studio/screens/``); this file only starts it.  Solve workers
+(multiprocessing's spawn start method) import this file as ``__mp_main__``:
+the guard keeps them from running the app.
 """
 
-from pathlib import Path
-
-#: The browser tab's icon, served by this server.
-ICON = Path(__file__).resolve().parent / "studio" / "assets" / "icon.png"
-
-
-def main() -> None:
-    import streamlit as st
-
-    from studio.actions import GOTO_SOLVE
-    from studio.sidebar import render_sidebar
-    from studio.state import init_state
-    from studio.style import apply_style
-
-    # A file, not a Material icon: Streamlit fetches those from an internet font host (fails offline).
-    st.set_page_config(page_title="StrongTree Studio", page_icon=str(ICON), layout="wide")
-    apply_style()
-    init_state()
-    page = st.navigation(
-        [
-            st.Page("pages/data.py", title="Data", icon=":material/table_chart:", default=True),
-            st.Page("pages/model.py", title="Model", icon=":material/tune:"),
-            st.Page("pages/solve.py", title="Solve", icon=":material/play_circle:"),
-            st.Page("pages/tree.py", title="Tree", icon=":material/account_tree:"),
-            st.Page("pages/fairness.py", title="Fairness & performance", icon=":material/balance:"),
-            st.Page("pages/tradeoffs.py", title="Trade-offs", icon=":material/show_chart:"),
-            st.Page("pages/runs.py", title="Runs", icon=":material/history:"),
-            st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
-        ]
-    )
-    # Drawn before the page: nothing can be drawn after a page's st.stop(). Choices
-    # reach the durable state in widget callbacks, which run before the script.
-    if st.session_state.pop(GOTO_SOLVE, False) and page.url_path != "solve":  # the live demo was started
-        st.switch_page("pages/solve.py")
-    render_sidebar(live=page.url_path != "solve")  # the Solve page polls the solve itself
-    page.run()
-
-
 if __name__ == "__main__":
+    from strongtree_studio.app import main
+
     main()

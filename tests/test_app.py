@@ -12,9 +12,9 @@ import streamlit as st
 from hostile import hazards
 from streamlit.testing.v1 import AppTest, element_tree
 
-from studio.config import ERR_BOTH_ROLES, ERR_FAIRNESS_NEEDS_GROUP, Roles, SplitConfig, split_table
-from studio.demo_data import make_hiring
-from studio.explain import (
+from strongtree_studio.config import ERR_BOTH_ROLES, ERR_FAIRNESS_NEEDS_GROUP, Roles, SplitConfig, split_table
+from strongtree_studio.demo_data import make_hiring
+from strongtree_studio.explain import (
     MSG_LAST_TREE_KEPT,
     MSG_LEGACY_HISTORY,
     MSG_NO_RUNS,
@@ -22,8 +22,8 @@ from studio.explain import (
     MSG_NOT_YOURS,
     OWNERSHIP_HELP,
 )
-from studio.jobs import MSG_CRASHED
-from studio.loading import (
+from strongtree_studio.jobs import MSG_CRASHED
+from strongtree_studio.loading import (
     ERR_BINARY,
     ERR_EMPTY,
     ERR_EXCEL_DAMAGED,
@@ -33,15 +33,15 @@ from studio.loading import (
     LoadError,
     read_table,
 )
-from studio.markup import md
-from studio.outcome import ERR_SAVE
-from studio.runs import ERR_NO_RUN, RunStore, RunStoreError
-from studio.services import job_registry
-from studio.shown import MSG_RUN_GONE, roles_from_config, tree_from_json
-from studio.state import GENERATIONS, LoadedTable
+from strongtree_studio.markup import md
+from strongtree_studio.outcome import ERR_SAVE
+from strongtree_studio.runs import ERR_NO_RUN, RunStore, RunStoreError
+from strongtree_studio.services import job_registry
+from strongtree_studio.shown import MSG_RUN_GONE, roles_from_config, tree_from_json
+from strongtree_studio.state import GENERATIONS, LoadedTable
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ("pages/data.py", "pages/model.py", "pages/solve.py", "pages/tree.py", "pages/fairness.py", "pages/runs.py")
+PAGES = ("strongtree_studio/screens/data.py", "strongtree_studio/screens/model.py", "strongtree_studio/screens/solve.py", "strongtree_studio/screens/tree.py", "strongtree_studio/screens/fairness.py", "strongtree_studio/screens/runs.py")
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -88,7 +88,7 @@ def hiring_csv(n_rows: int = 300) -> bytes:
 
 
 def drawings(at: AppTest) -> list[str]:
-    """The trees drawn on the page (SVG written by studio.treeview)."""
+    """The trees drawn on the page (SVG written by strongtree_studio.treeview)."""
     return [m.value for m in at.markdown if m.proto.allow_html and 'class="strongtree"' in m.value]
 
 
@@ -103,7 +103,7 @@ def test_every_page_renders_before_a_table_is_chosen():
     for page in PAGES[1:]:
         goto(at, page)
         assert not at.error, [e.value for e in at.error]
-    goto(at, "pages/tree.py")
+    goto(at, "strongtree_studio/screens/tree.py")
     assert "No tree yet" in at.info[0].value
 
 
@@ -132,18 +132,18 @@ def test_choices_survive_page_changes_and_problems_block_the_solve():
     at = new_app()
     at.button(key="data.load_demo").click().run()
     at.multiselect(key=role(at, "protected")).set_value([]).run()
-    goto(at, "pages/model.py")
+    goto(at, "strongtree_studio/screens/model.py")
     at.slider(key="model.depth").set_value(3).run()
     at.multiselect(key="model.fairness").set_value(["statistical_parity"]).run()
-    goto(at, "pages/data.py")
-    goto(at, "pages/model.py")
+    goto(at, "strongtree_studio/screens/data.py")
+    goto(at, "strongtree_studio/screens/model.py")
     assert at.slider(key="model.depth").value == 3
     assert at.multiselect(key="model.fairness").value == ["statistical_parity"]
-    goto(at, "pages/solve.py")
+    goto(at, "strongtree_studio/screens/solve.py")
     assert [e.value for e in at.error] == [md(ERR_FAIRNESS_NEEDS_GROUP)]
     assert at.button(key="solve.start").disabled
 
-    goto(at, "pages/data.py")  # another table: the role widgets follow it
+    goto(at, "strongtree_studio/screens/data.py")  # another table: the role widgets follow it
     at.selectbox(key="data.demo").set_value("Iris (scikit-learn)").run()
     at.button(key="data.load_demo").click().run()
     assert at.selectbox(key=role(at, "target")).value == "species"
@@ -154,19 +154,19 @@ def test_choices_survive_page_changes_and_problems_block_the_solve():
 def test_solve_stop_then_tree_fairness_and_runs():
     at = new_app()
     at.button(key="data.load_demo").click().run()  # the hiring table: gender protected, education legitimate
-    goto(at, "pages/model.py")
+    goto(at, "strongtree_studio/screens/model.py")
     at.selectbox(key="model.formulation").set_value("flow").run()
     at.multiselect(key="model.fairness").set_value(["statistical_parity"]).run()
     at.slider(key="model.fairness_bound").set_value(2.0).run()  # percentage points  # tight: not proven before Stop
     at.number_input(key="model.time_limit").set_value(120.0).run()
-    goto(at, "pages/solve.py")
+    goto(at, "strongtree_studio/screens/solve.py")
     at.button(key="solve.start").click().run()
     poll(at, lambda a: len(drawings(a)) > 0)  # the first tree is drawn while solving
     assert "<svg" in drawings(at)[0]
     poll(at, lambda a: len(a.get("vega_lite_chart")) > 0)  # the convergence chart is shown
 
-    goto(at, "pages/data.py")  # leaving the page does not end the solve
-    goto(at, "pages/solve.py")
+    goto(at, "strongtree_studio/screens/data.py")  # leaving the page does not end the solve
+    goto(at, "strongtree_studio/screens/solve.py")
     assert not at.button(key="solve.stop").disabled
     at.button(key="solve.stop").click().run()
     poll(at, lambda a: outcome_text(a) != "", timeout=60)
@@ -178,7 +178,7 @@ def test_solve_stop_then_tree_fairness_and_runs():
     roles = roles_from_config(entry.config)
     train = split_table(at.session_state["table"].frame, roles, SplitConfig(**entry.config["split"])).train
 
-    goto(at, "pages/tree.py")
+    goto(at, "strongtree_studio/screens/tree.py")
     at.number_input(key="tree.row").set_value(5).run()
     svg = drawings(at)[0]
     path = tree.decision_path(train.iloc[[5]])
@@ -187,7 +187,7 @@ def test_solve_stop_then_tree_fairness_and_runs():
     at.toggle(key="tree.mix").set_value(True).run()
     assert "female" in drawings(at)[0]
 
-    goto(at, "pages/fairness.py")
+    goto(at, "strongtree_studio/screens/fairness.py")
     card = next(m for m in at.metric if m.label == "Statistical parity · training rows")
     predicted = tree.predict(train) == "yes"
     rates = [predicted[(train["gender"] == g).to_numpy()].mean() for g in ("female", "male")]
@@ -195,7 +195,7 @@ def test_solve_stop_then_tree_fairness_and_runs():
     assert float(card.value.removesuffix(" pp")) == pytest.approx(100 * abs(rates[0] - rates[1]), abs=0.05)
     assert float(card.value.removesuffix(" pp")) <= 2.0 + 1e-9
 
-    goto(at, "pages/runs.py")
+    goto(at, "strongtree_studio/screens/runs.py")
     at.multiselect(key="runs.pick").set_value([snapshot.run_id]).run()
     at.button(key="runs.open").click().run()
     assert at.session_state["view_run"] == snapshot.run_id
@@ -207,26 +207,26 @@ def test_solve_stop_then_tree_fairness_and_runs():
 def test_infeasible_constraints_are_a_message_on_the_solve_page():
     at = new_app()
     at.button(key="data.load_demo").click().run()
-    goto(at, "pages/model.py")
+    goto(at, "strongtree_studio/screens/model.py")
     at.slider(key="model.depth").set_value(1).run()
     at.number_input(key="model.min_recall").set_value(1.0).run()
     at.number_input(key="model.min_specificity").set_value(1.0).run()
-    goto(at, "pages/solve.py")
+    goto(at, "strongtree_studio/screens/solve.py")
     at.button(key="solve.start").click().run()
     poll(at, lambda a: len(a.error) > 0)
     assert at.error[0].value.startswith("No tree of depth 1 satisfies all the constraints together")
     assert not at.exception and not at.success
-    goto(at, "pages/tree.py")
+    goto(at, "strongtree_studio/screens/tree.py")
     assert at.info[0].value.startswith("The last solve has no tree to show.")
 
 
 def stored_runs(owner: str, depths=(1, 2)) -> list[int]:
     """Runs of the hiring table at these depths, saved in the history under ``owner``."""
     from strongtree_core import StrongTreeClassifier
-    from studio.config import ModelConfig, Roles
-    from studio.loading import fingerprint
-    from studio.outcome import SolveContext, build_entry
-    from studio.services import run_store
+    from strongtree_studio.config import ModelConfig, Roles
+    from strongtree_studio.loading import fingerprint
+    from strongtree_studio.outcome import SolveContext, build_entry
+    from strongtree_studio.services import run_store
 
     frame = make_hiring(200, seed=4)
     roles = Roles("hired", "yes", ("gender",))
@@ -243,7 +243,7 @@ def stored_runs(owner: str, depths=(1, 2)) -> list[int]:
 
 def test_runs_page_compares_two_stored_runs():
     ids = stored_runs("workspace:compare team")
-    at = goto(new_app(), "pages/runs.py")
+    at = goto(new_app(), "strongtree_studio/screens/runs.py")
     at.text_input(key="runs.workspace").input("  compare   team ").run()
     assert at.session_state["workspace"] == "compare team"
     at.multiselect(key="runs.pick").set_value(ids).run()
@@ -358,30 +358,30 @@ def test_hostile_names_never_become_markup_on_any_page():
     assert not at.error
     scan(at, hostile.FILE_NAME)
 
-    goto(at, "pages/model.py")
+    goto(at, "strongtree_studio/screens/model.py")
     at.multiselect(key="model.fairness").set_value(["statistical_parity"]).run()
     at.slider(key="model.fairness_bound").set_value(20.0).run()
     scan(at)
-    goto(at, "pages/solve.py")
+    goto(at, "strongtree_studio/screens/solve.py")
     scan(at, hostile.FILE_NAME, hostile.TARGET)
     at.button(key="solve.start").click().run()
     poll(at, lambda a: len(a.success) > 0)
     scan(at, hostile.TARGET)
     first = at.session_state["job_id"]
 
-    goto(at, "pages/tree.py")
+    goto(at, "strongtree_studio/screens/tree.py")
     at.toggle(key="tree.mix").set_value(True).run()
     assert drawings(at)
     scan(at, hostile.FILE_NAME)
-    goto(at, "pages/fairness.py")
+    goto(at, "strongtree_studio/screens/fairness.py")
     scan(at, hostile.FILE_NAME, *hostile.GROUP_VALUES)
 
-    goto(at, "pages/model.py")  # a second run, to compare
+    goto(at, "strongtree_studio/screens/model.py")  # a second run, to compare
     at.slider(key="model.depth").set_value(1).run()
-    goto(at, "pages/solve.py")
+    goto(at, "strongtree_studio/screens/solve.py")
     at.button(key="solve.start").click().run()
     poll(at, lambda a: len(a.success) > 0 and a.session_state["job_id"] != first)
-    goto(at, "pages/runs.py")
+    goto(at, "strongtree_studio/screens/runs.py")
     ids = [job_registry().snapshot(job).run_id for job in (first, at.session_state["job_id"])]
     at.multiselect(key="runs.pick").set_value(ids).run()
     at.toggle(key="runs.only_diff").set_value(False).run()
@@ -409,9 +409,9 @@ def history_at(path: Path):
 def quick_solve(at: AppTest) -> AppTest:
     """Solve the built-in hiring table at depth 1 (exact in well under a second)."""
     at.button(key="data.load_demo").click().run()
-    goto(at, "pages/model.py")
+    goto(at, "strongtree_studio/screens/model.py")
     at.slider(key="model.depth").set_value(1).run()
-    goto(at, "pages/solve.py")
+    goto(at, "strongtree_studio/screens/solve.py")
     at.button(key="solve.start").click().run()
     return poll(at, lambda a: outcome_text(a) != "")
 
@@ -440,21 +440,21 @@ def test_a_run_that_cannot_be_stored_is_a_warning_on_the_solve_page(tmp_path, ca
         at = quick_solve(new_app())
         assert [w.value for w in at.warning] == [md(ERR_SAVE.format(reason=err.value))]
         assert "Proven optimal" in at.success[0].value  # the tree is still there
-        goto(at, "pages/tree.py")
+        goto(at, "strongtree_studio/screens/tree.py")
         assert drawings(at) and "unsaved run" in at.caption[0].value
-        goto(at, "pages/runs.py")
+        goto(at, "strongtree_studio/screens/runs.py")
         assert [e.value for e in at.error] == [md(err.value)]
 
 
 def test_deleting_the_run_on_screen_takes_it_off_the_tree_and_fairness_pages():
     at = quick_solve(new_app())
     run_id = job_registry().snapshot(at.session_state["job_id"]).run_id
-    goto(at, "pages/tree.py")
+    goto(at, "strongtree_studio/screens/tree.py")
     assert drawings(at)
-    goto(at, "pages/runs.py")
+    goto(at, "strongtree_studio/screens/runs.py")
     at.multiselect(key="runs.pick").set_value([run_id]).run()
     at.button(key="runs.delete").click().run()
-    for page in ("pages/tree.py", "pages/fairness.py"):
+    for page in ("strongtree_studio/screens/tree.py", "strongtree_studio/screens/fairness.py"):
         goto(at, page)
         assert [i.value for i in at.info] == [MSG_RUN_GONE.format(run_id=run_id)]
         assert not drawings(at) and not at.metric
@@ -463,39 +463,39 @@ def test_deleting_the_run_on_screen_takes_it_off_the_tree_and_fairness_pages():
 def test_runs_belong_to_their_session_or_workspace_unless_shared():
     mine = quick_solve(new_app())
     run_id = job_registry().snapshot(mine.session_state["job_id"]).run_id
-    goto(mine, "pages/runs.py")
+    goto(mine, "strongtree_studio/screens/runs.py")
     assert OWNERSHIP_HELP in [m.value for m in mine.markdown]
     assert mine.multiselect(key="runs.pick").options == [option(mine, run_id)]
 
-    other = goto(new_app(), "pages/runs.py")  # another browser session
+    other = goto(new_app(), "strongtree_studio/screens/runs.py")  # another browser session
     assert [i.value for i in other.info] == [MSG_NO_RUNS]
     other.session_state["view_run"] = run_id  # naming the run does not open it
-    goto(other, "pages/tree.py")
+    goto(other, "strongtree_studio/screens/tree.py")
     assert [i.value for i in other.info] == [md(ERR_NO_RUN.format(run_id=run_id))]
     other.session_state["view_run"] = None
 
     mine.multiselect(key="runs.pick").set_value([run_id]).run()
     mine.button(key="runs.share").click().run()
-    goto(other, "pages/runs.py")
+    goto(other, "strongtree_studio/screens/runs.py")
     assert other.multiselect(key="runs.pick").options == [option(other, run_id)]
     other.multiselect(key="runs.pick").set_value([run_id]).run()
     assert other.button(key="runs.delete").disabled and other.button(key="runs.share").disabled
     assert MSG_NOT_YOURS in [c.value for c in other.caption]
     other.button(key="runs.open").click().run()
-    goto(other, "pages/tree.py")
+    goto(other, "strongtree_studio/screens/tree.py")
     assert drawings(other)  # a shared run opens everywhere
 
-    goto(mine, "pages/runs.py")
+    goto(mine, "strongtree_studio/screens/runs.py")
     mine.multiselect(key="runs.pick").set_value([run_id]).run()
     assert mine.button(key="runs.share").label == "Stop sharing"
     mine.button(key="runs.share").click().run()
-    goto(other, "pages/tree.py")
+    goto(other, "strongtree_studio/screens/tree.py")
     assert [i.value for i in other.info] == [md(ERR_NO_RUN.format(run_id=run_id))]
 
     mine.text_input(key="runs.workspace").input("audit 2025").run()  # keep it in a named workspace
     mine.multiselect(key="runs.pick").set_value([run_id]).run()
     mine.button(key="runs.move").click().run()
-    colleague = goto(new_app(), "pages/runs.py")
+    colleague = goto(new_app(), "strongtree_studio/screens/runs.py")
     assert [i.value for i in colleague.info] == [MSG_NO_RUNS]
     colleague.text_input(key="runs.workspace").input("audit 2025").run()
     assert colleague.multiselect(key="runs.pick").options == [option(colleague, run_id)]
@@ -511,7 +511,7 @@ def option(at: AppTest, run_id: int) -> str:
 
 def test_the_sidebar_escapes_the_table_and_its_roles():
     def sidebar_only():
-        from studio.sidebar import render_sidebar
+        from strongtree_studio.sidebar import render_sidebar
 
         render_sidebar()
 
@@ -558,14 +558,14 @@ def test_a_latin1_upload_reads_its_letters_and_says_which_encoding():
 def test_a_lost_worker_leaves_its_last_tree_on_the_solve_and_tree_pages():
     at = new_app()
     at.button(key="data.load_demo").click().run()
-    goto(at, "pages/model.py")  # FlowOCT at depth 3: seconds between its first tree and its proof
+    goto(at, "strongtree_studio/screens/model.py")  # FlowOCT at depth 3: seconds between its first tree and its proof
     at.slider(key="model.depth").set_value(3).run()
     at.selectbox(key="model.formulation").set_value("flow").run()
     at.multiselect(key="model.fairness").set_value(["statistical_parity"]).run()
     at.slider(key="model.fairness_bound").set_value(2.0).run()  # percentage points
     at.number_input(key="model.n_buckets").set_value(10).run()
     at.number_input(key="model.time_limit").set_value(120.0).run()
-    goto(at, "pages/solve.py")
+    goto(at, "strongtree_studio/screens/solve.py")
     at.button(key="solve.start").click().run()
     job_id = at.session_state["job_id"]
     poll(at, lambda a: job_registry().snapshot(job_id).main.tree is not None)
@@ -575,16 +575,16 @@ def test_a_lost_worker_leaves_its_last_tree_on_the_solve_and_tree_pages():
     assert [e.value for e in at.error] == [md(MSG_CRASHED.format(code=-9))]
     assert [w.value for w in at.warning] == [MSG_LAST_TREE_KEPT.format(stored=f" as run {snapshot.run_id}")]
     assert not at.success
-    goto(at, "pages/tree.py")
+    goto(at, "strongtree_studio/screens/tree.py")
     assert drawings(at) and any("Ended early (not proven)" in m.value for m in at.markdown)  # the status badge
 
 
 def test_the_runs_page_points_to_a_history_left_in_the_old_place(tmp_path, monkeypatch):
-    from studio import runs
+    from strongtree_studio import runs
 
     old = tmp_path / "runs" / "runs.sqlite3"
     monkeypatch.setattr(runs, "LEGACY_DB", old)
-    at = goto(new_app(), "pages/runs.py")
+    at = goto(new_app(), "strongtree_studio/screens/runs.py")
     assert not any(c.value.startswith("Runs of earlier versions") for c in at.caption)
     RunStore(old)
     at.run()
@@ -592,7 +592,7 @@ def test_the_runs_page_points_to_a_history_left_in_the_old_place(tmp_path, monke
 
 
 def test_the_live_demo_loads_its_table_and_preset_and_solves():
-    from studio.demo_data import DEMO
+    from strongtree_studio.demo_data import DEMO
 
     at = new_app()
     at.button(key="data.start_demo").click().run()
@@ -606,15 +606,15 @@ def test_the_live_demo_loads_its_table_and_preset_and_solves():
 
 
 def test_a_stale_result_is_labelled_with_what_changed():
-    from studio.stale import stale_message
+    from strongtree_studio.stale import stale_message
 
     at = quick_solve(new_app())  # depth 1
-    goto(at, "pages/tree.py")
+    goto(at, "strongtree_studio/screens/tree.py")
     assert not at.warning
     then = at.session_state["job_settings"]
-    goto(at, "pages/model.py")
+    goto(at, "strongtree_studio/screens/model.py")
     at.slider(key="model.depth").set_value(2).run()
-    for page in ("pages/solve.py", "pages/tree.py", "pages/fairness.py"):
+    for page in ("strongtree_studio/screens/solve.py", "strongtree_studio/screens/tree.py", "strongtree_studio/screens/fairness.py"):
         goto(at, page)
         labels = [w.value for w in at.warning if w.value.startswith("From earlier settings")]
         assert len(labels) == 1 and "depth 1 → 2" in labels[0], labels
@@ -627,7 +627,7 @@ def test_the_data_page_suggests_columns_to_ignore_and_names_codes():
     import numpy as np
     import pandas as pd
 
-    from studio.columns import REASON_ID, REASON_TEXT
+    from strongtree_studio.columns import REASON_ID, REASON_TEXT
 
     rng = np.random.default_rng(2)
     frame = pd.DataFrame({"case_id": np.arange(300), "notes": [f"free words here {i} and more" for i in range(300)],

@@ -27,7 +27,7 @@ def _modules(folder: str = ""):
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(CORE)))
 def test_the_engine_never_imports_the_app(path):
-    bad = {m for m in _imports(path) if m.split(".")[0] in {"streamlit", "studio", "pages", "app"}}
+    bad = {m for m in _imports(path) if m.split(".")[0] in {"streamlit", "strongtree_studio", "studio", "pages", "app"}}
     assert not bad, f"{path} imports {bad}"
 
 
@@ -75,7 +75,7 @@ def test_heuristics_never_import_a_solver_a_table_or_the_exact_search(path):
     assert not bad, f"{path} imports {bad}"
 
 
-STUDIO = CORE.parent / "studio"
+STUDIO = CORE.parent / "strongtree_studio"
 
 
 def _studio_modules():
@@ -83,7 +83,7 @@ def _studio_modules():
 
 
 def test_studio_declares_exactly_its_streamlit_bound_modules():
-    from studio import STREAMLIT_BOUND
+    from strongtree_studio import STREAMLIT_BOUND
 
     importing = {p.stem for p in _studio_modules() if any(m.split(".")[0] == "streamlit" for m in _imports(p))}
     assert importing == set(STREAMLIT_BOUND), (
@@ -93,15 +93,15 @@ def test_studio_declares_exactly_its_streamlit_bound_modules():
 
 
 def _plain_studio_modules():
-    from studio import STREAMLIT_BOUND
+    from strongtree_studio import STREAMLIT_BOUND
 
     return [p for p in _studio_modules() if p.stem not in STREAMLIT_BOUND]
 
 
 @pytest.mark.parametrize("path", _plain_studio_modules(), ids=lambda p: p.name)
 def test_plain_studio_modules_never_reach_streamlit(path):
-    from studio import STREAMLIT_BOUND
+    from strongtree_studio import STREAMLIT_BOUND
 
-    bound = {f"studio.{name}" for name in STREAMLIT_BOUND}
+    bound = {f"strongtree_studio.{name}" for name in STREAMLIT_BOUND}
     bad = {m for m in _imports(path) if m.split(".")[0] in {"streamlit", "pages", "app"} or m in bound}
     assert not bad, f"{path.name} is plain Python but imports {bad}"

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from studio.demo_data import make_hiring
+from strongtree_studio.demo_data import make_hiring
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"

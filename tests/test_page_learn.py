@@ -13,9 +13,9 @@ from streamlit.testing.v1 import AppTest
 
 from strongtree_core.comparison import compare_formulations
 from strongtree_core.formulation.binoct import BINOCT_REFUSED
-from studio.comparison_job import MAX_ROWS, N_BUCKETS
-from studio.demo_data import DEMOS
-from studio.learn_view import (
+from strongtree_studio.comparison_job import MAX_ROWS, N_BUCKETS
+from strongtree_studio.demo_data import DEMOS
+from strongtree_studio.learn_view import (
     COLUMNS,
     EXPLANATION,
     HEURISTIC_NOTE,
@@ -25,7 +25,7 @@ from studio.learn_view import (
     cap_note,
     sample_table,
 )
-from studio.words import SOLVE_STATUS, fmt
+from strongtree_studio.words import SOLVE_STATUS, fmt
 
 ROOT = Path(__file__).resolve().parents[1]
 IRIS = "Iris (scikit-learn)"
@@ -45,7 +45,7 @@ def isolated_history(tmp_path_factory):
 
 def learn_page() -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
-    at.switch_page("pages/learn.py").run()
+    at.switch_page("strongtree_studio/screens/learn.py").run()
     assert not at.exception, at.exception
     return at
 

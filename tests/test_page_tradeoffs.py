@@ -14,16 +14,16 @@ from test_app import drawings, goto, isolated_history, new_app, poll  # noqa: F4
 from streamlit.testing.v1 import AppTest
 
 from strongtree_core.tree import FittedTree
-from studio.config import ModelConfig, Roles, SplitConfig, split_table
-from studio.demo_data import DEMOS
-from studio.jobs import JobRegistry
-from studio.loading import fingerprint
-from studio.markup import md
-from studio.roles import suggest_roles
-from studio.runs import RunStore
-from studio.services import job_registry, run_store
-from studio.state import LoadedTable
-from studio.sweeps import (
+from strongtree_studio.config import ModelConfig, Roles, SplitConfig, split_table
+from strongtree_studio.demo_data import DEMOS
+from strongtree_studio.jobs import JobRegistry
+from strongtree_studio.loading import fingerprint
+from strongtree_studio.markup import md
+from strongtree_studio.roles import suggest_roles
+from strongtree_studio.runs import RunStore
+from strongtree_studio.services import job_registry, run_store
+from strongtree_studio.state import LoadedTable
+from strongtree_studio.sweeps import (
     CERTIFIED_SYMBOL,
     DEFAULT_BOUNDS_TEXT,
     LABEL_DELTA,
@@ -43,7 +43,7 @@ from studio.sweeps import (
     sweep_spec,
 )
 
-PAGE = "pages/tradeoffs.py"
+PAGE = "strongtree_studio/screens/tradeoffs.py"
 HIRING = "Hiring (teaching data with planted bias)"
 
 
@@ -86,7 +86,7 @@ def test_a_small_sweep_runs_in_the_background_and_its_points_are_shown_stored_an
     assert at.caption[0].value.startswith("3 points")
     at.button(key="tradeoffs.start").click().run()
     job_id = at.session_state["sweep_job_id"]
-    goto(at, "pages/data.py")  # leaving the page does not end the sweep
+    goto(at, "strongtree_studio/screens/data.py")  # leaving the page does not end the sweep
     goto(at, PAGE)
     poll(at, lambda a: not job_registry().snapshot(job_id).active, timeout=60)
     at.run()
@@ -138,7 +138,7 @@ def test_a_small_sweep_runs_in_the_background_and_its_points_are_shown_stored_an
     assert run_id is not None
     entry = run_store().get(run_id)
     assert entry.tree == table.loc[2, "tree"] and entry.config["model"]["fairness_bound"] == 0.1
-    goto(at, "pages/tree.py")  # (AppTest does not follow a page change; the browser test does)
+    goto(at, "strongtree_studio/screens/tree.py")  # (AppTest does not follow a page change; the browser test does)
     assert FittedTree.from_json(entry.tree).to_json() == entry.tree and len(drawings(at)) == 1
 
 
@@ -232,7 +232,7 @@ def test_the_grid_check_is_independent_of_the_page():
 
 
 def test_a_click_on_the_frontier_names_its_point_and_nothing_else_does():
-    from studio.sweeps import picked_point
+    from strongtree_studio.sweeps import picked_point
 
     marker = {"curve_number": 2, "point_index": 0, "customdata": ["Point 4 · hover text", 4]}
     line = {"curve_number": 0, "point_index": 1}  # the frontier line and the δ lines carry no point

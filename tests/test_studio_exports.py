@@ -8,11 +8,11 @@ import pytest
 
 from strongtree_core import StrongTreeClassifier
 from strongtree_core.tree import FittedTree
-from studio.config import ModelConfig, Roles, SplitConfig, split_table
-from studio.demo_data import make_hiring
-from studio.evaluation import evaluate
-from studio.exports import EXPORTS, export_bytes, image_bytes, images_available
-from studio.shown import group_mix
+from strongtree_studio.config import ModelConfig, Roles, SplitConfig, split_table
+from strongtree_studio.demo_data import make_hiring
+from strongtree_studio.evaluation import evaluate
+from strongtree_studio.exports import EXPORTS, export_bytes, image_bytes, images_available
+from strongtree_studio.shown import group_mix
 
 ROLES = Roles("hired", "yes", ("gender",), ("education",))
 

@@ -8,7 +8,7 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from studio.markup import WORD_JOINER, md, md_table
+from strongtree_studio.markup import WORD_JOINER, md, md_table
 
 #: Strings that would become an image, a link, HTML, emphasis, code, maths, a heading,
 #: a list, a table, an emoji, a colour directive or an automatic link if not escaped.

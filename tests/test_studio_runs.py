@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.runs import (
+from strongtree_studio.runs import (
     ERR_NO_RUN,
     ERR_NOT_OWNER,
     RunEntry,

@@ -12,7 +12,7 @@ import pytest
 
 from strongtree_core import StrongTreeClassifier
 from strongtree_core.encoding import TableEncoder
-from studio.columns import (
+from strongtree_studio.columns import (
     MANY_FEATURES,
     MSG_MANY_FEATURES,
     NOTE_MERGED,
@@ -26,14 +26,14 @@ from studio.columns import (
     many_features_message,
     relabel,
 )
-from studio.config import ModelConfig, Roles, SplitConfig
-from studio.demo_data import DEMOS, make_hiring
-from studio.fairview import band, judged
-from studio.jobs import PhaseState
-from studio.stale import MSG_STALE, changes, settings, stale_message
-from studio.treeview import MAX_LINE, TEXT_SIZE, edge_words, path_in_words, text_width, tree_svg, wrap
-from studio.views import solver_log, y_domain
-from studio.words import SOLVE_STATUS, fmt, objective_value, route_words
+from strongtree_studio.config import ModelConfig, Roles, SplitConfig
+from strongtree_studio.demo_data import DEMOS, make_hiring
+from strongtree_studio.fairview import band, judged
+from strongtree_studio.jobs import PhaseState
+from strongtree_studio.stale import MSG_STALE, changes, settings, stale_message
+from strongtree_studio.treeview import MAX_LINE, TEXT_SIZE, edge_words, path_in_words, text_width, tree_svg, wrap
+from strongtree_studio.views import solver_log, y_domain
+from strongtree_studio.words import SOLVE_STATUS, fmt, objective_value, route_words
 
 
 @pytest.mark.parametrize(

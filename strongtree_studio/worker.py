@@ -275,7 +275,7 @@ class _Outbox:
 
 def worker_main(inbox: Any, outbox: Any, stop_flag: Any) -> None:
     """Process entry point: lower priority, prewarm, wait for one :class:`SolveSpec` (or
-    :class:`SweepSpec`, or a comparison of formulations, :class:`studio.comparison_job.CompareSpec`), solve it.
+    :class:`SweepSpec`, or a comparison of formulations, :class:`strongtree_studio.comparison_job.CompareSpec`), solve it.
 
     ``outbox`` is the writing end of a pipe; the server reads the other end.
     """
@@ -297,7 +297,7 @@ def worker_main(inbox: Any, outbox: Any, stop_flag: Any) -> None:
         _sweep(spec, outbox, bridge.event)
         outbox.send({"kind": "done"})
         return
-    from studio.comparison_job import CompareSpec, run_comparison  # it imports this module
+    from strongtree_studio.comparison_job import CompareSpec, run_comparison  # it imports this module
 
     if isinstance(spec, CompareSpec):
         run_comparison(spec, outbox, bridge.event)

@@ -10,7 +10,7 @@ come from the page's own font (Source Sans, bundled with Streamlit), measured
 once in the browser and kept in :data:`_WIDTHS`.
 
 Every user string (column names, levels, class and group labels) is escaped
-for HTML by :func:`studio.markup.html_text`; the drawing has no links and no
+for HTML by :func:`strongtree_studio.markup.html_text`; the drawing has no links and no
 images, so it fetches nothing.
 """
 
@@ -24,8 +24,8 @@ import pandas as pd
 
 from strongtree_core.tree import FittedTree
 from strongtree_core.tree.dot import class_colours, tint
-from studio.markup import html_text
-from studio.words import fmt
+from strongtree_studio.markup import html_text
+from strongtree_studio.words import fmt
 
 #: Font sizes (px at 100 %): a node's heading and its details.
 HEAD_SIZE = 14.0

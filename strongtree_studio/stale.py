@@ -12,10 +12,10 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from studio.config import FORMULATIONS, OBJECTIVES, SOLVERS, ModelConfig, Roles, SplitConfig
-from studio.explain import FAIRNESS_NOTIONS
-from studio.markup import md
-from studio.words import fmt
+from strongtree_studio.config import FORMULATIONS, OBJECTIVES, SOLVERS, ModelConfig, Roles, SplitConfig
+from strongtree_studio.explain import FAIRNESS_NOTIONS
+from strongtree_studio.markup import md
+from strongtree_studio.words import fmt
 
 MSG_STALE = (
     "From earlier settings: this result was solved before you changed {changes}. "

@@ -3,8 +3,9 @@
 import streamlit as st
 
 from strongtree_core.solvers.licence import gurobi_licence
-from studio.config import FORMULATIONS, OBJECTIVES, SOLVERS
-from studio.explain import (
+from strongtree_studio.navigation import screen
+from strongtree_studio.config import FORMULATIONS, OBJECTIVES, SOLVERS
+from strongtree_studio.explain import (
     FAIRNESS_NOTIONS,
     FORMULATION_HELP,
     OBJECTIVE_HELP,
@@ -12,10 +13,10 @@ from studio.explain import (
     example_for,
     example_words,
 )
-from studio.markup import md
-from studio.services import licence_note
-from studio.state import field, keep, widget_key
-from studio.words import fmt
+from strongtree_studio.markup import md
+from strongtree_studio.services import licence_note
+from strongtree_studio.state import field, keep, widget_key
+from strongtree_studio.words import fmt
 
 st.title("Model")
 st.caption("Shape the tree, set what it optimizes and which fairness it must guarantee.")
@@ -104,4 +105,4 @@ with fair_col:
     if note:
         st.warning(md(note), icon=":material/warning:")
 
-st.page_link("pages/solve.py", label="Next: solve", icon=":material/arrow_forward:")
+st.page_link(screen("solve"), label="Next: solve", icon=":material/arrow_forward:")

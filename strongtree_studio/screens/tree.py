@@ -3,12 +3,12 @@ it in words, the rules and downloads."""
 
 import streamlit as st
 
-from studio.exports import EXPORTS, IMAGE_MIME, IMAGES_UNAVAILABLE, export_bytes, image_bytes, images_available
-from studio.markup import md
-from studio.shown import group_mix, shown, shown_label
-from studio.treeview import ZOOMS, legend_html, path_in_words, tree_panel, tree_svg
-from studio.views import status_badge
-from studio.words import fmt, objective_value, route_words
+from strongtree_studio.exports import EXPORTS, IMAGE_MIME, IMAGES_UNAVAILABLE, export_bytes, image_bytes, images_available
+from strongtree_studio.markup import md
+from strongtree_studio.shown import group_mix, shown, shown_label
+from strongtree_studio.treeview import ZOOMS, legend_html, path_in_words, tree_panel, tree_svg
+from strongtree_studio.views import status_badge
+from strongtree_studio.words import fmt, objective_value, route_words
 
 st.title("Tree")
 

@@ -4,13 +4,14 @@ frontier; open any point's tree, download the table, reopen earlier sweeps."""
 
 import streamlit as st
 
-from studio.config import ModelConfig
-from studio.explain import FAIRNESS_NOTIONS
-from studio.markup import md, md_table
-from studio.runs import RunStoreError
-from studio.services import job_registry, run_store
-from studio.state import field, run_owner, run_viewer
-from studio.sweeps import (
+from strongtree_studio.navigation import screen
+from strongtree_studio.config import ModelConfig
+from strongtree_studio.explain import FAIRNESS_NOTIONS
+from strongtree_studio.markup import md, md_table
+from strongtree_studio.runs import RunStoreError
+from strongtree_studio.services import job_registry, run_store
+from strongtree_studio.state import field, run_owner, run_viewer
+from strongtree_studio.sweeps import (
     MSG_NO_PROTECTED,
     MSG_POINT_NEEDS_TABLE,
     MSG_POINT_NO_TREE,
@@ -28,8 +29,8 @@ from studio.sweeps import (
     sweep_context,
     sweep_spec,
 )
-from studio.views import job_state_badge, queue_message
-from studio.words import POINTS_NOTE, count_of, fmt, status_word
+from strongtree_studio.views import job_state_badge, queue_message
+from strongtree_studio.words import POINTS_NOTE, count_of, fmt, status_word
 
 #: Session keys: the sweep this session started last, what it was started with, the stored
 #: sweep shown instead (None: the session's own), a note for the next run, and a page change.
@@ -47,7 +48,7 @@ MSG_NO_SWEEP = ("No sweep yet. **Run sweep** solves one tree per notion, bound Î
 MSG_NO_POINTS = "No point has finished yet: the first appears as soon as its tree is solved."
 
 if st.session_state.pop(GOTO_TREE, False):
-    st.switch_page("pages/tree.py")
+    st.switch_page(screen("tree"))
 
 st.title("Trade-offs")
 for key, make in ((SWEEP_JOB, lambda: None), (SWEEP_STARTED, lambda: None), (SWEEP_SHOWN, lambda: None),
@@ -65,7 +66,7 @@ split = st.session_state["split"]
 grid, problems = None, []
 if table is None:
     st.info(MSG_NO_TABLE, icon=":material/info:")
-    st.page_link("pages/data.py", label="Go to Data", icon=":material/table_chart:")
+    st.page_link(screen("data"), label="Go to Data", icon=":material/table_chart:")
 else:
     options = allowed_notions(roles)
     with st.container(border=True):

@@ -3,21 +3,22 @@ fall, read the solver's steps, stop it."""
 
 import streamlit as st
 
-from studio.actions import start_demo, start_solve
-from studio.config import FORMULATIONS, OBJECTIVES, SOLVERS, ModelConfig, check_model, check_roles, split_table
-from studio.demo_data import DEMO
-from studio.explain import FAIRNESS_NOTIONS, MSG_LAST_TREE_KEPT, MSG_SOLVE_NO_TABLE
-from studio.jobs import JobSnapshot
-from studio.markup import md
-from studio.roles import class_values
-from studio.services import job_registry
-from studio.shown import tree_from_json
-from studio.sidebar import SHOWN_ACTIVE, SHOWN_STATE
-from studio.stale import stale_message
-from studio.state import current_settings
-from studio.treeview import legend_html, tree_panel, tree_svg
-from studio.views import job_ending, job_state_badge, job_state_key, progress_view, queue_message
-from studio.words import (
+from strongtree_studio.navigation import screen
+from strongtree_studio.actions import start_demo, start_solve
+from strongtree_studio.config import FORMULATIONS, OBJECTIVES, SOLVERS, ModelConfig, check_model, check_roles, split_table
+from strongtree_studio.demo_data import DEMO
+from strongtree_studio.explain import FAIRNESS_NOTIONS, MSG_LAST_TREE_KEPT, MSG_SOLVE_NO_TABLE
+from strongtree_studio.jobs import JobSnapshot
+from strongtree_studio.markup import md
+from strongtree_studio.roles import class_values
+from strongtree_studio.services import job_registry
+from strongtree_studio.shown import tree_from_json
+from strongtree_studio.sidebar import SHOWN_ACTIVE, SHOWN_STATE
+from strongtree_studio.stale import stale_message
+from strongtree_studio.state import current_settings
+from strongtree_studio.treeview import legend_html, tree_panel, tree_svg
+from strongtree_studio.views import job_ending, job_state_badge, job_state_key, progress_view, queue_message
+from strongtree_studio.words import (
     JOB_STATE,
     backend_words,
     fmt,
@@ -39,7 +40,7 @@ table = st.session_state["table"]
 if table is None:
     st.info(MSG_SOLVE_NO_TABLE, icon=":material/info:")
     a, b, _ = st.columns([1, 1, 2])
-    a.page_link("pages/data.py", label="Go to Data", icon=":material/table_chart:")
+    a.page_link(screen("data"), label="Go to Data", icon=":material/table_chart:")
     b.button("Live demo", key="solve.demo", on_click=start_demo, icon=":material/slideshow:", help=DEMO.summary)
     if snapshot is None:
         st.stop()
@@ -219,8 +220,8 @@ def render_outcome() -> None:
         st.warning(md(outcome.error), icon=":material/warning:")
     if outcome is not None and outcome.entry is not None:
         a, b, _ = st.columns([1, 1, 2])
-        a.page_link("pages/tree.py", label="Explore the tree", icon=":material/account_tree:")
-        b.page_link("pages/fairness.py", label="Fairness & performance", icon=":material/balance:")
+        a.page_link(screen("tree"), label="Explore the tree", icon=":material/account_tree:")
+        b.page_link(screen("fairness"), label="Fairness & performance", icon=":material/balance:")
 
 
 if not active:

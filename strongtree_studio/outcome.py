@@ -6,12 +6,12 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable
 
 from strongtree_core.tree import FittedTree
-from studio.config import ModelConfig, Roles, SplitConfig, SplitTables
-from studio.evaluation import evaluate, headline
-from studio.explain import FAIRNESS_NOTIONS
-from studio.jobs import Job
-from studio.runs import RunEntry, RunStore, RunStoreError
-from studio.worker import SolveSpec
+from strongtree_studio.config import ModelConfig, Roles, SplitConfig, SplitTables
+from strongtree_studio.evaluation import evaluate, headline
+from strongtree_studio.explain import FAIRNESS_NOTIONS
+from strongtree_studio.jobs import Job
+from strongtree_studio.runs import RunEntry, RunStore, RunStoreError
+from strongtree_studio.worker import SolveSpec
 
 #: Time limit of the comparison tree without fairness constraints (seconds).
 BASELINE_TIME_LIMIT = 20.0
@@ -32,7 +32,7 @@ class SolveContext:
     split: SplitConfig
     model: ModelConfig
     tables: SplitTables
-    owner: str = ""  # the session or workspace the run belongs to (see studio.runs)
+    owner: str = ""  # the session or workspace the run belongs to (see strongtree_studio.runs)
 
     def config(self) -> dict[str, Any]:
         """The choices as JSON-ready data (stored with the run)."""

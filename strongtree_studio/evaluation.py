@@ -26,7 +26,7 @@ from strongtree_core.metrics import (
 )
 from strongtree_core.metrics.fairness_gaps import NOTION_RATES
 from strongtree_core.tree import FittedTree
-from studio.config import ModelConfig, Roles, SplitTables
+from strongtree_studio.config import ModelConfig, Roles, SplitTables
 
 #: Seed of the CART comparison tree.
 CART_SEED = 0

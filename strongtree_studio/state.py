@@ -14,8 +14,8 @@ from typing import Any, Callable, Sequence
 import pandas as pd
 import streamlit as st
 
-from studio.config import ModelConfig, Roles, SplitConfig
-from studio.stale import settings
+from strongtree_studio.config import ModelConfig, Roles, SplitConfig
+from strongtree_studio.stale import settings
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,8 @@ DEFAULTS: dict[str, Callable[[], Any]] = {
     "view_run": lambda: None,  # run id shown on the Tree and Fairness pages
     "session_owner": lambda: f"session:{uuid.uuid4().hex}",  # owner of the runs this session solves
     "workspace": lambda: "",  # a workspace name the user typed on the Runs page ("" for none)
-    "edits": dict,  # column -> studio.columns.ColumnEdit: types and value labels chosen on the Data page
-    "job_settings": lambda: None,  # the settings the last solve was started with (studio.stale)
+    "edits": dict,  # column -> strongtree_studio.columns.ColumnEdit: types and value labels chosen on the Data page
+    "job_settings": lambda: None,  # the settings the last solve was started with (strongtree_studio.stale)
 }
 
 #: Longest workspace name kept.
@@ -175,7 +175,7 @@ def run_viewer() -> tuple[str, ...]:
 
 
 def current_settings() -> dict[str, Any] | None:
-    """The settings a solve started now would use (see :func:`studio.stale.settings`), or None without a table."""
+    """The settings a solve started now would use (see :func:`strongtree_studio.stale.settings`), or None without a table."""
     table, roles = st.session_state["table"], st.session_state["roles"]
     if table is None or roles is None:
         return None

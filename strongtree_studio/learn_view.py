@@ -1,8 +1,8 @@
 """What the Learn page shows, as pure functions of a comparison's messages and rows:
 the live progress of each run, the side-by-side table, the chart of LP bounds
 against the optimum, and the words that explain them (with the paper's
-equation numbers).  Every number goes through :func:`studio.words.fmt`, every
-status through the vocabulary of :mod:`studio.words`.
+equation numbers).  Every number goes through :func:`strongtree_studio.words.fmt`, every
+status through the vocabulary of :mod:`strongtree_studio.words`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 
 from strongtree_core.comparison import COMPARED
-from studio.comparison_job import MAX_ROWS, N_BUCKETS, ComparisonResult
-from studio.words import COMPARISON_STEP, backend_words, fmt, status_word
+from strongtree_studio.comparison_job import MAX_ROWS, N_BUCKETS, ComparisonResult
+from strongtree_studio.words import COMPARISON_STEP, backend_words, fmt, status_word
 
 #: The runs as the page names them (the exact search is not "automatic" here: it is asked for).
 RUN_NAMES: dict[str, str] = {

@@ -1,21 +1,22 @@
 """Runs: the history of solves; reopen one, compare two, share, delete.
 
 A run belongs to the browser session that solved it, or to the workspace the
-user named (see :mod:`studio.runs`); other sessions see it only when shared.
+user named (see :mod:`strongtree_studio.runs`); other sessions see it only when shared.
 """
 
 import pandas as pd
 import streamlit as st
 
-from studio import runs
-from studio.explain import FAIRNESS_NOTIONS, MSG_LEGACY_HISTORY, MSG_NO_RUNS, MSG_NOT_YOURS, OWNERSHIP_HELP
-from studio.markup import md, md_table
-from studio.runs import RunStoreError
-from studio.services import run_store
-from studio.shown import roles_from_config, tree_from_json
-from studio.state import run_owner, run_viewer, workspace_name
-from studio.treeview import tree_panel, tree_svg
-from studio.words import backend_words, fmt, status_word
+from strongtree_studio.navigation import screen
+from strongtree_studio import runs
+from strongtree_studio.explain import FAIRNESS_NOTIONS, MSG_LEGACY_HISTORY, MSG_NO_RUNS, MSG_NOT_YOURS, OWNERSHIP_HELP
+from strongtree_studio.markup import md, md_table
+from strongtree_studio.runs import RunStoreError
+from strongtree_studio.services import run_store
+from strongtree_studio.shown import roles_from_config, tree_from_json
+from strongtree_studio.state import run_owner, run_viewer, workspace_name
+from strongtree_studio.treeview import tree_panel, tree_svg
+from strongtree_studio.words import backend_words, fmt, status_word
 
 st.title("Runs")
 
@@ -201,8 +202,8 @@ view_run = st.session_state["view_run"]
 if view_run is not None and view_run in labels:
     st.success(f"Showing {md(labels[view_run])} on the Tree and Fairness pages.", icon=":material/visibility:")
     x, y, _ = st.columns([1, 1, 2])
-    x.page_link("pages/tree.py", label="Open its tree", icon=":material/account_tree:")
-    y.page_link("pages/fairness.py", label="Its fairness & performance", icon=":material/balance:")
+    x.page_link(screen("tree"), label="Open its tree", icon=":material/account_tree:")
+    y.page_link(screen("fairness"), label="Its fairness & performance", icon=":material/balance:")
 
 if len(picked) == 2:
     try:

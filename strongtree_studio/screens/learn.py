@@ -5,9 +5,9 @@ from dataclasses import asdict
 
 import streamlit as st
 
-from studio.comparison_job import MAX_ROWS, CompareSpec, ComparisonResult
-from studio.demo_data import DEMO, DEMOS
-from studio.learn_view import (
+from strongtree_studio.comparison_job import MAX_ROWS, CompareSpec, ComparisonResult
+from strongtree_studio.demo_data import DEMO, DEMOS
+from strongtree_studio.learn_view import (
     CHART_CAPTION,
     EXPLANATION,
     LOADED,
@@ -28,11 +28,11 @@ from studio.learn_view import (
     sample_table,
     theorem_check,
 )
-from studio.markup import md, md_table
-from studio.services import job_registry
-from studio.state import field
-from studio.views import job_ending, job_state_badge, queue_message
-from studio.words import COMPARISON_STEP, fmt
+from strongtree_studio.markup import md, md_table
+from strongtree_studio.services import job_registry
+from strongtree_studio.state import field
+from strongtree_studio.views import job_ending, job_state_badge, queue_message
+from strongtree_studio.words import COMPARISON_STEP, fmt
 
 #: Session keys: the durable choices, this session's comparison job and the choices it was started with.
 LEARN, LEARN_JOB, LEARN_STARTED = "learn", "learn_job_id", "learn_job_choice"

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from studio.jobs import JobSnapshot
-from studio.markup import md
-from studio.services import job_registry
-from studio.views import job_state_badge, job_state_key
-from studio.words import fmt
+from strongtree_studio.navigation import screen
+from strongtree_studio.jobs import JobSnapshot
+from strongtree_studio.markup import md
+from strongtree_studio.services import job_registry
+from strongtree_studio.views import job_state_badge, job_state_key
+from strongtree_studio.words import fmt
 
 #: Seconds between refreshes of the sidebar's solve status while a solve runs.
 SIDEBAR_POLL = 1.0
@@ -50,6 +51,6 @@ def _solve_status(poll: bool) -> None:
         latest = snapshot.main.latest
         if snapshot.active and latest is not None and latest["gap"] is not None:
             st.caption(f"{fmt(snapshot.elapsed, 'seconds')} · gap {fmt(latest['gap'], 'percent')}")
-        st.page_link("pages/solve.py", label="Open the solve", icon=":material/play_circle:")
+        st.page_link(screen("solve"), label="Open the solve", icon=":material/play_circle:")
 
     status()

@@ -5,8 +5,8 @@ tree beside the tree without fairness constraints (and CART)."""
 import pandas as pd
 import streamlit as st
 
-from studio.explain import FAIRNESS_NOTIONS
-from studio.fairview import (
+from strongtree_studio.explain import FAIRNESS_NOTIONS
+from strongtree_studio.fairview import (
     FOUR_FIFTHS,
     NOTION_RATES,
     RATE_HELP,
@@ -18,12 +18,12 @@ from studio.fairview import (
     rate_rows,
     verdict,
 )
-from studio.markup import md, md_table
-from studio.outcome import BASELINE_TIME_LIMIT
-from studio.shown import shown, shown_label
-from studio.treeview import legend_html, tree_panel, tree_svg
-from studio.views import status_badge
-from studio.words import POINTS_NOTE, fmt, status_word
+from strongtree_studio.markup import md, md_table
+from strongtree_studio.outcome import BASELINE_TIME_LIMIT
+from strongtree_studio.shown import shown, shown_label
+from strongtree_studio.treeview import legend_html, tree_panel, tree_svg
+from strongtree_studio.views import status_badge
+from strongtree_studio.words import POINTS_NOTE, fmt, status_word
 
 st.title("Fairness & performance")
 

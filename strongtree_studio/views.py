@@ -15,8 +15,8 @@ from typing import Any, Sequence
 import pandas as pd
 import streamlit as st
 
-from studio.jobs import JobSnapshot
-from studio.words import JOB_STATE, count_of, event_words, fmt, status_word
+from strongtree_studio.jobs import JobSnapshot
+from strongtree_studio.words import JOB_STATE, count_of, event_words, fmt, status_word
 
 MSG_QUEUED = (
     "Waiting for a free solver: {running} running now (the server runs at most {limit} at a time) "
@@ -37,7 +37,7 @@ def queue_message(snapshot: JobSnapshot, limit: int) -> str:
 
 
 def job_state_key(snapshot: JobSnapshot) -> str:
-    """The key of :data:`studio.words.JOB_STATE` that says what the job is doing."""
+    """The key of :data:`strongtree_studio.words.JOB_STATE` that says what the job is doing."""
     if snapshot.stop_requested and snapshot.active:
         return "stopping"
     if snapshot.state == "running" and snapshot.phase == "baseline":
@@ -57,7 +57,7 @@ def job_state_badge(snapshot: JobSnapshot) -> None:
 def job_ending(snapshot: JobSnapshot) -> bool:
     """Say how a job that did not give its result ended (cancelled, an error, a failed
     worker); True when it was cancelled before it started (nothing else to show)."""
-    from studio.markup import md
+    from strongtree_studio.markup import md
 
     if snapshot.state == "cancelled":
         st.info(md(snapshot.message), icon=":material/cancel:")

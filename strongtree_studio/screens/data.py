@@ -5,8 +5,9 @@ import streamlit as st
 
 from strongtree_core.encoding import EncodingError, TableEncoder
 from strongtree_core.encoding.features import level_key
-from studio.actions import load_demo_table, start_demo, use_table
-from studio.columns import (
+from strongtree_studio.navigation import screen
+from strongtree_studio.actions import load_demo_table, start_demo, use_table
+from strongtree_studio.columns import (
     KINDS,
     ColumnEdit,
     apply_edits,
@@ -16,14 +17,14 @@ from studio.columns import (
     many_features_message,
     relabel,
 )
-from studio.config import Roles, check_roles, split_table
-from studio.demo_data import DEMO, DEMOS
-from studio.explain import MSG_NO_TABLE
-from studio.loading import UPLOAD_TYPES, LoadError, column_overview, fingerprint, load_file
-from studio.markup import md
-from studio.roles import class_values, default_positive, plain, suggest_roles
-from studio.state import LoadedTable, field, set_roles, widget_key
-from studio.words import fmt
+from strongtree_studio.config import Roles, check_roles, split_table
+from strongtree_studio.demo_data import DEMO, DEMOS
+from strongtree_studio.explain import MSG_NO_TABLE
+from strongtree_studio.loading import UPLOAD_TYPES, LoadError, column_overview, fingerprint, load_file
+from strongtree_studio.markup import md
+from strongtree_studio.roles import class_values, default_positive, plain, suggest_roles
+from strongtree_studio.state import LoadedTable, field, set_roles, widget_key
+from strongtree_studio.words import fmt
 
 st.title("Data")
 st.caption("Pick a table, tell the tree what to predict, which columns describe protected groups, and how to read "
@@ -283,4 +284,4 @@ if not problems:
     st.markdown(f"**{fmt(len(parts.train), 'int')}** training rows · **{fmt(len(parts.test), 'int')}** test rows")
     for note in parts.notes:
         st.caption(md(note))
-    st.page_link("pages/model.py", label="Next: choose the model", icon=":material/arrow_forward:")
+    st.page_link(screen("model"), label="Next: choose the model", icon=":material/arrow_forward:")

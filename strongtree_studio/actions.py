@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from studio.config import Roles, split_table
-from studio.demo_data import DEMO, DEMOS
-from studio.loading import fingerprint
-from studio.outcome import SolveContext, solve_spec
-from studio.roles import suggest_roles
-from studio.services import job_registry
-from studio.state import LoadedTable, current_settings, renew_widgets, run_owner, set_roles
+from strongtree_studio.config import Roles, split_table
+from strongtree_studio.demo_data import DEMO, DEMOS
+from strongtree_studio.loading import fingerprint
+from strongtree_studio.outcome import SolveContext, solve_spec
+from strongtree_studio.roles import suggest_roles
+from strongtree_studio.services import job_registry
+from strongtree_studio.state import LoadedTable, current_settings, renew_widgets, run_owner, set_roles
 
 def use_table(table: LoadedTable, roles: Roles) -> None:
     """Work on ``table`` from now on, with ``roles`` (its column edits start afresh)."""
@@ -46,7 +46,7 @@ GOTO_SOLVE = "_goto_solve"
 
 
 def start_demo() -> None:
-    """The demo: its table, roles and preset (see :data:`studio.demo_data.DEMO`), then solve."""
+    """The demo: its table, roles and preset (see :data:`strongtree_studio.demo_data.DEMO`), then solve."""
     st.session_state["data.demo"] = DEMO.table
     st.session_state[GOTO_SOLVE] = True
     load_demo_table(DEMO.table)

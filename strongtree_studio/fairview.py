@@ -2,8 +2,8 @@
 difference and the ratio of each comparison, and a pass or fail per group.
 
 Every number comes from the run's stored evaluation (recomputed from the
-tree's predictions by :mod:`studio.evaluation`); these functions only arrange
-it.  Rates are percentages, gaps percentage points (see :mod:`studio.words`).
+tree's predictions by :mod:`strongtree_studio.evaluation`); these functions only arrange
+it.  Rates are percentages, gaps percentage points (see :mod:`strongtree_studio.words`).
 
 A fairness constraint bounds every pair of groups: the largest rate minus the
 smallest is at most δ.  On a chart that is a band δ wide centred between the
@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from strongtree_core.metrics.fairness_gaps import NOTION_RATES  # noqa: F401  (the rates each notion compares)
-from studio.words import fmt
+from strongtree_studio.words import fmt
 
 RATE_NAMES = {
     "selection_rate": "predicted positive",
@@ -181,7 +181,7 @@ def group_table(groups: Sequence[dict[str, Any]], group_title: str) -> pd.DataFr
 
 def comparison_table(comparison: Sequence[dict[str, Any]], notions: Sequence[str], names: dict[str, str]) -> pd.DataFrame:
     """The trees compared: status in words, leaves, accuracy (%) and gaps (pp) per split."""
-    from studio.words import status_word
+    from strongtree_studio.words import status_word
 
     rows = []
     for c in comparison:

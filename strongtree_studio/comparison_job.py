@@ -1,5 +1,5 @@
 """The Learn page's job: every formulation of the paper on one small table, in a
-solve worker (:mod:`studio.worker`), so it survives page changes, can be stopped,
+solve worker (:mod:`strongtree_studio.worker`), so it survives page changes, can be stopped,
 and takes one of the server's solve slots like any solve.
 
 The worker runs :func:`strongtree_core.comparison.compare_formulations` and sends
@@ -119,7 +119,7 @@ def run_comparison(spec: CompareSpec, outbox: Any, stop: threading.Event) -> Non
     from strongtree_core import StrongTreeError
     from strongtree_core.comparison import compare_formulations
     from strongtree_core.encoding import EncodingError
-    from studio.worker import MSG_CRASH
+    from strongtree_studio.worker import MSG_CRASH
 
     try:
         runs = compare_formulations(

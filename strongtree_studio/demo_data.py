@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from studio.config import ModelConfig, SplitConfig
+from strongtree_studio.config import ModelConfig, SplitConfig
 
 #: Levels of the legitimate factor of the hiring table, lowest first.
 EDUCATION_LEVELS = ("secondary", "bachelor", "master")

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from strongtree_core.encoding.features import level_key
-from studio.config import Roles
-from studio.demo_data import DemoTable
+from strongtree_studio.config import Roles
+from strongtree_studio.demo_data import DemoTable
 
 
 def plain(value: Any) -> Any:

@@ -16,12 +16,12 @@ import pandas as pd
 import streamlit as st
 
 from strongtree_core.tree import FittedTree
-from studio.config import ModelConfig, Roles, SplitConfig, SplitTables, split_table
-from studio.markup import md
-from studio.runs import RunEntry, RunStoreError, UnknownRun
-from studio.services import job_registry, run_store
-from studio.stale import stale_message
-from studio.state import current_settings, run_viewer
+from strongtree_studio.config import ModelConfig, Roles, SplitConfig, SplitTables, split_table
+from strongtree_studio.markup import md
+from strongtree_studio.runs import RunEntry, RunStoreError, UnknownRun
+from strongtree_studio.services import job_registry, run_store
+from strongtree_studio.stale import stale_message
+from strongtree_studio.state import current_settings, run_viewer
 
 MSG_NO_TREE = "No tree yet: solve one on the **Solve** page, or reopen a run on the **Runs** page."
 MSG_RUNNING = "A solve is running: its latest tree is on the **Solve** page; the result appears here when it ends."
@@ -110,7 +110,7 @@ def shown_label(result: Shown) -> tuple[str, bool]:
 
     A run reopened from the history is labelled as such; the last solve of the
     session is labelled stale when the settings have changed since it started
-    (:func:`studio.stale.stale_message`).  Returns ("", False) for a current result.
+    (:func:`strongtree_studio.stale.stale_message`).  Returns ("", False) for a current result.
     """
     if st.session_state["view_run"] is not None:
         return MSG_FROM_HISTORY.format(run_id=result.entry.id), False

@@ -6,11 +6,11 @@ from typing import Any
 
 import streamlit as st
 
-from studio.jobs import JobRegistry
-from studio.licence import install_wls_licence
-from studio.outcome import finish_job
-from studio.runs import RunStore, runs_db_path
-from studio.sweeps import SweepContext, finish_sweep
+from strongtree_studio.jobs import JobRegistry
+from strongtree_studio.licence import install_wls_licence
+from strongtree_studio.outcome import finish_job
+from strongtree_studio.runs import RunStore, runs_db_path
+from strongtree_studio.sweeps import SweepContext, finish_sweep
 
 
 def secrets() -> dict[str, Any]:
@@ -29,7 +29,7 @@ def licence_note() -> str:
 
 @st.cache_resource(show_spinner=False)
 def run_store() -> RunStore:
-    """The history database (see :func:`studio.runs.runs_db_path`)."""
+    """The history database (see :func:`strongtree_studio.runs.runs_db_path`)."""
     return RunStore(runs_db_path(secrets()))
 
 

@@ -19,14 +19,14 @@ import numpy as np
 import pandas as pd
 
 from strongtree_core.sweep import best_per_bound, pareto_front, to_table
-from studio.config import ModelConfig, Roles, SplitConfig, SplitTables, check_model, check_roles, split_table
-from studio.explain import FAIRNESS_NOTIONS
-from studio.jobs import Job
-from studio.outcome import SolveContext, build_entry
-from studio.roles import class_values
-from studio.runs import RunStore, RunStoreError, SweepEntry
-from studio.words import fmt, status_word
-from studio.worker import SweepSpec
+from strongtree_studio.config import ModelConfig, Roles, SplitConfig, SplitTables, check_model, check_roles, split_table
+from strongtree_studio.explain import FAIRNESS_NOTIONS
+from strongtree_studio.jobs import Job
+from strongtree_studio.outcome import SolveContext, build_entry
+from strongtree_studio.roles import class_values
+from strongtree_studio.runs import RunStore, RunStoreError, SweepEntry
+from strongtree_studio.words import fmt, status_word
+from strongtree_studio.worker import SweepSpec
 
 #: Most points one sweep from the dashboard may have (the command line runs larger ones).
 MAX_SWEEP_POINTS = 120
@@ -256,7 +256,7 @@ def has_test(table: pd.DataFrame) -> bool:
 
 
 def shown_table(table: pd.DataFrame) -> pd.DataFrame:
-    """One line per point, every number and status in words (:func:`studio.words.fmt`); with test rows,
+    """One line per point, every number and status in words (:func:`strongtree_studio.words.fmt`); with test rows,
     accuracy and gap read "training / test"."""
     test = has_test(table)
 
@@ -420,7 +420,7 @@ def point_model(config: dict[str, Any], row: Any) -> ModelConfig:
 
 def point_run(entry_config: dict[str, Any], dataset: str, fingerprint: str, row: Any, frame: pd.DataFrame,
               owner: str):
-    """The point's tree measured on its rows and packaged as a run (:class:`studio.runs.RunEntry`)."""
+    """The point's tree measured on its rows and packaged as a run (:class:`strongtree_studio.runs.RunEntry`)."""
     roles = Roles(**{**entry_config["roles"], **{k: tuple(entry_config["roles"].get(k) or ())
                                                  for k in ("protected", "legitimate", "ignored")}})
     split = SplitConfig(**entry_config["split"])
