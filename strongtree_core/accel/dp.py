@@ -57,6 +57,7 @@ class Deadline:
     stop: threading.Event | None = None
     _flag: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
     _closed: bool = field(default=False, init=False, repr=False, compare=False)
+    _watcher: threading.Thread | None = field(default=None, init=False, repr=False, compare=False)
 
     def check(self) -> None:
         if self.passed:
@@ -73,8 +74,9 @@ class Deadline:
         if self._flag is None:
             self._flag = np.zeros(1, dtype=np.uint8)
             if math.isfinite(self.at) or self.stop is not None:
-                threading.Thread(target=_watch, args=(weakref.ref(self), self._flag), name="search-deadline",
-                                 daemon=True).start()
+                self._watcher = threading.Thread(target=_watch, args=(weakref.ref(self), self._flag),
+                                                 name="search-deadline", daemon=True)
+                self._watcher.start()
         return self._flag
 
     def close(self) -> None:
