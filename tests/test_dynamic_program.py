@@ -21,7 +21,7 @@ from brute_force import all_trees
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from strongtree_core.accel import compiled
+from strongtree_core.accel import treedp as compiled
 from strongtree_core.accel.dp import Deadline, GainDP, NumpyGainDP, SearchStopped, tree_branchings, tree_to_structure
 from strongtree_core.accel.search import exact_solve
 from strongtree_core.encoding.patterns import collapse_patterns

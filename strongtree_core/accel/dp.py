@@ -38,7 +38,7 @@ from typing import Union
 
 import numpy as np
 
-from strongtree_core.accel import compiled, kernels
+from strongtree_core.accel import kernels, treedp
 from strongtree_core.structure import LEAF, PRUNED, TreeGraph, TreeStructure
 
 Tree = Union[int, tuple]
@@ -159,7 +159,7 @@ class GainDP:
         self._numpy = None
         self._workers_solved = 0
         if self.counts_budgets(X, K):
-            self._engine = compiled.Engine(X, count, self.s, self.pen, self.min_leaf,
+            self._engine = treedp.Engine(X, count, self.s, self.pen, self.min_leaf,
                                            kernels.ones_of(X) if ones is None else ones, self.deadline.flag())
         else:
             self._numpy = NumpyGainDP(X, count, scores, penalty, min_leaf, deadline, ones)
@@ -168,8 +168,8 @@ class GainDP:
     def counts_budgets(X: np.ndarray, n_classes: int) -> bool:
         """The compiled program takes this table (it also counts bounds on branching nodes)."""
         F = X.shape[1]
-        return compiled.available() and 0 < F <= compiled.MAX_FEATURES and \
-            F * F * (n_classes + 1) <= compiled.MAX_PAIR_ENTRIES
+        return treedp.available() and 0 < F <= treedp.MAX_FEATURES and \
+            F * F * (n_classes + 1) <= treedp.MAX_PAIR_ENTRIES
 
     @property
     def n_solved(self) -> int:
@@ -303,7 +303,7 @@ class _Parallel:
     def run(self) -> tuple[float, Tree | None]:
         dp = self.dp
         base = dp._engine
-        workers = [compiled.Engine(dp.X, dp.count, dp.s, dp.pen, dp.min_leaf, None, base.E[9], shared=self.shared,
+        workers = [treedp.Engine(dp.X, dp.count, dp.s, dp.pen, dp.min_leaf, None, base.E[9], shared=self.shared,
                                    base=base) for _ in range(dp.n_jobs)]
         threads = [threading.Thread(target=self.work, args=(w,), name=f"tree-search-{j}", daemon=True)
                    for j, w in enumerate(workers)]
