@@ -20,6 +20,8 @@ def use_table(table: LoadedTable, roles: Roles) -> None:
     """Work on ``table`` from now on, with ``roles`` (its column edits start afresh)."""
     st.session_state["table"] = table
     st.session_state["edits"] = {}
+    st.session_state["edits_undo"] = []
+    st.session_state["codebook_report"] = None
     set_roles(roles)
 
 

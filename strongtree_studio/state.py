@@ -45,6 +45,8 @@ DEFAULTS: dict[str, Callable[[], Any]] = {
     "session_owner": lambda: f"session:{uuid.uuid4().hex}",  # owner of the runs this session solves
     "workspace": lambda: "",  # a workspace name the user typed on the Runs page ("" for none)
     "edits": dict,  # column -> strongtree_studio.columns.ColumnEdit: types and value labels chosen on the Data page
+    "edits_undo": list,  # earlier values of "edits", the last one first to come back
+    "codebook_report": lambda: None,  # ("done" | "error", sentences) of the last codebook applied
     "job_settings": lambda: None,  # the settings the last solve was started with (strongtree_studio.stale)
 }
 

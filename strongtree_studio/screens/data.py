@@ -7,6 +7,7 @@ from strongtree_core.encoding import EncodingError, TableEncoder
 from strongtree_core.encoding.features import level_key
 from strongtree_studio.navigation import screen
 from strongtree_studio.actions import load_demo_table, start_demo, use_table
+from strongtree_studio.codebook import CodebookError, codebook_edits, codebook_template, read_codebook
 from strongtree_studio.columns import (
     KINDS,
     ColumnEdit,
@@ -24,12 +25,19 @@ from strongtree_studio.loading import UPLOAD_TYPES, LoadError, column_overview, 
 from strongtree_studio.markup import md
 from strongtree_studio.roles import class_values, default_positive, plain, suggest_roles
 from strongtree_studio.state import LoadedTable, field, set_roles, widget_key
-from strongtree_studio.words import fmt
+from strongtree_studio.words import count_of, fmt
 
 st.title("Data")
 st.caption("Pick a table, tell the tree what to predict, which columns describe protected groups, and how to read "
            "coded columns.")
 
+#: Column edits kept for "Undo the last change".
+UNDO_DEPTH = 20
+CODEBOOK_HELP = (
+    "A codebook says what each code means, for every coded column at once: CSV with the columns *column*, *code* "
+    "and *label* (one row per code), or JSON (`{\"race\": {\"1\": \"African-American\"}}`). Codes it does not "
+    "name keep their own; the table as loaded is kept, so this can be undone."
+)
 POSITIVE_HELP = (
     "The outcome whose rates are compared between groups and whose recall and precision are measured: "
     "for example *hired*, or *re-offended*. It need not be the favourable outcome; statistical parity compares "
@@ -85,7 +93,7 @@ roles: Roles = st.session_state["roles"]
 model = st.session_state["model"]
 
 st.subheader(md(table.name), divider="gray")
-st.caption(f"{fmt(len(frame), 'int')} rows × {frame.shape[1]} columns")
+st.caption(f"{count_of(len(frame), 'row')} × {count_of(frame.shape[1], 'column')}")
 for note in table.notes:
     st.info(md(note), icon=":material/translate:")
 
@@ -185,10 +193,15 @@ def apply_column_edit(column: str, values: list[str] | None) -> None:
     rebuild({c: e for c, e in edits.items() if not e.empty})
 
 
-def rebuild(edits: dict) -> None:
-    """The table as loaded with ``edits`` applied; the positive class keeps its meaning under its new name."""
+def rebuild(edits: dict, undoable: bool = True) -> None:
+    """The table as loaded with ``edits`` applied; the positive class keeps its meaning under its new name.
+    The edits before are kept for :func:`undo_edits` (unless this is the undo)."""
     current: LoadedTable = st.session_state["table"]
     old_edits = st.session_state["edits"]
+    if undoable and edits != old_edits:
+        st.session_state["edits_undo"] = [*st.session_state["edits_undo"], old_edits][-UNDO_DEPTH:]
+    for key in [k for k in st.session_state if str(k).startswith(("data.label.", "data.kind."))]:
+        del st.session_state[key]  # the label boxes start again from the edits
     edited, notes = apply_edits(current.loaded, edits)
     st.session_state["edits"] = edits
     st.session_state["edit_notes"] = notes
@@ -211,6 +224,29 @@ def reset_edits() -> None:
     rebuild({})
 
 
+def undo_edits() -> None:
+    """Back to the column edits before the last change (a codebook, a column's form, a reset)."""
+    history = list(st.session_state["edits_undo"])
+    if history:
+        st.session_state["edits_undo"] = history[:-1]
+        rebuild(history[-1], undoable=False)
+        st.session_state["codebook_report"] = None
+
+
+def apply_codebook() -> None:
+    """Read the uploaded or pasted codebook and name the codes of every column it covers."""
+    upload = st.session_state.get("data.codebook_file")
+    data = upload.getvalue() if upload is not None else st.session_state.get("data.codebook_text", "")
+    current: LoadedTable = st.session_state["table"]
+    try:
+        result = codebook_edits(read_codebook(data), current.loaded, st.session_state["edits"])
+    except CodebookError as err:
+        st.session_state["codebook_report"] = ("error", [str(err)])
+        return
+    rebuild(result.edits)
+    st.session_state["codebook_report"] = ("done", result.sentences())
+
+
 rows_tab, columns_tab, labels_tab, encoding_tab = st.tabs(
     [":material/table_rows: Rows", ":material/view_column: Columns", ":material/label: Types & labels",
      ":material/data_array: Encoding"]
@@ -230,6 +266,26 @@ with labels_tab:
     st.caption("Coded columns stay coded unless you say what the codes mean: give values names, and say whether a "
                "column of numbers is ordered (thresholds such as *age ≤ 35*) or a set of names with no order "
                "(one test per value, such as *race = 2*).")
+    with st.expander("Codebook: name the codes of every column at once", icon=":material/menu_book:",
+                     expanded=bool(st.session_state["codebook_report"])):
+        st.caption(CODEBOOK_HELP)
+        book_file, book_text = st.columns([1, 1.4])
+        book_file.file_uploader("Codebook file (CSV or JSON)", type=["csv", "json", "txt", "tsv"],
+                                key="data.codebook_file")
+        book_text.text_area("Or paste it here", key="data.codebook_text", height=120,
+                            placeholder="column,code,label\nrace,1,African-American\nrace,2,Caucasian")
+        buttons = st.columns([1.2, 1.6, 3], vertical_alignment="center")
+        buttons[0].button("Apply codebook", key="data.apply_codebook", on_click=apply_codebook,
+                          icon=":material/done_all:", type="primary")
+        buttons[1].download_button("Template of this table", codebook_template(table.loaded),
+                                   file_name="codebook.csv", mime="text/csv", key="data.codebook_template",
+                                   icon=":material/download:", on_click="ignore",
+                                   help="Every column with up to 20 values, one row per value; fill in the labels.")
+        report = st.session_state["codebook_report"]
+        if report is not None:
+            kind, sentences = report
+            (st.error if kind == "error" else st.success)(
+                "  \n".join(md(s) for s in sentences), icon=":material/error:" if kind == "error" else ":material/check:")
     column = st.selectbox("Column", columns, key="data.edit_column")
     raw_values = table.loaded[column]
     edit = st.session_state["edits"].get(column, ColumnEdit())
@@ -254,9 +310,15 @@ with labels_tab:
     edits = st.session_state["edits"]
     if edits:
         st.markdown("**Edited columns:** " + ", ".join(
-            f"{md(c)} ({KINDS[e.kind].split(' (')[0]}" + (f", {len(e.label_map)} labels)" if e.label_map else ")")
+            f"{md(c)} ({KINDS[e.kind].split(' (')[0]}" + (f", {count_of(len(e.label_map), 'label')})" if e.label_map else ")")
             for c, e in edits.items()))
-        st.button("Undo all column edits", key="data.reset_edits", on_click=reset_edits, icon=":material/undo:")
+    undo, reset = st.columns([1, 1.2])
+    undo.button("Undo the last change", key="data.undo_edits", on_click=undo_edits, icon=":material/undo:",
+                disabled=not st.session_state["edits_undo"], width="stretch",
+                help="Back to the labels and kinds before the last codebook, column form or reset.")
+    if edits:
+        reset.button("Undo all column edits", key="data.reset_edits", on_click=reset_edits,
+                     icon=":material/layers_clear:", width="stretch")
     for note in st.session_state.get("edit_notes", []):
         st.caption(md(note))
 with encoding_tab:
