@@ -137,7 +137,7 @@ def upload(path: Path) -> AppTest:
 
 
 def role(at: AppTest, name: str) -> str:
-    return f"roles.{name}.{at.session_state[GENERATIONS]['roles']}"
+    return f"roles.{name}.{at.session_state[GENERATIONS.name]['roles']}"
 
 
 needs_data = pytest.mark.skipif(not COMPAS.exists() or not GERMAN.exists(), reason="needs ../shared/datasets/fairness")

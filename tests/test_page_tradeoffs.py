@@ -22,7 +22,7 @@ from strongtree_studio.markup import md
 from strongtree_studio.roles import suggest_roles
 from strongtree_studio.runs import RunStore
 from strongtree_studio.services import job_registry, run_store
-from strongtree_studio.state import LoadedTable
+from strongtree_studio.table import LoadedTable
 from strongtree_studio.sweeps import (
     CERTIFIED_SYMBOL,
     DEFAULT_BOUNDS_TEXT,
