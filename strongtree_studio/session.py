@@ -21,7 +21,7 @@ import streamlit as st
 
 from strongtree_studio.config import ModelConfig, Roles, SplitConfig
 from strongtree_studio.learn_view import LearnChoice
-from strongtree_studio.sweeps import SweepChoice
+from strongtree_studio.sweep_grid import SweepChoice
 from strongtree_studio.table import LoadedTable
 
 T = TypeVar("T")

@@ -112,3 +112,32 @@ def test_plain_studio_modules_never_reach_streamlit(path):
     bound = {f"strongtree_studio.{name}" for name in STREAMLIT_BOUND}
     bad = {m for m in _imports(path) if m.split(".")[0] in {"streamlit", "pages", "app"} or m in bound}
     assert not bad, f"{path.name} is plain Python but imports {bad}"
+
+
+def _package_imports(path: Path) -> set[str]:
+    """Modules of the dashboard package that ``path`` imports anywhere (in functions too)."""
+    found = set()
+    for name in _imports(path):
+        if name.startswith("strongtree_studio."):
+            found.add(name.split(".")[1])
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "strongtree_studio":
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if (STUDIO / f"{name}.py").exists()}
+
+
+def test_no_studio_module_imports_one_that_imports_it_back():
+    graph = {p.stem: _package_imports(p) for p in _studio_modules()}
+
+    def reach(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in graph.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    cycles = sorted(name for name in graph if name in reach(name))
+    assert not cycles, f"modules on an import cycle: {cycles}"

@@ -26,24 +26,20 @@ from strongtree_studio.session import (
     widget_value,
 )
 from strongtree_studio.state import field, run_owner, run_viewer
-from strongtree_studio.sweeps import (
-    MSG_NO_PROTECTED,
+from strongtree_studio.frontier_figure import frontier_figure
+from strongtree_studio.sweep_grid import MSG_NO_PROTECTED, SweepChoice, allowed_notions, check_sweep
+from strongtree_studio.sweep_job import sweep_context, sweep_spec
+from strongtree_studio.sweep_points import (
     MSG_POINT_NEEDS_TABLE,
     MSG_POINT_NO_TREE,
-    SWEEP_STATUS,
-    SweepChoice,
-    allowed_notions,
-    check_sweep,
     csv_bytes,
-    frontier_figure,
     picked_point,
-    points_table,
     point_label,
     point_run,
+    points_table,
     shown_table,
-    sweep_context,
-    sweep_spec,
 )
+from strongtree_studio.sweep_store import SWEEP_STATUS
 from strongtree_studio.views import job_state_badge, queue_message
 from strongtree_studio.words import POINTS_NOTE, count_of, fmt, status_word
 
