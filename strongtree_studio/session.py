@@ -166,14 +166,6 @@ def set_widget_value(key: str, value: Any) -> None:
     st.session_state[key] = value
 
 
-def drop_widgets(prefixes: tuple[str, ...]) -> None:
-    """Forget the values of the widgets whose keys start with one of ``prefixes`` (they start again from
-    their ``value`` argument on the next run; in a callback, before they are drawn)."""
-    state = st.session_state
-    for key in [k for k in state if str(k).startswith(prefixes)]:
-        del state[key]
-
-
 def init_entries(values: dict[str, Any] | None = None) -> None:
     """Create every entry of a new session, from ``values`` (name -> value) where
     they hold a value of the right type, else from its default."""

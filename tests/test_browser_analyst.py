@@ -73,3 +73,23 @@ def test_a_codebook_names_compas_at_once_and_is_undone(visit):
     expect(main.get_by_text("Edited columns:")).to_have_count(0)
     expect(page.get_by_role("button", name="Undo the last change")).to_be_disabled()
     assert GLUED.findall(main_text(page)) == []
+
+
+def test_the_groups_are_summarised_before_solving(visit):
+    page = visit.page
+    upload_compas(page)
+    apply_book(page, BOOK)
+    choose(page, "Protected attribute(s)", "race")
+    main = page.locator('[data-testid="stMain"]')
+    heading = main.get_by_role("heading", name="Protected groups")
+    expect(heading).to_be_visible()
+    table = main.locator('[data-testid="stTable"]').filter(has_text="training rows").first
+    for group in ("African-American", "Caucasian", "Hispanic", "Other"):
+        expect(table.get_by_text(group, exact=True)).to_be_visible()
+    expect(main.get_by_text("4 groups: the largest is African-American")).to_be_visible()
+    expect(main.get_by_text("fewer than 30")).to_be_visible()  # the threshold is said
+    for viewport in (DESKTOP, PROJECTOR):
+        page.set_viewport_size(viewport)
+        heading.scroll_into_view_if_needed()
+        check_page(page, "data_groups", viewport)
+    assert GLUED.findall(main_text(page)) == []
