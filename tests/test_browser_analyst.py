@@ -20,6 +20,8 @@ from test_browser import (  # noqa: F401 (fixtures: a server, a browser and a fr
     server,
     settle,
     shoot,
+    slide,
+    solve_and_wait,
     visit,
 )
 
@@ -93,3 +95,28 @@ def test_the_groups_are_summarised_before_solving(visit):
         heading.scroll_into_view_if_needed()
         check_page(page, "data_groups", viewport)
     assert GLUED.findall(main_text(page)) == []
+
+
+def test_a_fair_compas_tree_is_told_in_words(visit):
+    """COMPAS with its codes named, race protected, depth 2 with statistical parity at 5 pp."""
+    page = visit.page
+    upload_compas(page)
+    apply_book(page, BOOK)
+    choose(page, "Protected attribute(s)", "race")
+    nav(page, "Model")
+    choose(page, "Fairness notions", "Statistical parity")
+    solve_and_wait(page)
+    nav(page, "Tree")
+    main = page.locator('[data-testid="stMain"]')
+    heading = main.get_by_role("heading", name="The tree in words")
+    expect(heading).to_be_visible()
+    words = main.locator("li").filter(has_text="The tree predicts target from")
+    expect(words).to_be_visible()
+    expect(main.locator("li").filter(has_text=re.compile(r"^Rows .* are predicted "))).not_to_have_count(0)
+    for viewport in (DESKTOP, PROJECTOR):
+        page.set_viewport_size(viewport)
+        heading.evaluate("e => e.scrollIntoView()")
+        check_page(page, "tree_words", viewport)
+    text = main_text(page)
+    assert GLUED.findall(text) == [], GLUED.findall(text)
+    assert "no recidivism: " in page.locator("svg.strongtree").first.text_content()  # class apart from its count
