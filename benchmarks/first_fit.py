@@ -92,8 +92,9 @@ print(json.dumps({"wall": wall, "status": m.record_.status}))
 
 
 def run_child(script: str, args: list[str], env: dict[str, str]) -> dict:
+    # not from the checkout's folder: ``python -c`` puts the working folder first on the path
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(script), *args], capture_output=True, text=True,
-                         env=env, cwd=str(REPO), timeout=600)
+                         env=env, cwd=tempfile.gettempdir(), timeout=600)
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -162,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n| scenario | time_limit=0.5 on the first fit: wall s (each repeat) | status |")
         print("|---|---|---|")
         for name, runs in limits.items():
-            print(f"| {name} | {', '.join(f'{run['wall']:.2f}' for run in runs)} | {runs[-1]['status']} |")
+            walls = ", ".join(f"{run['wall']:.2f}" for run in runs)
+            print(f"| {name} | {walls} | {runs[-1]['status']} |")
     print(f"\n(median of {args.repeats} interleaved repeats; fresh process each)")
     return 0
 
