@@ -237,6 +237,11 @@ class KernelLibrary:
             self._next_look = now + RECHECK_SECONDS
             return self._look()
 
+    def usable(self) -> bool:
+        """Whether compiled kernels can run in this process, now or once built
+        (numba installed and ``STRONGTREE_KERNELS`` is not ``numpy``)."""
+        return self._impl is not None or (mode() != "numpy" and self._numba_stamp() is not None)
+
     def preload(self) -> None:
         """Load the built library if the cache already holds it (a few
         milliseconds, done when the kernel module is imported); never builds."""
