@@ -190,12 +190,15 @@ def solve_tree(
     progress: Callable[[Progress], None] | None = None,
     stop: threading.Event | None = None,
     memory_limit: int | None = None,
+    stated_limit: float | None = None,
 ) -> Solved:
     """Find the best tree for ``spec`` on ``data`` within ``time_limit`` seconds.
 
     ``memory_limit`` (bytes; default half of what the machine allows,
     :func:`~strongtree_core.limits.default_memory_limit`): a solve estimated to
-    need more is refused before anything large is built.
+    need more is refused before anything large is built.  ``stated_limit``: the
+    limit messages name (default ``time_limit``), when ``time_limit`` is what is
+    left of a caller's own limit (the estimator's, after reading the table).
 
     Raises
     ------
@@ -206,13 +209,14 @@ def solve_tree(
     """
     t0 = time.perf_counter()
     memory_limit = default_memory_limit() if memory_limit is None else int(memory_limit)
+    stated = time_limit if stated_limit is None else stated_limit
     if formulation == "local_search":
         return _solve_local_search(data, spec, time_limit, stop, progress, t0)
     _check_exact_memory(data, spec, memory_limit)
     if formulation == "auto" and accelerator:
-        return _solve_exact(data, spec, time_limit, stop, progress, t0)
+        return _solve_exact(data, spec, time_limit, stop, progress, t0, stated)
     return _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0,
-                      memory_limit)
+                      memory_limit, stated)
 
 
 def _check_exact_memory(data: PatternData, spec: TreeSpec, memory_limit: int) -> None:
@@ -281,7 +285,8 @@ def _in_time(work: Callable[[], object], stop_at: "_StopAt") -> tuple[bool, obje
 EXACT_FORMULATION = "exact search: dynamic programming with a Lagrangian bound and branch-and-bound"
 
 
-def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float) -> Solved:
+def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float,
+                 stated: float) -> Solved:
     """The exact search (``accel/search.py``), re-scored here."""
     starts = tuple(tree for _, tree in candidate_starts(data, spec.depth))
 
@@ -294,7 +299,7 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
     if found.status == "infeasible":
         raise StrongTreeError(INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec)))
     if found.structure is None:
-        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit))
+        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=stated))
     value = tree_objective(data, spec, found.structure)
     if found.objective is not None and abs(value - found.objective) > 1e-6 * max(1.0, abs(value)):
         raise StrongTreeError(  # a bookkeeping error in the search, never shown as a result
@@ -356,7 +361,7 @@ MODEL_NOT_BUILT = (
 )
 
 
-def _unsolved_start(data, spec, dp_starts, stop, t0, method, choice) -> Solved:
+def _unsolved_start(data, spec, dp_starts, stop, t0, method, choice, stated: float) -> Solved:
     """The MIO never started (stop or time limit while building): the exact
     search's tree if there is one (feasible by construction), else the best
     feasible cheap tree."""
@@ -367,7 +372,7 @@ def _unsolved_start(data, spec, dp_starts, stop, t0, method, choice) -> Solved:
             c.satisfied for c in check_constraints(spec, data.y, tree.predict(data.X), data.group, data.legit,
                                                    count=data.count))]
         if not feasible:
-            raise StrongTreeError(NO_TREE_IN_TIME.format(limit=round(time.perf_counter() - t0, 1)))
+            raise StrongTreeError(NO_TREE_IN_TIME.format(limit=stated))
         structure = max(feasible, key=lambda tree: tree_objective(data, spec, tree))
     status = Status.INTERRUPTED if stop is not None and stop.is_set() else Status.TIME_LIMIT
     name = FORMULATIONS.get(method, method)
@@ -390,7 +395,7 @@ class _StopAt:
 
 
 def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0,
-               memory_limit: int) -> Solved:
+               memory_limit: int, stated: float) -> Solved:
     """FlowOCT, BendersOCT, OCT or BinOCT, started from the best cheap tree (and the exact search's)."""
     method, why = _choose_method(spec, formulation, solver, data)  # refusals before any work
     _check_mio_memory(data, spec, method, memory_limit)
@@ -435,7 +440,7 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
 
     ready, prepared = _in_time(prepare, stop_at)
     if not ready:
-        return _unsolved_start(data, spec, dp_starts, stop, t0, method, dp_note + why)
+        return _unsolved_start(data, spec, dp_starts, stop, t0, method, dp_note + why, stated)
     built, lp_bound, start = prepared
     arrays = built.arrays
     if progress and start is not None:
@@ -486,7 +491,7 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
     elif start is not None and result.status in (Status.TIME_LIMIT_NO_TREE, Status.INTERRUPTED, Status.TIME_LIMIT):
         structure = start[1]
     elif result.status == Status.TIME_LIMIT_NO_TREE:
-        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit))
+        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=stated))
     else:
         raise StrongTreeError(f"The solver stopped with an error: {result.message or result.status.value}")
     value = tree_objective(data, spec, structure)

@@ -509,7 +509,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         solved = solve_tree(
             data, spec, formulation=self.formulation, solver=self.solver, time_limit=max(MIN_SOLVE_SECONDS, remaining),
             threads=int(self.threads), accelerator=self.accelerator, warm_start=self.warm_start,
-            memory_limit=self.memory_limit,
+            memory_limit=self.memory_limit, stated_limit=float(self.time_limit),
             progress=relay if progress is not None else None, stop=stop,
         )
         notes = [solved.record.message] if solved.record.message else []
