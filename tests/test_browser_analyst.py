@@ -97,7 +97,7 @@ def test_the_groups_are_summarised_before_solving(visit):
     assert GLUED.findall(main_text(page)) == []
 
 
-def test_a_fair_compas_tree_is_told_in_words(visit):
+def test_a_fair_compas_tree_is_told_in_words_and_its_cost_in_one_number(visit):
     """COMPAS with its codes named, race protected, depth 2 with statistical parity at 5 pp."""
     page = visit.page
     upload_compas(page)
@@ -120,3 +120,18 @@ def test_a_fair_compas_tree_is_told_in_words(visit):
     text = main_text(page)
     assert GLUED.findall(text) == [], GLUED.findall(text)
     assert "no recidivism: " in page.locator("svg.strongtree").first.text_content()  # class apart from its count
+
+    nav(page, "Fairness & performance")
+    page.get_by_role("tab", name="Cost of fairness").click()
+    for label in ("Cost of fairness", "Cost of readability", "Above the majority class"):
+        expect(main.locator('[data-testid="stMetric"]').filter(has_text=label)).to_be_visible()
+    headline = main.get_by_text(re.compile(r"^On the test rows, fairness costs"))
+    expect(headline).to_be_visible()
+    assert re.search(r"readability costs (nothing|no accuracy|\d+\.\d points?)", headline.inner_text())
+    table = main.locator('[data-testid="stTable"]').filter(has_text="logistic regression (not a tree)")
+    expect(table).to_be_visible()
+    expect(table.get_by_text("majority class", exact=True)).to_be_visible()
+    for viewport in (DESKTOP, PROJECTOR):
+        page.set_viewport_size(viewport)
+        main.locator('[data-testid="stMetric"]').first.evaluate("e => e.scrollIntoView()")
+        check_page(page, "fairness_cost", viewport)
