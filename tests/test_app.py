@@ -12,6 +12,7 @@ import streamlit as st
 from hostile import hazards
 from streamlit.testing.v1 import AppTest, element_tree
 
+from strongtree_core.tree.summary import tree_summary
 from strongtree_studio.config import ERR_BOTH_ROLES, ERR_FAIRNESS_NEEDS_GROUP, Roles, SplitConfig, split_table
 from strongtree_studio.demo_data import make_hiring
 from strongtree_studio.explain import (
@@ -38,7 +39,8 @@ from strongtree_studio.outcome import ERR_SAVE
 from strongtree_studio.runs import ERR_NO_RUN, RunStore, RunStoreError
 from strongtree_studio.services import job_registry
 from strongtree_studio.shown import MSG_RUN_GONE, roles_from_config, tree_from_json
-from strongtree_studio.state import GENERATIONS, LoadedTable
+from strongtree_studio.session import GENERATIONS, ROLES
+from strongtree_studio.table import LoadedTable
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("strongtree_studio/screens/data.py", "strongtree_studio/screens/model.py", "strongtree_studio/screens/solve.py", "strongtree_studio/screens/tree.py", "strongtree_studio/screens/fairness.py", "strongtree_studio/screens/runs.py")
@@ -80,7 +82,7 @@ def poll(at: AppTest, until, timeout: float = 90.0) -> AppTest:
 
 def role(at: AppTest, name: str) -> str:
     """Key of a column-role widget (role widgets get fresh keys with each new table)."""
-    return f"roles.{name}.{at.session_state[GENERATIONS]['roles']}"
+    return f"roles.{name}.{at.session_state[GENERATIONS.name][ROLES.name]}"
 
 
 def hiring_csv(n_rows: int = 300) -> bytes:
@@ -186,6 +188,8 @@ def test_solve_stop_then_tree_fairness_and_runs():
     assert "female" not in svg
     at.toggle(key="tree.mix").set_value(True).run()
     assert "female" in drawings(at)[0]
+    words = next(m.value for m in at.markdown if m.value.startswith("- The tree predicts"))
+    assert words == "\n".join(f"- {md(s)}" for s in tree_summary(tree))  # the tree in sentences
 
     goto(at, "strongtree_studio/screens/fairness.py")
     card = next(m for m in at.metric if m.label == "Statistical parity · training rows")
