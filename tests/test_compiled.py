@@ -92,6 +92,7 @@ print(json.dumps({"ready": ready, "tier": k.library.tier, "numba": "numba" in sy
 """
 
 
+@pytest.mark.slow
 def test_a_fresh_install_never_compiles_in_the_process_and_builds_in_the_background(tmp_path) -> None:
     """First process: not ready, numba not even imported, a build under way; it lands as a
     library later processes load without numba, and its kernels (one calling another) are right."""
@@ -106,6 +107,7 @@ def test_a_fresh_install_never_compiles_in_the_process_and_builds_in_the_backgro
     assert later["v"] == 10.5 and later["out"] == [3, 0, 0]
 
 
+@pytest.mark.slow
 def test_two_processes_that_start_together_start_one_build(tmp_path) -> None:
     (tmp_path / "toy_kernels.py").write_text(TOY_KERNELS)
     script = TOY_STATE.replace("ready = k.library.ready()", "ready = k.library.ready()\nstarted = k.library.build_started")
@@ -118,6 +120,7 @@ def test_two_processes_that_start_together_start_one_build(tmp_path) -> None:
     _wait_built("toy_kernels-*", tmp_path)
 
 
+@pytest.mark.slow
 def test_a_failed_ahead_of_time_build_fills_numbas_cache_instead(tmp_path) -> None:
     """No C compiler (or no numba.pycc): the build is recorded as failed once, numba's JIT cache is
     filled, and later processes use the JIT kernels."""
