@@ -16,8 +16,8 @@ benchmarks.  Routes:
 * ``local_search``: coordinate descent over nodes (``heuristics/``), a
   heuristic recorded with status ``heuristic``, never certified.
 
-A forced MIO (or ``formulation="auto"`` with the accelerator off) starts from
-the best of CART, single leaves and, with the accelerator, the exact search's
+A forced MIO (or ``formulation="auto"`` with the exact search off) starts from
+the best of CART, single leaves and, with the exact search, the exact search's
 tree (found within a short budget), whose proven bound caps the objective:
 the solver still has to prove optimality itself.  Before the MIO, the LP
 relaxation of the formulation is solved once (time-boxed) and recorded as
@@ -158,8 +158,8 @@ def _constraint_names(spec: TreeSpec) -> str:
         names.append(f"min leaf {spec.min_leaf}")
     if spec.max_branching is not None:
         names.append(f"at most {spec.max_branching} branching nodes")
-    if spec.max_features is not None:
-        names.append(f"at most {spec.max_features} features")
+    if spec.max_features_used is not None:
+        names.append(f"at most {spec.max_features_used} features")
     if spec.objective != "accuracy":
         names.append(f"objective {spec.objective}")
     return ", ".join(names) or "the tree structure"
@@ -185,8 +185,8 @@ def solve_tree(
     solver: str = "auto",
     time_limit: float = 60.0,
     threads: int = 1,
-    accelerator: bool = True,
-    warm_start: bool = True,
+    exact_search: bool = True,
+    heuristic_start: bool = True,
     progress: Callable[[Progress], None] | None = None,
     stop: threading.Event | None = None,
     memory_limit: int | None = None,
@@ -209,9 +209,9 @@ def solve_tree(
     if formulation == "local_search":
         return _solve_local_search(data, spec, time_limit, stop, progress, t0)
     _check_exact_memory(data, spec, memory_limit)
-    if formulation == "auto" and accelerator:
+    if formulation == "auto" and exact_search:
         return _solve_exact(data, spec, time_limit, stop, progress, t0)
-    return _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0,
+    return _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_search, heuristic_start, progress, stop, t0,
                       memory_limit)
 
 
@@ -389,7 +389,7 @@ class _StopAt:
         return (self.stop is not None and self.stop.is_set()) or time.perf_counter() >= self.at
 
 
-def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0,
+def _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_search, heuristic_start, progress, stop, t0,
                memory_limit: int) -> Solved:
     """FlowOCT, BendersOCT, OCT or BinOCT, started from the best cheap tree (and the exact search's)."""
     method, why = _choose_method(spec, formulation, solver, data)  # refusals before any work
@@ -397,7 +397,7 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
     dp_starts: list[tuple[str, TreeStructure]] = []
     dp_note = ""
     objective_cap: float | None = None
-    if accelerator and warm_start:
+    if exact_search and heuristic_start:
         # A forced MIO still starts from the exact search's tree and takes its
         # proven bound as a cap: the solver then has to prove it (a teacher
         # still sees the bound close).
@@ -430,7 +430,7 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
             lp_bound = lp_relaxation(relaxed, time_limit=max(lp_seconds, 1e-3), threads=threads, stop=stop_at)
         if objective_cap is not None:
             built = replace(built, arrays=with_objective_cap(built.arrays, objective_cap))
-        start = _best_start(built, data, dp_starts) if warm_start else None
+        start = _best_start(built, data, dp_starts) if heuristic_start else None
         return built, lp_bound, start
 
     ready, prepared = _in_time(prepare, stop_at)
@@ -515,7 +515,7 @@ def _relaxation_hint(spec: TreeSpec) -> str:
         hints.append("loosen the fairness bound or lower the recall/precision/specificity floors")
     if spec.min_leaf:
         hints.append("lower the minimum leaf size")
-    if spec.max_branching is not None or spec.max_features is not None:
+    if spec.max_branching is not None or spec.max_features_used is not None:
         hints.append("allow more branching nodes or features")
     hints.append("or allow a deeper tree")
     return "Try to " + ", ".join(hints) + "."

@@ -73,7 +73,7 @@ class SweepChoice:
     """The grid chosen on the Trade-offs page (bounds and λ as typed)."""
 
     notions: tuple[str, ...] = ("statistical_parity",)
-    bounds: str = DEFAULT_BOUNDS_TEXT  # percentage points
+    fairness_bounds: str = DEFAULT_BOUNDS_TEXT  # percentage points
     depths: tuple[int, ...] = (2,)
     lambdas: str = "0"
     time_limit: float = 10.0  # seconds per point
@@ -84,17 +84,17 @@ class SweepGrid:
     """A checked grid: the values each setting takes (bounds as shares, 0-1)."""
 
     notions: tuple[str, ...]
-    bounds: tuple[float, ...]
+    fairness_bounds: tuple[float, ...]
     depths: tuple[int, ...]
     lambdas: tuple[float, ...]
 
     @property
     def n_points(self) -> int:
-        return len(self.notions) * len(self.bounds) * len(self.depths) * len(self.lambdas)
+        return len(self.notions) * len(self.fairness_bounds) * len(self.depths) * len(self.lambdas)
 
     def as_params(self) -> dict[str, list[Any]]:
         """The grid as estimator parameters (:func:`strongtree_core.sweep.sweep`'s ``grid``)."""
-        return {"fairness": list(self.notions), "fairness_bound": list(self.bounds), "depth": list(self.depths),
+        return {"fairness": list(self.notions), "fairness_bound": list(self.fairness_bounds), "depth": list(self.depths),
                 "regularization": list(self.lambdas)}
 
 
@@ -154,7 +154,7 @@ def check_sweep(frame: pd.DataFrame, roles: Roles, split: SplitConfig, model: Mo
     notions = tuple(n for n in choice.notions if n in allowed_notions(roles))
     problems = check_model(replace(model, fairness=notions or ("statistical_parity",)), roles,
                            len(class_values(frame, roles.target)))
-    bounds = _read_values(choice.bounds, lambda b: 0 <= b <= 100, MSG_BOUNDS_TEXT, MSG_BOUNDS_RANGE, "{:g} pp",
+    bounds = _read_values(choice.fairness_bounds, lambda b: 0 <= b <= 100, MSG_BOUNDS_TEXT, MSG_BOUNDS_RANGE, "{:g} pp",
                           problems)
     lambdas = _read_values(choice.lambdas, lambda v: 0 <= v < 1, MSG_LAMBDA_TEXT, MSG_LAMBDA_RANGE, "{:g}", problems)
     if problems:
@@ -336,7 +336,7 @@ def picked_point(selection) -> int | None:
     return None
 
 
-def frontier_figure(table: pd.DataFrame, bounds: Sequence[float]):
+def frontier_figure(table: pd.DataFrame, fairness_bounds: Sequence[float]):
     """Accuracy against the measured gap of each point's own notion, on the training rows and
     (when there are test rows) the test rows side by side: one colour per notion, the training
     frontier drawn as a line, proven optima as filled circles and other trees as open diamonds,
@@ -349,7 +349,7 @@ def frontier_figure(table: pd.DataFrame, bounds: Sequence[float]):
     fig = make_subplots(rows=1, cols=len(parts), shared_yaxes=True, horizontal_spacing=0.06)
     shown = [plotted(table, p) for p in parts]
     accuracies = [v for s, p in zip(shown, parts) for v in s[f"{p}_accuracy"]]
-    gaps = [v for s, p in zip(shown, parts) for v in s[f"{p}_gap"]] + list(bounds)
+    gaps = [v for s, p in zip(shown, parts) for v in s[f"{p}_gap"]] + list(fairness_bounds)
     y_low, y_high = (min(accuracies), max(accuracies)) if accuracies else (0.5, 1.0)
     pad = max((y_high - y_low) * 0.08, 0.01)
     y_low, y_high = max(0.0, y_low - pad), min(1.0, y_high + pad)
@@ -380,7 +380,7 @@ def frontier_figure(table: pd.DataFrame, bounds: Sequence[float]):
                     customdata=np.array([[h, int(p)] for h, p in zip(hover, subset["point"])], dtype=object),
                     hovertemplate="%{customdata[0]}<extra></extra>"), row=1, col=col)
         xs, ys = [], []
-        for b in bounds:
+        for b in fairness_bounds:
             xs += [100 * b, 100 * b, None]
             ys += [100 * y_low, 100 * y_high, None]
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line={"color": DELTA_COLOUR, "width": 1, "dash": "dot"},

@@ -106,7 +106,7 @@ def change_target(target: str) -> None:
 
 def ignore_columns(names: list[str]) -> None:
     old: Roles = st.session_state["roles"]
-    set_roles(Roles(old.target, old.positive, tuple(c for c in old.protected if c not in names),
+    set_roles(Roles(old.target, old.pos_label, tuple(c for c in old.protected if c not in names),
                     tuple(c for c in old.legitimate if c not in names), tuple(dict.fromkeys([*old.ignored, *names]))))
 
 
@@ -130,7 +130,7 @@ with left:
     values = class_values(frame, roles.target)
     positive_options = values if len(values) == 2 else [None, *values]
     field(
-        st.selectbox, "Positive class", "roles", "positive", options=positive_options, convert=plain,
+        st.selectbox, "Positive class", "roles", "pos_label", options=positive_options, convert=plain,
         format_func=lambda v: "none (multi-class)" if v is None else str(v), help=POSITIVE_HELP,
     )
     others = [c for c in columns if c != roles.target]
@@ -148,8 +148,8 @@ with right:
     )
 
 roles = st.session_state["roles"]
-if roles.positive is not None:
-    st.caption(f"Rates compared between groups are rates of predicting **{md(roles.positive)}**. "
+if roles.pos_label is not None:
+    st.caption(f"Rates compared between groups are rates of predicting **{md(roles.pos_label)}**. "
                "Name coded classes under *Types & labels*.")
 problems = check_roles(frame, roles, model.allow_protected_splits)
 for problem in problems:
@@ -194,7 +194,7 @@ def rebuild(edits: dict) -> None:
     st.session_state["edit_notes"] = notes
     st.session_state["table"] = LoadedTable(current.name, edited, fingerprint(edited), current.notes, raw=current.loaded)
     old: Roles = st.session_state["roles"]
-    positive = old.positive
+    positive = old.pos_label
     if positive is not None:
         before = old_edits.get(old.target)
         raw_key = {label: key for key, label in (before.label_map if before else {}).items()}.get(
