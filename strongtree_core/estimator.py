@@ -7,6 +7,7 @@ specification and hands it to :func:`strongtree_core.engine.solve_tree`.
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import threading
@@ -668,6 +669,20 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.string = True
         tags.non_deterministic = False
         return tags
+
+
+def _public_signature(init) -> inspect.Signature:
+    """``__init__``'s signature without the ``**renamed`` catch: the parameters a user may pass.
+
+    The catch exists only to answer an earlier name with its name now; scikit-learn reads
+    parameters from the signature (``get_params``, ``clone``, its estimator checks), so it
+    is left out of what ``inspect.signature`` shows.
+    """
+    full = inspect.signature(init)
+    return full.replace(parameters=[p for p in full.parameters.values() if p.kind is not p.VAR_KEYWORD])
+
+
+StrongTreeClassifier.__init__.__signature__ = _public_signature(StrongTreeClassifier.__init__)  # type: ignore[attr-defined]
 
 
 def _target_name(y) -> str:
