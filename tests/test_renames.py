@@ -27,7 +27,7 @@ from strongtree_core.sweep.grid import RENAMED_GRID_KEY
 from strongtree_core.tree import FittedTree
 from strongtree_studio.config import ModelConfig, Roles
 from strongtree_studio.runs import RunEntry, RunStore, SweepEntry
-from strongtree_studio.sweeps import SweepGrid
+from strongtree_studio.sweep_grid import SweepGrid
 
 HERE = Path(__file__).resolve().parent
 OWNER = "StrongTreeClassifier"
