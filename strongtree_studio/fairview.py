@@ -39,8 +39,10 @@ RATE_HELP = {
 }
 #: The compared trees as the pages name them (the evaluation's model names on the left).
 TREE_NAMES = {"StrongTree": "this tree", "StrongTree without fairness constraints": "without fairness constraints",
-              "CART (same depth)": "CART, same depth"}
-TREE_COLOURS = {"this tree": "#1e8a5a", "without fairness constraints": "#c0392b", "CART, same depth": "#6b7a8a"}
+              "CART (same depth)": "CART, same depth", "Logistic regression": "logistic regression (not a tree)",
+              "Majority class": "majority class"}
+TREE_COLOURS = {"this tree": "#1e8a5a", "without fairness constraints": "#c0392b", "CART, same depth": "#6b7a8a",
+                "logistic regression (not a tree)": "#0072B2", "majority class": "#b39d2a"}
 #: A gap above this many percentage points gets a warning colour when no constraint bounds it.
 LARGE_GAP = 0.10
 #: The four-fifths rule: a group's rate below this share of the highest group's is flagged.
@@ -185,7 +187,7 @@ def comparison_table(comparison: Sequence[dict[str, Any]], notions: Sequence[str
 
     rows = []
     for c in comparison:
-        row = {"tree": TREE_NAMES.get(c["model"], c["model"]), "status": status_word(c.get("status", "")).label, "leaves": fmt(c.get("leaves"), "int")}
+        row = {"model": TREE_NAMES.get(c["model"], c["model"]), "status": status_word(c.get("status", "")).label, "leaves": fmt(c.get("leaves"), "int")}
         for split, split_name in (("train", "training"), ("test", "test")):
             if f"{split}_accuracy" not in c:
                 continue
@@ -194,7 +196,7 @@ def comparison_table(comparison: Sequence[dict[str, Any]], notions: Sequence[str
                 if f"{split}_{n}" in c:
                     row[f"{split_name} gap: {names.get(n, n)}"] = fmt(c.get(f"{split}_{n}"), "points")
         rows.append(row)
-    return pd.DataFrame(rows).set_index("tree")
+    return pd.DataFrame(rows).set_index("model")
 
 
 def cost_chart(comparison: Sequence[dict[str, Any]], notion: str, fairness_bound: float | None, split: str) -> dict[str, Any] | None:

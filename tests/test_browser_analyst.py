@@ -20,6 +20,8 @@ from test_browser import (  # noqa: F401 (fixtures: a server, a browser and a fr
     server,
     settle,
     shoot,
+    slide,
+    solve_and_wait,
     visit,
 )
 
@@ -93,3 +95,43 @@ def test_the_groups_are_summarised_before_solving(visit):
         heading.scroll_into_view_if_needed()
         check_page(page, "data_groups", viewport)
     assert GLUED.findall(main_text(page)) == []
+
+
+def test_a_fair_compas_tree_is_told_in_words_and_its_cost_in_one_number(visit):
+    """COMPAS with its codes named, race protected, depth 2 with statistical parity at 5 pp."""
+    page = visit.page
+    upload_compas(page)
+    apply_book(page, BOOK)
+    choose(page, "Protected attribute(s)", "race")
+    nav(page, "Model")
+    choose(page, "Fairness notions", "Statistical parity")
+    solve_and_wait(page)
+    nav(page, "Tree")
+    main = page.locator('[data-testid="stMain"]')
+    heading = main.get_by_role("heading", name="The tree in words")
+    expect(heading).to_be_visible()
+    words = main.locator("li").filter(has_text="The tree predicts target from")
+    expect(words).to_be_visible()
+    expect(main.locator("li").filter(has_text=re.compile(r"^Rows .* are predicted "))).not_to_have_count(0)
+    for viewport in (DESKTOP, PROJECTOR):
+        page.set_viewport_size(viewport)
+        heading.evaluate("e => e.scrollIntoView()")
+        check_page(page, "tree_words", viewport)
+    text = main_text(page)
+    assert GLUED.findall(text) == [], GLUED.findall(text)
+    assert "no recidivism: " in page.locator("svg.strongtree").first.text_content()  # class apart from its count
+
+    nav(page, "Fairness & performance")
+    page.get_by_role("tab", name="Cost of fairness").click()
+    for label in ("Cost of fairness", "Cost of readability", "Above the majority class"):
+        expect(main.locator('[data-testid="stMetric"]').filter(has_text=label)).to_be_visible()
+    headline = main.get_by_text(re.compile(r"^On the test rows, fairness costs"))
+    expect(headline).to_be_visible()
+    assert re.search(r"readability costs (nothing|no accuracy|\d+\.\d points?)", headline.inner_text())
+    table = main.locator('[data-testid="stTable"]').filter(has_text="logistic regression (not a tree)")
+    expect(table).to_be_visible()
+    expect(table.get_by_text("majority class", exact=True)).to_be_visible()
+    for viewport in (DESKTOP, PROJECTOR):
+        page.set_viewport_size(viewport)
+        main.locator('[data-testid="stMetric"]').first.evaluate("e => e.scrollIntoView()")
+        check_page(page, "fairness_cost", viewport)
