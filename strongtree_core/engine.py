@@ -75,7 +75,7 @@ from strongtree_core.solvers import (
     choose_backend,
     solve,
 )
-from strongtree_core.solvers.highs_run import ABANDONED, ABANDONED_AT_LIMIT, STOP_GRACE
+from strongtree_core.solvers.base import StopOrDeadline
 from strongtree_core.solvers.relaxation import lp_relaxation
 from strongtree_core.starts import candidate_starts
 from strongtree_core.tree.record import HEURISTIC, SolveRecord
@@ -258,7 +258,7 @@ def _check_mio_memory(data: PatternData, spec: TreeSpec, method: str, memory_lim
                                                fix=MIO_FIX))
 
 
-def _in_time(work: Callable[[], object], stop_at: "_StopAt") -> tuple[bool, object]:
+def _in_time(work: Callable[[], object], stop_at: StopOrDeadline) -> tuple[bool, object]:
     """Run ``work()`` in a thread and wait for it unless a stop or the deadline
     comes first: (True, its result), or (False, None) when given up (the thread
     finishes in the background and its result is dropped).  Building a model of
@@ -384,17 +384,6 @@ def _unsolved_start(data, spec, dp_starts, stop, t0, method, choice, given: tupl
     ))
 
 
-class _StopAt:
-    """A stop request that is also set once the wall clock passes ``at``
-    (solver backends only ask ``is_set()``)."""
-
-    def __init__(self, stop: threading.Event | None, at: float) -> None:
-        self.stop, self.at = stop, at
-
-    def is_set(self) -> bool:
-        return (self.stop is not None and self.stop.is_set()) or time.perf_counter() >= self.at
-
-
 def _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_search, heuristic_start, progress, stop, t0,
                memory_limit: int, given: tuple = ()) -> Solved:
     """FlowOCT, BendersOCT, OCT or BinOCT, started from the best cheap tree (and the exact search's)."""
@@ -423,7 +412,7 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_searc
 
     # Set a little before the deadline: a solver that does not answer a stop within
     # its grace is abandoned, and reading its solution back takes a moment too.
-    stop_at = _StopAt(stop, t0 + time_limit - SOLVER_MARGIN)
+    stop_at = StopOrDeadline(stop, t0 + time_limit - SOLVER_MARGIN)
 
     def prepare():
         built = build_model(data, spec, method)
@@ -499,9 +488,8 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_searc
     value = tree_objective(data, spec, structure)
     status = result.status if result.status != Status.TIME_LIMIT_NO_TREE else Status.TIME_LIMIT
     message = result.message
-    if status == Status.INTERRUPTED and not (stop is not None and stop.is_set()):
-        status = Status.TIME_LIMIT  # the deadline, not the user, stopped it
-        message = message.replace(ABANDONED, ABANDONED_AT_LIMIT.format(grace=STOP_GRACE))
+    if status == Status.INTERRUPTED and not stop_at.by_user():
+        status = Status.TIME_LIMIT  # the deadline, not the user, stopped it (the backend's words already say so)
     if result.objective is not None and abs(result.objective - value) > 1e-5 * max(1.0, abs(value)):
         message = (message + " " if message else "") + (
             f"The solver reported objective {result.objective:g}; the tree re-scores to {value:g} (shown)."
