@@ -76,9 +76,10 @@ import pandas as pd
 from strongtree_core import StrongTreeClassifier
 from benchmarks.fairness_benchmark import DATASETS, load_part
 part = load_part(DATASETS["german"], "train", 1)
+positive = "pos_label" if "pos_label" in StrongTreeClassifier().get_params() else "positive_class"  # older checkouts
 a = time.perf_counter()
 m = StrongTreeClassifier(depth=4, time_limit=0.5, fairness="statistical_parity", fairness_bound=0.01,
-                         positive_class=2).fit(part.X, part.y, sensitive_features=part.group)
+                         **{positive: 2}).fit(part.X, part.y, sensitive_features=part.group)
 wall = time.perf_counter() - a
 try:
     from strongtree_core.accel import kernels

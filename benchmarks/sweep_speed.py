@@ -40,7 +40,7 @@ def run_once(dataset: str, backend: str, time_limit: float) -> tuple[float, floa
     ds = DATASETS[dataset]
     part = load_part(ds, "train", 1)
     grid = {"fairness": list(NOTIONS), "fairness_bound": list(BOUNDS), "depth": list(DEPTHS)}
-    estimator = StrongTreeClassifier(time_limit=time_limit, positive_class=ds.positive)
+    estimator = StrongTreeClassifier(time_limit=time_limit, pos_label=ds.positive)
     started = time.perf_counter()
     table = sweep(estimator, part.X, part.y, sensitive_features=part.group, grid=grid, backend=backend,
                   n_jobs=None if backend == "serial" else 2)

@@ -40,8 +40,8 @@ def hard_table(n: int = 1500, seed: int = 0) -> tuple[pd.DataFrame, pd.Series, p
 
 def _settings(formulation: str, solver: str) -> dict:
     fairness = {} if formulation == "benders" else dict(fairness="equalized_odds", fairness_bound=0.01)
-    return dict(depth=4 if formulation == "auto" else 3, formulation=formulation, solver=solver, positive_class=1,
-                accelerator=formulation == "auto", **fairness)
+    return dict(depth=4 if formulation == "auto" else 3, formulation=formulation, solver=solver, pos_label=1,
+                exact_search=formulation == "auto", **fairness)
 
 
 @pytest.mark.parametrize("formulation,solver", ROUTES)
@@ -103,7 +103,7 @@ def test_the_memory_limit_is_a_number_of_bytes() -> None:
 def test_no_tree_in_time_names_the_limit_the_user_gave() -> None:
     """Not what was left of it after reading the table (it said 0.103354 s for a limit of 0.5 s)."""
     X, y, _ = hard_table(n=3000)
-    clf = StrongTreeClassifier(depth=4, time_limit=0.5, min_precision=0.95, min_recall=0.9, positive_class=1)
+    clf = StrongTreeClassifier(depth=4, time_limit=0.5, min_precision=0.95, min_recall=0.9, pos_label=1)
     with pytest.raises(StrongTreeError) as err:
         clf.fit(X, y)
     assert str(err.value) == (
@@ -120,7 +120,7 @@ from test_time_limits import hard_table
 X, y, group = hard_table()
 from strongtree_core import StrongTreeClassifier
 t0 = time.perf_counter()
-clf = StrongTreeClassifier(depth=4, time_limit=0.5, fairness="equalized_odds", fairness_bound=0.01, positive_class=1)
+clf = StrongTreeClassifier(depth=4, time_limit=0.5, fairness="equalized_odds", fairness_bound=0.01, pos_label=1)
 clf.fit(X, y, sensitive_features=group)
 wall = time.perf_counter() - t0
 from strongtree_core.accel import kernels

@@ -111,7 +111,7 @@ class GainDP:
         # The compiled depth-2 kernel (two classes, not too wide): features as CSR.  It runs
         # once compiled kernels are ready (a first fit after an installation may start without).
         self.csr = None
-        if kernels.library.usable() and self.s.shape[1] == 2 and 0 < X.shape[1] <= kernels.MAX_FEATURES:
+        if kernels.library.usable() and self.s.shape[1] == 2 and 0 < X.shape[1] <= kernels.MAX_FEATURES_USED:
             indptr, indices = kernels.ones_of(X) if ones is None else ones
             self.csr = (indptr, indices, np.ascontiguousarray(self.s[:, 1] - self.s[:, 0]),
                         np.ascontiguousarray(self.s[:, 0]), np.ascontiguousarray(self.count, dtype=np.float64))

@@ -25,7 +25,7 @@ from strongtree_core.accel.compiled import KernelLibrary
 library = KernelLibrary(__name__)
 
 #: Widest table the compiled kernel takes (two F x F arrays of float64 per call).
-MAX_FEATURES = 2048
+MAX_FEATURES_USED = 2048
 NEG = -np.inf
 
 
