@@ -29,7 +29,7 @@ def report_input(dataset: str, tree: FittedTree, baseline: FittedTree | None, ro
                  split: SplitConfig, tables: SplitTables) -> ReportInput:
     """The report's input for a run: its trees, rows, roles and settings."""
     return ReportInput(
-        tree=tree, train=tables.train, test=tables.test, dataset=dataset, pos_label=roles.positive,
+        tree=tree, train=tables.train, test=tables.test, dataset=dataset, pos_label=roles.pos_label,
         protected=tuple(roles.protected), legitimate=tuple(roles.legitimate), fairness=tuple(model.fairness),
         fairness_bound=model.fairness_bound if model.fairness else None,
         settings=model.estimator_params(roles), split=split_words(split, tables),

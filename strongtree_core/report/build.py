@@ -135,7 +135,7 @@ def _gap(inp: ReportInput, frame: pd.DataFrame, predicted: np.ndarray, notion: s
         return None
     gap = fairness_gap(
         notion, frame[inp.target].to_numpy(), np.asarray(predicted), sensitive_features=frame[list(inp.protected)],
-        legitimate_features=frame[list(inp.legitimate)] if inp.legitimate else None, positive_label=inp.pos_label,
+        legitimate_features=frame[list(inp.legitimate)] if inp.legitimate else None, pos_label=inp.pos_label,
     )
     return None if gap.difference is None or np.isnan(gap.difference) else float(gap.difference)
 

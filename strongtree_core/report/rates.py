@@ -47,6 +47,6 @@ def group_rates(
     :data:`strongtree_core.metrics.INTERVAL_COLUMNS`."""
     return fairness_intervals(
         frame[target].to_numpy(), np.asarray(predictions), sensitive_features=frame[list(protected)],
-        legitimate_features=frame[list(legitimate)] if legitimate else None, positive_label=pos_label,
+        legitimate_features=frame[list(legitimate)] if legitimate else None, pos_label=pos_label,
         notions=list(notions), confidence=CONFIDENCE,
     )
