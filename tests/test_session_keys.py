@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 STUDIO = ROOT / "strongtree_studio"
 ACCESSOR = STUDIO / "session.py"
 #: A widget's own key: its page or the durable value it is bound to, a dot, its name.
-WIDGET_KEY = re.compile(r"^(data|model|split|roles|solve|tree|fairness|tradeoffs|sweep|runs|learn)\.")
+WIDGET_KEY = re.compile(r"^(app|data|model|split|roles|solve|tree|fairness|tradeoffs|sweep|runs|learn)\.")
 #: Keys Streamlit makes for itself (a form's submit button).
 STREAMLIT_OWN = re.compile(r"^FormSubmitter:")
 
