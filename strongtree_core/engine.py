@@ -190,12 +190,15 @@ def solve_tree(
     progress: Callable[[Progress], None] | None = None,
     stop: threading.Event | None = None,
     memory_limit: int | None = None,
+    starts: tuple[tuple[str, TreeStructure], ...] = (),
 ) -> Solved:
     """Find the best tree for ``spec`` on ``data`` within ``time_limit`` seconds.
 
     ``memory_limit`` (bytes; default half of what the machine allows,
     :func:`~strongtree_core.limits.default_memory_limit`): a solve estimated to
-    need more is refused before anything large is built.
+    need more is refused before anything large is built.  ``starts``: named
+    trees offered first as incumbents on every route (e.g. CART on the raw
+    columns), besides the cheap ones of :func:`~strongtree_core.starts.candidate_starts`.
 
     Raises
     ------
@@ -206,13 +209,14 @@ def solve_tree(
     """
     t0 = time.perf_counter()
     memory_limit = default_memory_limit() if memory_limit is None else int(memory_limit)
+    starts = tuple(starts) if warm_start else ()
     if formulation == "local_search":
-        return _solve_local_search(data, spec, time_limit, stop, progress, t0)
+        return _solve_local_search(data, spec, time_limit, stop, progress, t0, starts)
     _check_exact_memory(data, spec, memory_limit)
     if formulation == "auto" and accelerator:
-        return _solve_exact(data, spec, time_limit, stop, progress, t0)
+        return _solve_exact(data, spec, time_limit, stop, progress, t0, starts)
     return _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0,
-                      memory_limit)
+                      memory_limit, starts)
 
 
 def _check_exact_memory(data: PatternData, spec: TreeSpec, memory_limit: int) -> None:
@@ -281,9 +285,10 @@ def _in_time(work: Callable[[], object], stop_at: "_StopAt") -> tuple[bool, obje
 EXACT_FORMULATION = "exact search: dynamic programming with a Lagrangian bound and branch-and-bound"
 
 
-def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float) -> Solved:
+def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float,
+                 given: tuple = ()) -> Solved:
     """The exact search (``accel/search.py``), re-scored here."""
-    starts = tuple(tree for _, tree in candidate_starts(data, spec.depth))
+    starts = tuple(tree for _, tree in tuple(given) + tuple(candidate_starts(data, spec.depth)))
 
     def report(objective, bound, explored, tree, message) -> None:
         if progress is not None:
@@ -320,7 +325,8 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
     ))
 
 
-def _solve_local_search(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float) -> Solved:
+def _solve_local_search(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float,
+                        given: tuple = ()) -> Solved:
     """The local search (``heuristics/local_search.py``) from CART and random starts, re-scored here."""
     refused = local_search_unsupported(spec)
     if refused:
@@ -330,7 +336,7 @@ def _solve_local_search(data: PatternData, spec: TreeSpec, time_limit: float, st
         if progress is not None:
             progress(Progress(time.perf_counter() - t0, objective, None, None, n_starts, tree, message))
 
-    starts = [tree for _, tree in candidate_starts(data, spec.depth)]
+    starts = [tree for _, tree in tuple(given) + tuple(candidate_starts(data, spec.depth))]
     remaining = max(0.05, time_limit - (time.perf_counter() - t0))
     found = local_search(data, spec, starts=starts, time_limit=remaining, stop=stop, report=report)
     if found.structure is None:
@@ -356,14 +362,14 @@ MODEL_NOT_BUILT = (
 )
 
 
-def _unsolved_start(data, spec, dp_starts, stop, t0, method, choice) -> Solved:
+def _unsolved_start(data, spec, dp_starts, stop, t0, method, choice, given: tuple = ()) -> Solved:
     """The MIO never started (stop or time limit while building): the exact
     search's tree if there is one (feasible by construction), else the best
     feasible cheap tree."""
     if dp_starts:
         structure = dp_starts[0][1]
     else:
-        feasible = [tree for _, tree in candidate_starts(data, spec.depth) if all(
+        feasible = [tree for _, tree in tuple(given) + tuple(candidate_starts(data, spec.depth)) if all(
             c.satisfied for c in check_constraints(spec, data.y, tree.predict(data.X), data.group, data.legit,
                                                    count=data.count))]
         if not feasible:
@@ -390,11 +396,12 @@ class _StopAt:
 
 
 def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0,
-               memory_limit: int) -> Solved:
+               memory_limit: int, given: tuple = ()) -> Solved:
     """FlowOCT, BendersOCT, OCT or BinOCT, started from the best cheap tree (and the exact search's)."""
     method, why = _choose_method(spec, formulation, solver, data)  # refusals before any work
     _check_mio_memory(data, spec, method, memory_limit)
     dp_starts: list[tuple[str, TreeStructure]] = []
+    given_starts = tuple(tree for _, tree in given)
     dp_note = ""
     objective_cap: float | None = None
     if accelerator and warm_start:
@@ -402,7 +409,7 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
         # proven bound as a cap: the solver then has to prove it (a teacher
         # still sees the bound close).
         found = exact_solve(data, spec, time_limit=min(10.0, time_limit / 4), stop=stop,
-                            starts=tuple(tree for _, tree in candidate_starts(data, spec.depth)))
+                            starts=given_starts + tuple(tree for _, tree in candidate_starts(data, spec.depth)))
         if found.status == "infeasible":
             raise StrongTreeError(
                 INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec))
@@ -430,12 +437,12 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
             lp_bound = lp_relaxation(relaxed, time_limit=max(lp_seconds, 1e-3), threads=threads, stop=stop_at)
         if objective_cap is not None:
             built = replace(built, arrays=with_objective_cap(built.arrays, objective_cap))
-        start = _best_start(built, data, dp_starts) if warm_start else None
+        start = _best_start(built, data, dp_starts + list(given)) if warm_start else None
         return built, lp_bound, start
 
     ready, prepared = _in_time(prepare, stop_at)
     if not ready:
-        return _unsolved_start(data, spec, dp_starts, stop, t0, method, dp_note + why)
+        return _unsolved_start(data, spec, dp_starts, stop, t0, method, dp_note + why, given)
     built, lp_bound, start = prepared
     arrays = built.arrays
     if progress and start is not None:

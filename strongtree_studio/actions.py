@@ -12,7 +12,20 @@ from strongtree_studio.loading import fingerprint
 from strongtree_studio.outcome import SolveContext, solve_spec
 from strongtree_studio.roles import suggest_roles
 from strongtree_studio.services import job_registry
-from strongtree_studio.session import EDITS, GOTO_SOLVE, JOB_ID, JOB_SETTINGS, MODEL, ROLES, SPLIT, TABLE, VIEW_RUN, set_widget_value
+from strongtree_studio.session import (
+    CODEBOOK_REPORT,
+    EDITS,
+    EDITS_UNDO,
+    GOTO_SOLVE,
+    JOB_ID,
+    JOB_SETTINGS,
+    MODEL,
+    ROLES,
+    SPLIT,
+    TABLE,
+    VIEW_RUN,
+    set_widget_value,
+)
 from strongtree_studio.state import current_settings, renew_widgets, run_owner, set_roles
 from strongtree_studio.table import LoadedTable
 
@@ -20,6 +33,8 @@ def use_table(table: LoadedTable, roles: Roles) -> None:
     """Work on ``table`` from now on, with ``roles`` (its column edits start afresh)."""
     TABLE.set(table)
     EDITS.set({})
+    EDITS_UNDO.set([])
+    CODEBOOK_REPORT.set(None)
     set_roles(roles)
 
 

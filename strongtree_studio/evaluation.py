@@ -2,8 +2,9 @@
 rows, as JSON-ready data the pages render and the run store keeps.
 
 Every number comes from :mod:`strongtree_core.metrics` applied to the trees'
-predictions; CART is scikit-learn's ``DecisionTreeClassifier`` of the same depth
-on the same binary encoding.
+predictions; the reference models (CART of the same depth on the same binary
+encoding, a logistic regression, the majority class) are those of
+:mod:`strongtree_core.report.references`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sklearn.metrics import accuracy_score
-from sklearn.tree import DecisionTreeClassifier
 
 from strongtree_core.metrics import (
     balanced_accuracy,
@@ -25,11 +25,10 @@ from strongtree_core.metrics import (
     worst_case_accuracy,
 )
 from strongtree_core.metrics.fairness_gaps import NOTION_RATES
+from strongtree_core.report.references import CART_NAME, references
 from strongtree_core.tree import FittedTree
 from strongtree_studio.config import ModelConfig, Roles, SplitTables
 
-#: Seed of the CART comparison tree.
-CART_SEED = 0
 
 
 def _clean(value: Any) -> Any:
@@ -123,16 +122,6 @@ def _summary_row(name: str, status: str, predictions: dict[str, np.ndarray], par
     return row
 
 
-def cart_predictions(tree: FittedTree, parts: dict[str, pd.DataFrame], roles: Roles, depth: int) -> tuple[dict, int]:
-    """CART of depth ``depth`` on the tree's binary encoding: predictions per split and its leaf count."""
-    columns = list(tree.feature_names)
-    train = parts["train"]
-    cart = DecisionTreeClassifier(max_depth=depth, random_state=CART_SEED)
-    cart.fit(tree.encoding.transform(train[columns]), train[roles.target].to_numpy())
-    predictions = {split: cart.predict(tree.encoding.transform(frame[columns])) for split, frame in parts.items()}
-    return predictions, int(cart.get_n_leaves())
-
-
 def evaluate(
     tree: FittedTree,
     tables: SplitTables,
@@ -166,8 +155,9 @@ def evaluate(
             _summary_row("StrongTree without fairness constraints", baseline.record.status, base_pred, parts, roles,
                          compared, len(baseline.structure.leaves))
         )
-    cart_pred, cart_leaves = cart_predictions(tree, parts, roles, model.depth)
-    comparison.append(_summary_row("CART (same depth)", "heuristic", cart_pred, parts, roles, compared, cart_leaves))
+    for ref in references(tree, parts, roles.target, model.depth):  # CART, logistic regression, majority class
+        status = "heuristic" if ref.name == CART_NAME else "reference"
+        comparison.append(_summary_row(ref.name, status, ref.predictions, parts, roles, compared, ref.leaves))
     return _clean(
         {
             "notions": list(model.fairness),

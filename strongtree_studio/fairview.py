@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from strongtree_core.metrics.fairness_gaps import NOTION_RATES  # noqa: F401  (the rates each notion compares)
-from strongtree_studio.words import fmt
+from strongtree_studio.words import count_of, fmt
 
 RATE_NAMES = {
     "selection_rate": "predicted positive",
@@ -39,8 +39,10 @@ RATE_HELP = {
 }
 #: The compared trees as the pages name them (the evaluation's model names on the left).
 TREE_NAMES = {"StrongTree": "this tree", "StrongTree without fairness constraints": "without fairness constraints",
-              "CART (same depth)": "CART, same depth"}
-TREE_COLOURS = {"this tree": "#1e8a5a", "without fairness constraints": "#c0392b", "CART, same depth": "#6b7a8a"}
+              "CART (same depth)": "CART, same depth", "Logistic regression": "logistic regression (not a tree)",
+              "Majority class": "majority class"}
+TREE_COLOURS = {"this tree": "#1e8a5a", "without fairness constraints": "#c0392b", "CART, same depth": "#6b7a8a",
+                "logistic regression (not a tree)": "#0072B2", "majority class": "#b39d2a"}
 #: A gap above this many percentage points gets a warning colour when no constraint bounds it.
 LARGE_GAP = 0.10
 #: The four-fifths rule: a group's rate below this share of the highest group's is flagged.
@@ -110,7 +112,7 @@ def judged(rows: Sequence[dict[str, Any]], delta: float, constrained: bool) -> l
         else:
             status = "within δ" if inside else "outside δ (not enforced)"
         ratio = r["rate"] / top if top > 0 else None
-        out.append({**r, "status": status, "label": f"{fmt(r['rate'], 'percent')} · {fmt(r['rows'], 'int')} rows",
+        out.append({**r, "status": status, "label": f"{fmt(r['rate'], 'percent')} · {count_of(r['rows'], 'row')}",
                     "difference": top - r["rate"], "ratio": ratio})
     return out
 
@@ -185,7 +187,7 @@ def comparison_table(comparison: Sequence[dict[str, Any]], notions: Sequence[str
 
     rows = []
     for c in comparison:
-        row = {"tree": TREE_NAMES.get(c["model"], c["model"]), "status": status_word(c.get("status", "")).label, "leaves": fmt(c.get("leaves"), "int")}
+        row = {"model": TREE_NAMES.get(c["model"], c["model"]), "status": status_word(c.get("status", "")).label, "leaves": fmt(c.get("leaves"), "int")}
         for split, split_name in (("train", "training"), ("test", "test")):
             if f"{split}_accuracy" not in c:
                 continue
@@ -194,7 +196,7 @@ def comparison_table(comparison: Sequence[dict[str, Any]], notions: Sequence[str
                 if f"{split}_{n}" in c:
                     row[f"{split_name} gap: {names.get(n, n)}"] = fmt(c.get(f"{split}_{n}"), "points")
         rows.append(row)
-    return pd.DataFrame(rows).set_index("tree")
+    return pd.DataFrame(rows).set_index("model")
 
 
 def cost_chart(comparison: Sequence[dict[str, Any]], notion: str, delta: float | None, split: str) -> dict[str, Any] | None:

@@ -99,6 +99,8 @@ TABLE: Key[LoadedTable | None] = Key("table", (LoadedTable, NoneType), _none, Tr
 ROLES: Key[Roles | None] = Key("roles", (Roles, NoneType), _none, True, "what each column is for")
 EDITS: Key[dict] = Key("edits", (dict,), dict, True,
                        "column -> strongtree_studio.columns.ColumnEdit: types and value labels chosen on the Data page")
+EDITS_UNDO: Key[list] = Key("edits_undo", (list,), list, True,
+                            "earlier values of EDITS, the most recent last (Undo the last change)")
 EDIT_NOTES: Key[tuple] = Key("edit_notes", (tuple, list), tuple, True, "what applying the column edits changed")
 SPLIT: Key[SplitConfig] = Key("split", (SplitConfig,), SplitConfig, True, "training and test rows")
 MODEL: Key[ModelConfig] = Key("model", (ModelConfig,), ModelConfig, True, "the Model page's settings")
@@ -139,6 +141,8 @@ SIDEBAR_STATE: Key[str | None] = Key("_sidebar_solve_state", (str, NoneType), _n
 SWEEP_NOTICE: Key[str | None] = Key("_sweep_notice", (str, NoneType), _none, False, "a note for the next run")
 FRONTIER_SEEN: Key[tuple | None] = Key("_tradeoffs_frontier_seen", (tuple, NoneType), _none, False,
                                        "the (sweep, point) whose click was last acted on")
+CODEBOOK_REPORT: Key[tuple | None] = Key("codebook_report", (tuple, NoneType), _none, False,
+                                         "(\"done\" | \"error\", sentences) of the last codebook applied")
 RUNS_NOTICE: Key[str | None] = Key("runs.notice", (str, NoneType), _none, False, "a note for the Runs page")
 
 #: Every entry, by name.

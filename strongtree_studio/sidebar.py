@@ -10,7 +10,7 @@ from strongtree_studio.markup import md
 from strongtree_studio.services import job_registry
 from strongtree_studio.session import JOB_ID, ROLES, SIDEBAR_ACTIVE, SIDEBAR_STATE, STORE_NOTICE, TABLE
 from strongtree_studio.views import job_state_badge, job_state_key
-from strongtree_studio.words import fmt
+from strongtree_studio.words import count_of, fmt
 
 #: Seconds between refreshes of the sidebar's solve status while a solve runs.
 SIDEBAR_POLL = 1.0
@@ -25,7 +25,7 @@ def render_sidebar(live: bool = True) -> None:
         if table is None:
             st.markdown("No table yet: choose one on the **Data** page.")
         else:
-            st.markdown(f"**{md(table.name)}**  \n{fmt(len(table.frame), 'int')} rows × {table.frame.shape[1]} columns")
+            st.markdown(f"**{md(table.name)}**  \n{count_of(len(table.frame), 'row')} × {count_of(table.frame.shape[1], 'column')}")
             if roles is not None:
                 protected = ", ".join(md(c) for c in roles.protected) or "none"
                 st.markdown(f"Target {md(roles.target)} · protected: {protected}")

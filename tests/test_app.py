@@ -12,6 +12,7 @@ import streamlit as st
 from hostile import hazards
 from streamlit.testing.v1 import AppTest, element_tree
 
+from strongtree_core.tree.summary import tree_summary
 from strongtree_studio.config import ERR_BOTH_ROLES, ERR_FAIRNESS_NEEDS_GROUP, Roles, SplitConfig, split_table
 from strongtree_studio.demo_data import make_hiring
 from strongtree_studio.explain import (
@@ -187,6 +188,8 @@ def test_solve_stop_then_tree_fairness_and_runs():
     assert "female" not in svg
     at.toggle(key="tree.mix").set_value(True).run()
     assert "female" in drawings(at)[0]
+    words = next(m.value for m in at.markdown if m.value.startswith("- The tree predicts"))
+    assert words == "\n".join(f"- {md(s)}" for s in tree_summary(tree))  # the tree in sentences
 
     goto(at, "strongtree_studio/screens/fairness.py")
     card = next(m for m in at.metric if m.label == "Statistical parity · training rows")

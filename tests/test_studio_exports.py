@@ -90,6 +90,6 @@ def test_evaluation_numbers_are_recomputed_from_predictions(fitted):
         matrix = np.asarray(metrics["confusion"]["male"]["data"])
         assert matrix.sum() == (rows["gender"] == "male").sum()
     names = [row["model"] for row in result["comparison"]]
-    assert names == ["StrongTree", "CART (same depth)"]
+    assert names == ["StrongTree", "CART (same depth)", "Logistic regression", "Majority class"]
     cart = result["comparison"][1]
     assert cart["leaves"] <= 4 and 0.5 <= cart["train_accuracy"] <= 1

@@ -5,6 +5,7 @@ tree beside the tree without fairness constraints (and CART)."""
 import pandas as pd
 import streamlit as st
 
+from strongtree_core.report.cost import cost_of_fairness, points
 from strongtree_studio.explain import FAIRNESS_NOTIONS
 from strongtree_studio.fairview import (
     FOUR_FIFTHS,
@@ -166,6 +167,19 @@ with cost_tab:
     comparison = evaluation.get("comparison", [])
     names = {k: n.name for k, n in FAIRNESS_NOTIONS.items()}
     compared = [n for n in (constrained or measured[:1])]
+    cost = cost_of_fairness(comparison, compared[0] if compared else None,
+                            names[compared[0]] if compared else None, bool(constrained))
+    if cost is not None:
+        figures = st.columns(3)
+        figures[0].metric("Cost of fairness", "–" if cost.fairness is None else points(cost.fairness),
+                          help="Accuracy of the tree without the fairness constraint minus this tree's, on the "
+                               f"{SPLIT_NAMES[cost.split]}.")
+        figures[1].metric("Cost of readability", "–" if cost.readability is None else points(cost.readability),
+                          help="Accuracy of a logistic regression (not a tree) minus the tree without the "
+                               f"constraint's, on the {SPLIT_NAMES[cost.split]}.")
+        figures[2].metric("Above the majority class", "–" if cost.majority is None else points(cost.this - cost.majority),
+                          help="This tree's accuracy minus that of predicting the most frequent class for every row.")
+        st.markdown("  \n".join(md(s) for s in cost.sentences()))
     if comparison:
         st.table(md_table(comparison_table(comparison, compared, names)))
         if compared:
@@ -177,7 +191,9 @@ with cost_tab:
                                + (" (dashed: δ)" if constrained else ""))
                     if spec is not None:
                         st.vega_lite_chart(spec=spec, width="stretch", height=230)
-    st.caption("CART is scikit-learn's greedy tree of the same depth on the same binary features. The tree without "
+    st.caption("CART is scikit-learn's greedy tree of the same depth on the same binary features; the logistic "
+               "regression (not a tree) uses the same columns; the majority class predicts the most frequent training "
+               "class for every row. The tree without "
                f"fairness constraints has the same settings, solved by the fastest exact route within "
                f"{fmt(BASELINE_TIME_LIMIT, 'seconds')}; its status says whether it was proven optimal.")
     if result.baseline is not None:
