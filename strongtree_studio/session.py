@@ -10,6 +10,10 @@ for a run or two.  Pages and helpers read and write entries only through
 (whose key is made at run time, e.g. ``data.label.<column>.<i>``) only through
 :func:`widget_value` and :func:`set_widget_value`.  ``tests/test_session_keys.py``
 refuses ``st.session_state`` anywhere else.
+
+Values are replaced, never changed in place (``KEY.set(new)``, not
+``KEY.get()[k] = v``): a durable entry is stored for a reload when its value is a
+new object.  The same test refuses the in-place forms it can see.
 """
 
 from __future__ import annotations
