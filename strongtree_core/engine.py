@@ -16,8 +16,8 @@ benchmarks.  Routes:
 * ``local_search``: coordinate descent over nodes (``heuristics/``), a
   heuristic recorded with status ``heuristic``, never certified.
 
-A forced MIO (or ``formulation="auto"`` with the accelerator off) starts from
-the best of CART, single leaves and, with the accelerator, the exact search's
+A forced MIO (or ``formulation="auto"`` with the exact search off) starts from
+the best of CART, single leaves and, with the exact search, the exact search's
 tree (found within a short budget), whose proven bound caps the objective:
 the solver still has to prove optimality itself.  Before the MIO, the LP
 relaxation of the formulation is solved once (time-boxed) and recorded as
@@ -75,7 +75,7 @@ from strongtree_core.solvers import (
     choose_backend,
     solve,
 )
-from strongtree_core.solvers.highs_run import ABANDONED, ABANDONED_AT_LIMIT, STOP_GRACE
+from strongtree_core.solvers.base import StopOrDeadline
 from strongtree_core.solvers.relaxation import lp_relaxation
 from strongtree_core.starts import candidate_starts
 from strongtree_core.tree.record import HEURISTIC, SolveRecord
@@ -158,8 +158,8 @@ def _constraint_names(spec: TreeSpec) -> str:
         names.append(f"min leaf {spec.min_leaf}")
     if spec.max_branching is not None:
         names.append(f"at most {spec.max_branching} branching nodes")
-    if spec.max_features is not None:
-        names.append(f"at most {spec.max_features} features")
+    if spec.max_features_used is not None:
+        names.append(f"at most {spec.max_features_used} features")
     if spec.objective != "accuracy":
         names.append(f"objective {spec.objective}")
     return ", ".join(names) or "the tree structure"
@@ -185,8 +185,8 @@ def solve_tree(
     solver: str = "auto",
     time_limit: float = 60.0,
     threads: int = 1,
-    accelerator: bool = True,
-    warm_start: bool = True,
+    exact_search: bool = True,
+    heuristic_start: bool = True,
     progress: Callable[[Progress], None] | None = None,
     stop: threading.Event | None = None,
     memory_limit: int | None = None,
@@ -209,13 +209,13 @@ def solve_tree(
     """
     t0 = time.perf_counter()
     memory_limit = default_memory_limit() if memory_limit is None else int(memory_limit)
-    starts = tuple(starts) if warm_start else ()
+    starts = tuple(starts) if heuristic_start else ()
     if formulation == "local_search":
         return _solve_local_search(data, spec, time_limit, stop, progress, t0, starts)
     _check_exact_memory(data, spec, memory_limit)
-    if formulation == "auto" and accelerator:
+    if formulation == "auto" and exact_search:
         return _solve_exact(data, spec, time_limit, stop, progress, t0, starts)
-    return _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0,
+    return _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_search, heuristic_start, progress, stop, t0,
                       memory_limit, starts)
 
 
@@ -258,7 +258,7 @@ def _check_mio_memory(data: PatternData, spec: TreeSpec, method: str, memory_lim
                                                fix=MIO_FIX))
 
 
-def _in_time(work: Callable[[], object], stop_at: "_StopAt") -> tuple[bool, object]:
+def _in_time(work: Callable[[], object], stop_at: StopOrDeadline) -> tuple[bool, object]:
     """Run ``work()`` in a thread and wait for it unless a stop or the deadline
     comes first: (True, its result), or (False, None) when given up (the thread
     finishes in the background and its result is dropped).  Building a model of
@@ -384,18 +384,7 @@ def _unsolved_start(data, spec, dp_starts, stop, t0, method, choice, given: tupl
     ))
 
 
-class _StopAt:
-    """A stop request that is also set once the wall clock passes ``at``
-    (solver backends only ask ``is_set()``)."""
-
-    def __init__(self, stop: threading.Event | None, at: float) -> None:
-        self.stop, self.at = stop, at
-
-    def is_set(self) -> bool:
-        return (self.stop is not None and self.stop.is_set()) or time.perf_counter() >= self.at
-
-
-def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0,
+def _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_search, heuristic_start, progress, stop, t0,
                memory_limit: int, given: tuple = ()) -> Solved:
     """FlowOCT, BendersOCT, OCT or BinOCT, started from the best cheap tree (and the exact search's)."""
     method, why = _choose_method(spec, formulation, solver, data)  # refusals before any work
@@ -404,7 +393,7 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
     given_starts = tuple(tree for _, tree in given)
     dp_note = ""
     objective_cap: float | None = None
-    if accelerator and warm_start:
+    if exact_search and heuristic_start:
         # A forced MIO still starts from the exact search's tree and takes its
         # proven bound as a cap: the solver then has to prove it (a teacher
         # still sees the bound close).
@@ -423,7 +412,7 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
 
     # Set a little before the deadline: a solver that does not answer a stop within
     # its grace is abandoned, and reading its solution back takes a moment too.
-    stop_at = _StopAt(stop, t0 + time_limit - SOLVER_MARGIN)
+    stop_at = StopOrDeadline(stop, t0 + time_limit - SOLVER_MARGIN)
 
     def prepare():
         built = build_model(data, spec, method)
@@ -437,7 +426,7 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
             lp_bound = lp_relaxation(relaxed, time_limit=max(lp_seconds, 1e-3), threads=threads, stop=stop_at)
         if objective_cap is not None:
             built = replace(built, arrays=with_objective_cap(built.arrays, objective_cap))
-        start = _best_start(built, data, dp_starts + list(given)) if warm_start else None
+        start = _best_start(built, data, dp_starts + list(given)) if heuristic_start else None
         return built, lp_bound, start
 
     ready, prepared = _in_time(prepare, stop_at)
@@ -499,9 +488,8 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
     value = tree_objective(data, spec, structure)
     status = result.status if result.status != Status.TIME_LIMIT_NO_TREE else Status.TIME_LIMIT
     message = result.message
-    if status == Status.INTERRUPTED and not (stop is not None and stop.is_set()):
-        status = Status.TIME_LIMIT  # the deadline, not the user, stopped it
-        message = message.replace(ABANDONED, ABANDONED_AT_LIMIT.format(grace=STOP_GRACE))
+    if status == Status.INTERRUPTED and not stop_at.by_user():
+        status = Status.TIME_LIMIT  # the deadline, not the user, stopped it (the backend's words already say so)
     if result.objective is not None and abs(result.objective - value) > 1e-5 * max(1.0, abs(value)):
         message = (message + " " if message else "") + (
             f"The solver reported objective {result.objective:g}; the tree re-scores to {value:g} (shown)."
@@ -522,7 +510,7 @@ def _relaxation_hint(spec: TreeSpec) -> str:
         hints.append("loosen the fairness bound or lower the recall/precision/specificity floors")
     if spec.min_leaf:
         hints.append("lower the minimum leaf size")
-    if spec.max_branching is not None or spec.max_features is not None:
+    if spec.max_branching is not None or spec.max_features_used is not None:
         hints.append("allow more branching nodes or features")
     hints.append("or allow a deeper tree")
     return "Try to " + ", ".join(hints) + "."

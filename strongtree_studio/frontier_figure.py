@@ -33,7 +33,7 @@ def plotted(table: pd.DataFrame, part: str) -> pd.DataFrame:
     return table[keep]
 
 
-def frontier_figure(table: pd.DataFrame, bounds: Sequence[float]):
+def frontier_figure(table: pd.DataFrame, fairness_bounds: Sequence[float]):
     """Accuracy against the measured gap of each point's own notion, on the training rows and
     (when there are test rows) the test rows side by side: one colour per notion, the training
     frontier drawn as a line, proven optima as filled circles and other trees as open diamonds,
@@ -46,7 +46,7 @@ def frontier_figure(table: pd.DataFrame, bounds: Sequence[float]):
     fig = make_subplots(rows=1, cols=len(parts), shared_yaxes=True, horizontal_spacing=0.06)
     shown = [plotted(table, p) for p in parts]
     accuracies = [v for s, p in zip(shown, parts) for v in s[f"{p}_accuracy"]]
-    gaps = [v for s, p in zip(shown, parts) for v in s[f"{p}_gap"]] + list(bounds)
+    gaps = [v for s, p in zip(shown, parts) for v in s[f"{p}_gap"]] + list(fairness_bounds)
     y_low, y_high = (min(accuracies), max(accuracies)) if accuracies else (0.5, 1.0)
     pad = max((y_high - y_low) * 0.08, 0.01)
     y_low, y_high = max(0.0, y_low - pad), min(1.0, y_high + pad)
@@ -77,7 +77,7 @@ def frontier_figure(table: pd.DataFrame, bounds: Sequence[float]):
                     customdata=np.array([[h, int(p)] for h, p in zip(hover, subset["point"])], dtype=object),
                     hovertemplate="%{customdata[0]}<extra></extra>"), row=1, col=col)
         xs, ys = [], []
-        for b in bounds:
+        for b in fairness_bounds:
             xs += [100 * b, 100 * b, None]
             ys += [100 * y_low, 100 * y_high, None]
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line={"color": DELTA_COLOUR, "width": 1, "dash": "dot"},

@@ -42,7 +42,7 @@ def test_groups_are_named_as_the_metrics_name_them(parts):
     train, _ = parts
     labels = set(group_labels(train, ["gender", "education"]))
     y = train["hired"].to_numpy()
-    named = set(group_metrics(y, y, sensitive_features=train[["gender", "education"]], positive_label="yes")["group"])
+    named = set(group_metrics(y, y, sensitive_features=train[["gender", "education"]], pos_label="yes")["group"])
     assert labels == named and "gender=female & education=master" in labels
 
 

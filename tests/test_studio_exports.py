@@ -21,7 +21,7 @@ ROLES = Roles("hired", "yes", ("gender",), ("education",))
 def fitted():
     tables = split_table(make_hiring(300, seed=2), ROLES, SplitConfig(seed=1))
     X = tables.train.drop(columns="hired")
-    model = StrongTreeClassifier(depth=2, positive_class="yes", time_limit=30)
+    model = StrongTreeClassifier(depth=2, pos_label="yes", time_limit=30)
     model.fit(X, tables.train["hired"], sensitive_features="gender", legitimate_features="education")
     return model.tree_, tables
 

@@ -40,8 +40,8 @@ def hard_table(n: int = 1500, seed: int = 0) -> tuple[pd.DataFrame, pd.Series, p
 
 def _settings(formulation: str, solver: str) -> dict:
     fairness = {} if formulation == "benders" else dict(fairness="equalized_odds", fairness_bound=0.01)
-    return dict(depth=4 if formulation == "auto" else 3, formulation=formulation, solver=solver, positive_class=1,
-                accelerator=formulation == "auto", **fairness)
+    return dict(depth=4 if formulation == "auto" else 3, formulation=formulation, solver=solver, pos_label=1,
+                exact_search=formulation == "auto", **fairness)
 
 
 @pytest.mark.parametrize("formulation,solver", ROUTES)

@@ -110,7 +110,7 @@ class GainDP:
         self.root_hook = None
         # The compiled depth-2 kernel (two classes, not too wide): features as CSR.
         self.csr = None
-        if kernels.available() and self.s.shape[1] == 2 and 0 < X.shape[1] <= kernels.MAX_FEATURES:
+        if kernels.available() and self.s.shape[1] == 2 and 0 < X.shape[1] <= kernels.MAX_FEATURES_USED:
             indptr, indices = kernels.ones_of(X) if ones is None else ones
             self.csr = (indptr, indices, np.ascontiguousarray(self.s[:, 1] - self.s[:, 0]),
                         np.ascontiguousarray(self.s[:, 0]), np.ascontiguousarray(self.count, dtype=np.float64))

@@ -23,7 +23,7 @@ except ImportError:  # pragma: no cover - exercised only without numba
     njit = None
 
 #: Widest table the compiled kernel takes (two F x F arrays of float64 per call).
-MAX_FEATURES = 2048
+MAX_FEATURES_USED = 2048
 NEG = -np.inf
 
 

@@ -468,7 +468,7 @@ class _BranchAndBound:
         need = max(1, p.min_leaf)
         right_rows = Xd.T @ c
         ok = (right_rows >= need) & (c.sum() - right_rows >= need)
-        if p.max_features is not None and len(fixed.feats) >= p.max_features:
+        if p.max_features_used is not None and len(fixed.feats) >= p.max_features_used:
             allowed = np.zeros(p.n_features, dtype=bool)
             allowed[list(fixed.feats)] = True
             ok &= allowed
@@ -505,7 +505,7 @@ class _BranchAndBound:
             return have.head(tau)
         p = self.p
         got = subtree_list(p.X[o.idx], self.V[o.idx], p.count[o.idx], o.depth, self.theta, self.pen, p.min_leaf,
-                           p.n_parts, tau, keep_features=p.max_features is not None, check=self.run_.deadline.check)
+                           p.n_parts, tau, keep_features=p.max_features_used is not None, check=self.run_.deadline.check)
         self.lists[key] = got
         return got
 
@@ -545,7 +545,7 @@ class _BranchAndBound:
             if p.max_branching is not None and nb > p.max_branching:
                 continue
             feats = fixed.feats | {int(f) for f in head.features()[c] if f >= 0}
-            if p.max_features is not None and len(feats) > p.max_features:
+            if p.max_features_used is not None and len(feats) > p.max_features_used:
                 continue
             nxt = _Fixed(fixed.score + float(head.score[c]), fixed.parts + head.parts[c], q, nb, feats,
                          fixed.decisions + ((o.node, ("sub", head.tree(c))),))
@@ -562,13 +562,13 @@ class _BranchAndBound:
         nb = fixed.nb + head.nb
         if p.max_branching is not None:
             ok &= nb <= p.max_branching
-        if p.max_features is not None:
+        if p.max_features_used is not None:
             feats = head.features()
             fresh = (feats >= 0) & ~np.isin(feats, list(fixed.feats))
             # distinct new features per subtree
             f_sorted = np.sort(np.where(fresh, feats, -1), axis=1)
             distinct = (f_sorted >= 0) & np.concatenate([np.ones((len(head), 1), bool), f_sorted[:, 1:] != f_sorted[:, :-1]], axis=1)
-            ok &= len(fixed.feats) + distinct.sum(axis=1) <= p.max_features
+            ok &= len(fixed.feats) + distinct.sum(axis=1) <= p.max_features_used
         if not ok.any():
             return
         parts = fixed.parts[None, :] + head.parts

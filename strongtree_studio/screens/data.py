@@ -132,7 +132,7 @@ def change_target(target: str) -> None:
 
 def ignore_columns(names: list[str]) -> None:
     old: Roles = ROLES.get()
-    set_roles(Roles(old.target, old.positive, tuple(c for c in old.protected if c not in names),
+    set_roles(Roles(old.target, old.pos_label, tuple(c for c in old.protected if c not in names),
                     tuple(c for c in old.legitimate if c not in names), tuple(dict.fromkeys([*old.ignored, *names]))))
 
 
@@ -156,7 +156,7 @@ with left:
     values = class_values(frame, roles.target)
     positive_options = values if len(values) == 2 else [None, *values]
     field(
-        st.selectbox, "Positive class", ROLES, "positive", options=positive_options, convert=plain,
+        st.selectbox, "Positive class", ROLES, "pos_label", options=positive_options, convert=plain,
         format_func=lambda v: "none (multi-class)" if v is None else str(v), help=POSITIVE_HELP,
     )
     others = [c for c in columns if c != roles.target]
@@ -174,8 +174,8 @@ with right:
     )
 
 roles = ROLES.get()
-if roles.positive is not None:
-    st.caption(f"Rates compared between groups are rates of predicting **{md(roles.positive)}**. "
+if roles.pos_label is not None:
+    st.caption(f"Rates compared between groups are rates of predicting **{md(roles.pos_label)}**. "
                "Name coded classes under *Types & labels*.")
 problems = check_roles(frame, roles, model.allow_protected_splits)
 for problem in problems:
@@ -232,7 +232,7 @@ def rebuild(edits: dict, undoable: bool = True) -> None:
     EDIT_NOTES.set(tuple(notes))
     TABLE.set(LoadedTable(current.name, edited, fingerprint(edited), current.notes, raw=current.loaded))
     old: Roles = ROLES.get()
-    positive = old.positive
+    positive = old.pos_label
     if positive is not None:
         before = old_edits.get(old.target)
         raw_key = {label: key for key, label in (before.label_map if before else {}).items()}.get(
@@ -374,9 +374,9 @@ if not problems:
     if roles.protected:
         st.markdown("##### Protected groups")
         groups = group_summary(parts.train, parts.test, target=roles.target, protected=roles.protected,
-                               pos_label=roles.positive)
-        st.markdown(md(group_sentence(groups, roles.positive)))
-        st.table(md_table(group_summary_table(groups, " & ".join(roles.protected), roles.positive)))
+                               pos_label=roles.pos_label)
+        st.markdown(md(group_sentence(groups, roles.pos_label)))
+        st.table(md_table(group_summary_table(groups, " & ".join(roles.protected), roles.pos_label)))
         st.caption(md(small_note()) + (" Base rates need a positive class (choose one above)."
-                                       if roles.positive is None else ""))
+                                       if roles.pos_label is None else ""))
     st.page_link(screen("model"), label="Next: choose the model", icon=":material/arrow_forward:")

@@ -68,7 +68,7 @@ COMPARED = {
     "fairness": ("fairness", None), "fairness_bound": ("δ", "points"), "time_limit": ("time limit", "seconds"),
     "regularization": ("λ", "number"), "min_leaf": ("min. leaf rows", "int"), "n_buckets": ("buckets", "int"),
     "encoding": ("numeric coding", None), "solver": ("solver", None), "allow_protected_splits": ("protected splits", None),
-    "max_branching": ("max. splits", "int"), "max_features": ("max. features", "int"),
+    "max_branching": ("max. splits", "int"), "max_features_used": ("max. features", "int"),
     "min_recall": ("min. recall", "percent"), "min_precision": ("min. precision", "percent"),
     "min_specificity": ("min. specificity", "percent"),
     "split test_size": ("test share", "percent"), "split seed": ("random seed", None),
@@ -84,7 +84,7 @@ def compare_values(entry) -> dict[str, str]:
     """One run's settings and results in words, for the side-by-side table."""
     roles = roles_from_config(entry.config)
     flat = {"table": entry.dataset, "status": status_word(entry.status).label, "target": roles.target,
-            "positive class": "none" if roles.positive is None else str(roles.positive),
+            "positive class": "none" if roles.pos_label is None else str(roles.pos_label),
             "protected": ", ".join(roles.protected) or "none", "legitimate": ", ".join(roles.legitimate) or "none",
             "ignored": ", ".join(roles.ignored) or "none"}
     values = dict(entry.config["model"])
@@ -144,7 +144,7 @@ shown_history = pd.DataFrame({
     "table": history["dataset"],
     "depth": column("depth"),
     "fairness": [f if f == "none" or d is None or d != d else f"{f} ≤ {fmt(d, 'points')}"
-                 for f, d in zip(column("fairness").fillna("none"), column("delta"))],
+                 for f, d in zip(column("fairness").fillna("none"), column("fairness_bound"))],
     "status": history["status"].map(lambda s: status_word(s).label),
     "accuracy train / test": [ratio_pair(a, b, "percent") for a, b in zip(column("train_accuracy"),
                                                                             column("test_accuracy"))],

@@ -61,7 +61,7 @@ if table is not None:
         rows = f" · {fmt(len(parts.train), 'int')} training rows · {fmt(len(parts.test), 'int')} test rows"
     fairness = ", ".join(FAIRNESS_NOTIONS[n].name for n in model.fairness)
     fair_words = f"{fairness} within {fmt(model.fairness_bound, 'points')}" if fairness else "no fairness constraint"
-    positive = f" (positive class {md(roles.positive)})" if roles.positive is not None else ""
+    positive = f" (positive class {md(roles.pos_label)})" if roles.pos_label is not None else ""
     st.markdown(
         f"**{md(table.name)}** · target {md(roles.target)}{positive}{rows}  \n"
         f"Depth {model.depth} · {OBJECTIVES[model.objective].lower()} · {fair_words} · "
