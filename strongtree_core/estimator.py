@@ -550,6 +550,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             data, spec, formulation=self.formulation, solver=self.solver, time_limit=max(MIN_SOLVE_SECONDS, remaining),
             threads=int(self.threads), exact_search=self.exact_search, heuristic_start=self.heuristic_start,
             memory_limit=self.memory_limit, starts=() if cart_tree is None else (("CART on the raw columns", cart_tree),),
+            stated_limit=float(self.time_limit),
             progress=relay if progress is not None else None, stop=stop,
         )
         notes = [solved.record.message] if solved.record.message else []
