@@ -31,7 +31,7 @@ ERR_NO_FEATURES = (
     "Un-ignore a column, or allow splits on the protected attribute on the Model page."
 )
 ERR_POSITIVE = "The positive class {positive!r} is not a value of {target!r}; pick one of {values}."
-NOTE_MISSING_TARGET = "{n} rows have no value in {target!r} and are left out."
+NOTE_MISSING_TARGET = "Rows without a value in {target!r} are left out: {n}."
 NOTE_NO_STRATIFY = "A class has fewer than two rows, so the split is not stratified."
 ERR_FAIRNESS_NEEDS_GROUP = (
     "Fairness constraints need a protected attribute: choose one on the Data page, or set the fairness notion to none."
@@ -49,7 +49,7 @@ class Roles:
     """What each column of the table is for."""
 
     target: str
-    positive: Any = None
+    pos_label: Any = None
     protected: tuple[str, ...] = ()
     legitimate: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
@@ -78,9 +78,9 @@ def check_roles(frame: pd.DataFrame, roles: Roles, allow_protected_splits: bool 
         problems.append(ERR_ONE_CLASS.format(target=roles.target, value=value))
     elif len(values) > MAX_CLASSES:
         problems.append(ERR_MANY_CLASSES.format(target=roles.target, n=len(values)))
-    if roles.positive is not None and roles.positive not in set(values):
+    if roles.pos_label is not None and roles.pos_label not in set(values):
         problems.append(
-            ERR_POSITIVE.format(positive=roles.positive, target=roles.target, values=sorted(map(str, values)))
+            ERR_POSITIVE.format(positive=roles.pos_label, target=roles.target, values=sorted(map(str, values)))
         )
     for role, columns in (
         ("a protected attribute", roles.protected),
@@ -126,7 +126,7 @@ def split_table(frame: pd.DataFrame, roles: Roles, split: SplitConfig) -> SplitT
     kept = frame.drop(columns=[c for c in roles.ignored if c in frame.columns])
     missing = int(kept[roles.target].isna().sum())
     if missing:
-        notes.append(NOTE_MISSING_TARGET.format(n=missing, target=roles.target))
+        notes.append(NOTE_MISSING_TARGET.format(n=f"{missing:,}", target=roles.target))
         kept = kept[kept[roles.target].notna()]
     stratify = None
     if split.stratify:
@@ -164,7 +164,7 @@ class ModelConfig:
     time_limit: float = 60.0
     regularization: float = 0.0
     max_branching: int | None = None
-    max_features: int | None = None
+    max_features_used: int | None = None
     min_leaf: int = 0
     objective: str = "accuracy"
     min_recall: float | None = None
@@ -180,7 +180,7 @@ class ModelConfig:
         """Keyword arguments of ``StrongTreeClassifier`` (one solver thread)."""
         params = asdict(self)
         params["fairness"] = list(self.fairness) or None
-        params["positive_class"] = roles.positive
+        params["pos_label"] = roles.pos_label
         params["threads"] = 1
         return params
 
@@ -204,6 +204,6 @@ def check_model(config: ModelConfig, roles: Roles, n_classes: int) -> list[str]:
             problems.append(ERR_FAIRNESS_NEEDS_GROUP)
         if "conditional_statistical_parity" in config.fairness and not roles.legitimate:
             problems.append(ERR_CSP_NEEDS_LEGIT)
-        if n_classes > 2 and roles.positive is None:
+        if n_classes > 2 and roles.pos_label is None:
             problems.append(ERR_FAIRNESS_MULTICLASS)
     return problems

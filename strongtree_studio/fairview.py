@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from strongtree_core.metrics.fairness_gaps import NOTION_RATES  # noqa: F401  (the rates each notion compares)
-from strongtree_studio.words import fmt
+from strongtree_studio.words import count_of, fmt
 
 RATE_NAMES = {
     "selection_rate": "predicted positive",
@@ -39,8 +39,10 @@ RATE_HELP = {
 }
 #: The compared trees as the pages name them (the evaluation's model names on the left).
 TREE_NAMES = {"StrongTree": "this tree", "StrongTree without fairness constraints": "without fairness constraints",
-              "CART (same depth)": "CART, same depth"}
-TREE_COLOURS = {"this tree": "#1e8a5a", "without fairness constraints": "#c0392b", "CART, same depth": "#6b7a8a"}
+              "CART (same depth)": "CART, same depth", "Logistic regression": "logistic regression (not a tree)",
+              "Majority class": "majority class"}
+TREE_COLOURS = {"this tree": "#1e8a5a", "without fairness constraints": "#c0392b", "CART, same depth": "#6b7a8a",
+                "logistic regression (not a tree)": "#0072B2", "majority class": "#b39d2a"}
 #: A gap above this many percentage points gets a warning colour when no constraint bounds it.
 LARGE_GAP = 0.10
 #: The four-fifths rule: a group's rate below this share of the highest group's is flagged.
@@ -57,16 +59,16 @@ class Verdict:
     colour: str
 
 
-def verdict(gap: float | None, delta: float | None, constrained: bool, split: str) -> Verdict | None:
+def verdict(gap: float | None, fairness_bound: float | None, constrained: bool, split: str) -> Verdict | None:
     """The badge under a gap card: within / above δ (constrained), or a warning for a large unconstrained gap."""
     if gap is None:
         return None
-    if constrained and delta is not None:
-        if gap <= delta + 1e-9:
-            return Verdict(f"within δ = {fmt(delta, 'points')}", ":material/check:", "green")
+    if constrained and fairness_bound is not None:
+        if gap <= fairness_bound + 1e-9:
+            return Verdict(f"within δ = {fmt(fairness_bound, 'points')}", ":material/check:", "green")
         if split == "train":
-            return Verdict(f"above δ = {fmt(delta, 'points')}", ":material/close:", "red")
-        return Verdict(f"above δ = {fmt(delta, 'points')} on new rows", ":material/warning:", "orange")
+            return Verdict(f"above δ = {fmt(fairness_bound, 'points')}", ":material/close:", "red")
+        return Verdict(f"above δ = {fmt(fairness_bound, 'points')} on new rows", ":material/warning:", "orange")
     if gap > LARGE_GAP:
         return Verdict(f"large gap (over {fmt(LARGE_GAP, 'points')}), not constrained", ":material/warning:", "orange")
     return Verdict("not constrained", ":material/remove:", "gray")
@@ -87,18 +89,18 @@ def rate_rows(groups: Sequence[dict[str, Any]], rate: str) -> list[dict[str, Any
     return out
 
 
-def band(rows: Sequence[dict[str, Any]], delta: float) -> tuple[float, float] | None:
+def band(rows: Sequence[dict[str, Any]], fairness_bound: float) -> tuple[float, float] | None:
     """The δ band: δ wide, centred between the lowest and the highest rate."""
     if len(rows) < 2:
         return None
     rates = [r["rate"] for r in rows]
     mid = (max(rates) + min(rates)) / 2
-    return max(0.0, mid - delta / 2), min(1.0, mid + delta / 2)
+    return max(0.0, mid - fairness_bound / 2), min(1.0, mid + fairness_bound / 2)
 
 
-def judged(rows: Sequence[dict[str, Any]], delta: float, constrained: bool) -> list[dict[str, Any]]:
+def judged(rows: Sequence[dict[str, Any]], fairness_bound: float, constrained: bool) -> list[dict[str, Any]]:
     """Rows with ``status`` (pass / fail / large, or n/a) and the texts a chart and a table show."""
-    edges = band(rows, delta)
+    edges = band(rows, fairness_bound)
     top = max((r["rate"] for r in rows), default=0.0)
     out = []
     for r in rows:
@@ -110,23 +112,23 @@ def judged(rows: Sequence[dict[str, Any]], delta: float, constrained: bool) -> l
         else:
             status = "within δ" if inside else "outside δ (not enforced)"
         ratio = r["rate"] / top if top > 0 else None
-        out.append({**r, "status": status, "label": f"{fmt(r['rate'], 'percent')} · {fmt(r['rows'], 'int')} rows",
+        out.append({**r, "status": status, "label": f"{fmt(r['rate'], 'percent')} · {count_of(r['rows'], 'row')}",
                     "difference": top - r["rate"], "ratio": ratio})
     return out
 
 
-def rate_chart(rows: Sequence[dict[str, Any]], rate: str, delta: float, constrained: bool,
+def rate_chart(rows: Sequence[dict[str, Any]], rate: str, fairness_bound: float, constrained: bool,
                group_title: str) -> dict[str, Any] | None:
     """Vega-Lite spec: one horizontal bar per group, the δ band behind them, pass/fail colours."""
-    data = judged(rows, delta, constrained)
+    data = judged(rows, fairness_bound, constrained)
     if not data:
         return None
-    edges = band(rows, delta)
+    edges = band(rows, fairness_bound)
     domain = ["within δ", "outside δ", "outside δ (not enforced)", "n/a"]
     colours = [PASS, FAIL, WARN, NEUTRAL]
     layers: list[dict[str, Any]] = []
     if edges is not None:
-        name = f"δ band ({fmt(delta, 'points')}" + (")" if constrained else ", not enforced)")
+        name = f"δ band ({fmt(fairness_bound, 'points')}" + (")" if constrained else ", not enforced)")
         layers.append({
             "data": {"values": [{"lo": edges[0], "hi": edges[1], "band": name}]},
             "mark": {"type": "rect", "color": "#9bd3b6" if constrained else "#cfd8e3", "opacity": 0.45},
@@ -185,7 +187,7 @@ def comparison_table(comparison: Sequence[dict[str, Any]], notions: Sequence[str
 
     rows = []
     for c in comparison:
-        row = {"tree": TREE_NAMES.get(c["model"], c["model"]), "status": status_word(c.get("status", "")).label, "leaves": fmt(c.get("leaves"), "int")}
+        row = {"model": TREE_NAMES.get(c["model"], c["model"]), "status": status_word(c.get("status", "")).label, "leaves": fmt(c.get("leaves"), "int")}
         for split, split_name in (("train", "training"), ("test", "test")):
             if f"{split}_accuracy" not in c:
                 continue
@@ -194,10 +196,10 @@ def comparison_table(comparison: Sequence[dict[str, Any]], notions: Sequence[str
                 if f"{split}_{n}" in c:
                     row[f"{split_name} gap: {names.get(n, n)}"] = fmt(c.get(f"{split}_{n}"), "points")
         rows.append(row)
-    return pd.DataFrame(rows).set_index("tree")
+    return pd.DataFrame(rows).set_index("model")
 
 
-def cost_chart(comparison: Sequence[dict[str, Any]], notion: str, delta: float | None, split: str) -> dict[str, Any] | None:
+def cost_chart(comparison: Sequence[dict[str, Any]], notion: str, fairness_bound: float | None, split: str) -> dict[str, Any] | None:
     """Vega-Lite spec: accuracy against the measured gap, one point per tree, with δ as a rule."""
     data = [{"tree": TREE_NAMES.get(c["model"], c["model"]), "gap": c.get(f"{split}_{notion}"),
              "accuracy": c.get(f"{split}_accuracy")}
@@ -218,8 +220,8 @@ def cost_chart(comparison: Sequence[dict[str, Any]], notion: str, delta: float |
                         {"field": "accuracy", "format": ".1%"}],
         },
     }]
-    if delta is not None:
-        layers.append({"data": {"values": [{"delta": delta}]}, "mark": {"type": "rule", "strokeDash": [5, 4],
+    if fairness_bound is not None:
+        layers.append({"data": {"values": [{"fairness_bound": fairness_bound}]}, "mark": {"type": "rule", "strokeDash": [5, 4],
                                                                       "color": PASS},
-                       "encoding": {"x": {"field": "delta", "type": "quantitative"}}})
+                       "encoding": {"x": {"field": "fairness_bound", "type": "quantitative"}}})
     return {"data": {"values": data}, "layer": layers}

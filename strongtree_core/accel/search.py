@@ -43,7 +43,6 @@ from dataclasses import dataclass, replace
 from typing import Callable, Literal
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
 from strongtree_core.accel.dp import (
     NEG,
@@ -66,6 +65,7 @@ from strongtree_core.accel.lagrange import (
 from strongtree_core.accel.problem import LinearProblem, linear_problem
 from strongtree_core.accel.relabel import best_labels
 from strongtree_core.accel.subtrees import Subtrees, subtree_list
+from strongtree_core.accel.threads import one_blas_thread
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.structure import TreeStructure
@@ -142,25 +142,13 @@ def exact_solve(
     # The matrix products are small: one BLAS thread each avoids threads that
     # wait on each other when the machine is busy (seen: 30x slower).
     try:
-        with _one_blas_thread():
+        with one_blas_thread():
             try:
                 return run.solve(starts)
             except SearchStopped:
                 return run.result("stopped", "stopped by the time limit or a stop request")
     finally:
         deadline.close()
-
-
-_BLAS: ThreadpoolController | None = None
-
-
-def _one_blas_thread():
-    """``threadpool_limits(1)`` for BLAS with the libraries looked up once per
-    process (looking them up reads the process's memory map: 10 ms a call)."""
-    global _BLAS
-    if _BLAS is None:
-        _BLAS = ThreadpoolController()
-    return _BLAS.limit(limits=1, user_api="blas")
 
 
 class _Run:
@@ -299,7 +287,7 @@ class _Run:
             # Accuracy-like objectives with at most a bound on branching nodes: the
             # dynamic program alone, the bound counted in its states (eq. 8).
             dp = GainDP(p.X, p.count, (1.0 - p.lambda_) * p.G[:, :, 0], p.lambda_, p.min_leaf, self.deadline, p.ones,
-                        n_jobs=self.n_jobs)
+                        p.ordered, n_jobs=self.n_jobs)
 
             def anytime(value: float, tree: Tree, bound: float) -> None:
                 self.explored = dp.n_solved
@@ -406,7 +394,7 @@ class _BranchAndBound:
         self.pen = prices.penalty(p)
         self.const = prices.constant(p)
         self.scores = prices.scores(p)
-        self.dp = GainDP(p.X, p.count, self.scores, self.pen, p.min_leaf, run.deadline, p.ones)
+        self.dp = GainDP(p.X, p.count, self.scores, self.pen, p.min_leaf, run.deadline, p.ones, p.ordered)
         self.V = np.concatenate([p.G, p.U], axis=2)
         self.umin = p.U.min(axis=1)
         self.umax = p.U.max(axis=1)
@@ -498,7 +486,7 @@ class _BranchAndBound:
         need = max(1, p.min_leaf)
         right_rows = Xd.T @ c
         ok = (right_rows >= need) & (c.sum() - right_rows >= need)
-        if p.max_features is not None and len(fixed.feats) >= p.max_features:
+        if p.max_features_used is not None and len(fixed.feats) >= p.max_features_used:
             allowed = np.zeros(p.n_features, dtype=bool)
             allowed[list(fixed.feats)] = True
             ok &= allowed
@@ -535,7 +523,7 @@ class _BranchAndBound:
             return have.head(tau)
         p = self.p
         got = subtree_list(p.X[o.idx], self.V[o.idx], p.count[o.idx], o.depth, self.theta, self.pen, p.min_leaf,
-                           p.n_parts, tau, keep_features=p.max_features is not None, check=self.run_.deadline.check)
+                           p.n_parts, tau, keep_features=p.max_features_used is not None, check=self.run_.deadline.check)
         self.lists[key] = got
         return got
 
@@ -575,7 +563,7 @@ class _BranchAndBound:
             if p.max_branching is not None and nb > p.max_branching:
                 continue
             feats = fixed.feats | {int(f) for f in head.features()[c] if f >= 0}
-            if p.max_features is not None and len(feats) > p.max_features:
+            if p.max_features_used is not None and len(feats) > p.max_features_used:
                 continue
             nxt = _Fixed(fixed.score + float(head.score[c]), fixed.parts + head.parts[c], q, nb, feats,
                          fixed.decisions + ((o.node, ("sub", head.tree(c))),))
@@ -592,13 +580,13 @@ class _BranchAndBound:
         nb = fixed.nb + head.nb
         if p.max_branching is not None:
             ok &= nb <= p.max_branching
-        if p.max_features is not None:
+        if p.max_features_used is not None:
             feats = head.features()
             fresh = (feats >= 0) & ~np.isin(feats, list(fixed.feats))
             # distinct new features per subtree
             f_sorted = np.sort(np.where(fresh, feats, -1), axis=1)
             distinct = (f_sorted >= 0) & np.concatenate([np.ones((len(head), 1), bool), f_sorted[:, 1:] != f_sorted[:, :-1]], axis=1)
-            ok &= len(fixed.feats) + distinct.sum(axis=1) <= p.max_features
+            ok &= len(fixed.feats) + distinct.sum(axis=1) <= p.max_features_used
         if not ok.any():
             return
         parts = fixed.parts[None, :] + head.parts
