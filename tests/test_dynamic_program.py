@@ -1,4 +1,4 @@
-"""The compiled dynamic program (``accel/compiled.py`` behind ``accel/dp.GainDP``)
+"""The compiled dynamic program (``accel/treedp.py`` behind ``accel/dp.GainDP``)
 is exact: checked against every tree, a plain recursion with no bounds and no
 cache, the numpy program, and itself on several threads.
 
@@ -21,14 +21,22 @@ from brute_force import all_trees
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from strongtree_core.accel import treedp as compiled
+from strongtree_core.accel import treedp
 from strongtree_core.accel.dp import Deadline, GainDP, NumpyGainDP, SearchStopped, tree_branchings, tree_to_structure
 from strongtree_core.accel.search import exact_solve
 from strongtree_core.encoding.patterns import collapse_patterns
 from strongtree_core.formulation.objectives import tree_objective
 from strongtree_core.formulation.spec import TreeSpec
 
-pytestmark = pytest.mark.skipif(not compiled.available(), reason="numba is not installed")
+pytestmark = pytest.mark.skipif(not treedp.library.usable(), reason="numba is not installed")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled_program():
+    """The compiled program, here and now (built in this process when the
+    installation's build is not there yet): GainDP takes it only when ready."""
+    treedp.library.implementation("_solve")
+    assert treedp.available()
 
 
 def _instance(rng, n: int, F: int, K: int, integer_gains: bool):
@@ -215,19 +223,21 @@ def test_a_bound_on_branching_nodes_is_certified_by_the_program_alone(seed) -> N
             assert res.structure.n_branching <= bound
 
 
-def test_the_recursive_search_has_one_compiled_signature() -> None:
-    """numba's cache segfaults on reloading a recursive function compiled for two
-    signatures: every call of the recursion (from Python in pieces, from itself)
-    must reach it with the same argument types."""
-    rng = np.random.default_rng(1)
-    X, s, count = _instance(rng, 60, 6, 2, integer_gains=True)
-    idx = np.arange(60)
-    GainDP(X, count, s, 0.0, 0).exact(idx, 5)
-    dp = GainDP(X, count, s, 0.0, 0, n_jobs=2)
-    dp.root_hook = lambda *a: None
-    dp.exact(idx, 5, 9)
-    assert len(compiled._node.signatures) == 1
-    assert len(compiled._extract.signatures) == 1
+def test_a_full_table_overwrites_entries_and_trees_are_still_read_back() -> None:
+    """A table of 16 slots (never grown): entries are overwritten all the time, the
+    optimum and its tree stay right (a lost entry is solved again)."""
+    rng = np.random.default_rng(4)
+    X, s, count = _instance(rng, 80, 7, 2, integer_gains=True)
+    idx = np.arange(80)
+    truth = _recursion(X, s, count, idx, 4, 0.0, 0, 15)
+    dp = GainDP(X, count, s, 0.0, 0)
+    engine = dp._engine
+    engine._replace(11, treedp._empty_table(16))
+    engine.grow = lambda: None
+    value, tree = dp.exact(idx, 4)
+    assert engine.stats[4] > 0  # entries were overwritten
+    assert value == pytest.approx(truth, abs=1e-9)
+    assert _value(X, s, count, tree, 0.0, 0)[0] == pytest.approx(value, abs=1e-9)
 
 
 def test_a_stop_reaches_the_compiled_search_within_its_watch_interval() -> None:

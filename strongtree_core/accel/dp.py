@@ -121,7 +121,7 @@ class _Entry:
 class GainDP:
     """Best subtrees for the gains ``scores`` (P, K) on binary ``X`` (P, F).
 
-    The compiled program (``accel/compiled.py``) when numba is installed and
+    The compiled program (``accel/treedp.py``) when its kernels are ready and
     the table fits its pair sums, else :class:`NumpyGainDP`.
 
     Parameters
@@ -172,8 +172,8 @@ class GainDP:
     def counts_budgets(X: np.ndarray, n_classes: int) -> bool:
         """The compiled program takes this table (it also counts bounds on branching nodes)."""
         F = X.shape[1]
-        return treedp.available() and 0 < F <= treedp.MAX_FEATURES and \
-            F * F * (n_classes + 1) <= treedp.MAX_PAIR_ENTRIES
+        return 0 < F <= treedp.MAX_FEATURES and F * F * (n_classes + 1) <= treedp.MAX_PAIR_ENTRIES and \
+            treedp.available()
 
     @property
     def n_solved(self) -> int:
@@ -212,7 +212,7 @@ class GainDP:
         """A proven upper bound on best(idx, depth): cached, else every pattern at its best class."""
         if self._engine is None:
             return self._numpy.upper(idx, depth)
-        ub, value = self._engine.lookup(np.ascontiguousarray(idx, dtype=np.int64), depth, self._budget(depth, budget))
+        ub, value, _, _ = self._engine.entry(np.ascontiguousarray(idx, dtype=np.int64), depth, self._budget(depth, budget))
         if not math.isnan(value):
             return value
         return min(ub, float(self.smax[idx].sum()))
@@ -261,10 +261,9 @@ class GainDP:
                     self._hook(engine, idx, depth, b, st, float(st[6]) - self.pen)
                     last = time.perf_counter()
             value = float(st[0])
+            engine.store(ha, hb, depth, b, value if value > floor else floor, floor, int(st[1]), int(st[2]))
             if not value > floor:
-                engine.store(ha, hb, depth, b, floor, False, -1, -1)
                 return None
-            engine.store(ha, hb, depth, b, value, True, int(st[1]), int(st[2]))
             tree = _top_tree(engine, self.X, self.s, idx, depth, b, st)
         if not value > floor:
             return None
@@ -307,7 +306,7 @@ class _Parallel:
     def run(self) -> tuple[float, Tree | None]:
         dp = self.dp
         base = dp._engine
-        workers = [treedp.Engine(dp.X, dp.count, dp.s, dp.pen, dp.min_leaf, None, base.E[9], shared=self.shared,
+        workers = [treedp.Engine(dp.X, dp.count, dp.s, dp.pen, dp.min_leaf, None, base.E[8], shared=self.shared,
                                    base=base) for _ in range(dp.n_jobs)]
         threads = [threading.Thread(target=self.work, args=(w,), name=f"tree-search-{j}", daemon=True)
                    for j, w in enumerate(workers)]

@@ -349,7 +349,7 @@ class _Run:
 def _branching_bound_only(p: LinearProblem) -> bool:
     """One objective part, no constraint rows, no feature bound: the dynamic
     program counts a bound on branching nodes itself."""
-    return p.n_rows == 0 and p.n_parts == 1 and p.max_features is None and GainDP.counts_budgets(p.X, p.G.shape[1])
+    return p.n_rows == 0 and p.n_parts == 1 and p.max_features_used is None and GainDP.counts_budgets(p.X, p.G.shape[1])
 
 
 @dataclass(frozen=True)

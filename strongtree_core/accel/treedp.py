@@ -1,85 +1,107 @@
-"""The dynamic program over tree structures, compiled (numba).
+"""The dynamic program over tree structures, compiled (kernels of a
+:class:`~strongtree_core.accel.compiled.KernelLibrary`: built once per
+installation, the numpy program in ``dp.py`` runs until they are ready).
 
 A state is a set of patterns ``S``, the levels ``d`` left and the most
 branching nodes ``b`` the subtree may use (eq. 8 counted in the state, not
 priced); its value is
 
-    best(S, d, b) = max( max_k sum_{i in S} s[i, k],                                 (a leaf, eq. 10: >= min_leaf rows)
+    best(S, d, b) = max( max_k sum_{i in S} s[i, k],                              (a leaf: >= min_leaf rows, eq. 10)
                          max_f max_{b_0 + b_1 = b - 1} best(S_f0, d-1, b_0) + best(S_f1, d-1, b_1) - pen )
 
-with ``b`` at most ``2^d - 1`` (then the bound is not binding).  A split must
-send at least ``max(1, min_leaf)`` rows each way.
+with ``b`` at most ``2^d - 1`` (then the bound does not bind) and every split
+sending at least ``max(1, min_leaf)`` rows each way.
 
-* **Depth two, by counting** (MurTree's terminal solver): with the sums over
-  ``S`` of every class's gain and of the rows, for every pair of features
-  ``(a, b)`` with ``x_a = x_b = 1``, the value of every tree of depth <= 2 is
-  a difference of entries, so one pass over the pairs gives ``best(S, 2, b)``
-  for every ``b`` in 0..3 at once (a profile).  The sums come from each
-  pattern's list of ones (only the features that can split ``S``).
-* **Depth three, incrementally**: the children of a depth-3 node are depth-2
-  problems; the sums of the node's own patterns are counted once, then for
-  each feature only the smaller child is counted and the larger one is the
-  difference.
+* **Depth two, by counting** (MurTree's terminal solver, section 4.3): with
+  the sums over ``S`` of every class's gain and of the rows, for every pair of
+  features ``(a, b)`` with ``x_a = x_b = 1``, every tree of depth <= 2 is
+  worth a difference of entries; one pass over the pairs gives ``best(S, 2,
+  b)`` for ``b`` = 0..3 at once (a profile).  The sums come from each
+  pattern's list of ones, over the features that can split ``S``; a feature
+  set on most of ``S`` is listed by its zeros instead (a split on ``x`` is a
+  split on ``1 - x``), so a pattern lists at most half of them.  Without a
+  row column when the rows are the sum of the gains (plain accuracy).
+* **Depth three, incrementally**: the sums of the node's own patterns are
+  counted once; for each split only the smaller child is counted and the
+  larger one is the difference.
 * **Bounds**: every pattern at its best class (``sum max_k s``) bounds any
-  subtree; a solved sibling split bounds the next one (similarity, MurTree
-  4.5): if ``best(D) <= v`` then ``best(D') <= v + sum_{D' - D} max_k s -
-  sum_{D - D'} min_k s`` (valid with ``pen >= 0`` and ``min_leaf <= 1``).  A
-  child is solved with the value it must exceed (a floor); a child that cannot
-  exceed it ends that split.
+  subtree; a solved sibling split bounds the next (similarity, MurTree 4.5):
+  ``best(D) <= v`` gives ``best(D') <= v + sum_{D' - D} max_k s -
+  sum_{D - D'} min_k s`` (valid with ``pen >= 0`` and ``min_leaf <= 1``);
+  a child is solved with the value it must exceed (a floor) and a child that
+  cannot exceed it ends that split.
 * **Cache by set of patterns**: a set is named by two 64-bit sums of random
-  keys of its patterns (Zobrist hashing; the sums of a split are one pass);
-  exact values and proven upper bounds are kept per (set, depth, budget), and
-  depth-2 profiles per set.
+  keys of its patterns (Zobrist; a split's keys cost one pass), in an
+  open-addressing table of exact values and proven upper bounds per (set,
+  depth, budget) and of depth-2 profiles per set.  A full table overwrites
+  old entries (the cache only ever saves work).
 * Features are tried in order of their best depth-1 value.
 
-Trees are read back from the cache (:func:`extract`).  The search checks a
-flag that another thread sets at the deadline or on a stop request.
+Depth four and more run on an explicit stack (no recursion: the library is
+compiled ahead of time).  The search reads a flag that another thread sets at
+the deadline or on a stop request.  Trees are read back from the table by
+:class:`Engine` (``dp.py``): an entry lost to a full table is solved again.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-try:  # numba is a requirement; the numpy dynamic program in dp.py runs without it
-    from numba import njit, types
-    from numba.typed import Dict
-except ImportError:  # pragma: no cover - exercised only without numba
-    njit = None
+from strongtree_core.accel.compiled import KernelLibrary
+
+#: The compiled kernels of this module.
+library = KernelLibrary(__name__)
 
 NEG = -np.inf
-#: Widest table the compiled program takes: two (F, F, K + 1) arrays of float64 each.
+#: Widest table the compiled program takes: two (F, F, K + 1) arrays of pair sums.
 MAX_FEATURES = 1024
-#: Entries of the pair-sum arrays the compiled program may allocate (F * F * (K + 1) each, two arrays).
-MAX_PAIR_ENTRIES = 1 << 26
+#: Entries of those arrays (F * F * (K + 1) each).
+MAX_PAIR_ENTRIES = 1 << 25
+#: Slots probed in the table before an entry is overwritten.
+PROBES = 16
+#: Levels of the explicit stack: depth >= 4 nodes on one path (trees up to depth 12).
+MAX_LEVELS = 10
+
+# The engine's arrays, one tuple E:
+#  0 XT      u1 (F, P)     features, one row per feature (1 goes right)
+#  1 indptr  i8 (P + 1,)   each pattern's ones (CSR, sorted)
+#  2 indices i8 (nnz,)
+#  3 W       f8 (P, slots) gains per class, then the rows (no row column when the rows are the gains' sum)
+#  4 smax    f8 (P,)       best gain of each pattern
+#  5 smin    f8 (P,)       worst gain
+#  6 hk      u8 (P, 2)     random keys of the patterns (Zobrist)
+#  7 prm     f8 (5,)       pen, min_leaf, need = max(1, min_leaf), similarity allowed (0/1), K
+#  8 stop    u1 (1,)       1: give up
+#  9 stats   i8 (6,)       depth >= 3 nodes solved, depth-2 problems counted, cache hits, table entries,
+#                          entries overwritten, unused
+# 10 MC      f8 (2, F, F, slots)  pair sums: a depth-3 node's (0) and a child's (1)
+# 11 tk      u8 (C, 2)     table: keys of the sets
+# 12 tdb     i8 (C, 2)     table: depth (-1 empty) and budget
+# 13 tv      f8 (C, 4)     table: a depth-2 profile, or (upper bound, exact value or nan, feature, left budget)
+# 14 shared  f8 (1,)       best value found at the top by any worker (parallel search)
+# 15 loc     i8 (F,)       scratch, -1 everywhere between calls
+# 16 sbuf    i8 (L, P)     the stack: each level's split of its set (left part first)
+# 17 obuf    i8 (L, F)     the stack: each level's order of features
+# 18 fst     f8 (L, 16)    the stack: each level's numbers (see _deep)
+# 19 hst     u8 (L, 6)     the stack: each level's keys (its set, left child, right child)
+# 20 ist     i8 (L, 16)    the stack: each level's counters
+E_TYPE = ("Tuple((u1[:, ::1], i8[::1], i8[::1], f8[:, ::1], f8[::1], f8[::1], u8[:, ::1], f8[::1], u1[::1], "
+          "i8[::1], f8[:, :, :, ::1], u8[:, ::1], i8[:, ::1], f8[:, ::1], f8[::1], i8[::1], i8[:, ::1], "
+          "i8[:, ::1], f8[:, ::1], u8[:, ::1], i8[:, ::1]))")
+
+
+def _sig(text: str) -> str:
+    return text.replace("E", E_TYPE)
 
 
 def available() -> bool:
-    return njit is not None
+    """True when the compiled program can run now (never waits for a compiler)."""
+    return library.ready()
 
 
-def _jit(fn):
-    return njit(cache=True, nogil=True)(fn) if njit is not None else fn
-
-
-# ------------------------------------------------------------------ engine layout
-# E = (XT, indptr, indices, W, smax, smin, h1, h2, prm, stop, stats, MCp, MCc, term, node, shared, scratch)
-#   XT      uint8 (F, P)      features, one row per feature (1 goes right)
-#   indptr  int64 (P + 1,)    each pattern's ones (CSR, sorted)
-#   indices int64 (nnz,)
-#   W       float64 (P, K+1)  gains per class, then rows (or (P, K) when the rows are their sum)
-#   smax, smin float64 (P,)   best and worst gain per pattern
-#   h1, h2  uint64 (P,)       random keys (Zobrist)
-#   prm     float64 (5,)      pen, min_leaf, need = max(1, min_leaf), similarity allowed (0/1), K
-#   stop    uint8 (1,)        set to 1: give up
-#   stats   int64 (4,)        nodes solved, depth-2 problems counted, cache hits, unused
-#   MCp, MCc float64 (F, F, K+1)  pair sums of a depth-3 node and of its child
-#   term    dict (h1, h2) -> profile best(S, 2, b), b = 0..3
-#   node    dict (h1, h2, d, b) -> (upper bound, exact value or nan, feature, left budget)
-#   shared  float64 (1,)      the best value any worker found at the top (parallel search)
-#   scratch int64 (F,)        -1 everywhere between calls (global -> local feature map)
-
-
-def _leaf_value(tot, K, min_leaf):
+# ------------------------------------------------------------------ sums over a set
+@library.kernel("f8(f8[::1], i8, f8)")
+def _leaf_value(tot, K, min_leaf):  # pragma: no cover - compiled
     if tot[K] < min_leaf:
         return NEG
     v = tot[0]
@@ -89,7 +111,17 @@ def _leaf_value(tot, K, min_leaf):
     return v
 
 
-def _totals(S, W, smax, smin, K):
+@library.kernel("i8(f8[::1], i8)")
+def _class_of(tot, K):  # pragma: no cover - compiled
+    best = 0
+    for k in range(1, K):
+        if tot[k] > tot[best]:
+            best = k
+    return best
+
+
+@library.kernel("Tuple((f8[::1], f8, f8))(i8[::1], f8[:, ::1], f8[::1], f8[::1], i8)")
+def _totals(S, W, smax, smin, K):  # pragma: no cover - compiled
     """Sums over S of each class's gain and of the rows (K + 1), of max_k s and of min_k s."""
     slots = W.shape[1]
     tot = np.zeros(K + 1)
@@ -107,9 +139,10 @@ def _totals(S, W, smax, smin, K):
     return tot, sm, sn
 
 
-def _feature_sums(S, indptr, indices, W, smax, F, K):
-    """Per feature a: sums over the patterns of S with x_a = 1 of each gain and the rows
-    (F, K + 1), and of max_k s (F,)."""
+@library.kernel("Tuple((f8[:, ::1], f8[::1]))(i8[::1], i8[::1], i8[::1], f8[:, ::1], f8[::1], i8, i8)")
+def _feature_sums(S, indptr, indices, W, smax, F, K):  # pragma: no cover - compiled
+    """Per feature a, sums over the patterns of S with x_a = 1: each gain and the rows
+    (F, K + 1), and max_k s (F,)."""
     slots = W.shape[1]
     R = np.zeros((F, K + 1))
     Rs = np.zeros(F)
@@ -127,17 +160,18 @@ def _feature_sums(S, indptr, indices, W, smax, F, K):
     return R, Rs
 
 
-def _order(R, tot, K, pen, min_leaf, need):
-    """Features that can split the set (>= need rows each way), best depth-1 value first."""
+@library.kernel("i8(f8[:, ::1], f8[::1], i8, f8, f8, f8, i8[::1])")
+def _order(R, tot, K, pen, min_leaf, need, out):  # pragma: no cover - compiled
+    """The features that can split the set (>= need rows each way), best depth-1 value
+    first, into ``out``; returns how many."""
     F = R.shape[0]
     N = tot[K]
     val = np.empty(F)
-    ok = np.zeros(F, dtype=np.bool_)
     n_ok = 0
     for a in range(F):
         rc = R[a, K]
+        val[a] = NEG
         if rc >= need and N - rc >= need:
-            ok[a] = True
             n_ok += 1
             right = NEG
             left = NEG
@@ -152,59 +186,57 @@ def _order(R, tot, K, pen, min_leaf, need):
                     if tot[k] - R[a, k] > left:
                         left = tot[k] - R[a, k]
             val[a] = left + right - pen
-        else:
-            val[a] = NEG
-    out = np.empty(n_ok, dtype=np.int64)
+            if not val[a] > NEG:  # splittable, but neither child can be a leaf
+                val[a] = -1e300
     idx = np.argsort(-val, kind="mergesort")
-    j = 0
-    for r in range(F):
-        a = idx[r]
-        if ok[a]:
-            out[j] = a
-            j += 1
-    return out
+    for j in range(n_ok):
+        out[j] = idx[j]
+    return n_ok
 
 
-def _split(S, XT, f, h1, h2, smax):
-    """(S_f0, S_f1, their keys, sum of max_k s over S_f1)."""
+@library.kernel("Tuple((i8, u8, u8, f8))(i8[::1], u1[:, ::1], i8, u8[:, ::1], f8[::1], i8[::1])")
+def _split(S, XT, f, hk, smax, out):  # pragma: no cover - compiled
+    """S's patterns with x_f = 0 then those with x_f = 1 into ``out``: (size of the
+    first part, the second part's keys, its sum of max_k s)."""
     n = S.shape[0]
     n1 = 0
     for r in range(n):
         if XT[f, S[r]]:
             n1 += 1
-    S0 = np.empty(n - n1, dtype=np.int64)
-    S1 = np.empty(n1, dtype=np.int64)
+    n0 = n - n1
     a = np.uint64(0)
     b = np.uint64(0)
     sm1 = 0.0
     j0 = 0
-    j1 = 0
+    j1 = n0
     for r in range(n):
         i = S[r]
         if XT[f, i]:
-            S1[j1] = i
+            out[j1] = i
             j1 += 1
-            a += h1[i]
-            b += h2[i]
+            a += hk[i, 0]
+            b += hk[i, 1]
             sm1 += smax[i]
         else:
-            S0[j0] = i
+            out[j0] = i
             j0 += 1
-    return S0, S1, a, b, sm1
+    return n0, a, b, sm1
 
 
-def _key(S, h1, h2):
+@library.kernel("Tuple((u8, u8))(i8[::1], u8[:, ::1])")
+def _key(S, hk):  # pragma: no cover - compiled
     a = np.uint64(0)
     b = np.uint64(0)
     for r in range(S.shape[0]):
-        a += h1[S[r]]
-        b += h2[S[r]]
+        a += hk[S[r], 0]
+        b += hk[S[r], 1]
     return a, b
 
 
-def _similar(S, XT, f, g, smax, smin):
-    """For splits on f and g of S: (sum max_k s over x_f=0, x_g=1; sum min_k s over x_f=1, x_g=0;
-    sum max_k s over x_f=1, x_g=0; sum min_k s over x_f=0, x_g=1)."""
+@library.kernel("Tuple((f8, f8, f8, f8))(i8[::1], u1[:, ::1], i8, i8, f8[::1], f8[::1])")
+def _similar(S, XT, f, g, smax, smin):  # pragma: no cover - compiled
+    """For splits of S on f and g: sum of max_k s over x_f = 0, x_g = 1; of min_k s over
+    x_f = 1, x_g = 0; of max_k s over x_f = 1, x_g = 0; of min_k s over x_f = 0, x_g = 1."""
     a = 0.0
     b = 0.0
     c = 0.0
@@ -214,23 +246,79 @@ def _similar(S, XT, f, g, smax, smin):
         xf = XT[f, i]
         xg = XT[g, i]
         if xf != xg:
-            if xg:  # x_f = 0, x_g = 1
+            if xg:
                 a += smax[i]
                 d += smin[i]
-            else:  # x_f = 1, x_g = 0
+            else:
                 b += smin[i]
                 c += smax[i]
     return a, b, c, d
 
 
-# -------------------------------------------------------------- depth two, counting
-def _local_features(S, indptr, indices, W, F, K, need, loc):
-    """The features that can split S, numbered 0..m-1 (``act`` their global numbers),
-    and S's ones in them as CSR over positions in S.  A feature set on more than half
-    of S's patterns is counted by its zeros instead (``flip``: local value 1 means
-    x = 0), so that no pattern lists more than half of the features.
+# ------------------------------------------------------------------------ the table
+@library.kernel("i8(u8[:, ::1], i8[:, ::1], u8, u8, i8, i8)")
+def _find(tk, tdb, ha, hb, d, b):  # pragma: no cover - compiled
+    """The slot of state (set, d, b), or -1."""
+    mask = np.uint64(tk.shape[0] - 1)
+    h = (ha ^ (hb * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(d) << np.uint64(40)) ^ np.uint64(b)) & mask
+    j0 = np.int64(h)
+    for p in range(PROBES):
+        j = (j0 + p) & np.int64(mask)
+        if tdb[j, 0] < 0:
+            return -1
+        if tk[j, 0] == ha and tk[j, 1] == hb and tdb[j, 0] == d and tdb[j, 1] == b:
+            return j
+    return -1
 
-    ``loc`` (F,) is scratch, -1 everywhere on entry and on return."""
+
+@library.kernel("i8(u8[:, ::1], i8[:, ::1], i8[::1], u8, u8, i8, i8)")
+def _place(tk, tdb, stats, ha, hb, d, b):  # pragma: no cover - compiled
+    """The slot to write state (set, d, b) in: its own, a free one, or (table full
+    there) the first probed, overwritten."""
+    mask = np.uint64(tk.shape[0] - 1)
+    h = (ha ^ (hb * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(d) << np.uint64(40)) ^ np.uint64(b)) & mask
+    j0 = np.int64(h)
+    for p in range(PROBES):
+        j = (j0 + p) & np.int64(mask)
+        if tdb[j, 0] < 0:
+            stats[3] += 1
+            tk[j, 0] = ha
+            tk[j, 1] = hb
+            tdb[j, 0] = d
+            tdb[j, 1] = b
+            return j
+        if tk[j, 0] == ha and tk[j, 1] == hb and tdb[j, 0] == d and tdb[j, 1] == b:
+            return j
+    stats[4] += 1
+    tk[j0, 0] = ha
+    tk[j0, 1] = hb
+    tdb[j0, 0] = d
+    tdb[j0, 1] = b
+    return j0
+
+
+@library.kernel("i8(u8[:, ::1], i8[:, ::1], f8[:, ::1], u8[:, ::1], i8[:, ::1], f8[:, ::1], i8[::1])")
+def _rehash(tk, tdb, tv, tk2, tdb2, tv2, stats):  # pragma: no cover - compiled
+    """Every entry of a table into an empty larger one; returns the entries moved."""
+    moved = 0
+    stats[3] = 0
+    for j in range(tk.shape[0]):
+        if tdb[j, 0] >= 0:
+            s = _place(tk2, tdb2, stats, tk[j, 0], tk[j, 1], tdb[j, 0], tdb[j, 1])
+            for q in range(4):
+                tv2[s, q] = tv[j, q]
+            moved += 1
+    return moved
+
+
+# -------------------------------------------------------------- depth two, counting
+@library.kernel("Tuple((i8[::1], b1[::1], i8[::1], i8[::1]))(i8[::1], i8[::1], i8[::1], f8[:, ::1], i8, i8, f8, i8[::1])")
+def _local_features(S, indptr, indices, W, F, K, need, loc):  # pragma: no cover - compiled
+    """The features that can split S numbered 0..m-1 (``act``: their numbers), and S's
+    ones in them as CSR over positions in S.  A feature set on more than half of S's
+    patterns is listed by its zeros (``flip``: local value 1 means x = 0).
+
+    ``loc`` (F,) is scratch: -1 everywhere on entry and on return."""
     slots = W.shape[1]
     rc = np.zeros(F)
     npat = np.zeros(F, dtype=np.int64)
@@ -262,63 +350,58 @@ def _local_features(S, indptr, indices, W, F, K, need, loc):
             m += 1
     lptr = np.empty(n + 1, dtype=np.int64)
     lptr[0] = 0
-    if n_flip == 0:
-        nnz = 0
-        for r in range(n):
-            i = S[r]
+    mark = np.zeros(m, dtype=np.bool_)
+    nnz = 0
+    for r in range(n):
+        i = S[r]
+        if n_flip == 0:
             for j in range(indptr[i], indptr[i + 1]):
                 if loc[indices[j]] >= 0:
                     nnz += 1
-            lptr[r + 1] = nnz
-        lidx = np.empty(nnz, dtype=np.int64)
-        p = 0
-        for r in range(n):
-            i = S[r]
+        else:
+            for j in range(indptr[i], indptr[i + 1]):
+                la = loc[indices[j]]
+                if la >= 0:
+                    mark[la] = True
+            for c in range(m):
+                if mark[c] != flip[c]:
+                    nnz += 1
+                mark[c] = False
+        lptr[r + 1] = nnz
+    lidx = np.empty(nnz, dtype=np.int64)
+    p = 0
+    for r in range(n):
+        i = S[r]
+        if n_flip == 0:
             for j in range(indptr[i], indptr[i + 1]):
                 la = loc[indices[j]]
                 if la >= 0:
                     lidx[p] = la
                     p += 1
-    else:
-        mark = np.zeros(m, dtype=np.bool_)
-        nnz = 0
-        for r in range(n):
-            i = S[r]
+        else:
             for j in range(indptr[i], indptr[i + 1]):
                 la = loc[indices[j]]
                 if la >= 0:
                     mark[la] = True
-            for b in range(m):
-                if mark[b] != flip[b]:
-                    nnz += 1
-                mark[b] = False
-            lptr[r + 1] = nnz
-        lidx = np.empty(nnz, dtype=np.int64)
-        p = 0
-        for r in range(n):
-            i = S[r]
-            for j in range(indptr[i], indptr[i + 1]):
-                la = loc[indices[j]]
-                if la >= 0:
-                    mark[la] = True
-            for b in range(m):
-                if mark[b] != flip[b]:
-                    lidx[p] = b
+            for c in range(m):
+                if mark[c] != flip[c]:
+                    lidx[p] = c
                     p += 1
-                mark[b] = False
+                mark[c] = False
     for t in range(m):
         loc[act[t]] = -1
-    return act[:m], flip[:m], lptr, lidx
+    return act[:m].copy(), flip[:m].copy(), lptr, lidx
 
 
-def _count(rows, lptr, lidx, S, W, MC, m):
-    """Pair sums (upper triangle) over the positions ``rows`` of S: MC[a, b, k] for a <= b,
-    one slot per column of W."""
+@library.kernel("void(i8[::1], i8[::1], i8[::1], i8[::1], f8[:, ::1], f8[:, :, ::1], i8)")
+def _count(rows, lptr, lidx, S, W, MC, m):  # pragma: no cover - compiled
+    """Pair sums over the positions ``rows`` of S, upper triangle: MC[a, b, q] for
+    a <= b, one slot per column of W."""
     slots = W.shape[1]
     for a in range(m):
         for b in range(a, m):
-            for k in range(slots):
-                MC[a, b, k] = 0.0
+            for q in range(slots):
+                MC[a, b, q] = 0.0
     for r in range(rows.shape[0]):
         p = rows[r]
         i = S[p]
@@ -328,19 +411,21 @@ def _count(rows, lptr, lidx, S, W, MC, m):
             a = lidx[j]
             for l in range(j, en):
                 b = lidx[l]
-                for k in range(slots):
-                    MC[a, b, k] += W[i, k]
+                for q in range(slots):
+                    MC[a, b, q] += W[i, q]
 
 
-def _difference(MCp, MCc, m, slots):
-    """MCc := MCp - MCc on the upper triangle (the other child's sums)."""
+@library.kernel("void(f8[:, :, ::1], f8[:, :, ::1], i8, i8)")
+def _difference(MCp, MCc, m, slots):  # pragma: no cover - compiled
+    """MCc := MCp - MCc on the upper triangle: the other child's sums."""
     for a in range(m):
         for b in range(a, m):
-            for k in range(slots):
-                MCc[a, b, k] = MCp[a, b, k] - MCc[a, b, k]
+            for q in range(slots):
+                MCc[a, b, q] = MCp[a, b, q] - MCc[a, b, q]
 
 
-def _pair_rows(MC, a, b, K, slots):
+@library.kernel("f8(f8[:, :, ::1], i8, i8, i8, i8)")
+def _pair_rows(MC, a, b, K, slots):  # pragma: no cover - compiled
     if slots > K:
         return MC[a, b, K]
     c = MC[a, b, 0]
@@ -349,13 +434,14 @@ def _pair_rows(MC, a, b, K, slots):
     return c
 
 
-def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, prof, code):
-    """best(S, 2, b) for b = 0..3 from the pair sums (upper triangle of MC, m features;
-    ``tot`` the sums over S, K gains then the rows).
+@library.kernel("void(f8[:, :, ::1], f8[::1], i8, i8, i8, f8, f8, f8, f8[::1], i8[:, ::1])")
+def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, prof, code):  # pragma: no cover - compiled
+    """best(S, 2, b) for b = 0..3 into ``prof`` from the pair sums (upper triangle of
+    MC, m features; ``tot`` the sums over S, K gains then the rows).
 
     ``code[b] = (a, left, right)``: the root feature (-1: a leaf) and each child's
-    feature (-1: a leaf), in local numbers, left meaning local value 0.  Fills
-    MC's lower triangle.
+    feature (-1: a leaf), local numbers, left meaning local value 0.  Fills MC's
+    lower triangle.
     """
     N = tot[K]
     lv = _leaf_value(tot, K, min_leaf)
@@ -366,8 +452,8 @@ def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, prof, code):
         code[j, 2] = -1
     for a in range(m):
         for b in range(a + 1, m):
-            for k in range(slots):
-                MC[b, a, k] = MC[a, b, k]
+            for q in range(slots):
+                MC[b, a, q] = MC[a, b, q]
     rows = np.empty(m)
     for a in range(m):
         rows[a] = _pair_rows(MC, a, a, K, slots)
@@ -455,7 +541,7 @@ def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, prof, code):
             code[3, 0] = a
             code[3, 1] = cL
             code[3, 2] = cR
-    for j in range(1, 4):  # at most b branchings: never worse than fewer
+    for j in range(1, 4):  # at most b branchings: never worse than with fewer
         if prof[j - 1] >= prof[j]:
             prof[j] = prof[j - 1]
             code[j, 0] = code[j - 1, 0]
@@ -463,35 +549,87 @@ def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, prof, code):
             code[j, 2] = code[j - 1, 2]
 
 
-def _profile(E, S, ha, hb):
-    """best(S, 2, b), b = 0..3: from the cache, else counted."""
-    XT, indptr, indices, W, smax, smin, h1, h2, prm, stop, stats, MCp, MCc, term, node, shared, loc = E
-    key = (ha, hb)
-    if key in term:
+@library.kernel(_sig("i8(E, i8[::1], u8, u8)"))
+def _profile(E, S, ha, hb):  # pragma: no cover - compiled
+    """The table slot of best(S, 2, b), b = 0..3: found, else counted."""
+    XT, indptr, indices, W, smax, smin, hk, prm, stop, stats, MC, tk, tdb, tv = E[:14]
+    j = _find(tk, tdb, ha, hb, 2, 0)
+    if j >= 0:
         stats[2] += 1
-        return term[key]
+        return j
     K = np.int64(prm[4])
-    act, flip, lptr, lidx = _local_features(S, indptr, indices, W, XT.shape[0], K, prm[2], loc)
+    act, flip, lptr, lidx = _local_features(S, indptr, indices, W, XT.shape[0], K, prm[2], E[15])
     m = act.shape[0]
     tot, sm, sn = _totals(S, W, smax, smin, K)
-    _count(np.arange(S.shape[0]), lptr, lidx, S, W, MCc, m)
+    _count(np.arange(S.shape[0]), lptr, lidx, S, W, MC[1], m)
     prof = np.empty(4)
     code = np.empty((4, 3), dtype=np.int64)
-    _terminal(MCc, tot, m, K, W.shape[1], prm[0], prm[1], prm[2], prof, code)
+    _terminal(MC[1], tot, m, K, W.shape[1], prm[0], prm[1], prm[2], prof, code)
     stats[1] += 1
-    out = (prof[0], prof[1], prof[2], prof[3])
-    term[key] = out
-    return out
+    j = _place(tk, tdb, stats, ha, hb, 2, 0)
+    for q in range(4):
+        tv[j, q] = prof[q]
+    return j
+
+
+@library.kernel(_sig("void(E, i8[::1], i8, i8[::1], i8[::1])"))
+def _depth_two_tree(E, S, b, feat, cls):  # pragma: no cover - compiled
+    """The best tree of depth <= 2 on S with at most b branchings, as heap arrays
+    (nodes 1..7: ``feat`` the split feature or -1 for a leaf, -2 for none; ``cls``)."""
+    XT, indptr, indices, W, smax, smin, hk, prm = E[:8]
+    MC = E[10]
+    K = np.int64(prm[4])
+    for q in range(8):
+        feat[q] = -2
+        cls[q] = 0
+    act, flip, lptr, lidx = _local_features(S, indptr, indices, W, XT.shape[0], K, prm[2], E[15])
+    m = act.shape[0]
+    tot, sm, sn = _totals(S, W, smax, smin, K)
+    _count(np.arange(S.shape[0]), lptr, lidx, S, W, MC[1], m)
+    prof = np.empty(4)
+    code = np.empty((4, 3), dtype=np.int64)
+    _terminal(MC[1], tot, m, K, W.shape[1], prm[0], prm[1], prm[2], prof, code)
+    a, cl, cr = code[b, 0], code[b, 1], code[b, 2]
+    if a < 0:
+        feat[1] = -1
+        cls[1] = _class_of(tot, K)
+        return
+    if flip[a]:  # local value 0 is x = 1: the children trade places
+        cl, cr = cr, cl
+    fa = act[a]
+    feat[1] = fa
+    buf = np.empty(S.shape[0], dtype=np.int64)
+    n0, x1, x2, x3 = _split(S, XT, fa, hk, smax, buf)
+    for side in range(2):
+        Sc = buf[:n0].copy() if side == 0 else buf[n0:].copy()
+        c = cl if side == 0 else cr
+        node = 2 + side
+        tc, y1, y2 = _totals(Sc, W, smax, smin, K)
+        if c < 0:
+            feat[node] = -1
+            cls[node] = _class_of(tc, K)
+        else:
+            fb = act[c]
+            feat[node] = fb
+            buf2 = np.empty(Sc.shape[0], dtype=np.int64)
+            n2, z1, z2, z3 = _split(Sc, XT, fb, hk, smax, buf2)
+            t0, w1, w2 = _totals(buf2[:n2].copy(), W, smax, smin, K)
+            t1, w3, w4 = _totals(buf2[n2:].copy(), W, smax, smin, K)
+            feat[2 * node] = -1
+            cls[2 * node] = _class_of(t0, K)
+            feat[2 * node + 1] = -1
+            cls[2 * node + 1] = _class_of(t1, K)
 
 
 # ------------------------------------------------------------------ depth three
-def _solve3(E, S, ha, hb, b, floor):
-    """best(S, 3, b) if it exceeds ``floor``: (value, feature, left budget); else (an upper bound <= floor, -1, -1).
+@library.kernel(_sig("Tuple((f8, i8, i8))(E, i8[::1], u8, u8, i8, f8)"))
+def _solve3(E, S, ha, hb, b, floor):  # pragma: no cover - compiled
+    """best(S, 3, b) if it exceeds ``floor``: (value, feature (-1: a leaf), left budget);
+    else (an upper bound <= floor, -1, -1).
 
-    The children's profiles come from the cache or from pair sums: the node's own
-    sums are counted once, then only the smaller child of each split.
-    """
-    XT, indptr, indices, W, smax, smin, h1, h2, prm, stop, stats, MCp, MCc, term, node, shared, loc = E
+    The children's profiles come from the table or from pair sums: the node's own
+    sums are counted once, then only the smaller child of each split."""
+    XT, indptr, indices, W, smax, smin, hk, prm, stop, stats, MC, tk, tdb, tv = E[:14]
     pen = prm[0]
     min_leaf = prm[1]
     need = prm[2]
@@ -504,27 +642,34 @@ def _solve3(E, S, ha, hb, b, floor):
     bf = -1
     bbl = -1
     if b == 0 or S.shape[0] <= 1 or best >= smax_sum or smax_sum - pen <= max(best, floor):
-        return (best, bf, bbl) if best > floor else (max(floor, NEG), -1, -1)
-    act, flip, lptr, lidx = _local_features(S, indptr, indices, W, F, K, need, loc)
+        if best > floor:
+            return best, bf, bbl
+        return floor, -1, -1
+    act, flip, lptr, lidx = _local_features(S, indptr, indices, W, F, K, need, E[15])
     m = act.shape[0]
     if m == 0:
-        return (best, bf, bbl) if best > floor else (floor, -1, -1)
+        if best > floor:
+            return best, bf, bbl
+        return floor, -1, -1
     R, Rs = _feature_sums(S, indptr, indices, W, smax, F, K)
-    order = _order(R, tot, K, pen, min_leaf, need)
-    pos = np.empty(S.shape[0], dtype=np.int64)  # positions of each child in S
+    order = np.empty(F, dtype=np.int64)
+    n_order = _order(R, tot, K, pen, min_leaf, need, order)
+    n = S.shape[0]
+    pos = np.empty(n, dtype=np.int64)
+    split = np.empty(n, dtype=np.int64)
     counted = False
     similar = prm[3] > 0.5 and b == 7
     pf = -1
     pvl = 0.0
     pvr = 0.0
-    profL = np.empty(4)
-    profR = np.empty(4)
-    pl = (NEG, NEG, NEG, NEG)
-    pr = (NEG, NEG, NEG, NEG)
+    pl = np.empty(4)
+    pr = np.empty(4)
     codeT = np.empty((4, 3), dtype=np.int64)
-    lo = max(0, b - 1 - 3)
+    tL = np.empty(K + 1)
+    tR = np.empty(K + 1)
+    lo = max(0, b - 4)
     hi = min(3, b - 1)
-    for ii in range(order.shape[0]):
+    for ii in range(n_order):
         if stop[0]:
             break
         f = order[ii]
@@ -537,58 +682,52 @@ def _solve3(E, S, ha, hb, b, floor):
             ubR = min(Rs[f], pvr + c_ - d_)
             if ubL + ubR - pen <= t:
                 continue
-        S0, S1, h1a, h1b, sm1 = _split(S, XT, f, h1, h2, smax)
+        n0, h1a, h1b, sm1 = _split(S, XT, f, hk, smax, split)
         h0a = ha - h1a
         h0b = hb - h1b
-        k0 = (h0a, h0b)
-        k1 = (h1a, h1b)
-        have0 = k0 in term
-        have1 = k1 in term
-        if have0:
-            pl = term[k0]
+        # the children's profiles, copied out at once (a later entry may take their slots)
+        j0 = _find(tk, tdb, h0a, h0b, 2, 0)
+        j1 = _find(tk, tdb, h1a, h1b, 2, 0)
+        if j0 >= 0:
             stats[2] += 1
-        if have1:
-            pr = term[k1]
+            for q in range(4):
+                pl[q] = tv[j0, q]
+        if j1 >= 0:
             stats[2] += 1
-        if not (have0 and have1):
-            small_is_right = S1.shape[0] <= S0.shape[0]
-            # positions in S of the smaller child
-            n_small = S1.shape[0] if small_is_right else S0.shape[0]
+            for q in range(4):
+                pr[q] = tv[j1, q]
+        if j0 < 0 or j1 < 0:
+            small_is_right = n - n0 <= n0
+            n_small = n - n0 if small_is_right else n0
             q = 0
-            for r in range(S.shape[0]):
+            for r in range(n):  # positions in S of the smaller child
                 if (XT[f, S[r]] == 1) == small_is_right:
                     pos[q] = r
                     q += 1
-            rows = pos[:n_small]
-            need_small = not (have1 if small_is_right else have0)
-            need_large = not (have0 if small_is_right else have1)
+            need_small = (j1 < 0) if small_is_right else (j0 < 0)
+            need_large = (j0 < 0) if small_is_right else (j1 < 0)
             if need_large and not counted:
-                _count(np.arange(S.shape[0]), lptr, lidx, S, W, MCp, m)
+                _count(np.arange(n), lptr, lidx, S, W, MC[0], m)
                 counted = True
-            _count(rows, lptr, lidx, S, W, MCc, m)
-            tR = R[f].copy()
-            tL = tot - tR
+            _count(pos[:n_small], lptr, lidx, S, W, MC[1], m)
+            for k in range(K + 1):
+                tR[k] = R[f, k]
+                tL[k] = tot[k] - R[f, k]
             if need_small:
-                _terminal(MCc, tR if small_is_right else tL, m, K, slots, pen, min_leaf, need, profL, codeT)
+                out = pr if small_is_right else pl
+                _terminal(MC[1], tR if small_is_right else tL, m, K, slots, pen, min_leaf, need, out, codeT)
                 stats[1] += 1
-                ps = (profL[0], profL[1], profL[2], profL[3])
-                if small_is_right:
-                    term[k1] = ps
-                    pr = ps
-                else:
-                    term[k0] = ps
-                    pl = ps
+                j = _place(tk, tdb, stats, h1a if small_is_right else h0a, h1b if small_is_right else h0b, 2, 0)
+                for q in range(4):
+                    tv[j, q] = out[q]
             if need_large:
-                _difference(MCp, MCc, m, slots)
-                _terminal(MCc, tL if small_is_right else tR, m, K, slots, pen, min_leaf, need, profR, codeT)
+                out = pl if small_is_right else pr
+                _difference(MC[0], MC[1], m, slots)
+                _terminal(MC[1], tL if small_is_right else tR, m, K, slots, pen, min_leaf, need, out, codeT)
                 stats[1] += 1
-                pb = (profR[0], profR[1], profR[2], profR[3])
-                if small_is_right:
-                    term[k0] = pb
-                    pl = pb
-                else:
-                    term[k1] = pb
-                    pr = pb
+                j = _place(tk, tdb, stats, h0a if small_is_right else h1a, h0b if small_is_right else h1b, 2, 0)
+                for q in range(4):
+                    tv[j, q] = out[q]
         pf = f
         pvl = pl[3]
         pvr = pr[3]
@@ -603,178 +742,288 @@ def _solve3(E, S, ha, hb, b, floor):
     return floor, -1, -1
 
 
-# ---------------------------------------------------------- depth four and more
-def _known(E, S, ha, hb, d, b, floor):
-    """best(S, d, b) where no search below depth 3 is needed: (True, value) from a
-    depth-2 profile, a depth-3 search or the cache (exact if > floor, else a bound
-    <= floor); (False, a bound) when a deeper search is needed."""
-    XT, indptr, indices, W, smax, smin, h1, h2, prm, stop, stats, MCp, MCc, term, node, shared, loc = E
+# ------------------------------------------------------- depth four and more
+@library.kernel(_sig("f8(E, u8, u8, i8, i8, f8)"))
+def _upper(E, ha, hb, d, b, sm):  # pragma: no cover - compiled
+    """A proven upper bound on best(set, d, b): from the table, else ``sm`` (sum of max_k s)."""
+    tk, tdb, tv = E[11], E[12], E[13]
     if d <= 2:
-        p = _profile(E, S, ha, hb)
-        return True, p[b]
-    key = (ha, hb, np.int64(d), np.int64(b))
+        j = _find(tk, tdb, ha, hb, 2, 0)
+        if j >= 0:
+            return tv[j, b]
+        return sm
+    j = _find(tk, tdb, ha, hb, d, b)
+    if j >= 0:
+        if not np.isnan(tv[j, 1]):
+            return tv[j, 1]
+        return min(tv[j, 0], sm)
+    return sm
+
+
+@library.kernel(_sig("void(E, u8, u8, i8, i8, f8, f8, f8, i8, i8)"))
+def _remember(E, ha, hb, d, b, v, floor, ub, f, bl):  # pragma: no cover - compiled
+    """Keep the outcome of state (set, d >= 3, b) searched with ``floor``."""
+    j = _place(E[11], E[12], E[9], ha, hb, d, b)
+    tv = E[13]
+    if v > floor:
+        tv[j, 0] = v
+        tv[j, 1] = v
+        tv[j, 2] = f
+        tv[j, 3] = bl
+    else:
+        tv[j, 0] = min(ub, v)
+        tv[j, 1] = np.nan
+        tv[j, 2] = -1.0
+        tv[j, 3] = -1.0
+
+
+@library.kernel(_sig("Tuple((b1, f8))(E, i8[::1], u8, u8, i8, i8, f8)"))
+def _known(E, S, ha, hb, d, b, floor):  # pragma: no cover - compiled
+    """best(S, d, b) without the stack: (True, value) from a depth-2 profile, the
+    table or a depth-3 search (exact if > floor, else a bound <= floor); (False, the
+    table's bound) when a search of depth >= 4 is needed."""
+    stop, stats, tk, tdb, tv = E[8], E[9], E[11], E[12], E[13]
+    if d <= 2:
+        j = _profile(E, S, ha, hb)
+        return True, tv[j, b]
+    j = _find(tk, tdb, ha, hb, d, b)
     ub = np.inf
-    if key in node:
-        ent = node[key]
+    if j >= 0:
         stats[2] += 1
-        if not np.isnan(ent[1]):
-            return True, ent[1]
-        if ent[0] <= floor:
-            return True, ent[0]
-        ub = ent[0]
+        if not np.isnan(tv[j, 1]):
+            return True, tv[j, 1]
+        if tv[j, 0] <= floor:
+            return True, tv[j, 0]
+        ub = tv[j, 0]
     if d > 3:
         return False, ub
     v, f, bl = _solve3(E, S, ha, hb, b, floor)
     if not stop[0]:
-        _remember(E, key, v, floor, ub, f, bl)
+        _remember(E, ha, hb, d, b, v, floor, ub, f, bl)
     return True, v
 
 
-def _remember(E, key, v, floor, ub, f, bl):
-    node = E[14]
-    if v > floor:
-        node[key] = (v, v, np.int64(f), np.int64(bl))
-    else:
-        node[key] = (min(ub, v), np.nan, np.int64(-1), np.int64(-1))
-
-
-def _upper(E, S0, ha, hb, d, b, sm):
-    """A proven upper bound on best(S0, d, b): cached, else ``sm`` (sum of max_k s)."""
-    XT, indptr, indices, W, smax, smin, h1, h2, prm, stop, stats, MCp, MCc, term, node, shared, loc = E
-    full = (1 << d) - 1
-    if b > full:
-        b = full
-    if d <= 2:
-        key2 = (ha, hb)
-        if key2 in term:
-            return term[key2][b]
-        return sm
-    key = (ha, hb, np.int64(d), np.int64(b))
-    if key in node:
-        ent = node[key]
-        return ent[1] if not np.isnan(ent[1]) else min(ent[0], sm)
-    return sm
-
-
-def _node(E, S, ha, hb, d, b, floor, order, lo, hi, st, top):
-    # top: int (1: prune with ``shared`` too)
-    """best(S, d, b) for d >= 3 over the features ``order[lo:hi]``; with an empty
-    ``order`` every feature (and ``st`` is filled here).
-
-    ``st`` = (best value, its feature (-1: a leaf), its left budget, previous
-    feature, its left and right values, sum of max_k s, unused).  Returns the
-    best value if it exceeds ``floor`` (exact), else ``floor`` (a bound).  With
-    ``top`` the value any worker found (``shared``) also prunes.
-    """
-    XT, indptr, indices, W, smax, smin, h1, h2, prm, stop, stats, MCp, MCc, term, node, shared, loc = E
-    pen = prm[0]
+@library.kernel(_sig("Tuple((b1, f8))(E, i8, i8, i8, u8, u8, i8, i8, f8, f8)"))
+def _push(E, L, off, n, ha, hb, d, b, floor, ub):  # pragma: no cover - compiled
+    """Open stack level L (d >= 4) for the set ``sbuf[L, off:off + n]``: (True, 0) or,
+    when the set needs no search (a leaf is best, or nothing can beat the floor),
+    (False, its value or a bound <= floor), kept in the table."""
+    XT, indptr, indices, W, smax, smin, hk, prm, stop, stats = E[:10]
+    sbuf, obuf, fst, hst, ist = E[16], E[17], E[18], E[19], E[20]
     K = np.int64(prm[4])
-    if order.shape[0] == 0:
-        stats[0] += 1
-        tot, sm, sn = _totals(S, W, smax, smin, K)
-        leaf = _leaf_value(tot, K, prm[1])
-        st[0] = leaf
-        st[1] = -1.0
-        st[2] = -1.0
-        st[3] = -1.0
-        st[6] = sm
-        if b == 0 or S.shape[0] <= 1 or leaf >= sm or sm - pen <= max(leaf, floor):
-            return leaf if leaf > floor else floor
-        R, Rs = _feature_sums(S, indptr, indices, W, smax, XT.shape[0], K)
-        order = _order(R, tot, K, pen, prm[1], prm[2])
-        lo = 0
-        hi = order.shape[0]
-    if d == 3:  # only at the top: the caller asked for a depth-3 tree in pieces
-        v, f, bl = _solve3(E, S, ha, hb, b, max(floor, st[0]))
-        if v > max(floor, st[0]):
-            st[0] = v
-            st[1] = f
-            st[2] = bl
-        return st[0] if st[0] > floor else floor
-    sm = st[6]
+    S = sbuf[L, off:off + n]
+    stats[0] += 1
+    tot, sm, sn = _totals(S, W, smax, smin, K)
+    leaf = _leaf_value(tot, K, prm[1])
+    if b == 0 or n <= 1 or leaf >= sm or sm - prm[0] <= max(leaf, floor):
+        v = leaf if leaf > floor else floor
+        _remember(E, ha, hb, d, b, v, floor, ub, -1, -1)
+        return False, v
+    R, Rs = _feature_sums(S, indptr, indices, W, smax, XT.shape[0], K)
+    n_order = _order(R, tot, K, prm[0], prm[1], prm[2], obuf[L])
     cap = (1 << (d - 1)) - 1
-    blo = max(0, b - 1 - cap)
-    bhi = min(cap, b - 1)
-    similar = prm[3] > 0.5 and b == (1 << d) - 1
-    zero = np.int64(0)  # no literal arguments in the recursive call (one compiled signature, safe to cache)
-    for ii in range(lo, hi):
-        if stop[0]:
-            break
-        f = order[ii]
-        t = max(st[0], floor)
-        if top and shared[0] > t:
+    ist[L, 0] = d
+    ist[L, 1] = b
+    ist[L, 2] = 0
+    ist[L, 3] = n_order
+    ist[L, 5] = 0
+    ist[L, 8] = off
+    ist[L, 9] = n
+    ist[L, 10] = -1
+    ist[L, 11] = -1
+    ist[L, 12] = -1
+    ist[L, 13] = max(0, b - 1 - cap)
+    ist[L, 14] = min(cap, b - 1)
+    ist[L, 15] = cap
+    fst[L, 0] = floor
+    fst[L, 1] = leaf
+    fst[L, 2] = sm
+    fst[L, 15] = ub
+    hst[L, 0] = ha
+    hst[L, 1] = hb
+    return True, 0.0
+
+
+@library.kernel(_sig("f8(E, i8[::1], u8, u8, i8, i8, f8, i8[::1], i8, i8, f8[::1], i8)"))
+def _deep(E, S_top, ha, hb, d, b, floor, order, lo, hi, st, top):  # pragma: no cover - compiled
+    """best(S, d, b) for d >= 4 on an explicit stack, the top level trying the features
+    ``order[lo:hi]``.
+
+    ``st`` (8,) is the top level's state, read and written: best value, its feature
+    (-1: a leaf), its left budget, the previous feature, bounds on its children's
+    values, sum of max_k s, unused.  With ``top`` a value another worker found
+    (``shared``) prunes too.  Returns the best value if it exceeds ``floor``, else
+    ``floor``.
+
+    Stack level numbers: ``fst`` = floor, best, sum max_k s, left and right children's
+    sums of max_k s, left value, right value, left floor, right floor, left and right
+    bounds, left and right values at the full budget, previous feature's left and
+    right values, the table's bound; ``ist`` = d, b, next feature, end, left budget,
+    phase (0 next feature, 1 next budget, 2 left value in, 3 right value in),
+    feature, left size, offset and size of the set in ``sbuf``, best feature, its
+    left budget, previous feature, lowest and highest left budget, cap.
+    """
+    XT, indptr, indices, W, smax, smin, hk, prm, stop, stats, MC, tk, tdb, tv, shared, loc = E[:16]
+    sbuf, obuf, fst, hst, ist = E[16], E[17], E[18], E[19], E[20]
+    pen = prm[0]
+    n_top = S_top.shape[0]
+    for r in range(n_top):
+        sbuf[0, r] = S_top[r]
+    for r in range(hi):
+        obuf[0, r] = order[r]
+    cap0 = (1 << (d - 1)) - 1
+    ist[0, 0] = d
+    ist[0, 1] = b
+    ist[0, 2] = lo
+    ist[0, 3] = hi
+    ist[0, 5] = 0
+    ist[0, 8] = 0
+    ist[0, 9] = n_top
+    ist[0, 10] = np.int64(st[1])
+    ist[0, 11] = np.int64(st[2])
+    ist[0, 12] = np.int64(st[3])
+    ist[0, 13] = max(0, b - 1 - cap0)
+    ist[0, 14] = min(cap0, b - 1)
+    ist[0, 15] = cap0
+    fst[0, 0] = floor
+    fst[0, 1] = st[0]
+    fst[0, 2] = st[6]
+    fst[0, 13] = st[4]
+    fst[0, 14] = st[5]
+    hst[0, 0] = ha
+    hst[0, 1] = hb
+    L = 0
+    while not stop[0]:
+        dL = ist[L, 0]
+        bL = ist[L, 1]
+        off = ist[L, 8]
+        n = ist[L, 9]
+        cap = ist[L, 15]
+        S = sbuf[L, off:off + n]
+        t = max(fst[L, 1], fst[L, 0])
+        if top != 0 and L == 0 and shared[0] > t:
             t = shared[0]
-        if sm - pen <= t:
-            break
-        S0, S1, h1a, h1b, sm1 = _split(S, XT, f, h1, h2, smax)
-        h0a = ha - h1a
-        h0b = hb - h1b
-        sm0 = sm - sm1
-        bndL = sm0
-        bndR = sm1
-        pf = np.int64(st[3])
-        if similar and pf >= 0:
-            a_, b_, c_, d_ = _similar(S, XT, f, pf, smax, smin)
-            bndL = min(bndL, st[4] + a_ - b_)
-            bndR = min(bndR, st[5] + c_ - d_)
-            if bndL + bndR - pen <= t:
+        phase = ist[L, 5]
+        similar = prm[3] > 0.5 and bL == 2 * cap + 1
+        if phase == 0:  # the next feature
+            ii = ist[L, 2]
+            if ii >= ist[L, 3] or fst[L, 2] - pen <= t:
+                if L == 0:
+                    break
+                v = fst[L, 1] if fst[L, 1] > fst[L, 0] else fst[L, 0]
+                _remember(E, hst[L, 0], hst[L, 1], dL, bL, v, fst[L, 0], fst[L, 15], ist[L, 10], ist[L, 11])
+                L -= 1
+                if ist[L, 5] == 2:
+                    fst[L, 5] = v
+                else:
+                    fst[L, 6] = v
                 continue
-        vl_seen = bndL
-        vr_seen = bndR
-        for bl in range(bhi, blo - 1, -1):
-            br = b - 1 - bl
-            uL = min(bndL, _upper(E, S0, h0a, h0b, d - 1, bl, sm0))
-            uR = min(bndR, _upper(E, S1, h1a, h1b, d - 1, br, sm1))
+            f = obuf[L, ii]
+            ist[L, 6] = f
+            n0, h1a, h1b, sm1 = _split(S, XT, f, hk, smax, sbuf[L + 1, :n])
+            ist[L, 7] = n0
+            hst[L, 2] = hst[L, 0] - h1a
+            hst[L, 3] = hst[L, 1] - h1b
+            hst[L, 4] = h1a
+            hst[L, 5] = h1b
+            fst[L, 3] = fst[L, 2] - sm1
+            fst[L, 4] = sm1
+            bndL = fst[L, 3]
+            bndR = sm1
+            if similar and ist[L, 12] >= 0:
+                a_, b_, c_, d_ = _similar(S, XT, f, ist[L, 12], smax, smin)
+                bndL = min(bndL, fst[L, 13] + a_ - b_)
+                bndR = min(bndR, fst[L, 14] + c_ - d_)
+                if bndL + bndR - pen <= t:
+                    ist[L, 2] = ii + 1
+                    continue
+            fst[L, 9] = bndL
+            fst[L, 10] = bndR
+            fst[L, 11] = bndL
+            fst[L, 12] = bndR
+            ist[L, 4] = ist[L, 14]
+            ist[L, 5] = 1
+            continue
+        f = ist[L, 6]
+        n0 = ist[L, 7]
+        bl = ist[L, 4]
+        if phase == 1:  # the next share of the budget
+            if bl < ist[L, 13]:
+                if similar:  # the children's values (or bounds) at the full budget, for the next feature
+                    ist[L, 12] = f
+                    fst[L, 13] = min(fst[L, 11], _upper(E, hst[L, 2], hst[L, 3], dL - 1, cap, fst[L, 3]))
+                    fst[L, 14] = min(fst[L, 12], _upper(E, hst[L, 4], hst[L, 5], dL - 1, cap, fst[L, 4]))
+                ist[L, 2] += 1
+                ist[L, 5] = 0
+                continue
+            br = bL - 1 - bl
+            uL = min(fst[L, 9], _upper(E, hst[L, 2], hst[L, 3], dL - 1, bl, fst[L, 3]))
+            uR = min(fst[L, 10], _upper(E, hst[L, 4], hst[L, 5], dL - 1, br, fst[L, 4]))
             if uL + uR - pen <= t:
+                ist[L, 4] = bl - 1
                 continue
             fl = t + pen - uR
-            done, vl = _known(E, S0, h0a, h0b, d - 1, bl, fl)
-            if not done:  # a deeper search (the recursion stays in this one function)
-                st2 = np.empty(8)
-                ubl = vl
-                vl = _node(E, S0, h0a, h0b, d - 1, bl, fl, np.empty(0, dtype=np.int64), zero, zero, st2, zero)
-                if not stop[0]:
-                    _remember(E, (h0a, h0b, np.int64(d - 1), np.int64(bl)), vl, fl, ubl, np.int64(st2[1]), np.int64(st2[2]))
-            if stop[0]:
-                return NEG
-            if bl == cap:
-                vl_seen = vl
-            if not vl > fl:
-                continue
-            fr = t + pen - vl
-            done, vr = _known(E, S1, h1a, h1b, d - 1, br, fr)
+            fst[L, 7] = fl
+            ist[L, 5] = 2
+            done, v = _known(E, sbuf[L + 1, :n0], hst[L, 2], hst[L, 3], dL - 1, bl, fl)
             if not done:
-                st2 = np.empty(8)
-                ubr = vr
-                vr = _node(E, S1, h1a, h1b, d - 1, br, fr, np.empty(0, dtype=np.int64), zero, zero, st2, zero)
-                if not stop[0]:
-                    _remember(E, (h1a, h1b, np.int64(d - 1), np.int64(br)), vr, fr, ubr, np.int64(st2[1]), np.int64(st2[2]))
-            if stop[0]:
-                return NEG
-            if br == cap:
-                vr_seen = vr
-            if vr > fr:
-                v = vl + vr - pen
-                if v > t:
-                    st[0] = v
-                    st[1] = f
-                    st[2] = bl
-                    t = v
-                    if top and v > shared[0]:
-                        shared[0] = v
-        if similar:
-            # the children's values (or bounds) at the full budget, for the next split
-            st[3] = f
-            st[4] = min(vl_seen, _upper(E, S0, h0a, h0b, d - 1, cap, sm0))
-            st[5] = min(vr_seen, _upper(E, S1, h1a, h1b, d - 1, cap, sm1))
+                pushed, v = _push(E, L + 1, 0, n0, hst[L, 2], hst[L, 3], dL - 1, bl, fl, v)
+                if pushed:
+                    L += 1
+                    continue
+            fst[L, 5] = v
+            continue
+        if phase == 2:  # the left child's value is in
+            vl = fst[L, 5]
+            if bl == cap:
+                fst[L, 11] = vl
+            if not vl > fst[L, 7]:
+                ist[L, 4] = bl - 1
+                ist[L, 5] = 1
+                continue
+            br = bL - 1 - bl
+            fr = t + pen - vl
+            fst[L, 8] = fr
+            ist[L, 5] = 3
+            done, v = _known(E, sbuf[L + 1, n0:n], hst[L, 4], hst[L, 5], dL - 1, br, fr)
+            if not done:
+                pushed, v = _push(E, L + 1, n0, n - n0, hst[L, 4], hst[L, 5], dL - 1, br, fr, v)
+                if pushed:
+                    L += 1
+                    continue
+            fst[L, 6] = v
+            continue
+        # phase 3: the right child's value is in
+        vr = fst[L, 6]
+        br = bL - 1 - bl
+        if br == cap:
+            fst[L, 12] = vr
+        if vr > fst[L, 8]:
+            v = fst[L, 5] + vr - pen
+            if v > t:
+                fst[L, 1] = v
+                ist[L, 10] = f
+                ist[L, 11] = bl
+                if top != 0 and L == 0 and v > shared[0]:
+                    shared[0] = v
+        ist[L, 4] = bl - 1
+        ist[L, 5] = 1
+    st[0] = fst[0, 1]
+    st[1] = ist[0, 10]
+    st[2] = ist[0, 11]
+    st[3] = ist[0, 12]
+    st[4] = fst[0, 13]
+    st[5] = fst[0, 14]
     return st[0] if st[0] > floor else floor
 
 
-def _prepare(E, S, d, b):
-    """The top of a search: (key, order of the features, state ``st``) for :func:`_node` in pieces."""
-    XT, indptr, indices, W, smax, smin, h1, h2, prm, stop, stats, MCp, MCc, term, node, shared, loc = E
+@library.kernel(_sig("Tuple((u8, u8, i8[::1], f8[::1]))(E, i8[::1], i8, i8)"))
+def _prepare(E, S, d, b):  # pragma: no cover - compiled
+    """The top of a search run in pieces: the set's keys, the order of its features
+    (empty when nothing needs trying) and the top level's state for :func:`_deep`."""
+    XT, indptr, indices, W, smax, smin, hk, prm = E[:8]
     K = np.int64(prm[4])
-    ha, hb = _key(S, h1, h2)
+    ha, hb = _key(S, hk)
     tot, sm, sn = _totals(S, W, smax, smin, K)
     st = np.empty(8)
     st[0] = _leaf_value(tot, K, prm[1])
@@ -785,174 +1034,85 @@ def _prepare(E, S, d, b):
     st[5] = 0.0
     st[6] = sm
     st[7] = 0.0
-    R, Rs = _feature_sums(S, indptr, indices, W, smax, XT.shape[0], K)
-    order = _order(R, tot, K, prm[0], prm[1], prm[2])
-    if b == 0 or S.shape[0] <= 1 or st[0] >= sm:
-        order = order[:0]
-    return ha, hb, order, st
+    order = np.empty(XT.shape[0], dtype=np.int64)
+    n_order = 0
+    if not (b == 0 or S.shape[0] <= 1 or st[0] >= sm):
+        R, Rs = _feature_sums(S, indptr, indices, W, smax, XT.shape[0], K)
+        n_order = _order(R, tot, K, prm[0], prm[1], prm[2], order)
+    return ha, hb, order[:n_order].copy(), st
 
 
-def _solve(E, S, d, b, floor):
-    """best(S, d, b) if it exceeds ``floor``, else an upper bound <= floor (cached)."""
-    XT, indptr, indices, W, smax, smin, h1, h2, prm, stop, stats, MCp, MCc, term, node, shared, loc = E
-    ha, hb = _key(S, h1, h2)
-    full = (1 << d) - 1
-    if b > full:
-        b = full
+@library.kernel(_sig("f8(E, i8[::1], i8, i8, f8)"))
+def _solve(E, S, d, b, floor):  # pragma: no cover - compiled
+    """best(S, d, b) if it exceeds ``floor`` (exact), else an upper bound <= floor."""
+    stop, tv = E[8], E[13]
+    if d <= 2:
+        ha, hb = _key(S, E[6])
+        j = _profile(E, S, ha, hb)
+        return tv[j, b]
+    ha, hb = _key(S, E[6])
     done, v = _known(E, S, ha, hb, d, b, floor)
     if done:
         return v
-    st = np.empty(8)
-    zero = np.int64(0)
-    v2 = _node(E, S, ha, hb, d, b, floor, np.empty(0, dtype=np.int64), zero, zero, st, zero)
+    ha, hb, order, st = _prepare(E, S, d, b)
+    leaf = st[0]
+    if order.shape[0] == 0 or st[6] - E[7][0] <= max(leaf, floor):
+        w = leaf if leaf > floor else floor
+        _remember(E, ha, hb, d, b, w, floor, v, -1, -1)
+        return w
+    w = _deep(E, S, ha, hb, d, b, floor, order, 0, order.shape[0], st, 0)
     if not stop[0]:
-        _remember(E, (ha, hb, np.int64(d), np.int64(b)), v2, floor, v, np.int64(st[1]), np.int64(st[2]))
-    return v2
+        _remember(E, ha, hb, d, b, w, floor, v, np.int64(st[1]), np.int64(st[2]))
+    return w
 
 
-def _store(E, ha, hb, d, b, value, exact, f, bl):
+@library.kernel(_sig("void(E, u8, u8, i8, i8, f8, f8, i8, i8)"))
+def _store(E, ha, hb, d, b, v, floor, f, bl):  # pragma: no cover - compiled
     """Keep the outcome of a search run in pieces at the top."""
-    node = E[14]
-    key = (ha, hb, np.int64(d), np.int64(b))
-    if exact:
-        node[key] = (value, value, np.int64(f), np.int64(bl))
-    else:
-        ub = np.inf
-        if key in node:
-            ub = node[key][0]
-        node[key] = (min(ub, value), np.nan, np.int64(-1), np.int64(-1))
+    ub = np.inf
+    j = _find(E[11], E[12], ha, hb, d, b)
+    if j >= 0:
+        ub = E[13][j, 0]
+    _remember(E, ha, hb, d, b, v, floor, ub, f, bl)
 
 
-def _lookup(E, ha, hb, d, b):
-    """(upper bound, exact value or nan) of a cached state, (inf, nan) if unknown."""
-    node = E[14]
-    term = E[13]
+@library.kernel(_sig("Tuple((f8, f8, i8, i8))(E, u8, u8, i8, i8)"))
+def _entry(E, ha, hb, d, b):  # pragma: no cover - compiled
+    """(upper bound, exact value or nan, feature, left budget) of a state in the table;
+    (inf, nan, -1, -1) when it is not there.  Depth <= 2: the profile's value."""
+    tk, tdb, tv = E[11], E[12], E[13]
     if d <= 2:
-        if (ha, hb) in term:
-            v = term[(ha, hb)][b]
-            return v, v
-        return np.inf, np.nan
-    key = (ha, hb, np.int64(d), np.int64(b))
-    if key in node:
-        ent = node[key]
-        return ent[0], ent[1]
-    return np.inf, np.nan
+        j = _find(tk, tdb, ha, hb, 2, 0)
+        if j >= 0:
+            return tv[j, b], tv[j, b], -1, -1
+        return np.inf, np.nan, -1, -1
+    j = _find(tk, tdb, ha, hb, d, b)
+    if j < 0:
+        return np.inf, np.nan, -1, -1
+    return tv[j, 0], tv[j, 1], np.int64(tv[j, 2]), np.int64(tv[j, 3])
 
 
-# ------------------------------------------------------------------ trees back
-def _class_of(sums, K):
-    k_best = 0
-    for k in range(1, K):
-        if sums[k] > sums[k_best]:
-            k_best = k
-    return k_best
-
-
-def _extract(E, S, d, b, n, feat, cls):
-    """Write the best tree of state (S, d, b) into heap arrays from node ``n``
-    (children 2n, 2n + 1): ``feat`` the split feature or -1 for a leaf, ``cls`` its class."""
-    XT, indptr, indices, W, smax, smin, h1, h2, prm, stop, stats, MCp, MCc, term, node, shared, loc = E
-    K = np.int64(prm[4])
-    full = (1 << d) - 1
-    if b > full:
-        b = full
-    tot, sm, sn = _totals(S, W, smax, smin, K)
-    if d <= 2:
-        act, flip, lptr, lidx = _local_features(S, indptr, indices, W, XT.shape[0], K, prm[2], loc)
-        m = act.shape[0]
-        _count(np.arange(S.shape[0]), lptr, lidx, S, W, MCc, m)
-        prof = np.empty(4)
-        code = np.empty((4, 3), dtype=np.int64)
-        _terminal(MCc, tot, m, K, W.shape[1], prm[0], prm[1], prm[2], prof, code)
-        a, cl, cr = code[b, 0], code[b, 1], code[b, 2]
-        if a < 0:
-            feat[n] = -1
-            cls[n] = _class_of(tot, K)
-            return
-        if flip[a]:  # local value 0 is x = 1: the children trade places
-            cl, cr = cr, cl
-        fa = act[a]
-        feat[n] = fa
-        S0, S1, x1, x2, s1 = _split(S, XT, fa, h1, h2, smax)
-        for side in range(2):
-            Sc = S0 if side == 0 else S1
-            c = cl if side == 0 else cr
-            nn = 2 * n + side
-            tc, x3, x4 = _totals(Sc, W, smax, smin, K)
-            if c < 0:
-                feat[nn] = -1
-                cls[nn] = _class_of(tc, K)
-            else:
-                fb = act[c]
-                feat[nn] = fb
-                G0, G1, y1, y2, y3 = _split(Sc, XT, fb, h1, h2, smax)
-                t0, z1, z2 = _totals(G0, W, smax, smin, K)
-                t1, z3, z4 = _totals(G1, W, smax, smin, K)
-                feat[2 * nn] = -1
-                cls[2 * nn] = _class_of(t0, K)
-                feat[2 * nn + 1] = -1
-                cls[2 * nn + 1] = _class_of(t1, K)
-        return
-    ha, hb = _key(S, h1, h2)
-    ent = node[(ha, hb, np.int64(d), np.int64(b))]
-    f = ent[2]
-    if f < 0:
-        feat[n] = -1
-        cls[n] = _class_of(tot, K)
-        return
-    feat[n] = f
-    S0, S1, x1, x2, x3 = _split(S, XT, f, h1, h2, smax)
-    _extract(E, S0, d - 1, ent[3], 2 * n, feat, cls)
-    _extract(E, S1, d - 1, b - 1 - ent[3], 2 * n + 1, feat, cls)
-
-
-if njit is not None:
-    _leaf_value = _jit(_leaf_value)
-    _totals = _jit(_totals)
-    _feature_sums = _jit(_feature_sums)
-    _order = _jit(_order)
-    _split = _jit(_split)
-    _key = _jit(_key)
-    _similar = _jit(_similar)
-    _local_features = _jit(_local_features)
-    _count = _jit(_count)
-    _difference = _jit(_difference)
-    _pair_rows = _jit(_pair_rows)
-    _terminal = _jit(_terminal)
-    _profile = _jit(_profile)
-    _solve3 = _jit(_solve3)
-    _known = _jit(_known)
-    _remember = _jit(_remember)
-    _upper = _jit(_upper)
-    _node = _jit(_node)
-    _prepare = _jit(_prepare)
-    _solve = _jit(_solve)
-    _store = _jit(_store)
-    _lookup = _jit(_lookup)
-    _class_of = _jit(_class_of)
-    _extract = _jit(_extract)
+library.preload()
 
 
 # ------------------------------------------------------------------ the Python side
-if njit is not None:
-    _KEY2 = types.UniTuple(types.uint64, 2)
-    _PROFILE = types.UniTuple(types.float64, 4)
-    _KEY4 = types.Tuple((types.uint64, types.uint64, types.int64, types.int64))
-    _ENTRY = types.Tuple((types.float64, types.float64, types.int64, types.int64))
-
 #: Seed of the patterns' random keys (fixed: the same search every run).
 KEY_SEED = 0x5EED_7AEE
+#: Table slots at the start (doubled between pieces of the top while more than half full).
+TABLE_SLOTS = 1 << 14
+#: Most table slots (64 bytes each): past it a full table overwrites entries.
+MAX_TABLE_SLOTS = 1 << 21
 
 
 class Engine:
-    """The compiled program's arrays and caches for one set of gains.
+    """The compiled program's arrays and table for one set of gains.
 
     Parameters
     ----------
     X : ndarray (P, F), binary features (1 goes right)
     count : ndarray (P,), rows per pattern
     scores : ndarray (P, K), gain of predicting each class
-    pen : float, per branching node (>= 0)
+    pen : float, per branching node
     min_leaf : int
     ones : (indptr, indices), each pattern's ones (CSR, sorted)
     stop : ndarray uint8 (1,), set to 1 to stop the search
@@ -965,72 +1125,125 @@ class Engine:
         P, F = X.shape
         K = scores.shape[1]
         if base is not None:
-            XT, indptr, indices, W, smax, smin, h1, h2, prm = base.E[:9]
+            fixed = base.E[:8]
         else:
-            XT = np.ascontiguousarray((X > 0.5).T, dtype=np.uint8)
+            XT = np.ascontiguousarray((np.asarray(X) > 0.5).T, dtype=np.uint8)
             indptr = np.ascontiguousarray(ones[0], dtype=np.int64)
             indices = np.ascontiguousarray(ones[1], dtype=np.int64)
             # The rows per pattern are a gain column of their own unless they are the
-            # sum of the gains (plain accuracy): then they are added up when needed.
-            derived = bool(np.array_equal(scores.sum(axis=1), np.asarray(count, dtype=np.float64)))
+            # gains' sum (plain accuracy): then they are added up when needed.
+            count = np.asarray(count, dtype=np.float64)
+            derived = bool(np.array_equal(scores.sum(axis=1), count))
             W = np.empty((P, K if derived else K + 1))
             W[:, :K] = scores
             if not derived:
                 W[:, K] = count
             smax = np.ascontiguousarray(scores.max(axis=1))
             smin = np.ascontiguousarray(scores.min(axis=1))
-            rng = np.random.default_rng(KEY_SEED)
-            h1 = rng.integers(0, np.iinfo(np.uint64).max, P, dtype=np.uint64, endpoint=True)
-            h2 = rng.integers(0, np.iinfo(np.uint64).max, P, dtype=np.uint64, endpoint=True)
+            hk = np.random.default_rng(KEY_SEED).integers(0, np.iinfo(np.uint64).max, (P, 2), dtype=np.uint64,
+                                                          endpoint=True)
             similar = 1.0 if (pen >= 0 and min_leaf <= 1) else 0.0
             prm = np.array([float(pen), float(min_leaf), float(max(1, min_leaf)), similar, float(K)])
-        stats = np.zeros(4, dtype=np.int64)
-        MCp = np.empty((F, F, W.shape[1]))
-        MCc = np.empty((F, F, W.shape[1]))
-        term = Dict.empty(_KEY2, _PROFILE)
-        node = Dict.empty(_KEY4, _ENTRY)
-        shared = np.full(1, NEG) if shared is None else shared
+            fixed = (XT, indptr, indices, W, smax, smin, hk, prm)
+        W = fixed[3]
+        stats = np.zeros(6, dtype=np.int64)
+        MC = np.empty((2, F, F, W.shape[1]))
+        shared = np.full(1, -np.inf) if shared is None else shared
         loc = np.full(F, -1, dtype=np.int64)
-        self.E = (XT, indptr, indices, W, smax, smin, h1, h2, prm, stop, stats, MCp, MCc, term, node, shared, loc)
-        self.depth_limit = 62
+        table = _empty_table(TABLE_SLOTS)
+        stack = _empty_stack(1, P, F)
+        self.P, self.F = P, F
+        self.E = (*fixed, stop, stats, MC, *table, shared, loc, *stack)
 
+    # -- the arrays ---------------------------------------------------------------
     @property
     def stats(self) -> np.ndarray:
-        return self.E[10]
+        return self.E[9]
+
+    def _replace(self, first: int, parts: tuple) -> None:
+        E = list(self.E)
+        E[first:first + len(parts)] = parts
+        self.E = tuple(E)
+
+    def _levels(self, depth: int) -> None:
+        """Stack levels for a search of ``depth``."""
+        if depth - 2 > self.E[16].shape[0]:
+            self._replace(16, _empty_stack(depth - 2, self.P, self.F))
+
+    def grow(self) -> None:
+        """Double the table while it is more than half full (up to MAX_TABLE_SLOTS)."""
+        tk = self.E[11]
+        slots = tk.shape[0]
+        if 2 * self.stats[3] <= slots or slots >= MAX_TABLE_SLOTS:
+            return
+        bigger = _empty_table(min(MAX_TABLE_SLOTS, 4 * slots))
+        _rehash(self.E[11], self.E[12], self.E[13], *bigger, self.stats)
+        self._replace(11, bigger)
 
     def key(self, idx: np.ndarray) -> tuple[np.uint64, np.uint64]:
-        ha, hb = _key(idx, self.E[6], self.E[7])
+        ha, hb = _key(idx, self.E[6])
         return np.uint64(ha), np.uint64(hb)
 
+    # -- searches -----------------------------------------------------------------
     def solve(self, idx: np.ndarray, depth: int, budget: int, floor: float) -> float:
         """best(idx, depth, budget) if it exceeds ``floor`` (exact), else a bound <= floor."""
+        self._levels(depth)
+        self.grow()
         return float(_solve(self.E, idx, int(depth), int(budget), float(floor)))
 
-    def lookup(self, idx: np.ndarray, depth: int, budget: int) -> tuple[float, float]:
-        """(upper bound, exact value or nan) known for the state; (inf, nan) if none."""
+    def entry(self, idx: np.ndarray, depth: int, budget: int) -> tuple[float, float, int, int]:
+        """(upper bound, exact value or nan, feature, left budget) known for a state."""
         ha, hb = self.key(idx)
-        ub, value = _lookup(self.E, ha, hb, int(depth), int(min(budget, (1 << depth) - 1)))
-        return float(ub), float(value)
-
-    def tree(self, idx: np.ndarray, depth: int, budget: int):
-        """The nested tree of a solved state (its value must be exact in the cache)."""
-        n = 1 << (depth + 1)
-        feat = np.full(n, -2, dtype=np.int64)
-        cls = np.zeros(n, dtype=np.int64)
-        _extract(self.E, idx, int(depth), int(budget), 1, feat, cls)
-        return _nested(feat, cls, 1)
+        ub, value, f, bl = _entry(self.E, ha, hb, int(depth), int(budget))
+        return float(ub), float(value), int(f), int(bl)
 
     def prepare(self, idx: np.ndarray, depth: int, budget: int):
         """The top of a search in pieces: (key a, key b, feature order, state)."""
+        self._levels(depth)
         ha, hb, order, st = _prepare(self.E, idx, int(depth), int(budget))
         return np.uint64(ha), np.uint64(hb), order, st
 
     def piece(self, idx, ha, hb, depth: int, budget: int, floor: float, order, lo: int, hi: int, st, top: bool) -> None:
         """Try the top's features ``order[lo:hi]`` (state in ``st``)."""
-        _node(self.E, idx, np.uint64(ha), np.uint64(hb), int(depth), int(budget), float(floor), order, int(lo), int(hi), st, int(bool(top)))
+        self._levels(depth)
+        self.grow()
+        _deep(self.E, idx, np.uint64(ha), np.uint64(hb), int(depth), int(budget), float(floor), order, int(lo),
+              int(hi), st, int(bool(top)))
 
-    def store(self, ha, hb, depth: int, budget: int, value: float, exact: bool, feature: int, left_budget: int) -> None:
-        _store(self.E, np.uint64(ha), np.uint64(hb), int(depth), int(budget), float(value), bool(exact), int(feature), int(left_budget))
+    def store(self, ha, hb, depth: int, budget: int, value: float, floor: float, feature: int, left_budget: int) -> None:
+        _store(self.E, np.uint64(ha), np.uint64(hb), int(depth), int(budget), float(value), float(floor), int(feature),
+               int(left_budget))
+
+    def tree(self, idx: np.ndarray, depth: int, budget: int):
+        """The nested tree of state (idx, depth, budget), read from the table (a
+        state whose entry was overwritten is solved again)."""
+        budget = min(int(budget), (1 << depth) - 1)
+        if depth <= 2:
+            feat = np.empty(8, dtype=np.int64)
+            cls = np.empty(8, dtype=np.int64)
+            _depth_two_tree(self.E, idx, budget, feat, cls)
+            return _nested(feat, cls, 1)
+        ub, value, f, bl = self.entry(idx, depth, budget)
+        if value != value:  # not in the table any more
+            self.solve(idx, depth, budget, -np.inf)
+            ub, value, f, bl = self.entry(idx, depth, budget)
+            if value != value:
+                raise RuntimeError("the state's tree was lost")
+        if f < 0:
+            return int(np.argmax(self.E[3][idx, :int(self.E[7][4])].sum(axis=0)))
+        right = self.E[0][f, idx] > 0
+        cap = (1 << (depth - 1)) - 1
+        return (f, self.tree(idx[~right], depth - 1, min(bl, cap)),
+                self.tree(idx[right], depth - 1, min(budget - 1 - bl, cap)))
+
+
+def _empty_table(slots: int):
+    return (np.zeros((slots, 2), dtype=np.uint64), np.full((slots, 2), -1, dtype=np.int64), np.zeros((slots, 4)))
+
+
+def _empty_stack(levels: int, P: int, F: int):
+    return (np.zeros((levels, max(P, 1)), dtype=np.int64), np.zeros((levels, max(F, 1)), dtype=np.int64),
+            np.zeros((levels, 16)), np.zeros((levels, 6), dtype=np.uint64), np.zeros((levels, 16), dtype=np.int64))
 
 
 def _nested(feat: np.ndarray, cls: np.ndarray, n: int):
