@@ -185,6 +185,7 @@ def solve_tree(
     solver: str = "auto",
     time_limit: float = 60.0,
     threads: int = 1,
+    n_jobs: int = 1,
     exact_search: bool = True,
     heuristic_start: bool = True,
     progress: Callable[[Progress], None] | None = None,
@@ -200,7 +201,7 @@ def solve_tree(
     need more is refused before anything large is built.  ``starts``: named
     trees offered first as incumbents on every route (e.g. CART on the raw
     columns), besides the cheap ones of :func:`~strongtree_core.starts.candidate_starts`.
-    ``stated_limit``: the limit messages name (default ``time_limit``), when
+    ``n_jobs``: threads of the exact search.  ``stated_limit``: the limit messages name (default ``time_limit``), when
     ``time_limit`` is what is left of a caller's own limit (the estimator's,
     after reading the table).
 
@@ -219,7 +220,7 @@ def solve_tree(
         return _solve_local_search(data, spec, time_limit, stop, progress, t0, starts)
     _check_exact_memory(data, spec, memory_limit)
     if formulation == "auto" and exact_search:
-        return _solve_exact(data, spec, time_limit, stop, progress, t0, starts, stated)
+        return _solve_exact(data, spec, time_limit, stop, progress, t0, starts, stated, n_jobs)
     return _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_search, heuristic_start, progress, stop, t0,
                       memory_limit, starts, stated)
 
@@ -291,7 +292,7 @@ EXACT_FORMULATION = "exact search: dynamic programming with a Lagrangian bound a
 
 
 def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float,
-                 given: tuple = (), stated: float | None = None) -> Solved:
+                 given: tuple = (), stated: float | None = None, n_jobs: int = 1) -> Solved:
     """The exact search (``accel/search.py``), re-scored here."""
     starts = tuple(tree for _, tree in tuple(given) + tuple(candidate_starts(data, spec.depth)))
 
@@ -300,7 +301,7 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
             progress(Progress(time.perf_counter() - t0, objective, bound, relative_gap(objective, bound), explored, tree, message))
 
     remaining = max(0.05, time_limit - (time.perf_counter() - t0))
-    found = exact_solve(data, spec, time_limit=remaining, stop=stop, report=report, starts=starts)
+    found = exact_solve(data, spec, time_limit=remaining, stop=stop, report=report, starts=starts, n_jobs=n_jobs)
     if found.status == "infeasible":
         raise StrongTreeError(INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec)))
     if found.structure is None:

@@ -266,3 +266,44 @@ def test_the_deadline_watch_ends_with_the_search() -> None:
     assert not late.flag()[0]
     late._watcher.join(1.0)
     assert late.flag()[0] and late.passed
+
+
+def test_the_estimator_and_the_cli_take_n_jobs() -> None:
+    """n_jobs in scikit-learn's sense (None one thread, -1 every core): the same tree's
+    value whatever the threads; the CLI's --n-jobs reaches the estimator."""
+    from strongtree_core import StrongTreeClassifier
+    from strongtree_core.cli import fit as cli_fit
+    from strongtree_core.cli import parser as cli_parser
+    from strongtree_core.limits import cores_for
+
+    rng = np.random.default_rng(8)
+    X = rng.integers(0, 2, (600, 12))
+    y = ((X[:, :4].sum(axis=1) + rng.normal(0, 1, 600)) > 2).astype(int)
+    scores = set()
+    for n_jobs in (1, None, 2, -1):
+        model = StrongTreeClassifier(depth=4, n_jobs=n_jobs, time_limit=120).fit(X, y)
+        assert model.record_.status == "optimal"
+        scores.add(int((model.predict(X) == y).sum()))
+    assert len(scores) == 1
+    assert cores_for(None) == 1 and cores_for(3) == 3 and cores_for(-1) >= 1 and cores_for(-1000) == 1
+    args = cli_parser.build_parser().parse_args(["fit", "x.csv", "--target", "y", "--n-jobs", "-1"])
+    assert args.n_jobs == -1
+    assert cli_fit._estimator(args, __import__("pandas").Series([0, 1])).n_jobs == -1
+
+
+def test_repeated_and_complementary_features_change_nothing() -> None:
+    """DL8.5's tables hold each threshold twice (x <= t and x > t): the program searches
+    one of each group and a constant feature not at all; same optimum, trees in the
+    caller's feature numbers."""
+    from strongtree_core.accel.dp import distinct_features
+
+    rng = np.random.default_rng(9)
+    X, s, count = _instance(rng, 150, 6, 2, integer_gains=True)
+    wide = np.hstack([X, 1 - X[:, ::-1], X[:, :2], np.ones((150, 1)), np.zeros((150, 1))])
+    assert list(distinct_features(wide)) == list(range(6))
+    idx = np.arange(150)
+    for depth, budget in ((3, None), (4, None), (4, 5)):
+        plain = GainDP(X, count, s, 0.0, 0).exact(idx, depth, budget)
+        value, tree = GainDP(wide, count, s, 0.0, 0).exact(idx, depth, budget)
+        assert value == plain[0]
+        assert _value(wide, s, count, tree, 0.0, 0)[0] == pytest.approx(value, abs=1e-9)

@@ -162,9 +162,18 @@ class GainDP:
         self._engine = None
         self._numpy = None
         self._workers_solved = 0
+        self._keep = None
+        self._Xe = X
         if self.counts_budgets(X, K):
-            self._engine = treedp.Engine(X, count, self.s, self.pen, self.min_leaf,
-                                           kernels.ones_of(X) if ones is None else ones, self.deadline.flag())
+            # Features that split the patterns as an earlier one does (the same column or
+            # its complement, as in DL8.5's tables) or not at all are left out: the same trees.
+            keep = distinct_features(X)
+            if keep.size < F:
+                self._keep = keep
+                self._Xe = np.ascontiguousarray(X[:, keep])
+                ones = None
+            self._engine = treedp.Engine(self._Xe, count, self.s, self.pen, self.min_leaf,
+                                         kernels.ones_of(self._Xe) if ones is None else ones, self.deadline.flag())
         else:
             self._numpy = NumpyGainDP(X, count, scores, penalty, min_leaf, deadline, ones, ordered)
 
@@ -198,7 +207,7 @@ class GainDP:
         value = self._solve(idx, depth, b, floor)
         if not value > floor:
             return None
-        return value, self._engine.tree(idx, depth, b)
+        return value, self._out(self._engine.tree(idx, depth, b))
 
     def value(self, idx: np.ndarray, depth: int, floor: float = NEG, budget: int | None = None) -> float | None:
         """The value of :meth:`best` without its tree."""
@@ -264,14 +273,36 @@ class GainDP:
             engine.store(ha, hb, depth, b, value if value > floor else floor, floor, int(st[1]), int(st[2]))
             if not value > floor:
                 return None
-            tree = _top_tree(engine, self.X, self.s, idx, depth, b, st)
+            tree = _top_tree(engine, self._Xe, self.s, idx, depth, b, st)
         if not value > floor:
             return None
-        return value, tree
+        return value, self._out(tree)
+
+    def _out(self, tree: Tree) -> Tree:
+        """A tree of the compiled program's features in the caller's feature numbers."""
+        if self._keep is None or not isinstance(tree, tuple):
+            return tree
+        return (int(self._keep[tree[0]]), self._out(tree[1]), self._out(tree[2]))
 
     def _hook(self, engine, idx, depth, b, st, bound: float) -> None:
         if self.root_hook is not None and st[0] > NEG:
-            self.root_hook(float(st[0]), _top_tree(engine, self.X, self.s, idx, depth, b, st), max(float(st[0]), bound))
+            self.root_hook(float(st[0]), self._out(_top_tree(engine, self._Xe, self.s, idx, depth, b, st)),
+                           max(float(st[0]), bound))
+
+
+def distinct_features(X: np.ndarray) -> np.ndarray:
+    """Indices of the features to search: the first of each group of features that
+    split the patterns the same way (equal columns, or one the complement of the
+    other), none that is constant; at least one (a constant one if all are)."""
+    B = np.asarray(X) > 0.5
+    if B.shape[1] == 0:
+        return np.zeros(0, dtype=np.int64)
+    canonical = B ^ B[:1, :]  # complemented so that the first pattern is 0
+    packed = np.packbits(canonical, axis=0).T  # (F, P / 8): one row of bytes per feature
+    _, first = np.unique(packed, axis=0, return_index=True)
+    split = canonical.any(axis=0)
+    keep = np.sort(first[split[first]])
+    return keep if keep.size else np.zeros(1, dtype=np.int64)
 
 
 #: Seconds between two calls of the root hook while the top is searched.
@@ -306,7 +337,7 @@ class _Parallel:
     def run(self) -> tuple[float, Tree | None]:
         dp = self.dp
         base = dp._engine
-        workers = [treedp.Engine(dp.X, dp.count, dp.s, dp.pen, dp.min_leaf, None, base.E[8], shared=self.shared,
+        workers = [treedp.Engine(dp._Xe, dp.count, dp.s, dp.pen, dp.min_leaf, None, base.E[8], shared=self.shared,
                                    base=base) for _ in range(dp.n_jobs)]
         threads = [threading.Thread(target=self.work, args=(w,), name=f"tree-search-{j}", daemon=True)
                    for j, w in enumerate(workers)]
@@ -320,7 +351,7 @@ class _Parallel:
             if dp.root_hook is not None and time.perf_counter() - last > HOOK_SECONDS:
                 best = self.best()
                 if best is not None and best is not reported:
-                    dp.root_hook(best[0], best[2], max(best[0], float(self.st0[6]) - dp.pen))
+                    dp.root_hook(best[0], dp._out(best[2]), max(best[0], float(self.st0[6]) - dp.pen))
                     reported = best
                 last = time.perf_counter()
         dp._workers_solved += sum(int(w.stats[0] + w.stats[1]) for w in workers)
@@ -329,11 +360,11 @@ class _Parallel:
         best = self.best()
         if dp.deadline.flag()[0]:
             if best is not None and dp.root_hook is not None:
-                dp.root_hook(best[0], best[2], max(best[0], float(self.st0[6]) - dp.pen))
+                dp.root_hook(best[0], dp._out(best[2]), max(best[0], float(self.st0[6]) - dp.pen))
             raise SearchStopped
         leaf = float(self.st0[0])
         if best is None or not best[0] > leaf:
-            return leaf, _top_tree(base, dp.X, dp.s, self.idx, self.depth, self.b, self.st0)
+            return leaf, _top_tree(base, dp._Xe, dp.s, self.idx, self.depth, self.b, self.st0)
         return best[0], best[2]
 
     def best(self):
@@ -356,7 +387,7 @@ class _Parallel:
                 engine.piece(self.idx, self.ha, self.hb, self.depth, self.b, self.floor, self.order, pos, pos + 1, st,
                              True)
                 if st[0] > before and not flag[0]:
-                    tree = _top_tree(engine, self.dp.X, self.dp.s, self.idx, self.depth, self.b, st)
+                    tree = _top_tree(engine, self.dp._Xe, self.dp.s, self.idx, self.depth, self.b, st)
                     with self.lock:
                         self.found.append((float(st[0]), pos, tree))
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
