@@ -38,6 +38,7 @@ from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.progress import Progress
 from strongtree_core.renames import RENAMED_PARAMETERS, refuse_renamed
 from strongtree_core.tree import FittedTree, SolveRecord
+from strongtree_core.tree.context import FitContext, json_value
 
 FairnessNotion = Literal[
     "statistical_parity",
@@ -559,7 +560,13 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             notes += [f"{c.name}: skipped {reason}" for reason in c.skipped_reasons(data, positive)]
         record = replace(solved.record, message=" ".join(notes))
         self.encoding_ = plan
-        self.tree_ = make_tree(solved.structure, record)
+        context = FitContext(
+            protected=() if sens_frame is None else tuple(sens_frame.columns),
+            legitimate=() if legit_frame is None else tuple(legit_frame.columns),
+            pos_label=None if positive is None else python_scalar(classes[positive]),
+            settings=json_value(self.get_params()),
+        )
+        self.tree_ = replace(make_tree(solved.structure, record), context=context)
         self.record_ = record
         self.status_ = record.status
         self.n_features_in_ = n_columns

@@ -14,6 +14,7 @@ from strongtree_core.encoding.binarize import EncodingPlan
 from strongtree_core.encoding.errors import EncodingError, stored_format_problem
 from strongtree_core.encoding.features import ColumnName, level_key, python_scalar
 from strongtree_core.structure import TreeGraph, TreeStructure
+from strongtree_core.tree.context import FitContext
 from strongtree_core.tree.dot import tree_to_dot
 from strongtree_core.tree.export import tree_to_python, tree_to_sql
 from strongtree_core.tree.record import SolveRecord
@@ -56,6 +57,9 @@ class FittedTree:
     node_weights : ndarray of float, shape (n_nodes, n_classes), or None
         Summed sample weight of the training rows reaching each node, by true
         class; None when every row weighed 1 (then it equals ``node_counts``).
+    context : FitContext or None
+        The roles and settings it was fitted with (protected columns, positive
+        class, the estimator's parameters, ...); None when not known.
     """
 
     structure: TreeStructure
@@ -66,6 +70,7 @@ class FittedTree:
     record: SolveRecord
     feature_names: tuple[ColumnName, ...]
     node_weights: np.ndarray | None = None
+    context: FitContext | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "classes", tuple(python_scalar(c) for c in self.classes))
@@ -269,6 +274,7 @@ class FittedTree:
             **({} if self.node_weights is None else {"node_weights": self.node_weights.tolist()}),
             "encoding": self.encoding.to_dict(),
             "record": self.record.to_dict(),
+            **({} if self.context is None else {"context": self.context.to_dict()}),
         }
 
     @classmethod
@@ -297,6 +303,7 @@ class FittedTree:
                 node_weights=None if data.get("node_weights") is None else np.asarray(
                     data["node_weights"], dtype=np.float64
                 ).reshape(-1, len(data["classes"])),
+                context=None if data.get("context") is None else FitContext.from_dict(data["context"]),
             )
         except (KeyError, TypeError) as err:
             raise ValueError(BAD_TREE_JSON.format(reason=f"missing or malformed entry {err}")) from err
@@ -322,6 +329,7 @@ class FittedTree:
             and np.array_equal(self.class_weights, other.class_weights)
             and self.record == other.record
             and _same_labels(self.feature_names, other.feature_names)
+            and self.context == other.context
         )
 
     __hash__ = object.__hash__
