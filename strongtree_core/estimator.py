@@ -523,6 +523,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         data = collapse_patterns(
             Xb, y_idx, classes.size, sample_weight=sample_weight,
             group=None if groups is None else groups.codes, legit=None if legit is None else legit.codes,
+            chains=plan.chains,
         )
         constraints = self._side_constraints(fairness, positive, groups, legit)
         _check_comparable(constraints, y_idx, groups, legit, positive)
@@ -551,6 +552,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             data, spec, formulation=self.formulation, solver=self.solver, time_limit=max(MIN_SOLVE_SECONDS, remaining),
             threads=int(self.threads), exact_search=self.exact_search, heuristic_start=self.heuristic_start,
             memory_limit=self.memory_limit, starts=() if cart_tree is None else (("CART on the raw columns", cart_tree),),
+            stated_limit=float(self.time_limit),
             progress=relay if progress is not None else None, stop=stop,
         )
         notes = [solved.record.message] if solved.record.message else []
