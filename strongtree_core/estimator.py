@@ -117,6 +117,10 @@ NOTHING_TO_COMPARE = (
     "training data, so there is no gap to bound. Choose another notion, or fit without {notion}."
 )
 NO_ROWS = "X has no rows."
+CONFIDENCE_WITHOUT_FAIRNESS = (
+    "fairness_confidence promises a fairness bound on new rows, but no fairness notion was given: "
+    "pass fairness=<notion>, or leave fairness_confidence=None."
+)
 CONSTRAINT_BROKEN = (
     "The solver's tree breaks {name}: measured {measured:.4f} against the bound {bound:.4f} on the training rows. "
     "It is not shown as satisfying it. This is a numerical problem; try another solver."
@@ -125,7 +129,8 @@ CONSTRAINT_BROKEN = (
 #: Parameters that are numbers: scikit-learn's intervals take True / False as 1 / 0, so they are refused first.
 NUMBER_PARAMS = (
     "depth", "time_limit", "threads", "regularization", "max_branching", "max_features", "min_leaf",
-    "min_recall", "min_precision", "min_specificity", "fairness_bound", "n_buckets", "memory_limit",
+    "min_recall", "min_precision", "min_specificity", "fairness_bound", "fairness_confidence", "n_buckets",
+    "memory_limit",
 )
 #: Deepest tree accepted (2^8 leaves).
 MAX_DEPTH = 8
@@ -197,6 +202,17 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         "predictive_equality", "equal_opportunity", "equalized_odds".
     fairness_bound : float in [0, 1], default=0.05
         The largest allowed pairwise gap (delta).
+    fairness_confidence : float in (0, 1) or None, default=None
+        None: ``fairness_bound`` holds on the training rows (the certificate's
+        promise).  A number c: the tree's gap on new rows from the same population
+        is at most ``fairness_bound`` with probability at least c over the draw of
+        the training rows, by tightening the training bound (and, when only a
+        constant tree can keep it, that tree, with a :class:`TrivialTreeWarning`).
+        ``record_.promise`` says how (docs/fairness-on-new-rows.md).
+    fairness_confidence_method : {"margin", "holdout"}, default="margin"
+        "margin": a normal-approximation margin on the training rows (asymptotic,
+        coverage measured by simulation); "holdout": exact tests on a held-out
+        30 % of the training rows (finite-sample guarantee, conservative).
     allow_protected_splits : bool, default=False
         Whether protected columns that are also in X may be split on.
     n_buckets : int, default=5
@@ -247,6 +263,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         "min_specificity": [_fraction("both"), None],
         "fairness": [_options(FAIRNESS), list, tuple, None],  # each item of a list is checked in fit
         "fairness_bound": [_fraction("both")],
+        "fairness_confidence": [Interval(Real, 0, 1, closed="neither"), None],
+        "fairness_confidence_method": [_options(("margin", "holdout"))],
         "allow_protected_splits": ["boolean"],
         "n_buckets": [Interval(Integral, 2, None, closed="left")],
         "encoding": [_options(ENCODINGS)],
@@ -274,6 +292,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         min_specificity: float | None = None,
         fairness: str | Sequence[str] | None = None,
         fairness_bound: float = 0.05,
+        fairness_confidence: float | None = None,
+        fairness_confidence_method: str = "margin",
         allow_protected_splits: bool = False,
         n_buckets: int = 5,
         encoding: str = "thermometer",
@@ -297,6 +317,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         self.min_specificity = min_specificity
         self.fairness = fairness
         self.fairness_bound = fairness_bound
+        self.fairness_confidence = fairness_confidence
+        self.fairness_confidence_method = fairness_confidence_method
         self.allow_protected_splits = allow_protected_splits
         self.n_buckets = n_buckets
         self.encoding = encoding
@@ -431,6 +453,15 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         started = time.perf_counter()  # the time limit covers all of fit, encoding included
         self._check_params()
         fairness = self._fairness_list()
+        if self.fairness_confidence is not None:
+            if not fairness:
+                raise StrongTreeError(CONFIDENCE_WITHOUT_FAIRNESS)
+            from strongtree_core.promise_fit import fit_with_promise
+
+            return fit_with_promise(
+                self, X, y, sample_weight=sample_weight, sensitive_features=sensitive_features,
+                legitimate_features=legitimate_features, progress=progress, stop=stop,
+            )
         if y is None:
             raise StrongTreeError(Y_NONE)
         fitted_on_frame = isinstance(X, pd.DataFrame)

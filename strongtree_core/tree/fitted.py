@@ -254,6 +254,8 @@ class FittedTree:
 
     def to_dict(self) -> dict:
         """JSON-safe description; :meth:`from_dict` reads it back exactly."""
+        record = self.record.to_dict()
+        promise = record.pop("promise", None)
         return {
             "format": TREE_FORMAT,
             "version": TREE_VERSION,
@@ -268,7 +270,9 @@ class FittedTree:
             "node_counts": self.node_counts.tolist(),
             **({} if self.node_weights is None else {"node_weights": self.node_weights.tolist()}),
             "encoding": self.encoding.to_dict(),
-            "record": self.record.to_dict(),
+            "record": record,
+            # Kept beside the record, where earlier versions of this format ignore it.
+            **({} if promise is None else {"fairness_promise": promise}),
         }
 
     @classmethod
@@ -292,7 +296,9 @@ class FittedTree:
                 node_counts=np.asarray(data["node_counts"], dtype=np.int64).reshape(
                     -1, len(data["classes"])
                 ),
-                record=SolveRecord.from_dict(data["record"]),
+                record=SolveRecord.from_dict(
+                    {**data["record"], **({"promise": data["fairness_promise"]} if data.get("fairness_promise") else {})}
+                ),
                 feature_names=tuple(data["feature_names"]),
                 node_weights=None if data.get("node_weights") is None else np.asarray(
                     data["node_weights"], dtype=np.float64
