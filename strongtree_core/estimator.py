@@ -30,10 +30,11 @@ from strongtree_core.encoding.features import python_scalar
 from strongtree_core.encoding.groups import GroupCoding, encode_groups
 from strongtree_core.encoding.patterns import collapse_patterns
 from strongtree_core.engine import solve_tree
-from strongtree_core.errors import StrongTreeError
+from strongtree_core.errors import StrongTreeError, TrivialTreeWarning
 from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.progress import Progress
 from strongtree_core.tree import FittedTree, SolveRecord
+from strongtree_core.trivial import baseline_accuracy, trivial_reason
 
 FairnessNotion = Literal[
     "statistical_parity",
@@ -239,6 +240,14 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
     encoding_ : EncodingPlan
     constraint_checks_ : list of dict
         Every constrained quantity re-measured on the training predictions.
+    baseline_accuracy_ : float
+        Training accuracy of predicting the majority class for every row (weighted
+        by ``sample_weight``): what any tree's accuracy should be read against.  A tree
+        within one point of it, or predicting one class for at least 95 % of the rows,
+        is fitted with a :class:`~strongtree_core.TrivialTreeWarning`.
+    fairness_promise_ : FairnessPromise
+        Only with ``fairness_confidence``: what was promised and what it cost
+        (also ``record_.promise``).
     n_features_in_ : int
         Number of columns of X at fit.
     feature_names_in_ : ndarray of str, shape (n_features_in_,)
@@ -561,6 +570,10 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         self.constraint_checks_ = self._verify(constraints, data, solved.structure, y_idx, Xb, groups, legit, positive)
+        self.baseline_accuracy_ = baseline_accuracy(y_idx, classes.size, sample_weight)[0]
+        reason = trivial_reason(y_idx, solved.structure.predict(Xb), classes, sample_weight)
+        if reason is not None:
+            warnings.warn(reason, TrivialTreeWarning, stacklevel=2)
         return self
 
     def _side_constraints(self, fairness: list[str], positive: int | None, groups, legit) -> list:
@@ -602,6 +615,59 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             if not ok:
                 raise StrongTreeError(CONSTRAINT_BROKEN.format(name=name, measured=measured, bound=bound))
         return out
+
+    # -------------------------------------------------------- fairness report
+    def fairness_report(
+        self,
+        X,
+        y,
+        *,
+        sensitive_features,
+        legitimate_features=None,
+        notions=None,
+        confidence: float = 0.95,
+        method: str = "wilson",
+    ) -> pd.DataFrame:
+        """Every notion's gap on the rows (X, y) with a simultaneous interval, and every compared
+        rate with its own interval and denominator.
+
+        Parameters
+        ----------
+        X : DataFrame or 2-D array
+            Any rows (training rows, test rows, new rows).
+        y : array-like, shape (n_rows,)
+            Their true labels.
+        sensitive_features : column name(s) of X, or values, n rows
+        legitimate_features : column name(s) of X, or values, optional
+        notions : str or list of str, optional
+            Default: the notions the tree was fitted with, else every notion that applies.
+        confidence : float in (0, 1), default 0.95
+        method : {"wilson", "exact"}, default "wilson"
+
+        Returns
+        -------
+        DataFrame
+            Columns ``notion, gap, gap_low, gap_high, ratio, n_differences, confidence, method,
+            cohort, rate, group, value, low, high, positives, denominator, small``: see
+            :func:`strongtree_core.metrics.fairness_intervals`, which computes it from
+            ``self.predict(X)``.  The positive label is the one the tree was fitted with.
+        """
+        from strongtree_core.metrics.gap_intervals import fairness_intervals
+
+        pred = self.predict(X)
+        table = self._training_table(X) if not isinstance(X, pd.DataFrame) else X.reset_index(drop=True)
+        n = len(table)
+        sens, _ = self._columns(table, sensitive_features, "sensitive_features", n)
+        legit, _ = self._columns(table, legitimate_features, "legitimate_features", n)
+        if notions is None and self.fairness is not None:
+            notions = self._fairness_list()
+        positive = 1 if self.positive_class is None else int(np.flatnonzero(self.classes_ == self.positive_class)[0])
+        y_arr = y.to_numpy() if isinstance(y, pd.Series) else np.asarray(y).reshape(-1)
+        return fairness_intervals(
+            y_arr, pred, sensitive_features=sens, legitimate_features=legit,
+            positive_label=python_scalar(self.classes_[positive]), notions=notions, confidence=confidence,
+            method=method,
+        )
 
     # ----------------------------------------------------------------- predict
     def predict(self, X) -> np.ndarray:

@@ -18,6 +18,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from strongtree_core.errors import TrivialTreeWarning
+from strongtree_core.trivial import baseline_accuracy
 from strongtree_core.metrics._inputs import _labels
 from strongtree_core.promise import (
     HOLDOUT_STEPS,
@@ -72,6 +73,7 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
     y_arr = np.asarray(y).reshape(-1) if not isinstance(y, pd.Series) else y.reset_index(drop=True).to_numpy()
     n = len(table)
     weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float).reshape(-1)
+    caught: dict[int, list] = {}
     planned = [3 if method == "margin" else len(HOLDOUT_STEPS) + 2]
 
     def copy(bound: float, **extra):
@@ -86,8 +88,12 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
         ws = weight if (weight is None or rows is None) else weight[rows]
         sf = sensitive_features if rows is None else _subset(sensitive_features, table, rows)
         lf = legitimate_features if rows is None else _subset(legitimate_features, table, rows)
-        return model.fit(Xs, ys, sample_weight=ws, sensitive_features=sf, legitimate_features=lf,
-                         progress=progress, stop=stop)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            model.fit(Xs, ys, sample_weight=ws, sensitive_features=sf, legitimate_features=lf,
+                      progress=progress, stop=stop)
+        caught[id(model)] = seen
+        return model
 
     first = fit_rows(copy(delta), None)  # checks every input as an ordinary fit does
     classes = first.classes_
@@ -151,8 +157,16 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
     est.tree_ = replace(model.tree_, record=record)
     est.fairness_promise_ = promise
     est._promise_fits = tuple(fits)
-    if promise.constant and len(promise.rounds) > 1:
+    constant_only = promise.constant and len(promise.rounds) > 1
+    for w in caught.get(id(model), []):  # what the chosen fit said, once
+        if not (constant_only and issubclass(w.category, TrivialTreeWarning)):
+            warnings.warn(w.message, w.category, stacklevel=3)
+    if constant_only:
         warnings.warn(promise.message, TrivialTreeWarning, stacklevel=3)
+    classes_all = np.asarray(est.classes_)
+    y_index = np.searchsorted(classes_all, y_arr[keep]) if classes_all.dtype != object else np.array(
+        [int(np.flatnonzero(classes_all == v)[0]) for v in y_arr[keep]])
+    est.baseline_accuracy_ = baseline_accuracy(y_index, classes_all.size, None if weight is None else weight[keep])[0]
     return est
 
 
