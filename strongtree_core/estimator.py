@@ -29,6 +29,7 @@ from strongtree_core.encoding import TableEncoder
 from strongtree_core.encoding.features import python_scalar
 from strongtree_core.encoding.groups import GroupCoding, encode_groups
 from strongtree_core.encoding.patterns import collapse_patterns
+from strongtree_core.changed_leaves import changed_leaves
 from strongtree_core.engine import solve_tree
 from strongtree_core.errors import StrongTreeError, TrivialTreeWarning
 from strongtree_core.formulation.spec import TreeSpec
@@ -559,7 +560,10 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             notes += [f"{c.name}: skipped {reason}" for reason in c.skipped_reasons(data, positive)]
         record = replace(solved.record, message=" ".join(notes))
         self.encoding_ = plan
-        self.tree_ = make_tree(solved.structure, record)
+        tree = make_tree(solved.structure, record)
+        leaf_weights = tree.node_counts if tree.node_weights is None else tree.node_weights
+        self.tree_ = replace(tree, changed_leaves=changed_leaves(solved.structure, data, spec, classes, leaf_weights,
+                                                                 record.status))
         self.record_ = record
         self.status_ = record.status
         self.n_features_in_ = n_columns
@@ -571,7 +575,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             del self.feature_names_in_
         self.constraint_checks_ = self._verify(constraints, data, solved.structure, y_idx, Xb, groups, legit, positive)
         self.baseline_accuracy_ = baseline_accuracy(y_idx, classes.size, sample_weight)[0]
-        reason = trivial_reason(y_idx, solved.structure.predict(Xb), classes, sample_weight)
+        reason = trivial_reason(y_idx, solved.structure.predict(Xb), classes, sample_weight, self.objective)
         if reason is not None:
             warnings.warn(reason, TrivialTreeWarning, stacklevel=2)
         return self

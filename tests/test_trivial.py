@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from strongtree_core import StrongTreeClassifier, TrivialTreeWarning
-from strongtree_core.trivial import TRIVIAL_TREE, WHY_ACCURACY, WHY_ONE_CLASS, baseline_accuracy, trivial_reason
+from strongtree_core.trivial import TRIVIAL_TREE, WHY_ACCURACY, WHY_BALANCED, WHY_ONE_CLASS, baseline_accuracy, trivial_reason
 
 
 def test_baseline_is_the_weighted_majority_share():
@@ -20,14 +20,17 @@ def test_baseline_is_the_weighted_majority_share():
 def test_reason_text_for_each_cause():
     y = np.array([0] * 70 + [1] * 30)
     text = trivial_reason(y, np.zeros(100, dtype=int), ("good", "bad"))
-    assert text == TRIVIAL_TREE.format(
+    assert text == TRIVIAL_TREE.format(  # noqa: the accuracy test and the one-class test
         why="; ".join([WHY_ACCURACY.format(accuracy=0.7, baseline=0.7), WHY_ONE_CLASS.format(label="good", share=1.0)]),
         label="good", baseline=0.7,
     )
     assert trivial_reason(y, y, ("good", "bad")) is None  # perfect tree
-    pred = y.copy()
-    pred[:1] = 1  # 99 % right but ...
-    assert trivial_reason(y, pred, ("good", "bad")) is None
+    # under balanced accuracy a tree below the majority's accuracy is not trivial if it separates the classes
+    pred = np.array([0] * 40 + [1] * 30 + [1] * 30)
+    assert trivial_reason(y, pred, ("good", "bad"), objective="balanced_accuracy") is None
+    assert trivial_reason(y, pred, ("good", "bad")) is not None  # 70 % accuracy, no better than 70 %
+    text = trivial_reason(y, np.zeros(100, dtype=int), ("good", "bad"), objective="balanced_accuracy")
+    assert WHY_BALANCED.format(accuracy=0.5, baseline=0.5) in text
 
 
 def _table(n=400, seed=0):
