@@ -8,6 +8,8 @@ and depth:
 * ``today``: the tree fitted at the training bound delta (``fairness_confidence=None``;
   it is the first round of the margin method, so it is not fitted twice);
 * ``margin``: ``fairness_confidence=0.9`` with the margin method;
+* ``bootstrap``: the margin method after a bootstrap estimate of the fit's optimism
+  (``--methods margin bootstrap``);
 * ``holdout``: ``fairness_confidence=0.9`` with the holdout method (``--holdout``).
 
 Each tree's gap on the rest is compared with delta, and ``fairness_intervals`` at 90 %
@@ -18,6 +20,7 @@ Examples
 --------
 python -m benchmarks.fairness_promise --out benchmarks/results/fairness_promise.csv
 python -m benchmarks.fairness_promise --datasets compas --draws 3 --depths 2 --holdout
+python -m benchmarks.fairness_promise --methods bootstrap --notions statistical_parity --out benchmarks/results/fairness_promise_bootstrap.csv
 python -m benchmarks.fairness_promise --summary benchmarks/results/fairness_promise.csv
 """
 
@@ -82,8 +85,8 @@ def run(args) -> None:
                 Xh, yh, gh = X_all.iloc[held].reset_index(drop=True), y_all[held], g_all[held]
                 baseline = max(np.mean(yt == c) for c in np.unique(yt))
                 for depth in args.depths:
-                    for notion in NOTIONS:
-                        settings = ["margin"] + (["holdout"] if args.holdout else [])
+                    for notion in args.notions:
+                        settings = list(args.methods) + (["holdout"] if args.holdout else [])
                         for setting in settings:
                             clf = StrongTreeClassifier(
                                 depth=depth, fairness=notion, fairness_bound=DELTA, positive_class=positive,
@@ -96,7 +99,7 @@ def run(args) -> None:
                                 clf.fit(Xt, yt, sensitive_features=protected)
                             seconds = time.perf_counter() - t0
                             promise = clf.fairness_promise_
-                            trees = [("today", DELTA, clf._promise_fits[0][1], "")] if setting == "margin" else []
+                            trees = [("today", DELTA, clf._promise_fits[0][1], "")] if setting == settings[0] else []
                             trees.append((setting, promise.training_bound, clf.tree_, promise.message))
                             for label, bound, tree, message in trees:
                                 pred_h = np.asarray(tree.predict(Xh))
@@ -151,6 +154,9 @@ def main(argv=None) -> int:
     parser.add_argument("--depths", nargs="+", type=int, default=[2, 3])
     parser.add_argument("--time-limit", type=float, default=120.0)
     parser.add_argument("--holdout", action="store_true", help="also the holdout method")
+    parser.add_argument("--methods", nargs="+", default=["margin"], choices=["margin", "bootstrap", "holdout"],
+                        help="methods of fairness_confidence to run (the first also gives the tree fitted at delta)")
+    parser.add_argument("--notions", nargs="+", default=list(NOTIONS), choices=list(NOTIONS))
     parser.add_argument("--out", default="benchmarks/results/fairness_promise.csv")
     parser.add_argument("--summary", help="print the summary table of a CSV and stop")
     args = parser.parse_args(argv)

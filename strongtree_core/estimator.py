@@ -211,10 +211,12 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         the training rows, by tightening the training bound (and, when only a
         constant tree can keep it, that tree, with a :class:`TrivialTreeWarning`).
         ``record_.promise`` says how (docs/fairness-on-new-rows.md).
-    fairness_confidence_method : {"margin", "holdout"}, default="margin"
+    fairness_confidence_method : {"margin", "bootstrap", "holdout"}, default="margin"
         "margin": a normal-approximation margin on the training rows (asymptotic,
-        coverage measured by simulation); "holdout": exact tests on a held-out
-        30 % of the training rows (finite-sample guarantee, conservative).
+        coverage measured by simulation); "bootstrap": the margin after subtracting
+        a bootstrap estimate of the fit's optimism (10 refits; asymptotic, measured);
+        "holdout": exact tests on a held-out 30 % of the training rows
+        (finite-sample guarantee, conservative).
     allow_protected_splits : bool, default=False
         Whether protected columns that are also in X may be split on.
     n_buckets : int, default=5
@@ -274,7 +276,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         "fairness": [_options(FAIRNESS), list, tuple, None],  # each item of a list is checked in fit
         "fairness_bound": [_fraction("both")],
         "fairness_confidence": [Interval(Real, 0, 1, closed="neither"), None],
-        "fairness_confidence_method": [_options(("margin", "holdout"))],
+        "fairness_confidence_method": [_options(("margin", "bootstrap", "holdout"))],
         "allow_protected_splits": ["boolean"],
         "n_buckets": [Interval(Integral, 2, None, closed="left")],
         "encoding": [_options(ENCODINGS)],

@@ -51,7 +51,10 @@ from strongtree_core.metrics.intervals import difference_bounds_exact
 PROMISE_METHODS: dict[str, str] = {
     "margin": "asymptotic (normal approximation on the training rows; coverage measured by simulation)",
     "holdout": "finite-sample (exact binomial bounds on held-out rows; proved)",
+    "bootstrap": "asymptotic (the margin plus a bootstrap estimate of the fit's optimism; coverage measured by simulation)",
 }
+#: Bootstrap refits the bootstrap method makes to estimate the optimism.
+BOOTSTRAP_FITS = 10
 #: Share of the training rows the holdout method holds out.
 HOLDOUT_SHARE = 0.3
 #: Training bounds the holdout method tries, as shares of delta, tightest first.
@@ -200,7 +203,7 @@ class FairnessPromise:
     ----------
     confidence : float
         c: the population gap is at most ``delta`` with probability at least c.
-    method : {"margin", "holdout"}
+    method : {"margin", "bootstrap", "holdout"}
     guarantee : str
         What the method's guarantee rests on (:data:`PROMISE_METHODS`).
     delta : float
@@ -224,6 +227,9 @@ class FairnessPromise:
         Training rows the returned tree was fitted on (fewer with the holdout method).
     rounds : tuple of PromiseRound
     message : str
+    optimism : float
+        The bootstrap method's estimate of E[gap out of bag - gap in bag] for a fit at delta
+        (0 for the other methods).
     """
 
     confidence: float
@@ -239,6 +245,7 @@ class FairnessPromise:
     rows_used: int
     rounds: tuple[PromiseRound, ...] = field(default_factory=tuple)
     message: str = ""
+    optimism: float = 0.0
 
     @property
     def accuracy_cost(self) -> float:
@@ -268,9 +275,22 @@ class Fitted:
 
 
 def run_margin(fit_at: Callable[[float], Fitted], fit_constant: Callable[[], Fitted], *, delta: float,
-               confidence: float, n_rows: int) -> tuple[Fitted, FairnessPromise]:
-    """The margin method (module docstring).  ``fit_at(t)`` fits on all training rows at bound t."""
+               confidence: float, n_rows: int, optimism: float = 0.0,
+               method: str = "margin") -> tuple[Fitted, FairnessPromise]:
+    """The margin method (module docstring).  ``fit_at(t)`` fits on all training rows at bound t.
+
+    ``optimism`` (the bootstrap method): an estimate of how much the population gap of
+    the fitted tree exceeds its training gap, added to every ``|d_k|``; the criterion is
+    then the margin's with ``delta - optimism`` in place of ``delta``.
+    """
     alpha = 1.0 - confidence
+    target = delta - max(0.0, optimism)
+    if target <= 0:
+        const = fit_constant()
+        rounds = [PromiseRound(0.0, 0.0, 0.0, True, True, const.accuracy)]
+        why = f"the estimated optimism of the fit, {100 * optimism:.1f} pp, is at least delta"
+        first = fit_at(delta)
+        return const, _promise(method, confidence, delta, const, first, rounds, None, n_rows, why)
     rounds: list[PromiseRound] = []
     non_constant: list[Fitted] = []
     first: Fitted | None = None
@@ -279,19 +299,20 @@ def run_margin(fit_at: Callable[[float], Fitted], fit_constant: Callable[[], Fit
     for attempt in range(MARGIN_ROUNDS + 1):
         fitted = fit_at(t)
         first = first or fitted
-        r = 0.0 if fitted.constant else risk(fitted.diffs, delta)
+        r = 0.0 if fitted.constant else risk(fitted.diffs, target)
         ok = fitted.constant or r <= alpha
         rounds.append(PromiseRound(t, fitted.diffs.gap, r, ok, fitted.constant, fitted.accuracy))
         if ok and fitted.constant and attempt > 0:  # tightening left only a constant tree
-            smallest = min(smallest_promise(f.diffs, alpha) for f in non_constant) if non_constant else None
+            smallest = (min(smallest_promise(f.diffs, alpha) for f in non_constant) + max(0.0, optimism)
+                        if non_constant else None)
             why = f"at training bound {100 * t:.2f} pp the optimal tree is constant"
-            return fitted, _promise("margin", confidence, delta, fitted, first, rounds, smallest, n_rows, why)
+            return fitted, _promise(method, confidence, delta, fitted, first, rounds, smallest, n_rows, why)
         if ok:
-            return fitted, _promise("margin", confidence, delta, fitted, first, rounds, None, n_rows, "")
+            return fitted, _promise(method, confidence, delta, fitted, first, rounds, None, n_rows, "")
         non_constant.append(fitted)
         if tried_zero:
             break
-        nxt = tightened_bound(fitted.diffs.standard_error, delta, alpha)
+        nxt = tightened_bound(fitted.diffs.standard_error, target, alpha)
         if nxt is None or attempt == MARGIN_ROUNDS - 1:
             nxt = 0.0
         if nxt >= t:  # the new tree's errors were larger than the last one's: step down
@@ -300,9 +321,9 @@ def run_margin(fit_at: Callable[[float], Fitted], fit_constant: Callable[[], Fit
         tried_zero = t == 0.0
     const = fit_constant()
     rounds.append(PromiseRound(0.0, 0.0, 0.0, True, True, const.accuracy))
-    smallest = min(smallest_promise(f.diffs, alpha) for f in non_constant) if non_constant else None
+    smallest = min(smallest_promise(f.diffs, alpha) for f in non_constant) + max(0.0, optimism) if non_constant else None
     why = f"the risk of the tree at training bound 0 was {rounds[-2].risk:.3f} > {alpha:.3f}"
-    return const, _promise("margin", confidence, delta, const, first, rounds, smallest, n_rows, why)
+    return const, _promise(method, confidence, delta, const, first, rounds, smallest, n_rows, why)
 
 
 def run_holdout(fit_at: Callable[[float], Fitted], fit_constant: Callable[[], Fitted],

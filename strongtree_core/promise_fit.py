@@ -21,6 +21,7 @@ from strongtree_core.errors import TrivialTreeWarning
 from strongtree_core.trivial import baseline_accuracy
 from strongtree_core.metrics._inputs import _labels
 from strongtree_core.promise import (
+    BOOTSTRAP_FITS,
     HOLDOUT_STEPS,
     MARGIN_ROUNDS,
     Fitted,
@@ -74,7 +75,7 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
     n = len(table)
     weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float).reshape(-1)
     caught: dict[int, list] = {}
-    planned = [3 if method == "margin" else len(HOLDOUT_STEPS) + 2]
+    planned = [{"margin": 3, "bootstrap": 3 + BOOTSTRAP_FITS}.get(method, len(HOLDOUT_STEPS) + 2)]
 
     def copy(bound: float, **extra):
         remaining = deadline - time.perf_counter()
@@ -115,14 +116,30 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
         return Fitted(model, bound, is_constant(model.tree_.structure), acc, diffs)
 
     everyone = np.arange(n)
+
+    def bootstrap_optimism() -> float:
+        """Mean over bootstrap refits at delta of (gap out of bag - gap in bag)."""
+        rng = np.random.default_rng(0)
+        rows = np.flatnonzero(keep)
+        excess = []
+        for _ in range(BOOTSTRAP_FITS):
+            drawn = rng.choice(rows, size=rows.size, replace=True)
+            out = np.setdiff1d(rows, drawn)
+            model = fit_rows(copy(delta), drawn)
+            pred = np.asarray(model.predict(table)) == positive_label
+            gaps = [tree_differences(notions, y_pos[r], pred[r], group[r], n_groups,
+                                     None if legit is None else legit[r]).gap for r in (drawn, out)]
+            excess.append(gaps[1] - gaps[0])
+        return float(np.mean(excess))
     fits: list[tuple[float, object]] = [(delta, first.tree_)]  # every tree fitted, for the record of a study
 
     def fit_constant() -> Fitted:
         model = fit_rows(copy(0.0, depth=0), None)
         return judged(model, everyone, 0.0)
 
-    if method == "margin":
+    if method in ("margin", "bootstrap"):
         cache = {delta: first}
+        optimism = bootstrap_optimism() if method == "bootstrap" else 0.0
 
         def fit_at(t: float) -> Fitted:
             model = cache.pop(t, None)
@@ -131,7 +148,12 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
                 fits.append((t, model.tree_))
             return judged(model, everyone, t)
 
-        chosen, promise = run_margin(fit_at, fit_constant, delta=delta, confidence=confidence, n_rows=n)
+        chosen, promise = run_margin(fit_at, fit_constant, delta=delta, confidence=confidence, n_rows=n,
+                                     optimism=optimism, method=method)
+        if method == "bootstrap":
+            promise = replace(promise, optimism=optimism, message=promise.message + (
+                f" The bootstrap ({BOOTSTRAP_FITS} refits) estimates the fit's optimism, out-of-bag gap minus "
+                f"in-bag gap, at {100 * optimism:.2f} pp; the margin is taken from {100 * (delta - max(0.0, optimism)):.2f} pp."))
     else:
         strata = group * 2 + y_pos.astype(int)
         if legit is not None:
