@@ -20,8 +20,8 @@ ICON = Path(__file__).resolve().parent / "assets" / "icon.png"
 def main() -> None:
     import streamlit as st
 
-    from strongtree_studio.actions import GOTO_SOLVE
     from strongtree_studio.navigation import screen
+    from strongtree_studio.session import GOTO_SOLVE
     from strongtree_studio.sidebar import render_sidebar
     from strongtree_studio.state import init_state
     from strongtree_studio.style import apply_style
@@ -44,7 +44,7 @@ def main() -> None:
     )
     # Drawn before the page: nothing can be drawn after a page's st.stop(). Choices
     # reach the durable state in widget callbacks, which run before the script.
-    if st.session_state.pop(GOTO_SOLVE, False) and page.url_path != "solve":  # the live demo was started
+    if GOTO_SOLVE.pop() and page.url_path != "solve":  # the live demo was started
         st.switch_page(screen("solve"))
     render_sidebar(live=page.url_path != "solve")  # the Solve page polls the solve itself
     page.run()

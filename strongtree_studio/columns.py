@@ -77,7 +77,7 @@ def apply_edits(frame: pd.DataFrame, edits: Mapping[str, ColumnEdit]) -> tuple[p
             parsed = pd.to_numeric(values, errors="coerce")
             lost = int((parsed.isna() & values.notna()).sum())
             if lost:
-                notes.append(NOTE_NOT_NUMBER.format(n=lost, column=column))
+                notes.append(NOTE_NOT_NUMBER.format(n=f"{lost:,}", column=column))
             out[column] = parsed
             continue
         labels = edit.label_map

@@ -31,7 +31,7 @@ ERR_NO_FEATURES = (
     "Un-ignore a column, or allow splits on the protected attribute on the Model page."
 )
 ERR_POSITIVE = "The positive class {positive!r} is not a value of {target!r}; pick one of {values}."
-NOTE_MISSING_TARGET = "{n} rows have no value in {target!r} and are left out."
+NOTE_MISSING_TARGET = "Rows without a value in {target!r} are left out: {n}."
 NOTE_NO_STRATIFY = "A class has fewer than two rows, so the split is not stratified."
 ERR_FAIRNESS_NEEDS_GROUP = (
     "Fairness constraints need a protected attribute: choose one on the Data page, or set the fairness notion to none."
@@ -126,7 +126,7 @@ def split_table(frame: pd.DataFrame, roles: Roles, split: SplitConfig) -> SplitT
     kept = frame.drop(columns=[c for c in roles.ignored if c in frame.columns])
     missing = int(kept[roles.target].isna().sum())
     if missing:
-        notes.append(NOTE_MISSING_TARGET.format(n=missing, target=roles.target))
+        notes.append(NOTE_MISSING_TARGET.format(n=f"{missing:,}", target=roles.target))
         kept = kept[kept[roles.target].notna()]
     stratify = None
     if split.stratify:

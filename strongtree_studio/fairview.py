@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from strongtree_core.metrics.fairness_gaps import NOTION_RATES  # noqa: F401  (the rates each notion compares)
-from strongtree_studio.words import fmt
+from strongtree_studio.words import count_of, fmt
 
 RATE_NAMES = {
     "selection_rate": "predicted positive",
@@ -110,7 +110,7 @@ def judged(rows: Sequence[dict[str, Any]], delta: float, constrained: bool) -> l
         else:
             status = "within δ" if inside else "outside δ (not enforced)"
         ratio = r["rate"] / top if top > 0 else None
-        out.append({**r, "status": status, "label": f"{fmt(r['rate'], 'percent')} · {fmt(r['rows'], 'int')} rows",
+        out.append({**r, "status": status, "label": f"{fmt(r['rate'], 'percent')} · {count_of(r['rows'], 'row')}",
                     "difference": top - r["rate"], "ratio": ratio})
     return out
 

@@ -10,7 +10,8 @@ from strongtree_studio.jobs import JobRegistry
 from strongtree_studio.licence import install_wls_licence
 from strongtree_studio.outcome import finish_job
 from strongtree_studio.runs import RunStore, runs_db_path
-from strongtree_studio.sweeps import SweepContext, finish_sweep
+from strongtree_studio.sweep_job import SweepContext
+from strongtree_studio.sweep_store import finish_sweep
 
 
 def secrets() -> dict[str, Any]:

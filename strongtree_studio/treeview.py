@@ -25,7 +25,7 @@ import pandas as pd
 from strongtree_core.tree import FittedTree
 from strongtree_core.tree.dot import class_colours, tint
 from strongtree_studio.markup import html_text
-from strongtree_studio.words import fmt
+from strongtree_studio.words import class_counts, count_of, fmt
 
 #: Font sizes (px at 100 %): a node's heading and its details.
 HEAD_SIZE = 14.0
@@ -145,12 +145,12 @@ def edge_words(label: str, negated: str, source: Any) -> tuple[str, str]:
 
 
 def _counts_line(classes: Sequence, counts: np.ndarray) -> str:
-    return " · ".join(f"{c} {fmt(n, 'int')}" for c, n in zip(classes, counts))
+    return class_counts(classes, counts)
 
 
 def _groups_line(mix: Mapping[str, float]) -> str:
     total = sum(mix.values())
-    return " · ".join(f"{g} {100.0 * n / total:.0f}%" if total else f"{g} 0" for g, n in mix.items())
+    return " · ".join(f"{g}: {100.0 * n / total:.0f}%" if total else f"{g}: 0" for g, n in mix.items())
 
 
 def _boxes(tree: FittedTree, group_mix: Mapping[int, Mapping[str, float]] | None, compact: bool) -> dict[int, Box]:
@@ -168,13 +168,13 @@ def _boxes(tree: FittedTree, group_mix: Mapping[int, Mapping[str, float]] | None
         if j >= 0:
             stack += [2 * node, 2 * node + 1]
             lines += [Line(t, HEAD_SIZE, True) for t in wrap(features[j].label + "?", HEAD_SIZE, True)]
-            lines.append(Line(f"{fmt(total, 'int')} rows", TEXT_SIZE, colour=MUTED))
+            lines.append(Line(count_of(total, "row"), TEXT_SIZE, colour=MUTED))
             fill = "#ffffff"
         else:
             k = int(tree.structure.prediction[node - 1])
             lines += [Line(t, HEAD_SIZE, True) for t in wrap(f"predict {classes[k]}", HEAD_SIZE, True)]
             share = f" · {100.0 * counts[k] / total:.0f}% {classes[k]}" if total else ""
-            lines += [Line(t, TEXT_SIZE, colour=MUTED) for t in wrap(f"{fmt(total, 'int')} rows{share}", TEXT_SIZE)]
+            lines += [Line(t, TEXT_SIZE, colour=MUTED) for t in wrap(f"{count_of(total, 'row')}{share}", TEXT_SIZE)]
             fill = tint(colours[k], 0.35)
         if total and not compact:
             lines += [Line(t, TEXT_SIZE, colour=MUTED) for t in wrap(_counts_line(classes, counts), TEXT_SIZE)]
@@ -415,7 +415,7 @@ def path_in_words(tree: FittedTree, row: pd.DataFrame) -> list[str]:
     k = int(tree.structure.prediction[leaf - 1])
     label = tree.classes[k]
     total = int(counts.sum())
-    mix = f"; {100.0 * counts[k] / total:.0f}% of the {fmt(total, 'int')} training rows there are {label}" if total else ""
+    mix = f"; {100.0 * counts[k] / total:.0f}% of the {count_of(total, 'training row')} there are {label}" if total else ""
     sentences.append(f"The leaf predicts {label}{mix}.")
     return sentences
 

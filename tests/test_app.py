@@ -38,7 +38,8 @@ from strongtree_studio.outcome import ERR_SAVE
 from strongtree_studio.runs import ERR_NO_RUN, RunStore, RunStoreError
 from strongtree_studio.services import job_registry
 from strongtree_studio.shown import MSG_RUN_GONE, roles_from_config, tree_from_json
-from strongtree_studio.state import GENERATIONS, LoadedTable
+from strongtree_studio.session import GENERATIONS, ROLES
+from strongtree_studio.table import LoadedTable
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("strongtree_studio/screens/data.py", "strongtree_studio/screens/model.py", "strongtree_studio/screens/solve.py", "strongtree_studio/screens/tree.py", "strongtree_studio/screens/fairness.py", "strongtree_studio/screens/runs.py")
@@ -80,7 +81,7 @@ def poll(at: AppTest, until, timeout: float = 90.0) -> AppTest:
 
 def role(at: AppTest, name: str) -> str:
     """Key of a column-role widget (role widgets get fresh keys with each new table)."""
-    return f"roles.{name}.{at.session_state[GENERATIONS]['roles']}"
+    return f"roles.{name}.{at.session_state[GENERATIONS.name][ROLES.name]}"
 
 
 def hiring_csv(n_rows: int = 300) -> bytes:

@@ -22,11 +22,10 @@ from strongtree_studio.markup import md
 from strongtree_studio.roles import suggest_roles
 from strongtree_studio.runs import RunStore
 from strongtree_studio.services import job_registry, run_store
-from strongtree_studio.state import LoadedTable
-from strongtree_studio.sweeps import (
-    CERTIFIED_SYMBOL,
+from strongtree_studio.table import LoadedTable
+from strongtree_studio.frontier_figure import CERTIFIED_SYMBOL, LABEL_DELTA
+from strongtree_studio.sweep_grid import (
     DEFAULT_BOUNDS_TEXT,
-    LABEL_DELTA,
     MSG_BOUNDS_RANGE,
     MSG_BOUNDS_TEXT,
     MSG_EMPTY_GRID,
@@ -36,12 +35,10 @@ from strongtree_studio.sweeps import (
     SweepChoice,
     SweepGrid,
     check_sweep,
-    csv_bytes,
-    finish_sweep,
-    points_table,
-    sweep_context,
-    sweep_spec,
 )
+from strongtree_studio.sweep_job import sweep_context, sweep_spec
+from strongtree_studio.sweep_points import csv_bytes, points_table
+from strongtree_studio.sweep_store import finish_sweep
 
 PAGE = "strongtree_studio/screens/tradeoffs.py"
 HIRING = "Hiring (teaching data with planted bias)"
@@ -232,7 +229,7 @@ def test_the_grid_check_is_independent_of_the_page():
 
 
 def test_a_click_on_the_frontier_names_its_point_and_nothing_else_does():
-    from strongtree_studio.sweeps import picked_point
+    from strongtree_studio.sweep_points import picked_point
 
     marker = {"curve_number": 2, "point_index": 0, "customdata": ["Point 4 · hover text", 4]}
     line = {"curve_number": 0, "point_index": 1}  # the frontier line and the δ lines carry no point

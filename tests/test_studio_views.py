@@ -198,7 +198,7 @@ def test_hostile_labels_stay_text_in_the_drawing():
 
 
 def test_wrapped_lines_fit_and_branches_read_as_answers():
-    text = "groups: " + " · ".join(f"group number {i} 12%" for i in range(6))
+    text = "groups: " + " · ".join(f"group number {i}: 12%" for i in range(6))
     lines = wrap(text, TEXT_SIZE)
     assert len(lines) > 1 and all(text_width(line, TEXT_SIZE) <= MAX_LINE for line in lines)
     assert " ".join(lines).split() == text.split()  # nothing lost or added

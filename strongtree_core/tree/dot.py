@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import numpy as np
 
 from strongtree_core.tree.rules import one_line, reachable_nodes
+from strongtree_core.words import class_counts, count_of, fmt
 
 if TYPE_CHECKING:  # pragma: no cover
     from strongtree_core.tree.fitted import FittedTree
@@ -138,7 +139,7 @@ def _short(note) -> str:
 
 
 def _rows(n: int) -> str:
-    return f"{n} row" + ("" if n == 1 else "s")
+    return count_of(n, "row")
 
 
 def _bar(counts: np.ndarray, colours: list[str]) -> str:
@@ -159,7 +160,7 @@ def _bar(counts: np.ndarray, colours: list[str]) -> str:
 
 
 def _mix(classes: tuple, counts: np.ndarray) -> str:
-    return " · ".join(f"{html_text(c)} {int(n)}" for c, n in zip(classes, counts))
+    return html_text(class_counts(classes, counts))
 
 
 def _groups(mix: Mapping) -> str:
@@ -167,5 +168,5 @@ def _groups(mix: Mapping) -> str:
     parts = []
     for group, n in mix.items():
         share = f" ({100.0 * n / total:.0f}%)" if total else ""
-        parts.append(f"{html_text(group)} {n:g}{share}")
+        parts.append(f"{html_text(group)}: {fmt(n)}{share}")
     return "groups: " + " · ".join(parts)

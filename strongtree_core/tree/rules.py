@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from strongtree_core.encoding.features import BinaryFeature, format_number
 from strongtree_core.structure import TreeStructure
+from strongtree_core.words import count_of, one_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from strongtree_core.tree.fitted import FittedTree
@@ -50,11 +51,6 @@ class Rule:
     @property
     def n_rows(self) -> int:
         return sum(self.class_counts)
-
-
-def one_line(text) -> str:
-    """``text`` on one line: control characters (newlines, tabs, ...) written as escapes."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
 
 
 def reachable_nodes(structure: TreeStructure) -> list[tuple[int, tuple[tuple[int, bool], ...]]]:
@@ -107,7 +103,7 @@ def rules_text(tree: "FittedTree") -> str:
         if rule.n_rows:
             k = tree.classes.index(rule.prediction)
             share = 100.0 * rule.class_counts[k] / rule.n_rows
-            size = f"{rule.n_rows} rows, {share:.0f}% {label}"
+            size = f"{count_of(rule.n_rows, 'row')}, {share:.0f}% {label}"
         else:
             size = "0 rows"
         line = f"IF {condition} THEN {label} ({size})"

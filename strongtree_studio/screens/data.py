@@ -7,6 +7,7 @@ from strongtree_core.encoding import EncodingError, TableEncoder
 from strongtree_core.encoding.features import level_key
 from strongtree_studio.navigation import screen
 from strongtree_studio.actions import load_demo_table, start_demo, use_table
+from strongtree_studio.codebook import CodebookError, codebook_edits, codebook_template, read_codebook
 from strongtree_studio.columns import (
     KINDS,
     ColumnEdit,
@@ -23,13 +24,34 @@ from strongtree_studio.explain import MSG_NO_TABLE
 from strongtree_studio.loading import UPLOAD_TYPES, LoadError, column_overview, fingerprint, load_file
 from strongtree_studio.markup import md
 from strongtree_studio.roles import class_values, default_positive, plain, suggest_roles
-from strongtree_studio.state import LoadedTable, field, set_roles, widget_key
-from strongtree_studio.words import fmt
+from strongtree_studio.session import (
+    CODEBOOK_REPORT,
+    EDIT_NOTES,
+    EDITS,
+    EDITS_UNDO,
+    MODEL,
+    ROLES,
+    SPLIT,
+    TABLE,
+    UPLOAD_SEEN,
+    drop_widgets,
+    widget_value,
+)
+from strongtree_studio.state import field, set_roles, widget_key
+from strongtree_studio.table import LoadedTable
+from strongtree_studio.words import count_of, fmt
 
 st.title("Data")
 st.caption("Pick a table, tell the tree what to predict, which columns describe protected groups, and how to read "
            "coded columns.")
 
+#: Column edits kept for "Undo the last change".
+UNDO_DEPTH = 20
+CODEBOOK_HELP = (
+    "A codebook says what each code means, for every coded column at once: CSV with the columns *column*, *code* "
+    "and *label* (one row per code), or JSON (`{\"race\": {\"1\": \"African-American\"}}`). Codes it does not "
+    "name keep their own; the table as loaded is kept, so this can be undone."
+)
 POSITIVE_HELP = (
     "The outcome whose rates are compared between groups and whose recall and precision are measured: "
     "for example *hired*, or *re-offended*. It need not be the favourable outcome; statistical parity compares "
@@ -38,13 +60,13 @@ POSITIVE_HELP = (
 
 
 def load_demo() -> None:
-    load_demo_table(st.session_state["data.demo"])
+    load_demo_table(widget_value("data.demo"))
 
 
 source_tab, upload_tab = st.tabs([":material/dataset: Built-in tables", ":material/upload_file: Upload a file"])
 with source_tab:
     names = list(DEMOS)
-    current = st.session_state["table"]
+    current = TABLE.get()
     shown = names.index(current.name) if current is not None and current.name in DEMOS else 0
     col_pick, col_button, col_demo = st.columns([3, 1.2, 1.6], vertical_alignment="bottom")
     choice = col_pick.selectbox("Built-in table", names, index=shown, key="data.demo")
@@ -62,37 +84,37 @@ with upload_tab:
         "CSV, Excel or Parquet file", type=list(UPLOAD_TYPES), key="data.upload",
         help="The first row must hold the column names. Nothing is sent anywhere: the file stays on this server.",
     )
-    if upload is not None and st.session_state.get("upload_seen") != upload.file_id:
+    if upload is not None and UPLOAD_SEEN.get() != upload.file_id:
         try:
             loaded = load_file(upload.name, upload.getvalue())
         except LoadError as err:
             st.error(md(err), icon=":material/error:")
         else:
-            st.session_state["upload_seen"] = upload.file_id
+            UPLOAD_SEEN.set(upload.file_id)
             frame = loaded.frame
             use_table(LoadedTable(upload.name, frame, fingerprint(frame), loaded.notes, raw=frame),
                       suggest_roles(frame))
             st.rerun()
 
-table: LoadedTable | None = st.session_state["table"]
+table: LoadedTable | None = TABLE.get()
 if table is None:
     st.info(MSG_NO_TABLE, icon=":material/info:")
     st.stop()
 
 frame = table.frame
 columns = [str(c) for c in frame.columns]
-roles: Roles = st.session_state["roles"]
-model = st.session_state["model"]
+roles: Roles = ROLES.get()
+model = MODEL.get()
 
 st.subheader(md(table.name), divider="gray")
-st.caption(f"{fmt(len(frame), 'int')} rows × {frame.shape[1]} columns")
+st.caption(f"{count_of(len(frame), 'row')} × {count_of(frame.shape[1], 'column')}")
 for note in table.notes:
     st.info(md(note), icon=":material/translate:")
 
 
 def change_target(target: str) -> None:
     """A new target: positive class back to its default, the target out of the other roles."""
-    old: Roles = st.session_state["roles"]
+    old: Roles = ROLES.get()
     set_roles(
         Roles(
             target,
@@ -105,7 +127,7 @@ def change_target(target: str) -> None:
 
 
 def ignore_columns(names: list[str]) -> None:
-    old: Roles = st.session_state["roles"]
+    old: Roles = ROLES.get()
     set_roles(Roles(old.target, old.positive, tuple(c for c in old.protected if c not in names),
                     tuple(c for c in old.legitimate if c not in names), tuple(dict.fromkeys([*old.ignored, *names]))))
 
@@ -122,7 +144,7 @@ if suggested:
 st.markdown("##### What each column is for")
 left, right = st.columns(2)
 with left:
-    target = st.selectbox("Target (what the tree predicts)", columns, key=widget_key("roles", "target"),
+    target = st.selectbox("Target (what the tree predicts)", columns, key=widget_key(ROLES, "target"),
                           index=columns.index(roles.target) if roles.target in columns else 0)
     if target != roles.target:
         change_target(target)
@@ -130,24 +152,24 @@ with left:
     values = class_values(frame, roles.target)
     positive_options = values if len(values) == 2 else [None, *values]
     field(
-        st.selectbox, "Positive class", "roles", "positive", options=positive_options, convert=plain,
+        st.selectbox, "Positive class", ROLES, "positive", options=positive_options, convert=plain,
         format_func=lambda v: "none (multi-class)" if v is None else str(v), help=POSITIVE_HELP,
     )
     others = [c for c in columns if c != roles.target]
-    field(st.multiselect, "Ignore these columns", "roles", "ignored", options=others,
+    field(st.multiselect, "Ignore these columns", ROLES, "ignored", options=others,
           help="Identifiers, dates, free text, or anything the tree must not see.")
 with right:
     field(
-        st.multiselect, "Protected attribute(s)", "roles", "protected", options=others,
+        st.multiselect, "Protected attribute(s)", ROLES, "protected", options=others,
         help="Groups the fairness constraints protect (e.g. gender). Several columns form one group per "
         "combination. The tree does not split on them unless allowed on the Model page.",
     )
     field(
-        st.multiselect, "Legitimate factor(s)", "roles", "legitimate", options=others,
+        st.multiselect, "Legitimate factor(s)", ROLES, "legitimate", options=others,
         help="Factors that may justify different outcomes (e.g. education); used by conditional statistical parity.",
     )
 
-roles = st.session_state["roles"]
+roles = ROLES.get()
 if roles.positive is not None:
     st.caption(f"Rates compared between groups are rates of predicting **{md(roles.positive)}**. "
                "Name coded classes under *Types & labels*.")
@@ -178,22 +200,26 @@ if summary is not None:
 
 def apply_column_edit(column: str, values: list[str] | None) -> None:
     """Store the edit of ``column`` from the form's widgets and rebuild the table from the loaded one."""
-    kind = st.session_state[f"data.kind.{column}"]
-    labels = tuple((v, st.session_state.get(f"data.label.{column}.{i}", "").strip()) for i, v in enumerate(values or []))
-    edits = dict(st.session_state["edits"])
+    kind = widget_value(f"data.kind.{column}")
+    labels = tuple((v, widget_value(f"data.label.{column}.{i}", "").strip()) for i, v in enumerate(values or []))
+    edits = dict(EDITS.get())
     edits[column] = ColumnEdit(kind, labels)
     rebuild({c: e for c, e in edits.items() if not e.empty})
 
 
-def rebuild(edits: dict) -> None:
-    """The table as loaded with ``edits`` applied; the positive class keeps its meaning under its new name."""
-    current: LoadedTable = st.session_state["table"]
-    old_edits = st.session_state["edits"]
+def rebuild(edits: dict, undoable: bool = True) -> None:
+    """The table as loaded with ``edits`` applied; the positive class keeps its meaning under its new name.
+    The edits before are kept for :func:`undo_edits` (unless this is the undo)."""
+    current: LoadedTable = TABLE.get()
+    old_edits = EDITS.get()
+    if undoable and edits != old_edits:
+        EDITS_UNDO.set([*EDITS_UNDO.get(), old_edits][-UNDO_DEPTH:])
+    drop_widgets(("data.label.", "data.kind."))  # the label boxes start again from the edits
     edited, notes = apply_edits(current.loaded, edits)
-    st.session_state["edits"] = edits
-    st.session_state["edit_notes"] = notes
-    st.session_state["table"] = LoadedTable(current.name, edited, fingerprint(edited), current.notes, raw=current.loaded)
-    old: Roles = st.session_state["roles"]
+    EDITS.set(edits)
+    EDIT_NOTES.set(tuple(notes))
+    TABLE.set(LoadedTable(current.name, edited, fingerprint(edited), current.notes, raw=current.loaded))
+    old: Roles = ROLES.get()
     positive = old.positive
     if positive is not None:
         before = old_edits.get(old.target)
@@ -209,6 +235,29 @@ def rebuild(edits: dict) -> None:
 
 def reset_edits() -> None:
     rebuild({})
+
+
+def undo_edits() -> None:
+    """Back to the column edits before the last change (a codebook, a column's form, a reset)."""
+    history = list(EDITS_UNDO.get())
+    if history:
+        EDITS_UNDO.set(history[:-1])
+        rebuild(history[-1], undoable=False)
+        CODEBOOK_REPORT.set(None)
+
+
+def apply_codebook() -> None:
+    """Read the uploaded or pasted codebook and name the codes of every column it covers."""
+    upload = widget_value("data.codebook_file")
+    data = upload.getvalue() if upload is not None else widget_value("data.codebook_text", "")
+    current: LoadedTable = TABLE.get()
+    try:
+        result = codebook_edits(read_codebook(data), current.loaded, EDITS.get())
+    except CodebookError as err:
+        CODEBOOK_REPORT.set(("error", (str(err),)))
+        return
+    rebuild(result.edits)
+    CODEBOOK_REPORT.set(("done", tuple(result.sentences())))
 
 
 rows_tab, columns_tab, labels_tab, encoding_tab = st.tabs(
@@ -230,9 +279,29 @@ with labels_tab:
     st.caption("Coded columns stay coded unless you say what the codes mean: give values names, and say whether a "
                "column of numbers is ordered (thresholds such as *age ≤ 35*) or a set of names with no order "
                "(one test per value, such as *race = 2*).")
+    with st.expander("Codebook: name the codes of every column at once", icon=":material/menu_book:",
+                     expanded=CODEBOOK_REPORT.get() is not None):
+        st.caption(CODEBOOK_HELP)
+        book_file, book_text = st.columns([1, 1.4])
+        book_file.file_uploader("Codebook file (CSV or JSON)", type=["csv", "json", "txt", "tsv"],
+                                key="data.codebook_file")
+        book_text.text_area("Or paste it here", key="data.codebook_text", height=120,
+                            placeholder="column,code,label\nrace,1,African-American\nrace,2,Caucasian")
+        buttons = st.columns([1.2, 1.6, 3], vertical_alignment="center")
+        buttons[0].button("Apply codebook", key="data.apply_codebook", on_click=apply_codebook,
+                          icon=":material/done_all:", type="primary")
+        buttons[1].download_button("Template of this table", codebook_template(table.loaded),
+                                   file_name="codebook.csv", mime="text/csv", key="data.codebook_template",
+                                   icon=":material/download:", on_click="ignore",
+                                   help="Every column with up to 20 values, one row per value; fill in the labels.")
+        report = CODEBOOK_REPORT.get()
+        if report is not None:
+            kind, sentences = report
+            (st.error if kind == "error" else st.success)(
+                "  \n".join(md(s) for s in sentences), icon=":material/error:" if kind == "error" else ":material/check:")
     column = st.selectbox("Column", columns, key="data.edit_column")
     raw_values = table.loaded[column]
-    edit = st.session_state["edits"].get(column, ColumnEdit())
+    edit = EDITS.get().get(column, ColumnEdit())
     st.caption(f"Read now as: {md(detected_kind(frame[column]))}.")
     choices = distinct_values(raw_values)
     with st.form(f"data.edit_form.{column}", border=True):
@@ -251,13 +320,19 @@ with labels_tab:
                                        placeholder=value, max_chars=60)
         st.form_submit_button("Apply to the table", icon=":material/check:", on_click=apply_column_edit,
                               args=(column, choices))
-    edits = st.session_state["edits"]
+    edits = EDITS.get()
     if edits:
         st.markdown("**Edited columns:** " + ", ".join(
-            f"{md(c)} ({KINDS[e.kind].split(' (')[0]}" + (f", {len(e.label_map)} labels)" if e.label_map else ")")
+            f"{md(c)} ({KINDS[e.kind].split(' (')[0]}" + (f", {count_of(len(e.label_map), 'label')})" if e.label_map else ")")
             for c, e in edits.items()))
-        st.button("Undo all column edits", key="data.reset_edits", on_click=reset_edits, icon=":material/undo:")
-    for note in st.session_state.get("edit_notes", []):
+    undo, reset = st.columns([1, 1.2])
+    undo.button("Undo the last change", key="data.undo_edits", on_click=undo_edits, icon=":material/undo:",
+                disabled=not EDITS_UNDO.get(), width="stretch",
+                help="Back to the labels and kinds before the last codebook, column form or reset.")
+    if edits:
+        reset.button("Undo all column edits", key="data.reset_edits", on_click=reset_edits,
+                     icon=":material/layers_clear:", width="stretch")
+    for note in EDIT_NOTES.get():
         st.caption(md(note))
 with encoding_tab:
     st.caption(
@@ -273,14 +348,14 @@ with encoding_tab:
 st.markdown("##### Training and test rows")
 c1, c2, c3 = st.columns(3)
 with c1:
-    field(st.slider, "Test share", "split", "test_size", 0.0, 0.5, step=0.05, format="%.2f",
+    field(st.slider, "Test share", SPLIT, "test_size", 0.0, 0.5, step=0.05, format="%.2f",
           help="Rows held out to measure the tree out of sample. 0 trains on every row.")
 with c2:
-    field(st.number_input, "Random seed", "split", "seed", min_value=0, max_value=2**31 - 1, step=1)
+    field(st.number_input, "Random seed", SPLIT, "seed", min_value=0, max_value=2**31 - 1, step=1)
 with c3:
-    field(st.checkbox, "Stratify by target", "split", "stratify", help="Keep the class proportions equal in both parts.")
+    field(st.checkbox, "Stratify by target", SPLIT, "stratify", help="Keep the class proportions equal in both parts.")
 if not problems:
-    parts = split_table(frame, roles, st.session_state["split"])
+    parts = split_table(frame, roles, SPLIT.get())
     st.markdown(f"**{fmt(len(parts.train), 'int')}** training rows · **{fmt(len(parts.test), 'int')}** test rows")
     for note in parts.notes:
         st.caption(md(note))

@@ -14,6 +14,7 @@ from strongtree_studio.markup import md, md_table
 from strongtree_studio.runs import RunStoreError
 from strongtree_studio.services import run_store
 from strongtree_studio.shown import roles_from_config, tree_from_json
+from strongtree_studio.session import RUNS_NOTICE, SESSION_OWNER, VIEW_RUN, WORKSPACE, set_widget_value, widget_value
 from strongtree_studio.state import run_owner, run_viewer, workspace_name
 from strongtree_studio.treeview import tree_panel, tree_svg
 from strongtree_studio.words import backend_words, fmt, status_word
@@ -28,17 +29,17 @@ except RunStoreError as err:
 
 
 def set_workspace() -> None:
-    st.session_state["workspace"] = workspace_name(st.session_state["runs.workspace"])
-    st.session_state["runs.pick"] = []
+    WORKSPACE.set(workspace_name(widget_value("runs.workspace", "")))
+    set_widget_value("runs.pick", [])
 
 
 with st.container(border=True):
     st.markdown(OWNERSHIP_HELP)
     left, right = st.columns([1, 2], vertical_alignment="bottom")
-    left.text_input("Workspace", value=st.session_state["workspace"], key="runs.workspace", on_change=set_workspace,
+    left.text_input("Workspace", value=WORKSPACE.get(), key="runs.workspace", on_change=set_workspace,
                     max_chars=60, placeholder="none: runs stay with this session",
                     help="Runs solved while a workspace is set are stored in it. Clear the box to stop using it.")
-    workspace = st.session_state["workspace"]
+    workspace = WORKSPACE.get()
     right.caption(f"New runs are stored in the workspace **{md(workspace)}**." if workspace
                   else "New runs belong to this browser session only.")
 
@@ -52,7 +53,7 @@ except RunStoreError as err:
 st.caption(f"The history is kept in {md(store.path)}.")
 if runs.LEGACY_DB.exists() and store.path.resolve() != runs.LEGACY_DB.resolve():
     st.caption(MSG_LEGACY_HISTORY.format(path=md(runs.LEGACY_DB)))
-notice = st.session_state.pop("runs.notice", None)
+notice = RUNS_NOTICE.pop()
 if notice:
     st.warning(md(notice), icon=":material/warning:")
 if history.empty:
@@ -111,7 +112,7 @@ def compare_values(entry) -> dict[str, str]:
 
 def owner_words(owner: str) -> str:
     """Whose a run is, from this session's point of view."""
-    if owner == st.session_state["session_owner"]:
+    if owner == SESSION_OWNER.get():
         return "this session"
     if owner == run_owner() and owner.startswith("workspace:"):
         return "this workspace"
@@ -160,7 +161,7 @@ picked = [p for p in st.multiselect("Select one run to open, two to compare, or 
 
 
 def open_run(run_id: int) -> None:
-    st.session_state["view_run"] = run_id
+    VIEW_RUN.set(run_id)
 
 
 def change_runs(action: str, run_ids: list[int]) -> None:
@@ -169,16 +170,16 @@ def change_runs(action: str, run_ids: list[int]) -> None:
         try:
             if action == "delete":
                 store.delete(run_id, viewer)
-                if st.session_state["view_run"] == run_id:
-                    st.session_state["view_run"] = None
+                if VIEW_RUN.get() == run_id:
+                    VIEW_RUN.set(None)
             elif action == "move":
                 store.set_owner(run_id, run_owner(), viewer)
             else:
                 store.set_shared(run_id, action == "share", viewer)
         except RunStoreError as err:
-            st.session_state["runs.notice"] = str(err)
+            RUNS_NOTICE.set(str(err))
     if action == "delete":
-        st.session_state["runs.pick"] = []
+        set_widget_value("runs.pick", [])
 
 
 own_pick = bool(picked) and set(picked) <= mine
@@ -198,7 +199,7 @@ cols[4].button("Delete", key="runs.delete", icon=":material/delete:", disabled=n
 if picked and not own_pick:
     st.caption(MSG_NOT_YOURS)
 
-view_run = st.session_state["view_run"]
+view_run = VIEW_RUN.get()
 if view_run is not None and view_run in labels:
     st.success(f"Showing {md(labels[view_run])} on the Tree and Fairness pages.", icon=":material/visibility:")
     x, y, _ = st.columns([1, 1, 2])

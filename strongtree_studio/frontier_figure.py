@@ -1,0 +1,103 @@
+"""The frontier of a sweep as a plotly figure: accuracy against each point's measured gap."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from strongtree_core.sweep import best_per_bound, pareto_front
+from strongtree_studio.explain import FAIRNESS_NOTIONS
+from strongtree_studio.sweep_points import has_test, point_label
+from strongtree_studio.ticks import nice_ticks
+from strongtree_studio.words import fmt
+
+#: One colour per notion (Okabe and Ito's palette, told apart with colour-blind eyes too).
+NOTION_COLOURS = {"statistical_parity": "#0072B2", "conditional_statistical_parity": "#CC79A7",
+                  "predictive_equality": "#D55E00", "equal_opportunity": "#E69F00", "equalized_odds": "#009E73"}
+DELTA_COLOUR = "#9aa5b1"
+#: Marker shapes: a proven optimum is a filled circle, any other tree an open diamond.
+CERTIFIED_SYMBOL, UNCERTIFIED_SYMBOL = "circle", "diamond-open"
+LABEL_CERTIFIED = "proven optimal"
+LABEL_UNCERTIFIED = "not proven (time limit or Stop)"
+LABEL_DELTA = "bound δ of the points"
+LABEL_FRONTIER = "frontier"
+
+
+def plotted(table: pd.DataFrame, part: str) -> pd.DataFrame:
+    """The points with a tree and a measured accuracy and gap on ``part``."""
+    if table.empty:
+        return table
+    keep = table["tree"].notna() & table[f"{part}_accuracy"].notna() & table[f"{part}_gap"].notna()
+    return table[keep]
+
+
+def frontier_figure(table: pd.DataFrame, bounds: Sequence[float]):
+    """Accuracy against the measured gap of each point's own notion, on the training rows and
+    (when there are test rows) the test rows side by side: one colour per notion, the training
+    frontier drawn as a line, proven optima as filled circles and other trees as open diamonds,
+    and a dotted vertical line at each bound δ."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    parts = ["train", "test"] if has_test(table) else ["train"]
+    titles = {"train": "Training rows", "test": "Test rows"}
+    fig = make_subplots(rows=1, cols=len(parts), shared_yaxes=True, horizontal_spacing=0.06)
+    shown = [plotted(table, p) for p in parts]
+    accuracies = [v for s, p in zip(shown, parts) for v in s[f"{p}_accuracy"]]
+    gaps = [v for s, p in zip(shown, parts) for v in s[f"{p}_gap"]] + list(bounds)
+    y_low, y_high = (min(accuracies), max(accuracies)) if accuracies else (0.5, 1.0)
+    pad = max((y_high - y_low) * 0.08, 0.01)
+    y_low, y_high = max(0.0, y_low - pad), min(1.0, y_high + pad)
+    x_high = max(gaps + [0.01]) * 1.05
+    notions = [n for n in NOTION_COLOURS if n in set(table.get("fairness", pd.Series(dtype=object)).dropna())]
+    for col, (part, points) in enumerate(zip(parts, shown), start=1):
+        for notion in notions:
+            mine = points[points["fairness"] == notion]
+            colour = NOTION_COLOURS[notion]
+            if part == "train" and len(mine):
+                front = pareto_front(best_per_bound(mine, "train"), "train").sort_values("train_gap")
+                fig.add_trace(go.Scatter(
+                    x=100 * front["train_gap"], y=100 * front["train_accuracy"], mode="lines",
+                    line={"color": colour, "width": 2}, name=f"{FAIRNESS_NOTIONS[notion].name} {LABEL_FRONTIER}",
+                    legendgroup=notion, hoverinfo="skip"), row=1, col=col)
+            for certified in (True, False):
+                subset = mine[mine["certified"] == certified]
+                if subset.empty:
+                    continue
+                hover = [f"{point_label(r)}<br>{titles[part].lower()}: accuracy {fmt(r[f'{part}_accuracy'], 'percent')}"
+                         f", gap {fmt(r[f'{part}_gap'], 'points')}" for _, r in subset.iterrows()]
+                fig.add_trace(go.Scatter(
+                    x=100 * subset[f"{part}_gap"], y=100 * subset[f"{part}_accuracy"], mode="markers",
+                    marker={"color": colour, "size": 10 if certified else 11,
+                            "symbol": CERTIFIED_SYMBOL if certified else UNCERTIFIED_SYMBOL,
+                            "line": {"width": 2, "color": colour}},
+                    name=FAIRNESS_NOTIONS[notion].name, legendgroup=notion, showlegend=False,
+                    customdata=np.array([[h, int(p)] for h, p in zip(hover, subset["point"])], dtype=object),
+                    hovertemplate="%{customdata[0]}<extra></extra>"), row=1, col=col)
+        xs, ys = [], []
+        for b in bounds:
+            xs += [100 * b, 100 * b, None]
+            ys += [100 * y_low, 100 * y_high, None]
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line={"color": DELTA_COLOUR, "width": 1, "dash": "dot"},
+                                 name=LABEL_DELTA, legendgroup="delta", showlegend=col == 1, hoverinfo="skip"),
+                      row=1, col=col)
+        x_ticks = nice_ticks(0.0, 100 * x_high)
+        fig.update_xaxes(range=[-0.02 * 100 * x_high, 100 * x_high], tickvals=x_ticks,
+                         ticktext=[fmt(t / 100, "points") for t in x_ticks],
+                         title_text=f"{titles[part]}: measured gap",
+                         zeroline=False, row=1, col=col)
+    for label, symbol in ((LABEL_CERTIFIED, CERTIFIED_SYMBOL), (LABEL_UNCERTIFIED, UNCERTIFIED_SYMBOL)):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=label, legendgroup="shape",
+                                 marker={"color": "#555", "size": 10, "symbol": symbol, "line": {"width": 2,
+                                                                                               "color": "#555"}}),
+                      row=1, col=1)
+    y_ticks = nice_ticks(100 * y_low, 100 * y_high)
+    fig.update_yaxes(range=[100 * y_low, 100 * y_high], tickvals=y_ticks,
+                     ticktext=[fmt(t / 100, "percent") for t in y_ticks])
+    fig.update_yaxes(title_text="accuracy", row=1, col=1)
+    fig.update_layout(height=400, margin={"l": 10, "r": 10, "t": 10, "b": 10}, hovermode="closest",
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "font": {"size": 13}},
+                      font={"size": 13})
+    return fig
