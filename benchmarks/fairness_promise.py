@@ -89,7 +89,7 @@ def run(args) -> None:
                         settings = list(args.methods) + (["holdout"] if args.holdout else [])
                         for setting in settings:
                             clf = StrongTreeClassifier(
-                                depth=depth, fairness=notion, fairness_bound=DELTA, positive_class=positive,
+                                depth=depth, fairness=notion, fairness_bound=DELTA, pos_label=positive,
                                 fairness_confidence=CONFIDENCE, fairness_confidence_method=setting,
                                 time_limit=args.time_limit,
                             )
@@ -103,7 +103,7 @@ def run(args) -> None:
                             trees.append((setting, promise.training_bound, clf.tree_, promise.message))
                             for label, bound, tree, message in trees:
                                 pred_h = np.asarray(tree.predict(Xh))
-                                table = fairness_intervals(yh, pred_h, sensitive_features=gh, positive_label=positive,
+                                table = fairness_intervals(yh, pred_h, sensitive_features=gh, pos_label=positive,
                                                            notions=notion, confidence=CONFIDENCE)
                                 pop = gap_of(tree, Xr, yr, gr, notion, positive)
                                 low, high = float(table["gap_low"].iloc[0]), float(table["gap_high"].iloc[0])

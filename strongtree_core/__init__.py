@@ -8,7 +8,7 @@ patterns) -> ``formulation`` (FlowOCT / BendersOCT as arrays) -> ``solvers``
 
 from strongtree_core.errors import StrongTreeError, TrivialTreeWarning
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = ["StrongTreeClassifier", "StrongTreeError", "TrivialTreeWarning", "FittedTree", "__version__"]
 

@@ -7,6 +7,7 @@ specification and hands it to :func:`strongtree_core.engine.solve_tree`.
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import threading
@@ -26,6 +27,8 @@ from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
 from strongtree_core import vocabulary
 from strongtree_core.encoding import TableEncoder
+from strongtree_core.encoding.errors import BUCKETS_AND_THRESHOLDS, ONEHOT_NEEDS_BUCKETS
+from strongtree_core.encoding.thresholds import DEFAULT_MAX_THRESHOLDS
 from strongtree_core.encoding.features import python_scalar
 from strongtree_core.encoding.groups import GroupCoding, encode_groups
 from strongtree_core.encoding.patterns import collapse_patterns
@@ -34,6 +37,7 @@ from strongtree_core.engine import solve_tree
 from strongtree_core.errors import StrongTreeError, TrivialTreeWarning
 from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.progress import Progress
+from strongtree_core.renames import RENAMED_PARAMETERS, refuse_renamed
 from strongtree_core.tree import FittedTree, SolveRecord
 from strongtree_core.trivial import baseline_accuracy, trivial_reason
 
@@ -78,7 +82,7 @@ UNKNOWN_COLUMNS = "{what} {names} not found among the columns of X ({available})
 NEEDS_SENSITIVE = "fairness={fairness!r} needs the protected attribute: pass fit(..., sensitive_features=...)."
 NEEDS_LEGITIMATE = "conditional statistical parity needs the legitimate factor: pass fit(..., legitimate_features=...)."
 NEEDS_BINARY = "{what} needs a binary target (two classes); y has {n} classes: {classes}."
-BAD_POSITIVE = "positive_class={value!r} is not a class of y; the classes are {classes}."
+BAD_POSITIVE = "pos_label={value!r} is not a class of y; the classes are {classes}."
 ONE_CLASS = "y has one class only ({label!r}): there is nothing to classify."
 Y_NOT_ONE_COLUMN = "y must be one label per row (one column), got an array of shape {shape}."
 MISSING_TARGET = (
@@ -130,9 +134,9 @@ CONSTRAINT_BROKEN = (
 
 #: Parameters that are numbers: scikit-learn's intervals take True / False as 1 / 0, so they are refused first.
 NUMBER_PARAMS = (
-    "depth", "time_limit", "threads", "regularization", "max_branching", "max_features", "min_leaf",
+    "depth", "time_limit", "threads", "regularization", "max_branching", "max_features_used", "min_leaf",
     "min_recall", "min_precision", "min_specificity", "fairness_bound", "fairness_confidence", "n_buckets",
-    "memory_limit",
+    "memory_limit", "max_thresholds",
 )
 #: Deepest tree accepted (2^8 leaves).
 MAX_DEPTH = 8
@@ -190,12 +194,12 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         The paper's lambda: maximize (1 - lambda) * correct - lambda * branchings.
     max_branching : int or None
         At most this many branching nodes (eq. 8).
-    max_features : int or None
+    max_features_used : int or None
         At most this many distinct features (eq. 9); counts binary features.
     min_leaf : int, default=0
         Every leaf holds at least this many training rows (eq. 10).
     objective : {"accuracy", "balanced_accuracy", "worst_case_accuracy", "sensitivity"}
-    positive_class : label or None
+    pos_label : label or None
         The positive class for recall / precision / specificity / fairness /
         sensitivity; defaults to the second class of ``np.unique(y)``.
     min_recall, min_precision, min_specificity : float in [0, 1] or None
@@ -219,13 +223,24 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         (finite-sample guarantee, conservative).
     allow_protected_splits : bool, default=False
         Whether protected columns that are also in X may be split on.
-    n_buckets : int, default=5
-        Quantile buckets for continuous columns.
+    max_thresholds : int or None, default=None
+        Thresholds per continuous column, chosen from the training data:
+        every distinct cut (midpoint between neighbouring values) when a column
+        has at most this many, else boundary points (where the class changes)
+        spread over the data; CART's cuts are always among them, so the tree
+        found is never worse than CART's of the same depth on the training
+        rows.  None: 16 (:data:`~strongtree_core.encoding.thresholds.DEFAULT_MAX_THRESHOLDS`),
+        unless ``n_buckets`` is given.  More thresholds: better trees, a longer search.
+    n_buckets : int or None, default=None
+        The earlier rule: cut each continuous column at ``k / n_buckets``
+        quantiles (the paper's experiments use 5).  Give either ``n_buckets``
+        or ``max_thresholds``, not both.
     encoding : {"thermometer", "onehot_buckets"}
-        How continuous columns are binarized.
-    warm_start : bool, default=True
+        How continuous columns are binarized: ``x ≤ t`` tests, or one column per
+        quantile bucket (the paper's; ``n_buckets`` of them, 5 when not given).
+    heuristic_start : bool, default=True
         Offer CART (and other cheap trees) as the first incumbent.
-    accelerator : bool, default=True
+    exact_search : bool, default=True
         Allow the exact search when ``formulation="auto"`` (dynamic programming,
         a Lagrangian bound and branch-and-bound); with a forced formulation its
         tree is only a warm start and its bound a cap.  False: the MIO alone.
@@ -266,10 +281,10 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         "threads": [Interval(Integral, 1, None, closed="left")],
         "regularization": [_fraction("left")],
         "max_branching": [Interval(Integral, 0, None, closed="left"), None],
-        "max_features": [Interval(Integral, 0, None, closed="left"), None],
+        "max_features_used": [Interval(Integral, 0, None, closed="left"), None],
         "min_leaf": [Interval(Integral, 0, None, closed="left")],
         "objective": [_options(OBJECTIVES)],
-        "positive_class": "no_validation",  # a label of y, checked against y in fit
+        "pos_label": "no_validation",  # a label of y, checked against y in fit
         "min_recall": [_fraction("both"), None],
         "min_precision": [_fraction("both"), None],
         "min_specificity": [_fraction("both"), None],
@@ -278,10 +293,11 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         "fairness_confidence": [Interval(Real, 0, 1, closed="neither"), None],
         "fairness_confidence_method": [_options(("margin", "bootstrap", "holdout"))],
         "allow_protected_splits": ["boolean"],
-        "n_buckets": [Interval(Integral, 2, None, closed="left")],
+        "max_thresholds": [Interval(Integral, 1, None, closed="left"), None],
+        "n_buckets": [Interval(Integral, 2, None, closed="left"), None],
         "encoding": [_options(ENCODINGS)],
-        "warm_start": ["boolean"],
-        "accelerator": ["boolean"],
+        "heuristic_start": ["boolean"],
+        "exact_search": ["boolean"],
         "memory_limit": [Interval(Integral, 1, None, closed="left"), None],
     }
 
@@ -295,10 +311,10 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         threads: int = 1,
         regularization: float = 0.0,
         max_branching: int | None = None,
-        max_features: int | None = None,
+        max_features_used: int | None = None,
         min_leaf: int = 0,
         objective: str = "accuracy",
-        positive_class: Any = None,
+        pos_label: Any = None,
         min_recall: float | None = None,
         min_precision: float | None = None,
         min_specificity: float | None = None,
@@ -307,12 +323,16 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         fairness_confidence: float | None = None,
         fairness_confidence_method: str = "margin",
         allow_protected_splits: bool = False,
-        n_buckets: int = 5,
+        max_thresholds: int | None = None,
+        n_buckets: int | None = None,
         encoding: str = "thermometer",
-        warm_start: bool = True,
-        accelerator: bool = True,
+        heuristic_start: bool = True,
+        exact_search: bool = True,
         memory_limit: int | None = None,
+        **renamed: Any,
     ) -> None:
+        if renamed:  # a name of an earlier version: say what it is called now
+            refuse_renamed(type(self).__name__, renamed)
         self.depth = depth
         self.formulation = formulation
         self.solver = solver
@@ -320,10 +340,10 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         self.threads = threads
         self.regularization = regularization
         self.max_branching = max_branching
-        self.max_features = max_features
+        self.max_features_used = max_features_used
         self.min_leaf = min_leaf
         self.objective = objective
-        self.positive_class = positive_class
+        self.pos_label = pos_label
         self.min_recall = min_recall
         self.min_precision = min_precision
         self.min_specificity = min_specificity
@@ -332,11 +352,17 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         self.fairness_confidence = fairness_confidence
         self.fairness_confidence_method = fairness_confidence_method
         self.allow_protected_splits = allow_protected_splits
+        self.max_thresholds = max_thresholds
         self.n_buckets = n_buckets
         self.encoding = encoding
-        self.warm_start = warm_start
-        self.accelerator = accelerator
+        self.heuristic_start = heuristic_start
+        self.exact_search = exact_search
         self.memory_limit = memory_limit
+
+    def set_params(self, **params: Any) -> "StrongTreeClassifier":
+        """Set parameters (scikit-learn's ``set_params``); a name of an earlier version is refused with its name now."""
+        refuse_renamed(type(self).__name__, [name for name in params if name in RENAMED_PARAMETERS])
+        return super().set_params(**params)
 
     # ------------------------------------------------------------------ checks
     def _fairness_list(self) -> list[str]:
@@ -359,6 +385,17 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             self._validate_params()
         except InvalidParameterError as exc:
             raise ParameterError(str(exc)) from None
+        if self.max_thresholds is not None and self.n_buckets is not None:
+            raise ParameterError(BUCKETS_AND_THRESHOLDS.format(n_buckets=self.n_buckets,
+                                                               max_thresholds=self.max_thresholds))
+        if self.max_thresholds is not None and self.encoding == "onehot_buckets":
+            raise ParameterError(ONEHOT_NEEDS_BUCKETS.format(max_thresholds=self.max_thresholds))
+
+    def _encoder(self) -> TableEncoder:
+        """Quantile buckets when ``n_buckets`` or one-hot buckets are asked for, else thresholds from the data."""
+        if self.n_buckets is not None or self.encoding == "onehot_buckets":
+            return TableEncoder(n_buckets=self.n_buckets, continuous=self.encoding)
+        return TableEncoder(max_thresholds=DEFAULT_MAX_THRESHOLDS if self.max_thresholds is None else self.max_thresholds)
 
     def _training_table(self, X) -> pd.DataFrame:
         """X as a DataFrame with a fresh index; arrays get columns x0, x1, ..."""
@@ -495,10 +532,10 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         positive = None
         if needs_positive and classes.size != 2:
             raise StrongTreeError(NEEDS_BINARY.format(what="this objective or constraint", n=classes.size, classes=_shown(classes)))
-        if self.positive_class is not None:
-            hits = np.flatnonzero(classes == self.positive_class)
+        if self.pos_label is not None:
+            hits = np.flatnonzero(classes == self.pos_label)
             if hits.size == 0:
-                raise StrongTreeError(BAD_POSITIVE.format(value=self.positive_class, classes=_shown(classes)))
+                raise StrongTreeError(BAD_POSITIVE.format(value=self.pos_label, classes=_shown(classes)))
             positive = int(hits[0])
         elif classes.size == 2:
             positive = 1
@@ -520,7 +557,9 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             legit = encode_groups(legit_frame, role="legitimate")
 
         features = X if self.allow_protected_splits else X.drop(columns=sens_in_x)
-        plan = TableEncoder(n_buckets=self.n_buckets, continuous=self.encoding).fit(features, sample_weight=sample_weight)
+        # CART on the raw columns gives cuts to the plan and its tree to the search as a start.
+        plan, cart_tree = self._encoder().fit_with_reference(
+            features, sample_weight=sample_weight, target=y_idx, reference_depth=int(self.depth))
         Xb = plan.transform(features)
         data = collapse_patterns(
             Xb, y_idx, classes.size, sample_weight=sample_weight,
@@ -530,8 +569,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         _check_comparable(constraints, y_idx, groups, legit, positive)
         spec = TreeSpec(
             depth=int(self.depth), lambda_=float(self.regularization), max_branching=self.max_branching,
-            max_features=self.max_features, min_leaf=int(self.min_leaf), objective=self.objective,
-            positive_class=positive, side_constraints=tuple(constraints),
+            max_features_used=self.max_features_used, min_leaf=int(self.min_leaf), objective=self.objective,
+            pos_label=positive, side_constraints=tuple(constraints),
         )
 
         feature_names = tuple(map(str, features.columns.tolist()))
@@ -551,8 +590,9 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         remaining = float(self.time_limit) - (time.perf_counter() - started) - FINISH_SECONDS_PER_ROW * n
         solved = solve_tree(
             data, spec, formulation=self.formulation, solver=self.solver, time_limit=max(MIN_SOLVE_SECONDS, remaining),
-            threads=int(self.threads), accelerator=self.accelerator, warm_start=self.warm_start,
-            memory_limit=self.memory_limit,
+            threads=int(self.threads), exact_search=self.exact_search, heuristic_start=self.heuristic_start,
+            memory_limit=self.memory_limit, starts=() if cart_tree is None else (("CART on the raw columns", cart_tree),),
+            stated_limit=float(self.time_limit),
             progress=relay if progress is not None else None, stop=stop,
         )
         notes = [solved.record.message] if solved.record.message else []
@@ -667,11 +707,11 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         legit, _ = self._columns(table, legitimate_features, "legitimate_features", n)
         if notions is None and self.fairness is not None:
             notions = self._fairness_list()
-        positive = 1 if self.positive_class is None else int(np.flatnonzero(self.classes_ == self.positive_class)[0])
+        positive = 1 if self.pos_label is None else int(np.flatnonzero(self.classes_ == self.pos_label)[0])
         y_arr = y.to_numpy() if isinstance(y, pd.Series) else np.asarray(y).reshape(-1)
         return fairness_intervals(
             y_arr, pred, sensitive_features=sens, legitimate_features=legit,
-            positive_label=python_scalar(self.classes_[positive]), notions=notions, confidence=confidence,
+            pos_label=python_scalar(self.classes_[positive]), notions=notions, confidence=confidence,
             method=method,
         )
 
@@ -762,6 +802,20 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.string = True
         tags.non_deterministic = False
         return tags
+
+
+def _public_signature(init) -> inspect.Signature:
+    """``__init__``'s signature without the ``**renamed`` catch: the parameters a user may pass.
+
+    The catch exists only to answer an earlier name with its name now; scikit-learn reads
+    parameters from the signature (``get_params``, ``clone``, its estimator checks), so it
+    is left out of what ``inspect.signature`` shows.
+    """
+    full = inspect.signature(init)
+    return full.replace(parameters=[p for p in full.parameters.values() if p.kind is not p.VAR_KEYWORD])
+
+
+StrongTreeClassifier.__init__.__signature__ = _public_signature(StrongTreeClassifier.__init__)  # type: ignore[attr-defined]
 
 
 def _target_name(y) -> str:

@@ -98,7 +98,7 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
 
     first = fit_rows(copy(delta), None)  # checks every input as an ordinary fit does
     classes = first.classes_
-    positive_index = 1 if est.positive_class is None else int(np.flatnonzero(classes == est.positive_class)[0])
+    positive_index = 1 if est.pos_label is None else int(np.flatnonzero(classes == est.pos_label)[0])
     positive_label = classes[positive_index]
     notions = est._fairness_list()
     group = _codes(sensitive_features, table, "sensitive_features")

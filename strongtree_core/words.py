@@ -130,6 +130,8 @@ SOLVE_STATUS: dict[str, Word] = {
     "running": Word("Best so far", "the best tree so far; the solve is still running", ":material/autorenew:", "blue"),
     "heuristic": Word("Heuristic (no proof)", "a heuristic's tree (greedy or local search): no optimality claim",
                       ":material/bolt:", "gray"),
+    "reference": Word("Reference (not a tree)", "a model for comparison: not a tree, no optimality claim",
+                      ":material/straighten:", "gray"),
     "refused": Word("Refused", "this formulation cannot take these settings; nothing was solved",
                     ":material/block:", "gray"),
     "failed": Word("Failed", "the solve ended with an error", ":material/error:", "red"),

@@ -49,7 +49,7 @@ class Roles:
     """What each column of the table is for."""
 
     target: str
-    positive: Any = None
+    pos_label: Any = None
     protected: tuple[str, ...] = ()
     legitimate: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
@@ -78,9 +78,9 @@ def check_roles(frame: pd.DataFrame, roles: Roles, allow_protected_splits: bool 
         problems.append(ERR_ONE_CLASS.format(target=roles.target, value=value))
     elif len(values) > MAX_CLASSES:
         problems.append(ERR_MANY_CLASSES.format(target=roles.target, n=len(values)))
-    if roles.positive is not None and roles.positive not in set(values):
+    if roles.pos_label is not None and roles.pos_label not in set(values):
         problems.append(
-            ERR_POSITIVE.format(positive=roles.positive, target=roles.target, values=sorted(map(str, values)))
+            ERR_POSITIVE.format(positive=roles.pos_label, target=roles.target, values=sorted(map(str, values)))
         )
     for role, columns in (
         ("a protected attribute", roles.protected),
@@ -164,7 +164,7 @@ class ModelConfig:
     time_limit: float = 60.0
     regularization: float = 0.0
     max_branching: int | None = None
-    max_features: int | None = None
+    max_features_used: int | None = None
     min_leaf: int = 0
     objective: str = "accuracy"
     min_recall: float | None = None
@@ -181,7 +181,7 @@ class ModelConfig:
         """Keyword arguments of ``StrongTreeClassifier`` (one solver thread)."""
         params = asdict(self)
         params["fairness"] = list(self.fairness) or None
-        params["positive_class"] = roles.positive
+        params["pos_label"] = roles.pos_label
         params["threads"] = 1
         return params
 
@@ -205,6 +205,6 @@ def check_model(config: ModelConfig, roles: Roles, n_classes: int) -> list[str]:
             problems.append(ERR_FAIRNESS_NEEDS_GROUP)
         if "conditional_statistical_parity" in config.fairness and not roles.legitimate:
             problems.append(ERR_CSP_NEEDS_LEGIT)
-        if n_classes > 2 and roles.positive is None:
+        if n_classes > 2 and roles.pos_label is None:
             problems.append(ERR_FAIRNESS_MULTICLASS)
     return problems

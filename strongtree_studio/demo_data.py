@@ -126,7 +126,7 @@ class DemoTable:
     load: Callable[[], pd.DataFrame]
     summary: str
     target: str
-    positive: str | None = None
+    pos_label: str | None = None
     protected: tuple[str, ...] = ()
     legitimate: tuple[str, ...] = ()
     ignored: tuple[str, ...] = field(default_factory=tuple)
@@ -143,7 +143,7 @@ DEMOS: dict[str, DemoTable] = {
             "the historical decisions were biased against women on purpose, so every fairness notion has "
             "something to show.",
             target="hired",
-            positive="yes",
+            pos_label="yes",
             protected=("gender",),
             legitimate=("education",),
             description=HIRING_DESCRIPTION,
@@ -153,7 +153,7 @@ DEMOS: dict[str, DemoTable] = {
             partial(make_hiring, 10_000, 7),
             "The hiring teaching table with 10,000 applicants (same generator, seed 7): the table of the live demo.",
             target="hired",
-            positive="yes",
+            pos_label="yes",
             protected=("gender",),
             legitimate=("education",),
             description=HIRING_DESCRIPTION,
@@ -164,7 +164,7 @@ DEMOS: dict[str, DemoTable] = {
             "569 tumours, 30 numeric measurements; predict `diagnosis` (malignant / benign). "
             "No protected attribute: use it to see optimal trees without fairness constraints.",
             target="diagnosis",
-            positive="malignant",
+            pos_label="malignant",
         ),
         DemoTable(
             "Iris (scikit-learn)",

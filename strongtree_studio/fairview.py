@@ -45,8 +45,10 @@ RATE_HELP = {
 }
 #: The compared trees as the pages name them (the evaluation's model names on the left).
 TREE_NAMES = {"StrongTree": "this tree", "StrongTree without fairness constraints": "without fairness constraints",
-              "CART (same depth)": "CART, same depth"}
-TREE_COLOURS = {"this tree": "#1e8a5a", "without fairness constraints": "#c0392b", "CART, same depth": "#6b7a8a"}
+              "CART (same depth)": "CART, same depth", "Logistic regression": "logistic regression (not a tree)",
+              "Majority class": "majority class"}
+TREE_COLOURS = {"this tree": "#1e8a5a", "without fairness constraints": "#c0392b", "CART, same depth": "#6b7a8a",
+                "logistic regression (not a tree)": "#0072B2", "majority class": "#b39d2a"}
 #: A gap above this many percentage points gets a warning colour when no constraint bounds it.
 LARGE_GAP = 0.10
 #: The four-fifths rule: a group's rate below this share of the highest group's is flagged.
@@ -63,18 +65,18 @@ class Verdict:
     colour: str
 
 
-def interval_state(low: float | None, high: float | None, delta: float) -> str | None:
+def interval_state(low: float | None, high: float | None, fairness_bound: float) -> str | None:
     """Where a gap's interval lies against δ: "within δ", "beyond δ" or "undecided" (None without one)."""
     if low is None or high is None:
         return None
-    if high <= delta + 1e-9:
+    if high <= fairness_bound + 1e-9:
         return "within δ"
-    if low > delta + 1e-9:
+    if low > fairness_bound + 1e-9:
         return "beyond δ"
     return "undecided"
 
 
-def verdict(gap: float | None, delta: float | None, constrained: bool, split: str, *,
+def verdict(gap: float | None, fairness_bound: float | None, constrained: bool, split: str, *,
             interval: tuple[float | None, float | None] | None = None, ratio: float | None = None,
             trivial: bool = False) -> Verdict | None:
     """The badge under a gap card.
@@ -87,15 +89,15 @@ def verdict(gap: float | None, delta: float | None, constrained: bool, split: st
     if gap is None:
         return None
     low, high = interval if interval is not None else (None, None)
-    if constrained and delta is not None:
-        bound = fmt(delta, "points")
+    if constrained and fairness_bound is not None:
+        bound = fmt(fairness_bound, "points")
         if split == "train":
-            found = (Verdict(f"within δ = {bound} on these rows", ":material/check:", "green") if gap <= delta + 1e-9
+            found = (Verdict(f"within δ = {bound} on these rows", ":material/check:", "green") if gap <= fairness_bound + 1e-9
                      else Verdict(f"above δ = {bound}", ":material/close:", "red"))
         else:
-            state = interval_state(low, high, delta)
+            state = interval_state(low, high, fairness_bound)
             if state is None:
-                state = "within δ" if gap <= delta + 1e-9 else "beyond δ"
+                state = "within δ" if gap <= fairness_bound + 1e-9 else "beyond δ"
             found = {  # the interval itself is written above the badge
                 "within δ": Verdict(f"within δ = {bound}", ":material/check:", "green"),
                 "beyond δ": Verdict(f"beyond δ = {bound}", ":material/close:", "red"),
@@ -147,23 +149,23 @@ def rate_rows(groups: Sequence[dict[str, Any]], rate: str,
     return out
 
 
-def band(rows: Sequence[dict[str, Any]], delta: float) -> tuple[float, float] | None:
+def band(rows: Sequence[dict[str, Any]], fairness_bound: float) -> tuple[float, float] | None:
     """The δ band: δ wide, centred between the lowest and the highest rate."""
     if len(rows) < 2:
         return None
     rates = [r["rate"] for r in rows]
     mid = (max(rates) + min(rates)) / 2
-    return max(0.0, mid - delta / 2), min(1.0, mid + delta / 2)
+    return max(0.0, mid - fairness_bound / 2), min(1.0, mid + fairness_bound / 2)
 
 
-def judged(rows: Sequence[dict[str, Any]], delta: float, constrained: bool) -> list[dict[str, Any]]:
+def judged(rows: Sequence[dict[str, Any]], fairness_bound: float, constrained: bool) -> list[dict[str, Any]]:
     """Rows with ``status`` (within δ / beyond δ / undecided, or n/a) and the texts a chart and a table show.
 
     With an interval (``low``, ``high``) a group is within δ when its whole interval lies in
     the band, beyond δ when it lies wholly outside, undecided otherwise; without one, the
     point estimate decides.
     """
-    edges = band(rows, delta)
+    edges = band(rows, fairness_bound)
     top = max((r["rate"] for r in rows), default=0.0)
     out = []
     for r in rows:
@@ -183,19 +185,19 @@ def judged(rows: Sequence[dict[str, Any]], delta: float, constrained: bool) -> l
     return out
 
 
-def rate_chart(rows: Sequence[dict[str, Any]], rate: str, delta: float, constrained: bool,
+def rate_chart(rows: Sequence[dict[str, Any]], rate: str, fairness_bound: float, constrained: bool,
                group_title: str) -> dict[str, Any] | None:
     """Vega-Lite spec: one horizontal bar per group, the δ band behind them, pass/fail colours."""
-    data = judged(rows, delta, constrained)
+    data = judged(rows, fairness_bound, constrained)
     if not data:
         return None
     data = [{**d, "label_at": max(d["rate"], d.get("high", d["rate"]))} for d in data]
-    edges = band(rows, delta)
+    edges = band(rows, fairness_bound)
     domain = ["within δ", "beyond δ", "undecided", "beyond δ (not enforced)", "undecided (not enforced)", "n/a"]
     colours = [PASS, FAIL, WARN, WARN, NEUTRAL, NEUTRAL]
     layers: list[dict[str, Any]] = []
     if edges is not None:
-        name = f"δ band ({fmt(delta, 'points')}" + (")" if constrained else ", not enforced)")
+        name = f"δ band ({fmt(fairness_bound, 'points')}" + (")" if constrained else ", not enforced)")
         layers.append({
             "data": {"values": [{"lo": edges[0], "hi": edges[1], "band": name}]},
             "mark": {"type": "rect", "color": "#9bd3b6" if constrained else "#cfd8e3", "opacity": 0.45},
@@ -265,7 +267,7 @@ def comparison_table(comparison: Sequence[dict[str, Any]], notions: Sequence[str
 
     rows = []
     for c in comparison:
-        row = {"tree": TREE_NAMES.get(c["model"], c["model"]), "status": status_word(c.get("status", "")).label, "leaves": fmt(c.get("leaves"), "int")}
+        row = {"model": TREE_NAMES.get(c["model"], c["model"]), "status": status_word(c.get("status", "")).label, "leaves": fmt(c.get("leaves"), "int")}
         for split, split_name in (("train", "training"), ("test", "test")):
             if f"{split}_accuracy" not in c:
                 continue
@@ -274,10 +276,10 @@ def comparison_table(comparison: Sequence[dict[str, Any]], notions: Sequence[str
                 if f"{split}_{n}" in c:
                     row[f"{split_name} gap: {names.get(n, n)}"] = fmt(c.get(f"{split}_{n}"), "points")
         rows.append(row)
-    return pd.DataFrame(rows).set_index("tree")
+    return pd.DataFrame(rows).set_index("model")
 
 
-def cost_chart(comparison: Sequence[dict[str, Any]], notion: str, delta: float | None, split: str) -> dict[str, Any] | None:
+def cost_chart(comparison: Sequence[dict[str, Any]], notion: str, fairness_bound: float | None, split: str) -> dict[str, Any] | None:
     """Vega-Lite spec: accuracy against the measured gap, one point per tree, with δ as a rule."""
     data = [{"tree": TREE_NAMES.get(c["model"], c["model"]), "gap": c.get(f"{split}_{notion}"),
              "accuracy": c.get(f"{split}_accuracy")}
@@ -298,14 +300,14 @@ def cost_chart(comparison: Sequence[dict[str, Any]], notion: str, delta: float |
                         {"field": "accuracy", "format": ".1%"}],
         },
     }]
-    if delta is not None:
-        layers.append({"data": {"values": [{"delta": delta}]}, "mark": {"type": "rule", "strokeDash": [5, 4],
+    if fairness_bound is not None:
+        layers.append({"data": {"values": [{"fairness_bound": fairness_bound}]}, "mark": {"type": "rule", "strokeDash": [5, 4],
                                                                       "color": PASS},
-                       "encoding": {"x": {"field": "delta", "type": "quantitative"}}})
+                       "encoding": {"x": {"field": "fairness_bound", "type": "quantitative"}}})
     return {"data": {"values": data}, "layer": layers}
 
 
-def new_rows_words(test: dict[str, Any], notions: Sequence[str], delta: float | None, names: dict) -> str:
+def new_rows_words(test: dict[str, Any], notions: Sequence[str], fairness_bound: float | None, names: dict) -> str:
     """The measured gaps on the test rows with their 95 % intervals, in one sentence per notion."""
     parts = []
     for notion in notions:
@@ -317,10 +319,10 @@ def new_rows_words(test: dict[str, Any], notions: Sequence[str], delta: float | 
         text = f"{name} on the test rows: {fmt(gap, 'points')}"
         if span.get("low") is not None:
             text += f", 95 % interval {fmt(span['low'], 'points')} to {fmt(span['high'], 'points')}"
-            if delta is not None:
-                state = interval_state(span["low"], span["high"], delta)
+            if fairness_bound is not None:
+                state = interval_state(span["low"], span["high"], fairness_bound)
                 text += {"within δ": ", within δ", "beyond δ": ", beyond δ",
-                         "undecided": f", undecided against δ = {fmt(delta, 'points')}"}[state]
+                         "undecided": f", undecided against δ = {fmt(fairness_bound, 'points')}"}[state]
         parts.append(text + ".")
     words = " ".join(parts)
     return ("The bound is enforced on the training rows. " + words) if words else "The bound is enforced on the training rows."

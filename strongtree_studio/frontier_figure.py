@@ -43,7 +43,7 @@ def plotted(table: pd.DataFrame, part: str) -> pd.DataFrame:
     return table[keep]
 
 
-def frontier_figure(table: pd.DataFrame, bounds: Sequence[float]):
+def frontier_figure(table: pd.DataFrame, fairness_bounds: Sequence[float]):
     """Accuracy against the measured gap of each point's own notion, on the training rows and
     (when there are test rows) the test rows side by side: one colour per notion, the training
     frontier drawn as a line, proven optima as filled circles and other trees as open diamonds,
@@ -58,7 +58,7 @@ def frontier_figure(table: pd.DataFrame, bounds: Sequence[float]):
     shown = [plotted(table, p) for p in parts]
     accuracies = [v for s, p in zip(shown, parts) for v in s[f"{p}_accuracy"]]
     accuracies += [b for p, s in zip(parts, shown) if (b := _baseline(s, p)) is not None]
-    gaps = [v for s, p in zip(shown, parts) for v in s[f"{p}_gap"]] + list(bounds)
+    gaps = [v for s, p in zip(shown, parts) for v in s[f"{p}_gap"]] + list(fairness_bounds)
     gaps += [v for s, p in zip(shown, parts) if p != "train" and f"{p}_gap_high" in s
              for v in s[f"{p}_gap_high"].dropna()]
     y_low, y_high = (min(accuracies), max(accuracies)) if accuracies else (0.5, 1.0)
@@ -104,7 +104,7 @@ def frontier_figure(table: pd.DataFrame, bounds: Sequence[float]):
                                      hovertemplate=f"majority class: {fmt(baseline, 'percent')}<extra></extra>"),
                           row=1, col=col)
         xs, ys = [], []
-        for b in bounds:
+        for b in fairness_bounds:
             xs += [100 * b, 100 * b, None]
             ys += [100 * y_low, 100 * y_high, None]
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line={"color": DELTA_COLOUR, "width": 1, "dash": "dot"},

@@ -86,7 +86,7 @@ def build_entry(context: SolveContext, tree_json: str, baseline_json: str | None
     summary = {
         "depth": context.model.depth,
         "fairness": ", ".join(FAIRNESS_NOTIONS[n].name for n in context.model.fairness) or "none",
-        "delta": context.model.fairness_bound if context.model.fairness else None,
+        "fairness_bound": context.model.fairness_bound if context.model.fairness else None,
         **headline(evaluation, record),
     }
     return RunEntry(

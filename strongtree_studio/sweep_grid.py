@@ -52,7 +52,7 @@ class SweepChoice:
     """The grid chosen on the Trade-offs page (bounds and λ as typed)."""
 
     notions: tuple[str, ...] = ("statistical_parity",)
-    bounds: str = DEFAULT_BOUNDS_TEXT  # percentage points
+    fairness_bounds: str = DEFAULT_BOUNDS_TEXT  # percentage points
     depths: tuple[int, ...] = (2,)
     lambdas: str = "0"
     time_limit: float = 10.0  # seconds per point
@@ -63,17 +63,17 @@ class SweepGrid:
     """A checked grid: the values each setting takes (bounds as shares, 0-1)."""
 
     notions: tuple[str, ...]
-    bounds: tuple[float, ...]
+    fairness_bounds: tuple[float, ...]
     depths: tuple[int, ...]
     lambdas: tuple[float, ...]
 
     @property
     def n_points(self) -> int:
-        return len(self.notions) * len(self.bounds) * len(self.depths) * len(self.lambdas)
+        return len(self.notions) * len(self.fairness_bounds) * len(self.depths) * len(self.lambdas)
 
     def as_params(self) -> dict[str, list[Any]]:
         """The grid as estimator parameters (:func:`strongtree_core.sweep.sweep`'s ``grid``)."""
-        return {"fairness": list(self.notions), "fairness_bound": list(self.bounds), "depth": list(self.depths),
+        return {"fairness": list(self.notions), "fairness_bound": list(self.fairness_bounds), "depth": list(self.depths),
                 "regularization": list(self.lambdas)}
 
 
@@ -114,7 +114,7 @@ def check_sweep(frame: pd.DataFrame, roles: Roles, split: SplitConfig, model: Mo
     notions = tuple(n for n in choice.notions if n in allowed_notions(roles))
     problems = check_model(replace(model, fairness=notions or ("statistical_parity",)), roles,
                            len(class_values(frame, roles.target)))
-    bounds = _read_values(choice.bounds, lambda b: 0 <= b <= 100, MSG_BOUNDS_TEXT, MSG_BOUNDS_RANGE, "{:g} pp",
+    bounds = _read_values(choice.fairness_bounds, lambda b: 0 <= b <= 100, MSG_BOUNDS_TEXT, MSG_BOUNDS_RANGE, "{:g} pp",
                           problems)
     lambdas = _read_values(choice.lambdas, lambda v: 0 <= v < 1, MSG_LAMBDA_TEXT, MSG_LAMBDA_RANGE, "{:g}", problems)
     if problems:

@@ -141,3 +141,12 @@ def test_no_studio_module_imports_one_that_imports_it_back():
 
     cycles = sorted(name for name in graph if name in reach(name))
     assert not cycles, f"modules on an import cycle: {cycles}"
+
+
+def test_the_engine_reads_why_a_solve_stopped_as_data_never_a_solver_s_words():
+    """engine.py speaks the solver layer's status vocabulary: it imports no backend module (whose
+    message strings it could rewrite), only the layer's shared names."""
+    backends = {"strongtree_core.solvers." + name for name in ("highs", "highs_run", "highs_benders", "scip",
+                                                               "scip_lazy", "gurobi")}
+    imported = _imports(CORE / "engine.py")
+    assert not imported & backends, imported & backends

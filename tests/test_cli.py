@@ -76,8 +76,8 @@ def test_fit_json_is_one_object_whose_numbers_are_those_of_its_tree(tmp_path, ca
 
 def test_fit_json_reports_the_constraint_checks(tmp_path, capsys):
     data = _csv(tmp_path)
-    args = _fit_args(data, "--json", "--protected", "gender", "--fairness", "statistical_parity", "--delta", "0.1",
-                     "--positive-class", "yes")
+    args = _fit_args(data, "--json", "--protected", "gender", "--fairness", "statistical_parity", "--fairness-bound", "0.1",
+                     "--pos-label", "yes")
     assert cli.main(args) == 0
     result = json.loads(capsys.readouterr().out)
     (check,) = result["constraint_checks"]
@@ -215,7 +215,7 @@ def test_every_option_has_help_and_says_its_default():
     formatter = cli_parser.HelpFormatter("strongtree")
     for name, sub in _subparsers().items():
         for action in sub._actions:
-            if isinstance(action, argparse._HelpAction):
+            if isinstance(action, (argparse._HelpAction, cli_parser.RenamedOption)):  # renamed: hidden, refused
                 continue
             assert action.help, f"{name} {action.dest} has no help"
             if action.option_strings:
@@ -228,7 +228,7 @@ def test_fit_defaults_are_the_estimator_s():
 
     args = cli_parser.build_parser().parse_args(["fit", "x.csv", "--target", "y"])
     params = StrongTreeClassifier().get_params()
-    for option, param in [("depth", "depth"), ("time_limit", "time_limit"), ("delta", "fairness_bound"),
+    for option, param in [("depth", "depth"), ("time_limit", "time_limit"), ("fairness_bound", "fairness_bound"),
                           ("min_leaf", "min_leaf"), ("n_buckets", "n_buckets"), ("objective", "objective"),
                           ("formulation", "formulation"), ("solver", "solver"), ("threads", "threads")]:
         assert getattr(args, option) == params[param], option
@@ -324,7 +324,7 @@ def test_ctrl_c_exits_130_with_the_best_tree_written(tmp_path):
     data, tree_file = _long_problem(tmp_path), tmp_path / "tree.json"
     process = subprocess.Popen(
         [sys.executable, "-m", "strongtree_core", "fit", str(data), "--target", "y", "--depth", "3",
-         "--formulation", "flow", "--solver", "highs", "--no-accelerator", "--time-limit", "300",
+         "--formulation", "flow", "--solver", "highs", "--no-exact-search", "--time-limit", "300",
          "--output", str(tree_file)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
     )

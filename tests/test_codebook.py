@@ -147,7 +147,7 @@ needs_data = pytest.mark.skipif(not COMPAS.exists() or not GERMAN.exists(), reas
 def test_compas_codebook_names_its_codes_and_undo_brings_them_back():
     at = upload(COMPAS)
     at.selectbox(key=role(at, "target")).set_value("target").run()
-    at.selectbox(key=role(at, "positive")).set_value(1).run()
+    at.selectbox(key=role(at, "pos_label")).set_value(1).run()
     at.multiselect(key=role(at, "protected")).set_value(["race"]).run()
     at.text_area(key="data.codebook_text").set_value(COMPAS_BOOK).run()
     at.button(key="data.apply_codebook").click().run()
@@ -155,14 +155,14 @@ def test_compas_codebook_names_its_codes_and_undo_brings_them_back():
     table = at.session_state["table"].frame
     assert set(table["race"]) == {"African-American", "Caucasian", "Hispanic", "Other"}
     assert set(table["target"]) == {"no recidivism", "recidivism"}
-    assert at.session_state["roles"].positive == "no recidivism"  # the positive class keeps its meaning
+    assert at.session_state["roles"].pos_label == "no recidivism"  # the positive class keeps its meaning
     assert at.session_state["roles"].protected == ("race",)
     success = [s.value for s in at.success]
     assert success and success[0].startswith(md("Named the codes of 3 columns: race, target, sex."))
     # Undo: back to the codes, positive class included.
     at.button(key="data.undo_edits").click().run()
     table = at.session_state["table"].frame
-    assert set(table["race"]) == {1, 2, 3, 4} and at.session_state["roles"].positive == 1
+    assert set(table["race"]) == {1, 2, 3, 4} and at.session_state["roles"].pos_label == 1
     assert at.button(key="data.undo_edits").disabled
 
 

@@ -178,7 +178,7 @@ def _table(seed: int = 3, n: int = 400):
 def test_report_rates_and_gaps_recomputed_by_counting():
     y, pred, group, legit = _table()
     table = fairness_intervals(y, pred, sensitive_features=group, legitimate_features=legit,
-                               positive_label="yes", confidence=0.9)
+                               pos_label="yes", confidence=0.9)
     assert list(table.columns) == list(INTERVAL_COLUMNS)
     cohorts = {
         "statistical_parity": [("all rows", np.ones(len(y), bool))],
@@ -216,15 +216,15 @@ def test_report_ratio_is_the_four_fifths_ratio():
     y = np.array([1] * 10 + [0] * 10)
     pred = np.array([1] * 8 + [0] * 2 + [1] * 4 + [0] * 6)
     group = np.array(["a"] * 10 + ["b"] * 10)
-    table = fairness_intervals(y, pred, sensitive_features=group, positive_label=1, notions="statistical_parity")
+    table = fairness_intervals(y, pred, sensitive_features=group, pos_label=1, notions="statistical_parity")
     assert table["ratio"].iloc[0] == pytest.approx(0.4 / 0.8)
     assert table["gap"].iloc[0] == pytest.approx(0.4)
 
 
 def test_report_exact_method_is_wider_than_wilson_on_the_same_rows():
     y, pred, group, _ = _table(seed=5)
-    wilson = fairness_intervals(y, pred, sensitive_features=group, positive_label="yes", notions="equalized_odds")
-    exact = fairness_intervals(y, pred, sensitive_features=group, positive_label="yes", notions="equalized_odds",
+    wilson = fairness_intervals(y, pred, sensitive_features=group, pos_label="yes", notions="equalized_odds")
+    exact = fairness_intervals(y, pred, sensitive_features=group, pos_label="yes", notions="equalized_odds",
                                method="exact")
     assert (exact["high"] - exact["low"] >= wilson["high"] - wilson["low"] - 1e-12).all()
     assert exact["gap_high"].iloc[0] >= wilson["gap_high"].iloc[0]
@@ -234,17 +234,17 @@ def test_report_group_without_rows_in_a_cohort_has_no_row_there():
     y = np.array([1, 1, 0, 0, 1, 1])
     pred = np.array([1, 0, 0, 1, 1, 1])
     group = np.array(["a", "a", "a", "a", "b", "b"])  # "b" has no negatives: no false positive rate
-    table = fairness_intervals(y, pred, sensitive_features=group, positive_label=1, notions="predictive_equality")
+    table = fairness_intervals(y, pred, sensitive_features=group, pos_label=1, notions="predictive_equality")
     assert table["group"].tolist() == ["a"] and np.isnan(table["gap"].iloc[0])
 
 
 def test_report_with_integer_weights_equals_repeated_rows():
     y, pred, group, _ = _table(seed=8, n=120)
     w = np.random.default_rng(1).integers(1, 4, y.size)
-    weighted = fairness_intervals(y, pred, sensitive_features=group, positive_label="yes", sample_weight=w,
+    weighted = fairness_intervals(y, pred, sensitive_features=group, pos_label="yes", sample_weight=w,
                                   notions="statistical_parity")
     repeated = fairness_intervals(np.repeat(y, w), np.repeat(pred, w), sensitive_features=np.repeat(group, w),
-                                  positive_label="yes", notions="statistical_parity")
+                                  pos_label="yes", notions="statistical_parity")
     pd.testing.assert_series_equal(weighted["value"], repeated["value"])
     pd.testing.assert_series_equal(weighted["denominator"], repeated["denominator"])
     # fewer effective rows than repeated rows: the weighted intervals are wider

@@ -69,7 +69,7 @@ def test_the_page_renders_with_the_demo_data():
     assert notions.options == ["Statistical parity", "Conditional statistical parity", "Predictive equality",
                                "Equal opportunity", "Equalized odds"]  # a legitimate factor: all five
     assert notions.value == ["statistical_parity"]
-    assert at.text_input(key="sweep.bounds").value == DEFAULT_BOUNDS_TEXT == "0, 2.2, 4.4, 6.7, 8.9, 11.1, 13.3, 15.6, 17.8, 20"
+    assert at.text_input(key="sweep.fairness_bounds").value == DEFAULT_BOUNDS_TEXT == "0, 2.2, 4.4, 6.7, 8.9, 11.1, 13.3, 15.6, 17.8, 20"
     assert at.caption[0].value.startswith("10 points: 1 notion × 10 bounds × 1 depth × 1 λ value, at most 1 min 40 s")
     assert not at.button(key="tradeoffs.start").disabled
     assert at.button(key="tradeoffs.stop").disabled
@@ -78,7 +78,7 @@ def test_the_page_renders_with_the_demo_data():
 
 def test_a_small_sweep_runs_in_the_background_and_its_points_are_shown_stored_and_opened():
     at = tradeoffs_with_demo()
-    at.text_input(key="sweep.bounds").set_value("0, 5, 10").run()
+    at.text_input(key="sweep.fairness_bounds").set_value("0, 5, 10").run()
     at.number_input(key="sweep.time_limit").set_value(5.0).run()
     assert at.caption[0].value.startswith("3 points")
     at.button(key="tradeoffs.start").click().run()
@@ -164,14 +164,14 @@ def test_bad_grids_are_messages_and_block_the_sweep(case, message):
     elif case == "no notion":
         at.multiselect(key="sweep.notions").set_value([])
     elif case == "no bound":
-        at.text_input(key="sweep.bounds").set_value(" ")
+        at.text_input(key="sweep.fairness_bounds").set_value(" ")
     else:
         value = {"bound above 100 pp": "0, 150", "negative bound": "-1, 5", "words for bounds": "5, five",
                  "lambda of 1": None}[case]
         if value is None:
             at.text_input(key="sweep.lambdas").set_value("0, 1")
         else:
-            at.text_input(key="sweep.bounds").set_value(value)
+            at.text_input(key="sweep.fairness_bounds").set_value(value)
     at.run()
     assert not at.exception
     assert [e.value for e in at.error] == [md(message)]
@@ -217,10 +217,10 @@ def test_the_grid_check_is_independent_of_the_page():
     frame = demo.load()
     roles = suggest_roles(frame, demo)
     grid, problems = check_sweep(frame, roles, SplitConfig(), ModelConfig(),
-                                 SweepChoice(notions=("equalized_odds", "statistical_parity"), bounds="10, 0 ,5pp",
+                                 SweepChoice(notions=("equalized_odds", "statistical_parity"), fairness_bounds="10, 0 ,5pp",
                                              depths=(3, 2), lambdas="0; 0.05"))
     assert problems == []
-    assert grid.bounds == (0.0, 0.05, 0.1) and grid.depths == (2, 3) and grid.n_points == 24
+    assert grid.fairness_bounds == (0.0, 0.05, 0.1) and grid.depths == (2, 3) and grid.n_points == 24
     spec = sweep_spec(sweep_context("t", "f", frame, roles, SplitConfig(), ModelConfig(), grid, 7.0, "s"))
     assert spec.n_points == 24 and spec.params["time_limit"] == 7.0 and spec.params["fairness"] is None
     train, test = spec.cv[0]

@@ -112,7 +112,7 @@ def test_a_crashed_worker_is_a_readable_failure(registry):
 def test_a_user_error_comes_back_as_its_message(registry):
     ctx = context(ModelConfig())
     spec = SolveSpec(X=ctx.tables.train.drop(columns="hired"), y=ctx.tables.train["hired"],
-                     params={"depth": 2, "fairness": "statistical_parity", "positive_class": "yes"})
+                     params={"depth": 2, "fairness": "statistical_parity", "pos_label": "yes"})
     job_id = registry.submit(spec, None)
     failed = wait(registry, job_id, lambda s: not s.active)
     assert failed.state == "failed" and failed.main.user_error
@@ -141,7 +141,7 @@ def test_a_history_that_cannot_be_opened_is_the_outcome_error(tmp_path):
     from strongtree_core import StrongTreeClassifier
 
     ctx = context(ModelConfig(depth=1), n_rows=200)
-    fitted = StrongTreeClassifier(depth=1, positive_class="yes").fit(
+    fitted = StrongTreeClassifier(depth=1, pos_label="yes").fit(
         ctx.tables.train.drop(columns="hired"), ctx.tables.train["hired"])
     job = Job(solve_spec(ctx), ctx, 10.0)
     job.phases["main"].result = fitted.tree_.to_json()

@@ -140,7 +140,7 @@ def test_too_many_features_are_named_with_their_columns():
 @pytest.fixture(scope="module")
 def fitted():
     frame = make_hiring(800, seed=7)
-    model = StrongTreeClassifier(depth=3, fairness="statistical_parity", fairness_bound=0.02, positive_class="yes",
+    model = StrongTreeClassifier(depth=3, fairness="statistical_parity", fairness_bound=0.02, pos_label="yes",
                                  time_limit=30).fit(frame.drop(columns="hired"), frame["hired"],
                                                     sensitive_features="gender")
     return model.tree_, frame
@@ -186,7 +186,7 @@ def test_the_drawn_tree_has_every_node_legible_apart_and_escaped(fitted, orienta
 
 def test_hostile_labels_stay_text_in_the_drawing():
     table = hostile.hostile_table()
-    model = StrongTreeClassifier(depth=2, positive_class=hostile.CLASSES[0]).fit(
+    model = StrongTreeClassifier(depth=2, pos_label=hostile.CLASSES[0]).fit(
         table.drop(columns=hostile.TARGET), table[hostile.TARGET])
     mix = {1: {hostile.GROUP: 3, hostile.GROUP_VALUES[0]: 2}}
     svg = tree_svg(model.tree_, group_mix=mix)
@@ -228,12 +228,12 @@ def test_the_delta_band_passes_every_group_exactly_when_every_pair_is_within_del
     rng = np.random.default_rng(3)
     for _ in range(300):
         rates = rng.uniform(0, 1, rng.integers(2, 6))
-        delta = float(rng.choice([0.01, 0.05, 0.1, 0.3]))
+        fairness_bound = float(rng.choice([0.01, 0.05, 0.1, 0.3]))
         rows = [{"group": str(i), "rate": float(r), "rows": 10} for i, r in enumerate(rates)]
-        low, high = band(rows, delta)
-        assert high - low <= delta + 1e-12
-        statuses = [r["status"] for r in judged(rows, delta, constrained=True)]
-        assert (all(s == "within δ" for s in statuses)) == (rates.max() - rates.min() <= delta + 1e-9)
+        low, high = band(rows, fairness_bound)
+        assert high - low <= fairness_bound + 1e-12
+        statuses = [r["status"] for r in judged(rows, fairness_bound, constrained=True)]
+        assert (all(s == "within δ" for s in statuses)) == (rates.max() - rates.min() <= fairness_bound + 1e-9)
     rows = [{"group": "a", "rate": 0.40, "rows": 5}, {"group": "b", "rate": 0.50, "rows": 5}]
     table = judged(rows, 0.05, constrained=False)
     assert [r["status"] for r in table] == ["beyond δ (not enforced)"] * 2

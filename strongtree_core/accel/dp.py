@@ -108,9 +108,10 @@ class GainDP:
         #: Called as ``root_hook(best_value, best_tree, bound)`` after every feature
         #: tried at the root (all patterns): an anytime view of the search.
         self.root_hook = None
-        # The compiled depth-2 kernel (two classes, not too wide): features as CSR.
+        # The compiled depth-2 kernel (two classes, not too wide): features as CSR.  It runs
+        # once compiled kernels are ready (a first fit after an installation may start without).
         self.csr = None
-        if kernels.available() and self.s.shape[1] == 2 and 0 < X.shape[1] <= kernels.MAX_FEATURES:
+        if kernels.library.usable() and self.s.shape[1] == 2 and 0 < X.shape[1] <= kernels.MAX_FEATURES_USED:
             indptr, indices = kernels.ones_of(X) if ones is None else ones
             self.csr = (indptr, indices, np.ascontiguousarray(self.s[:, 1] - self.s[:, 0]),
                         np.ascontiguousarray(self.s[:, 0]), np.ascontiguousarray(self.count, dtype=np.float64))
@@ -158,7 +159,7 @@ class GainDP:
 
     def _solve(self, idx: np.ndarray, depth: int, floor: float) -> tuple[float, Tree] | None:
         self.n_solved += 1
-        if depth == 2 and idx.size > 1 and self.csr is not None:
+        if depth == 2 and idx.size > 1 and self.csr is not None and kernels.available():
             indptr, indices, d, s0, c = self.csr
             value, code = kernels.depth_two_binary(self.X, indptr, indices, idx.astype(np.int64), d, s0, c,
                                                    self.pen, self.min_leaf)

@@ -122,7 +122,7 @@ def satisfies(problem: LinearProblem, m: TreeQuantities) -> bool:
     """The tree meets every constraint the search enforces (leaf sizes aside)."""
     if problem.max_branching is not None and m.n_branching > problem.max_branching:
         return False
-    if problem.max_features is not None and len(m.features) > problem.max_features:
+    if problem.max_features_used is not None and len(m.features) > problem.max_features_used:
         return False
     return problem.feasible(m.q)
 

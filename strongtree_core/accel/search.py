@@ -43,7 +43,6 @@ from dataclasses import dataclass, replace
 from typing import Callable, Literal
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from strongtree_core.accel.dp import (
     NEG,
@@ -66,6 +65,7 @@ from strongtree_core.accel.lagrange import (
 from strongtree_core.accel.problem import LinearProblem, linear_problem
 from strongtree_core.accel.relabel import best_labels
 from strongtree_core.accel.subtrees import Subtrees, subtree_list
+from strongtree_core.accel.threads import one_blas_thread
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.structure import TreeStructure
@@ -139,7 +139,7 @@ def exact_solve(
     run = _Run(problem, deadline, report, t0)
     # The matrix products are small: one BLAS thread each avoids threads that
     # wait on each other when the machine is busy (seen: 30x slower).
-    with threadpool_limits(1, user_api="blas"):
+    with one_blas_thread():
         try:
             return run.solve(starts)
         except SearchStopped:
@@ -468,7 +468,7 @@ class _BranchAndBound:
         need = max(1, p.min_leaf)
         right_rows = Xd.T @ c
         ok = (right_rows >= need) & (c.sum() - right_rows >= need)
-        if p.max_features is not None and len(fixed.feats) >= p.max_features:
+        if p.max_features_used is not None and len(fixed.feats) >= p.max_features_used:
             allowed = np.zeros(p.n_features, dtype=bool)
             allowed[list(fixed.feats)] = True
             ok &= allowed
@@ -505,7 +505,7 @@ class _BranchAndBound:
             return have.head(tau)
         p = self.p
         got = subtree_list(p.X[o.idx], self.V[o.idx], p.count[o.idx], o.depth, self.theta, self.pen, p.min_leaf,
-                           p.n_parts, tau, keep_features=p.max_features is not None, check=self.run_.deadline.check)
+                           p.n_parts, tau, keep_features=p.max_features_used is not None, check=self.run_.deadline.check)
         self.lists[key] = got
         return got
 
@@ -545,7 +545,7 @@ class _BranchAndBound:
             if p.max_branching is not None and nb > p.max_branching:
                 continue
             feats = fixed.feats | {int(f) for f in head.features()[c] if f >= 0}
-            if p.max_features is not None and len(feats) > p.max_features:
+            if p.max_features_used is not None and len(feats) > p.max_features_used:
                 continue
             nxt = _Fixed(fixed.score + float(head.score[c]), fixed.parts + head.parts[c], q, nb, feats,
                          fixed.decisions + ((o.node, ("sub", head.tree(c))),))
@@ -562,13 +562,13 @@ class _BranchAndBound:
         nb = fixed.nb + head.nb
         if p.max_branching is not None:
             ok &= nb <= p.max_branching
-        if p.max_features is not None:
+        if p.max_features_used is not None:
             feats = head.features()
             fresh = (feats >= 0) & ~np.isin(feats, list(fixed.feats))
             # distinct new features per subtree
             f_sorted = np.sort(np.where(fresh, feats, -1), axis=1)
             distinct = (f_sorted >= 0) & np.concatenate([np.ones((len(head), 1), bool), f_sorted[:, 1:] != f_sorted[:, :-1]], axis=1)
-            ok &= len(fixed.feats) + distinct.sum(axis=1) <= p.max_features
+            ok &= len(fixed.feats) + distinct.sum(axis=1) <= p.max_features_used
         if not ok.any():
             return
         parts = fixed.parts[None, :] + head.parts

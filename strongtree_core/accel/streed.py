@@ -73,7 +73,7 @@ EOPP_NOT_CERTIFIED = (
 
 @dataclass(frozen=True)
 class AccelResult:
-    """What the accelerator found.
+    """What the exact search found.
 
     Attributes
     ----------

@@ -47,7 +47,7 @@ MAX_DEPTH = 20
 UNSUPPORTED_OBJECTIVE = (
     "unsupported: the {objective} objective is not a sum of per-row costs, so no pystreed task optimizes it exactly"
 )
-UNSUPPORTED_MAX_FEATURES = "unsupported: pystreed cannot bound the number of distinct features used (max_features)"
+UNSUPPORTED_MAX_FEATURES = "unsupported: pystreed cannot bound the number of distinct features used (max_features_used)"
 UNSUPPORTED_DEPTH = "unsupported: pystreed handles depth at most {max_depth}, got {depth}"
 UNSUPPORTED_FAIR_OBJECTIVE = (
     "unsupported: pystreed's fairness tasks minimize misclassified rows; the {objective} objective is not available with them"
@@ -89,7 +89,7 @@ def plan_for(data: PatternData, spec: TreeSpec) -> AccelPlan | str:
     """The pystreed task solving ``spec`` exactly, or an "unsupported: ..." reason."""
     if spec.depth > MAX_DEPTH:
         return UNSUPPORTED_DEPTH.format(max_depth=MAX_DEPTH, depth=spec.depth)
-    if spec.max_features is not None:
+    if spec.max_features_used is not None:
         return UNSUPPORTED_MAX_FEATURES
     per_row = row_objective_weights(data, spec)
     if per_row is None:

@@ -2,7 +2,7 @@
 
 ``-`` names standard input (a table, a tree) or standard output (``--output``).
 Text is UTF-8 (a byte-order mark decides UTF-8 / UTF-16 / UTF-32) unless
-``--encoding`` names another; the separator is sniffed among comma, semicolon,
+``--file-encoding`` names another; the separator is sniffed among comma, semicolon,
 tab and pipe, as the dashboard does.  Every function returns the message to
 show instead of raising, so that the caller decides the exit code.
 """

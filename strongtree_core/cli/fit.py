@@ -92,11 +92,11 @@ def _estimator(args: argparse.Namespace, y: pd.Series) -> StrongTreeClassifier:
     return StrongTreeClassifier(
         depth=args.depth, formulation=args.formulation, solver=args.solver, time_limit=args.time_limit,
         threads=args.threads, regularization=args.regularization, max_branching=args.max_branching,
-        max_features=args.max_features, min_leaf=args.min_leaf, objective=args.objective,
-        positive_class=_coerce_label(args.positive_class, y), min_recall=args.min_recall,
+        max_features_used=args.max_features_used, min_leaf=args.min_leaf, objective=args.objective,
+        pos_label=_coerce_label(args.pos_label, y), min_recall=args.min_recall,
         min_precision=args.min_precision, min_specificity=args.min_specificity, fairness=args.fairness,
-        fairness_bound=args.delta, allow_protected_splits=args.allow_protected_splits, n_buckets=args.n_buckets,
-        accelerator=not args.no_accelerator,
+        fairness_bound=args.fairness_bound, allow_protected_splits=args.allow_protected_splits, n_buckets=args.n_buckets,
+        exact_search=not args.no_exact_search,
         memory_limit=None if args.memory_limit_gb is None else max(1, int(args.memory_limit_gb * 2**30)),
     )
 
@@ -196,7 +196,7 @@ def run_fit(args: argparse.Namespace) -> int:
     to_stdout = args.output is not None and str(args.output) == STDIO
     if args.json and to_stdout:
         return refuse(JSON_AND_STDOUT, EXIT_INPUT, args.json)
-    df = read_table(args.data, args.encoding)
+    df = read_table(args.data, args.file_encoding)
     if isinstance(df, str):
         return refuse(df, EXIT_INPUT, args.json)
     problem = input_problem(args, df)

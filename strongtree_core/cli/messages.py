@@ -12,7 +12,7 @@ STDIO = "-"
 READ_FAILED = "Could not read {path}: {reason}"
 NOT_TEXT = (
     "Could not read {path} as {encoding} text ({reason}). If it is a CSV file in another encoding, name it, "
-    "e.g. --encoding latin-1, or save the file as UTF-8."
+    "e.g. --file-encoding latin-1, or save the file as UTF-8."
 )
 NO_TARGET = "The target column {target!r} is not in {path}; its columns are: {columns}."
 DUPLICATE_COLUMNS = (
@@ -47,7 +47,9 @@ QUIT_NOW = "Quit without a tree."
 INTERRUPTED = "interrupted: the tree is the best found in {elapsed:.1f}s, not proven optimal."
 ACCURACY_AGAINST = "accuracy against the column {target!r}: {accuracy:.4f} ({n} rows)"
 SWEEP_NEEDS_PROTECTED = "--fairness compares groups: name the protected column with --protected."
-SWEEP_BOUNDS_WITHOUT_FAIRNESS = "--bounds are fairness bounds: name the notion(s) with --fairness."
+SWEEP_BOUNDS_WITHOUT_FAIRNESS = "--fairness-bound bounds a fairness gap: name the notion(s) with --fairness."
+#: An option of an earlier version (argparse prints it after "strongtree <command>: error: ").
+RENAMED_FLAG = "{old} is now called {new} (same meaning): use {new}."
 SWEEP_FRONTIER_NEEDS_FAIRNESS = "--frontier draws accuracy against a fairness gap: name the notion(s) with --fairness."
 SWEEP_STOPPED = "stopped: {done} of {total} points finished; they are kept."
 SWEEP_WRITTEN = "{n} rows written to {path}"

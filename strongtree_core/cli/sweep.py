@@ -51,7 +51,7 @@ def sweep_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with the sweep's options themselves (None when nothing is)."""
     if args.fairness and not args.protected:
         return SWEEP_NEEDS_PROTECTED
-    if args.bounds and not args.fairness:
+    if args.fairness_bound is not None and not args.fairness:
         return SWEEP_BOUNDS_WITHOUT_FAIRNESS
     if args.frontier and not args.fairness:
         return SWEEP_FRONTIER_NEEDS_FAIRNESS
@@ -61,15 +61,16 @@ def sweep_problem(args: argparse.Namespace) -> str | None:
 def _grid(args: argparse.Namespace) -> dict:
     grid: dict = {"depth": args.depths, "regularization": args.regularization}
     if args.fairness:
-        grid = {"fairness": args.fairness, "fairness_bound": args.bounds or [args.delta], **grid}
+        bounds = args.fairness_bound or [StrongTreeClassifier().fairness_bound]
+        grid = {"fairness": args.fairness, "fairness_bound": bounds, **grid}
     return grid
 
 
 def _estimator(args: argparse.Namespace, y: pd.Series) -> StrongTreeClassifier:
     return StrongTreeClassifier(
         formulation=args.formulation, solver=args.solver, time_limit=args.time_limit, threads=args.threads,
-        min_leaf=args.min_leaf, objective=args.objective, positive_class=_coerce_label(args.positive_class, y),
-        n_buckets=args.n_buckets, accelerator=not args.no_accelerator,
+        min_leaf=args.min_leaf, objective=args.objective, pos_label=_coerce_label(args.pos_label, y),
+        n_buckets=args.n_buckets, exact_search=not args.no_exact_search,
     )
 
 
@@ -96,7 +97,7 @@ def summary(table: pd.DataFrame) -> str:
 
 
 def run_sweep(args: argparse.Namespace) -> int:
-    df = read_table(args.data, args.encoding)
+    df = read_table(args.data, args.file_encoding)
     if isinstance(df, str):
         return refuse(df, EXIT_INPUT)
     problem = input_problem(args, df) or sweep_problem(args)

@@ -115,7 +115,7 @@ class _Search:
         spec = self.spec
         if spec.max_branching is not None and tree.n_branching > spec.max_branching:
             return False
-        if spec.max_features is not None and tree.features_used.size > spec.max_features:
+        if spec.max_features_used is not None and tree.features_used.size > spec.max_features_used:
             return False
         if spec.min_leaf > 0:
             rows = np.bincount(tree.apply(self.data.X), weights=self.data.count, minlength=tree.feature.size + 1)
@@ -242,7 +242,7 @@ def local_search(
     data : PatternData
     spec : TreeSpec
         Objective (not worst-case accuracy), lambda, ``min_leaf``,
-        ``max_branching``, ``max_features``; no side constraints.
+        ``max_branching``, ``max_features_used``; no side constraints.
     starts : sequence of TreeStructure
         Trees to start from first (e.g. CART); one that breaks a constraint is
         replaced by a single leaf.

@@ -1,7 +1,7 @@
 """Classification quality and fairness metrics, per protected group.
 
 Public functions take ``y_true, y_pred`` (any labels) and keyword-only
-``sensitive_features``, ``legitimate_features``, ``positive_label`` and
+``sensitive_features``, ``legitimate_features``, ``pos_label`` and
 ``sample_weight``.  Groups may be one label per row (a list, array or Series)
 or several columns (a DataFrame, a dict, a list of Series, a 2-D array).
 Rates with an empty denominator are NaN and are left out of gaps; every gap

@@ -39,7 +39,7 @@ def check_constraints(
     ----------
     spec_or_constraints : TreeSpec or iterable of side constraints
         A TreeSpec contributes its ``side_constraints`` and, when ``positive``
-        is None, its ``positive_class``.
+        is None, its ``pos_label``.
     y_true_idx, y_pred_idx : array of int, shape (n,)
         Class indices of the true and predicted labels.
     group, legit : array of int, shape (n,), optional
@@ -57,7 +57,7 @@ def check_constraints(
     if isinstance(spec_or_constraints, TreeSpec):
         constraints = tuple(spec_or_constraints.side_constraints)
         if positive is None:
-            positive = spec_or_constraints.positive_class
+            positive = spec_or_constraints.pos_label
     else:
         constraints = tuple(spec_or_constraints)
     y_true = np.asarray(y_true_idx)

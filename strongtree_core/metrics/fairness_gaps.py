@@ -33,6 +33,7 @@ from fairlearn.metrics import MetricFrame
 
 from strongtree_core.metrics._inputs import NEED_LEGITIMATE, NEED_SENSITIVE, Prepared, prepare
 from strongtree_core.metrics.rates import by_group_frame
+from strongtree_core.renames import RENAMED_METRIC_ARGUMENTS, refuses_renamed
 
 #: Error texts (tests assert them).
 UNKNOWN_NOTION = "unknown fairness notion {name!r}: choose one of {choices}"
@@ -149,6 +150,7 @@ def _measure(notion: str, prep: Prepared, frame: MetricFrame, method: str = "bet
     )
 
 
+@refuses_renamed(RENAMED_METRIC_ARGUMENTS)
 def fairness_gap(
     notion: str,
     y_true,
@@ -156,7 +158,7 @@ def fairness_gap(
     *,
     sensitive_features,
     legitimate_features=None,
-    positive_label,
+    pos_label,
     method: str = "between_groups",
     sample_weight=None,
 ) -> FairnessGap:
@@ -172,7 +174,7 @@ def fairness_gap(
         Protected attribute(s); several columns form one group per combination.
     legitimate_features : array-like, list, dict or DataFrame, n rows, optional
         Needed by conditional statistical parity.
-    positive_label : object
+    pos_label : object
         The label of the positive outcome.
     method : {"between_groups", "to_overall"}, default "between_groups"
         Compare the groups with each other, or each group with all rows.
@@ -180,20 +182,21 @@ def fairness_gap(
         Weight of each row in every rate (a row of weight 0 is left out).
     """
     prep = prepare(
-        y_true, y_pred, positive_label=positive_label, sensitive_features=sensitive_features,
+        y_true, y_pred, pos_label=pos_label, sensitive_features=sensitive_features,
         legitimate_features=legitimate_features, sample_weight=sample_weight,
     )
     conditional = _check(notion, prep, method)
     return _measure(notion, prep, by_group_frame(prep, NOTION_RATES[notion], conditional=conditional), method)
 
 
+@refuses_renamed(RENAMED_METRIC_ARGUMENTS)
 def fairness_report(
     y_true,
     y_pred,
     *,
     sensitive_features,
     legitimate_features=None,
-    positive_label,
+    pos_label,
     notions=None,
     method: str = "between_groups",
     sample_weight=None,
@@ -205,7 +208,7 @@ def fairness_report(
     in :func:`fairness_gap`.
     """
     prep = prepare(
-        y_true, y_pred, positive_label=positive_label, sensitive_features=sensitive_features,
+        y_true, y_pred, pos_label=pos_label, sensitive_features=sensitive_features,
         legitimate_features=legitimate_features, sample_weight=sample_weight,
     )
     if notions is None:

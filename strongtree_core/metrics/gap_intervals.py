@@ -34,6 +34,7 @@ from strongtree_core.metrics.intervals import (
     difference_interval,
     proportion_interval,
 )
+from strongtree_core.renames import RENAMED_METRIC_ARGUMENTS, refuses_renamed
 
 #: Rates measured on fewer rows than this are flagged ``small``.
 SMALL_N = 30
@@ -147,13 +148,14 @@ def notion_gap_interval(cohorts: list[CohortCounts], confidence: float, method: 
     return float(max(gaps)), float(lo.max()), float(hi.max()), K
 
 
+@refuses_renamed(RENAMED_METRIC_ARGUMENTS)
 def fairness_intervals(
     y_true,
     y_pred,
     *,
     sensitive_features,
     legitimate_features=None,
-    positive_label,
+    pos_label,
     notions=None,
     confidence: float = 0.95,
     method: str = "wilson",
@@ -168,7 +170,7 @@ def fairness_intervals(
     sensitive_features : array-like, list, dict or DataFrame, n rows
     legitimate_features : array-like, list, dict or DataFrame, n rows, optional
         Needed by conditional statistical parity.
-    positive_label : object
+    pos_label : object
     notions : str or sequence of str, optional
         Default: every notion (conditional statistical parity only with ``legitimate_features``).
     confidence : float in (0, 1), default 0.95
@@ -189,7 +191,7 @@ def fairness_intervals(
     """
     confidence = check_confidence(confidence)
     prep = prepare(
-        y_true, y_pred, positive_label=positive_label, sensitive_features=sensitive_features,
+        y_true, y_pred, pos_label=pos_label, sensitive_features=sensitive_features,
         legitimate_features=legitimate_features, sample_weight=sample_weight,
     )
     if isinstance(notions, str):

@@ -12,28 +12,32 @@ import numpy as np
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, precision_score, recall_score
 
 from strongtree_core.metrics._inputs import prepare
+from strongtree_core.renames import RENAMED_METRIC_ARGUMENTS, refuses_renamed
 
 
-def _binary(y_true, y_pred, positive_label, sample_weight) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    prep = prepare(y_true, y_pred, positive_label=positive_label, sample_weight=sample_weight)
+def _binary(y_true, y_pred, pos_label, sample_weight) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    prep = prepare(y_true, y_pred, pos_label=pos_label, sample_weight=sample_weight)
     return prep.true_positive.astype(int), prep.pred_positive.astype(int), prep.weight
 
 
-def recall(y_true, y_pred, *, positive_label, sample_weight=None) -> float:
-    """Share of rows of ``positive_label`` predicted ``positive_label`` (NaN if there are none)."""
-    t, p, w = _binary(y_true, y_pred, positive_label, sample_weight)
+@refuses_renamed(RENAMED_METRIC_ARGUMENTS)
+def recall(y_true, y_pred, *, pos_label, sample_weight=None) -> float:
+    """Share of rows of ``pos_label`` predicted ``pos_label`` (NaN if there are none)."""
+    t, p, w = _binary(y_true, y_pred, pos_label, sample_weight)
     return float(recall_score(t, p, pos_label=1, zero_division=np.nan, sample_weight=w))
 
 
-def precision(y_true, y_pred, *, positive_label, sample_weight=None) -> float:
-    """Share of rows predicted ``positive_label`` that are (NaN if none is predicted so)."""
-    t, p, w = _binary(y_true, y_pred, positive_label, sample_weight)
+@refuses_renamed(RENAMED_METRIC_ARGUMENTS)
+def precision(y_true, y_pred, *, pos_label, sample_weight=None) -> float:
+    """Share of rows predicted ``pos_label`` that are (NaN if none is predicted so)."""
+    t, p, w = _binary(y_true, y_pred, pos_label, sample_weight)
     return float(precision_score(t, p, pos_label=1, zero_division=np.nan, sample_weight=w))
 
 
-def specificity(y_true, y_pred, *, positive_label, sample_weight=None) -> float:
-    """Share of rows of other labels not predicted ``positive_label`` (NaN if there are none)."""
-    t, p, w = _binary(y_true, y_pred, positive_label, sample_weight)
+@refuses_renamed(RENAMED_METRIC_ARGUMENTS)
+def specificity(y_true, y_pred, *, pos_label, sample_weight=None) -> float:
+    """Share of rows of other labels not predicted ``pos_label`` (NaN if there are none)."""
+    t, p, w = _binary(y_true, y_pred, pos_label, sample_weight)
     return float(recall_score(t, p, pos_label=0, zero_division=np.nan, sample_weight=w))
 
 
@@ -60,15 +64,16 @@ def worst_case_accuracy(y_true, y_pred, *, sample_weight=None) -> float:
     return float(min(class_accuracies(y_true, y_pred, sample_weight=sample_weight).values()))
 
 
-def classification_quality(y_true, y_pred, *, positive_label, sample_weight=None) -> dict[str, float]:
+@refuses_renamed(RENAMED_METRIC_ARGUMENTS)
+def classification_quality(y_true, y_pred, *, pos_label, sample_weight=None) -> dict[str, float]:
     """accuracy, balanced_accuracy, worst_case_accuracy, recall, precision, specificity."""
-    prep = prepare(y_true, y_pred, positive_label=positive_label, sample_weight=sample_weight)
+    prep = prepare(y_true, y_pred, pos_label=pos_label, sample_weight=sample_weight)
     weighted = dict(sample_weight=sample_weight)
     return {
         "accuracy": float(accuracy_score(prep.y_true, prep.y_pred, sample_weight=prep.weight)),
         "balanced_accuracy": balanced_accuracy(y_true, y_pred, **weighted),
         "worst_case_accuracy": worst_case_accuracy(y_true, y_pred, **weighted),
-        "recall": recall(y_true, y_pred, positive_label=positive_label, **weighted),
-        "precision": precision(y_true, y_pred, positive_label=positive_label, **weighted),
-        "specificity": specificity(y_true, y_pred, positive_label=positive_label, **weighted),
+        "recall": recall(y_true, y_pred, pos_label=pos_label, **weighted),
+        "precision": precision(y_true, y_pred, pos_label=pos_label, **weighted),
+        "specificity": specificity(y_true, y_pred, pos_label=pos_label, **weighted),
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
@@ -32,6 +33,40 @@ class Status(str, enum.Enum):
     @property
     def has_solution(self) -> bool:
         return self in (Status.OPTIMAL, Status.TIME_LIMIT, Status.INTERRUPTED)
+
+
+class StopOrDeadline:
+    """A stop request that is also set once the clock passes a deadline, and says which ended a run.
+
+    Backends only ask ``is_set()``; a backend that stops because of it reports
+    :func:`stop_status` (``INTERRUPTED`` when the user asked, ``TIME_LIMIT`` when the
+    deadline passed), so no caller has to read a solver's words to learn why.
+
+    Parameters
+    ----------
+    stop : threading.Event or None
+        The user's stop request.
+    at : float
+        The deadline, in :func:`time.perf_counter` seconds.
+    """
+
+    def __init__(self, stop: threading.Event | None, at: float) -> None:
+        self.stop, self.at = stop, at
+
+    def by_user(self) -> bool:
+        """Whether the user asked to stop."""
+        return self.stop is not None and self.stop.is_set()
+
+    def is_set(self) -> bool:
+        return self.by_user() or time.perf_counter() >= self.at
+
+
+def stop_status(stop: object) -> "Status":
+    """How a run that ``stop`` ended counts: ``TIME_LIMIT`` when it is a :class:`StopOrDeadline`
+    whose deadline passed without the user asking, else ``INTERRUPTED``."""
+    if isinstance(stop, StopOrDeadline) and not stop.by_user():
+        return Status.TIME_LIMIT
+    return Status.INTERRUPTED
 
 
 @dataclass(frozen=True)

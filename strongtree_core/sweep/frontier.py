@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import math
 import threading
+from numbers import Real
 from typing import Callable, Sequence
 
 import pandas as pd
 
 from strongtree_core.errors import StrongTreeError
+from strongtree_core.renames import RENAMED_FRONTIER_ARGUMENTS, refuses_renamed
 from strongtree_core.sweep.run import SweepProgress, sweep
 
 #: Bounds tried when none are given: 0 to 0.2.
 DEFAULT_BOUNDS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2)
 
-NO_BOUNDS = "bounds is empty: give at least one fairness bound, e.g. bounds=[0.01, 0.05, 0.1]."
+NO_BOUNDS = "fairness_bound is empty: give at least one fairness bound, e.g. fairness_bound=[0.01, 0.05, 0.1]."
 NO_NOTION = "fairness is empty: give a notion (or a list of notions), e.g. fairness='statistical_parity'."
-FRONTIER_GRID_KEY = "grid sets {key!r}, which frontier sets itself from fairness= and bounds=: leave it out of grid."
+FRONTIER_GRID_KEY = "grid sets {key!r}, which frontier sets itself from fairness= and fairness_bound=: leave it out of grid."
 
 
 def best_per_bound(table: pd.DataFrame, measure: str = "train") -> pd.DataFrame:
@@ -50,15 +52,17 @@ def pareto_front(table: pd.DataFrame, measure: str = "train") -> pd.DataFrame:
     return table.loc[kept]
 
 
+@refuses_renamed(RENAMED_FRONTIER_ARGUMENTS)
 def frontier(
     estimator, X, y, *, sensitive_features, legitimate_features=None,
-    fairness: str | Sequence[str] = "statistical_parity", bounds: Sequence[float] = DEFAULT_BOUNDS, grid=None,
+    fairness: str | Sequence[str] = "statistical_parity", fairness_bound: float | Sequence[float] = DEFAULT_BOUNDS,
+    grid=None,
     backend: str = "serial", n_jobs: int | None = None, scheduler=None,
     progress: Callable[[SweepProgress], None] | None = None, stop: threading.Event | None = None,
 ) -> pd.DataFrame:
     """Accuracy against fairness: the best tree under each bound, Pareto-filtered, for one or several notions.
 
-    One sweep over ``fairness`` x ``bounds`` (x ``grid``, e.g. ``{"depth": [2, 3]}``) on every row;
+    One sweep over ``fairness`` x ``fairness_bound`` (x ``grid``, e.g. ``{"depth": [2, 3]}``) on every row;
     per notion and bound the most accurate tree is taken, then only the points that no other
     point of the same notion beats on both training accuracy and measured training gap are kept.
 
@@ -68,8 +72,8 @@ def frontier(
         As in :func:`~strongtree_core.sweep.sweep`.
     fairness : str or list of str, default "statistical_parity"
         The notion(s), each a frontier of its own.
-    bounds : list of float
-        The fairness bounds (delta) to try.
+    fairness_bound : float or list of float, default DEFAULT_BOUNDS
+        The fairness bound(s) δ to try (shares in [0, 1]), as the estimator's ``fairness_bound``.
     grid : dict, optional
         Other parameters to try at every bound (the best is kept), e.g. depths.
 
@@ -84,7 +88,7 @@ def frontier(
     notions = [fairness] if isinstance(fairness, str) else list(fairness)
     if not notions:
         raise StrongTreeError(NO_NOTION)
-    bounds = [float(b) for b in bounds]
+    bounds = [float(fairness_bound)] if isinstance(fairness_bound, Real) else [float(b) for b in fairness_bound]
     if not bounds:
         raise StrongTreeError(NO_BOUNDS)
     extra = dict(grid or {})

@@ -121,7 +121,7 @@ _HIGHS_SLOT = threading.Lock()
 
 def may_run_highs(params: Mapping[str, Any]) -> bool:
     """Whether a point with these parameters may solve a MIO with HiGHS (the exact search never does)."""
-    exact = params.get("formulation", "auto") == "auto" and params.get("accelerator", True)
+    exact = params.get("formulation", "auto") == "auto" and params.get("exact_search", True)
     return not exact and params.get("solver", "auto") in ("auto", "highs")
 
 
@@ -178,9 +178,9 @@ def _failed_status(error: StrongTreeError) -> str:
     return "error"
 
 
-def _positive_label(clf) -> Any:
-    if getattr(clf, "positive_class", None) is not None:
-        return clf.positive_class
+def _pos_label(clf) -> Any:
+    if getattr(clf, "pos_label", None) is not None:
+        return clf.pos_label
     classes = getattr(clf, "classes_", ())
     return classes[1] if len(classes) == 2 else None
 
@@ -202,11 +202,11 @@ def _measure(problem: Problem, clf, rows: np.ndarray, own: list[str], part: str,
     out[f"{part}_accuracy"] = float(np.mean(pred == truth))
     if majority is not None:
         out[f"{part}_baseline_accuracy"] = float(np.mean(truth == majority))
-    positive = _positive_label(clf)
+    positive = _pos_label(clf)
     if problem.notions and positive is not None:
         report = fairness_report(
             truth, pred, sensitive_features=_take(problem.sensitive, rows),
-            legitimate_features=_take(problem.legitimate, rows), positive_label=positive, notions=problem.notions,
+            legitimate_features=_take(problem.legitimate, rows), pos_label=positive, notions=problem.notions,
         )
         gaps = dict(zip(report["notion"], report["difference"].astype(float)))
         out.update({f"{part}_{n}": gaps[n] for n in problem.notions})
@@ -215,7 +215,7 @@ def _measure(problem: Problem, clf, rows: np.ndarray, own: list[str], part: str,
         if own:
             spans = fairness_intervals(
                 truth, pred, sensitive_features=_take(problem.sensitive, rows),
-                legitimate_features=_take(problem.legitimate, rows), positive_label=positive,
+                legitimate_features=_take(problem.legitimate, rows), pos_label=positive,
                 notions=[n for n in own if n in gaps], confidence=0.95,
             ).drop_duplicates("notion")
             if len(spans):

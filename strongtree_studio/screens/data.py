@@ -5,6 +5,7 @@ import streamlit as st
 
 from strongtree_core.encoding import EncodingError, TableEncoder
 from strongtree_core.encoding.features import level_key
+from strongtree_core.metrics.group_summary import group_summary
 from strongtree_studio.navigation import screen
 from strongtree_studio.actions import load_demo_table, start_demo, use_table
 from strongtree_studio.codebook import CodebookError, codebook_edits, codebook_template, read_codebook
@@ -22,7 +23,8 @@ from strongtree_studio.config import Roles, check_roles, split_table
 from strongtree_studio.demo_data import DEMO, DEMOS
 from strongtree_studio.explain import MSG_NO_TABLE
 from strongtree_studio.loading import UPLOAD_TYPES, LoadError, column_overview, fingerprint, load_file
-from strongtree_studio.markup import md
+from strongtree_studio.groups_view import group_sentence, group_summary_table, small_note
+from strongtree_studio.markup import md, md_table
 from strongtree_studio.roles import class_values, default_positive, plain, suggest_roles
 from strongtree_studio.session import (
     CODEBOOK_REPORT,
@@ -34,7 +36,7 @@ from strongtree_studio.session import (
     SPLIT,
     TABLE,
     UPLOAD_SEEN,
-    drop_widgets,
+    GENERATIONS,
     widget_value,
 )
 from strongtree_studio.state import field, set_roles, widget_key
@@ -45,6 +47,8 @@ st.title("Data")
 st.caption("Pick a table, tell the tree what to predict, which columns describe protected groups, and how to read "
            "coded columns.")
 
+#: The widgets of the column form, renewed when the edits change.
+LABELS_SECTION = "data.labels"
 #: Column edits kept for "Undo the last change".
 UNDO_DEPTH = 20
 CODEBOOK_HELP = (
@@ -128,7 +132,7 @@ def change_target(target: str) -> None:
 
 def ignore_columns(names: list[str]) -> None:
     old: Roles = ROLES.get()
-    set_roles(Roles(old.target, old.positive, tuple(c for c in old.protected if c not in names),
+    set_roles(Roles(old.target, old.pos_label, tuple(c for c in old.protected if c not in names),
                     tuple(c for c in old.legitimate if c not in names), tuple(dict.fromkeys([*old.ignored, *names]))))
 
 
@@ -152,7 +156,7 @@ with left:
     values = class_values(frame, roles.target)
     positive_options = values if len(values) == 2 else [None, *values]
     field(
-        st.selectbox, "Positive class", ROLES, "positive", options=positive_options, convert=plain,
+        st.selectbox, "Positive class", ROLES, "pos_label", options=positive_options, convert=plain,
         format_func=lambda v: "none (multi-class)" if v is None else str(v), help=POSITIVE_HELP,
     )
     others = [c for c in columns if c != roles.target]
@@ -170,8 +174,8 @@ with right:
     )
 
 roles = ROLES.get()
-if roles.positive is not None:
-    st.caption(f"Rates compared between groups are rates of predicting **{md(roles.positive)}**. "
+if roles.pos_label is not None:
+    st.caption(f"Rates compared between groups are rates of predicting **{md(roles.pos_label)}**. "
                "Name coded classes under *Types & labels*.")
 problems = check_roles(frame, roles, model.allow_protected_splits)
 for problem in problems:
@@ -200,11 +204,18 @@ if summary is not None:
 
 def apply_column_edit(column: str, values: list[str] | None) -> None:
     """Store the edit of ``column`` from the form's widgets and rebuild the table from the loaded one."""
-    kind = widget_value(f"data.kind.{column}")
-    labels = tuple((v, widget_value(f"data.label.{column}.{i}", "").strip()) for i, v in enumerate(values or []))
+    kind = widget_value(edit_key(f"kind.{column}"))
+    labels = tuple((v, widget_value(edit_key(f"label.{column}.{i}"), "").strip()) for i, v in enumerate(values or []))
     edits = dict(EDITS.get())
     edits[column] = ColumnEdit(kind, labels)
     rebuild({c: e for c, e in edits.items() if not e.empty})
+
+
+def edit_key(name: str) -> str:
+    """Key of a widget of the column form; new keys after every change of the edits (a codebook, an undo), so
+    the boxes show the labels the edits now hold instead of what the browser kept."""
+    generation = GENERATIONS.get().get(LABELS_SECTION, 0)
+    return f"data.{name}" + (f".{generation}" if generation else "")
 
 
 def rebuild(edits: dict, undoable: bool = True) -> None:
@@ -214,13 +225,14 @@ def rebuild(edits: dict, undoable: bool = True) -> None:
     old_edits = EDITS.get()
     if undoable and edits != old_edits:
         EDITS_UNDO.set([*EDITS_UNDO.get(), old_edits][-UNDO_DEPTH:])
-    drop_widgets(("data.label.", "data.kind."))  # the label boxes start again from the edits
+    generations = GENERATIONS.get()  # new keys: the label boxes start again from the edits
+    GENERATIONS.set({**generations, LABELS_SECTION: generations.get(LABELS_SECTION, 0) + 1})
     edited, notes = apply_edits(current.loaded, edits)
     EDITS.set(edits)
     EDIT_NOTES.set(tuple(notes))
     TABLE.set(LoadedTable(current.name, edited, fingerprint(edited), current.notes, raw=current.loaded))
     old: Roles = ROLES.get()
-    positive = old.positive
+    positive = old.pos_label
     if positive is not None:
         before = old_edits.get(old.target)
         raw_key = {label: key for key, label in (before.label_map if before else {}).items()}.get(
@@ -307,7 +319,7 @@ with labels_tab:
     with st.form(f"data.edit_form.{column}", border=True):
         kinds = list(KINDS)
         st.radio("Read this column as", kinds, index=kinds.index(edit.kind), format_func=KINDS.get,
-                 key=f"data.kind.{column}", horizontal=True)
+                 key=edit_key(f"kind.{column}"), horizontal=True)
         if choices is None:
             st.caption(f"More than {len(raw_values.dropna().unique()):,} distinct values: too many to name one by "
                        "one.")
@@ -316,7 +328,7 @@ with labels_tab:
             grid = st.columns(4)
             current_labels = edit.label_map
             for i, value in enumerate(choices):
-                grid[i % 4].text_input(value, value=current_labels.get(value, ""), key=f"data.label.{column}.{i}",
+                grid[i % 4].text_input(value, value=current_labels.get(value, ""), key=edit_key(f"label.{column}.{i}"),
                                        placeholder=value, max_chars=60)
         st.form_submit_button("Apply to the table", icon=":material/check:", on_click=apply_column_edit,
                               args=(column, choices))
@@ -359,4 +371,12 @@ if not problems:
     st.markdown(f"**{fmt(len(parts.train), 'int')}** training rows · **{fmt(len(parts.test), 'int')}** test rows")
     for note in parts.notes:
         st.caption(md(note))
+    if roles.protected:
+        st.markdown("##### Protected groups")
+        groups = group_summary(parts.train, parts.test, target=roles.target, protected=roles.protected,
+                               pos_label=roles.pos_label)
+        st.markdown(md(group_sentence(groups, roles.pos_label)))
+        st.table(md_table(group_summary_table(groups, " & ".join(roles.protected), roles.pos_label)))
+        st.caption(md(small_note()) + (" Base rates need a positive class (choose one above)."
+                                       if roles.pos_label is None else ""))
     st.page_link(screen("model"), label="Next: choose the model", icon=":material/arrow_forward:")

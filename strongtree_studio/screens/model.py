@@ -40,7 +40,7 @@ with tree_col:
         field(st.number_input, "Max. splits", MODEL, "max_branching", min_value=1, step=1, placeholder="no limit",
               help="At most this many branching nodes (questions) in the whole tree.")
     with b:
-        field(st.number_input, "Max. features", MODEL, "max_features", min_value=1, step=1, placeholder="no limit",
+        field(st.number_input, "Max. features", MODEL, "max_features_used", min_value=1, step=1, placeholder="no limit",
               help="At most this many distinct binary tests.")
     with c:
         field(st.number_input, "Min. leaf rows", MODEL, "min_leaf", min_value=0, step=1,
@@ -61,14 +61,14 @@ with fair_col:
     st.markdown("##### Fairness")
     field(st.multiselect, "Fairness notions", MODEL, "fairness", options=FAIRNESS_NOTIONS,
           format_func=lambda k: FAIRNESS_NOTIONS[k].name, placeholder="none: no fairness constraint")
-    delta_key = widget_key(MODEL, "fairness_bound")
+    fairness_bound_key = widget_key(MODEL, "fairness_bound")
 
-    def store_delta() -> None:
-        keep(MODEL, "fairness_bound", round(widget_value(delta_key) / 100.0, 4))
+    def store_fairness_bound() -> None:
+        keep(MODEL, "fairness_bound", round(widget_value(fairness_bound_key) / 100.0, 4))
 
     points = st.slider("Largest allowed gap δ (percentage points)", 0.0, 50.0,
                        value=round(100.0 * MODEL.get().fairness_bound, 1), step=0.5, format="%.1f pp",
-                       key=delta_key, on_change=store_delta,
+                       key=fairness_bound_key, on_change=store_fairness_bound,
                        help="For every pair of groups, the compared rates may differ by at most δ on the training "
                        "rows: at δ = 5 pp, rates of 40% and 45% are within the bound, 40% and 46% are not.")
     keep(MODEL, "fairness_bound", round(points / 100.0, 4))
@@ -84,7 +84,7 @@ with fair_col:
     chosen = model.fairness or ()
     table, roles = TABLE.get(), ROLES.get()
     words = example_words(table.frame if table is not None else None, roles.protected if roles else (),
-                          roles.legitimate if roles else (), roles.positive if roles else None)
+                          roles.legitimate if roles else (), roles.pos_label if roles else None)
     for key, notion in FAIRNESS_NOTIONS.items():
         if key in chosen:
             with st.container(border=True):

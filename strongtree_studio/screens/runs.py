@@ -1,7 +1,8 @@
 """Runs: the history of solves; reopen one, compare two, share, delete.
 
-A run belongs to the browser session that solved it, or to the workspace the
-user named (see :mod:`strongtree_studio.runs`); other sessions see it only when shared.
+A run belongs to the browser that solved it (a reload keeps it: see
+:mod:`strongtree_studio.restore`), or to the workspace the user named (see
+:mod:`strongtree_studio.runs`); other browsers see it only when shared.
 """
 
 import pandas as pd
@@ -37,11 +38,11 @@ with st.container(border=True):
     st.markdown(OWNERSHIP_HELP)
     left, right = st.columns([1, 2], vertical_alignment="bottom")
     left.text_input("Workspace", value=WORKSPACE.get(), key="runs.workspace", on_change=set_workspace,
-                    max_chars=60, placeholder="none: runs stay with this session",
+                    max_chars=60, placeholder="none: runs stay with this browser",
                     help="Runs solved while a workspace is set are stored in it. Clear the box to stop using it.")
     workspace = WORKSPACE.get()
     right.caption(f"New runs are stored in the workspace **{md(workspace)}**." if workspace
-                  else "New runs belong to this browser session only.")
+                  else "New runs belong to this browser only.")
 
 viewer = run_viewer()
 try:
@@ -67,7 +68,7 @@ COMPARED = {
     "fairness": ("fairness", None), "fairness_bound": ("δ", "points"), "time_limit": ("time limit", "seconds"),
     "regularization": ("λ", "number"), "min_leaf": ("min. leaf rows", "int"), "n_buckets": ("buckets", "int"),
     "encoding": ("numeric coding", None), "solver": ("solver", None), "allow_protected_splits": ("protected splits", None),
-    "max_branching": ("max. splits", "int"), "max_features": ("max. features", "int"),
+    "max_branching": ("max. splits", "int"), "max_features_used": ("max. features", "int"),
     "min_recall": ("min. recall", "percent"), "min_precision": ("min. precision", "percent"),
     "min_specificity": ("min. specificity", "percent"),
     "split test_size": ("test share", "percent"), "split seed": ("random seed", None),
@@ -83,7 +84,7 @@ def compare_values(entry) -> dict[str, str]:
     """One run's settings and results in words, for the side-by-side table."""
     roles = roles_from_config(entry.config)
     flat = {"table": entry.dataset, "status": status_word(entry.status).label, "target": roles.target,
-            "positive class": "none" if roles.positive is None else str(roles.positive),
+            "positive class": "none" if roles.pos_label is None else str(roles.pos_label),
             "protected": ", ".join(roles.protected) or "none", "legitimate": ", ".join(roles.legitimate) or "none",
             "ignored": ", ".join(roles.ignored) or "none"}
     values = dict(entry.config["model"])
@@ -111,12 +112,12 @@ def compare_values(entry) -> dict[str, str]:
 
 
 def owner_words(owner: str) -> str:
-    """Whose a run is, from this session's point of view."""
+    """Whose a run is, from this browser's point of view."""
     if owner == SESSION_OWNER.get():
-        return "this session"
+        return "this browser"
     if owner == run_owner() and owner.startswith("workspace:"):
         return "this workspace"
-    return "everyone (older run)" if not owner else "another session"
+    return "everyone (older run)" if not owner else "another browser"
 
 
 def short_time(created: str) -> str:
@@ -143,7 +144,7 @@ shown_history = pd.DataFrame({
     "table": history["dataset"],
     "depth": column("depth"),
     "fairness": [f if f == "none" or d is None or d != d else f"{f} ≤ {fmt(d, 'points')}"
-                 for f, d in zip(column("fairness").fillna("none"), column("delta"))],
+                 for f, d in zip(column("fairness").fillna("none"), column("fairness_bound"))],
     "status": history["status"].map(lambda s: status_word(s).label),
     "accuracy train / test": [ratio_pair(a, b, "percent") for a, b in zip(column("train_accuracy"),
                                                                             column("test_accuracy"))],
@@ -193,7 +194,7 @@ cols[2].button("Stop sharing" if share_action == "unshare" else "Share", key="ru
                help="A shared run can be opened by every session; only its own session or workspace can delete it.")
 cols[3].button("To workspace", key="runs.move", icon=":material/drive_file_move:",
                disabled=not own_pick or not workspace, on_click=change_runs, args=("move", list(picked)),
-               width="stretch", help="Keep the selected runs of this session in the workspace, across reloads.")
+               width="stretch", help="Keep the selected runs of this browser in the workspace, where other browsers can open them.")
 cols[4].button("Delete", key="runs.delete", icon=":material/delete:", disabled=not own_pick,
                on_click=change_runs, args=("delete", list(picked)), width="stretch")
 if picked and not own_pick:

@@ -81,7 +81,7 @@ else:
         field(top[1].multiselect, "Depths", SWEEP, "depths", options=DEPTHS,
               help="Every depth is tried at every bound; the figure shows them all.")
         low = st.columns([3, 1.2, 1.3], vertical_alignment="bottom")
-        field(low[0].text_input, "Bounds δ (percentage points)", SWEEP, "bounds",
+        field(low[0].text_input, "Bounds δ (percentage points)", SWEEP, "fairness_bounds",
               help="The largest gap each tree may have, in percentage points, separated by commas.")
         field(low[1].text_input, "λ values", SWEEP, "lambdas",
               help="The price of a split (0: none), separated by commas; each is tried at every bound.")
@@ -98,7 +98,7 @@ else:
     if grid is not None:
         st.caption(
             f"{count_of(grid.n_points, 'point')}: {count_of(len(grid.notions), 'notion')} × "
-            f"{count_of(len(grid.bounds), 'bound')} × {count_of(len(grid.depths), 'depth')} × "
+            f"{count_of(len(grid.fairness_bounds), 'bound')} × {count_of(len(grid.depths), 'depth')} × "
             f"{count_of(len(grid.lambdas), 'λ value')}, at most {fmt(grid.n_points * choice.time_limit, 'seconds')} "
             "in all. Other settings as on the Model page; trees learn from the training rows.")
 
@@ -145,7 +145,7 @@ if kept is not None and len(kept):
     shown_id = SWEEP_SHOWN.get() if SWEEP_SHOWN.get() in labels else 0
     buttons[2].selectbox("Sweep shown", list(labels), index=list(labels).index(shown_id), format_func=labels.get,
                          key="tradeoffs.shown", on_change=show_sweep, label_visibility="collapsed",
-                         help="Sweeps are kept in the run history, with this session or its workspace (Runs page).")
+                         help="Sweeps are kept in the run history, with this browser or its workspace (Runs page).")
 else:
     shown_id = 0
 
@@ -184,7 +184,7 @@ def render_status() -> None:
     else:
         planned = total or (SWEEP_STARTED.get() or {}).get("config", {}).get("grid")
         if total is None and planned:
-            total = len(planned["notions"]) * len(planned["bounds"]) * len(planned["depths"]) * len(planned["lambdas"])
+            total = len(planned["notions"]) * len(planned["fairness_bounds"]) * len(planned["depths"]) * len(planned["lambdas"])
         certified = sum(bool(r.get("certified")) for r in snap.main.rows)
         info.progress(done / total if total else 0.0,
                       text=f"{fmt(done, 'int')} of {count_of(total or 0, 'point')} solved · "
@@ -220,7 +220,7 @@ def render_points() -> None:
             st.caption(MSG_NO_POINTS)
         return
     points = points_table(rows)
-    bounds = (meta or {}).get("config", {}).get("grid", {}).get("bounds", [])
+    bounds = (meta or {}).get("config", {}).get("grid", {}).get("fairness_bounds", [])
     clicked = st.plotly_chart(frontier_figure(points, [float(b) for b in bounds]), width="stretch",
                               config={"displayModeBar": False}, key=FRONTIER_KEY, on_select="rerun",
                               selection_mode="points")

@@ -3,6 +3,7 @@ it in words, the rules and downloads."""
 
 import streamlit as st
 
+from strongtree_core.tree.summary import tree_summary
 from strongtree_studio.exports import EXPORTS, IMAGE_MIME, IMAGES_UNAVAILABLE, export_bytes, image_bytes, images_available
 from strongtree_studio.markup import md
 from strongtree_studio.shown import group_mix, shown, shown_label
@@ -58,6 +59,9 @@ zoom = controls[3].segmented_control("Size", list(ZOOMS), default="100%", key="t
 st.markdown(tree_panel(tree_svg(tree, highlight=highlight, group_mix=mix, zoom=ZOOMS.get(zoom or "100%", 1.0)),
                        max_height=640), unsafe_allow_html=True)
 st.markdown(legend_html(tree, highlight=bool(highlight), groups=mix is not None), unsafe_allow_html=True)
+
+st.markdown("##### The tree in words")
+st.markdown("\n".join(f"- {md(sentence)}" for sentence in tree_summary(tree)))
 
 if row is not None:
     words, values = st.columns([3, 2], gap="large")
