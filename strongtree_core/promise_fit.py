@@ -179,7 +179,7 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
     est.tree_ = replace(model.tree_, record=record)
     est.fairness_promise_ = promise
     est._promise_fits = tuple(fits)
-    constant_only = promise.constant and len(promise.rounds) > 1
+    constant_only = promise.constant and promise.message.startswith("Only a constant tree")
     for w in caught.get(id(model), []):  # what the chosen fit said, once
         if not (constant_only and issubclass(w.category, TrivialTreeWarning)):
             warnings.warn(w.message, w.category, stacklevel=3)

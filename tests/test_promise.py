@@ -138,7 +138,7 @@ def test_margin_promise_tightens_the_training_bound_and_records_it():
     today = StrongTreeClassifier(depth=2, fairness="statistical_parity", fairness_bound=0.05, time_limit=30)
     today.fit(X, y, sensitive_features="group")
     clf = StrongTreeClassifier(depth=2, fairness="statistical_parity", fairness_bound=0.05,
-                               fairness_confidence=0.9, time_limit=30)
+                               fairness_confidence=0.9, fairness_confidence_method="margin", time_limit=30)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrivialTreeWarning)
         clf.fit(X, y, sensitive_features="group")
@@ -169,7 +169,7 @@ def test_margin_promise_tightens_the_training_bound_and_records_it():
 def test_only_a_constant_tree_keeps_an_impossible_promise_and_says_so():
     X, y = _population(300, 1)
     clf = StrongTreeClassifier(depth=2, fairness="equalized_odds", fairness_bound=0.01, fairness_confidence=0.95,
-                               time_limit=30)
+                               fairness_confidence_method="margin", time_limit=30)
     with pytest.warns(TrivialTreeWarning) as caught:
         clf.fit(X, y, sensitive_features="group")
     promise = clf.fairness_promise_
@@ -209,8 +209,28 @@ def test_fairness_confidence_needs_a_notion_and_a_valid_level():
 def test_promise_round_trips_as_a_value():
     X, y = _population(600, 4)
     clf = StrongTreeClassifier(depth=1, fairness="statistical_parity", fairness_bound=0.05, fairness_confidence=0.9,
-                               time_limit=30)
+                               fairness_confidence_method="margin", time_limit=30)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrivialTreeWarning)
         clf.fit(X, y, sensitive_features="group")
     assert FairnessPromise.from_dict(json.loads(json.dumps(clf.fairness_promise_.to_dict()))) == clf.fairness_promise_
+
+
+def test_bootstrap_promise_is_the_margin_from_delta_minus_the_estimated_optimism():
+    X, y = _population(800, 2)
+    clf = StrongTreeClassifier(depth=1, fairness="statistical_parity", fairness_bound=0.05, fairness_confidence=0.9,
+                               time_limit=60)
+    assert clf.fairness_confidence_method == "bootstrap"  # the default, for the measured reason in the docs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrivialTreeWarning)
+        clf.fit(X, y, sensitive_features="group")
+    promise = clf.fairness_promise_
+    assert promise.method == "bootstrap"
+    assert f"at {100 * promise.optimism:.2f} pp" in promise.message
+    pred = clf.predict(X)
+    assert _gap(pred, y, X["group"].to_numpy()) <= promise.training_bound + 1e-12
+    if not promise.constant:  # the returned tree passes the margin taken from delta - optimism
+        group = X["group"].to_numpy()
+        diffs = _diffs((np.sum(pred[group == "a"]), np.sum(group == "a"), np.sum(pred[group == "b"]),
+                        np.sum(group == "b")))
+        assert risk(diffs, 0.05 - max(0.0, promise.optimism)) <= 0.1 + 1e-9
