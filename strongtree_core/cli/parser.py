@@ -181,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(0.05 = 5 percentage points)")
     f.add_argument("--fairness-confidence", type=float, default=None, metavar="C",
                    help="promise the bound on new rows of the same population with probability C in (0, 1), "
-                        "e.g. 0.9 (default: the bound holds on the training rows only)")
+                        "e.g. 0.9; none: the bound holds on the training rows only")
     f.add_argument("--fairness-confidence-method", choices=["bootstrap", "margin", "holdout"],
                    default=defaults["fairness_confidence_method"],
                    help="how the promise is kept (docs/fairness-on-new-rows.md)")
