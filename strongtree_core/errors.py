@@ -11,3 +11,8 @@ scikit-learn's ``InvalidParameterError``).  It is a ``ValueError``, as bad input
 class StrongTreeError(ValueError):
     """A problem the user can fix (bad input, infeasible constraints, licence too
     small, no tree within the time limit); the message says what and how."""
+
+
+class TrivialTreeWarning(UserWarning):
+    """The fitted tree does no better than guessing: its training accuracy is within one
+    point of the majority class's, or it predicts one class for nearly every row."""
