@@ -10,7 +10,8 @@ from strongtree_core.errors import StrongTreeError
 
 __version__ = "0.2.0"
 
-__all__ = ["StrongTreeClassifier", "StrongTreeError", "FittedTree", "__version__"]
+__all__ = ["StrongTreeClassifier", "StrongTreeError", "FittedTree", "NotProvenWarning", "TrivialTreeWarning",
+           "__version__"]
 
 
 def __getattr__(name: str):
@@ -19,6 +20,10 @@ def __getattr__(name: str):
         from strongtree_core.estimator import StrongTreeClassifier
 
         return StrongTreeClassifier
+    if name in ("NotProvenWarning", "TrivialTreeWarning"):
+        from strongtree_core import exceptions
+
+        return getattr(exceptions, name)
     if name == "FittedTree":
         from strongtree_core.tree import FittedTree
 

@@ -34,6 +34,7 @@ from strongtree_core.encoding.groups import GroupCoding, encode_groups
 from strongtree_core.encoding.patterns import PatternData, collapse_patterns
 from strongtree_core.engine import Solved, solve_tree
 from strongtree_core.errors import StrongTreeError
+from strongtree_core.exceptions import NotProvenWarning, not_proven_message
 from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.progress import Progress
 from strongtree_core.structure import TreeStructure
@@ -502,6 +503,12 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self
+
+        Warns
+        -----
+        NotProvenWarning
+            When the tree returned is not proven optimal (``record_.certified`` is
+            False): the time limit or a Stop ended the solve, or the route is a heuristic.
         """
         started = time.perf_counter()  # the time limit covers all of fit, encoding included
         fairness = self._validate_parameters()
@@ -512,6 +519,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         solved = self._solve(data, spec, train, encoded, started, progress, stop)
         self._record(solved, spec, data, train, encoded)
         self.constraint_checks_ = self._verify(spec.side_constraints, solved.structure, train, encoded)
+        self._warn_if_not_proven()
         return self
 
     # The steps of fit, in order.
@@ -657,6 +665,11 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             if value is not None:
                 out.append(cls(float(value), positive))
         return out
+
+    def _warn_if_not_proven(self) -> None:
+        """A :class:`~strongtree_core.exceptions.NotProvenWarning` when the tree carries no proof of optimality."""
+        if not self.record_.certified:
+            warnings.warn(not_proven_message(self.record_.status), NotProvenWarning, stacklevel=3)
 
     @staticmethod
     def _verify(constraints, structure, train: _Training, encoded: _Encoded) -> list[dict]:
