@@ -72,6 +72,10 @@ N_FEATURES = (
     "X has {n} features, but StrongTreeClassifier is expecting {expected} features as input "
     "(it was fitted on an array; columns are matched by position)."
 )
+MISSING_COLUMNS = (
+    "X lacks {n} column(s) the tree was fitted on: {missing}. Columns are matched by name, in any order; "
+    "X has {got}. Give the columns their names at fit (or fit again on the new names)."
+)
 NO_FEATURE_NAMES = "X does not have valid feature names, but StrongTreeClassifier was fitted with feature names"
 CONTINUOUS_TARGET = (
     "y looks continuous: {n} distinct numbers, not all whole (e.g. {examples}). A classification tree needs "
@@ -417,7 +421,14 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         an array's columns by position (n_features_in_ of them)."""
         check_is_fitted(self, "tree_")
         if isinstance(X, pd.DataFrame) and self._fitted_on_frame:
+            # Matched by name: reordered columns predict the same, renamed ones are refused, never read by position.
             _refuse_complex_columns(X)
+            present = set(X.columns)
+            missing = [c.name for c in self.encoding_.columns if c.name not in present]
+            if missing:
+                raise StrongTreeError(MISSING_COLUMNS.format(
+                    n=len(missing), missing=", ".join(map(repr, missing[:10])),
+                    got=", ".join(map(repr, list(X.columns)[:10])) + (", ..." if X.shape[1] > 10 else "")))
             return X
         if isinstance(X, pd.DataFrame):  # fitted on an array: its columns are positions
             _refuse_complex_columns(X)
