@@ -191,6 +191,7 @@ def solve_tree(
     stop: threading.Event | None = None,
     memory_limit: int | None = None,
     starts: tuple[tuple[str, TreeStructure], ...] = (),
+    stated_limit: float | None = None,
 ) -> Solved:
     """Find the best tree for ``spec`` on ``data`` within ``time_limit`` seconds.
 
@@ -199,6 +200,9 @@ def solve_tree(
     need more is refused before anything large is built.  ``starts``: named
     trees offered first as incumbents on every route (e.g. CART on the raw
     columns), besides the cheap ones of :func:`~strongtree_core.starts.candidate_starts`.
+    ``stated_limit``: the limit messages name (default ``time_limit``), when
+    ``time_limit`` is what is left of a caller's own limit (the estimator's,
+    after reading the table).
 
     Raises
     ------
@@ -209,14 +213,15 @@ def solve_tree(
     """
     t0 = time.perf_counter()
     memory_limit = default_memory_limit() if memory_limit is None else int(memory_limit)
+    stated = time_limit if stated_limit is None else stated_limit
     starts = tuple(starts) if heuristic_start else ()
     if formulation == "local_search":
         return _solve_local_search(data, spec, time_limit, stop, progress, t0, starts)
     _check_exact_memory(data, spec, memory_limit)
     if formulation == "auto" and exact_search:
-        return _solve_exact(data, spec, time_limit, stop, progress, t0, starts)
+        return _solve_exact(data, spec, time_limit, stop, progress, t0, starts, stated)
     return _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_search, heuristic_start, progress, stop, t0,
-                      memory_limit, starts)
+                      memory_limit, starts, stated)
 
 
 def _check_exact_memory(data: PatternData, spec: TreeSpec, memory_limit: int) -> None:
@@ -286,7 +291,7 @@ EXACT_FORMULATION = "exact search: dynamic programming with a Lagrangian bound a
 
 
 def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float,
-                 given: tuple = ()) -> Solved:
+                 given: tuple = (), stated: float | None = None) -> Solved:
     """The exact search (``accel/search.py``), re-scored here."""
     starts = tuple(tree for _, tree in tuple(given) + tuple(candidate_starts(data, spec.depth)))
 
@@ -299,7 +304,7 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
     if found.status == "infeasible":
         raise StrongTreeError(INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec)))
     if found.structure is None:
-        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit))
+        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit if stated is None else stated))
     value = tree_objective(data, spec, found.structure)
     if found.objective is not None and abs(value - found.objective) > 1e-6 * max(1.0, abs(value)):
         raise StrongTreeError(  # a bookkeeping error in the search, never shown as a result
@@ -362,7 +367,8 @@ MODEL_NOT_BUILT = (
 )
 
 
-def _unsolved_start(data, spec, dp_starts, stop, t0, method, choice, given: tuple = ()) -> Solved:
+def _unsolved_start(data, spec, dp_starts, stop, t0, method, choice, given: tuple = (),
+                    stated: float | None = None) -> Solved:
     """The MIO never started (stop or time limit while building): the exact
     search's tree if there is one (feasible by construction), else the best
     feasible cheap tree."""
@@ -373,7 +379,8 @@ def _unsolved_start(data, spec, dp_starts, stop, t0, method, choice, given: tupl
             c.satisfied for c in check_constraints(spec, data.y, tree.predict(data.X), data.group, data.legit,
                                                    count=data.count))]
         if not feasible:
-            raise StrongTreeError(NO_TREE_IN_TIME.format(limit=round(time.perf_counter() - t0, 1)))
+            raise StrongTreeError(NO_TREE_IN_TIME.format(
+                limit=round(time.perf_counter() - t0, 1) if stated is None else stated))
         structure = max(feasible, key=lambda tree: tree_objective(data, spec, tree))
     status = Status.INTERRUPTED if stop is not None and stop.is_set() else Status.TIME_LIMIT
     name = FORMULATIONS.get(method, method)
@@ -385,7 +392,7 @@ def _unsolved_start(data, spec, dp_starts, stop, t0, method, choice, given: tupl
 
 
 def _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_search, heuristic_start, progress, stop, t0,
-               memory_limit: int, given: tuple = ()) -> Solved:
+               memory_limit: int, given: tuple = (), stated: float | None = None) -> Solved:
     """FlowOCT, BendersOCT, OCT or BinOCT, started from the best cheap tree (and the exact search's)."""
     method, why = _choose_method(spec, formulation, solver, data)  # refusals before any work
     _check_mio_memory(data, spec, method, memory_limit)
@@ -431,7 +438,7 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_searc
 
     ready, prepared = _in_time(prepare, stop_at)
     if not ready:
-        return _unsolved_start(data, spec, dp_starts, stop, t0, method, dp_note + why, given)
+        return _unsolved_start(data, spec, dp_starts, stop, t0, method, dp_note + why, given, stated)
     built, lp_bound, start = prepared
     arrays = built.arrays
     if progress and start is not None:
@@ -482,7 +489,7 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_searc
     elif start is not None and result.status in (Status.TIME_LIMIT_NO_TREE, Status.INTERRUPTED, Status.TIME_LIMIT):
         structure = start[1]
     elif result.status == Status.TIME_LIMIT_NO_TREE:
-        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit))
+        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit if stated is None else stated))
     else:
         raise StrongTreeError(f"The solver stopped with an error: {result.message or result.status.value}")
     value = tree_objective(data, spec, structure)

@@ -607,6 +607,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             encoded.X_binary, train.y_index, train.classes.size, sample_weight=train.weights,
             group=None if train.groups is None else train.groups.codes,
             legit=None if train.legit is None else train.legit.codes,
+            chains=encoded.plan.chains,
         )
 
     def _build_spec(self, train: _Training, fairness: list[str]) -> TreeSpec:
@@ -636,6 +637,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             data, spec, formulation=self.formulation, solver=self.solver, time_limit=max(MIN_SOLVE_SECONDS, remaining),
             threads=int(self.threads), exact_search=self.exact_search, heuristic_start=self.heuristic_start,
             memory_limit=self.memory_limit, starts=() if cart is None else (("CART on the raw columns", cart),),
+            stated_limit=float(self.time_limit),
             progress=relay if progress is not None else None, stop=stop,
         )
 

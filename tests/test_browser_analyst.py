@@ -97,7 +97,7 @@ def test_the_groups_are_summarised_before_solving(visit):
     assert GLUED.findall(main_text(page)) == []
 
 
-def test_a_fair_compas_tree_is_told_in_words_and_its_cost_in_one_number(visit):
+def test_a_fair_compas_tree_is_told_in_words_its_cost_in_one_number_and_reported(visit, browser, tmp_path):
     """COMPAS with its codes named, race protected, depth 2 with statistical parity at 5 pp."""
     page = visit.page
     upload_compas(page)
@@ -135,3 +135,54 @@ def test_a_fair_compas_tree_is_told_in_words_and_its_cost_in_one_number(visit):
         page.set_viewport_size(viewport)
         main.locator('[data-testid="stMetric"]').first.evaluate("e => e.scrollIntoView()")
         check_page(page, "fairness_cost", viewport)
+
+    # The report: one click, then opened from file:// with the network cut off.
+    nav(page, "Fairness & performance")
+    with page.expect_download(timeout=60_000) as download:
+        page.get_by_role("button", name="Report (HTML)").click()
+    path = tmp_path / download.value.suggested_filename
+    download.value.save_as(path)
+    assert path.name == "report-compas-run-1.html"
+    open_report_offline(browser, path, headline.inner_text().splitlines()[0])
+
+
+def open_report_offline(browser, path: Path, headline: str) -> None:
+    """The report from disk, every request recorded and any that leaves the file refused; screenshots and a PDF."""
+    context = browser.new_context(viewport=DESKTOP)
+    requests: list[str] = []
+    context.on("request", lambda request: requests.append(request.url))
+    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file://") else route.abort())
+    context.set_offline(True)
+    report = context.new_page()
+    report.goto(path.as_uri())
+    expect(report.get_by_role("heading", name="At a glance")).to_be_visible()
+    assert report.title().startswith("compas.csv: a fair decision tree of depth 2")
+    for words in ("The table and its groups", "Settings", "The certificate", "The tree", "Each group's rates",
+                  "The cost of fairness"):
+        expect(report.get_by_role("heading", name=words, exact=True)).to_be_visible()
+    body = report.locator("body").inner_text()
+    assert headline in body  # the same cost as the Fairness page
+    assert "African-American" in body and "no recidivism" in body and GLUED.findall(body) == []
+    drawing = report.locator(".drawing svg")
+    expect(drawing).to_be_visible()
+    box = drawing.bounding_box()
+    assert box["width"] > 200 and box["height"] > 100
+    for viewport in (DESKTOP, PROJECTOR):
+        report.set_viewport_size(viewport)
+        report.evaluate("window.scrollTo(0, 0)")
+        shoot(report, f"report_{viewport['width']}x{viewport['height']}")
+        report.locator("#tree h2").evaluate("e => e.scrollIntoView()")
+        shoot(report, f"report_tree_{viewport['width']}x{viewport['height']}")
+        report.locator("#cost h2").evaluate("e => e.scrollIntoView()")
+        shoot(report, f"report_cost_{viewport['width']}x{viewport['height']}")
+        overflow = report.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, (viewport, overflow)  # nothing wider than the window
+        panel, tree = report.locator(".drawing").bounding_box(), drawing.bounding_box()
+        assert panel["x"] <= tree["x"] and tree["x"] + tree["width"] <= panel["x"] + panel["width"] + 0.5, (panel, tree)
+    pdf = report.pdf(format="A4", print_background=True)
+    pages = len(re.findall(rb"/Type\s*/Page[^s]", pdf))
+    assert pdf.startswith(b"%PDF") and pages >= 4, pages  # the tree, the rates and the cost each start a page
+    outside = [u for u in requests if not u.startswith("file://")]
+    assert outside == [], outside
+    assert requests == [path.as_uri()], requests  # the page itself, nothing else
+    context.close()

@@ -43,7 +43,6 @@ from dataclasses import dataclass, replace
 from typing import Callable, Literal
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from strongtree_core.accel.dp import (
     NEG,
@@ -66,6 +65,7 @@ from strongtree_core.accel.lagrange import (
 from strongtree_core.accel.problem import LinearProblem, linear_problem
 from strongtree_core.accel.relabel import best_labels
 from strongtree_core.accel.subtrees import Subtrees, subtree_list
+from strongtree_core.accel.threads import one_blas_thread
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.structure import TreeStructure
@@ -139,7 +139,7 @@ def exact_solve(
     run = _Run(problem, deadline, report, t0)
     # The matrix products are small: one BLAS thread each avoids threads that
     # wait on each other when the machine is busy (seen: 30x slower).
-    with threadpool_limits(1, user_api="blas"):
+    with one_blas_thread():
         try:
             return run.solve(starts)
         except SearchStopped:
@@ -275,7 +275,8 @@ class _Run:
             if s.depth <= p.depth:
                 self.offer_shape(measure_tree(p, structure_to_tree(s)))
         if not p.constrained:
-            dp = GainDP(p.X, p.count, (1.0 - p.lambda_) * p.G[:, :, 0], p.lambda_, p.min_leaf, self.deadline, p.ones)
+            dp = GainDP(p.X, p.count, (1.0 - p.lambda_) * p.G[:, :, 0], p.lambda_, p.min_leaf, self.deadline, p.ones,
+                         p.ordered)
 
             def anytime(value: float, tree: Tree, bound: float) -> None:
                 self.explored = dp.n_solved
@@ -376,7 +377,7 @@ class _BranchAndBound:
         self.pen = prices.penalty(p)
         self.const = prices.constant(p)
         self.scores = prices.scores(p)
-        self.dp = GainDP(p.X, p.count, self.scores, self.pen, p.min_leaf, run.deadline, p.ones)
+        self.dp = GainDP(p.X, p.count, self.scores, self.pen, p.min_leaf, run.deadline, p.ones, p.ordered)
         self.V = np.concatenate([p.G, p.U], axis=2)
         self.umin = p.U.min(axis=1)
         self.umax = p.U.max(axis=1)

@@ -19,8 +19,10 @@ from strongtree_studio.fairview import (
     rate_rows,
     verdict,
 )
+from strongtree_studio.config import SplitConfig
 from strongtree_studio.markup import md, md_table
 from strongtree_studio.outcome import BASELINE_TIME_LIMIT
+from strongtree_studio.reporting import MSG_NO_ROWS, report_file_name, report_html
 from strongtree_studio.shown import shown, shown_label
 from strongtree_studio.treeview import legend_html, tree_panel, tree_svg
 from strongtree_studio.views import status_badge
@@ -45,6 +47,25 @@ with badge:
 label, stale = shown_label(result)
 if label:
     (st.warning if stale else st.info)(label, icon=":material/history:")
+
+
+def report_data() -> bytes:
+    """The report, made when the button is clicked (a few seconds: the reference models are fitted)."""
+    return report_html(result.entry.dataset, result.tree, result.baseline, result.roles, result.model,
+                       SplitConfig(**result.entry.config["split"]), result.tables)
+
+
+report_col, report_note = st.columns([1.3, 4], vertical_alignment="center")
+report_col.download_button(
+    "Report (HTML)", report_data if result.tables is not None else b"", key="fairness.report",
+    file_name=report_file_name(result.entry.dataset, result.entry.id), mime="text/html",
+    icon=":material/description:", on_click="ignore", type="primary", disabled=result.tables is None,
+    width="stretch",
+    help="One self-contained page for a review board: the table and its groups, the settings, the certificate, the "
+         "tree drawn and in words, each group's rates with intervals, the cost of fairness. It opens offline and "
+         "prints to PDF from the browser.")
+report_note.caption(MSG_NO_ROWS if result.tables is None else
+                    "Everything below in one page to keep or print (opens in any browser, no internet needed).")
 
 SPLIT_NAMES = {"train": "training rows", "test": "test rows"}
 group_title = " & ".join(result.roles.protected) or "group"

@@ -145,7 +145,7 @@ if kept is not None and len(kept):
     shown_id = SWEEP_SHOWN.get() if SWEEP_SHOWN.get() in labels else 0
     buttons[2].selectbox("Sweep shown", list(labels), index=list(labels).index(shown_id), format_func=labels.get,
                          key="tradeoffs.shown", on_change=show_sweep, label_visibility="collapsed",
-                         help="Sweeps are kept in the run history, with this session or its workspace (Runs page).")
+                         help="Sweeps are kept in the run history, with this browser or its workspace (Runs page).")
 else:
     shown_id = 0
 
