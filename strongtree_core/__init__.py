@@ -6,7 +6,7 @@ patterns) -> ``formulation`` (FlowOCT / BendersOCT as arrays) -> ``solvers``
 ``metrics`` and exports.  :class:`StrongTreeClassifier` ties them together.
 """
 
-from strongtree_core.errors import StrongTreeError
+from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning
 
 __version__ = "0.2.0"
 
@@ -20,10 +20,6 @@ def __getattr__(name: str):
         from strongtree_core.estimator import StrongTreeClassifier
 
         return StrongTreeClassifier
-    if name in ("NotProvenWarning", "TrivialTreeWarning"):
-        from strongtree_core import exceptions
-
-        return getattr(exceptions, name)
     if name == "FittedTree":
         from strongtree_core.tree import FittedTree
 

@@ -172,6 +172,7 @@ class ModelConfig:
     min_specificity: float | None = None
     fairness: tuple[str, ...] = ()
     fairness_bound: float = 0.05
+    fairness_confidence: float | None = None
     allow_protected_splits: bool = False
     n_buckets: int = 5
     encoding: str = "thermometer"
@@ -185,7 +186,7 @@ class ModelConfig:
         return params
 
     def without_fairness(self) -> "ModelConfig":
-        return replace(self, fairness=())
+        return replace(self, fairness=(), fairness_confidence=None)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> "ModelConfig":

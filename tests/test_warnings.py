@@ -14,7 +14,7 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 
 import strongtree_core
 from strongtree_core import NotProvenWarning, StrongTreeClassifier, TrivialTreeWarning
-from strongtree_core.exceptions import NOT_PROVEN, NOT_PROVEN_OTHER, not_proven_message
+from strongtree_core.errors import NOT_PROVEN, NOT_PROVEN_OTHER, not_proven_message
 
 
 def _data(n: int = 60, seed: int = 1):

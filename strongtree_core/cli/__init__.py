@@ -26,7 +26,7 @@ from strongtree_core.cli.messages import EXIT_FAULT, INTERNAL_ERROR
 from strongtree_core.cli.parser import build_parser
 from strongtree_core.cli.sweep import run_sweep
 from strongtree_core.cli.use import run_export, run_predict
-from strongtree_core.exceptions import NotProvenWarning
+from strongtree_core.errors import NotProvenWarning
 
 COMMANDS = {"fit": run_fit, "sweep": run_sweep, "predict": run_predict, "export": run_export}
 

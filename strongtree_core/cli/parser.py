@@ -179,6 +179,12 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--fairness-bound", type=float, default=defaults["fairness_bound"], metavar="DELTA",
                    help="δ: the largest gap allowed between two protected groups, as a share in [0, 1] "
                         "(0.05 = 5 percentage points)")
+    f.add_argument("--fairness-confidence", type=float, default=None, metavar="C",
+                   help="promise the bound on new rows of the same population with probability C in (0, 1), "
+                        "e.g. 0.9; none: the bound holds on the training rows only")
+    f.add_argument("--fairness-confidence-method", choices=["bootstrap", "margin", "holdout"],
+                   default=defaults["fairness_confidence_method"],
+                   help="how the promise is kept (docs/fairness-on-new-rows.md)")
     f.add_argument("--allow-protected-splits", action="store_true", help="let the tree split on protected columns")
     f.add_argument("--max-thresholds", type=int, default=defaults["max_thresholds"], help=MAX_THRESHOLDS_HELP)
     f.add_argument("--n-buckets", type=int, default=defaults["n_buckets"], help=N_BUCKETS_HELP)
