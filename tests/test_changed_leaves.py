@@ -54,9 +54,14 @@ def test_changed_leaves_are_shown_in_rules_and_drawing_and_survive_json(fair_tre
     clf, _, _ = fair_tree
     text = clf.tree_.to_text()
     dot = clf.tree_.to_dot()
+    from strongtree_core.tree.svg import tree_svg
+
+    svg = tree_svg(clf.tree_)
     for note in clf.tree_.changed_leaves:
         assert f"[not the majority, {note.majority}: {note.reason}]" in text
         assert f"not the majority ({note.majority})" in dot
+        assert f"not the majority ({note.majority})" in svg
+    assert svg.count('stroke-dasharray="5 3"') == len(clf.tree_.changed_leaves)
     back = FittedTree.from_json(clf.tree_.to_json())
     assert back == clf.tree_ and back.changed_leaves == clf.tree_.changed_leaves
     # a file without the key (earlier versions) loads with no changed leaves

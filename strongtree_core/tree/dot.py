@@ -114,7 +114,7 @@ def tree_to_dot(
         if node in changed:
             note = changed[node]
             rows.append(f'<FONT POINT-SIZE="9"><B>not the majority ({html_text(note.majority)})</B></FONT>')
-            rows.append(f'<FONT POINT-SIZE="8">{html_text(_short(note))}</FONT>')
+            rows.append(f'<FONT POINT-SIZE="8">{html_text(changed_short(note))}</FONT>')
             attrs.append('style="rounded,filled,dashed"')
         if node in marked:
             attrs.append(f'penwidth=2.5, color="{STRONG}"')
@@ -131,7 +131,7 @@ def tree_to_dot(
     return "\n".join(lines) + "\n"
 
 
-def _short(note) -> str:
+def changed_short(note) -> str:
     """The reason of a changed leaf, short enough for a box: what relabelling breaks, or the objective's word."""
     if note.breaks:
         return "keeps " + ", ".join(b.replace(" difference", "") for b in note.breaks)
