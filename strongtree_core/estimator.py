@@ -294,7 +294,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         "fairness": [_options(FAIRNESS), list, tuple, None],  # each item of a list is checked in fit
         "fairness_bound": [_fraction("both")],
         "fairness_confidence": [Interval(Real, 0, 1, closed="neither"), None],
-        "fairness_confidence_method": [_options(("margin", "bootstrap", "holdout"))],
+        "fairness_confidence_method": [_options(("bootstrap", "margin", "crossfit", "holdout"))],
         "allow_protected_splits": ["boolean"],
         "max_thresholds": [Interval(Integral, 1, None, closed="left"), None],
         "n_buckets": [Interval(Integral, 2, None, closed="left"), None],
