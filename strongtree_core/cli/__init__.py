@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from typing import Sequence
 
 from strongtree_core.cli.files import output_problem as _output_problem
@@ -25,6 +26,7 @@ from strongtree_core.cli.messages import EXIT_FAULT, INTERNAL_ERROR
 from strongtree_core.cli.parser import build_parser
 from strongtree_core.cli.sweep import run_sweep
 from strongtree_core.cli.use import run_export, run_predict
+from strongtree_core.errors import NotProvenWarning
 
 COMMANDS = {"fit": run_fit, "sweep": run_sweep, "predict": run_predict, "export": run_export}
 
@@ -32,6 +34,8 @@ COMMANDS = {"fit": run_fit, "sweep": run_sweep, "predict": run_predict, "export"
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code."""
     args = build_parser().parse_args(argv)
+    # The reports say how every solve ended (status, gap, certified): the warning would repeat them.
+    warnings.filterwarnings("ignore", category=NotProvenWarning)
     try:
         return COMMANDS[args.command](args)
     except BrokenPipeError:  # the reader of standard output went away (e.g. `| head`): stop quietly

@@ -40,6 +40,7 @@ from strongtree_core.cli.messages import (
     TOO_MANY_GROUPS,
 )
 from strongtree_core.cli.progress import Progress
+from strongtree_core.cli.words import cli_words
 from strongtree_core.encoding import EncodingError
 from strongtree_core.encoding.groups import MAX_GROUPS
 from strongtree_core.errors import StrongTreeError
@@ -219,9 +220,9 @@ def run_fit(args: argparse.Namespace) -> int:
     failure, interrupted = solve(fit, progress)
     if failure is not None:
         if interrupted:
-            return refuse(f"error: {failure}", EXIT_INTERRUPTED, args.json)
+            return refuse(f"error: {cli_words(str(failure))}", EXIT_INTERRUPTED, args.json)
         if isinstance(failure, (StrongTreeError, EncodingError)):
-            return refuse(f"error: {failure}", EXIT_SOLVE, args.json)
+            return refuse(f"error: {cli_words(str(failure))}", EXIT_SOLVE, args.json)
         return refuse(INTERNAL_ERROR.format(kind=type(failure).__name__, detail=failure), EXIT_FAULT, args.json)
     accuracy = float(np.mean(clf.predict(X) == y.to_numpy()))
     tree_file, written = None, None
