@@ -14,6 +14,7 @@ from strongtree_core.encoding.binarize import EncodingPlan
 from strongtree_core.encoding.errors import EncodingError, stored_format_problem
 from strongtree_core.encoding.features import ColumnName, level_key, python_scalar
 from strongtree_core.structure import TreeGraph, TreeStructure
+from strongtree_core.tree.context import FitContext
 from strongtree_core.tree.dot import tree_to_dot
 from strongtree_core.tree.export import tree_to_python, tree_to_sql
 from strongtree_core.tree.record import SolveRecord
@@ -100,6 +101,9 @@ class FittedTree:
     changed_leaves : tuple of ChangedLeaf
         Leaves predicting a class other than their training rows' majority, each
         with the reason measured at fit time (empty for trees from earlier versions).
+    context : FitContext or None
+        The roles and settings it was fitted with (protected columns, positive
+        class, the estimator's parameters, ...); None when not known.
 
     Examples
     --------
@@ -128,6 +132,7 @@ class FittedTree:
     feature_names: tuple[ColumnName, ...]
     node_weights: np.ndarray | None = None
     changed_leaves: tuple[ChangedLeaf, ...] = ()
+    context: FitContext | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "classes", tuple(python_scalar(c) for c in self.classes))
@@ -336,6 +341,7 @@ class FittedTree:
             # Kept beside the record, where earlier versions of this format ignore it.
             **({} if promise is None else {"fairness_promise": promise}),
             **({"changed_leaves": [c.to_dict() for c in self.changed_leaves]} if self.changed_leaves else {}),
+            **({} if self.context is None else {"context": self.context.to_dict()}),
         }
 
     @classmethod
@@ -367,6 +373,7 @@ class FittedTree:
                     data["node_weights"], dtype=np.float64
                 ).reshape(-1, len(data["classes"])),
                 changed_leaves=tuple(ChangedLeaf.from_dict(c) for c in data.get("changed_leaves", ())),
+                context=None if data.get("context") is None else FitContext.from_dict(data["context"]),
             )
         except (KeyError, TypeError) as err:
             raise ValueError(BAD_TREE_JSON.format(reason=f"missing or malformed entry {err}")) from err
@@ -393,6 +400,7 @@ class FittedTree:
             and self.record == other.record
             and _same_labels(self.feature_names, other.feature_names)
             and self.changed_leaves == other.changed_leaves
+            and self.context == other.context
         )
 
     __hash__ = object.__hash__
