@@ -60,6 +60,13 @@ class FitContext:
     codes : mapping
         Column -> ``{"kind": "auto" | "number" | "category", "labels": {code: label}}``:
         how coded columns of the table were read before fitting (see :func:`apply_codes`).
+
+    Examples
+    --------
+    >>> from strongtree_core.tree import FitContext
+    >>> context = FitContext(protected=('gender',), pos_label='yes', settings={'depth': 2})
+    >>> FitContext.from_dict(context.to_dict()) == context
+    True
     """
 
     protected: tuple[str, ...] = ()
