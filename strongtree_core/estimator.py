@@ -40,6 +40,7 @@ from strongtree_core.progress import Progress
 from strongtree_core.structure import TreeStructure
 from strongtree_core.renames import RENAMED_PARAMETERS, refuse_renamed
 from strongtree_core.tree import FittedTree, SolveRecord
+from strongtree_core.tree.context import FitContext, json_value
 from strongtree_core.trivial import baseline_accuracy, trivial_reason
 
 FairnessNotion = Literal[
@@ -185,6 +186,8 @@ class _Training:
     groups: GroupCoding | None
     legit: GroupCoding | None
     protected_in_x: tuple[str, ...]  # protected columns that are also columns of X
+    protected: tuple[str, ...]  # names of the protected columns (kept in the tree's context)
+    legitimate: tuple[str, ...]  # names of the legitimate factors
     columns_in: tuple  # the columns of X as given
     fitted_on_frame: bool
 
@@ -314,9 +317,23 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         (also ``record_.promise``).
     n_features_in_ : int
         Number of columns of X at fit.
-    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+    feature_names_in_ : ndarray of str, shape (``n_features_in_``,)
         Column names of X at fit; only when X was a DataFrame whose column names
         are all strings.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> clf = StrongTreeClassifier(depth=2, fairness='statistical_parity', fairness_bound=0.5, pos_label='yes',
+    ...                            time_limit=10)
+    >>> clf = clf.fit(X, y, sensitive_features='group')
+    >>> clf.record_.certified, list(clf.predict(X))[:4]
+    (True, [np.str_('no'), np.str_('yes'), np.str_('no'), np.str_('yes')])
+    >>> [(c['constraint'], c['satisfied']) for c in clf.constraint_checks_]
+    [('statistical parity difference', True)]
     """
 
     _parameter_constraints: dict = {
@@ -617,6 +634,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         return _Training(
             X=X, y_index=y_idx, classes=classes, target=_target_name(y), weights=weights, positive=positive,
             groups=groups, legit=legit, protected_in_x=tuple(sens_in_x), columns_in=columns_in,
+            protected=() if sens_frame is None else tuple(map(str, sens_frame.columns)),
+            legitimate=() if legit_frame is None else tuple(map(str, legit_frame.columns)),
             fitted_on_frame=fitted_on_frame,
         )
 
@@ -705,8 +724,12 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         self.encoding_ = encoded.plan
         tree = _fitted_tree(solved.structure, record, train, encoded)
         leaf_weights = tree.node_counts if tree.node_weights is None else tree.node_weights
-        self.tree_ = replace(tree, changed_leaves=changed_leaves(solved.structure, data, spec, train.classes,
-                                                                 leaf_weights, record.status))
+        context = FitContext(protected=train.protected, legitimate=train.legitimate,
+                             pos_label=None if train.positive is None else python_scalar(train.classes[train.positive]),
+                             settings=json_value(self.get_params()))
+        self.tree_ = replace(tree, context=context,
+                             changed_leaves=changed_leaves(solved.structure, data, spec, train.classes, leaf_weights,
+                                                           record.status))
         self.record_ = record
         self.status_ = record.status
         self.n_features_in_ = len(train.columns_in)

@@ -14,6 +14,7 @@ from strongtree_core.encoding.binarize import EncodingPlan
 from strongtree_core.encoding.errors import EncodingError, stored_format_problem
 from strongtree_core.encoding.features import ColumnName, level_key, python_scalar
 from strongtree_core.structure import TreeGraph, TreeStructure
+from strongtree_core.tree.context import FitContext
 from strongtree_core.tree.dot import tree_to_dot
 from strongtree_core.tree.export import tree_to_python, tree_to_sql
 from strongtree_core.tree.record import SolveRecord
@@ -48,6 +49,13 @@ class ChangedLeaf:
         gap 7.2 pp > 5.0 pp", or the objective's reason).
     breaks : tuple of str
         The constraints that relabelling would break (empty when the objective decides).
+
+    Examples
+    --------
+    >>> from strongtree_core.tree import ChangedLeaf
+    >>> leaf = ChangedLeaf(node=3, majority='no', predicted='yes', reason='relabelling this leaf to no breaks statistical parity', breaks=('statistical_parity',))
+    >>> ChangedLeaf.from_dict(leaf.to_dict()) == leaf
+    True
     """
 
     node: int
@@ -93,6 +101,26 @@ class FittedTree:
     changed_leaves : tuple of ChangedLeaf
         Leaves predicting a class other than their training rows' majority, each
         with the reason measured at fit time (empty for trees from earlier versions).
+    context : FitContext or None
+        The roles and settings it was fitted with (protected columns, positive
+        class, the estimator's parameters, ...); None when not known.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> clf = StrongTreeClassifier(depth=1, time_limit=10).fit(X, y)
+    >>> tree = clf.tree_
+    >>> print(tree.to_text())
+    IF score ≤ 4 THEN no (4 rows, 100% no)
+    IF score > 4 THEN yes (4 rows, 100% yes)
+    >>> from strongtree_core import FittedTree
+    >>> FittedTree.from_json(tree.to_json()) == tree
+    True
+    >>> tree.predict(X.head(3)).tolist()
+    ['no', 'yes', 'no']
     """
 
     structure: TreeStructure
@@ -104,6 +132,7 @@ class FittedTree:
     feature_names: tuple[ColumnName, ...]
     node_weights: np.ndarray | None = None
     changed_leaves: tuple[ChangedLeaf, ...] = ()
+    context: FitContext | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "classes", tuple(python_scalar(c) for c in self.classes))
@@ -312,6 +341,7 @@ class FittedTree:
             # Kept beside the record, where earlier versions of this format ignore it.
             **({} if promise is None else {"fairness_promise": promise}),
             **({"changed_leaves": [c.to_dict() for c in self.changed_leaves]} if self.changed_leaves else {}),
+            **({} if self.context is None else {"context": self.context.to_dict()}),
         }
 
     @classmethod
@@ -343,6 +373,7 @@ class FittedTree:
                     data["node_weights"], dtype=np.float64
                 ).reshape(-1, len(data["classes"])),
                 changed_leaves=tuple(ChangedLeaf.from_dict(c) for c in data.get("changed_leaves", ())),
+                context=None if data.get("context") is None else FitContext.from_dict(data["context"]),
             )
         except (KeyError, TypeError) as err:
             raise ValueError(BAD_TREE_JSON.format(reason=f"missing or malformed entry {err}")) from err
@@ -369,6 +400,7 @@ class FittedTree:
             and self.record == other.record
             and _same_labels(self.feature_names, other.feature_names)
             and self.changed_leaves == other.changed_leaves
+            and self.context == other.context
         )
 
     __hash__ = object.__hash__
@@ -378,7 +410,17 @@ def node_class_counts(
     structure: TreeStructure, X_binary: np.ndarray, y_index: np.ndarray, n_classes: int, *, weight=None
 ) -> np.ndarray:
     """Rows reaching each node by class, shape (n_nodes, n_classes), routing all rows at once;
-    with ``weight`` (one number per row), their summed weights (float) instead of their number."""
+    with ``weight`` (one number per row), their summed weights (float) instead of their number.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from strongtree_core.structure import TreeStructure
+    >>> from strongtree_core.tree import node_class_counts
+    >>> stump = TreeStructure(1, np.array([0, -1, -1]), np.array([-1, 0, 1]))
+    >>> node_class_counts(stump, np.array([[0], [1], [1]]), np.array([0, 1, 1]), 2).tolist()
+    [[1, 2], [1, 0], [0, 2]]
+    """
     n_nodes = TreeGraph(structure.depth).n_nodes
     if X_binary.shape[0] == 0:
         return np.zeros((n_nodes, n_classes), dtype=np.int64 if weight is None else np.float64)
