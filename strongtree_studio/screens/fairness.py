@@ -92,7 +92,7 @@ else:
             gap = gap_info.get("difference")
             ratio = gap_info.get("ratio")
             with col.container(border=True):
-                st.metric(f"{name} · {SPLIT_NAMES[split]}", fmt(gap, "points"), border=False,
+                st.metric(md(f"{name} · {SPLIT_NAMES[split]}"), fmt(gap, "points"), border=False,
                           help="The largest difference of the compared rate between two groups.")
                 found = verdict(gap, fairness_bound, notion in constrained, split)
                 badges = st.columns([3, 2], vertical_alignment="center")

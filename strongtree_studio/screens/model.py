@@ -53,8 +53,8 @@ with tree_col:
     )
     for column, (label, name, help_text) in zip(st.columns(3), floors):
         with column:
-            field(st.number_input, label, MODEL, name, 0.0, 1.0, step=0.05, format="%.2f", placeholder="none",
-                  help=help_text)
+            field(st.number_input, md(label), MODEL, name, 0.0, 1.0, step=0.05, format="%.2f", placeholder="none",
+                  help=md(help_text))
 
 with fair_col:
     st.markdown("##### Fairness")
