@@ -522,6 +522,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         data = collapse_patterns(
             Xb, y_idx, classes.size, sample_weight=sample_weight,
             group=None if groups is None else groups.codes, legit=None if legit is None else legit.codes,
+            chains=plan.chains,
         )
         constraints = self._side_constraints(fairness, positive, groups, legit)
         _check_comparable(constraints, y_idx, groups, legit, positive)

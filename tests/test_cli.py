@@ -229,7 +229,8 @@ def test_fit_defaults_are_the_estimator_s():
     args = cli_parser.build_parser().parse_args(["fit", "x.csv", "--target", "y"])
     params = StrongTreeClassifier().get_params()
     for option, param in [("depth", "depth"), ("time_limit", "time_limit"), ("fairness_bound", "fairness_bound"),
-                          ("min_leaf", "min_leaf"), ("n_buckets", "n_buckets"), ("objective", "objective"),
+                          ("min_leaf", "min_leaf"), ("n_buckets", "n_buckets"), ("max_thresholds", "max_thresholds"),
+                          ("objective", "objective"),
                           ("formulation", "formulation"), ("solver", "solver"), ("threads", "threads")]:
         assert getattr(args, option) == params[param], option
 

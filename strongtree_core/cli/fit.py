@@ -95,7 +95,7 @@ def _estimator(args: argparse.Namespace, y: pd.Series) -> StrongTreeClassifier:
         max_features_used=args.max_features_used, min_leaf=args.min_leaf, objective=args.objective,
         pos_label=_coerce_label(args.pos_label, y), min_recall=args.min_recall,
         min_precision=args.min_precision, min_specificity=args.min_specificity, fairness=args.fairness,
-        fairness_bound=args.fairness_bound, allow_protected_splits=args.allow_protected_splits, n_buckets=args.n_buckets,
+        fairness_bound=args.fairness_bound, allow_protected_splits=args.allow_protected_splits, n_buckets=args.n_buckets, max_thresholds=args.max_thresholds,
         exact_search=not args.no_exact_search,
         memory_limit=None if args.memory_limit_gb is None else max(1, int(args.memory_limit_gb * 2**30)),
     )

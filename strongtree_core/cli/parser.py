@@ -64,6 +64,11 @@ class RenamedOption(argparse.Action):
         parser.error(RENAMED_FLAG.format(old=option_string, new=self.new))
 
 
+
+MAX_THRESHOLDS_HELP = ("thresholds per continuous column chosen from the data (CART's always among them); "
+                       "none: 16, unless --n-buckets is given")
+N_BUCKETS_HELP = "cut each continuous column at this many quantile buckets instead (the earlier rule; not with --max-thresholds)"
+
 def _sub(sub, name: str, text: str) -> argparse.ArgumentParser:
     parser = sub.add_parser(name, help=text, description=text, formatter_class=HelpFormatter, epilog=EPILOG)
     # Exact names win over abbreviations, so ``--max-features`` is refused rather than read as
@@ -120,7 +125,8 @@ def _sweep_parser(sub, defaults: dict) -> None:
     s.add_argument("--objective", choices=list(OBJECTIVES), default=defaults["objective"], help="what the tree maximizes")
     s.add_argument("--pos-label", default=defaults["pos_label"],
                    help="label of the positive class; none: the second label in sorted order")
-    s.add_argument("--n-buckets", type=int, default=defaults["n_buckets"], help="quantile buckets of a continuous column")
+    s.add_argument("--max-thresholds", type=int, default=defaults["max_thresholds"], help=MAX_THRESHOLDS_HELP)
+    s.add_argument("--n-buckets", type=int, default=defaults["n_buckets"], help=N_BUCKETS_HELP)
     s.add_argument("--no-exact-search", action="store_true",
                    help="solve by the MIO only (no exact search)")
     s.add_argument("--backend", choices=list(BACKENDS), default="serial",
@@ -174,8 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="δ: the largest gap allowed between two protected groups, as a share in [0, 1] "
                         "(0.05 = 5 percentage points)")
     f.add_argument("--allow-protected-splits", action="store_true", help="let the tree split on protected columns")
-    f.add_argument("--n-buckets", type=int, default=defaults["n_buckets"],
-                   help="quantile buckets of a continuous column")
+    f.add_argument("--max-thresholds", type=int, default=defaults["max_thresholds"], help=MAX_THRESHOLDS_HELP)
+    f.add_argument("--n-buckets", type=int, default=defaults["n_buckets"], help=N_BUCKETS_HELP)
     f.add_argument("--no-exact-search", action="store_true",
                    help="solve by the MIO only (no exact search)")
     f.add_argument("--memory-limit-gb", type=float, default=None, metavar="GB",

@@ -70,7 +70,7 @@ def _estimator(args: argparse.Namespace, y: pd.Series) -> StrongTreeClassifier:
     return StrongTreeClassifier(
         formulation=args.formulation, solver=args.solver, time_limit=args.time_limit, threads=args.threads,
         min_leaf=args.min_leaf, objective=args.objective, pos_label=_coerce_label(args.pos_label, y),
-        n_buckets=args.n_buckets, exact_search=not args.no_exact_search,
+        n_buckets=args.n_buckets, max_thresholds=args.max_thresholds, exact_search=not args.no_exact_search,
     )
 
 

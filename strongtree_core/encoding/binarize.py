@@ -345,6 +345,18 @@ class EncodingPlan:
         return tuple(column.name for column in self.columns)
 
     @property
+    def chains(self) -> tuple[tuple[int, ...], ...]:
+        """Indices of the ``x ≤ t`` features of each ordinal or continuous column,
+        lowest threshold first (see :attr:`PatternData.chains`)."""
+        out, start = [], 0
+        for column in self.columns:
+            cuts = [start + j for j, f in enumerate(column.features) if f.kind == "at_most"]
+            if len(cuts) > 1:
+                out.append(tuple(cuts))
+            start += len(column.features)
+        return tuple(out)
+
+    @property
     def n_binary(self) -> int:
         return sum(len(column.features) for column in self.columns)
 
