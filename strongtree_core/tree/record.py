@@ -75,6 +75,11 @@ class SolveRecord:
     nodes : int or None
         Branch-and-bound nodes of the MIO solver, or partial trees and
         subproblems the exact search visited; None when unknown.
+    promise : mapping or None
+        With ``fairness_confidence``: the fairness promise for new rows
+        (:meth:`strongtree_core.promise.FairnessPromise.to_dict`): the method, its
+        guarantee, the confidence, the tightened training bound and the accuracy it
+        cost.  None otherwise (and then left out of :meth:`to_dict`).
     """
 
     status: str
@@ -97,6 +102,7 @@ class SolveRecord:
     lp_bound: float | None = None
     n_cuts: int | None = None
     nodes: int | None = None
+    promise: Mapping | None = None
 
     def __post_init__(self) -> None:
         status = getattr(self.status, "value", self.status)
@@ -127,7 +133,10 @@ class SolveRecord:
 
     def to_dict(self) -> dict:
         """JSON-safe fields (non-finite floats as the strings "nan", "inf", "-inf")."""
-        return {key: _float_out(value) for key, value in asdict(self).items()}
+        out = {key: _float_out(value) for key, value in asdict(self).items()}
+        if out["promise"] is None:  # records without a promise stay readable by earlier versions
+            del out["promise"]
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "SolveRecord":

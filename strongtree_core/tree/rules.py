@@ -89,9 +89,12 @@ def rules_text(tree: "FittedTree") -> str:
 
     Tests on the same column are merged (``30 < age ≤ 35.5``); a numeric
     ``>`` test that missing values also pass reads ``age > 35.5 or missing``.
+    A leaf that does not predict its rows' majority class ends with
+    ``[not the majority, no: <reason>]`` (:class:`~strongtree_core.tree.fitted.ChangedLeaf`).
     """
     features = tree.encoding.features
     may_be_missing = {f.source for f in features if f.kind == "missing"}
+    changed = {c.node: c for c in getattr(tree, "changed_leaves", ())}
     lines = []
     for rule in tree.rules():
         parts = simplified_conditions(rule.conditions, features, may_be_missing)
@@ -103,7 +106,11 @@ def rules_text(tree: "FittedTree") -> str:
             size = f"{count_of(rule.n_rows, 'row')}, {share:.0f}% {label}"
         else:
             size = "0 rows"
-        lines.append(f"IF {condition} THEN {label} ({size})")
+        line = f"IF {condition} THEN {label} ({size})"
+        note = changed.get(rule.leaf)
+        if note is not None:
+            line += f" [not the majority, {one_line(note.majority)}: {one_line(note.reason)}]"
+        lines.append(line)
     return "\n".join(lines)
 
 

@@ -61,6 +61,8 @@ if table is not None:
         rows = f" · {fmt(len(parts.train), 'int')} training rows · {fmt(len(parts.test), 'int')} test rows"
     fairness = ", ".join(FAIRNESS_NOTIONS[n].name for n in model.fairness)
     fair_words = f"{fairness} within {fmt(model.fairness_bound, 'points')}" if fairness else "no fairness constraint"
+    if fairness and model.fairness_confidence is not None:
+        fair_words += f" on new rows with {round(100 * model.fairness_confidence)} % confidence"
     positive = f" (positive class {md(roles.pos_label)})" if roles.pos_label is not None else ""
     st.markdown(
         f"**{md(table.name)}** · target {md(roles.target)}{positive}{rows}  \n"

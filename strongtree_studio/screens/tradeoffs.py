@@ -239,7 +239,9 @@ def render_points() -> None:
     st.caption("Accuracy against the measured gap of each point's own notion: one colour per notion, the line "
                "joins the training frontier (no other point is both more accurate and fairer). Filled circles are "
                "proven optimal; open diamonds are the best trees found before the time limit or Stop. Dotted "
-               "lines mark the bounds δ. Click a point to open its tree. " + POINTS_NOTE)
+               "lines mark the bounds δ; the dashed line is the accuracy of predicting the majority class. On the "
+               "test rows each point's bar is the 95 % interval of its gap. Click a point to open its tree. "
+               + POINTS_NOTE)
     # A table that wraps its cells (a data grid would cut them at a projector's width).
     st.table(md_table(shown_table(points).set_index("point")), height=min(40 + 31 * len(points), 460))
 
