@@ -315,9 +315,23 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         (also ``record_.promise``).
     n_features_in_ : int
         Number of columns of X at fit.
-    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+    feature_names_in_ : ndarray of str, shape (``n_features_in_``,)
         Column names of X at fit; only when X was a DataFrame whose column names
         are all strings.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> clf = StrongTreeClassifier(depth=2, fairness='statistical_parity', fairness_bound=0.5, pos_label='yes',
+    ...                            time_limit=10)
+    >>> clf = clf.fit(X, y, sensitive_features='group')
+    >>> clf.record_.certified, list(clf.predict(X))[:4]
+    (True, [np.str_('no'), np.str_('yes'), np.str_('no'), np.str_('yes')])
+    >>> [(c['constraint'], c['satisfied']) for c in clf.constraint_checks_]
+    [('statistical parity difference', True)]
     """
 
     _parameter_constraints: dict = {

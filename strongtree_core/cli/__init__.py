@@ -36,7 +36,16 @@ COMMANDS = {"fit": run_fit, "sweep": run_sweep, "predict": run_predict, "export"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; returns its exit code."""
+    """Run one command; returns its exit code.
+
+    Examples
+    --------
+    >>> from strongtree_core.cli import main
+    >>> main(["fit", "hiring.csv", "--target", "hired", "--output", "tree.json"])  # doctest: +SKIP
+    0
+    >>> main(["export", "--tree", "tree.json", "--format", "sql"])  # doctest: +SKIP
+    0
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     if wants_app(argv):
         return run_app(argv[1:])
