@@ -1,13 +1,5 @@
 """Datasets for teaching and tests: a generated hiring table with a protected attribute,
-a legitimate factor and planted historical bias (no download, no internet).
-
->>> from strongtree_core.datasets import make_hiring
->>> df = make_hiring(200, seed=0)
->>> df.shape
-(200, 8)
->>> sorted(df["hired"].unique())
-['no', 'yes']
-"""
+a legitimate factor and planted historical bias (no download, no internet)."""
 
 from __future__ import annotations
 
@@ -54,13 +46,25 @@ def make_hiring(n_rows: int = 800, seed: int = 7) -> pd.DataFrame:
     Parameters
     ----------
     n_rows : int, default 800
+        Number of applicants (rows).
     seed : int, default 7
+        Seed of the random generator: the same seed gives the same table.
 
     Returns
     -------
     pandas.DataFrame
         Columns ``gender, age, education, experience, career_break, test_score,
-        referral, hired``; ``hired`` is ``"yes"``/``"no"``.
+        referral, hired``; ``hired`` is ``"yes"``/``"no"``, ``education`` an ordered
+        categorical (secondary < bachelor < master).
+
+    Examples
+    --------
+    >>> from strongtree_core.datasets import make_hiring
+    >>> df = make_hiring(200, seed=0)
+    >>> df.shape
+    (200, 8)
+    >>> list(df.columns)
+    ['gender', 'age', 'education', 'experience', 'career_break', 'test_score', 'referral', 'hired']
     """
     rng = np.random.default_rng(seed)
     female = rng.random(n_rows) < 0.5
