@@ -17,14 +17,14 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The modules whose exports the reference documents (docs/api/*.rst), with every export an example.
 DOCUMENTED = ["strongtree_core", "strongtree_core.metrics", "strongtree_core.sweep", "strongtree_core.tree",
               "strongtree_core.encoding", "strongtree_core.formulation", "strongtree_core.solvers",
-              "strongtree_core.heuristics", "strongtree_core.accel", "strongtree_core.cli"]
+              "strongtree_core.heuristics", "strongtree_core.accel", "strongtree_core.cli", "strongtree_core.datasets"]
 #: Modules whose examples are cheap enough to run on every test run (a few tiny fits at most).
 RUN_EXAMPLES = [
     "strongtree_core.metrics.quality", "strongtree_core.metrics.disparities", "strongtree_core.metrics.fairness_gaps",
     "strongtree_core.metrics.group_table", "strongtree_core.metrics.intervals", "strongtree_core.renames",
     "strongtree_core.errors", "strongtree_core.limits", "strongtree_core.tree.fitted", "strongtree_core.cli.words",
     "strongtree_core.estimator", "strongtree_core.cli.files", "strongtree_core.encoding.binarize",
-    "strongtree_core.formulation.spec", "strongtree_core.solvers.registry",
+    "strongtree_core.formulation.spec", "strongtree_core.solvers.registry", "strongtree_core.datasets",
 ]
 
 
