@@ -23,7 +23,21 @@ from sklearn.exceptions import ConvergenceWarning
 
 class StrongTreeError(ValueError):
     """A problem the user can fix (bad input, infeasible constraints, licence too
-    small, no tree within the time limit); the message says what and how."""
+    small, no tree within the time limit); the message says what and how.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> from strongtree_core import StrongTreeError
+    >>> try:
+    ...     StrongTreeClassifier(depth=1).fit(X, [None] * 8)
+    ... except StrongTreeError as error:
+    ...     print(str(error)[:40])
+    y has no value in 8 of 8 rows (the first
+    """
 
 
 class TrivialTreeWarning(UserWarning):

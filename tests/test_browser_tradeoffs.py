@@ -6,6 +6,7 @@ Screenshots as in test_browser.py."""
 import re
 
 import pandas as pd
+import pytest
 
 from test_browser import (  # noqa: F401 (fixtures: a server, a browser and a fresh session on it)
     DESKTOP,
@@ -19,6 +20,8 @@ from test_browser import (  # noqa: F401 (fixtures: a server, a browser and a fr
     settle,
     visit,
 )
+
+pytestmark = pytest.mark.slow
 
 
 def type_in(page, label: str, text: str) -> None:

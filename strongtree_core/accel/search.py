@@ -98,6 +98,20 @@ class ExactResult:
         How it was solved, in words.
     n_explored : int
         Partial trees and subproblems visited.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> from strongtree_core.accel import exact_solve
+    >>> type(exact_solve(data, TreeSpec(depth=1), time_limit=10)).__name__
+    'ExactResult'
     """
 
     status: ExactStatus
@@ -132,6 +146,21 @@ def exact_solve(
     ----------
     starts : TreeStructures to try first as incumbents (checked here).
     report : called with every new incumbent and bound, and now and then while searching.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> from strongtree_core.accel import exact_solve
+    >>> found = exact_solve(data, TreeSpec(depth=1), time_limit=10)
+    >>> found.status, found.objective
+    ('optimal', 5.0)
     """
     t0 = time.perf_counter()
     deadline = Deadline(t0 + float(time_limit), stop)

@@ -1,4 +1,4 @@
-"""The command line: ``strongtree fit | sweep | predict | export | report`` (also ``python -m strongtree_core``).
+"""The command line: ``strongtree fit | sweep | predict | export | report | app`` (also ``python -m strongtree_core``).
 
 ``fit`` learns a tree from a CSV file (``-``: standard input) and prints its rules and
 how it was obtained, or with ``--json`` one JSON object; ``--output`` writes the tree
@@ -6,7 +6,8 @@ how it was obtained, or with ``--json`` one JSON object; ``--output`` writes the
 bounds, depths, lambdas, folds) on local workers or a Dask cluster and writes one row
 per point.  ``predict`` adds a prediction column to a CSV file;
 ``export`` writes a stored tree as rules, JSON, DOT, SQL or Python; ``report`` writes a
-self-contained HTML report of a stored tree on its table.  Input is checked
+self-contained HTML report of a stored tree on its table; ``app`` starts the dashboard
+(options as for ``streamlit run``).  Input is checked
 before any solve: a problem there is a message and exit code 2; a problem the solve
 finds (bad settings, infeasible constraints) exit code 1; a fault of the program exit
 code 3, in one line; Ctrl-C exit code 130, with the best tree so far reported and written.
@@ -19,6 +20,7 @@ import sys
 import warnings
 from typing import Sequence
 
+from strongtree_core.cli.app import run_app, wants_app
 from strongtree_core.cli.files import output_problem as _output_problem
 from strongtree_core.cli.files import read_table
 from strongtree_core.cli.fit import run_fit
@@ -34,7 +36,19 @@ COMMANDS = {"fit": run_fit, "sweep": run_sweep, "predict": run_predict, "export"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; returns its exit code."""
+    """Run one command; returns its exit code.
+
+    Examples
+    --------
+    >>> from strongtree_core.cli import main
+    >>> main(["fit", "hiring.csv", "--target", "hired", "--output", "tree.json"])  # doctest: +SKIP
+    0
+    >>> main(["export", "--tree", "tree.json", "--format", "sql"])  # doctest: +SKIP
+    0
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if wants_app(argv):
+        return run_app(argv[1:])
     args = build_parser().parse_args(argv)
     # The reports say how every solve ended (status, gap, certified): the warning would repeat them.
     warnings.filterwarnings("ignore", category=NotProvenWarning)

@@ -9,6 +9,7 @@ import argparse
 from pathlib import Path
 
 from strongtree_core import __version__
+from strongtree_core.cli.app import add_app_parser
 from strongtree_core.cli.messages import RENAMED_FLAG, STDIO
 from strongtree_core.estimator import StrongTreeClassifier
 from strongtree_core.sweep import BACKENDS, SCHEDULER_ENV
@@ -152,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}", help="print the version and exit")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,sweep,predict,export,report}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,sweep,predict,export,report,app}")
 
     f = _sub(sub, "fit", "learn a tree from a CSV file")
     _data_options(f)
@@ -184,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--fairness-confidence", type=float, default=None, metavar="C",
                    help="promise the bound on new rows of the same population with probability C in (0, 1), "
                         "e.g. 0.9; none: the bound holds on the training rows only")
-    f.add_argument("--fairness-confidence-method", choices=["bootstrap", "margin", "holdout"],
+    f.add_argument("--fairness-confidence-method", choices=["bootstrap", "margin", "crossfit", "holdout"],
                    default=defaults["fairness_confidence_method"],
                    help="how the promise is kept (docs/fairness-on-new-rows.md)")
     f.add_argument("--allow-protected-splits", action="store_true", help="let the tree split on protected columns")
@@ -246,4 +247,6 @@ def build_parser() -> argparse.ArgumentParser:
                     help="auto: Graphviz's dot when installed, else the built-in layout")
     rp.add_argument("--file-encoding", default=None,
                     help="text encoding of the CSV files; none: UTF-8, or what its byte-order mark says")
+
+    add_app_parser(sub)
     return p

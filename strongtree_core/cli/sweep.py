@@ -98,6 +98,15 @@ def summary(table: pd.DataFrame) -> str:
 
 
 def run_sweep(args: argparse.Namespace) -> int:
+    """``strongtree sweep``: read the table, check the options, run the grid, write the rows; the exit code.
+
+    Examples
+    --------
+    >>> from strongtree_core.cli import main
+    >>> main(["sweep", "hiring.csv", "--target", "hired", "--protected", "gender", "--pos-label", "yes",
+    ...       "--fairness", "statistical_parity", "--fairness-bound", "0.01", "0.05"])  # doctest: +SKIP
+    0
+    """
     df = read_table(args.data, args.file_encoding)
     if isinstance(df, str):
         return refuse(df, EXIT_INPUT)

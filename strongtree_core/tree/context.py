@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from strongtree_core.encoding.features import level_key, python_scalar
+from strongtree_core.renames import RENAMED_PARAMETERS, translate_keys
 
 BAD_CONTEXT = "Not a stored fit context: {reason}."
 #: How a coded column may be read (the dashboard's column kinds).
@@ -59,6 +60,13 @@ class FitContext:
     codes : mapping
         Column -> ``{"kind": "auto" | "number" | "category", "labels": {code: label}}``:
         how coded columns of the table were read before fitting (see :func:`apply_codes`).
+
+    Examples
+    --------
+    >>> from strongtree_core.tree import FitContext
+    >>> context = FitContext(protected=('gender',), pos_label='yes', settings={'depth': 2})
+    >>> FitContext.from_dict(context.to_dict()) == context
+    True
     """
 
     protected: tuple[str, ...] = ()
@@ -85,13 +93,15 @@ class FitContext:
     def from_dict(cls, data: Mapping) -> "FitContext":
         if not isinstance(data, Mapping):
             raise ValueError(BAD_CONTEXT.format(reason="not an object"))
+        data = translate_keys(data, {"positive_class": "pos_label", "positive": "pos_label"})  # written before 0.2
         known = {"protected", "legitimate", "pos_label", "settings", "split", "dataset", "codes"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(BAD_CONTEXT.format(reason=f"unknown entries {unknown}"))
         return cls(
             protected=tuple(data.get("protected") or ()), legitimate=tuple(data.get("legitimate") or ()),
-            pos_label=data.get("pos_label"), settings=dict(data.get("settings") or {}), split=data.get("split"),
+            pos_label=data.get("pos_label"),
+            settings=translate_keys(dict(data.get("settings") or {}), RENAMED_PARAMETERS), split=data.get("split"),
             dataset=str(data.get("dataset") or ""), codes=dict(data.get("codes") or {}),
         )
 

@@ -49,6 +49,13 @@ class ChangedLeaf:
         gap 7.2 pp > 5.0 pp", or the objective's reason).
     breaks : tuple of str
         The constraints that relabelling would break (empty when the objective decides).
+
+    Examples
+    --------
+    >>> from strongtree_core.tree import ChangedLeaf
+    >>> leaf = ChangedLeaf(node=3, majority='no', predicted='yes', reason='relabelling this leaf to no breaks statistical parity', breaks=('statistical_parity',))
+    >>> ChangedLeaf.from_dict(leaf.to_dict()) == leaf
+    True
     """
 
     node: int
@@ -97,6 +104,23 @@ class FittedTree:
     context : FitContext or None
         The roles and settings it was fitted with (protected columns, positive
         class, the estimator's parameters, ...); None when not known.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> clf = StrongTreeClassifier(depth=1, time_limit=10).fit(X, y)
+    >>> tree = clf.tree_
+    >>> print(tree.to_text())
+    IF score ≤ 4 THEN no (4 rows, 100% no)
+    IF score > 4 THEN yes (4 rows, 100% yes)
+    >>> from strongtree_core import FittedTree
+    >>> FittedTree.from_json(tree.to_json()) == tree
+    True
+    >>> tree.predict(X.head(3)).tolist()
+    ['no', 'yes', 'no']
     """
 
     structure: TreeStructure
@@ -386,7 +410,17 @@ def node_class_counts(
     structure: TreeStructure, X_binary: np.ndarray, y_index: np.ndarray, n_classes: int, *, weight=None
 ) -> np.ndarray:
     """Rows reaching each node by class, shape (n_nodes, n_classes), routing all rows at once;
-    with ``weight`` (one number per row), their summed weights (float) instead of their number."""
+    with ``weight`` (one number per row), their summed weights (float) instead of their number.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from strongtree_core.structure import TreeStructure
+    >>> from strongtree_core.tree import node_class_counts
+    >>> stump = TreeStructure(1, np.array([0, -1, -1]), np.array([-1, 0, 1]))
+    >>> node_class_counts(stump, np.array([[0], [1], [1]]), np.array([0, 1, 1]), 2).tolist()
+    [[1, 2], [1, 0], [0, 2]]
+    """
     n_nodes = TreeGraph(structure.depth).n_nodes
     if X_binary.shape[0] == 0:
         return np.zeros((n_nodes, n_classes), dtype=np.int64 if weight is None else np.float64)

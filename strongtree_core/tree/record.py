@@ -80,6 +80,16 @@ class SolveRecord:
         (:meth:`strongtree_core.promise.FairnessPromise.to_dict`): the method, its
         guarantee, the confidence, the tightened training bound and the accuracy it
         cost.  None otherwise (and then left out of :meth:`to_dict`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> clf = StrongTreeClassifier(depth=1, time_limit=10).fit(X, y)
+    >>> clf.record_.status, clf.record_.certified, clf.record_.method
+    ('optimal', True, 'exact')
     """
 
     status: str

@@ -20,7 +20,19 @@ if TYPE_CHECKING:  # pragma: no cover
 
 @dataclass(frozen=True)
 class Condition:
-    """A test on the way to a leaf: binary feature ``feature`` equals ``holds``."""
+    """A test on the way to a leaf: binary feature ``feature`` equals ``holds``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> clf = StrongTreeClassifier(depth=1, time_limit=10).fit(X, y)
+    >>> condition = clf.tree_.rules()[0].conditions[0]
+    >>> condition.holds in (True, False)
+    True
+    """
 
     feature: int
     holds: bool
@@ -41,6 +53,17 @@ class Rule:
         The class predicted at the leaf.
     class_counts : tuple of int
         Training rows in the leaf by class (order of ``FittedTree.classes``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> clf = StrongTreeClassifier(depth=1, time_limit=10).fit(X, y)
+    >>> rule = clf.tree_.rules()[0]
+    >>> type(rule).__name__, type(rule.conditions[0]).__name__
+    ('Rule', 'Condition')
     """
 
     leaf: int

@@ -96,7 +96,7 @@ else:
             span = metrics.get("intervals", {}).get(notion, {})
             interval = (span.get("low"), span.get("high")) if span else None
             with col.container(border=True):
-                st.metric(f"{name} · {SPLIT_NAMES[split]}", fmt(gap, "points"), border=False,
+                st.metric(md(f"{name} · {SPLIT_NAMES[split]}"), fmt(gap, "points"), border=False,
                           help="The largest difference of the compared rate between two groups.")
                 if interval is not None and interval[0] is not None:
                     st.caption(f"95 % interval {fmt(interval[0], 'points')} to {fmt(interval[1], 'points')} "

@@ -138,13 +138,13 @@ def render_numbers() -> None:
     cols = st.columns(5)
     cols[0].metric("Elapsed", fmt(snap.elapsed, "seconds"))
     cols[1].metric("Best tree", fmt(latest["objective"] if latest else None),
-                   help="The objective of the best tree found so far: " + objective_words(model.objective,
-                                                                                         model.regularization) + ".")
+                   help=md("The objective of the best tree found so far: "
+                           + objective_words(model.objective, model.regularization) + "."))
     cols[2].metric("Bound", fmt(latest["bound"] if latest else None),
                    help="No tree of this depth can do better than this (proven).")
     cols[3].metric("Gap", fmt(latest["gap"] if latest else None, "percent"),
                    help="(bound − best tree) / best tree: 0 means proven optimal.")
-    cols[4].metric("Explored", fmt(latest["nodes"] if latest else None, "int"), help=explored_words().capitalize())
+    cols[4].metric("Explored", fmt(latest["nodes"] if latest else None, "int"), help=md(explored_words().capitalize()))
     shown_state = SIDEBAR_STATE.get()
     if (active and not snap.active) or (shown_state is not None and shown_state != job_state_key(snap)):
         st.rerun()  # the whole page: the sidebar, the buttons and the outcome follow the new state

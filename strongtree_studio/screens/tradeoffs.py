@@ -7,7 +7,7 @@ import streamlit as st
 from strongtree_studio.navigation import screen
 from strongtree_studio.config import ModelConfig
 from strongtree_studio.explain import FAIRNESS_NOTIONS
-from strongtree_studio.markup import md, md_table
+from strongtree_studio.markup import md, md_table, plain_text
 from strongtree_studio.runs import RunStoreError
 from strongtree_studio.services import job_registry, run_store
 from strongtree_studio.session import (
@@ -144,7 +144,8 @@ if kept is not None and len(kept):
         SWEEP_SHOWN.set(widget_value("tradeoffs.shown") or None)
 
     shown_id = SWEEP_SHOWN.get() if SWEEP_SHOWN.get() in labels else 0
-    buttons[2].selectbox("Sweep shown", list(labels), index=list(labels).index(shown_id), format_func=labels.get,
+    buttons[2].selectbox("Sweep shown", list(labels), index=list(labels).index(shown_id),
+                         format_func=lambda i: plain_text(labels[i]),
                          key="tradeoffs.shown", on_change=show_sweep, label_visibility="collapsed",
                          help="Sweeps are kept in the run history, with this browser or its workspace (Runs page).")
 else:
@@ -276,7 +277,7 @@ if not (shown_id == 0 and active):
     if rows and meta is not None:
         points = points_table(rows)
         by_point = {int(r["point"]): r for r in points.to_dict("records")}
-        chosen = st.selectbox("Point", list(by_point), format_func=lambda p: point_label(by_point[p]),
+        chosen = st.selectbox("Point", list(by_point), format_func=lambda p: plain_text(point_label(by_point[p])),
                              key="tradeoffs.point", help="Its tree opens on the Tree page (and is kept as a run).")
         action, download, _ = st.columns([1, 1, 2])
         action.button("Open its tree", key="tradeoffs.open", icon=":material/account_tree:", width="stretch",
