@@ -560,8 +560,12 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         for c in constraints:
             notes += [f"{c.name}: skipped {reason}" for reason in c.skipped_reasons(data, positive)]
         record = replace(solved.record, message=" ".join(notes))
+        structure = solved.structure
+        if solved.features is not None:
+            # The certificate holds over a thinned set of thresholds: the encoding keeps exactly those.
+            plan, Xb, structure = _thinned(plan, Xb, structure, solved.features)
         self.encoding_ = plan
-        self.tree_ = make_tree(solved.structure, record)
+        self.tree_ = make_tree(structure, record)
         self.record_ = record
         self.status_ = record.status
         self.n_features_in_ = n_columns
@@ -571,7 +575,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             self.feature_names_in_ = np.asarray(columns_in, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        self.constraint_checks_ = self._verify(constraints, data, solved.structure, y_idx, Xb, groups, legit, positive)
+        self.constraint_checks_ = self._verify(constraints, data, structure, y_idx, Xb, groups, legit, positive)
         return self
 
     def _side_constraints(self, fairness: list[str], positive: int | None, groups, legit) -> list:
@@ -867,3 +871,11 @@ def _check_comparable(constraints, y_idx, groups: GroupCoding | None, legit: Gro
                     notion=c.notion, column=groups.name, cohorts=" and the ".join(cohort.label for cohort in cohorts)
                 )
             )
+
+
+def _thinned(plan, Xb: np.ndarray, structure, features: tuple[int, ...]):
+    """The plan, binary matrix and tree restricted to ``features`` (thresholds the search certified over)."""
+    keep = np.asarray(features, dtype=np.int64)
+    where = {int(f): j for j, f in enumerate(keep)}
+    feature = np.array([where[int(f)] if f >= 0 else int(f) for f in structure.feature], dtype=np.int64)
+    return plan.restricted(keep), np.ascontiguousarray(Xb[:, keep]), replace(structure, feature=feature)
