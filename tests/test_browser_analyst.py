@@ -38,7 +38,8 @@ target,2,recidivism
 #: A class name (a code) right before a count, as in "1 225 · 2 525".
 GLUED = re.compile(r"(?<![\d,.:])\b\d+ \d{3}\b")
 
-pytestmark = pytest.mark.skipif(not COMPAS.exists(), reason="needs ../shared/datasets/fairness/compas")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not COMPAS.exists(), reason="needs ../shared/datasets/fairness/compas")]
 
 
 def upload_compas(page) -> None:

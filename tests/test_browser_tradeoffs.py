@@ -3,6 +3,7 @@ is drawn with proven optima marked, nothing is cut off at 1440x900 or 1280x720, 
 point's tree opens on the Tree page, from the button and by a click on the point.
 Screenshots as in test_browser.py."""
 
+import pytest
 from test_browser import (  # noqa: F401 (fixtures: a server, a browser and a fresh session on it)
     DESKTOP,
     PROJECTOR,
@@ -15,6 +16,8 @@ from test_browser import (  # noqa: F401 (fixtures: a server, a browser and a fr
     settle,
     visit,
 )
+
+pytestmark = pytest.mark.slow
 
 
 def type_in(page, label: str, text: str) -> None:

@@ -103,6 +103,20 @@ class ExactResult:
         When set, ``status`` and ``bound`` hold over these features only: the
         thresholds of the last rung of the ladder the search certified
         (``accel/ladder.py``); None: over every feature.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> from strongtree_core.accel import exact_solve
+    >>> type(exact_solve(data, TreeSpec(depth=1), time_limit=10)).__name__
+    'ExactResult'
     """
 
     status: ExactStatus
@@ -142,6 +156,21 @@ def exact_solve(
     ladder : climb from few thresholds of continuous columns to all of them
         when the problem is large (``accel/ladder.py``); the result may then
         hold over a subset of the features (``ExactResult.features``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> from strongtree_core.accel import exact_solve
+    >>> found = exact_solve(data, TreeSpec(depth=1), time_limit=10)
+    >>> found.status, found.objective
+    ('optimal', 5.0)
     """
     t0 = time.perf_counter()
     if ladder and ladder_applies(data, spec):

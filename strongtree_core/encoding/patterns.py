@@ -39,6 +39,18 @@ class PatternData:
         (``x <= t_0``, ``x <= t_1``, ...: each one's rows are among the next one's);
         the exact search counts such features from histograms
         (``accel/ordered.py``).  Empty when unknown.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> type(data).__name__, data.n_rows, data.n_patterns
+    ('PatternData', 6, 5)
     """
 
     X: np.ndarray
@@ -121,6 +133,18 @@ def collapse_patterns(
     group, legit : array of int, shape (n_rows,), optional
     chains : tuple of tuple of int, optional
         Thresholds of one column, lowest first (:attr:`PatternData.chains`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> data.n_rows, data.n_patterns
+    (6, 5)
     """
     X = np.asarray(X, dtype=np.uint8)
     y = np.asarray(y, dtype=np.int64)

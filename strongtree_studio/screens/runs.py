@@ -11,7 +11,7 @@ import streamlit as st
 from strongtree_studio.navigation import screen
 from strongtree_studio import runs
 from strongtree_studio.explain import FAIRNESS_NOTIONS, MSG_LEGACY_HISTORY, MSG_NO_RUNS, MSG_NOT_YOURS, OWNERSHIP_HELP
-from strongtree_studio.markup import md, md_table
+from strongtree_studio.markup import md, md_table, plain_text
 from strongtree_studio.runs import RunStoreError
 from strongtree_studio.services import run_store
 from strongtree_studio.shown import roles_from_config, tree_from_json
@@ -158,7 +158,8 @@ st.caption("Gap: the largest measured gap among the fairness notions the run con
            "The list below says when each run was solved and whose it is; compare two for every setting.")
 
 picked = [p for p in st.multiselect("Select one run to open, two to compare, or runs to share or delete",
-                                    list(labels), format_func=labels.get, key="runs.pick") if p in labels]
+                                    list(labels), format_func=lambda i: plain_text(labels[i]), key="runs.pick")
+          if p in labels]
 
 
 def open_run(run_id: int) -> None:
@@ -194,7 +195,8 @@ cols[2].button("Stop sharing" if share_action == "unshare" else "Share", key="ru
                help="A shared run can be opened by every session; only its own session or workspace can delete it.")
 cols[3].button("To workspace", key="runs.move", icon=":material/drive_file_move:",
                disabled=not own_pick or not workspace, on_click=change_runs, args=("move", list(picked)),
-               width="stretch", help="Keep the selected runs of this browser in the workspace, where other browsers can open them.")
+               width="stretch",
+               help="Keep the selected runs of this browser in the workspace, where other browsers can open them.")
 cols[4].button("Delete", key="runs.delete", icon=":material/delete:", disabled=not own_pick,
                on_click=change_runs, args=("delete", list(picked)), width="stretch")
 if picked and not own_pick:
