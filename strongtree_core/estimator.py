@@ -31,7 +31,7 @@ from strongtree_core.encoding.errors import BUCKETS_AND_THRESHOLDS, ONEHOT_NEEDS
 from strongtree_core.encoding.thresholds import DEFAULT_MAX_THRESHOLDS
 from strongtree_core.encoding.features import python_scalar
 from strongtree_core.encoding.groups import GroupCoding, encode_groups
-from strongtree_core.encoding.patterns import PatternData, collapse_patterns
+from strongtree_core.encoding.patterns import PatternData, collapse_patterns, restrict_features
 from strongtree_core.changed_leaves import changed_leaves
 from strongtree_core.engine import Solved, solve_tree
 from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning, not_proven_message
@@ -584,6 +584,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         data = self._collapse_patterns(train, encoded)
         spec = self._build_spec(train, fairness)
         solved = self._solve(data, spec, train, encoded, started, progress, stop)
+        if solved.features is not None:  # certified over a thinned set of thresholds: keep exactly those
+            solved, encoded, data = _thinned(solved, encoded, data)
         self._record(solved, spec, data, train, encoded)
         self.constraint_checks_ = self._verify(spec.side_constraints, solved.structure, train, encoded)
         self._judge_against_the_majority(solved, train, encoded)
@@ -1100,3 +1102,15 @@ def _check_comparable(constraints, y_idx, groups: GroupCoding | None, legit: Gro
                     notion=c.notion, column=groups.name, cohorts=" and the ".join(cohort.label for cohort in cohorts)
                 )
             )
+
+
+def _thinned(solved: Solved, encoded: _Encoded, data: PatternData) -> tuple[Solved, _Encoded, PatternData]:
+    """The solve, encoding and patterns restricted to ``solved.features``: the thresholds the
+    exact search certified its tree over (the last rung of its ladder)."""
+    keep = np.asarray(solved.features, dtype=np.int64)
+    where = {int(f): j for j, f in enumerate(keep)}
+    feature = np.array([where[int(f)] if f >= 0 else int(f) for f in solved.structure.feature], dtype=np.int64)
+    thinned = replace(encoded, plan=encoded.plan.restricted(keep), X_binary=np.ascontiguousarray(encoded.X_binary[:, keep]),
+                      cart_tree=None)
+    return (replace(solved, structure=replace(solved.structure, feature=feature), features=None), thinned,
+            restrict_features(data, keep)[0])
