@@ -24,6 +24,7 @@ from strongtree_core.solvers import highs_run
 from strongtree_core.sweep import (
     SCHEDULER_ENV,
     backends,
+    dask_backend,
     calibrate,
     frontier,
     grid,
@@ -367,7 +368,7 @@ def test_bad_settings_are_refused_before_anything_runs():
     assert str(info.value) == backends.SCHEDULER_NOT_DASK.format(value="tcp://10.0.0.1:8786", backend="processes")
     with pytest.raises(StrongTreeError) as info:
         sweep(est, X, y, backend="dask", scheduler="10.0.0.1")
-    assert str(info.value) == backends.BAD_SCHEDULER.format(value="10.0.0.1")
+    assert str(info.value) == dask_backend.BAD_SCHEDULER.format(value="10.0.0.1")
     with pytest.raises(StrongTreeError) as info:
         plan(est, X, y, grid={"detph": [2]})
     assert str(info.value).startswith("grid names 'detph', which is not a parameter of StrongTreeClassifier")
