@@ -212,16 +212,23 @@ def thread_rows(problem: Problem, points: Sequence[Point], stop, slots: int) -> 
         yield from _pool_rows(problem, points, lambda p: pool.submit(work, problem, p, relay), relay, stop, slots, ())
 
 
-def process_rows(problem: Problem, points: Sequence[Point], stop, slots: int) -> Iterator[dict]:
+def process_pool(slots: int):
+    """joblib's reusable loky pool of ``slots`` process workers that ignore Ctrl-C (a broken pool is replaced)."""
     from joblib.externals.loky import get_reusable_executor
+
+    with sigint_blocked():  # workers, and the thread that starts new ones, inherit the blocked mask
+        return get_reusable_executor(max_workers=slots, initializer=ignore_sigint)
+
+
+def process_rows(problem: Problem, points: Sequence[Point], stop, slots: int) -> Iterator[dict]:
     from joblib.externals.loky.process_executor import BrokenProcessPool
 
     with tempfile.TemporaryDirectory(prefix="strongtree-sweep-") as folder:
         relay = FileRelay(os.path.join(folder, "stop"))
 
         def submit(point: Point) -> cf.Future:  # a pool broken by a lost worker is replaced by a new one
-            with sigint_blocked():  # workers, and the thread that starts new ones, inherit the blocked mask
-                pool = get_reusable_executor(max_workers=slots, initializer=ignore_sigint)
+            pool = process_pool(slots)
+            with sigint_blocked():  # loky starts its workers on the first submit
                 return pool.submit(work, problem, point, relay)
 
         yield from _pool_rows(problem, points, submit, relay, stop, slots, (BrokenProcessPool,))

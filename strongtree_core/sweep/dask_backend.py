@@ -50,6 +50,8 @@ CONNECT_TIMEOUT = 20.0
 #: Points in flight per worker thread (submitted as others finish, so a long grid is never
 #: all in the scheduler at once, and Stop has few to cancel).
 IN_FLIGHT_PER_THREAD = 2
+#: Seconds an address that did not answer Dask's handshake is given to answer an HTTP request.
+HTTP_PROBE = 3.0
 #: Seconds between two looks at the cluster's size.
 RESIZE_EVERY = 2.0
 #: How long a local cluster waits for a lost worker's replacement to register before it
@@ -79,6 +81,10 @@ SCHEDULER_SPEAKS_OTHER = (
     "{address} answered, but not as a Dask scheduler (it speaks another protocol, e.g. a web server's). Check the "
     "address ({env} or --scheduler): a scheduler usually listens on tcp://host:8786 (8787 is its dashboard)."
 )
+SCHEDULER_IS_WEB_SERVER = (
+    "{address} is a web server (it answered an HTTP request), not a Dask scheduler. Give the scheduler's address "
+    "({env} or --scheduler), usually tcp://host:8786: port 8787 is the scheduler's dashboard, a web page."
+)
 REGISTRATION_HUNG = (
     "{address} answered Dask's handshake but did not accept this client within {timeout:g} s: it is not a "
     "scheduler (a worker's address?) or it is overloaded. Check the address ({env} or --scheduler)."
@@ -107,12 +113,14 @@ def _distributed():
 
 # ------------------------------------------------------------------ connecting
 def handshake_problem(address: str, timeout: float) -> str | None:
-    """Why ``address`` is not a Dask scheduler that answers (None when it is), found within ``timeout`` s.
+    """Why ``address`` is not a Dask scheduler that answers (None when it is), found within about ``timeout`` s.
 
     Dask's own connect, which exchanges its handshake, in a fresh event loop on a thread of
-    its own, cut off at ``timeout``: a server that sends nothing is cut off; one that sends
-    something else makes Dask read a frame length out of text (an HTTP reply's "HTTP/1.1"
-    reads as 3 EiB, hence the MemoryError), which is caught here.
+    its own, cut off at ``timeout``.  A server that sends something else makes Dask read a
+    frame length out of its text (an HTTP reply's "HTTP/1.1" reads as 3 EiB, hence a
+    MemoryError), caught here; a server that stays silent (a web server waits for a request
+    it can read) is cut off and then asked an HTTP request, so that a web server (the
+    scheduler's dashboard, say) is named as one.
     """
     from distributed.comm import connect
 
@@ -127,9 +135,9 @@ def handshake_problem(address: str, timeout: float) -> str | None:
             asyncio.run(attempt())
             outcome.append(None)
         except (asyncio.TimeoutError, TimeoutError) as exc:
-            refused = isinstance(exc.__context__, OSError) or "Timed out trying to connect" in str(exc)
+            # Dask's connect says "Timed out trying to connect" when no connection was accepted
             outcome.append(SCHEDULER_UNREACHABLE.format(address=address, reason=exc, env=SCHEDULER_ENV)
-                           if refused else SCHEDULER_SILENT.format(address=address, timeout=timeout, env=SCHEDULER_ENV))
+                           if "trying to connect" in str(exc) else "silent")
         except OSError as exc:
             outcome.append(SCHEDULER_UNREACHABLE.format(address=address, reason=exc, env=SCHEDULER_ENV))
         except (Exception, MemoryError):  # noqa: BLE001 - garbage where a handshake should be
@@ -138,9 +146,31 @@ def handshake_problem(address: str, timeout: float) -> str | None:
     thread = threading.Thread(target=run, name="strongtree-dask-probe", daemon=True)
     thread.start()
     thread.join(timeout + 5.0)
-    if thread.is_alive() or not outcome:
-        return SCHEDULER_SILENT.format(address=address, timeout=timeout, env=SCHEDULER_ENV)
-    return outcome[0]
+    found = outcome[0] if outcome else "silent"
+    if found != "silent":
+        return found
+    if speaks_http(address, min(timeout, HTTP_PROBE)):
+        return SCHEDULER_IS_WEB_SERVER.format(address=address, env=SCHEDULER_ENV)
+    return SCHEDULER_SILENT.format(address=address, timeout=timeout, env=SCHEDULER_ENV)
+
+
+def speaks_http(address: str, timeout: float) -> bool:
+    """Whether the server at a ``tcp://host:port`` address answers an HTTP request (within ``timeout`` s)."""
+    import socket
+
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        if scheme != "tcp":
+            return False
+        host, port = parse_host_port(location)
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            sock.sendall(b"HEAD / HTTP/1.0\r\nHost: " + str(host).encode("ascii", "replace") + b"\r\n\r\n")
+            return sock.recv(5) == b"HTTP/"
+    except (OSError, ValueError):
+        return False
 
 
 def connect_client(address: str, timeout: float):
