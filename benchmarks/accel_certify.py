@@ -1,4 +1,4 @@
-"""The dynamic-programming accelerator on the paper's 12 datasets (full data).
+"""The exact search (dynamic programming) on the paper's 12 datasets (full data).
 
 Depths 2-4 and four accuracy problems: lambda = 0, lambda = 0.01, minimum
 leaf size 5, at most 3 branching nodes.  For each: status, wall time, the

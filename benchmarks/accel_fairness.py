@@ -1,4 +1,4 @@
-"""The accelerator on fairness-constrained trees: COMPAS with a binary race attribute.
+"""The exact search on fairness-constrained trees: COMPAS with a binary race attribute.
 
 Statistical parity and equal opportunity (bound 0.05, positive class = label 1)
 at depths 2 and 3 on the full ``compas_binrace_enc.csv`` (the protected column
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     for depth in (2, 3):
         for notion in (StatisticalParity, EqualOpportunity):
             constraint = notion(args.bound)
-            spec = TreeSpec(depth=depth, positive_class=1, side_constraints=(constraint,))
+            spec = TreeSpec(depth=depth, pos_label=1, side_constraints=(constraint,))
             res = streed_solve(data, spec, time_limit=args.time_limit)
             gap = "-"
             if res.structure is not None:

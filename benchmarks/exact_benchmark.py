@@ -171,7 +171,7 @@ def _fair_fit(ds_name: str, notion: str, delta: float, split: int, depth: int, l
     part = load_part(ds, "train", split)
     kwargs = dict(fairness=notion, fairness_bound=delta) if notion else {}
     kwargs.update(extra or {})
-    clf = StrongTreeClassifier(depth=depth, positive_class=ds.positive, time_limit=limit, **kwargs)
+    clf = StrongTreeClassifier(depth=depth, pos_label=ds.positive, time_limit=limit, **kwargs)
     first = []
     t0 = time.perf_counter()
 
@@ -238,7 +238,7 @@ def run_first(args, write) -> None:
             X["kind"] = rng.choice(list("abcde"), size=n)
             group = pd.Series(rng.integers(0, n_groups, n).astype(str), name="group")
             y = ((X["x0"] + X["x1"] - X["x2"] + group.astype(int) * 0.5 + rng.normal(0, 1, n)) > 0.5).astype(int)
-            clf = StrongTreeClassifier(depth=3, fairness="statistical_parity", fairness_bound=0.05, positive_class=1,
+            clf = StrongTreeClassifier(depth=3, fairness="statistical_parity", fairness_bound=0.05, pos_label=1,
                                        time_limit=args.limit)
             first = []
             t0 = time.perf_counter()

@@ -159,7 +159,7 @@ def measured_gap(notion: str, part: Part, pred, positive: int) -> float:
     return fairness_gap(
         notion, part.y, pred, sensitive_features=part.group,
         legitimate_features=part.legit if notion == "conditional_statistical_parity" else None,
-        positive_label=positive,
+        pos_label=positive,
     ).difference
 
 
@@ -185,7 +185,7 @@ class Fit:
 
 def fit_one(ds: FairDataset, notion: str | None, depth: int, train: Part, test: Part, args) -> Fit:
     clf = StrongTreeClassifier(
-        depth=depth, fairness=notion, fairness_bound=args.delta, positive_class=ds.positive,
+        depth=depth, fairness=notion, fairness_bound=args.delta, pos_label=ds.positive,
         time_limit=args.time_limit, solver=args.solver, threads=args.threads,
     )
     first: list[float] = []
@@ -355,7 +355,7 @@ def run_compas_full(args) -> tuple[dict, list[str]]:
     print(f"\n# COMPAS full ({len(part.X)} rows), 4-level race, statistical parity delta={args.delta:g}, "
           f"depth 2, time limit {limit:g}s, solver={args.solver}")
     clf = StrongTreeClassifier(depth=2, fairness="statistical_parity", fairness_bound=args.delta,
-                               positive_class=ds.positive, time_limit=limit, solver=args.solver, threads=args.threads)
+                               pos_label=ds.positive, time_limit=limit, solver=args.solver, threads=args.threads)
     events: list[tuple[float, float | None, int | None, str]] = []  # (seconds, objective, branching nodes, message)
     t0 = time.perf_counter()
 

@@ -252,7 +252,7 @@ VARIANTS = {
         ),
         Variant("root-cuts", lambda m, s, spec: m == "benders", _prepare_root_cuts),
         Variant(
-            "symmetry", lambda m, s, spec: not spec.needs_imbalanced and spec.max_features is None,
+            "symmetry", lambda m, s, spec: not spec.needs_imbalanced and spec.max_features_used is None,
             lambda d, spec, m, t: _build(d, spec, m, symmetry=True),
         ),
         Variant(

@@ -150,7 +150,7 @@ def sweep_datasets(backend: str, scheduler, log: CsvLog, args, started: float) -
     tables = []
     for name in FRONTIER_DATASETS:
         ds, X, y, group, cv = frontier_data(name)
-        est = StrongTreeClassifier(positive_class=ds.positive, time_limit=args.time_limit)
+        est = StrongTreeClassifier(pos_label=ds.positive, time_limit=args.time_limit)
 
         def progress(ev, name=name) -> None:
             log.write({"dataset": name, "backend": backend, **{k: v for k, v in ev.row.items() if k != "tree"}})
@@ -344,7 +344,7 @@ def run_killed(args) -> int:
     legit = load_part(ds, "train", 1).legit
     legit = pd.concat([legit, load_part(ds, "test", 1).legit], ignore_index=True)
     grid = {"fairness": notions, "fairness_bound": bounds, "depth": [2, 3]}
-    est = StrongTreeClassifier(positive_class=ds.positive, time_limit=args.time_limit)
+    est = StrongTreeClassifier(pos_label=ds.positive, time_limit=args.time_limit)
     log = CsvLog(OUT / "sweep_killed.csv")
     kills: list[dict] = []
     seen: list[int] = []

@@ -41,12 +41,12 @@ def cases():
 
     part = load_part(DATASETS["german"], "train", 1)
     yield ("German split 1, SP 0.1", part.X, part.y, {"sensitive_features": part.group},
-           {"fairness": "statistical_parity", "fairness_bound": 0.1, "positive_class": 2}, 3)
+           {"fairness": "statistical_parity", "fairness_bound": 0.1, "pos_label": 2}, 3)
     n = 100_000
     X = pd.DataFrame(rng.normal(size=(n, 8)), columns=list("abcdefgh"))
     g = pd.Series(rng.integers(0, 3, n).astype(str), name="group")
     yield ("100k, SP 0.05, 3 groups", X, (X.a + X.b + 0.4 * g.astype(int) + rng.normal(0, 1, n) > 0.5).astype(int),
-           {"sensitive_features": g}, {"fairness": "statistical_parity", "fairness_bound": 0.05, "positive_class": 1}, 3)
+           {"sensitive_features": g}, {"fairness": "statistical_parity", "fairness_bound": 0.05, "pos_label": 1}, 3)
     n = 1_000_000
     X = pd.DataFrame(rng.normal(size=(n, 8)), columns=list("abcdefgh"))
     yield "1M x 8 continuous", X, (X.a + X.b * X.c + rng.normal(0, 1, n) > 0.3).astype(int), {}, {}, 4

@@ -91,7 +91,7 @@ def compare_formulations(
     formulations: Sequence[str] = COMPARED,
     time_limit: float = 60.0,
     solver: str = "auto",
-    warm_start: bool = False,
+    heuristic_start: bool = False,
     progress: Callable[[str, Progress], None] | None = None,
     stop: threading.Event | None = None,
     sample_weight=None,
@@ -106,7 +106,7 @@ def compare_formulations(
     depth, time_limit, solver, **params
         Passed to every :class:`StrongTreeClassifier` (``time_limit`` is per run;
         ``solver`` applies to the MIO formulations).
-    warm_start : bool, default=False
+    heuristic_start : bool, default=False
         Whether the MIO formulations start from CART; False measures each
         formulation alone, as the paper's comparison does.
     progress : callable, optional
@@ -125,7 +125,7 @@ def compare_formulations(
         mio = word in vocabulary.MIO_FORMULATIONS
         clf = StrongTreeClassifier(
             depth=depth, formulation=word, solver=solver if mio else "auto", time_limit=time_limit,
-            accelerator=not mio, warm_start=warm_start or not mio, **params,
+            exact_search=not mio, heuristic_start=heuristic_start or not mio, **params,
         )
         relay = None if progress is None else (lambda event, word=word: progress(word, event))
         try:

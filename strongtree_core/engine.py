@@ -16,8 +16,8 @@ benchmarks.  Routes:
 * ``local_search``: coordinate descent over nodes (``heuristics/``), a
   heuristic recorded with status ``heuristic``, never certified.
 
-A forced MIO (or ``formulation="auto"`` with the accelerator off) starts from
-the best of CART, single leaves and, with the accelerator, the exact search's
+A forced MIO (or ``formulation="auto"`` with the exact search off) starts from
+the best of CART, single leaves and, with the exact search, the exact search's
 tree (found within a short budget), whose proven bound caps the objective:
 the solver still has to prove optimality itself.  Before the MIO, the LP
 relaxation of the formulation is solved once (time-boxed) and recorded as
@@ -75,7 +75,7 @@ from strongtree_core.solvers import (
     choose_backend,
     solve,
 )
-from strongtree_core.solvers.highs_run import ABANDONED, ABANDONED_AT_LIMIT, STOP_GRACE
+from strongtree_core.solvers.base import StopOrDeadline
 from strongtree_core.solvers.relaxation import lp_relaxation
 from strongtree_core.starts import candidate_starts
 from strongtree_core.tree.record import HEURISTIC, SolveRecord
@@ -117,6 +117,10 @@ class Solved:
 
     structure: TreeStructure
     record: SolveRecord
+    #: When set, the record's certificate and bound hold over these binary features
+    #: only (the exact search's ladder certified a thinned set of thresholds); the
+    #: estimator then keeps only them in its encoding.
+    features: tuple[int, ...] | None = None
 
 
 def _choose_method(built_flow_free: TreeSpec, formulation: Formulation, solver: str, data: PatternData) -> tuple[str, str]:
@@ -158,8 +162,8 @@ def _constraint_names(spec: TreeSpec) -> str:
         names.append(f"min leaf {spec.min_leaf}")
     if spec.max_branching is not None:
         names.append(f"at most {spec.max_branching} branching nodes")
-    if spec.max_features is not None:
-        names.append(f"at most {spec.max_features} features")
+    if spec.max_features_used is not None:
+        names.append(f"at most {spec.max_features_used} features")
     if spec.objective != "accuracy":
         names.append(f"objective {spec.objective}")
     return ", ".join(names) or "the tree structure"
@@ -185,17 +189,24 @@ def solve_tree(
     solver: str = "auto",
     time_limit: float = 60.0,
     threads: int = 1,
-    accelerator: bool = True,
-    warm_start: bool = True,
+    exact_search: bool = True,
+    heuristic_start: bool = True,
     progress: Callable[[Progress], None] | None = None,
     stop: threading.Event | None = None,
     memory_limit: int | None = None,
+    starts: tuple[tuple[str, TreeStructure], ...] = (),
+    stated_limit: float | None = None,
 ) -> Solved:
     """Find the best tree for ``spec`` on ``data`` within ``time_limit`` seconds.
 
     ``memory_limit`` (bytes; default half of what the machine allows,
     :func:`~strongtree_core.limits.default_memory_limit`): a solve estimated to
-    need more is refused before anything large is built.
+    need more is refused before anything large is built.  ``starts``: named
+    trees offered first as incumbents on every route (e.g. CART on the raw
+    columns), besides the cheap ones of :func:`~strongtree_core.starts.candidate_starts`.
+    ``stated_limit``: the limit messages name (default ``time_limit``), when
+    ``time_limit`` is what is left of a caller's own limit (the estimator's,
+    after reading the table).
 
     Raises
     ------
@@ -206,13 +217,15 @@ def solve_tree(
     """
     t0 = time.perf_counter()
     memory_limit = default_memory_limit() if memory_limit is None else int(memory_limit)
+    stated = time_limit if stated_limit is None else stated_limit
+    starts = tuple(starts) if heuristic_start else ()
     if formulation == "local_search":
-        return _solve_local_search(data, spec, time_limit, stop, progress, t0)
+        return _solve_local_search(data, spec, time_limit, stop, progress, t0, starts)
     _check_exact_memory(data, spec, memory_limit)
-    if formulation == "auto" and accelerator:
-        return _solve_exact(data, spec, time_limit, stop, progress, t0)
-    return _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0,
-                      memory_limit)
+    if formulation == "auto" and exact_search:
+        return _solve_exact(data, spec, time_limit, stop, progress, t0, starts, stated)
+    return _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_search, heuristic_start, progress, stop, t0,
+                      memory_limit, starts, stated)
 
 
 def _check_exact_memory(data: PatternData, spec: TreeSpec, memory_limit: int) -> None:
@@ -254,7 +267,7 @@ def _check_mio_memory(data: PatternData, spec: TreeSpec, method: str, memory_lim
                                                fix=MIO_FIX))
 
 
-def _in_time(work: Callable[[], object], stop_at: "_StopAt") -> tuple[bool, object]:
+def _in_time(work: Callable[[], object], stop_at: StopOrDeadline) -> tuple[bool, object]:
     """Run ``work()`` in a thread and wait for it unless a stop or the deadline
     comes first: (True, its result), or (False, None) when given up (the thread
     finishes in the background and its result is dropped).  Building a model of
@@ -281,9 +294,10 @@ def _in_time(work: Callable[[], object], stop_at: "_StopAt") -> tuple[bool, obje
 EXACT_FORMULATION = "exact search: dynamic programming with a Lagrangian bound and branch-and-bound"
 
 
-def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float) -> Solved:
+def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float,
+                 given: tuple = (), stated: float | None = None) -> Solved:
     """The exact search (``accel/search.py``), re-scored here."""
-    starts = tuple(tree for _, tree in candidate_starts(data, spec.depth))
+    starts = tuple(tree for _, tree in tuple(given) + tuple(candidate_starts(data, spec.depth)))
 
     def report(objective, bound, explored, tree, message) -> None:
         if progress is not None:
@@ -294,7 +308,7 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
     if found.status == "infeasible":
         raise StrongTreeError(INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec)))
     if found.structure is None:
-        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit))
+        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit if stated is None else stated))
     value = tree_objective(data, spec, found.structure)
     if found.objective is not None and abs(value - found.objective) > 1e-6 * max(1.0, abs(value)):
         raise StrongTreeError(  # a bookkeeping error in the search, never shown as a result
@@ -317,10 +331,11 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
         backend="numpy", formulation=EXACT_FORMULATION, method="exact", n_rows=data.n_rows,
         n_patterns=data.n_patterns, choice=f"exact search: {found.reason}", certified=certified,
         nodes=found.n_explored,
-    ))
+    ), found.features)
 
 
-def _solve_local_search(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float) -> Solved:
+def _solve_local_search(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float,
+                        given: tuple = ()) -> Solved:
     """The local search (``heuristics/local_search.py``) from CART and random starts, re-scored here."""
     refused = local_search_unsupported(spec)
     if refused:
@@ -330,7 +345,7 @@ def _solve_local_search(data: PatternData, spec: TreeSpec, time_limit: float, st
         if progress is not None:
             progress(Progress(time.perf_counter() - t0, objective, None, None, n_starts, tree, message))
 
-    starts = [tree for _, tree in candidate_starts(data, spec.depth)]
+    starts = [tree for _, tree in tuple(given) + tuple(candidate_starts(data, spec.depth))]
     remaining = max(0.05, time_limit - (time.perf_counter() - t0))
     found = local_search(data, spec, starts=starts, time_limit=remaining, stop=stop, report=report)
     if found.structure is None:
@@ -356,18 +371,20 @@ MODEL_NOT_BUILT = (
 )
 
 
-def _unsolved_start(data, spec, dp_starts, stop, t0, method, choice) -> Solved:
+def _unsolved_start(data, spec, dp_starts, stop, t0, method, choice, given: tuple = (),
+                    stated: float | None = None) -> Solved:
     """The MIO never started (stop or time limit while building): the exact
     search's tree if there is one (feasible by construction), else the best
     feasible cheap tree."""
     if dp_starts:
         structure = dp_starts[0][1]
     else:
-        feasible = [tree for _, tree in candidate_starts(data, spec.depth) if all(
+        feasible = [tree for _, tree in tuple(given) + tuple(candidate_starts(data, spec.depth)) if all(
             c.satisfied for c in check_constraints(spec, data.y, tree.predict(data.X), data.group, data.legit,
                                                    count=data.count))]
         if not feasible:
-            raise StrongTreeError(NO_TREE_IN_TIME.format(limit=round(time.perf_counter() - t0, 1)))
+            raise StrongTreeError(NO_TREE_IN_TIME.format(
+                limit=round(time.perf_counter() - t0, 1) if stated is None else stated))
         structure = max(feasible, key=lambda tree: tree_objective(data, spec, tree))
     status = Status.INTERRUPTED if stop is not None and stop.is_set() else Status.TIME_LIMIT
     name = FORMULATIONS.get(method, method)
@@ -378,45 +395,36 @@ def _unsolved_start(data, spec, dp_starts, stop, t0, method, choice) -> Solved:
     ))
 
 
-class _StopAt:
-    """A stop request that is also set once the wall clock passes ``at``
-    (solver backends only ask ``is_set()``)."""
-
-    def __init__(self, stop: threading.Event | None, at: float) -> None:
-        self.stop, self.at = stop, at
-
-    def is_set(self) -> bool:
-        return (self.stop is not None and self.stop.is_set()) or time.perf_counter() >= self.at
-
-
-def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator, warm_start, progress, stop, t0,
-               memory_limit: int) -> Solved:
+def _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_search, heuristic_start, progress, stop, t0,
+               memory_limit: int, given: tuple = (), stated: float | None = None) -> Solved:
     """FlowOCT, BendersOCT, OCT or BinOCT, started from the best cheap tree (and the exact search's)."""
     method, why = _choose_method(spec, formulation, solver, data)  # refusals before any work
     _check_mio_memory(data, spec, method, memory_limit)
     dp_starts: list[tuple[str, TreeStructure]] = []
+    given_starts = tuple(tree for _, tree in given)
     dp_note = ""
     objective_cap: float | None = None
-    if accelerator and warm_start:
+    if exact_search and heuristic_start:
         # A forced MIO still starts from the exact search's tree and takes its
         # proven bound as a cap: the solver then has to prove it (a teacher
         # still sees the bound close).
         found = exact_solve(data, spec, time_limit=min(10.0, time_limit / 4), stop=stop,
-                            starts=tuple(tree for _, tree in candidate_starts(data, spec.depth)))
+                            starts=given_starts + tuple(tree for _, tree in candidate_starts(data, spec.depth)))
         if found.status == "infeasible":
             raise StrongTreeError(
                 INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec))
             )
         if found.structure is not None:
-            label = "the exact search's optimal tree" if found.status == "optimal" else "the exact search's best tree"
+            whole = found.status == "optimal" and found.features is None
+            label = "the exact search's optimal tree" if whole else "the exact search's best tree"
             dp_starts.append((label, found.structure))
-        if found.bound is not None:
+        if found.bound is not None and found.features is None:  # a ladder's bound holds over fewer features
             objective_cap = found.bound
         dp_note = f"started from the exact search ({found.reason}). "
 
     # Set a little before the deadline: a solver that does not answer a stop within
     # its grace is abandoned, and reading its solution back takes a moment too.
-    stop_at = _StopAt(stop, t0 + time_limit - SOLVER_MARGIN)
+    stop_at = StopOrDeadline(stop, t0 + time_limit - SOLVER_MARGIN)
 
     def prepare():
         built = build_model(data, spec, method)
@@ -430,12 +438,12 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
             lp_bound = lp_relaxation(relaxed, time_limit=max(lp_seconds, 1e-3), threads=threads, stop=stop_at)
         if objective_cap is not None:
             built = replace(built, arrays=with_objective_cap(built.arrays, objective_cap))
-        start = _best_start(built, data, dp_starts) if warm_start else None
+        start = _best_start(built, data, dp_starts + list(given)) if heuristic_start else None
         return built, lp_bound, start
 
     ready, prepared = _in_time(prepare, stop_at)
     if not ready:
-        return _unsolved_start(data, spec, dp_starts, stop, t0, method, dp_note + why)
+        return _unsolved_start(data, spec, dp_starts, stop, t0, method, dp_note + why, given, stated)
     built, lp_bound, start = prepared
     arrays = built.arrays
     if progress and start is not None:
@@ -486,15 +494,14 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, accelerator
     elif start is not None and result.status in (Status.TIME_LIMIT_NO_TREE, Status.INTERRUPTED, Status.TIME_LIMIT):
         structure = start[1]
     elif result.status == Status.TIME_LIMIT_NO_TREE:
-        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit))
+        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit if stated is None else stated))
     else:
         raise StrongTreeError(f"The solver stopped with an error: {result.message or result.status.value}")
     value = tree_objective(data, spec, structure)
     status = result.status if result.status != Status.TIME_LIMIT_NO_TREE else Status.TIME_LIMIT
     message = result.message
-    if status == Status.INTERRUPTED and not (stop is not None and stop.is_set()):
-        status = Status.TIME_LIMIT  # the deadline, not the user, stopped it
-        message = message.replace(ABANDONED, ABANDONED_AT_LIMIT.format(grace=STOP_GRACE))
+    if status == Status.INTERRUPTED and not stop_at.by_user():
+        status = Status.TIME_LIMIT  # the deadline, not the user, stopped it (the backend's words already say so)
     if result.objective is not None and abs(result.objective - value) > 1e-5 * max(1.0, abs(value)):
         message = (message + " " if message else "") + (
             f"The solver reported objective {result.objective:g}; the tree re-scores to {value:g} (shown)."
@@ -515,7 +522,7 @@ def _relaxation_hint(spec: TreeSpec) -> str:
         hints.append("loosen the fairness bound or lower the recall/precision/specificity floors")
     if spec.min_leaf:
         hints.append("lower the minimum leaf size")
-    if spec.max_branching is not None or spec.max_features is not None:
+    if spec.max_branching is not None or spec.max_features_used is not None:
         hints.append("allow more branching nodes or features")
     hints.append("or allow a deeper tree")
     return "Try to " + ", ".join(hints) + "."

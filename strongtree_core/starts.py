@@ -1,25 +1,34 @@
 """Cheap trees that give the solver a first incumbent: CART and a single leaf.
 
-A CART tree (scikit-learn, fitted on the same binary features and weights)
-is converted to the breadth-first numbering of the flow graph; thresholds on
-0/1 features are 0.5, so "x <= 0.5" (left) is ``x = 0`` exactly as in the
-formulations.
+CART (Breiman et al. 1984) is grown here on the weighted binary patterns:
+greedy splits that most reduce the weighted Gini impurity, ``x_f = 0`` to the
+left (the formulations' convention, a threshold of 0.5 on a 0/1 feature), a
+node split while it holds two classes and some feature separates its patterns,
+each leaf predicting its heaviest class.  This is scikit-learn's
+``DecisionTreeClassifier(max_depth=depth)`` on the same features and weights
+up to ties between equally good splits (the lowest feature number wins here),
+for about 0.2 ms instead of 2-3 ms of its input checks per fit.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.tree import DecisionTreeClassifier
 
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.structure import LEAF, PRUNED, TreeGraph, TreeStructure
 
-#: CART, a start, is fitted on at most this many patterns (a seeded sample beyond).
+#: CART, a start, is grown on at most this many patterns (a seeded sample beyond).
 CART_MAX_PATTERNS = 20_000
+#: Features converted to float once when the table has at most this many cells (32 MB).
+CART_FLOAT_CELLS = 4_000_000
 
 
 def cart_structure(data: PatternData, depth: int, *, class_weight=None, random_state: int = 0) -> TreeStructure:
-    """CART of maximum depth ``depth`` on the weighted patterns, as a TreeStructure."""
+    """CART of maximum depth ``depth`` on the weighted patterns, as a TreeStructure.
+
+    ``class_weight="balanced"`` weighs each class by ``total / (n_classes * its total)``
+    (weights, not rows), so every class counts as much in the splits and the leaves.
+    """
     graph = TreeGraph(depth)
     feature = np.full(graph.n_nodes, PRUNED, dtype=np.int64)
     prediction = np.full(graph.n_nodes, -1, dtype=np.int64)
@@ -27,22 +36,50 @@ def cart_structure(data: PatternData, depth: int, *, class_weight=None, random_s
         raise ValueError("no training rows")
     if depth == 0 or data.n_features == 0:
         return majority_leaf(data, depth)
-    clf = DecisionTreeClassifier(max_depth=depth, class_weight=class_weight, random_state=random_state)
     rows = np.arange(data.n_patterns)
     if rows.size > CART_MAX_PATTERNS:
-        # A start only: a seeded sample keeps CART at a tenth of a second on any table.
+        # A start only: a seeded sample keeps CART fast on any table.
         rows = np.sort(np.random.default_rng(random_state).choice(rows, CART_MAX_PATTERNS, replace=False))
-    clf.fit(data.X[rows], data.y[rows], sample_weight=np.maximum(data.weight[rows], 1e-12))
-    t = clf.tree_
-    stack = [(0, 1)]  # (sklearn node id, our node number)
+    K = data.n_classes
+    w = np.maximum(data.weight[rows], 1e-12)
+    y = data.y[rows]
+    if class_weight == "balanced":
+        per_class = np.bincount(y, weights=w, minlength=K)
+        w = w * (w.sum() / (K * np.maximum(per_class, 1e-300)))[y]
+    elif class_weight is not None:
+        raise ValueError(f"class_weight must be None or 'balanced', got {class_weight!r}")
+    # each pattern's weight in its class's column, and a last column of ones (pattern counts)
+    Y = np.zeros((rows.size, K + 1))
+    Y[np.arange(rows.size), y] = w
+    Y[:, K] = 1.0
+    X = data.X[rows]
+    if X.size <= CART_FLOAT_CELLS:
+        X = X.astype(np.float64)  # one conversion instead of one per node
+    stack = [(1, np.arange(rows.size))]
     while stack:
-        sk, n = stack.pop()
-        if t.children_left[sk] == -1 or 2 * n > graph.n_nodes:
-            feature[n - 1] = LEAF
-            prediction[n - 1] = int(clf.classes_[int(np.argmax(t.value[sk][0]))])
-        else:
-            feature[n - 1] = int(t.feature[sk])
-            stack += [(t.children_left[sk], 2 * n), (t.children_right[sk], 2 * n + 1)]
+        n, idx = stack.pop()
+        Yn = Y[idx]
+        counts = Yn[:, :K].sum(axis=0)
+        prediction[n - 1] = int(np.argmax(counts))
+        feature[n - 1] = LEAF
+        if 2 * n > graph.n_nodes or np.count_nonzero(counts) < 2:
+            continue
+        Xn = X[idx]
+        sums = Xn.T @ Yn  # (F, K + 1): class weights and patterns with x_f = 1
+        right, n_right = sums[:, :K], sums[:, K]
+        left = counts - right
+        ok = (n_right >= 0.5) & (n_right <= idx.size - 0.5)  # patterns on both sides
+        if not ok.any():
+            continue
+        # Gini: minimizing the weighted impurity of the children is maximizing sum_k c_k^2 / w per child
+        with np.errstate(divide="ignore", invalid="ignore"):
+            score = ((left**2).sum(axis=1) / left.sum(axis=1)) + ((right**2).sum(axis=1) / right.sum(axis=1))
+        score = np.where(ok, np.nan_to_num(score, nan=0.0), -np.inf)
+        f = int(np.argmax(score))
+        feature[n - 1] = f
+        prediction[n - 1] = -1
+        goes_right = Xn[:, f] > 0.5
+        stack += [(2 * n, idx[~goes_right]), (2 * n + 1, idx[goes_right])]
     return TreeStructure(depth, feature, prediction)
 
 

@@ -5,7 +5,8 @@ every tree comes from :mod:`strongtree_core`.
 Two layers, guarded by ``tests/test_architecture.py``:
 
 * Streamlit-bound modules (:data:`STREAMLIT_BOUND`) read or write the page:
-  widgets, session state, styles, the sidebar.
+  widgets, session state (declared once in :mod:`strongtree_studio.session`),
+  styles, the sidebar; a module that imports one of them is bound too.
 * Every other module is plain Python (jobs and workers, the run store,
   loading, columns and roles, words, markup, the tree and fairness views
   as data): it never imports Streamlit nor a Streamlit-bound module, so it is
@@ -13,4 +14,6 @@ Two layers, guarded by ``tests/test_architecture.py``:
 """
 
 #: Modules of this package that import Streamlit; all others must not.
-STREAMLIT_BOUND = frozenset({"actions", "app", "services", "shown", "sidebar", "state", "style", "views"})
+STREAMLIT_BOUND = frozenset(
+    {"actions", "app", "restore", "services", "session", "shown", "sidebar", "state", "style", "views"}
+)

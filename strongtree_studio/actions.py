@@ -6,20 +6,35 @@ follows, sidebar included, sees their effect.
 
 from __future__ import annotations
 
-import streamlit as st
-
 from strongtree_studio.config import Roles, split_table
 from strongtree_studio.demo_data import DEMO, DEMOS
 from strongtree_studio.loading import fingerprint
 from strongtree_studio.outcome import SolveContext, solve_spec
 from strongtree_studio.roles import suggest_roles
 from strongtree_studio.services import job_registry
-from strongtree_studio.state import LoadedTable, current_settings, renew_widgets, run_owner, set_roles
+from strongtree_studio.session import (
+    CODEBOOK_REPORT,
+    EDITS,
+    EDITS_UNDO,
+    GOTO_SOLVE,
+    JOB_ID,
+    JOB_SETTINGS,
+    MODEL,
+    ROLES,
+    SPLIT,
+    TABLE,
+    VIEW_RUN,
+    set_widget_value,
+)
+from strongtree_studio.state import current_settings, renew_widgets, run_owner, set_roles
+from strongtree_studio.table import LoadedTable
 
 def use_table(table: LoadedTable, roles: Roles) -> None:
     """Work on ``table`` from now on, with ``roles`` (its column edits start afresh)."""
-    st.session_state["table"] = table
-    st.session_state["edits"] = {}
+    TABLE.set(table)
+    EDITS.set({})
+    EDITS_UNDO.set([])
+    CODEBOOK_REPORT.set(None)
     set_roles(roles)
 
 
@@ -32,26 +47,23 @@ def load_demo_table(name: str) -> None:
 
 def start_solve() -> None:
     """Submit a solve of the current table, roles, split and model; it is this session's job from now on."""
-    table, roles = st.session_state["table"], st.session_state["roles"]
-    split, model = st.session_state["split"], st.session_state["model"]
+    table, roles = TABLE.get(), ROLES.get()
+    split, model = SPLIT.get(), MODEL.get()
     tables = split_table(table.frame, roles, split)
-    context = SolveContext(table.name, table.fingerprint, roles, split, model, tables, owner=run_owner())
-    st.session_state["job_id"] = job_registry().submit(solve_spec(context), context)
-    st.session_state["job_settings"] = current_settings()
-    st.session_state["view_run"] = None
-
-
-#: Session key: a page asks the next run to go to the Solve page (a callback cannot switch pages).
-GOTO_SOLVE = "_goto_solve"
+    codes = {column: {"kind": edit.kind, "labels": edit.label_map} for column, edit in EDITS.get().items()}
+    context = SolveContext(table.name, table.fingerprint, roles, split, model, tables, owner=run_owner(), codes=codes)
+    JOB_ID.set(job_registry().submit(solve_spec(context), context))
+    JOB_SETTINGS.set(current_settings())
+    VIEW_RUN.set(None)
 
 
 def start_demo() -> None:
     """The demo: its table, roles and preset (see :data:`strongtree_studio.demo_data.DEMO`), then solve."""
-    st.session_state["data.demo"] = DEMO.table
-    st.session_state[GOTO_SOLVE] = True
+    set_widget_value("data.demo", DEMO.table)
+    GOTO_SOLVE.set(True)  # a callback cannot switch pages: the next run does
     load_demo_table(DEMO.table)
-    st.session_state["split"] = DEMO.split
-    st.session_state["model"] = DEMO.model
-    renew_widgets("model")
-    renew_widgets("split")
+    SPLIT.set(DEMO.split)
+    MODEL.set(DEMO.model)
+    renew_widgets(MODEL)
+    renew_widgets(SPLIT)
     start_solve()

@@ -20,16 +20,17 @@ ICON = Path(__file__).resolve().parent / "assets" / "icon.png"
 def main() -> None:
     import streamlit as st
 
-    from strongtree_studio.actions import GOTO_SOLVE
     from strongtree_studio.navigation import screen
+    from strongtree_studio.session import GOTO_SOLVE
     from strongtree_studio.sidebar import render_sidebar
-    from strongtree_studio.state import init_state
+    from strongtree_studio.restore import init_state, keep_token, save_state
     from strongtree_studio.style import apply_style
 
     # A file, not a Material icon: Streamlit fetches those from an internet font host (fails offline).
     st.set_page_config(page_title="StrongTree Studio", page_icon=str(ICON), layout="wide")
     apply_style()
-    init_state()
+    init_state()  # the browser's work back after a reload (strongtree_studio.restore)
+    keep_token()
     page = st.navigation(
         [
             st.Page(screen("data"), title="Data", icon=":material/table_chart:", default=True),
@@ -44,10 +45,13 @@ def main() -> None:
     )
     # Drawn before the page: nothing can be drawn after a page's st.stop(). Choices
     # reach the durable state in widget callbacks, which run before the script.
-    if st.session_state.pop(GOTO_SOLVE, False) and page.url_path != "solve":  # the live demo was started
+    if GOTO_SOLVE.pop() and page.url_path != "solve":  # the live demo was started
         st.switch_page(screen("solve"))
-    render_sidebar(live=page.url_path != "solve")  # the Solve page polls the solve itself
-    page.run()
+    try:
+        render_sidebar(live=page.url_path != "solve")  # the Solve page polls the solve itself
+        page.run()
+    finally:  # also after st.stop(), st.rerun() and a page switch
+        save_state()
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ the registry's usual messages, with two conventions of its own:
 from __future__ import annotations
 
 import json
-import math
 import sys
 import threading
 import time
@@ -26,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from strongtree_core.comparison import COMPARED
+from strongtree_studio.worker_protocol import Outbox, Phases, crash_message, finite_number
 
 #: Most rows a comparison takes (a random sample above it): OCT and BinOCT grow with
 #: rows x binary features and, at depth 3, rarely finish within a short limit beyond it.
@@ -55,6 +55,10 @@ class CompareSpec:
         """Seconds the comparison may take: every run at its time limit, plus a little each."""
         return len(self.formulations) * (self.time_limit + RUN_OVERHEAD)
 
+    def run(self, outbox: Outbox, phases: Phases) -> None:
+        """Every formulation, one after another (:func:`run_comparison`)."""
+        run_comparison(self, outbox, phases.event)
+
 
 @dataclass(frozen=True)
 class ComparisonResult:
@@ -81,11 +85,7 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"not JSON-ready: {type(value).__name__}")
 
 
-def _number(value: Any) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
+_number = finite_number
 
 
 class _RunProgress:
@@ -119,7 +119,6 @@ def run_comparison(spec: CompareSpec, outbox: Any, stop: threading.Event) -> Non
     from strongtree_core import StrongTreeError
     from strongtree_core.comparison import compare_formulations
     from strongtree_core.encoding import EncodingError
-    from strongtree_studio.worker import MSG_CRASH
 
     try:
         runs = compare_formulations(
@@ -131,8 +130,7 @@ def run_comparison(spec: CompareSpec, outbox: Any, stop: threading.Event) -> Non
         return
     except Exception as err:  # noqa: BLE001 - the process boundary: any failure becomes a message
         traceback.print_exc(file=sys.stderr)
-        message = MSG_CRASH.format(kind=type(err).__name__, detail=str(err)[:300])
-        outbox.send({"kind": "error", "phase": "main", "message": message, "user_error": False})
+        outbox.send({"kind": "error", "phase": "main", "message": crash_message(err), "user_error": False})
         return
     rows = tuple({**run.row(), "word": run.formulation} for run in runs)
     result = ComparisonResult(rows, len(spec.y), tuple(spec.formulations))

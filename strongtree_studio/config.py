@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 import pandas as pd
-from sklearn.model_selection import train_test_split
+
+from strongtree_core.report.rows import split_rows
 
 #: Most classes a target may have.
 MAX_CLASSES = 20
@@ -31,7 +32,7 @@ ERR_NO_FEATURES = (
     "Un-ignore a column, or allow splits on the protected attribute on the Model page."
 )
 ERR_POSITIVE = "The positive class {positive!r} is not a value of {target!r}; pick one of {values}."
-NOTE_MISSING_TARGET = "{n} rows have no value in {target!r} and are left out."
+NOTE_MISSING_TARGET = "Rows without a value in {target!r} are left out: {n}."
 NOTE_NO_STRATIFY = "A class has fewer than two rows, so the split is not stratified."
 ERR_FAIRNESS_NEEDS_GROUP = (
     "Fairness constraints need a protected attribute: choose one on the Data page, or set the fairness notion to none."
@@ -49,7 +50,7 @@ class Roles:
     """What each column of the table is for."""
 
     target: str
-    positive: Any = None
+    pos_label: Any = None
     protected: tuple[str, ...] = ()
     legitimate: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
@@ -78,9 +79,9 @@ def check_roles(frame: pd.DataFrame, roles: Roles, allow_protected_splits: bool 
         problems.append(ERR_ONE_CLASS.format(target=roles.target, value=value))
     elif len(values) > MAX_CLASSES:
         problems.append(ERR_MANY_CLASSES.format(target=roles.target, n=len(values)))
-    if roles.positive is not None and roles.positive not in set(values):
+    if roles.pos_label is not None and roles.pos_label not in set(values):
         problems.append(
-            ERR_POSITIVE.format(positive=roles.positive, target=roles.target, values=sorted(map(str, values)))
+            ERR_POSITIVE.format(positive=roles.pos_label, target=roles.target, values=sorted(map(str, values)))
         )
     for role, columns in (
         ("a protected attribute", roles.protected),
@@ -121,23 +122,16 @@ class SplitTables:
 
 
 def split_table(frame: pd.DataFrame, roles: Roles, split: SplitConfig) -> SplitTables:
-    """Drop ignored columns and rows without a target, then split (stratified when possible)."""
-    notes = []
+    """Drop ignored columns and rows without a target, then split (stratified when possible), by the rule of
+    :func:`strongtree_core.report.rows.split_rows` (which a report re-makes from the tree file)."""
     kept = frame.drop(columns=[c for c in roles.ignored if c in frame.columns])
-    missing = int(kept[roles.target].isna().sum())
-    if missing:
-        notes.append(NOTE_MISSING_TARGET.format(n=missing, target=roles.target))
-        kept = kept[kept[roles.target].notna()]
-    stratify = None
-    if split.stratify:
-        if kept[roles.target].value_counts().min() >= 2:
-            stratify = kept[roles.target]
-        else:
-            notes.append(NOTE_NO_STRATIFY)
-    if split.test_size <= 0:
-        return SplitTables(kept.reset_index(drop=True), kept.iloc[:0].reset_index(drop=True), tuple(notes))
-    train, test = train_test_split(kept, test_size=split.test_size, random_state=split.seed, stratify=stratify)
-    return SplitTables(train.reset_index(drop=True), test.reset_index(drop=True), tuple(notes))
+    rows = split_rows(kept, roles.target, split.test_size, split.seed, split.stratify)
+    notes = []
+    if rows.missing_target:
+        notes.append(NOTE_MISSING_TARGET.format(n=f"{rows.missing_target:,}", target=roles.target))
+    if split.stratify and split.test_size > 0 and not rows.stratified:
+        notes.append(NOTE_NO_STRATIFY)
+    return SplitTables(rows.train, rows.test, tuple(notes))
 
 
 FORMULATIONS = {"auto": "Automatic", "flow": "FlowOCT", "benders": "BendersOCT"}
@@ -164,7 +158,7 @@ class ModelConfig:
     time_limit: float = 60.0
     regularization: float = 0.0
     max_branching: int | None = None
-    max_features: int | None = None
+    max_features_used: int | None = None
     min_leaf: int = 0
     objective: str = "accuracy"
     min_recall: float | None = None
@@ -172,6 +166,7 @@ class ModelConfig:
     min_specificity: float | None = None
     fairness: tuple[str, ...] = ()
     fairness_bound: float = 0.05
+    fairness_confidence: float | None = None
     allow_protected_splits: bool = False
     n_buckets: int = 5
     encoding: str = "thermometer"
@@ -180,12 +175,12 @@ class ModelConfig:
         """Keyword arguments of ``StrongTreeClassifier`` (one solver thread)."""
         params = asdict(self)
         params["fairness"] = list(self.fairness) or None
-        params["positive_class"] = roles.positive
+        params["pos_label"] = roles.pos_label
         params["threads"] = 1
         return params
 
     def without_fairness(self) -> "ModelConfig":
-        return replace(self, fairness=())
+        return replace(self, fairness=(), fairness_confidence=None)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> "ModelConfig":
@@ -204,6 +199,6 @@ def check_model(config: ModelConfig, roles: Roles, n_classes: int) -> list[str]:
             problems.append(ERR_FAIRNESS_NEEDS_GROUP)
         if "conditional_statistical_parity" in config.fairness and not roles.legitimate:
             problems.append(ERR_CSP_NEEDS_LEGIT)
-        if n_classes > 2 and roles.positive is None:
+        if n_classes > 2 and roles.pos_label is None:
             problems.append(ERR_FAIRNESS_MULTICLASS)
     return problems

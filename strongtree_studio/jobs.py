@@ -23,7 +23,8 @@ from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Literal
 
-from strongtree_studio.worker import SolveSpec, worker_main
+from strongtree_studio.worker import worker_main
+from strongtree_studio.worker_protocol import WorkerJob
 
 JobState = Literal["queued", "starting", "running", "finished", "failed", "cancelled"]
 Phase = Literal["main", "baseline"]
@@ -160,9 +161,9 @@ class _Worker:
 class Job:
     """One solve request; its fields are guarded by the registry's lock."""
 
-    def __init__(self, spec: SolveSpec, context: Any, time_budget: float) -> None:
+    def __init__(self, spec: WorkerJob, context: Any, time_budget: float) -> None:
         self.id = uuid.uuid4().hex[:12]
-        self.spec: SolveSpec | None = spec  # both dropped once the job has ended
+        self.spec: WorkerJob | None = spec  # both dropped once the job has ended
         self.context: Any = context
         self.time_budget = time_budget
         self.state: JobState = "queued"
@@ -273,7 +274,7 @@ class JobRegistry:
 
     # -- requests from pages -------------------------------------------------
 
-    def submit(self, spec: SolveSpec, context: Any = None) -> str:
+    def submit(self, spec: WorkerJob, context: Any = None) -> str:
         """Queue a solve; it starts at once when a slot is free.  Returns the job id."""
         job = Job(spec, context, spec.time_budget())
         with self._lock:

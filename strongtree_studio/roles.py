@@ -43,6 +43,6 @@ def default_positive(frame: pd.DataFrame, target: str) -> Any:
 def suggest_roles(frame: pd.DataFrame, demo: DemoTable | None = None) -> Roles:
     """The demo's roles, or for an upload: the last column as target, no protected attribute."""
     if demo is not None:
-        return Roles(demo.target, demo.positive, demo.protected, demo.legitimate, demo.ignored)
+        return Roles(demo.target, demo.pos_label, demo.protected, demo.legitimate, demo.ignored)
     target = str(frame.columns[-1])
     return Roles(target, default_positive(frame, target))

@@ -28,6 +28,8 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
+from strongtree_core.renames import translate_keys
+
 #: Folder of the app's files inside the user's data folder.
 APP_FOLDER = "strongtree-studio"
 DB_NAME = "runs.sqlite3"
@@ -73,6 +75,23 @@ CREATE TABLE IF NOT EXISTS sweeps (
 """
 #: Columns added since the first schema, with their definitions (older files are upgraded).
 _ADDED_COLUMNS = {"owner": "TEXT", "shared": "INTEGER NOT NULL DEFAULT 0"}
+
+
+#: Keys that versions before 0.2 stored under other names (translated on read, so older runs open as they were).
+RENAMED_CONFIG: dict[str, dict[str, str]] = {
+    "roles": {"positive": "pos_label"},
+    "model": {"max_features": "max_features_used", "positive_class": "pos_label"},
+    "grid": {"bounds": "fairness_bounds"},
+}
+RENAMED_SUMMARY: dict[str, str] = {"delta": "fairness_bound"}
+RENAMED_EVALUATION: dict[str, str] = {"delta": "fairness_bound", "positive": "pos_label"}
+
+
+def translate_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored ``config`` with the names of earlier versions replaced by today's."""
+    return {section: translate_keys(values, RENAMED_CONFIG[section])
+            if section in RENAMED_CONFIG and isinstance(values, Mapping) else values
+            for section, values in config.items()}
 
 
 class RunStoreError(RuntimeError):
@@ -238,9 +257,9 @@ class RunStore:
             dataset=dataset,
             fingerprint=fp,
             status=status,
-            config=json.loads(config),
-            summary=json.loads(summary),
-            evaluation=None if evaluation is None else json.loads(evaluation),
+            config=translate_config(json.loads(config)),
+            summary=translate_keys(json.loads(summary), RENAMED_SUMMARY),
+            evaluation=None if evaluation is None else translate_keys(json.loads(evaluation), RENAMED_EVALUATION),
             tree=tree,
             baseline=baseline,
             id=rid,
@@ -260,7 +279,7 @@ class RunStore:
         )
         records = [
             {"id": rid, "created": created, "dataset": dataset, "status": status, "owner": owner or "",
-             "shared": bool(shared), **json.loads(summary)}
+             "shared": bool(shared), **translate_keys(json.loads(summary), RENAMED_SUMMARY)}
             for rid, created, dataset, status, owner, shared, summary in rows
         ]
         columns = ["id", "created", "dataset", "status", "owner", "shared"]
@@ -304,7 +323,7 @@ class RunStore:
         rows = self._visible_row("sweeps", "id, created_at, dataset, fingerprint, status, config, points, owner, shared",
                                  sweep_id, viewer, ERR_NO_SWEEP.format(sweep_id=sweep_id))
         sid, created, dataset, fp, status, config, points, owner, shared = rows[0]
-        return SweepEntry(dataset=dataset, fingerprint=fp, status=status, config=json.loads(config),
+        return SweepEntry(dataset=dataset, fingerprint=fp, status=status, config=translate_config(json.loads(config)),
                           points=json.loads(points), id=sid, created_at=created, owner=owner or "",
                           shared=bool(shared))
 

@@ -13,14 +13,15 @@ from functools import lru_cache
 from typing import Any
 
 import pandas as pd
-import streamlit as st
 
 from strongtree_core.tree import FittedTree
 from strongtree_studio.config import ModelConfig, Roles, SplitConfig, SplitTables, split_table
 from strongtree_studio.markup import md
 from strongtree_studio.runs import RunEntry, RunStoreError, UnknownRun
 from strongtree_studio.services import job_registry, run_store
+from strongtree_studio.session import JOB_ID, TABLE, VIEW_RUN
 from strongtree_studio.stale import stale_message
+from strongtree_studio.sweep_points import point_origin
 from strongtree_studio.state import current_settings, run_viewer
 
 MSG_NO_TREE = "No tree yet: solve one on the **Solve** page, or reopen a run on the **Runs** page."
@@ -65,13 +66,13 @@ def roles_from_config(config: dict[str, Any]) -> Roles:
 
 def shown_entry() -> tuple[RunEntry | None, str]:
     """The entry to show and, when there is none, a message saying why."""
-    view_run = st.session_state["view_run"]
+    view_run = VIEW_RUN.get()
     if view_run is not None:
         try:
             return run_store().get(view_run, run_viewer()), ""
         except RunStoreError as err:
             return None, md(err)
-    snapshot = job_registry().snapshot(st.session_state["job_id"])
+    snapshot = job_registry().snapshot(JOB_ID.get())
     if snapshot is None:
         return None, MSG_NO_TREE
     if snapshot.active:
@@ -97,7 +98,7 @@ def shown() -> tuple[Shown | None, str]:
         return None, message
     roles = roles_from_config(entry.config)
     model = ModelConfig.from_dict(entry.config["model"])
-    table = st.session_state["table"]
+    table = TABLE.get()
     tables = None
     if table is not None and table.fingerprint == entry.fingerprint:
         tables = split_table(table.frame, roles, SplitConfig(**entry.config["split"]))
@@ -112,8 +113,10 @@ def shown_label(result: Shown) -> tuple[str, bool]:
     session is labelled stale when the settings have changed since it started
     (:func:`strongtree_studio.stale.stale_message`).  Returns ("", False) for a current result.
     """
-    if st.session_state["view_run"] is not None:
-        return MSG_FROM_HISTORY.format(run_id=result.entry.id), False
+    if VIEW_RUN.get() is not None:
+        origin = point_origin(result.entry.config)
+        run = MSG_FROM_HISTORY.format(run_id=result.entry.id)
+        return (f"{md(origin)} {run}" if origin else run), False
     then = {"fingerprint": result.entry.fingerprint, "config": result.entry.config}
     text = stale_message(then, current_settings())
     return text, bool(text)

@@ -8,32 +8,30 @@ from strongtree_studio.navigation import screen
 from strongtree_studio.jobs import JobSnapshot
 from strongtree_studio.markup import md
 from strongtree_studio.services import job_registry
+from strongtree_studio.session import JOB_ID, ROLES, SIDEBAR_ACTIVE, SIDEBAR_STATE, STORE_NOTICE, TABLE
 from strongtree_studio.views import job_state_badge, job_state_key
-from strongtree_studio.words import fmt
+from strongtree_studio.words import count_of, fmt
 
 #: Seconds between refreshes of the sidebar's solve status while a solve runs.
 SIDEBAR_POLL = 1.0
-#: Session key: whether the sidebar last showed this session's solve as running (the
-#: Solve page, drawn after it, reruns once if the solve ended in between).
-SHOWN_ACTIVE = "_sidebar_solve_active"
-#: Session key: the state the sidebar last showed (the Solve page reruns the whole page when it changes).
-SHOWN_STATE = "_sidebar_solve_state"
 
 
 def render_sidebar(live: bool = True) -> None:
     """The table in use and this session's solve; ``live`` refreshes the solve's state while it runs."""
     with st.sidebar:
-        table = st.session_state["table"]
-        roles = st.session_state["roles"]
+        table = TABLE.get()
+        roles = ROLES.get()
         st.caption("TABLE")
         if table is None:
             st.markdown("No table yet: choose one on the **Data** page.")
         else:
-            st.markdown(f"**{md(table.name)}**  \n{fmt(len(table.frame), 'int')} rows × {table.frame.shape[1]} columns")
+            st.markdown(f"**{md(table.name)}**  \n{count_of(len(table.frame), 'row')} × {count_of(table.frame.shape[1], 'column')}")
             if roles is not None:
                 protected = ", ".join(md(c) for c in roles.protected) or "none"
                 st.markdown(f"Target {md(roles.target)} · protected: {protected}")
-        snapshot = job_registry().snapshot(st.session_state["job_id"])
+        if STORE_NOTICE.get():
+            st.caption(md(STORE_NOTICE.get()))
+        snapshot = job_registry().snapshot(JOB_ID.get())
         if snapshot is not None:
             st.caption("SOLVE")
             _solve_status(live and snapshot.active)
@@ -42,11 +40,12 @@ def render_sidebar(live: bool = True) -> None:
 def _solve_status(poll: bool) -> None:
     @st.fragment(run_every=SIDEBAR_POLL if poll else None)
     def status() -> None:
-        snapshot: JobSnapshot | None = job_registry().snapshot(st.session_state["job_id"])
+        snapshot: JobSnapshot | None = job_registry().snapshot(JOB_ID.get())
         if snapshot is None:
             return
-        st.session_state[SHOWN_ACTIVE] = snapshot.active
-        st.session_state[SHOWN_STATE] = job_state_key(snapshot)
+        # The Solve page, drawn after the sidebar, reruns once if the solve ended in between.
+        SIDEBAR_ACTIVE.set(snapshot.active)
+        SIDEBAR_STATE.set(job_state_key(snapshot))
         job_state_badge(snapshot)
         latest = snapshot.main.latest
         if snapshot.active and latest is not None and latest["gap"] is not None:

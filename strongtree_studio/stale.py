@@ -26,13 +26,13 @@ MAX_NAMED = 3
 
 _MODEL_NAMES = {
     "depth": "depth", "formulation": "formulation", "solver": "solver", "time_limit": "time limit",
-    "regularization": "λ", "max_branching": "max. splits", "max_features": "max. features",
+    "regularization": "λ", "max_branching": "max. splits", "max_features_used": "max. features",
     "min_leaf": "min. leaf rows", "objective": "objective", "min_recall": "min. recall",
     "min_precision": "min. precision", "min_specificity": "min. specificity", "fairness": "fairness notions",
-    "fairness_bound": "δ", "allow_protected_splits": "splits on the protected attribute",
+    "fairness_bound": "δ", "fairness_confidence": "promise on new rows", "allow_protected_splits": "splits on the protected attribute",
     "n_buckets": "buckets per numeric column", "encoding": "numeric coding",
 }
-_ROLE_NAMES = {"target": "target", "positive": "positive class", "protected": "protected attribute",
+_ROLE_NAMES = {"target": "target", "pos_label": "positive class", "protected": "protected attribute",
                "legitimate": "legitimate factor", "ignored": "ignored columns"}
 _SPLIT_NAMES = {"test_size": "test share", "seed": "random seed", "stratify": "stratification"}
 

@@ -7,85 +7,52 @@ widget starts from a durable value and writes back to it (see :func:`field`).
 
 from __future__ import annotations
 
-import uuid
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-import pandas as pd
-import streamlit as st
-
-from strongtree_studio.config import ModelConfig, Roles, SplitConfig
+from strongtree_studio.config import Roles
+from strongtree_studio.session import (
+    GENERATIONS,
+    MODEL,
+    ROLES,
+    SESSION_OWNER,
+    SPLIT,
+    TABLE,
+    WORKSPACE,
+    Key,
+    widget_value,
+)
 from strongtree_studio.stale import settings
+from strongtree_studio.table import LoadedTable
 
-
-@dataclass(frozen=True)
-class LoadedTable:
-    """The table the user is working on."""
-
-    name: str
-    frame: pd.DataFrame  # what the tree learns from: the loaded table with the column edits applied
-    fingerprint: str  # of ``frame``
-    notes: tuple[str, ...] = ()  # what reading the file assumed (e.g. its text encoding)
-    raw: pd.DataFrame | None = None  # the table as loaded, before column edits (None: ``frame`` itself)
-
-    @property
-    def loaded(self) -> pd.DataFrame:
-        """The table as it was loaded."""
-        return self.frame if self.raw is None else self.raw
-
-
-#: Durable session keys and their initial values (factories).
-DEFAULTS: dict[str, Callable[[], Any]] = {
-    "table": lambda: None,  # LoadedTable | None
-    "roles": lambda: None,  # Roles | None
-    "split": SplitConfig,
-    "model": ModelConfig,
-    "job_id": lambda: None,  # the job this session started last
-    "view_run": lambda: None,  # run id shown on the Tree and Fairness pages
-    "session_owner": lambda: f"session:{uuid.uuid4().hex}",  # owner of the runs this session solves
-    "workspace": lambda: "",  # a workspace name the user typed on the Runs page ("" for none)
-    "edits": dict,  # column -> strongtree_studio.columns.ColumnEdit: types and value labels chosen on the Data page
-    "job_settings": lambda: None,  # the settings the last solve was started with (strongtree_studio.stale)
-}
+__all__ = ["GENERATIONS", "LoadedTable", "bound", "current_settings", "field", "keep", "renew_widgets", "run_owner",
+           "run_viewer", "set_roles", "store", "widget_key", "workspace_name"]
 
 #: Longest workspace name kept.
 MAX_WORKSPACE = 60
 
 
-def init_state() -> None:
-    """Create the durable keys once per session."""
-    if st.session_state.get("_studio_ready"):
-        return
-    for key, make in DEFAULTS.items():
-        st.session_state.setdefault(key, make())
-    st.session_state["_studio_ready"] = True
-
-
-#: Session key of the widget generations: section -> int.
-GENERATIONS = "_widget_generations"
-
-
-def widget_key(section: str, name: str) -> str:
+def widget_key(section: Key[Any], name: str) -> str:
     """Key of the widget bound to ``section.name`` in the current generation of ``section``."""
-    generation = st.session_state.get(GENERATIONS, {}).get(section, 0)
-    return f"{section}.{name}" + (f".{generation}" if generation else "")
+    generation = GENERATIONS.get().get(section.name, 0)
+    return f"{section.name}.{name}" + (f".{generation}" if generation else "")
 
 
-def renew_widgets(section: str) -> None:
+def renew_widgets(section: Key[Any]) -> None:
     """Give the widgets of ``section`` new keys, so they start from the durable
     values (the browser would otherwise keep showing, and send back, the old ones)."""
-    generations = dict(st.session_state.get(GENERATIONS, {}))
-    generations[section] = generations.get(section, 0) + 1
-    st.session_state[GENERATIONS] = generations
+    generations = dict(GENERATIONS.get())
+    generations[section.name] = generations.get(section.name, 0) + 1
+    GENERATIONS.set(generations)
 
 
-def store(section: str, name: str, key: str, convert: Callable[[Any], Any] | None = None) -> None:
+def store(section: Key[Any], name: str, key: str, convert: Callable[[Any], Any] | None = None) -> None:
     """``on_change`` callback: copy the widget's value into the durable value."""
-    keep(section, name, st.session_state[key], convert)
+    keep(section, name, widget_value(key), convert)
 
 
 def bound(
-    section: str,
+    section: Key[Any],
     name: str,
     options: Sequence[Any] | None = None,
     convert: Callable[[Any], Any] | None = None,
@@ -99,7 +66,7 @@ def bound(
     key makes it keep its identity while the default follows the durable value.
     A value not among ``options`` falls back to the first option.
     """
-    value = getattr(st.session_state[section], name)
+    value = getattr(section.get(), name)
     key = widget_key(section, name)
     kwargs: dict[str, Any] = {"key": key}
     if on_change is None:
@@ -115,7 +82,7 @@ def bound(
     return kwargs
 
 
-def keep(section: str, name: str, value: Any, convert: Callable[[Any], Any] | None = None) -> Any:
+def keep(section: Key[Any], name: str, value: Any, convert: Callable[[Any], Any] | None = None) -> Any:
     """Make ``value`` (a widget's return value) the durable value ``section.name``.
 
     Callbacks alone are not enough: a change made while the run that created the
@@ -125,15 +92,16 @@ def keep(section: str, name: str, value: Any, convert: Callable[[Any], Any] | No
         value = convert(value)
     elif isinstance(value, list):
         value = tuple(value)
-    if getattr(st.session_state[section], name) != value:
-        st.session_state[section] = replace(st.session_state[section], **{name: value})
+    current = section.get()
+    if getattr(current, name) != value:
+        section.set(replace(current, **{name: value}))
     return value
 
 
 def field(
     widget: Callable[..., Any],
     label: str,
-    section: str,
+    section: Key[Any],
     name: str,
     *args: Any,
     options: Sequence[Any] | None = None,
@@ -152,8 +120,8 @@ def field(
 
 def set_roles(roles: Roles | None) -> None:
     """New column roles (a new table or target): the role widgets start afresh."""
-    st.session_state["roles"] = roles
-    renew_widgets("roles")
+    ROLES.set(roles)
+    renew_widgets(ROLES)
 
 
 def workspace_name(text: str) -> str:
@@ -163,20 +131,20 @@ def workspace_name(text: str) -> str:
 
 def run_owner() -> str:
     """Owner of the runs solved from now on: the named workspace, else this session."""
-    workspace = st.session_state["workspace"]
-    return f"workspace:{workspace}" if workspace else st.session_state["session_owner"]
+    workspace = WORKSPACE.get()
+    return f"workspace:{workspace}" if workspace else SESSION_OWNER.get()
 
 
 def run_viewer() -> tuple[str, ...]:
     """The owners whose runs this session lists, opens and may delete: itself and its workspace."""
-    workspace = st.session_state["workspace"]
-    owners = (st.session_state["session_owner"],)
+    workspace = WORKSPACE.get()
+    owners = (SESSION_OWNER.get(),)
     return owners + (f"workspace:{workspace}",) if workspace else owners
 
 
 def current_settings() -> dict[str, Any] | None:
     """The settings a solve started now would use (see :func:`strongtree_studio.stale.settings`), or None without a table."""
-    table, roles = st.session_state["table"], st.session_state["roles"]
+    table, roles = TABLE.get(), ROLES.get()
     if table is None or roles is None:
         return None
-    return settings(table.fingerprint, roles, st.session_state["split"], st.session_state["model"])
+    return settings(table.fingerprint, roles, SPLIT.get(), MODEL.get())

@@ -41,12 +41,14 @@ from typing import Any
 
 import pandas as pd
 
+from strongtree_studio.worker_protocol import MSG_CRASH, Outbox, Phases, crash_message, finite_number
+
+__all__ = ["MSG_CRASH", "SolveSpec", "SweepSpec", "worker_main"]
+
 #: Seconds between two progress messages without a new tree.
 PROGRESS_INTERVAL = 0.2
 #: How much lower than the server's the worker's scheduling priority is (Unix ``nice``).
 NICENESS = 10
-
-MSG_CRASH = "The solver stopped with an internal error ({kind}: {detail}). The server log has the details."
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,12 @@ class SolveSpec:
             budget += float(self.baseline_params.get("time_limit", 60.0))
         return budget
 
+    def run(self, outbox: Outbox, phases: Phases) -> None:
+        """The requested tree, then (if asked) the same settings without fairness constraints."""
+        _fit(self, self.params, "main", outbox, phases.event)
+        if self.baseline_params is not None:
+            _fit(self, self.baseline_params, "baseline", outbox, phases.next_phase())
+
 
 #: Seconds allowed per point of a sweep beyond its time limit (building, measuring).
 POINT_OVERHEAD = 5.0
@@ -80,7 +88,7 @@ class SweepSpec:
     X: pd.DataFrame
     y: pd.Series
     params: dict[str, Any]
-    grid: dict[str, list[Any]]
+    grid: dict[str, list[Any]] | list[dict[str, list[Any]]]
     cv: list[tuple[Any, ...]] | None = None
     sensitive: tuple[str, ...] = ()
     legitimate: tuple[str, ...] = ()
@@ -88,18 +96,19 @@ class SweepSpec:
 
     @property
     def n_points(self) -> int:
-        return math.prod(len(v) for v in self.grid.values()) * (len(self.cv) if self.cv else 1)
+        grids = [self.grid] if isinstance(self.grid, dict) else list(self.grid)
+        return sum(math.prod(len(v) for v in g.values()) for g in grids) * (len(self.cv) if self.cv else 1)
 
     def time_budget(self) -> float:
         """Seconds the sweep may take: every point at its time limit, plus a little each."""
         return self.n_points * (float(self.params.get("time_limit", 60.0)) + POINT_OVERHEAD)
 
+    def run(self, outbox: Outbox, phases: Phases) -> None:
+        """Every point, one after another."""
+        _sweep(self, outbox, phases.event)
 
-def _number(value: Any) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
+
+_number = finite_number
 
 
 class _StopBridge:
@@ -181,8 +190,7 @@ def _fit(spec: SolveSpec, params: dict[str, Any], phase: str, outbox: Any, stop:
         return
     except Exception as err:  # the process boundary: any failure becomes a message
         traceback.print_exc(file=sys.stderr)
-        message = MSG_CRASH.format(kind=type(err).__name__, detail=str(err)[:300])
-        outbox.send({"kind": "error", "phase": phase, "message": message, "user_error": False})
+        outbox.send({"kind": "error", "phase": phase, "message": crash_message(err), "user_error": False})
         return
     outbox.send({"kind": "result", "phase": phase, "tree": model.tree_.to_json()})
 
@@ -208,8 +216,7 @@ def _sweep(spec: SweepSpec, outbox: Any, stop: threading.Event) -> None:
         return
     except Exception as err:  # the process boundary: any failure becomes a message
         traceback.print_exc(file=sys.stderr)
-        message = MSG_CRASH.format(kind=type(err).__name__, detail=str(err)[:300])
-        outbox.send({"kind": "error", "phase": "main", "message": message, "user_error": False})
+        outbox.send({"kind": "error", "phase": "main", "message": crash_message(err), "user_error": False})
         return
     outbox.send({"kind": "result", "phase": "main", "tree": None})
 
@@ -274,8 +281,9 @@ class _Outbox:
 
 
 def worker_main(inbox: Any, outbox: Any, stop_flag: Any) -> None:
-    """Process entry point: lower priority, prewarm, wait for one :class:`SolveSpec` (or
-    :class:`SweepSpec`, or a comparison of formulations, :class:`strongtree_studio.comparison_job.CompareSpec`), solve it.
+    """Process entry point: lower priority, prewarm, wait for one job (a :class:`SolveSpec`, a
+    :class:`SweepSpec`, a comparison of formulations :class:`strongtree_studio.comparison_job.CompareSpec`:
+    any :class:`strongtree_studio.worker_protocol.WorkerJob`) and run it.
 
     ``outbox`` is the writing end of a pipe; the server reads the other end.
     """
@@ -292,18 +300,5 @@ def worker_main(inbox: Any, outbox: Any, stop_flag: Any) -> None:
     spec = inbox.get()
     if spec is None:
         return
-    bridge = _StopBridge(stop_flag)
-    if isinstance(spec, SweepSpec):
-        _sweep(spec, outbox, bridge.event)
-        outbox.send({"kind": "done"})
-        return
-    from strongtree_studio.comparison_job import CompareSpec, run_comparison  # it imports this module
-
-    if isinstance(spec, CompareSpec):
-        run_comparison(spec, outbox, bridge.event)
-        outbox.send({"kind": "done"})
-        return
-    _fit(spec, spec.params, "main", outbox, bridge.event)
-    if spec.baseline_params is not None:
-        _fit(spec, spec.baseline_params, "baseline", outbox, bridge.next_phase())
+    spec.run(outbox, _StopBridge(stop_flag))
     outbox.send({"kind": "done"})

@@ -36,9 +36,9 @@ class Instance:
 
 
 @st.composite
-def instances(draw, n_classes: int = 2, max_features: int = 3) -> Instance:
+def instances(draw, n_classes: int = 2, max_columns: int = 3) -> Instance:
     n = draw(st.integers(8, 16))
-    n_features = draw(st.integers(2, max_features))
+    n_features = draw(st.integers(2, max_columns))
     n_groups = draw(st.integers(2, 3))
     bits = st.integers(0, 1)
     return Instance(
@@ -73,9 +73,9 @@ def problems(draw, max_depth: int = 2):
         lambda_=draw(st.sampled_from([0.0, 0.0, 0.1, 0.25])),
         min_leaf=draw(st.sampled_from([0, 0, 2, 3])),
         max_branching=draw(st.sampled_from([None, None, 1, 2])),
-        max_features=draw(st.sampled_from([None, None, None, 1])),
+        max_features_used=draw(st.sampled_from([None, None, None, 1])),
         objective=objective,
-        positive_class=1,
+        pos_label=1,
         side_constraints=tuple(ALL_CONSTRAINTS[k](b, 1) for k, b in kinds),
     )
     return X, y, group, legit, weight, spec, kinds, n_classes

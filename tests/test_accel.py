@@ -67,7 +67,7 @@ def _feasible(data: PatternData, spec: TreeSpec, tree: TreeStructure) -> bool:
             return False
     for c in spec.side_constraints:
         pred = tree.predict(data.X)
-        (check,) = c.measure(data.y, pred, group=data.group, positive=spec.positive_class, count=data.count)
+        (check,) = c.measure(data.y, pred, group=data.group, positive=spec.pos_label, count=data.count)
         if not check.satisfied:
             return False
     return True
@@ -166,7 +166,7 @@ def test_cost_complexity_mapping():
 @pytest.mark.parametrize("seed", range(2))
 def test_fairness_equals_brute_force(notion, bound, depth, seed):
     data = _random_data(seed, n=30, group=True)
-    spec = TreeSpec(depth=depth, positive_class=1, side_constraints=(notion(bound),))
+    spec = TreeSpec(depth=depth, pos_label=1, side_constraints=(notion(bound),))
     res = streed_solve(data, spec, time_limit=TIME_LIMIT)
     assert _feasible(data, spec, res.structure)  # the project's own measurement of the gap
     if notion is EqualOpportunity:
@@ -193,7 +193,7 @@ def test_equal_opportunity_is_never_certified_by_the_dynamic_program():
     classes, y = np.unique(y_raw, return_inverse=True)
     data = collapse_patterns(df.to_numpy(), y, 2, group=group)
     positive = int(np.flatnonzero(classes == 2)[0])
-    spec = TreeSpec(depth=1, positive_class=positive, side_constraints=(EqualOpportunity(0.05),))
+    spec = TreeSpec(depth=1, pos_label=positive, side_constraints=(EqualOpportunity(0.05),))
     res = streed_solve(data, spec, time_limit=TIME_LIMIT)
     assert not res.certified
     assert res.objective <= _brute_force(data, spec) + 1e-9
@@ -203,7 +203,7 @@ def test_equal_opportunity_is_never_certified_by_the_dynamic_program():
 @pytest.mark.parametrize("lambda_,min_leaf", [(0.0, 0), (0.05, 3)])
 def test_statistical_parity_equals_milp(lambda_, min_leaf):
     data = _random_data(3, n=30, group=True)
-    spec = TreeSpec(depth=2, lambda_=lambda_, min_leaf=min_leaf, positive_class=1, side_constraints=(StatisticalParity(0.05),))
+    spec = TreeSpec(depth=2, lambda_=lambda_, min_leaf=min_leaf, pos_label=1, side_constraints=(StatisticalParity(0.05),))
     res = streed_solve(data, spec, time_limit=TIME_LIMIT)
     model = build_model(data, spec)
     x = milp_solve(model.arrays)
@@ -221,7 +221,7 @@ def test_protected_attribute_is_never_split_on():
     y = np.unique(df.pop("target").to_numpy(), return_inverse=True)[1]
     X = df.to_numpy()
     data = collapse_patterns(X, y, 2, group=X[:, 0])
-    spec = TreeSpec(depth=3, positive_class=1, side_constraints=(StatisticalParity(0.05),))
+    spec = TreeSpec(depth=3, pos_label=1, side_constraints=(StatisticalParity(0.05),))
     res = streed_solve(data, spec, time_limit=TIME_LIMIT)
     assert res.status == "optimal" and res.certified, res.reason
     assert res.structure.is_valid() and _feasible(data, spec, res.structure)
@@ -236,7 +236,7 @@ def test_fairness_not_certified_when_pystreed_tolerance_can_bite():
     y = X[:, 0] ^ (rng.random(n) < 0.2)
     g = np.r_[np.zeros(9973, int), np.ones(n - 9973, int)]  # lcm of group sizes >= 10**4
     data = collapse_patterns(X, y, 2, group=g)
-    spec = TreeSpec(depth=1, positive_class=1, side_constraints=(StatisticalParity(0.05),))
+    spec = TreeSpec(depth=1, pos_label=1, side_constraints=(StatisticalParity(0.05),))
     res = streed_solve(data, spec, time_limit=TIME_LIMIT)
     assert res.structure is not None and not res.certified and res.status == "feasible"
     assert "tolerance of 1e-4" in res.reason
@@ -270,9 +270,9 @@ def test_unsupported_problems_say_why():
     three_groups = collapse_patterns(np.repeat(data.X, 1, axis=0), data.y, 2, group=np.arange(data.n_patterns) % 3)
     weighted = _random_data(0, weighted=True, group=True)
     multi = _random_data(0, n_classes=3, group=True)
-    sp = StatisticalParity(0.1, positive_class=1)
+    sp = StatisticalParity(0.1, pos_label=1)
     cases = [
-        (data, TreeSpec(2, max_features=1), support.UNSUPPORTED_MAX_FEATURES),
+        (data, TreeSpec(2, max_features_used=1), support.UNSUPPORTED_MAX_FEATURES),
         (data, TreeSpec(2, objective="worst_case_accuracy"), support.UNSUPPORTED_OBJECTIVE.format(objective="worst_case_accuracy")),
         (data, TreeSpec(2, side_constraints=(MinRecall(0.5, 1),)), fairness_task.UNSUPPORTED_CONSTRAINT.format(name="min_recall")),
         (data, TreeSpec(2, side_constraints=(ConditionalStatisticalParity(0.1, 1),)),

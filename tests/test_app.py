@@ -12,6 +12,7 @@ import streamlit as st
 from hostile import hazards
 from streamlit.testing.v1 import AppTest, element_tree
 
+from strongtree_core.tree.summary import tree_summary
 from strongtree_studio.config import ERR_BOTH_ROLES, ERR_FAIRNESS_NEEDS_GROUP, Roles, SplitConfig, split_table
 from strongtree_studio.demo_data import make_hiring
 from strongtree_studio.explain import (
@@ -38,7 +39,8 @@ from strongtree_studio.outcome import ERR_SAVE
 from strongtree_studio.runs import ERR_NO_RUN, RunStore, RunStoreError
 from strongtree_studio.services import job_registry
 from strongtree_studio.shown import MSG_RUN_GONE, roles_from_config, tree_from_json
-from strongtree_studio.state import GENERATIONS, LoadedTable
+from strongtree_studio.session import GENERATIONS, ROLES
+from strongtree_studio.table import LoadedTable
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("strongtree_studio/screens/data.py", "strongtree_studio/screens/model.py", "strongtree_studio/screens/solve.py", "strongtree_studio/screens/tree.py", "strongtree_studio/screens/fairness.py", "strongtree_studio/screens/runs.py")
@@ -80,7 +82,7 @@ def poll(at: AppTest, until, timeout: float = 90.0) -> AppTest:
 
 def role(at: AppTest, name: str) -> str:
     """Key of a column-role widget (role widgets get fresh keys with each new table)."""
-    return f"roles.{name}.{at.session_state[GENERATIONS]['roles']}"
+    return f"roles.{name}.{at.session_state[GENERATIONS.name][ROLES.name]}"
 
 
 def hiring_csv(n_rows: int = 300) -> bytes:
@@ -112,12 +114,16 @@ def test_upload_sets_roles_and_previews_the_encoding():
     at.file_uploader(key="data.upload").set_value(("hiring.csv", hiring_csv(), "text/csv")).run()
     assert not at.exception and not at.error
     assert at.selectbox(key=role(at, "target")).value == "hired"  # the last column
-    assert at.selectbox(key=role(at, "positive")).value == "yes"
+    assert at.selectbox(key=role(at, "pos_label")).value == "yes"
     at.multiselect(key=role(at, "protected")).set_value(["gender"]).run()
     at.multiselect(key=role(at, "legitimate")).set_value(["education"]).run()
-    summary = next(d.value for d in at.dataframe if "n_binary" in d.value.columns)
+    summary = next(d.value for d in at.dataframe if "yes/no questions" in d.value.columns)
+    assert not {"n_binary", "kind", "n_missing"} & set(summary.columns)  # the library's names stay off the page
     assert "gender" not in set(summary["column"]) and "education" in set(summary["column"])
-    assert (summary["n_binary"] >= 1).all()
+    assert (summary["yes/no questions"] >= 1).all()
+    overview = next(d.value for d in at.dataframe if "read as" in d.value.columns and "type" in d.value.columns)
+    assert set(overview["type"]) <= {"text", "whole numbers", "numbers", "true / false", "categories", "dates"}
+    assert "thermometer" not in " ".join(c.value for c in at.caption)
     assert any("225** training rows" in m.value for m in at.markdown)  # 75 % of 300
 
     bad = b"not,a\ntable"
@@ -147,7 +153,7 @@ def test_choices_survive_page_changes_and_problems_block_the_solve():
     at.selectbox(key="data.demo").set_value("Iris (scikit-learn)").run()
     at.button(key="data.load_demo").click().run()
     assert at.selectbox(key=role(at, "target")).value == "species"
-    assert at.selectbox(key=role(at, "positive")).value is None
+    assert at.selectbox(key=role(at, "pos_label")).value is None
     assert at.multiselect(key=role(at, "protected")).value == []
 
 
@@ -186,6 +192,8 @@ def test_solve_stop_then_tree_fairness_and_runs():
     assert "female" not in svg
     at.toggle(key="tree.mix").set_value(True).run()
     assert "female" in drawings(at)[0]
+    words = next(m.value for m in at.markdown if m.value.startswith("- The tree predicts"))
+    assert words == "\n".join(f"- {md(s)}" for s in tree_summary(tree))  # the tree in sentences
 
     goto(at, "strongtree_studio/screens/fairness.py")
     card = next(m for m in at.metric if m.label == "Statistical parity · training rows")
@@ -639,7 +647,7 @@ def test_the_data_page_suggests_columns_to_ignore_and_names_codes():
     at.button(key="data.ignore_suggested").click().run()
     assert at.session_state["roles"].ignored == ("case_id", "notes")
     assert not any("should probably not see" in m.value for m in at.markdown)
-    assert at.selectbox(key=role(at, "positive")).value == 1  # the class that reads as positive
+    assert at.selectbox(key=role(at, "pos_label")).value == 1  # the class that reads as positive
 
     at.selectbox(key="data.edit_column").set_value("y").run()
     at.text_input(key="data.label.y.0").input("kept")  # a form's widgets are sent with its button
@@ -647,8 +655,8 @@ def test_the_data_page_suggests_columns_to_ignore_and_names_codes():
     at.button(key="FormSubmitter:data.edit_form.y-Apply to the table").click().run()
     assert not at.exception
     assert set(at.session_state["table"].frame["y"]) == {"kept", "reoffended"}
-    assert at.session_state["roles"].positive == "reoffended"  # the positive class follows its name
+    assert at.session_state["roles"].pos_label == "reoffended"  # the positive class follows its name
     assert at.session_state["table"].loaded["y"].tolist() == frame["y"].tolist()  # the loaded table is kept
     at.button(key="data.reset_edits").click().run()
     assert at.session_state["table"].frame["y"].tolist() == frame["y"].tolist()
-    assert at.session_state["roles"].positive == 1
+    assert at.session_state["roles"].pos_label == 1

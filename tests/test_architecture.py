@@ -83,9 +83,16 @@ def _studio_modules():
 
 
 def test_studio_declares_exactly_its_streamlit_bound_modules():
+    """Bound: a module that imports Streamlit, or imports a bound module of the package."""
     from strongtree_studio import STREAMLIT_BOUND
 
-    importing = {p.stem for p in _studio_modules() if any(m.split(".")[0] == "streamlit" for m in _imports(p))}
+    imports = {p.stem: _imports(p) for p in _studio_modules()}
+    importing = {name for name, found in imports.items() if any(m.split(".")[0] == "streamlit" for m in found)}
+    while True:
+        reached = {name for name, found in imports.items() if {f"strongtree_studio.{b}" for b in importing} & found}
+        if reached <= importing:
+            break
+        importing |= reached
     assert importing == set(STREAMLIT_BOUND), (
         f"import Streamlit but are not declared: {sorted(importing - STREAMLIT_BOUND)}; "
         f"declared but free of it: {sorted(STREAMLIT_BOUND - importing)}"
@@ -105,3 +112,41 @@ def test_plain_studio_modules_never_reach_streamlit(path):
     bound = {f"strongtree_studio.{name}" for name in STREAMLIT_BOUND}
     bad = {m for m in _imports(path) if m.split(".")[0] in {"streamlit", "pages", "app"} or m in bound}
     assert not bad, f"{path.name} is plain Python but imports {bad}"
+
+
+def _package_imports(path: Path) -> set[str]:
+    """Modules of the dashboard package that ``path`` imports anywhere (in functions too)."""
+    found = set()
+    for name in _imports(path):
+        if name.startswith("strongtree_studio."):
+            found.add(name.split(".")[1])
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "strongtree_studio":
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if (STUDIO / f"{name}.py").exists()}
+
+
+def test_no_studio_module_imports_one_that_imports_it_back():
+    graph = {p.stem: _package_imports(p) for p in _studio_modules()}
+
+    def reach(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in graph.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    cycles = sorted(name for name in graph if name in reach(name))
+    assert not cycles, f"modules on an import cycle: {cycles}"
+
+
+def test_the_engine_reads_why_a_solve_stopped_as_data_never_a_solver_s_words():
+    """engine.py speaks the solver layer's status vocabulary: it imports no backend module (whose
+    message strings it could rewrite), only the layer's shared names."""
+    backends = {"strongtree_core.solvers." + name for name in ("highs", "highs_run", "highs_benders", "scip",
+                                                               "scip_lazy", "gurobi")}
+    imported = _imports(CORE / "engine.py")
+    assert not imported & backends, imported & backends

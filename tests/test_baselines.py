@@ -131,7 +131,7 @@ def test_the_estimator_runs_the_baselines_alone_and_proves_the_optimum():
     X, y, _ = _instance(3, n=30, F=4)
     truth = _brute(X, y, TreeSpec(depth=2), 2)
     for formulation in ("oct", "binoct"):
-        clf = StrongTreeClassifier(depth=2, formulation=formulation, accelerator=False, time_limit=60).fit(X, y)
+        clf = StrongTreeClassifier(depth=2, formulation=formulation, exact_search=False, time_limit=60).fit(X, y)
         record = clf.record_
         assert (record.method, record.status, record.certified) == (formulation, "optimal", True)
         assert record.objective == pytest.approx(truth)
@@ -147,7 +147,7 @@ def test_the_estimator_runs_the_baselines_alone_and_proves_the_optimum():
     "formulation, params, message",
     [
         ("oct", dict(max_branching=2), OCT_REFUSED.format(names="at most 2 branching nodes")),
-        ("oct", dict(objective="balanced_accuracy", max_features=1),
+        ("oct", dict(objective="balanced_accuracy", max_features_used=1),
          OCT_REFUSED.format(names="the objective balanced_accuracy, at most 1 features")),
         ("oct", dict(min_recall=0.5), OCT_REFUSED.format(names=MinRecall(0.5, 1).name)),
         ("binoct", dict(regularization=0.1),
@@ -268,8 +268,8 @@ def _record_cases():
 
 @pytest.mark.parametrize("formulation, solver, X, y, data", list(_record_cases()))
 def test_every_mio_records_its_lp_bound_and_cuts_on_every_backend(formulation, solver, X, y, data):
-    clf = StrongTreeClassifier(depth=1, formulation=formulation, solver=solver, accelerator=False,
-                               warm_start=False, time_limit=60).fit(X, y)
+    clf = StrongTreeClassifier(depth=1, formulation=formulation, solver=solver, exact_search=False,
+                               heuristic_start=False, time_limit=60).fit(X, y)
     record = clf.record_
     assert record.certified and record.backend == solver
     built = build_model(data, TreeSpec(depth=1), formulation)

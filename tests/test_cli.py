@@ -76,8 +76,8 @@ def test_fit_json_is_one_object_whose_numbers_are_those_of_its_tree(tmp_path, ca
 
 def test_fit_json_reports_the_constraint_checks(tmp_path, capsys):
     data = _csv(tmp_path)
-    args = _fit_args(data, "--json", "--protected", "gender", "--fairness", "statistical_parity", "--delta", "0.1",
-                     "--positive-class", "yes")
+    args = _fit_args(data, "--json", "--protected", "gender", "--fairness", "statistical_parity", "--fairness-bound", "0.1",
+                     "--pos-label", "yes")
     assert cli.main(args) == 0
     result = json.loads(capsys.readouterr().out)
     (check,) = result["constraint_checks"]
@@ -108,6 +108,23 @@ def test_a_refusal_with_json_is_json_too(tmp_path, capsys):
     assert cli.main(["fit", str(data), "--target", "outcome", "--json"]) == 2
     message = cli.NO_TARGET.format(target="outcome", path=data, columns="score, referral, gender, hired")
     assert json.loads(capsys.readouterr().out) == {"error": message, "exit_code": 2}
+
+
+def test_fit_keeps_a_fairness_promise_and_reports_the_baseline(tmp_path, capsys):
+    data = _csv(tmp_path)
+    args = _fit_args(data, "--protected", "gender", "--fairness", "statistical_parity", "--fairness-bound", "0.05",
+                     "--pos-label", "yes", "--fairness-confidence", "0.9", "--fairness-confidence-method", "margin",
+                     "--time-limit", "30", "--json")
+    assert cli.main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    promise = out["fairness_promise"]
+    assert promise["confidence"] == 0.9 and promise["method"] == "margin" and promise["delta"] == 0.05
+    assert promise["training_bound"] <= 0.05
+    frame = pd.read_csv(data)
+    assert out["baseline_accuracy"] == pytest.approx(frame["hired"].value_counts(normalize=True).max())
+    assert cli.main([a for a in args if a != "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "majority-class baseline:" in captured.out + captured.err
 
 
 @pytest.mark.parametrize("sep", [";", "\t", "|"])
@@ -215,7 +232,7 @@ def test_every_option_has_help_and_says_its_default():
     formatter = cli_parser.HelpFormatter("strongtree")
     for name, sub in _subparsers().items():
         for action in sub._actions:
-            if isinstance(action, argparse._HelpAction):
+            if isinstance(action, (argparse._HelpAction, cli_parser.RenamedOption)):  # renamed: hidden, refused
                 continue
             assert action.help, f"{name} {action.dest} has no help"
             if action.option_strings:
@@ -228,8 +245,9 @@ def test_fit_defaults_are_the_estimator_s():
 
     args = cli_parser.build_parser().parse_args(["fit", "x.csv", "--target", "y"])
     params = StrongTreeClassifier().get_params()
-    for option, param in [("depth", "depth"), ("time_limit", "time_limit"), ("delta", "fairness_bound"),
-                          ("min_leaf", "min_leaf"), ("n_buckets", "n_buckets"), ("objective", "objective"),
+    for option, param in [("depth", "depth"), ("time_limit", "time_limit"), ("fairness_bound", "fairness_bound"),
+                          ("min_leaf", "min_leaf"), ("n_buckets", "n_buckets"), ("max_thresholds", "max_thresholds"),
+                          ("objective", "objective"),
                           ("formulation", "formulation"), ("solver", "solver"), ("threads", "threads")]:
         assert getattr(args, option) == params[param], option
 
@@ -324,7 +342,7 @@ def test_ctrl_c_exits_130_with_the_best_tree_written(tmp_path):
     data, tree_file = _long_problem(tmp_path), tmp_path / "tree.json"
     process = subprocess.Popen(
         [sys.executable, "-m", "strongtree_core", "fit", str(data), "--target", "y", "--depth", "3",
-         "--formulation", "flow", "--solver", "highs", "--no-accelerator", "--time-limit", "300",
+         "--formulation", "flow", "--solver", "highs", "--no-exact-search", "--time-limit", "300",
          "--output", str(tree_file)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
     )

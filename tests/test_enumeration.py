@@ -31,7 +31,7 @@ def brute_force_optimum(inst: Instance, spec: TreeSpec, chosen, pos: int) -> Fra
     for tree in all_trees(inst.depth, inst.X.shape[1], inst.n_classes):
         if spec.max_branching is not None and tree.n_branching > spec.max_branching:
             continue
-        if spec.max_features is not None and tree.features_used.size > spec.max_features:
+        if spec.max_features_used is not None and tree.features_used.size > spec.max_features_used:
             continue
         if spec.min_leaf:
             reached = tree.apply(inst.X)
@@ -62,8 +62,8 @@ def check_against_brute_force(inst: Instance, spec: TreeSpec, chosen, pos: int) 
         assert holds(k, b, inst.y, pred, inst.group, inst.legit, pos)
     if spec.max_branching is not None:
         assert res.structure.n_branching <= spec.max_branching
-    if spec.max_features is not None:
-        assert res.structure.features_used.size <= spec.max_features
+    if spec.max_features_used is not None:
+        assert res.structure.features_used.size <= spec.max_features_used
     assert res.structure.is_valid()
 
 
@@ -76,13 +76,13 @@ def check_against_brute_force(inst: Instance, spec: TreeSpec, chosen, pos: int) 
     lambda_=st.sampled_from([0.0, 0.0, 0.1, 0.4]),
     min_leaf=st.sampled_from([0, 0, 2, 4]),
     max_branching=st.sampled_from([None, 1, 2]),
-    max_features=st.sampled_from([None, 1]),
+    max_features_used=st.sampled_from([None, 1]),
 )
-def test_enumeration_equals_brute_force(inst, chosen, pos, objective, lambda_, min_leaf, max_branching, max_features) -> None:
+def test_enumeration_equals_brute_force(inst, chosen, pos, objective, lambda_, min_leaf, max_branching, max_features_used) -> None:
     assume(objective != "sensitivity" or (inst.y == pos).any())  # undefined objective: refused by the model builder
     spec = TreeSpec(
-        depth=inst.depth, lambda_=lambda_, objective=objective, positive_class=pos, min_leaf=min_leaf,
-        max_branching=max_branching, max_features=max_features,
+        depth=inst.depth, lambda_=lambda_, objective=objective, pos_label=pos, min_leaf=min_leaf,
+        max_branching=max_branching, max_features_used=max_features_used,
         side_constraints=tuple(ALL_CONSTRAINTS[k](b, pos) for k, b in chosen),
     )
     check_against_brute_force(inst, spec, chosen, pos)
@@ -90,13 +90,13 @@ def test_enumeration_equals_brute_force(inst, chosen, pos, objective, lambda_, m
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    inst=instances(n_classes=3, max_features=2),
+    inst=instances(n_classes=3, max_columns=2),
     chosen=st.lists(st.tuples(st.sampled_from(sorted(ALL_CONSTRAINTS)), BOUNDS), min_size=1, max_size=2, unique_by=lambda t: t[0]),
     pos=st.integers(0, 2),
     objective=st.sampled_from(["accuracy", "balanced_accuracy", "worst_case_accuracy"]),
 )
 def test_enumeration_three_classes(inst, chosen, pos, objective) -> None:
-    spec = TreeSpec(depth=inst.depth, objective=objective, positive_class=pos,
+    spec = TreeSpec(depth=inst.depth, objective=objective, pos_label=pos,
                     side_constraints=tuple(ALL_CONSTRAINTS[k](b, pos) for k, b in chosen))
     check_against_brute_force(inst, spec, chosen, pos)
 
@@ -116,7 +116,7 @@ def test_tree_count_matches_brute_force() -> None:
 
 def test_stopped_search_keeps_a_proven_bound() -> None:
     data = _parity_instance()
-    spec = TreeSpec(depth=2, positive_class=1, side_constraints=(StatisticalParity(0.01, 1),))
+    spec = TreeSpec(depth=2, pos_label=1, side_constraints=(StatisticalParity(0.01, 1),))
     full = enumerate_solve(data, spec)
     assert full.status == "optimal" and full.n_checked > 1
     stop = threading.Event()
@@ -124,7 +124,7 @@ def test_stopped_search_keeps_a_proven_bound() -> None:
     stopped = enumerate_solve(data, spec, stop=stop)
     assert stopped.status == "stopped" and stopped.structure is None and not stopped.certified
     assert stopped.bound >= full.objective - 1e-9  # the bound is the value of the best unchecked tree
-    unconstrained = enumerate_solve(data, TreeSpec(depth=2, positive_class=1))
+    unconstrained = enumerate_solve(data, TreeSpec(depth=2, pos_label=1))
     assert stopped.bound == pytest.approx(unconstrained.objective)
     # Stopped in a later band of values: the bound is still above the optimum.
     with patch.object(enumeration, "BAND", 3), patch.object(enumeration, "HISTOGRAM_BINS", 4):
@@ -158,7 +158,7 @@ def test_auto_certifies_many_group_parity_like_the_exhaustive_search() -> None:
 
     X, y, group = _four_groups()
     data = collapse_patterns(X, y, 2, group=group)
-    spec = TreeSpec(depth=2, positive_class=1, side_constraints=(StatisticalParity(0.1, 1),))
+    spec = TreeSpec(depth=2, pos_label=1, side_constraints=(StatisticalParity(0.1, 1),))
     events = []
     auto = solve_tree(data, spec, time_limit=30, progress=events.append)
     assert auto.record.method == "exact" and auto.record.certified and auto.record.status == "optimal"
@@ -166,7 +166,7 @@ def test_auto_certifies_many_group_parity_like_the_exhaustive_search() -> None:
     assert auto.record.objective == pytest.approx(enumerate_solve(data, spec).objective, abs=1e-9)
     pred = auto.structure.predict(data.X)
     assert all(c.satisfied for c in metrics_checks(spec, data, pred))
-    flow = solve_tree(data, spec, formulation="flow", solver="highs", time_limit=120, accelerator=False).record
+    flow = solve_tree(data, spec, formulation="flow", solver="highs", time_limit=120, exact_search=False).record
     assert flow.certified, "FlowOCT did not prove its optimum in time: raise the limit"
     assert flow.objective == pytest.approx(auto.record.objective, abs=1e-6)
 
@@ -176,7 +176,7 @@ def test_forced_mio_starts_from_the_searched_tree_and_must_prove_it() -> None:
 
     X, y, group = _four_groups(seed=8)
     data = collapse_patterns(X, y, 2, group=group)
-    spec = TreeSpec(depth=2, positive_class=1, side_constraints=(StatisticalParity(0.1, 1),))
+    spec = TreeSpec(depth=2, pos_label=1, side_constraints=(StatisticalParity(0.1, 1),))
     events = []
     forced = solve_tree(data, spec, formulation="flow", solver="highs", time_limit=60, progress=events.append).record
     assert forced.method == "flow"
@@ -194,7 +194,7 @@ def test_auto_reports_infeasibility_proven_by_the_search() -> None:
     X = np.zeros((8, 2), dtype=int)  # identical rows, both labels: recall 1 and specificity 1 exclude each other
     y = np.array([1, 0, 1, 0, 1, 0, 1, 1])
     data = collapse_patterns(X, y, 2)
-    spec = TreeSpec(depth=2, positive_class=1, side_constraints=(MinRecall(1.0, 1), MinSpecificity(0.5, 1)))
+    spec = TreeSpec(depth=2, pos_label=1, side_constraints=(MinRecall(1.0, 1), MinSpecificity(0.5, 1)))
     with pytest.raises(StrongTreeError, match="No tree of depth 2 satisfies"):
         solve_tree(data, spec, time_limit=10)
 
@@ -212,7 +212,7 @@ def test_depth_three_is_no_worse_than_the_best_depth_two_tree() -> None:
 
     X, y, group = _four_groups(seed=9, n=120, f=5)
     data = collapse_patterns(X, y, 2, group=group)
-    spec = TreeSpec(depth=3, positive_class=1, side_constraints=(StatisticalParity(0.05, 1),))
+    spec = TreeSpec(depth=3, pos_label=1, side_constraints=(StatisticalParity(0.05, 1),))
     shallow = enumerate_solve(data, replace(spec, depth=2))
     deep = shallow.structure.with_depth(3)
     assert deep.depth == 3 and deep.is_valid()
@@ -260,7 +260,7 @@ def test_floors_met_exactly_at_the_bound(kind) -> None:
     # Maximizing recall, predicting everything positive is best and has precision exactly 1/2.
     objective = "sensitivity" if kind == "min_precision" else "accuracy"
     inst = Instance(np.array(x)[:, None], y, np.zeros(8, dtype=int), np.zeros(8, dtype=int), depth=1)
-    spec = TreeSpec(depth=1, positive_class=1, objective=objective, side_constraints=(ALL_CONSTRAINTS[kind](0.5, 1),))
+    spec = TreeSpec(depth=1, pos_label=1, objective=objective, side_constraints=(ALL_CONSTRAINTS[kind](0.5, 1),))
     check_against_brute_force(inst, spec, [(kind, 0.5)], 1)
     res = enumerate_solve(inst.data, spec)
     pred = res.structure.predict(inst.data.X)

@@ -61,7 +61,7 @@ def test_refit_starts_from_scratch_and_columns_match_by_name():
 
 
 @pytest.mark.parametrize("formulation", ["flow", "benders"])
-def test_forced_mio_matches_the_accelerator(formulation):
+def test_forced_mio_matches_the_exact_search(formulation):
     X, y = _mixed(n=80, seed=2)
     auto = StrongTreeClassifier(depth=2, time_limit=60).fit(X, y)
     mio = StrongTreeClassifier(depth=2, formulation=formulation, time_limit=60).fit(X, y)
@@ -82,7 +82,7 @@ def test_forced_mio_matches_the_accelerator(formulation):
         (dict(fairness=("statistical_parity", "parity")),
          est.BAD_FAIRNESS.format(allowed="{" + ", ".join(map(repr, est.FAIRNESS)) + "}",
                                  value=("statistical_parity", "parity"), item="parity")),
-        (dict(positive_class="maybe"), est.BAD_POSITIVE.format(value="maybe", classes=["hire", "reject"])),
+        (dict(pos_label="maybe"), est.BAD_POSITIVE.format(value="maybe", classes=["hire", "reject"])),
         (dict(fairness="statistical_parity"), est.NEEDS_SENSITIVE.format(fairness="statistical_parity")),
     ],
 )
@@ -111,7 +111,7 @@ def test_infeasible_constraints_name_the_constraint_and_a_relaxation():
 
 def test_protected_column_is_never_split_on_unless_allowed():
     X, y = _mixed(n=120, seed=3)
-    clf = StrongTreeClassifier(depth=2, fairness="statistical_parity", fairness_bound=0.2, positive_class="hire", time_limit=30)
+    clf = StrongTreeClassifier(depth=2, fairness="statistical_parity", fairness_bound=0.2, pos_label="hire", time_limit=30)
     clf.fit(X, y, sensitive_features="group")
     assert all(f.source != "group" for f in clf.tree_.encoding.features)
     allowed = clone(clf).set_params(allow_protected_splits=True).fit(X, y, sensitive_features="group")
@@ -143,11 +143,11 @@ def test_progress_reports_a_first_tree_and_stop_keeps_the_best():
 def test_compas_statistical_parity_gap_within_delta(file, protected):
     df = pd.read_csv(DATA / "fairness" / "compas" / file)
     y = df.pop("target")
-    clf = StrongTreeClassifier(depth=2, fairness="statistical_parity", fairness_bound=0.05, positive_class=1, time_limit=20)
+    clf = StrongTreeClassifier(depth=2, fairness="statistical_parity", fairness_bound=0.05, pos_label=1, time_limit=20)
     clf.fit(df, y, sensitive_features=protected)
     pred = clf.predict(df)
     groups = df[protected].astype(str).agg("|".join, axis=1)
-    gap = statistical_parity_difference(y, pred, sensitive_features=groups, positive_label=1)
+    gap = statistical_parity_difference(y, pred, sensitive_features=groups, pos_label=1)
     assert gap <= 0.05 + 1e-12
     assert clf.constraint_checks_[0]["measured"] == pytest.approx(gap)
     assert clf.record_.status in ("optimal", "time_limit", "interrupted")
@@ -177,10 +177,10 @@ def _alternating_groups(seed=1):
 def test_every_value_of_a_numeric_protected_column_is_a_group():
     X, y, age, _ = _alternating_groups()
     free = StrongTreeClassifier(depth=1, time_limit=5).fit(X, y)
-    assert statistical_parity_difference(y, free.predict(X), sensitive_features=age, positive_label="yes") > 0.9
-    clf = StrongTreeClassifier(depth=1, fairness="statistical_parity", fairness_bound=0.2, positive_class="yes", time_limit=5)
+    assert statistical_parity_difference(y, free.predict(X), sensitive_features=age, pos_label="yes") > 0.9
+    clf = StrongTreeClassifier(depth=1, fairness="statistical_parity", fairness_bound=0.2, pos_label="yes", time_limit=5)
     clf.fit(X, y, sensitive_features=age)
-    measured = statistical_parity_difference(y, clf.predict(X), sensitive_features=age, positive_label="yes")
+    measured = statistical_parity_difference(y, clf.predict(X), sensitive_features=age, pos_label="yes")
     assert measured <= 0.2
     assert clf.constraint_checks_[0]["measured"] == pytest.approx(measured)
     assert clf.tree_.to_text() != free.tree_.to_text()
@@ -188,14 +188,14 @@ def test_every_value_of_a_numeric_protected_column_is_a_group():
 
 def test_explicit_buckets_are_the_groups_enforced_and_measured():
     X, y, age, bands = _alternating_groups()
-    clf = StrongTreeClassifier(depth=1, fairness="statistical_parity", fairness_bound=0.2, positive_class="yes", time_limit=5)
+    clf = StrongTreeClassifier(depth=1, fairness="statistical_parity", fairness_bound=0.2, pos_label="yes", time_limit=5)
     clf.fit(X, y, sensitive_features=bands)
     pred = clf.predict(X)
-    on_bands = statistical_parity_difference(y, pred, sensitive_features=bands, positive_label="yes")
+    on_bands = statistical_parity_difference(y, pred, sensitive_features=bands, pos_label="yes")
     assert clf.constraint_checks_[0]["measured"] == pytest.approx(on_bands) and on_bands <= 0.2
     # The bands, not the ages, are the groups: the best tree uses "a", unfair across single ages.
     assert clf.tree_.to_text().startswith("IF a THEN yes")
-    assert statistical_parity_difference(y, pred, sensitive_features=age, positive_label="yes") > 0.9
+    assert statistical_parity_difference(y, pred, sensitive_features=age, pos_label="yes") > 0.9
 
 
 def test_conditional_parity_measures_every_level_of_the_legitimate_factor():
@@ -204,9 +204,9 @@ def test_conditional_parity_measures_every_level_of_the_legitimate_factor():
     X, y, age, _ = _alternating_groups()
     sex = pd.Series(np.where(np.arange(len(X)) % 3 == 0, "f", "m"), name="sex")
     clf = StrongTreeClassifier(depth=1, fairness="conditional_statistical_parity", fairness_bound=0.2,
-                               positive_class="yes", time_limit=5)
+                               pos_label="yes", time_limit=5)
     clf.fit(X, y, sensitive_features=sex, legitimate_features=age)
     measured = conditional_statistical_parity_difference(
-        y, clf.predict(X), sensitive_features=sex, legitimate_features=age, positive_label="yes"
+        y, clf.predict(X), sensitive_features=sex, legitimate_features=age, pos_label="yes"
     )
     assert clf.constraint_checks_[0]["measured"] == pytest.approx(measured) and measured <= 0.2

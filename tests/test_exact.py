@@ -50,13 +50,13 @@ def brute_optimum(X, y, group, legit, weight, spec: TreeSpec, kinds_bounds, n_cl
     for tree in all_trees(spec.depth, X.shape[1], n_classes):
         if spec.max_branching is not None and tree.n_branching > spec.max_branching:
             continue
-        if spec.max_features is not None and len(tree.features_used) > spec.max_features:
+        if spec.max_features_used is not None and len(tree.features_used) > spec.max_features_used:
             continue
         leaves = tree.apply(X)
         if spec.min_leaf and any(counts[leaves == n].sum() < spec.min_leaf for n in tree.leaves):
             continue
         pred = tree.predict(X)
-        if not all(holds(k, b, y, pred, group, legit, spec.positive_class) for k, b in kinds_bounds):
+        if not all(holds(k, b, y, pred, group, legit, spec.pos_label) for k, b in kinds_bounds):
             continue
         value = _objective(spec, y, pred, weight, tree.n_branching)
         best = value if best is None else max(best, value)
@@ -66,7 +66,7 @@ def brute_optimum(X, y, group, legit, weight, spec: TreeSpec, kinds_bounds, n_cl
 def _objective(spec: TreeSpec, y, pred, weight, n_branching: int) -> float:
     lam = Fraction(str(spec.lambda_))
     if weight is None:
-        core = true_objective(spec.objective, y, pred, spec.positive_class)
+        core = true_objective(spec.objective, y, pred, spec.pos_label)
     else:  # accuracy with weights
         core = Fraction(str(float(weight[pred == y].sum())))
     return float((1 - lam) * core - lam * n_branching)
@@ -128,7 +128,7 @@ def test_depth_three_against_the_milp(seed) -> None:
     y = ((X[:, 0] + X[:, 1] + (group == 0) + rng.random(n)) > 1.8).astype(int)
     constraint = [StatisticalParity(0.1, 1), EqualizedOdds(0.2, 1), MinRecall(0.8, 1), MinPrecision(0.7, 1),
                   MinSpecificity(0.6, 1), StatisticalParity(0.0, 1)][seed]
-    spec = TreeSpec(depth=3, positive_class=1, lambda_=0.05 if seed % 3 == 0 else 0.0, side_constraints=(constraint,))
+    spec = TreeSpec(depth=3, pos_label=1, lambda_=0.05 if seed % 3 == 0 else 0.0, side_constraints=(constraint,))
     data = collapse_patterns(X, y, 2, group=group)
     model = build_model(data, spec, "flow").arrays
     x = milp_solve(model)
@@ -161,7 +161,7 @@ def test_an_incumbent_one_row_below_the_optimum_is_beaten(problem) -> None:
         pred = tree.predict(X)
         if spec.max_branching is not None and tree.n_branching > spec.max_branching:
             continue
-        if spec.max_features is not None and len(tree.features_used) > spec.max_features:
+        if spec.max_features_used is not None and len(tree.features_used) > spec.max_features_used:
             continue
         if spec.min_leaf and any((tree.apply(X) == n).sum() < spec.min_leaf for n in tree.leaves):
             continue
@@ -223,7 +223,7 @@ def test_branch_and_bound_at_depth_three_for_any_prices(seed, bound) -> None:
     n = 14
     X, group, y = rng.integers(0, 2, (n, 2)), rng.integers(0, 2, n), rng.integers(0, 2, n)
     kinds = [("statistical_parity", bound), ("min_recall", 0.5)]
-    spec = TreeSpec(depth=3, positive_class=1, side_constraints=(StatisticalParity(bound, 1), MinRecall(0.5, 1)))
+    spec = TreeSpec(depth=3, pos_label=1, side_constraints=(StatisticalParity(bound, 1), MinRecall(0.5, 1)))
     feasible = {}
     for tree in all_trees(3, 2, 2):
         pred = tree.predict(X)
@@ -254,7 +254,7 @@ def test_tight_floors_find_a_feasible_tree_or_prove_there_is_none(seed, monkeypa
     kinds = [("min_recall", float(rng.choice([0.6, 0.7, 0.8]))), ("min_precision", float(rng.choice([0.6, 0.7, 0.8])))]
     if rng.random() < 0.5:
         kinds.append(("statistical_parity", 0.1))
-    spec = TreeSpec(depth=int(rng.integers(1, 3)), positive_class=1,
+    spec = TreeSpec(depth=int(rng.integers(1, 3)), pos_label=1,
                     side_constraints=tuple(ALL_CONSTRAINTS[k](b, 1) for k, b in kinds))
     truth = brute_optimum(X, y, group, None, None, spec, kinds, 2)
     res = exact_solve(collapse_patterns(X, y, 2, group=group), spec, time_limit=30)
@@ -328,7 +328,7 @@ def test_compiled_kernel_equals_the_numpy_kernel(seed, min_leaf, dense, monkeypa
     kernel's optimum, and the tree they describe is worth it."""
     from strongtree_core.accel import kernels
 
-    if not kernels.available():
+    if not kernels.library.usable():  # a direct call compiles here if the built library is not there yet
         pytest.skip("numba is not installed")
     monkeypatch.setattr(kernels, "DENSE_SPEEDUP", 1e-9 if dense else 1e9)
     rng = np.random.default_rng(seed)
@@ -375,7 +375,7 @@ def _hard_problem(seed: int = 0, n: int = 3000, F: int = 30, depth: int = 4):
     group = rng.integers(0, 4, n)
     y = ((X[:, :6].sum(axis=1) + group + rng.normal(0, 1.5, n)) > 4.5).astype(int)
     data = collapse_patterns(X, y, 2, group=group)
-    spec = TreeSpec(depth=depth, positive_class=1, side_constraints=(EqualizedOdds(0.01, 1),))
+    spec = TreeSpec(depth=depth, pos_label=1, side_constraints=(EqualizedOdds(0.01, 1),))
     return data, spec
 
 
@@ -410,7 +410,7 @@ def test_a_stopped_search_keeps_a_bound_no_feasible_tree_beats() -> None:
     group = rng.integers(0, 3, n)
     y = ((X[:, :4].sum(axis=1) + group + rng.normal(0, 1, n)) > 3).astype(int)
     data = collapse_patterns(X, y, 2, group=group)
-    spec = TreeSpec(depth=3, positive_class=1, side_constraints=(EqualizedOdds(0.02, 1), MinRecall(0.6, 1)))
+    spec = TreeSpec(depth=3, pos_label=1, side_constraints=(EqualizedOdds(0.02, 1), MinRecall(0.6, 1)))
     full = exact_solve(data, spec, time_limit=120)
     assert full.status == "optimal"
     reports = []
@@ -429,7 +429,7 @@ def test_infeasibility_is_proven() -> None:
     X = np.zeros((8, 2), dtype=int)  # identical rows, both labels
     y = np.array([1, 0, 1, 0, 1, 0, 1, 1])
     data = collapse_patterns(X, y, 2)
-    spec = TreeSpec(depth=3, positive_class=1, side_constraints=(MinRecall(1.0, 1), MinSpecificity(0.5, 1)))
+    spec = TreeSpec(depth=3, pos_label=1, side_constraints=(MinRecall(1.0, 1), MinSpecificity(0.5, 1)))
     res = exact_solve(data, spec, time_limit=10)
     assert res.status == "infeasible" and res.structure is None
 
@@ -460,7 +460,7 @@ def test_constraint_quantities_accept_exactly_the_trees_that_meet_the_bounds() -
     legit = rng.integers(0, 2, 30)
     data = collapse_patterns(X, y, 2, group=group, legit=legit)
     kinds = [("equalized_odds", 0.2), ("min_precision", 0.5), ("conditional_statistical_parity", 0.25)]
-    spec = TreeSpec(depth=2, positive_class=1, side_constraints=tuple(ALL_CONSTRAINTS[k](b, 1) for k, b in kinds))
+    spec = TreeSpec(depth=2, pos_label=1, side_constraints=tuple(ALL_CONSTRAINTS[k](b, 1) for k, b in kinds))
     p = linear_problem(data, spec)
     seen = set()
     for tree in all_trees(2, 3, 2):
@@ -507,7 +507,7 @@ def test_agrees_with_pystreed_on_statistical_parity_where_installed() -> None:
     y = ((X[:, :3].sum(axis=1) + group + rng.normal(0, 1, n)) > 2).astype(int)
     data = collapse_patterns(X, y, 2, group=group)
     for delta in (0.02, 0.05, 0.1):
-        spec = TreeSpec(depth=3, positive_class=1, side_constraints=(StatisticalParity(delta, 1),))
+        spec = TreeSpec(depth=3, pos_label=1, side_constraints=(StatisticalParity(delta, 1),))
         ours = exact_solve(data, spec, time_limit=60)
         theirs = streed_solve(data, spec, time_limit=60)
         assert ours.status == "optimal"

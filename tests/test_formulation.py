@@ -25,7 +25,7 @@ def _brute(X, y, spec: TreeSpec, K: int) -> float | None:
     for t in all_trees(spec.depth, X.shape[1], K):
         if spec.max_branching is not None and t.n_branching > spec.max_branching:
             continue
-        if spec.max_features is not None and t.features_used.size > spec.max_features:
+        if spec.max_features_used is not None and t.features_used.size > spec.max_features_used:
             continue
         if spec.min_leaf:
             sizes = np.bincount(t.apply(X), minlength=t.feature.size + 1)[t.leaves]
@@ -55,9 +55,9 @@ SPECS = [
     dict(),
     dict(lambda_=0.15),
     dict(max_branching=1),
-    dict(max_features=1),
+    dict(max_features_used=1),
     dict(min_leaf=4),
-    dict(lambda_=0.05, max_features=2, max_branching=2),
+    dict(lambda_=0.05, max_features_used=2, max_branching=2),
 ]
 
 

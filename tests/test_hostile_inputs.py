@@ -23,6 +23,7 @@ import pytest
 from strongtree_core import StrongTreeClassifier, StrongTreeError
 from strongtree_core import cli
 from strongtree_core import estimator as est
+from strongtree_core.cli.words import CLI_BAD_VALUE
 from strongtree_core.encoding import EncodingError
 from strongtree_core.encoding import errors as enc
 from strongtree_core.encoding import groups
@@ -111,7 +112,7 @@ CASES = [
     ("depth True", "fit", fit(dict(depth=True)), StrongTreeError, est.BOOL_NOT_NUMBER.format(name="depth", value=True)),
     ("time_limit True", "fit", fit(dict(time_limit=True)), StrongTreeError,
      est.BOOL_NOT_NUMBER.format(name="time_limit", value=True)),
-    ("fairness_bound True", "fit", fit(dict(fairness="statistical_parity", fairness_bound=True, positive_class="hire"),
+    ("fairness_bound True", "fit", fit(dict(fairness="statistical_parity", fairness_bound=True, pos_label="hire"),
                                        sensitive_features="c"), StrongTreeError,
      est.BOOL_NOT_NUMBER.format(name="fairness_bound", value=True)),
     ("max_branching True", "fit", fit(dict(max_branching=True)), StrongTreeError,
@@ -131,12 +132,12 @@ CASES = [
      bad("min_recall", "a float in the range [0.0, 1.0] or None", 1.5)),
     ("fairness_bound negative", "fit", fit(dict(fairness_bound=-0.1)), StrongTreeError,
      bad("fairness_bound", "a float in the range [0.0, 1.0]", -0.1)),
-    ("max_features negative", "fit", fit(dict(max_features=-1)), StrongTreeError,
-     bad("max_features", "an int in the range [0, inf) or None", -1)),
+    ("max_features_used negative", "fit", fit(dict(max_features_used=-1)), StrongTreeError,
+     bad("max_features_used", "an int in the range [0, inf) or None", -1)),
     ("min_leaf negative", "fit", fit(dict(min_leaf=-1)), StrongTreeError, bad("min_leaf", "an int in the range [0, inf)", -1)),
     ("threads zero", "fit", fit(dict(threads=0)), StrongTreeError, bad("threads", "an int in the range [1, inf)", 0)),
-    ("warm_start text", "fit", fit(dict(warm_start="no")), StrongTreeError, bad("warm_start", FLAG, "no")),
-    ("accelerator None", "fit", fit(dict(accelerator=None)), StrongTreeError, bad("accelerator", FLAG, None)),
+    ("heuristic_start text", "fit", fit(dict(heuristic_start="no")), StrongTreeError, bad("heuristic_start", FLAG, "no")),
+    ("exact_search None", "fit", fit(dict(exact_search=None)), StrongTreeError, bad("exact_search", FLAG, None)),
     ("unknown formulation", "fit", fit(dict(formulation="magic")), StrongTreeError,
      bad("formulation", "a str among {'auto', 'flow', 'benders', 'oct', 'binoct', 'local_search'}", "magic")),
     ("unknown solver", "fit", fit(dict(solver="cplex")), StrongTreeError,
@@ -147,7 +148,16 @@ CASES = [
      bad("fairness", f"a str among {NOTIONS}, an instance of 'list', an instance of 'tuple' or None", "parity")),
     ("unknown notion in a list", "fit", fit(dict(fairness=["statistical_parity", "parity"])), StrongTreeError,
      est.BAD_FAIRNESS.format(allowed=NOTIONS, value=["statistical_parity", "parity"], item="parity")),
-    ("one bucket", "fit", fit(dict(n_buckets=1)), StrongTreeError, bad("n_buckets", "an int in the range [2, inf)", 1)),
+    ("one bucket", "fit", fit(dict(n_buckets=1)), StrongTreeError,
+     bad("n_buckets", "an int in the range [2, inf) or None", 1)),
+    ("no thresholds", "fit", fit(dict(max_thresholds=0)), StrongTreeError,
+     bad("max_thresholds", "an int in the range [1, inf) or None", 0)),
+    ("max_thresholds True", "fit", fit(dict(max_thresholds=True)), StrongTreeError,
+     est.BOOL_NOT_NUMBER.format(name="max_thresholds", value=True)),
+    ("buckets and thresholds", "fit", fit(dict(n_buckets=5, max_thresholds=32)), StrongTreeError,
+     enc.BUCKETS_AND_THRESHOLDS.format(n_buckets=5, max_thresholds=32)),
+    ("one-hot buckets with thresholds", "fit", fit(dict(encoding="onehot_buckets", max_thresholds=32)), StrongTreeError,
+     enc.ONEHOT_NEEDS_BUCKETS.format(max_thresholds=32)),
     # -- the table ---------------------------------------------------------------------------
     ("empty table", "fit", fit(X=pd.DataFrame({"a": []}), y=[]), StrongTreeError, est.NO_ROWS),
     ("no columns", "fit", fit(X=pd.DataFrame(index=range(N))), StrongTreeError, est.NO_COLUMNS.format(n=N)),
@@ -170,9 +180,9 @@ CASES = [
      est.INFINITE_TARGET.format(n=N // 2, total=N, first=0)),
     ("y text and numbers", "fit", fit(y=_mixed_y()), StrongTreeError,
      est.MIXED_TARGET.format(kinds="number and text", examples="0, 'hire'")),
-    ("unknown positive class", "fit", fit(dict(positive_class="maybe", min_recall=0.5)), StrongTreeError,
+    ("unknown positive class", "fit", fit(dict(pos_label="maybe", min_recall=0.5)), StrongTreeError,
      est.BAD_POSITIVE.format(value="maybe", classes=["hire", "reject"])),
-    ("positive class '1' for numbers", "fit", fit(dict(positive_class="1"), y=pd.Series([0, 1] * (N // 2))), StrongTreeError,
+    ("positive class '1' for numbers", "fit", fit(dict(pos_label="1"), y=pd.Series([0, 1] * (N // 2))), StrongTreeError,
      est.BAD_POSITIVE.format(value="1", classes=[0, 1])),
     ("fairness on three classes", "fit", fit(dict(fairness="statistical_parity"), y=pd.Series([0, 1, 2, 3] * (N // 4)),
                                              sensitive_features="c"), StrongTreeError,
@@ -206,32 +216,32 @@ CASES = [
     ("protected values of the wrong length", "fit",
      fit(dict(fairness="statistical_parity"), sensitive_features=pd.Series(["f", "m"])), StrongTreeError,
      est.LENGTH_MISMATCH.format(n_x=N, name="sensitive_features", n_other=2)),
-    ("protected: empty list", "fit", fit(dict(fairness="statistical_parity", positive_class="hire"), sensitive_features=[]),
+    ("protected: empty list", "fit", fit(dict(fairness="statistical_parity", pos_label="hire"), sensitive_features=[]),
      EncodingError, groups.NO_GROUP_COLUMNS.format(argument="sensitive_features", role="protected attribute")),
     ("protected: 21 values", "fit",
-     fit(dict(fairness="statistical_parity", positive_class="hire"), sensitive_features=_many_values(21)), EncodingError,
+     fit(dict(fairness="statistical_parity", pos_label="hire"), sensitive_features=_many_values(21)), EncodingError,
      groups.TOO_MANY_GROUPS.format(role="protected attribute", column="age", n=21, argument="sensitive_features")),
     ("legitimate: 25 values", "fit",
-     fit(dict(fairness="conditional_statistical_parity", positive_class="hire"), sensitive_features="c",
+     fit(dict(fairness="conditional_statistical_parity", pos_label="hire"), sensitive_features="c",
          legitimate_features=_many_values(25)), EncodingError,
      groups.TOO_MANY_GROUPS.format(role="legitimate factor", column="age", n=25, argument="legitimate_features")),
     ("protected: 24 combinations", "fit",
-     fit(dict(fairness="statistical_parity", positive_class="hire"),
+     fit(dict(fairness="statistical_parity", pos_label="hire"),
          sensitive_features=pd.DataFrame({"x": np.arange(N) % 8, "z": np.arange(N) % 3})), EncodingError,
      groups.TOO_MANY_COMBINATIONS.format(role="protected attribute", columns="'x', 'z'", n=24, argument="sensitive_features")),
     ("protected: 1 and '1'", "fit",
-     fit(dict(fairness="statistical_parity", positive_class="hire"),
+     fit(dict(fairness="statistical_parity", pos_label="hire"),
          sensitive_features=pd.Series([1, "1"] * (N // 2), name="g", dtype=object)), EncodingError,
      groups.AMBIGUOUS_VALUES.format(role="protected attribute", column="g", examples="1 and '1'")),
     ("protected: text 'missing' and a missing value", "fit",
-     fit(dict(fairness="statistical_parity", positive_class="hire"),
+     fit(dict(fairness="statistical_parity", pos_label="hire"),
          sensitive_features=pd.Series(["missing", None, "f"] * 13 + ["f"], name="g")), EncodingError,
      groups.AMBIGUOUS_VALUES.format(role="protected attribute", column="g", examples="'missing' and a missing value")),
     ("protected: a single group", "fit",
-     fit(dict(fairness="statistical_parity", positive_class="hire"), sensitive_features=pd.Series(["f"] * N, name="sex")),
+     fit(dict(fairness="statistical_parity", pos_label="hire"), sensitive_features=pd.Series(["f"] * N, name="sex")),
      StrongTreeError, est.ONE_GROUP.format(column="sex", value="f", n=N, notion="statistical parity")),
     ("equal opportunity: one group has every positive row", "fit",
-     fit(dict(fairness="equal_opportunity", positive_class="hire"),
+     fit(dict(fairness="equal_opportunity", pos_label="hire"),
          sensitive_features=pd.Series(np.where(table()[0]["a"] == 1, "f", "m"), name="sex")),
      StrongTreeError, est.NOTHING_TO_COMPARE.format(notion="equal opportunity", column="sex",
                                                     cohorts="rows of the positive class")),
@@ -241,8 +251,8 @@ CASES = [
     ("yes/no at fit, True/False at predict", "predict", predict_with(lambda d: d.assign(c=d["c"] == "yes")),
      EncodingError, fitted.TEXT_BECAME_OTHER.format(column="c", levels="'no', 'yes'", now="True/False",
                                                     examples="False, True")),
-    ("a fitted column is absent", "predict", predict_with(lambda d: d.drop(columns="c")), EncodingError,
-     enc.MISSING_COLUMNS.format(n=1, missing="'c'")),
+    ("a fitted column is absent", "predict", predict_with(lambda d: d.drop(columns="c")), StrongTreeError,
+     est.MISSING_COLUMNS.format(n=1, missing="'c'", got="'a', 'b'")),
     ("text in a numeric column", "predict", lambda: tree_on().fit(*table()).predict(table()[0].assign(b="many")),
      EncodingError, enc.NOT_NUMERIC.format(column="b", examples="'many'")),
     ("text in a yes/no column", "predict", lambda: tree_on().fit(*table()).predict(table()[0].assign(a="yes")),
@@ -316,7 +326,7 @@ def test_fractional_weights_scale_the_objective():
 def test_protected_values_as_a_plain_list_are_groups_not_column_names():
     X, y = table()
     sex = list(np.where(X["b"] >= 2, "f", "m"))
-    clf = tree_on(fairness="statistical_parity", fairness_bound=0.3, positive_class="hire").fit(X, y, sensitive_features=sex)
+    clf = tree_on(fairness="statistical_parity", fairness_bound=0.3, pos_label="hire").fit(X, y, sensitive_features=sex)
     assert clf.constraint_checks_[0]["satisfied"]
 
 
@@ -326,11 +336,11 @@ def test_a_missing_protected_value_is_a_group_of_its_own():
     X, y = table()
     sex = pd.Series(np.where(X["b"] >= 2, "f", "m"), name="sex", dtype=object)
     sex[X["b"] == 0] = None
-    clf = tree_on(fairness="statistical_parity", fairness_bound=0.3, positive_class="hire").fit(X, y, sensitive_features=sex)
+    clf = tree_on(fairness="statistical_parity", fairness_bound=0.3, pos_label="hire").fit(X, y, sensitive_features=sex)
     pred = clf.predict(X)
-    table_ = group_metrics(y, pred, sensitive_features=sex, positive_label="hire")
+    table_ = group_metrics(y, pred, sensitive_features=sex, pos_label="hire")
     assert sorted(table_["group"]) == ["f", "m", "missing"]
-    measured = statistical_parity_difference(y, pred, sensitive_features=sex, positive_label="hire")
+    measured = statistical_parity_difference(y, pred, sensitive_features=sex, pos_label="hire")
     assert clf.constraint_checks_[0]["measured"] == pytest.approx(measured) and measured <= 0.3
 
 
@@ -439,7 +449,7 @@ CLI_CASES = [
     ("Latin-1 file read as UTF-8", _latin1, [], 2,
      cli.NOT_TEXT.format(path="{d}/data.csv", encoding="UTF-8",
                          reason="'utf-8' codec can't decode byte 0xe9 in position {pos}: invalid continuation byte")),
-    ("unknown encoding", lambda d: _csv(d), ["--encoding", "klingon"], 2,
+    ("unknown encoding", lambda d: _csv(d), ["--file-encoding", "klingon"], 2,
      cli.READ_FAILED.format(path="{d}/data.csv", reason="unknown encoding: klingon")),
     ("protected is the target", lambda d: _csv(d), ["--protected", "hired", "--fairness", "statistical_parity"], 2,
      cli.ROLE_IS_TARGET.format(option="protected", column="hired")),
@@ -448,11 +458,13 @@ CLI_CASES = [
     ("protected with 25 values", lambda d: _csv(d, age=np.arange(N) % 25),
      ["--protected", "age", "--fairness", "statistical_parity"], 2,
      cli.TOO_MANY_GROUPS.format(option="protected", column="age", n=25, limit=groups.MAX_GROUPS)),
-    ("depth out of range", lambda d: _csv(d), ["--depth", "12"], 1, "error: " + bad("depth", "an int in the range [0, 8]", 12)),
+    ("depth out of range", lambda d: _csv(d), ["--depth", "12"], 1,
+     "error: " + CLI_BAD_VALUE.format(flag="--depth", allowed="an int in the range [0, 8]", unit="", value=12)),
     ("time limit NaN", lambda d: _csv(d), ["--time-limit", "nan"], 1,
-     "error: " + bad("time_limit", "a float in the range (0.0, inf)", math.nan)),
+     "error: " + CLI_BAD_VALUE.format(flag="--time-limit", allowed="a float in the range (0.0, inf)",
+                                      unit=" (seconds)", value=math.nan)),
     ("protected with one value", lambda d: _csv(d, sex="f"),
-     ["--protected", "sex", "--fairness", "statistical_parity", "--positive-class", "hire"], 1,
+     ["--protected", "sex", "--fairness", "statistical_parity", "--pos-label", "hire"], 1,
      "error: " + est.ONE_GROUP.format(column="sex", value="f", n=N, notion="statistical parity")),
 ]
 
@@ -518,7 +530,7 @@ def test_cli_reads_utf16_with_its_mark(tmp_path, capsys):
 
 def test_cli_reads_latin1_when_told(tmp_path, capsys):
     data = _latin1(tmp_path)
-    args = ["fit", str(data), "--target", "hired", "--depth", "1", "--time-limit", "5", "--encoding", "latin-1"]
+    args = ["fit", str(data), "--target", "hired", "--depth", "1", "--time-limit", "5", "--file-encoding", "latin-1"]
     assert cli.main(args) == 0
 
 

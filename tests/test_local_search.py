@@ -31,7 +31,7 @@ def _brute(data, spec: TreeSpec) -> float:
 def _keeps(data, spec: TreeSpec, tree) -> bool:
     if spec.max_branching is not None and tree.n_branching > spec.max_branching:
         return False
-    if spec.max_features is not None and tree.features_used.size > spec.max_features:
+    if spec.max_features_used is not None and tree.features_used.size > spec.max_features_used:
         return False
     rows = np.bincount(tree.apply(data.X), weights=data.count, minlength=tree.feature.size + 1)[tree.leaves]
     return rows.min() >= spec.min_leaf
@@ -52,9 +52,9 @@ def problems(draw):
         lambda_=draw(st.sampled_from([0.0, 0.0, 0.1, 0.3])),
         min_leaf=draw(st.sampled_from([0, 0, 2, 4])),
         max_branching=draw(st.sampled_from([None, None, 1])),
-        max_features=draw(st.sampled_from([None, None, 1])),
+        max_features_used=draw(st.sampled_from([None, None, 1])),
         objective=draw(st.sampled_from(["accuracy", "accuracy", "balanced_accuracy", "sensitivity"])),
-        positive_class=1,
+        pos_label=1,
     )
     return collapse_patterns(X, y, n_classes, sample_weight=weight), spec
 

@@ -58,7 +58,7 @@ def test_gaps_agree_with_fairlearn(case) -> None:
     t = (case["y_true"] == case["positive"]).astype(int)
     p = (case["y_pred"] == case["positive"]).astype(int)
     g = case["group"]
-    kw = dict(sensitive_features=g, positive_label=case["positive"])
+    kw = dict(sensitive_features=g, pos_label=case["positive"])
     everyone = list(pd.unique(g))
     with_pos = list(pd.unique(g[t == 1]))
     with_neg = list(pd.unique(g[t == 0]))
@@ -101,7 +101,7 @@ def test_gaps_equal_what_the_constraints_measure(case) -> None:
         case["y_pred"],
         sensitive_features=case["group"],
         legitimate_features=case["legit"],
-        positive_label=case["positive"],
+        pos_label=case["positive"],
     ).set_index("notion")
     assert sorted(report.index) == sorted(FAIRNESS_NOTIONS)
     for notion, cls in FAIRNESS_NOTIONS.items():
@@ -114,7 +114,7 @@ def test_gaps_equal_what_the_constraints_measure(case) -> None:
 @given(case=predictions())
 def test_group_table_agrees_with_sklearn(case) -> None:
     pos = case["positive"]
-    table = metrics.group_metrics(case["y_true"], case["y_pred"], sensitive_features=case["group"], positive_label=pos)
+    table = metrics.group_metrics(case["y_true"], case["y_pred"], sensitive_features=case["group"], pos_label=pos)
     assert tuple(table.columns) == metrics.GROUP_COLUMNS
     assert set(table["group"]) == set(case["group"])
     for _, row in table.iterrows():
@@ -134,7 +134,7 @@ def test_group_table_agrees_with_sklearn(case) -> None:
 @given(case=predictions())
 def test_quality_agrees_with_sklearn(case) -> None:
     y, yp, pos = case["y_true"], case["y_pred"], case["positive"]
-    q = metrics.classification_quality(y, yp, positive_label=pos)
+    q = metrics.classification_quality(y, yp, pos_label=pos)
     is_pos, said_pos = y == pos, yp == pos
     assert _same(q["accuracy"], accuracy_score(y, yp))
     assert _same(q["balanced_accuracy"], balanced_accuracy_score(y, yp))
@@ -163,7 +163,7 @@ def test_undefined_rates_are_left_out_where_fairlearn_counts_zero() -> None:
     y = np.array(["no", "no", "yes", "yes", "yes", "no"], dtype=object)
     yp = np.array(["yes", "no", "yes", "no", "yes", "no"], dtype=object)
     g = np.array(["a", "a", "b", "b", "c", "c"], dtype=object)  # group a has no "yes" row
-    gap = metrics.fairness_gap("equal_opportunity", y, yp, sensitive_features=g, positive_label="yes")
+    gap = metrics.fairness_gap("equal_opportunity", y, yp, sensitive_features=g, pos_label="yes")
     assert gap.difference == pytest.approx(0.5)  # b: 1/2, c: 1/1
     assert gap.excluded == (
         "group 'a' has no rows of the positive class: its true positive rate is undefined and left out",
@@ -171,23 +171,23 @@ def test_undefined_rates_are_left_out_where_fairlearn_counts_zero() -> None:
     t, p = (y == "yes").astype(int), (yp == "yes").astype(int)
     # fairlearn counts group a's undefined rate as 0 and reports 1 - 0
     assert equal_opportunity_difference(t, p, sensitive_features=g) == pytest.approx(1.0)
-    table = metrics.group_metrics(y, yp, sensitive_features=g, positive_label="yes")
+    table = metrics.group_metrics(y, yp, sensitive_features=g, pos_label="yes")
     assert np.isnan(table.loc[table["group"] == "a", "tpr"].item())
-    report = metrics.fairness_report(y, yp, sensitive_features=g, positive_label="yes")
+    report = metrics.fairness_report(y, yp, sensitive_features=g, pos_label="yes")
     assert list(report["notion"]) == ["statistical_parity", "predictive_equality", "equal_opportunity", "equalized_odds"]
     assert "group 'a'" in report.set_index("notion").loc["equal_opportunity", "excluded"]
 
 
 def test_several_sensitive_columns_form_one_group_each() -> None:
     frame = pd.DataFrame({"sex": ["F", "F", "M", "M"], "race": ["A", "B", "A", "A"]})
-    table = metrics.group_metrics([1, 0, 1, 0], [1, 1, 0, 0], sensitive_features=frame, positive_label=1)
+    table = metrics.group_metrics([1, 0, 1, 0], [1, 1, 0, 0], sensitive_features=frame, pos_label=1)
     assert sorted(table["group"]) == ["sex=F & race=A", "sex=F & race=B", "sex=M & race=A"]
     assert table.set_index("group").loc["sex=M & race=A", "count"] == 2
 
 
 def test_conditional_table_has_one_row_per_level_and_group() -> None:
     table = metrics.group_metrics(
-        ["y", "n", "y", "n"], ["y", "y", "n", "n"], sensitive_features=["a", "b", "a", "a"], legitimate_features=[1, 1, 2, 2], positive_label="y"
+        ["y", "n", "y", "n"], ["y", "y", "n", "n"], sensitive_features=["a", "b", "a", "a"], legitimate_features=[1, 1, 2, 2], pos_label="y"
     )
     assert list(table.columns[:2]) == ["legit", "group"]
     assert sorted(zip(table["legit"], table["group"])) == [(1, "a"), (1, "b"), (2, "a")]
@@ -195,23 +195,23 @@ def test_conditional_table_has_one_row_per_level_and_group() -> None:
 
 def test_input_errors_have_clear_messages() -> None:
     with pytest.raises(ValueError) as err:
-        metrics.recall(["a", "b"], ["a", "b"], positive_label=1)
+        metrics.recall(["a", "b"], ["a", "b"], pos_label=1)
     assert str(err.value) == POSITIVE_LABEL_UNKNOWN.format(label=1, seen=["a", "b"])
     # a label of the right kind that does not occur is fine: nothing positive, nothing predicted so
-    assert np.isnan(metrics.recall(["a", "b"], ["a", "b"], positive_label="c"))
-    assert metrics.specificity(["a", "b"], ["a", "b"], positive_label="c") == 1.0
+    assert np.isnan(metrics.recall(["a", "b"], ["a", "b"], pos_label="c"))
+    assert metrics.specificity(["a", "b"], ["a", "b"], pos_label="c") == 1.0
     with pytest.raises(ValueError) as err:
-        metrics.recall(["a", "b"], ["a"], positive_label="a")
+        metrics.recall(["a", "b"], ["a"], pos_label="a")
     assert str(err.value) == LENGTH_MISMATCH.format(what="y_pred", got=1, expected=2)
     with pytest.raises(ValueError) as err:
-        metrics.statistical_parity_difference(["a", "b"], ["a", "b"], sensitive_features=["g"], positive_label="a")
+        metrics.statistical_parity_difference(["a", "b"], ["a", "b"], sensitive_features=["g"], pos_label="a")
     assert str(err.value) == LENGTH_MISMATCH.format(what="sensitive_features", got=1, expected=2)
     with pytest.raises(ValueError) as err:
-        metrics.conditional_statistical_parity_difference(["a", "b"], ["a", "b"], sensitive_features=["g", "h"], positive_label="a")
+        metrics.conditional_statistical_parity_difference(["a", "b"], ["a", "b"], sensitive_features=["g", "h"], pos_label="a")
     assert str(err.value) == NEED_LEGITIMATE
     with pytest.raises(ValueError) as err:
-        metrics.fairness_gap("parity", ["a"], ["a"], sensitive_features=["g"], positive_label="a")
+        metrics.fairness_gap("parity", ["a"], ["a"], sensitive_features=["g"], pos_label="a")
     assert str(err.value) == UNKNOWN_NOTION.format(name="parity", choices=sorted(FAIRNESS_NOTIONS))
     with pytest.raises(ValueError) as err:
-        metrics.group_metrics(["a"], ["a"], sensitive_features=None, positive_label="a")
+        metrics.group_metrics(["a"], ["a"], sensitive_features=None, pos_label="a")
     assert str(err.value) == NEED_SENSITIVE.format(what="group_metrics")

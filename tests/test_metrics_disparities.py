@@ -56,9 +56,9 @@ def test_differences_and_ratios_equal_fairlearn_and_repeated_rows(case):
     rows = np.repeat(np.arange(len(y)), w)
     for method in ("between_groups", "to_overall"):
         for notion in NOTIONS:
-            gap = metrics.fairness_gap(notion, y, p, sensitive_features=g, positive_label="yes", method=method,
+            gap = metrics.fairness_gap(notion, y, p, sensitive_features=g, pos_label="yes", method=method,
                                        sample_weight=w)
-            again = metrics.fairness_gap(notion, y[rows], p[rows], sensitive_features=g[rows], positive_label="yes",
+            again = metrics.fairness_gap(notion, y[rows], p[rows], sensitive_features=g[rows], pos_label="yes",
                                          method=method)
             assert _same(gap.difference, again.difference) and _same(gap.ratio, again.ratio), notion
             frame = MetricFrame(metrics={f.__name__: f for f in RATES[notion]}, y_true=t, y_pred=q,
@@ -66,7 +66,7 @@ def test_differences_and_ratios_equal_fairlearn_and_repeated_rows(case):
                                 sample_params={f.__name__: {"sample_weight": w} for f in RATES[notion]})
             assert _same(gap.difference, float(frame.difference(method=method).max())), (notion, method)
             assert _same(gap.ratio, float(frame.ratio(method=method).min())), (notion, method)
-        kw = dict(sensitive_features=g, positive_label="yes", method=method, sample_weight=w)
+        kw = dict(sensitive_features=g, pos_label="yes", method=method, sample_weight=w)
         assert _same(metrics.statistical_parity_difference(y, p, **kw),
                      demographic_parity_difference(t, q, sensitive_features=g, method=method, sample_weight=w))
         assert _same(metrics.statistical_parity_ratio(y, p, **kw),
@@ -87,7 +87,7 @@ def test_to_overall_compares_each_group_with_all_rows():
     y = ["yes", "no"] * 4
     p = ["yes", "yes", "yes", "no", "yes", "no", "no", "no"]
     g = ["a"] * 4 + ["b"] * 4
-    kw = dict(sensitive_features=g, positive_label="yes")
+    kw = dict(sensitive_features=g, pos_label="yes")
     assert metrics.statistical_parity_difference(y, p, **kw) == pytest.approx(0.5)
     assert metrics.statistical_parity_difference(y, p, method="to_overall", **kw) == pytest.approx(0.25)
     assert metrics.statistical_parity_ratio(y, p, **kw) == pytest.approx(1 / 3)
@@ -99,7 +99,7 @@ def test_to_overall_compares_each_group_with_all_rows():
 
 
 def test_nobody_selected_has_no_disparity_difference_and_an_undefined_ratio():
-    kw = dict(sensitive_features=["a", "a", "b", "b"], positive_label="yes")
+    kw = dict(sensitive_features=["a", "a", "b", "b"], pos_label="yes")
     assert metrics.statistical_parity_difference(["yes", "no"] * 2, ["no"] * 4, **kw) == 0.0
     assert np.isnan(metrics.statistical_parity_ratio(["yes", "no"] * 2, ["no"] * 4, **kw))
 
@@ -109,7 +109,7 @@ def test_conditional_parity_takes_the_worst_level():
     p = ["yes", "no", "yes", "yes", "yes", "no", "no", "no"]
     g = ["a", "a", "b", "b", "a", "a", "b", "b"]
     level = ["lo"] * 4 + ["hi"] * 4
-    kw = dict(sensitive_features=g, legitimate_features=level, positive_label="yes")
+    kw = dict(sensitive_features=g, legitimate_features=level, pos_label="yes")
     # lo: a 1/2, b 2/2 (gap 0.5, ratio 0.5); hi: a 1/2, b 0/2 (gap 0.5, ratio 0)
     assert metrics.conditional_statistical_parity_difference(y, p, **kw) == pytest.approx(0.5)
     assert metrics.conditional_statistical_parity_ratio(y, p, **kw) == pytest.approx(0.0)
@@ -129,7 +129,7 @@ P = ["yes", "yes", "no", "no", "yes", "yes"]
     [GROUPS["sex"], GROUPS["race"]],
 ])
 def test_named_columns_in_any_form_are_the_same_groups(form):
-    table = metrics.group_metrics(Y, P, sensitive_features=form, positive_label="yes")
+    table = metrics.group_metrics(Y, P, sensitive_features=form, pos_label="yes")
     assert table["group"].tolist() == ["sex=F & race=A", "sex=F & race=B", "sex=M & race=A", "sex=M & race=B"]
     assert table["count"].tolist() == [2, 1, 2, 1]
 
@@ -141,22 +141,22 @@ def test_named_columns_in_any_form_are_the_same_groups(form):
     [GROUPS["sex"].tolist(), GROUPS["race"].tolist()],   # a list of 2 columns of 6 values
 ])
 def test_unnamed_columns_in_any_form_are_the_same_groups(form):
-    table = metrics.group_metrics(Y, P, sensitive_features=form, positive_label="yes")
+    table = metrics.group_metrics(Y, P, sensitive_features=form, pos_label="yes")
     assert table["group"].tolist() == ["F & A", "F & B", "M & A", "M & B"]
-    gap = metrics.statistical_parity_difference(Y, P, sensitive_features=form, positive_label="yes")
-    assert gap == metrics.statistical_parity_difference(Y, P, sensitive_features=GROUPS, positive_label="yes")
+    gap = metrics.statistical_parity_difference(Y, P, sensitive_features=form, pos_label="yes")
+    assert gap == metrics.statistical_parity_difference(Y, P, sensitive_features=GROUPS, pos_label="yes")
 
 
 def test_a_list_of_labels_is_one_group_per_row_even_when_labels_look_like_names():
     labels = ["sex", "race", "sex", "race", "sex", "race"]
-    table = metrics.group_metrics(Y, P, sensitive_features=labels, positive_label="yes")
+    table = metrics.group_metrics(Y, P, sensitive_features=labels, pos_label="yes")
     assert dict(zip(table["group"], table["count"])) == {"sex": 3, "race": 3}
 
 
 def test_group_table_quality_and_confusion_weigh_rows():
     g = GROUPS["sex"].to_numpy()
     w = np.array([2.0, 1.0, 0.5, 1.0, 0.0, 3.0])
-    table = metrics.group_metrics(Y, P, sensitive_features=g, positive_label="yes", sample_weight=w).set_index("group")
+    table = metrics.group_metrics(Y, P, sensitive_features=g, pos_label="yes", sample_weight=w).set_index("group")
     keep = w > 0
     for group in ("F", "M"):
         at = (g == group) & keep
@@ -164,7 +164,7 @@ def test_group_table_quality_and_confusion_weigh_rows():
         assert table.loc[group, "count"] == at.sum()
         assert table.loc[group, "selection_rate"] == pytest.approx(np.average(q, weights=w[at]))
         assert _same(table.loc[group, "precision"], precision_score(t, q, sample_weight=w[at], zero_division=np.nan))
-    quality = metrics.classification_quality(Y, P, positive_label="yes", sample_weight=w)
+    quality = metrics.classification_quality(Y, P, pos_label="yes", sample_weight=w)
     t, q = np.array(Y) == "yes", np.array(P) == "yes"
     assert quality["recall"] == pytest.approx(recall_score(t, q, sample_weight=w))
     assert quality["balanced_accuracy"] == pytest.approx(balanced_accuracy_score(Y, P, sample_weight=w))
@@ -175,7 +175,7 @@ def test_group_table_quality_and_confusion_weigh_rows():
 
 
 def test_bad_weights_methods_and_shapes_are_named():
-    kw = dict(sensitive_features=["a", "b"], positive_label="yes")
+    kw = dict(sensitive_features=["a", "b"], pos_label="yes")
     cases = [
         (dict(sample_weight=[1.0]), _inputs.LENGTH_MISMATCH.format(what="sample_weight", got=1, expected=2)),
         (dict(sample_weight=["1", "2"]), _inputs.WEIGHTS_NOT_NUMBERS.format(examples="'1', '2'")),
@@ -190,7 +190,7 @@ def test_bad_weights_methods_and_shapes_are_named():
         assert str(info.value) == message
     with pytest.raises(ValueError) as info:
         metrics.statistical_parity_difference(["yes", "no"], ["yes", "no"], sensitive_features=np.zeros((2, 2, 2)),
-                                              positive_label="yes")
+                                              pos_label="yes")
     assert str(info.value) == _inputs.BAD_SHAPE.format(what="sensitive_features", shape=(2, 2, 2))
 
 
@@ -198,7 +198,7 @@ def test_a_row_of_weight_zero_is_no_row():
     g = np.array(["a", "a", "b", "b", "c"], dtype=object)
     y, p = ["yes", "no", "yes", "no", "yes"], ["yes", "no", "no", "no", "no"]
     w = np.array([1, 1, 1, 1, 0])
-    report = metrics.fairness_report(y, p, sensitive_features=g, positive_label="yes", sample_weight=w)
-    without = metrics.fairness_report(y[:4], p[:4], sensitive_features=g[:4], positive_label="yes")
+    report = metrics.fairness_report(y, p, sensitive_features=g, pos_label="yes", sample_weight=w)
+    without = metrics.fairness_report(y[:4], p[:4], sensitive_features=g[:4], pos_label="yes")
     pd.testing.assert_frame_equal(report, without)
-    assert "c" not in metrics.group_metrics(y, p, sensitive_features=g, positive_label="yes", sample_weight=w)["group"].tolist()
+    assert "c" not in metrics.group_metrics(y, p, sensitive_features=g, pos_label="yes", sample_weight=w)["group"].tolist()

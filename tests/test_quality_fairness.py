@@ -53,7 +53,7 @@ def measured_objective(objective: str, y, pred, pos: int) -> float:
         "accuracy": lambda: n * accuracy_score(y, pred),
         "balanced_accuracy": lambda: n * metrics.balanced_accuracy(y, pred),
         "worst_case_accuracy": lambda: n * metrics.worst_case_accuracy(y, pred),
-        "sensitivity": lambda: n * metrics.recall(y, pred, positive_label=pos),
+        "sensitivity": lambda: n * metrics.recall(y, pred, pos_label=pos),
     }[objective]()
 
 
@@ -103,13 +103,13 @@ def compare_with_brute_force(inst: Instance, spec: TreeSpec, kinds_bounds, pos: 
 )
 def test_constraints_against_brute_force(inst: Instance, chosen, pos: int) -> None:
     constraints = tuple(ALL_CONSTRAINTS[k](b, pos) for k, b in chosen)
-    spec = TreeSpec(depth=inst.depth, positive_class=pos, side_constraints=constraints)
+    spec = TreeSpec(depth=inst.depth, pos_label=pos, side_constraints=constraints)
     compare_with_brute_force(inst, spec, chosen, pos)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    inst=instances(n_classes=3, max_features=2),
+    inst=instances(n_classes=3, max_columns=2),
     chosen=st.lists(st.tuples(st.sampled_from(sorted(ALL_CONSTRAINTS)), BOUNDS), min_size=1, max_size=2, unique_by=lambda t: t[0]),
     pos=st.integers(0, 2),
     objective=st.sampled_from(["accuracy", "balanced_accuracy", "worst_case_accuracy"]),
@@ -117,7 +117,7 @@ def test_constraints_against_brute_force(inst: Instance, chosen, pos: int) -> No
 def test_three_classes_one_versus_rest(inst: Instance, chosen, pos: int, objective: str) -> None:
     """With three classes the positive class stands against the other two."""
     constraints = tuple(ALL_CONSTRAINTS[k](b, pos) for k, b in chosen)
-    spec = TreeSpec(depth=inst.depth, objective=objective, positive_class=pos, side_constraints=constraints)
+    spec = TreeSpec(depth=inst.depth, objective=objective, pos_label=pos, side_constraints=constraints)
     compare_with_brute_force(inst, spec, chosen, pos)
 
 
@@ -139,7 +139,7 @@ def test_tight_combinations_against_brute_force(inst: Instance, chosen, pos: int
     sampled values make both kinds tight.
     """
     constraints = tuple(ALL_CONSTRAINTS[k](b, pos) for k, b in chosen)
-    spec = TreeSpec(depth=inst.depth, positive_class=pos, side_constraints=constraints)
+    spec = TreeSpec(depth=inst.depth, pos_label=pos, side_constraints=constraints)
     compare_with_brute_force(inst, spec, chosen, pos)
 
 
@@ -149,7 +149,7 @@ def test_contradictory_floors_are_infeasible_for_both() -> None:
     y = np.array([1, 0, 1, 0, 1, 0, 1, 1])
     inst = Instance(X, y, np.zeros(8, dtype=int), np.zeros(8, dtype=int), 2)
     chosen = [("min_recall", 1.0), ("min_specificity", 0.5)]
-    spec = TreeSpec(depth=2, positive_class=1, side_constraints=(MinRecall(1.0, 1), MinSpecificity(0.5, 1)))
+    spec = TreeSpec(depth=2, pos_label=1, side_constraints=(MinRecall(1.0, 1), MinSpecificity(0.5, 1)))
     compare_with_brute_force(inst, spec, chosen, 1)
     assert milp_solve(build_flow_all(inst.data, spec)) is None
 
@@ -165,14 +165,14 @@ def test_contradictory_floors_are_infeasible_for_both() -> None:
 def test_objectives_against_brute_force(inst: Instance, objective: str, specificity, lambda_: float, pos: int) -> None:
     if objective == "sensitivity" and not (inst.y == pos).any():
         with pytest.raises(ValueError, match="sensitivity is undefined"):
-            build_flow_all(inst.data, TreeSpec(depth=inst.depth, objective=objective, positive_class=pos))
+            build_flow_all(inst.data, TreeSpec(depth=inst.depth, objective=objective, pos_label=pos))
         return
     chosen = [] if specificity is None else [("min_specificity", specificity)]
     spec = TreeSpec(
         depth=inst.depth,
         objective=objective,
         lambda_=lambda_,
-        positive_class=pos,
+        pos_label=pos,
         side_constraints=tuple(MinSpecificity(b, pos) for _, b in chosen),
     )
     compare_with_brute_force(inst, spec, chosen, pos)
@@ -197,8 +197,8 @@ def test_recall_floor_at_a_decimal_is_exact() -> None:
     # 0.1 as a binary float is slightly above 1/10; the floor must still be one true positive of ten.
     y = np.array([1] * 10 + [0] * 4)
     X, data = _single_feature_data(y)
-    base = build_flow_all(data, TreeSpec(depth=1, positive_class=1))
-    model = build_flow_all(data, TreeSpec(depth=1, positive_class=1, side_constraints=(MinRecall(0.1, 1),)))
+    base = build_flow_all(data, TreeSpec(depth=1, pos_label=1))
+    model = build_flow_all(data, TreeSpec(depth=1, pos_label=1, side_constraints=(MinRecall(0.1, 1),)))
     assert model.n_rows == base.n_rows + 1
     assert model.row_lower[-1] == 1.0
     pred = np.zeros_like(y)
@@ -226,7 +226,7 @@ def test_fairness_rows_accept_exactly_the_trees_at_the_bound() -> None:
     data = collapse_patterns(X, y, 2, group=group)
     split = next(t for t in all_trees(1, 1, 2) if t.feature[0] == 0 and list(t.prediction[1:]) == [0, 1])
     for bound, accepted in ((0.1, True), (0.0999, False)):
-        model = build_flow_all(data, TreeSpec(depth=1, positive_class=1, side_constraints=(StatisticalParity(bound, 1),)))
+        model = build_flow_all(data, TreeSpec(depth=1, pos_label=1, side_constraints=(StatisticalParity(bound, 1),)))
         assert (model.max_violation(start_vector(model, split, data)) <= 1e-9) == accepted
 
 
@@ -235,7 +235,7 @@ def test_precision_row_keeps_small_integer_coefficients() -> None:
     X = rng.integers(0, 2, (30, 3))
     y = rng.integers(0, 2, 30)
     data = collapse_patterns(X, y, 2)
-    model = build_flow_all(data, TreeSpec(depth=1, positive_class=1, side_constraints=(MinPrecision(0.123456789, 1),)))
+    model = build_flow_all(data, TreeSpec(depth=1, pos_label=1, side_constraints=(MinPrecision(0.123456789, 1),)))
     row = model.A[model.n_rows - 1].data
     assert np.all(row == np.round(row))
     assert np.abs(row).max() <= 30 * data.count.max()
@@ -247,8 +247,8 @@ def test_group_without_positives_is_skipped_not_divided_by() -> None:
     group = np.array([0, 0, 0, 1, 1, 1, 2, 2, 2])  # group 1 has no positive row
     X, data = _single_feature_data(y, group=group)
     constraint = EqualOpportunity(0.0, 1, group_levels=("a", "b", "c"))
-    base = build_flow_all(data, TreeSpec(depth=1, positive_class=1))
-    model = build_flow_all(data, TreeSpec(depth=1, positive_class=1, side_constraints=(constraint,)))
+    base = build_flow_all(data, TreeSpec(depth=1, pos_label=1))
+    model = build_flow_all(data, TreeSpec(depth=1, pos_label=1, side_constraints=(constraint,)))
     assert model.n_rows == base.n_rows + 1  # only the pair (a, c)
     assert constraint.skipped_reasons(data) == [
         "equal opportunity: group 'b' has no rows among rows of the positive class, "
@@ -263,8 +263,8 @@ def test_equalized_odds_has_one_row_per_pair_and_rate() -> None:
     group = np.array([0, 0, 0, 1, 1, 1, 2, 2, 2])
     X, data = _single_feature_data(y, group=group)
     constraint = EqualizedOdds(0.2, 1)
-    base = build_flow_all(data, TreeSpec(depth=1, positive_class=1))
-    model = build_flow_all(data, TreeSpec(depth=1, positive_class=1, side_constraints=(constraint,)))
+    base = build_flow_all(data, TreeSpec(depth=1, pos_label=1))
+    model = build_flow_all(data, TreeSpec(depth=1, pos_label=1, side_constraints=(constraint,)))
     assert model.n_rows == base.n_rows + 6
     assert constraint.skipped_reasons(data) == []
 
@@ -298,18 +298,18 @@ def test_missing_inputs_have_clear_messages() -> None:
         build_flow_all(data, TreeSpec(depth=1, side_constraints=(MinRecall(0.5),)))
     assert str(err.value) == NO_POSITIVE_CLASS.format(what="min_recall")
     with pytest.raises(ValueError) as err:
-        build_flow_all(data, TreeSpec(depth=1, positive_class=1, side_constraints=(StatisticalParity(0.1),)))
+        build_flow_all(data, TreeSpec(depth=1, pos_label=1, side_constraints=(StatisticalParity(0.1),)))
     assert str(err.value) == NO_PROTECTED_GROUPS.format(notion="statistical parity")
     X, data = _single_feature_data(y, group=np.array([0, 1, 0, 1]))
     with pytest.raises(ValueError) as err:
-        build_flow_all(data, TreeSpec(depth=1, positive_class=1, side_constraints=(ConditionalStatisticalParity(0.1),)))
+        build_flow_all(data, TreeSpec(depth=1, pos_label=1, side_constraints=(ConditionalStatisticalParity(0.1),)))
     assert str(err.value) == NO_LEGITIMATE_FACTOR
 
 
 def test_check_constraints_reads_a_spec_and_refuses_unmeasurable_constraints() -> None:
     y = np.array([1, 1, 1, 1, 0, 0])
     pred = np.array([1, 1, 1, 0, 0, 1])
-    spec = TreeSpec(depth=1, positive_class=1, side_constraints=(MinRecall(0.75), MinPrecision(0.8), MinSpecificity(0.5)))
+    spec = TreeSpec(depth=1, pos_label=1, side_constraints=(MinRecall(0.75), MinPrecision(0.8), MinSpecificity(0.5)))
     checks = metrics.check_constraints(spec, y, pred)
     assert [tuple(c) for c in checks] == [
         ("recall", 0.75, 0.75, True),
@@ -333,8 +333,8 @@ def test_undefined_quality_ratios_are_reported() -> None:
     assert all(np.isnan(c.measured) and c.detail for c in checks)
     X, data = _single_feature_data(y)
     recall = MinRecall(0.9, 1)
-    model = build_flow_all(data, TreeSpec(depth=1, positive_class=1, side_constraints=(recall,)))
-    assert model.n_rows == build_flow_all(data, TreeSpec(depth=1, positive_class=1)).n_rows  # no recall row
+    model = build_flow_all(data, TreeSpec(depth=1, pos_label=1, side_constraints=(recall,)))
+    assert model.n_rows == build_flow_all(data, TreeSpec(depth=1, pos_label=1)).n_rows  # no recall row
     (reason,) = recall.skipped_reasons(data)
     assert "recall is undefined" in reason
 

@@ -36,6 +36,7 @@ from strongtree_core.solvers import (
 )
 from strongtree_core.solvers.errors import MISSING_PACKAGE, TOO_LARGE, UNKNOWN_SOLVER
 from strongtree_core.solvers import highs_run, licence
+from strongtree_core.solvers.base import StopOrDeadline, stop_status
 from strongtree_core.solvers.licence import gurobi_model_size
 from strongtree_core.solvers.outcome import VIOLATES_CUTS, VIOLATES_ROWS, finish
 from strongtree_core.solvers.progress import ProgressReporter
@@ -327,6 +328,24 @@ def test_highs_stop_inside_an_lp_returns_the_best_tree_at_once(monkeypatch) -> N
     small = build_model(SMALL[(0, False)], TreeSpec(depth=1), "flow")
     after = BACKENDS["highs"].solve(small.arrays, SolveOptions(time_limit=30))
     assert after.status == Status.OPTIMAL
+
+
+def test_highs_stopped_by_the_callers_deadline_says_time_limit_not_interrupted(monkeypatch) -> None:
+    """The backend reports why it stopped as data: a StopOrDeadline whose deadline passed (the user
+    asked nothing) ends the run as TIME_LIMIT in the backend's own words, with no caller rewriting them."""
+    monkeypatch.setattr(highs_run, "STOP_GRACE", -1.0)
+    built = HARD_MODELS["flow"]
+    start = _warm(built, HARD)
+    user = threading.Event()
+    deadline = StopOrDeadline(user, at=time.perf_counter() - 1.0)  # already past
+    assert deadline.is_set() and not deadline.by_user() and stop_status(deadline) == Status.TIME_LIMIT
+    result = BACKENDS["highs"].solve(built.arrays, SolveOptions(time_limit=60, warm_start=start, stop=deadline))
+    assert result.status == Status.TIME_LIMIT
+    assert result.message == highs_run.ABANDONED_AT_LIMIT.format(grace=-1.0) + "."
+    user.set()
+    assert stop_status(deadline) == Status.INTERRUPTED and stop_status(user) == Status.INTERRUPTED
+    small = build_model(SMALL[(0, False)], TreeSpec(depth=1), "flow")
+    assert BACKENDS["highs"].solve(small.arrays, SolveOptions(time_limit=30)).status == Status.OPTIMAL
 
 
 def test_highs_past_its_time_limit_is_left_behind_with_the_best_tree(monkeypatch) -> None:

@@ -173,7 +173,7 @@ def test_estimator_params_follow_the_contract():
     params = ModelConfig(depth=3, fairness=("statistical_parity",), fairness_bound=0.1).estimator_params(roles)
     model = StrongTreeClassifier(**params)
     assert model.get_params()["depth"] == 3
-    assert params["fairness"] == ["statistical_parity"] and params["positive_class"] == "yes"
+    assert params["fairness"] == ["statistical_parity"] and params["pos_label"] == "yes"
     assert ModelConfig().estimator_params(roles)["fairness"] is None
     assert ModelConfig.from_dict({"depth": 4, "fairness": ["equal_opportunity"], "unknown": 1}) == ModelConfig(
         depth=4, fairness=("equal_opportunity",)

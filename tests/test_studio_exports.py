@@ -21,7 +21,7 @@ ROLES = Roles("hired", "yes", ("gender",), ("education",))
 def fitted():
     tables = split_table(make_hiring(300, seed=2), ROLES, SplitConfig(seed=1))
     X = tables.train.drop(columns="hired")
-    model = StrongTreeClassifier(depth=2, positive_class="yes", time_limit=30)
+    model = StrongTreeClassifier(depth=2, pos_label="yes", time_limit=30)
     model.fit(X, tables.train["hired"], sensitive_features="gender", legitimate_features="education")
     return model.tree_, tables
 
@@ -90,6 +90,6 @@ def test_evaluation_numbers_are_recomputed_from_predictions(fitted):
         matrix = np.asarray(metrics["confusion"]["male"]["data"])
         assert matrix.sum() == (rows["gender"] == "male").sum()
     names = [row["model"] for row in result["comparison"]]
-    assert names == ["StrongTree", "CART (same depth)"]
+    assert names == ["StrongTree", "CART (same depth)", "Logistic regression", "Majority class"]
     cart = result["comparison"][1]
     assert cart["leaves"] <= 4 and 0.5 <= cart["train_accuracy"] <= 1

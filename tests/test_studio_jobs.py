@@ -63,7 +63,9 @@ def test_quick_solve_returns_a_tree_measured_and_stored(registry, store):
         expected = np.mean(tree.predict(rows) == rows["hired"].to_numpy())
         assert entry.evaluation["splits"][split]["quality"]["accuracy"] == pytest.approx(expected)
     assert entry.summary["test_accuracy"] == pytest.approx(entry.evaluation["splits"]["test"]["quality"]["accuracy"])
-    assert done.outcome.entry.tree == done.main.result
+    stored = FittedTree.from_json(done.outcome.entry.tree)  # the solve's tree, with the run's split and table
+    assert stored == ctx.with_context(FittedTree.from_json(done.main.result))
+    assert stored.context.split == {"test_size": 0.25, "seed": 0, "stratify": True}
 
 
 def test_stop_keeps_the_best_tree_and_the_queue_waits(registry):
@@ -112,7 +114,7 @@ def test_a_crashed_worker_is_a_readable_failure(registry):
 def test_a_user_error_comes_back_as_its_message(registry):
     ctx = context(ModelConfig())
     spec = SolveSpec(X=ctx.tables.train.drop(columns="hired"), y=ctx.tables.train["hired"],
-                     params={"depth": 2, "fairness": "statistical_parity", "positive_class": "yes"})
+                     params={"depth": 2, "fairness": "statistical_parity", "pos_label": "yes"})
     job_id = registry.submit(spec, None)
     failed = wait(registry, job_id, lambda s: not s.active)
     assert failed.state == "failed" and failed.main.user_error
@@ -141,7 +143,7 @@ def test_a_history_that_cannot_be_opened_is_the_outcome_error(tmp_path):
     from strongtree_core import StrongTreeClassifier
 
     ctx = context(ModelConfig(depth=1), n_rows=200)
-    fitted = StrongTreeClassifier(depth=1, positive_class="yes").fit(
+    fitted = StrongTreeClassifier(depth=1, pos_label="yes").fit(
         ctx.tables.train.drop(columns="hired"), ctx.tables.train["hired"])
     job = Job(solve_spec(ctx), ctx, 10.0)
     job.phases["main"].result = fitted.tree_.to_json()

@@ -23,7 +23,7 @@ def entry(dataset: str = "hiring", depth: int = 2) -> RunEntry:
         dataset=dataset,
         fingerprint="abc",
         status="optimal",
-        config={"roles": {"target": "hired", "positive": "yes"}, "model": {"depth": depth}},
+        config={"roles": {"target": "hired", "pos_label": "yes"}, "model": {"depth": depth}},
         summary={"depth": depth, "train_accuracy": 0.75, "gap": None},
         evaluation={"splits": {"train": {"quality": {"accuracy": 0.75}}}},
         tree='{"format": "x"}',

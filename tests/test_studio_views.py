@@ -140,7 +140,7 @@ def test_too_many_features_are_named_with_their_columns():
 @pytest.fixture(scope="module")
 def fitted():
     frame = make_hiring(800, seed=7)
-    model = StrongTreeClassifier(depth=3, fairness="statistical_parity", fairness_bound=0.02, positive_class="yes",
+    model = StrongTreeClassifier(depth=3, fairness="statistical_parity", fairness_bound=0.02, pos_label="yes",
                                  time_limit=30).fit(frame.drop(columns="hired"), frame["hired"],
                                                     sensitive_features="gender")
     return model.tree_, frame
@@ -186,7 +186,7 @@ def test_the_drawn_tree_has_every_node_legible_apart_and_escaped(fitted, orienta
 
 def test_hostile_labels_stay_text_in_the_drawing():
     table = hostile.hostile_table()
-    model = StrongTreeClassifier(depth=2, positive_class=hostile.CLASSES[0]).fit(
+    model = StrongTreeClassifier(depth=2, pos_label=hostile.CLASSES[0]).fit(
         table.drop(columns=hostile.TARGET), table[hostile.TARGET])
     mix = {1: {hostile.GROUP: 3, hostile.GROUP_VALUES[0]: 2}}
     svg = tree_svg(model.tree_, group_mix=mix)
@@ -198,7 +198,7 @@ def test_hostile_labels_stay_text_in_the_drawing():
 
 
 def test_wrapped_lines_fit_and_branches_read_as_answers():
-    text = "groups: " + " · ".join(f"group number {i} 12%" for i in range(6))
+    text = "groups: " + " · ".join(f"group number {i}: 12%" for i in range(6))
     lines = wrap(text, TEXT_SIZE)
     assert len(lines) > 1 and all(text_width(line, TEXT_SIZE) <= MAX_LINE for line in lines)
     assert " ".join(lines).split() == text.split()  # nothing lost or added
@@ -228,16 +228,40 @@ def test_the_delta_band_passes_every_group_exactly_when_every_pair_is_within_del
     rng = np.random.default_rng(3)
     for _ in range(300):
         rates = rng.uniform(0, 1, rng.integers(2, 6))
-        delta = float(rng.choice([0.01, 0.05, 0.1, 0.3]))
+        fairness_bound = float(rng.choice([0.01, 0.05, 0.1, 0.3]))
         rows = [{"group": str(i), "rate": float(r), "rows": 10} for i, r in enumerate(rates)]
-        low, high = band(rows, delta)
-        assert high - low <= delta + 1e-12
-        statuses = [r["status"] for r in judged(rows, delta, constrained=True)]
-        assert (all(s == "within δ" for s in statuses)) == (rates.max() - rates.min() <= delta + 1e-9)
+        low, high = band(rows, fairness_bound)
+        assert high - low <= fairness_bound + 1e-12
+        statuses = [r["status"] for r in judged(rows, fairness_bound, constrained=True)]
+        assert (all(s == "within δ" for s in statuses)) == (rates.max() - rates.min() <= fairness_bound + 1e-9)
     rows = [{"group": "a", "rate": 0.40, "rows": 5}, {"group": "b", "rate": 0.50, "rows": 5}]
     table = judged(rows, 0.05, constrained=False)
-    assert [r["status"] for r in table] == ["outside δ (not enforced)"] * 2
+    assert [r["status"] for r in table] == ["beyond δ (not enforced)"] * 2
     assert [round(r["ratio"], 2) for r in table] == [0.8, 1.0]
+
+
+def test_groups_with_intervals_are_within_beyond_or_undecided():
+    # band of 5 pp centred at 0.45: [0.425, 0.475]
+    rows = [{"group": "a", "rate": 0.43, "rows": 900, "low": 0.426, "high": 0.434},
+            {"group": "b", "rate": 0.47, "rows": 40, "low": 0.33, "high": 0.61}]
+    assert [r["status"] for r in judged(rows, 0.05, constrained=True)] == ["within δ", "undecided"]
+    rows = [{"group": "a", "rate": 0.20, "rows": 900, "low": 0.18, "high": 0.22},
+            {"group": "b", "rate": 0.40, "rows": 900, "low": 0.37, "high": 0.43}]
+    assert [r["status"] for r in judged(rows, 0.05, constrained=True)] == ["beyond δ", "beyond δ"]
+
+
+def test_no_green_check_alone_beside_a_trivial_tree_or_a_ratio_below_four_fifths():
+    from strongtree_studio.fairview import verdict
+
+    assert verdict(0.009, 0.01, True, "train").colour == "green"
+    low_ratio = verdict(0.009, 0.01, True, "train", ratio=0.0)
+    assert low_ratio.colour == "orange" and low_ratio.text.endswith("but ratio 0.00 is below 0.80")
+    trivial = verdict(0.0, 0.05, True, "train", trivial=True)
+    assert trivial.colour == "orange" and "does no better than the majority class" in trivial.text
+    undecided = verdict(0.03, 0.05, True, "test", interval=(0.0, 0.09))
+    assert undecided.colour == "orange" and undecided.text == "undecided against δ = 5.0 pp"
+    assert verdict(0.03, 0.05, True, "test", interval=(0.01, 0.045)).colour == "green"
+    assert verdict(0.09, 0.05, True, "test", interval=(0.06, 0.12)).colour == "red"
 
 
 def test_the_solver_log_lists_each_step_in_words():

@@ -53,7 +53,7 @@ def _data(n: int = 90, seed: int = 0):
 
 
 def _estimator(**kw) -> StrongTreeClassifier:
-    return StrongTreeClassifier(**{"depth": 2, "positive_class": "yes", "time_limit": 10, **kw})
+    return StrongTreeClassifier(**{"depth": 2, "pos_label": "yes", "time_limit": 10, **kw})
 
 
 def _same(a: float, b: float) -> bool:
@@ -115,7 +115,7 @@ def test_the_frontier_is_monotone_and_pareto_filtered():
     bounds = [0.0, 0.02, 0.05, 0.1, 0.2, 0.4]
     notions = ["statistical_parity", "equalized_odds"]
     est = _estimator()
-    front = frontier(est, X, y, sensitive_features=group, fairness=notions, bounds=bounds, grid={"depth": [1, 2]})
+    front = frontier(est, X, y, sensitive_features=group, fairness=notions, fairness_bound=bounds, grid={"depth": [1, 2]})
     full = sweep(est, X, y, sensitive_features=group,
                  grid={"fairness": notions, "fairness_bound": bounds, "depth": [1, 2]})
     assert list(pd.unique(front["fairness"])) == notions
@@ -239,7 +239,7 @@ def _slow_points():
     n = 250
     X = pd.DataFrame(rng.integers(0, 4, (n, 8)), columns=[f"f{j}" for j in range(8)])
     y = pd.Series(np.where(X.sum(axis=1) + rng.normal(0, 2, n) > 12, "yes", "no"))
-    est = _estimator(formulation="flow", accelerator=False, solver="highs", time_limit=1.0)
+    est = _estimator(formulation="flow", exact_search=False, solver="highs", time_limit=1.0)
     return est, X, y, {"min_leaf": list(range(8))}
 
 
@@ -427,8 +427,8 @@ def test_the_command_line_writes_every_point_and_the_frontier(tmp_path, capsys):
     X, y, group = _data()
     data = tmp_path / "data.csv"
     X.assign(group=group, hired=y).to_csv(data, index=False)
-    args = ["sweep", str(data), "--target", "hired", "--protected", "group", "--positive-class", "yes",
-            "--fairness", "statistical_parity", "equalized_odds", "--bounds", "0.02", "0.1", "--depths", "1", "2",
+    args = ["sweep", str(data), "--target", "hired", "--protected", "group", "--pos-label", "yes",
+            "--fairness", "statistical_parity", "equalized_odds", "--fairness-bound", "0.02", "0.1", "--depths", "1", "2",
             "--time-limit", "10"]
     assert cli.main([*args, "--output", str(tmp_path / "sweep.csv")]) == 0
     table = pd.read_csv(tmp_path / "sweep.csv")

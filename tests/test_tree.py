@@ -294,7 +294,7 @@ def test_dot_colours_leaves_by_class_and_shows_counts():
     assert all(len(c) == 1 for c in by_class.values()) and len(set.union(*by_class.values())) == 2
     root = re.search(r"^  n1 \[.*$", dot, flags=re.M).group(0)
     n_no, n_yes = tree.node_counts[0]
-    assert f"{n_no + n_yes} rows" in root and f"no {n_no} · yes {n_yes}" in root
+    assert f"{n_no + n_yes} rows" in root and f"no: {n_no} · yes: {n_yes}" in root
 
 
 def test_dot_highlight_and_group_mix():
@@ -305,7 +305,7 @@ def test_dot_highlight_and_group_mix():
     assert heavy_nodes == set(path)
     heavy_edges = re.findall(r"^  n(\d+) -> n(\d+) .*penwidth=2.5", dot, flags=re.M)
     assert [(int(a), int(b)) for a, b in heavy_edges] == list(zip(path[:-1], path[1:]))
-    assert "groups: women 3 (75%) · men 1 (25%)" in dot
+    assert "groups: women: 3 (75%) · men: 1 (25%)" in dot
 
 
 def test_dot_escapes_hostile_text():

@@ -227,9 +227,9 @@ def enumerate_solve(
             v = term if v is None else np.minimum(v, term)
         v = (1.0 - lam) * scale * v - penalty
         ok = always
-        if spec.max_features is not None:
+        if spec.max_features_used is not None:
             distinct = 1 + ((fl >= 0) & (fl != r)) + ((fr >= 0) & (fr != r) & (fr != fl))
-            ok = ok & (distinct <= spec.max_features)
+            ok = ok & (distinct <= spec.max_features_used)
         if smallest is not None:
             ok = ok & (smallest[0][r][:, None] >= spec.min_leaf) & (smallest[1][r][None, :] >= spec.min_leaf)
         return np.where(ok, v, -np.inf)
@@ -306,7 +306,7 @@ def _screen(data: PatternData, spec: TreeSpec) -> Callable[[np.ndarray], np.ndar
     count = np.asarray(data.count, dtype=np.float64)
     for constraint in spec.side_constraints:
         if isinstance(constraint, ParityConstraint) and group is not None:
-            positive = resolve_positive(constraint.positive_class, spec.positive_class, constraint.name)
+            positive = resolve_positive(constraint.pos_label, spec.pos_label, constraint.name)
             cohorts, _ = constraint.cohorts(data.y, group, data.legit, positive, data.count)
             for cohort in cohorts:
                 pairs = cohort.pairs()
@@ -317,7 +317,7 @@ def _screen(data: PatternData, spec: TreeSpec) -> Callable[[np.ndarray], np.ndar
                 rows[inside, group[inside]] = count[inside]
                 parity.append((positive, rows, cohort.sizes.astype(np.float64), pairs, float(constraint.bound)))
         elif isinstance(constraint, (MinRecall, MinPrecision, MinSpecificity)):
-            positive = resolve_positive(constraint.positive_class, spec.positive_class, constraint.name)
+            positive = resolve_positive(constraint.pos_label, spec.pos_label, constraint.name)
             is_pos = np.asarray(data.y) == positive
             pos_rows, neg_rows = np.where(is_pos, count, 0.0), np.where(is_pos, 0.0, count)
             floors.append((type(constraint), positive, pos_rows, neg_rows, float(pos_rows.sum()), float(neg_rows.sum()),

@@ -56,7 +56,7 @@ UNSUPPORTED_GROUP_LEVELS = (
     "unsupported: pystreed's fairness tasks need a binary protected group; this group has {n} levels with rows"
 )
 UNSUPPORTED_CLASSES = "unsupported: pystreed's fairness tasks need exactly two classes, got {n}"
-UNSUPPORTED_NO_POSITIVE = "unsupported: {kind} needs a positive class (positive_class=...)"
+UNSUPPORTED_NO_POSITIVE = "unsupported: {kind} needs a positive class (pos_label=...)"
 UNSUPPORTED_EMPTY_GROUP = "unsupported: group level {level} has no rows of the positive class, so {kind} is undefined"
 NOT_CERTIFIED_TOLERANCE = (
     "pystreed compares group rates with a tolerance of 1e-4, and with groups of {g0} and {g1} rows "
@@ -117,8 +117,8 @@ def fairness_request(data: PatternData, spec: TreeSpec) -> FairnessRequest | Non
     kind: FairnessKind = constraint.name
     if data.n_classes != 2:
         return UNSUPPORTED_CLASSES.format(n=data.n_classes)
-    own = getattr(constraint, "positive_class", None)
-    positive = own if own is not None else spec.positive_class
+    own = getattr(constraint, "pos_label", None)
+    positive = own if own is not None else spec.pos_label
     if positive is None:
         return UNSUPPORTED_NO_POSITIVE.format(kind=kind)
     if data.group is None:

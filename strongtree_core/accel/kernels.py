@@ -10,27 +10,31 @@ the best subtree for every root feature is one pass over the ``F x F`` sums.
 
 :func:`depth_two_binary` returns the same optimum as the numpy kernel
 (``dp.depth_two``), which stays the reference and the fallback when numba is
-not installed or the table is too wide for ``F x F`` arrays.
+not installed, while the compiled kernels are being built (see
+:mod:`~strongtree_core.accel.compiled`: built once per installation, in the
+background), or when the table is too wide for ``F x F`` arrays.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-try:  # numba is optional: without it the numpy kernel runs
-    from numba import njit
-except ImportError:  # pragma: no cover - exercised only without numba
-    njit = None
+from strongtree_core.accel.compiled import KernelLibrary
+
+#: The compiled kernels of this module (numba; without it the numpy kernel runs).
+library = KernelLibrary(__name__)
 
 #: Widest table the compiled kernel takes (two F x F arrays of float64 per call).
-MAX_FEATURES = 2048
+MAX_FEATURES_USED = 2048
 NEG = -np.inf
 
 
 def available() -> bool:
-    return njit is not None
+    """True when the compiled kernels can run now (never waits for a compiler)."""
+    return library.ready()
 
 
+@library.kernel("Tuple((f8[:, :], f8[:, :], f8[:], f8, f8, f8))(i8[:], i8[:], i8[:], f8[:], f8[:], f8[:], i8)")
 def _pair_sums(indptr, indices, rows, d, s0, c, n_features):  # pragma: no cover - compiled
     """Sums of d and of rows over the patterns with x_a = x_b = 1 (F, F), of s_0 over x_a = 1 (F,),
     and the totals, from each pattern's list of ones."""
@@ -64,6 +68,7 @@ def _pair_sums(indptr, indices, rows, d, s0, c, n_features):  # pragma: no cover
     return M, C, R0, T0, Dt, N
 
 
+@library.kernel("Tuple((f8, i8[:]))(f8[:, :], f8[:, :], f8[:], f8, f8, f8, f8, f8)")
 def _best_from_sums(M, C, R0, T0, Dt, N, pen, min_leaf):  # pragma: no cover - compiled
     """The best subtree of depth <= 2 from the pair sums (see the module docstring)."""
     F = M.shape[0]
@@ -125,12 +130,6 @@ def _best_from_sums(M, C, R0, T0, Dt, N, pen, min_leaf):  # pragma: no cover - c
     return best, code
 
 
-if njit is not None:
-    _sums = njit(cache=True, nogil=True)(_pair_sums)
-    _best = njit(cache=True, nogil=True)(_best_from_sums)
-else:  # pragma: no cover
-    _sums = _best = None
-
 #: A dense matrix product does about this many pair additions in the time of one
 #: loop step: the lists of ones are used when they need fewer steps than that.
 DENSE_SPEEDUP = 12.0
@@ -150,7 +149,7 @@ def depth_two_binary(X, indptr, indices, rows, d, s0, c, pen: float, min_leaf: i
     F = X.shape[1]
     ones = indptr[rows + 1] - indptr[rows]
     if float(np.dot(ones, ones)) / 2 <= rows.size * F * F / DENSE_SPEEDUP:
-        M, C, R0, T0, Dt, N = _sums(indptr, indices, rows, d, s0, c, F)
+        M, C, R0, T0, Dt, N = _pair_sums(indptr, indices, rows, d, s0, c, F)
     else:
         Xd = X[rows]
         dd, cc, ss = d[rows], c[rows], s0[rows]
@@ -158,7 +157,7 @@ def depth_two_binary(X, indptr, indices, rows, d, s0, c, pen: float, min_leaf: i
         C = (Xd * cc[:, None]).T @ Xd
         R0 = Xd.T @ ss
         T0, Dt, N = float(ss.sum()), float(dd.sum()), float(cc.sum())
-    return _best(M, C, R0, T0, Dt, N, float(pen), float(min_leaf))
+    return _best_from_sums(M, C, R0, T0, Dt, N, float(pen), float(min_leaf))
 
 
 def ones_of(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -175,3 +174,7 @@ def tree_of(code: np.ndarray):
     left = lk1 if lb < 0 else (lb, lk1, lk2)
     right = rk1 if rb < 0 else (rb, rk1, rk2)
     return (a, left, right)
+
+
+# Last, once every kernel is declared: a library already built loads now (a few ms).
+library.preload()

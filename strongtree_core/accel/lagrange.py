@@ -122,7 +122,7 @@ def satisfies(problem: LinearProblem, m: TreeQuantities) -> bool:
     """The tree meets every constraint the search enforces (leaf sizes aside)."""
     if problem.max_branching is not None and m.n_branching > problem.max_branching:
         return False
-    if problem.max_features is not None and len(m.features) > problem.max_features:
+    if problem.max_features_used is not None and len(m.features) > problem.max_features_used:
         return False
     return problem.feasible(m.q)
 
@@ -211,7 +211,7 @@ def optimize_dual(
         nonlocal n_solves
         prices = unpack(y)
         dp = GainDP(problem.X, problem.count, prices.scores(problem), prices.penalty(problem), problem.min_leaf, deadline,
-                    problem.ones)
+                    problem.ones, problem.ordered)
         value, tree = dp.exact(np.arange(problem.n_patterns), depth)
         n_solves += 1
         if not math.isfinite(value):

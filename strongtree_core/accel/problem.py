@@ -34,6 +34,7 @@ from functools import cached_property
 import numpy as np
 
 from strongtree_core.accel.kernels import ones_of
+from strongtree_core.accel.ordered import OrderedColumns, ordered_columns
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.objectives import row_objective_weights
 from strongtree_core.formulation.spec import TreeSpec
@@ -56,7 +57,7 @@ class LinearProblem:
     lo, hi : ndarray of float64, shape (R,)
         Row bounds (``-inf`` / ``inf`` where one side is free).
     row_names : tuple of str
-    depth, lambda_, min_leaf, max_branching, max_features
+    depth, lambda_, min_leaf, max_branching, max_features_used
         As in :class:`TreeSpec`.
     integral : bool
         Every tree's value is an integer multiple of ``unit`` (used to round bounds down).
@@ -74,9 +75,17 @@ class LinearProblem:
     lambda_: float
     min_leaf: int
     max_branching: int | None
-    max_features: int | None
+    max_features_used: int | None
     integral: bool
     unit: float
+    chains: tuple[tuple[int, ...], ...] = ()
+
+    @cached_property
+    def ordered(self) -> OrderedColumns | None:
+        """The features as chains of thresholds (``accel/ordered.py``), when some are."""
+        if not self.chains:
+            return None
+        return ordered_columns(self.X, self.chains)
 
     @cached_property
     def ones(self) -> tuple[np.ndarray, np.ndarray]:
@@ -106,7 +115,7 @@ class LinearProblem:
     @property
     def constrained(self) -> bool:
         """Anything the plain dynamic program does not enforce by itself."""
-        return self.n_rows > 0 or self.n_parts > 1 or self.max_branching is not None or self.max_features is not None
+        return self.n_rows > 0 or self.n_parts > 1 or self.max_branching is not None or self.max_features_used is not None
 
     def value(self, parts: np.ndarray, n_branching: int) -> float:
         """Objective of a tree with objective parts ``parts`` (J,) and ``n_branching`` branchings."""
@@ -133,9 +142,9 @@ class _Counts:
     """Stands in for formulation (11)'s columns when a side constraint writes
     its rows: ``linear_count`` returns "columns" ``k * P + i`` of ``yhat[i, k]``."""
 
-    def __init__(self, data: PatternData, positive_class: int | None) -> None:
+    def __init__(self, data: PatternData, pos_label: int | None) -> None:
         self.data = data
-        self.positive_class = positive_class
+        self.pos_label = pos_label
 
     def linear_count(self, k: int, mask: np.ndarray, *, use_weight: bool = False) -> tuple[np.ndarray, np.ndarray]:
         mult = self.data.weight if use_weight else self.data.count.astype(float)
@@ -186,7 +195,7 @@ def linear_problem(data: PatternData, spec: TreeSpec) -> LinearProblem:
             G[rows, k, j] = total * data.weight[rows] / class_weight[k]
         integral = False
     collected = _Rows(P * K)
-    counts = _Counts(data, spec.positive_class)
+    counts = _Counts(data, spec.pos_label)
     for constraint in spec.side_constraints:
         constraint.add_rows(counts, collected)
     R = len(collected.coefs)
@@ -211,9 +220,10 @@ def linear_problem(data: PatternData, spec: TreeSpec) -> LinearProblem:
         lambda_=lam,
         min_leaf=int(spec.min_leaf),
         max_branching=None if spec.max_branching is None else int(spec.max_branching),
-        max_features=None if spec.max_features is None else int(spec.max_features),
+        max_features_used=None if spec.max_features_used is None else int(spec.max_features_used),
         integral=integral,
         unit=unit,
+        chains=data.chains,
     )
 
 

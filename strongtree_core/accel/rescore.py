@@ -2,7 +2,7 @@
 
 Every tree the dynamic program returns is re-scored here before its value is
 reported: the objective in the units of the MIO objective of the same
-:class:`TreeSpec` (eq. 7 / 11), and each constraint the accelerator enforces
+:class:`TreeSpec` (eq. 7 / 11), and each constraint the exact search enforces
 (eq. 8 branching bound, eq. 10 minimum leaf size, fairness gaps) measured
 from the tree's predictions.
 """

@@ -43,7 +43,6 @@ from dataclasses import dataclass, replace
 from typing import Callable, Literal
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from strongtree_core.accel.dp import (
     NEG,
@@ -55,6 +54,7 @@ from strongtree_core.accel.dp import (
     subset_key,
     tree_to_structure,
 )
+from strongtree_core.accel.ladder import climb, ladder_applies
 from strongtree_core.accel.lagrange import (
     Prices,
     TreeQuantities,
@@ -66,6 +66,7 @@ from strongtree_core.accel.lagrange import (
 from strongtree_core.accel.problem import LinearProblem, linear_problem
 from strongtree_core.accel.relabel import best_labels
 from strongtree_core.accel.subtrees import Subtrees, subtree_list
+from strongtree_core.accel.threads import one_blas_thread
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.structure import TreeStructure
@@ -98,6 +99,24 @@ class ExactResult:
         How it was solved, in words.
     n_explored : int
         Partial trees and subproblems visited.
+    features : tuple of int or None
+        When set, ``status`` and ``bound`` hold over these features only: the
+        thresholds of the last rung of the ladder the search certified
+        (``accel/ladder.py``); None: over every feature.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> from strongtree_core.accel import exact_solve
+    >>> type(exact_solve(data, TreeSpec(depth=1), time_limit=10)).__name__
+    'ExactResult'
     """
 
     status: ExactStatus
@@ -107,6 +126,7 @@ class ExactResult:
     runtime: float
     reason: str
     n_explored: int = 0
+    features: tuple[int, ...] | None = None
 
     @property
     def certified(self) -> bool:
@@ -125,6 +145,7 @@ def exact_solve(
     stop: threading.Event | None = None,
     report: Report | None = None,
     starts: tuple[TreeStructure, ...] = (),
+    ladder: bool = True,
 ) -> ExactResult:
     """The optimal tree of depth ``spec.depth`` for ``spec`` on ``data``.
 
@@ -132,18 +153,81 @@ def exact_solve(
     ----------
     starts : TreeStructures to try first as incumbents (checked here).
     report : called with every new incumbent and bound, and now and then while searching.
+    ladder : climb from few thresholds of continuous columns to all of them
+        when the problem is large (``accel/ladder.py``); the result may then
+        hold over a subset of the features (``ExactResult.features``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> from strongtree_core.accel import exact_solve
+    >>> found = exact_solve(data, TreeSpec(depth=1), time_limit=10)
+    >>> found.status, found.objective
+    ('optimal', 5.0)
     """
     t0 = time.perf_counter()
+    if ladder and ladder_applies(data, spec):
+        return _climb(data, spec, time_limit, stop, report, starts, t0)
     deadline = Deadline(t0 + float(time_limit), stop)
     problem = linear_problem(data, spec)
     run = _Run(problem, deadline, report, t0)
     # The matrix products are small: one BLAS thread each avoids threads that
     # wait on each other when the machine is busy (seen: 30x slower).
-    with threadpool_limits(1, user_api="blas"):
+    with one_blas_thread():
         try:
             return run.solve(starts)
         except SearchStopped:
             return run.result("stopped", "stopped by the time limit or a stop request")
+
+
+def _climb(data: PatternData, spec: TreeSpec, time_limit: float, stop, report: Report | None,
+           starts: tuple[TreeStructure, ...], t0: float) -> ExactResult:
+    """The ladder of ``accel/ladder.py``: rungs solved by the exact search on merged patterns."""
+    deadline = Deadline(t0 + float(time_limit), stop)
+    explored = [0]
+    best = [None]
+
+    def solve(sub: PatternData, sub_starts: tuple, seconds: float) -> ExactResult:
+        full = sub is data
+        forward = report if full else None
+        found = exact_solve(sub, spec, time_limit=seconds, stop=stop, report=forward, starts=sub_starts, ladder=False)
+        explored[0] += found.n_explored
+        return found
+
+    def say(k: int, n_features: int, found: ExactResult, on_full: TreeStructure | None) -> None:
+        if on_full is not None and (best[0] is None or found.objective > best[0]):
+            best[0] = found.objective
+            if report is not None:
+                word = "optimal" if found.status == "optimal" else "best"
+                report(found.objective, None, explored[0], on_full,
+                       f"{word} tree over {n_features} of the {data.n_features} features (rung {k} of the ladder)")
+
+    try:
+        certified, full = climb(data, spec, solve, tuple(starts), deadline, say)
+    except SearchStopped:
+        certified, full = None, None
+    runtime = time.perf_counter() - t0
+    if full is not None and (full.certified or certified is None):
+        return replace(full, runtime=runtime, n_explored=explored[0],
+                       reason=full.reason + "; climbed a ladder of thresholds to all of them")
+    if certified is None:
+        return ExactResult("stopped", None, None, None, runtime, "stopped before the first rung of the ladder was solved",
+                           explored[0])
+    found, on_full = certified.result
+    n = certified.features.size
+    words = (f"optimal among the trees over {n} of the {data.n_features} features, the thresholds of continuous "
+             f"columns thinned to the finest set certified within the time ({found.reason})")
+    if full is not None and full.objective is not None and full.objective > found.objective:
+        words += f"; over all features the search reached {full.objective:g} without a proof"
+    return ExactResult("optimal", on_full, found.objective, found.objective, runtime, words, explored[0],
+                       tuple(int(f) for f in certified.features))
 
 
 class _Run:
@@ -275,7 +359,8 @@ class _Run:
             if s.depth <= p.depth:
                 self.offer_shape(measure_tree(p, structure_to_tree(s)))
         if not p.constrained:
-            dp = GainDP(p.X, p.count, (1.0 - p.lambda_) * p.G[:, :, 0], p.lambda_, p.min_leaf, self.deadline, p.ones)
+            dp = GainDP(p.X, p.count, (1.0 - p.lambda_) * p.G[:, :, 0], p.lambda_, p.min_leaf, self.deadline, p.ones,
+                         p.ordered)
 
             def anytime(value: float, tree: Tree, bound: float) -> None:
                 self.explored = dp.n_solved
@@ -376,7 +461,7 @@ class _BranchAndBound:
         self.pen = prices.penalty(p)
         self.const = prices.constant(p)
         self.scores = prices.scores(p)
-        self.dp = GainDP(p.X, p.count, self.scores, self.pen, p.min_leaf, run.deadline, p.ones)
+        self.dp = GainDP(p.X, p.count, self.scores, self.pen, p.min_leaf, run.deadline, p.ones, p.ordered)
         self.V = np.concatenate([p.G, p.U], axis=2)
         self.umin = p.U.min(axis=1)
         self.umax = p.U.max(axis=1)
@@ -468,7 +553,7 @@ class _BranchAndBound:
         need = max(1, p.min_leaf)
         right_rows = Xd.T @ c
         ok = (right_rows >= need) & (c.sum() - right_rows >= need)
-        if p.max_features is not None and len(fixed.feats) >= p.max_features:
+        if p.max_features_used is not None and len(fixed.feats) >= p.max_features_used:
             allowed = np.zeros(p.n_features, dtype=bool)
             allowed[list(fixed.feats)] = True
             ok &= allowed
@@ -505,7 +590,7 @@ class _BranchAndBound:
             return have.head(tau)
         p = self.p
         got = subtree_list(p.X[o.idx], self.V[o.idx], p.count[o.idx], o.depth, self.theta, self.pen, p.min_leaf,
-                           p.n_parts, tau, keep_features=p.max_features is not None, check=self.run_.deadline.check)
+                           p.n_parts, tau, keep_features=p.max_features_used is not None, check=self.run_.deadline.check)
         self.lists[key] = got
         return got
 
@@ -545,7 +630,7 @@ class _BranchAndBound:
             if p.max_branching is not None and nb > p.max_branching:
                 continue
             feats = fixed.feats | {int(f) for f in head.features()[c] if f >= 0}
-            if p.max_features is not None and len(feats) > p.max_features:
+            if p.max_features_used is not None and len(feats) > p.max_features_used:
                 continue
             nxt = _Fixed(fixed.score + float(head.score[c]), fixed.parts + head.parts[c], q, nb, feats,
                          fixed.decisions + ((o.node, ("sub", head.tree(c))),))
@@ -562,13 +647,13 @@ class _BranchAndBound:
         nb = fixed.nb + head.nb
         if p.max_branching is not None:
             ok &= nb <= p.max_branching
-        if p.max_features is not None:
+        if p.max_features_used is not None:
             feats = head.features()
             fresh = (feats >= 0) & ~np.isin(feats, list(fixed.feats))
             # distinct new features per subtree
             f_sorted = np.sort(np.where(fresh, feats, -1), axis=1)
             distinct = (f_sorted >= 0) & np.concatenate([np.ones((len(head), 1), bool), f_sorted[:, 1:] != f_sorted[:, :-1]], axis=1)
-            ok &= len(fixed.feats) + distinct.sum(axis=1) <= p.max_features
+            ok &= len(fixed.feats) + distinct.sum(axis=1) <= p.max_features_used
         if not ok.any():
             return
         parts = fixed.parts[None, :] + head.parts

@@ -2,7 +2,7 @@
 
 ``-`` names standard input (a table, a tree) or standard output (``--output``).
 Text is UTF-8 (a byte-order mark decides UTF-8 / UTF-16 / UTF-32) unless
-``--encoding`` names another; the separator is sniffed among comma, semicolon,
+``--file-encoding`` names another; the separator is sniffed among comma, semicolon,
 tab and pipe, as the dashboard does.  Every function returns the message to
 show instead of raising, so that the caller decides the exit code.
 """
@@ -65,7 +65,18 @@ def decode(data: bytes, encoding: str | None) -> str:
 
 
 def read_table(path: Path, encoding: str | None) -> pd.DataFrame | str:
-    """The CSV table at ``path`` (``-``: standard input), or the message saying why it cannot be used."""
+    """The CSV table at ``path`` (``-``: standard input), or the message saying why it cannot be used.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from strongtree_core.cli import read_table
+    >>> _ = Path("semicolons.csv").write_text("a;b\\n1;2\\n3;4\\n", encoding="utf-8")
+    >>> read_table(Path("semicolons.csv"), None).shape  # the separator is sniffed
+    (2, 2)
+    >>> read_table(Path("absent.csv"), None)[:27]
+    'Could not read absent.csv: '
+    """
     where = shown(path)
     try:
         text = decode(read_bytes(path), encoding)

@@ -12,7 +12,7 @@ STDIO = "-"
 READ_FAILED = "Could not read {path}: {reason}"
 NOT_TEXT = (
     "Could not read {path} as {encoding} text ({reason}). If it is a CSV file in another encoding, name it, "
-    "e.g. --encoding latin-1, or save the file as UTF-8."
+    "e.g. --file-encoding latin-1, or save the file as UTF-8."
 )
 NO_TARGET = "The target column {target!r} is not in {path}; its columns are: {columns}."
 DUPLICATE_COLUMNS = (
@@ -47,8 +47,25 @@ QUIT_NOW = "Quit without a tree."
 INTERRUPTED = "interrupted: the tree is the best found in {elapsed:.1f}s, not proven optimal."
 ACCURACY_AGAINST = "accuracy against the column {target!r}: {accuracy:.4f} ({n} rows)"
 SWEEP_NEEDS_PROTECTED = "--fairness compares groups: name the protected column with --protected."
-SWEEP_BOUNDS_WITHOUT_FAIRNESS = "--bounds are fairness bounds: name the notion(s) with --fairness."
+SWEEP_BOUNDS_WITHOUT_FAIRNESS = "--fairness-bound bounds a fairness gap: name the notion(s) with --fairness."
+#: An option of an earlier version (argparse prints it after "strongtree <command>: error: ").
+RENAMED_FLAG = "{old} is now called {new} (same meaning): use {new}."
 SWEEP_FRONTIER_NEEDS_FAIRNESS = "--frontier draws accuracy against a fairness gap: name the notion(s) with --fairness."
 SWEEP_STOPPED = "stopped: {done} of {total} points finished; they are kept."
 SWEEP_WRITTEN = "{n} rows written to {path}"
 SWEEP_FAILED_POINTS = "{n} of {total} points have no tree (see the status and error columns)."
+REPORT_COLUMNS_MISSING = (
+    "{path} lacks the column(s) {columns} that the tree {tree} {needs}; give the table the tree learned from."
+)
+REPORT_WRONG_ROWS = (
+    "{path} gives {rows} training rows, but the tree {tree} learned from {expected}: this is not the table (or the "
+    "split) it learned from, so the report would measure other rows. Give the table the tree learned from{hint}."
+)
+REPORT_NO_CONTEXT = (
+    "note: {tree} does not say which columns are protected (it was written before version 0.2): the report has no "
+    "groups. Refit the tree with this version to have them."
+)
+REPORT_BASELINE = "solving the same tree without the fairness constraint for comparison (at most {limit:.0f} s)..."
+REPORT_BASELINE_FAILED = "note: the tree without the fairness constraint could not be solved ({reason}); the report says so."
+REPORT_WRITTEN = "report written to {path}"
+REPORT_OUTPUT_STDOUT = "--output must name a file (the report is one HTML page), not standard output."

@@ -9,7 +9,8 @@ import argparse
 from pathlib import Path
 
 from strongtree_core import __version__
-from strongtree_core.cli.messages import STDIO
+from strongtree_core.cli.app import add_app_parser
+from strongtree_core.cli.messages import RENAMED_FLAG, STDIO
 from strongtree_core.estimator import StrongTreeClassifier
 from strongtree_core.sweep import BACKENDS, SCHEDULER_ENV
 from strongtree_core.vocabulary import (
@@ -19,6 +20,8 @@ from strongtree_core.vocabulary import (
     SOLVERS,
 )
 
+#: Seconds ``strongtree report`` gives the tree without the fairness constraint.
+REPORT_BASELINE_LIMIT = 60.0
 #: What ``strongtree export --format`` writes.
 EXPORT_FORMATS = ("text", "json", "dot", "sql", "python")
 EPILOG = (
@@ -43,8 +46,39 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
+#: Options of earlier versions and their names now, per command (refused with a message that gives the new name).
+RENAMED_FLAGS: dict[str, dict[str, str]] = {
+    "fit": {"--delta": "--fairness-bound", "--positive-class": "--pos-label", "--max-features": "--max-features-used",
+            "--no-accelerator": "--no-exact-search", "--encoding": "--file-encoding"},
+    "sweep": {"--delta": "--fairness-bound", "--bounds": "--fairness-bound", "--positive-class": "--pos-label",
+              "--no-accelerator": "--no-exact-search", "--encoding": "--file-encoding"},
+    "predict": {"--encoding": "--file-encoding"},
+}
+
+
+class RenamedOption(argparse.Action):
+    """An option of an earlier version: using it stops with a message that names the option now."""
+
+    def __init__(self, option_strings, dest, new: str, **kwargs) -> None:
+        self.new = new
+        super().__init__(option_strings, dest, nargs="*", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        parser.error(RENAMED_FLAG.format(old=option_string, new=self.new))
+
+
+
+MAX_THRESHOLDS_HELP = ("thresholds per continuous column chosen from the data (CART's always among them); "
+                       "none: 16, unless --n-buckets is given")
+N_BUCKETS_HELP = "cut each continuous column at this many quantile buckets instead (the earlier rule; not with --max-thresholds)"
+
 def _sub(sub, name: str, text: str) -> argparse.ArgumentParser:
-    return sub.add_parser(name, help=text, description=text, formatter_class=HelpFormatter, epilog=EPILOG)
+    parser = sub.add_parser(name, help=text, description=text, formatter_class=HelpFormatter, epilog=EPILOG)
+    # Exact names win over abbreviations, so ``--max-features`` is refused rather than read as
+    # an abbreviation of ``--max-features-used``.
+    for old, new in RENAMED_FLAGS.get(name, {}).items():
+        parser.add_argument(old, action=RenamedOption, new=new, dest=f"_renamed_{old.strip('-').replace('-', '_')}")
+    return parser
 
 
 def _data_options(parser: argparse.ArgumentParser) -> None:
@@ -76,10 +110,9 @@ def _sweep_parser(sub, defaults: dict) -> None:
     s.add_argument("--fairness", nargs="+", choices=list(FAIRNESS_NOTIONS), default=None, metavar="NOTION",
                    help=f"fairness notion(s) to bound, each a dimension of the grid ({', '.join(FAIRNESS_NOTIONS)}); "
                         "needs --protected")
-    s.add_argument("--bounds", nargs="+", type=float, default=None, metavar="DELTA",
-                   help="fairness bounds (largest gap between two groups) to try; none: --delta")
-    s.add_argument("--delta", type=float, default=defaults["fairness_bound"],
-                   help="the bound when --bounds is not given")
+    s.add_argument("--fairness-bound", nargs="+", type=float, default=None, metavar="DELTA",
+                   help="the fairness bound(s) δ to try, each the largest gap allowed between two groups as a share "
+                        f"in [0, 1] (0.05 = 5 percentage points); none: {defaults['fairness_bound']}")
     s.add_argument("--depths", nargs="+", type=int, default=[defaults["depth"]], metavar="DEPTH",
                    help="tree depths to try")
     s.add_argument("--regularization", nargs="+", type=float, default=[defaults["regularization"]], metavar="LAMBDA",
@@ -93,10 +126,11 @@ def _sweep_parser(sub, defaults: dict) -> None:
     s.add_argument("--min-leaf", type=int, default=defaults["min_leaf"],
                    help="every leaf holds at least this many training rows (eq. 10)")
     s.add_argument("--objective", choices=list(OBJECTIVES), default=defaults["objective"], help="what the tree maximizes")
-    s.add_argument("--positive-class", default=defaults["positive_class"],
+    s.add_argument("--pos-label", default=defaults["pos_label"],
                    help="label of the positive class; none: the second label in sorted order")
-    s.add_argument("--n-buckets", type=int, default=defaults["n_buckets"], help="quantile buckets of a continuous column")
-    s.add_argument("--no-accelerator", action="store_true",
+    s.add_argument("--max-thresholds", type=int, default=defaults["max_thresholds"], help=MAX_THRESHOLDS_HELP)
+    s.add_argument("--n-buckets", type=int, default=defaults["n_buckets"], help=N_BUCKETS_HELP)
+    s.add_argument("--no-exact-search", action="store_true",
                    help="solve by the MIO only (no exact search)")
     s.add_argument("--backend", choices=list(BACKENDS), default="serial",
                    help="where the points run: serial, threads, processes (local process workers), dask (a cluster)")
@@ -108,7 +142,7 @@ def _sweep_parser(sub, defaults: dict) -> None:
     s.add_argument("--output", type=Path, default=None,
                    help=f"write the table: CSV, or JSON records when the name ends in .json ({STDIO}: CSV on standard "
                         "output, the summary then goes to standard error)")
-    s.add_argument("--encoding", default=None,
+    s.add_argument("--file-encoding", default=None,
                    help="text encoding of the CSV file; none: UTF-8, or what its byte-order mark says")
 
 
@@ -119,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}", help="print the version and exit")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,sweep,predict,export}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,sweep,predict,export,report,app}")
 
     f = _sub(sub, "fit", "learn a tree from a CSV file")
     _data_options(f)
@@ -129,12 +163,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the paper's lambda in [0, 1): the price of each branching node against correct rows")
     f.add_argument("--max-branching", type=int, default=defaults["max_branching"],
                    help="at most this many branching nodes (eq. 8); none: no limit")
-    f.add_argument("--max-features", type=int, default=defaults["max_features"],
+    f.add_argument("--max-features-used", type=int, default=defaults["max_features_used"],
                    help="at most this many distinct binary features (eq. 9); none: no limit")
     f.add_argument("--min-leaf", type=int, default=defaults["min_leaf"],
                    help="every leaf holds at least this many training rows (eq. 10)")
     f.add_argument("--objective", choices=list(OBJECTIVES), default=defaults["objective"], help="what the tree maximizes")
-    f.add_argument("--positive-class", default=defaults["positive_class"],
+    f.add_argument("--pos-label", default=defaults["pos_label"],
                    help="label of the positive class (fairness, recall, precision, specificity, sensitivity); "
                         "none: the second label in sorted order")
     f.add_argument("--min-recall", type=float, default=defaults["min_recall"], help="lowest recall allowed, in [0, 1]")
@@ -144,13 +178,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="lowest specificity allowed, in [0, 1]")
     _role_options(f)
     f.add_argument("--fairness", action="append", choices=list(FAIRNESS_NOTIONS), default=None,
-                   help="fairness notion bounded by --delta (repeatable); needs --protected")
-    f.add_argument("--delta", type=float, default=defaults["fairness_bound"],
-                   help="largest gap allowed between two protected groups, in [0, 1]")
+                   help="fairness notion bounded by --fairness-bound (repeatable); needs --protected")
+    f.add_argument("--fairness-bound", type=float, default=defaults["fairness_bound"], metavar="DELTA",
+                   help="δ: the largest gap allowed between two protected groups, as a share in [0, 1] "
+                        "(0.05 = 5 percentage points)")
+    f.add_argument("--fairness-confidence", type=float, default=None, metavar="C",
+                   help="promise the bound on new rows of the same population with probability C in (0, 1), "
+                        "e.g. 0.9; none: the bound holds on the training rows only")
+    f.add_argument("--fairness-confidence-method", choices=["bootstrap", "margin", "crossfit", "holdout"],
+                   default=defaults["fairness_confidence_method"],
+                   help="how the promise is kept (docs/fairness-on-new-rows.md)")
     f.add_argument("--allow-protected-splits", action="store_true", help="let the tree split on protected columns")
-    f.add_argument("--n-buckets", type=int, default=defaults["n_buckets"],
-                   help="quantile buckets of a continuous column")
-    f.add_argument("--no-accelerator", action="store_true",
+    f.add_argument("--max-thresholds", type=int, default=defaults["max_thresholds"], help=MAX_THRESHOLDS_HELP)
+    f.add_argument("--n-buckets", type=int, default=defaults["n_buckets"], help=N_BUCKETS_HELP)
+    f.add_argument("--no-exact-search", action="store_true",
                    help="solve by the MIO only (no exact search)")
     f.add_argument("--memory-limit-gb", type=float, default=None, metavar="GB",
                    help="largest memory a solve may use, in GB; a larger one is refused before it is built "
@@ -161,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--json", action="store_true",
                    help="print the result as one JSON object on standard output (status, gap, accuracy, "
                         "constraint checks, the tree) instead of the report")
-    f.add_argument("--encoding", default=None,
+    f.add_argument("--file-encoding", default=None,
                    help="text encoding of the CSV file; none: UTF-8, or what its byte-order mark says")
 
     _sweep_parser(sub, defaults)
@@ -175,7 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="name of the prediction column; none: predicted_<target>")
     pr.add_argument("--proba", action="store_true",
                     help="add one column per class: the share of that class among the training rows of the row's leaf")
-    pr.add_argument("--encoding", default=None,
+    pr.add_argument("--file-encoding", default=None,
                     help="text encoding of the CSV file; none: UTF-8, or what its byte-order mark says")
 
     ex = _sub(sub, "export", "write a stored tree as text rules, JSON, Graphviz DOT, SQL or Python")
@@ -185,4 +226,27 @@ def build_parser() -> argparse.ArgumentParser:
                     help="text: IF ... THEN rules; json: the stored tree; dot: Graphviz; sql: a CASE expression; "
                          "python: a predict(row) function")
     ex.add_argument("--output", type=Path, default=Path(STDIO), help=f"file written ({STDIO}: standard output)")
+
+    rp = _sub(sub, "report", "write a self-contained HTML report of a stored tree on its table (for a review board; "
+                             "opens offline, prints to PDF): groups, settings, certificate, the tree drawn and in "
+                             "words, each group's rates with intervals, the cost of fairness")
+    rp.add_argument("data", type=Path, help="CSV file the tree learned from (its target, protected and legitimate "
+                                            "columns are read from the tree file)")
+    rp.add_argument("--tree", type=Path, required=True, help="tree written by `strongtree fit --output` or the "
+                                                             "dashboard's JSON download")
+    rp.add_argument("--output", type=Path, required=True, help="the HTML file written")
+    rp.add_argument("--test", type=Path, default=None,
+                    help="CSV file of held-out rows to measure the tree on; none: the test rows of the split the "
+                         "tree file names (a dashboard download), else no test rows")
+    rp.add_argument("--title", default=None, help="the table's name in the report; none: the name the tree file "
+                                                  "gives, else the file's name")
+    rp.add_argument("--baseline-time-limit", type=float, default=REPORT_BASELINE_LIMIT,
+                    help="seconds for solving the same tree without the fairness constraint, the cost of fairness's "
+                         "reference")
+    rp.add_argument("--drawing", choices=["auto", "graphviz", "builtin"], default="auto",
+                    help="auto: Graphviz's dot when installed, else the built-in layout")
+    rp.add_argument("--file-encoding", default=None,
+                    help="text encoding of the CSV files; none: UTF-8, or what its byte-order mark says")
+
+    add_app_parser(sub)
     return p

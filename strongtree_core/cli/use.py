@@ -48,7 +48,7 @@ def run_predict(args: argparse.Namespace) -> int:
     tree = _tree_to_use(args)
     if not isinstance(tree, FittedTree):
         return tree
-    df = read_table(args.data, args.encoding)
+    df = read_table(args.data, args.file_encoding)
     if isinstance(df, str):
         return refuse(df, EXIT_INPUT)
     column = args.column or f"predicted_{tree.target}"

@@ -16,19 +16,22 @@ missing values in training.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Literal, Mapping
 
 import numpy as np
 import pandas as pd
 
-from strongtree_core.encoding.columns import ColumnEncoding, fit_column
+from strongtree_core.encoding.columns import ColumnEncoding, fit_column, infer_kind, read_numbers
 from strongtree_core.encoding.errors import (
     BAD_COLUMN_NAME,
     BAD_CONTINUOUS,
     BAD_MAX_ORDINAL,
+    BAD_MAX_THRESHOLDS,
     BAD_N_BUCKETS,
     BAD_PLAN,
+    BUCKETS_AND_THRESHOLDS,
+    ONEHOT_NEEDS_BUCKETS,
     DUPLICATE_COLUMNS,
     EMPTY_TABLE,
     MISSING_COLUMNS,
@@ -40,42 +43,92 @@ from strongtree_core.encoding.errors import (
     stored_format_problem,
 )
 from strongtree_core.encoding.features import BinaryFeature, ColumnName, format_number, level_key
+from strongtree_core.encoding.reference import ReferenceTree, fit_reference
+from strongtree_core.encoding.thresholds import choose_gaps, gap_cuts, value_classes
+from strongtree_core.structure import TreeStructure
 
 ContinuousCoding = Literal["thermometer", "onehot_buckets"]
 
 PLAN_FORMAT = "strongtree.encoding_plan"
 PLAN_VERSION = 1
+#: Quantile buckets of a continuous column when neither n_buckets nor max_thresholds is given.
+DEFAULT_N_BUCKETS = 5
 
 
 @dataclass(frozen=True)
 class TableEncoder:
     """Fits an :class:`EncodingPlan` to a training table.
 
+    A continuous column's thresholds come from one of two rules:
+
+    * ``n_buckets`` (the default, 5, when ``max_thresholds`` is not given):
+      cuts at the ``k / n_buckets`` quantiles of the column;
+    * ``max_thresholds``: cuts chosen from the data
+      (:mod:`~strongtree_core.encoding.thresholds`): every distinct cut when the
+      column has at most ``max_thresholds`` of them, else CART's cuts and
+      boundary points spread over the data, ``max_thresholds`` in all (CART's
+      are kept even beyond it).  Needs ``target`` in :meth:`fit` (without it every gap counts as a
+      boundary point) and thermometer coding.
+
     Parameters
     ----------
-    n_buckets : int, default 5
-        Quantile buckets of a continuous column (fewer when values repeat).
+    n_buckets : int >= 2 or None, default None
+        Quantile buckets of a continuous column (fewer when values repeat);
+        None: 5 unless ``max_thresholds`` is given.
     continuous : {"thermometer", "onehot_buckets"}, default "thermometer"
         ``thermometer``: one column ``x ≤ cut`` per cut, so one split reads
         ``age ≤ 35.5``; ``onehot_buckets``: one column per bucket
-        (``age in (30, 40]``), as in the paper's experiments.
+        (``age in (30, 40]``), as in the paper's experiments (quantile buckets only).
     max_ordinal_levels : int, default 10
         Integer columns with at most this many distinct values are ordinal
         (thermometer over their values); more levels count as continuous.
+    max_thresholds : int >= 1 or None, default None
+        Thresholds per continuous column chosen from the data (CART's always
+        among them, even beyond this number); None: quantile buckets.
+
+    Raises
+    ------
+    EncodingError
+        An option out of range, or both rules given (``n_buckets`` and
+        ``max_thresholds``), or ``max_thresholds`` with one-hot buckets.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> plan.transform(X).shape
+    (6, 2)
     """
 
-    n_buckets: int = 5
+    n_buckets: int | None = None
     continuous: ContinuousCoding = "thermometer"
     max_ordinal_levels: int = 10
+    max_thresholds: int | None = None
 
     def __post_init__(self) -> None:
-        if not _is_int(self.n_buckets) or self.n_buckets < 2:
+        if self.n_buckets is not None and (not _is_int(self.n_buckets) or self.n_buckets < 2):
             raise EncodingError(BAD_N_BUCKETS.format(value=self.n_buckets))
         if self.continuous not in ("thermometer", "onehot_buckets"):
             raise EncodingError(BAD_CONTINUOUS.format(value=self.continuous))
         if not _is_int(self.max_ordinal_levels) or self.max_ordinal_levels < 0:
             raise EncodingError(BAD_MAX_ORDINAL.format(value=self.max_ordinal_levels))
-        object.__setattr__(self, "n_buckets", int(self.n_buckets))
+        if self.max_thresholds is not None:
+            if not _is_int(self.max_thresholds) or self.max_thresholds < 1:
+                raise EncodingError(BAD_MAX_THRESHOLDS.format(value=self.max_thresholds))
+            if self.n_buckets is not None:
+                raise EncodingError(BUCKETS_AND_THRESHOLDS.format(n_buckets=self.n_buckets,
+                                                                  max_thresholds=self.max_thresholds))
+            if self.continuous == "onehot_buckets":
+                raise EncodingError(ONEHOT_NEEDS_BUCKETS.format(max_thresholds=self.max_thresholds))
+            object.__setattr__(self, "max_thresholds", int(self.max_thresholds))
+        elif self.n_buckets is None:
+            object.__setattr__(self, "n_buckets", DEFAULT_N_BUCKETS)
+        if self.n_buckets is not None:
+            object.__setattr__(self, "n_buckets", int(self.n_buckets))
         object.__setattr__(self, "max_ordinal_levels", int(self.max_ordinal_levels))
 
     def fit(
@@ -85,6 +138,7 @@ class TableEncoder:
         exclude: Iterable[ColumnName] = (),
         kinds: Mapping[ColumnName, str] | None = None,
         sample_weight: np.ndarray | None = None,
+        target=None,
     ) -> "EncodingPlan":
         """Choose the coding of every column of ``df`` but the excluded ones.
 
@@ -101,6 +155,8 @@ class TableEncoder:
             Weights of the quantiles of continuous columns: for the cuts, a row
             of weight k counts as k copies of it and a row of weight 0 as
             absent (the other codings depend on which values occur, not how often).
+        target : array-like, shape (n_rows,), optional
+            Class labels; with ``max_thresholds`` they pick the boundary points.
 
         Raises
         ------
@@ -108,6 +164,24 @@ class TableEncoder:
             Empty table, no columns left, unknown or duplicate column names,
             numbers written as text with separators.
         """
+        return self.fit_with_reference(df, exclude=exclude, kinds=kinds, sample_weight=sample_weight,
+                                       target=target)[0]
+
+    def fit_with_reference(
+        self,
+        df: pd.DataFrame,
+        *,
+        exclude: Iterable[ColumnName] = (),
+        kinds: Mapping[ColumnName, str] | None = None,
+        sample_weight: np.ndarray | None = None,
+        target=None,
+        reference_depth: int | None = None,
+    ) -> tuple["EncodingPlan", TreeStructure | None]:
+        """:meth:`fit`, and with ``max_thresholds``, ``target`` and ``reference_depth``
+        CART of that depth on the raw columns (:mod:`~strongtree_core.encoding.reference`):
+        its cuts join the plan's and its tree is returned on the plan's binary
+        columns (None otherwise, or when a split of CART has no binary column,
+        e.g. one that parts infinite values from the finite ones)."""
         _check_frame(df, getattr(df, "columns", ()))
         if len(df) == 0:
             raise EncodingError(EMPTY_TABLE)
@@ -128,27 +202,120 @@ class TableEncoder:
             raise EncodingError(UNKNOWN_KIND_COLUMN.format(names=_names(unknown), columns=_names(names)))
         coding = "onehot" if self.continuous == "onehot_buckets" else "thermometer"
         plain = _plain_flags(df, [c for c in names if kinds.get(c, "binary") == "binary"])
-        columns = tuple(
-            ColumnEncoding(name, "binary")
-            if name in plain
-            else fit_column(
-                df[name],
-                name,
-                n_buckets=self.n_buckets,
-                coding=coding,
-                max_ordinal_levels=self.max_ordinal_levels,
-                kind=kinds.get(name),
-                weight=sample_weight,
+        if self.max_thresholds is None:
+            columns = tuple(
+                ColumnEncoding(name, "binary")
+                if name in plain
+                else fit_column(
+                    df[name],
+                    name,
+                    n_buckets=self.n_buckets,
+                    coding=coding,
+                    max_ordinal_levels=self.max_ordinal_levels,
+                    kind=kinds.get(name),
+                    weight=sample_weight,
+                )
+                for name in names
             )
-            for name in names
-        )
+            return self._plan(columns, exclude), None
+        return self._fit_data_cuts(df, names, kinds, plain, sample_weight, target, reference_depth, exclude)
+
+    def _plan(self, columns: tuple[ColumnEncoding, ...], exclude: tuple) -> "EncodingPlan":
         return EncodingPlan(
             columns=columns,
             n_buckets=self.n_buckets,
             continuous=self.continuous,
             max_ordinal_levels=self.max_ordinal_levels,
             excluded=exclude,
+            max_thresholds=self.max_thresholds,
         )
+
+    def _fit_data_cuts(self, df, names, kinds, plain, sample_weight, target, reference_depth, exclude):
+        """The ``max_thresholds`` rule: other columns as usual, continuous ones from the data."""
+        n = len(df)
+        if target is None:
+            codes, n_classes = np.zeros(n, dtype=np.int64), 1
+        else:
+            classes, codes = np.unique(np.asarray(target), return_inverse=True)
+            codes, n_classes = codes.astype(np.int64).reshape(-1), int(classes.size)
+        weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        fitted: dict = {}
+        numeric: dict = {}  # continuous column -> (distinct, per_class, ranks, n_missing)
+        for name in names:
+            if name in plain:
+                fitted[name] = ColumnEncoding(name, "binary")
+                continue
+            values = df[name]
+            kind = kinds.get(name) or infer_kind(values[values.notna()], name, self.max_ordinal_levels)
+            if kind != "continuous":
+                fitted[name] = fit_column(values, name, n_buckets=DEFAULT_N_BUCKETS, coding="thermometer",
+                                          max_ordinal_levels=self.max_ordinal_levels, kind=kind, weight=weight)
+                continue
+            number = read_numbers(values, name)
+            finite = np.isfinite(number)
+            keep = finite if weight is None else finite & (weight > 0)
+            distinct, per_class, _ = value_classes(number[keep], codes[keep], None if weight is None else weight[keep],
+                                                   n_classes)
+            ranks = np.searchsorted(distinct, np.where(finite, number, 0.0)).astype(np.float64)
+            ranks[np.isposinf(number)] = distinct.size
+            ranks[np.isneginf(number)] = -1.0
+            ranks[np.isnan(number)] = distinct.size + 1
+            numeric[name] = (distinct, per_class, ranks, int(values.isna().sum()), bool(np.isposinf(number).any()))
+        ranked = list(numeric)
+        reference = None
+        if ranked and target is not None and reference_depth:
+            others = [c for c in names if c not in numeric]
+            blocks = [plain[c] if c in plain else fitted[c].encode(df[c]) for c in others]
+            other_bits = np.hstack(blocks) if blocks else np.zeros((n, 0), dtype=np.uint8)
+            ranks = np.column_stack([numeric[c][2] for c in ranked])
+            reference = fit_reference(ranks, other_bits, codes, weight, int(reference_depth))
+            required = reference.gaps([numeric[c][0].size for c in ranked])
+        else:
+            required = [None] * len(ranked)
+        gaps_of: dict = {}
+        for name, need in zip(ranked, required):
+            distinct, per_class, _, n_missing, _ = numeric[name]
+            gaps = choose_gaps(per_class, self.max_thresholds, need)
+            gaps_of[name] = gaps
+            fitted[name] = ColumnEncoding(name, "continuous", cuts=gap_cuts(distinct, gaps), coding="thermometer",
+                                          n_missing=n_missing)
+        plan = self._plan(tuple(fitted[name] for name in names), exclude)
+        if reference is None:
+            return plan, None
+        return plan, _reference_structure(plan, reference, names, ranked, numeric, gaps_of)
+
+
+def _reference_structure(plan, reference: ReferenceTree, names, ranked, numeric, gaps_of) -> TreeStructure | None:
+    """CART's tree on the plan's binary columns (None when a split has no binary column)."""
+    offset, start = {}, 0
+    for column in plan.columns:
+        offset[column.name] = start
+        start += len(column.features)
+    other_index = [offset[c] + j for c in names if c not in numeric for j in range(len(plan.columns[names.index(c)].features))]
+
+    class NotExpressible(Exception):
+        pass
+
+    def feature_of(column: int, threshold: float) -> tuple[int, bool]:
+        if column >= len(ranked):
+            return other_index[column - len(ranked)], False
+        name = ranked[column]
+        distinct, _, _, n_missing, has_posinf = numeric[name]
+        k = int(np.floor(threshold))
+        gaps = gaps_of[name]
+        m = distinct.size
+        if 0 <= k < m - 1:
+            pos = int(np.searchsorted(gaps, k))
+            if pos < gaps.size and gaps[pos] == k:
+                return offset[name] + pos, True  # x <= cut is CART's left side
+        if n_missing and ((k == m - 1 and not has_posinf) or k == m):
+            return offset[name] + gaps.size, False  # present | missing: "missing" is CART's right side
+        raise NotExpressible
+
+    try:
+        return reference.structure(feature_of)
+    except NotExpressible:
+        return None
 
 
 @dataclass(frozen=True)
@@ -159,17 +326,32 @@ class EncodingPlan:
     ----------
     columns : tuple of ColumnEncoding
         One per encoded raw column, in the training table's order.
-    n_buckets, continuous, max_ordinal_levels
-        The options it was fitted with.
+    n_buckets, continuous, max_ordinal_levels, max_thresholds
+        The options it was fitted with (``n_buckets`` None when the cuts were
+        chosen from the data, ``max_thresholds`` None when they are quantiles).
     excluded : tuple
         Columns left out at fit time.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> [c.name for c in plan.columns]
+    ['a', 'b']
+    >>> type(plan).from_dict(plan.to_dict()) == plan
+    True
     """
 
     columns: tuple[ColumnEncoding, ...]
-    n_buckets: int = 5
+    n_buckets: int | None = DEFAULT_N_BUCKETS
     continuous: ContinuousCoding = "thermometer"
     max_ordinal_levels: int = 10
     excluded: tuple[ColumnName, ...] = ()
+    max_thresholds: int | None = None
 
     @property
     def features(self) -> tuple[BinaryFeature, ...]:
@@ -185,6 +367,39 @@ class EncodingPlan:
     def source_columns(self) -> tuple[ColumnName, ...]:
         """The raw columns the plan reads."""
         return tuple(column.name for column in self.columns)
+
+    @property
+    def chains(self) -> tuple[tuple[int, ...], ...]:
+        """Indices of the ``x ≤ t`` features of each ordinal or continuous column,
+        lowest threshold first (see :attr:`PatternData.chains`)."""
+        out, start = [], 0
+        for column in self.columns:
+            cuts = [start + j for j, f in enumerate(column.features) if f.kind == "at_most"]
+            if len(cuts) > 1:
+                out.append(tuple(cuts))
+            start += len(column.features)
+        return tuple(out)
+
+    def restricted(self, features) -> "EncodingPlan":
+        """The plan with only the binary columns ``features`` (indices into
+        :attr:`features`, increasing); only ``x ≤ t`` thresholds may be left out.
+
+        Raises
+        ------
+        ValueError
+            A feature left out is not a threshold.
+        """
+        keep = set(int(f) for f in features)
+        columns, start = [], 0
+        for column in self.columns:
+            n = len(column.features)
+            dropped = [j for j in range(n) if start + j not in keep]
+            if any(column.features[j].kind != "at_most" for j in dropped):
+                raise ValueError(f"only thresholds can be left out of the encoding of {column.name!r}")
+            cuts = tuple(f.threshold for j, f in enumerate(column.features) if f.kind == "at_most" and start + j in keep)
+            columns.append(replace(column, cuts=cuts) if dropped else column)
+            start += n
+        return replace(self, columns=tuple(columns))
 
     @property
     def n_binary(self) -> int:
@@ -246,6 +461,7 @@ class EncodingPlan:
             "continuous": self.continuous,
             "max_ordinal_levels": self.max_ordinal_levels,
             "excluded": list(self.excluded),
+            "max_thresholds": self.max_thresholds,
             "columns": [
                 {
                     "name": column.name,
@@ -277,12 +493,14 @@ class EncodingPlan:
                 )
                 for c in data["columns"]
             )
+            max_thresholds = data.get("max_thresholds")  # plans stored before the rule existed have none
             return cls(
                 columns=columns,
-                n_buckets=int(data["n_buckets"]),
+                n_buckets=None if data["n_buckets"] is None else int(data["n_buckets"]),
                 continuous=data["continuous"],
                 max_ordinal_levels=int(data["max_ordinal_levels"]),
                 excluded=tuple(data["excluded"]),
+                max_thresholds=None if max_thresholds is None else int(max_thresholds),
             )
         except (KeyError, TypeError) as err:
             raise EncodingError(BAD_PLAN.format(reason=f"missing or malformed entry {err}")) from err

@@ -6,7 +6,23 @@ from strongtree_core.errors import StrongTreeError
 
 
 class EncodingError(StrongTreeError):
-    """A table, option or stored plan the encoding cannot use."""
+    """A table, option or stored plan the encoding cannot use.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> from strongtree_core.encoding import EncodingError
+    >>> try:
+    ...     plan.transform(X.drop(columns='a'))
+    ... except EncodingError as error:
+    ...     print(str(error)[:52])
+    The table lacks 1 column(s) the encoding was fitted 
+    """
 
 
 NOT_A_DATAFRAME = (
@@ -48,6 +64,16 @@ NOT_BINARY = (
     "Give only 0/1, True/False or missing values, or declare the column's kind as 'categorical'."
 )
 BAD_N_BUCKETS = "n_buckets must be an integer of at least 2, got {value!r}."
+BAD_MAX_THRESHOLDS = "max_thresholds must be an integer of at least 1 or None, got {value!r}."
+BUCKETS_AND_THRESHOLDS = (
+    "n_buckets={n_buckets!r} and max_thresholds={max_thresholds!r} both choose the thresholds of continuous "
+    "columns: n_buckets cuts at quantiles, max_thresholds picks cuts from the data (CART's among them). "
+    "Give one of them."
+)
+ONEHOT_NEEDS_BUCKETS = (
+    "max_thresholds={max_thresholds!r} picks thresholds (x <= t), which one column per bucket cannot express: "
+    "use the thermometer coding with max_thresholds, or n_buckets with one-hot buckets."
+)
 BAD_CONTINUOUS = "continuous must be 'thermometer' or 'onehot_buckets', got {value!r}."
 BAD_MAX_ORDINAL = "max_ordinal_levels must be a non-negative integer, got {value!r}."
 BAD_PLAN = "Not a stored encoding plan: {reason}. Store plans with EncodingPlan.to_dict()."

@@ -57,20 +57,20 @@ def build_benders_master(
     cols = ColumnAllocator()
     add_tree_columns(cols, graph, data.n_features, data.n_classes, balanced=balanced)
     g = cols.add("g", (data.n_patterns,), integer=False)
-    if spec.max_features is not None:
+    if spec.max_features_used is not None:
         add_feature_count_columns(cols, data.n_features)
     idx = dict(cols.index)
     rows = RowBuilder()
     if balanced:
         add_balanced_tree_rows(idx, rows)
-        if single_class_rows and spec.max_features is None:
+        if single_class_rows and spec.max_features_used is None:
             add_single_class_subtree_rows(idx, rows, graph)
     else:
         add_imbalanced_tree_rows(idx, rows, graph)
         if spec.max_branching is not None:
             add_sparsity_rows(idx, rows, spec.max_branching)
-    if spec.max_features is not None:
-        add_feature_count_rows(idx, rows, spec.max_features)
+    if spec.max_features_used is not None:
+        add_feature_count_rows(idx, rows, spec.max_features_used)
     c = np.zeros(cols.n_cols)
     c[g] = (1.0 - spec.lambda_) * data.weight
     if spec.lambda_ > 0:

@@ -97,8 +97,8 @@ class ParityConstraint:
     ----------
     bound : float in [0, 1]
         The bias delta.
-    positive_class : int or None
-        Class index of the positive outcome; None uses ``TreeSpec.positive_class``.
+    pos_label : int or None
+        Class index of the positive outcome; None uses ``TreeSpec.pos_label``.
     group_levels : sequence of str, optional
         Readable name of each protected-group code (for messages).
     legit_levels : sequence of str, optional
@@ -106,7 +106,7 @@ class ParityConstraint:
     """
 
     bound: float
-    positive_class: int | None = None
+    pos_label: int | None = None
     group_levels: Sequence[str] | None = field(default=None, compare=False)
     legit_levels: Sequence[str] | None = field(default=None, compare=False)
 
@@ -178,7 +178,7 @@ class ParityConstraint:
     def add_rows(self, cols: "FlowAllColumns", rows: "RowBuilder") -> None:
         """One ranged row per cohort and pair of groups (see the module docstring)."""
         data = cols.data
-        positive = resolve_positive(self.positive_class, cols.positive_class, self.name)
+        positive = resolve_positive(self.pos_label, cols.pos_label, self.name)
         cohorts, _ = self.cohorts(data.y, data.group, data.legit, positive, data.count)
         delta = exact_bound(self.bound, "fairness_bound")
         group = np.asarray(data.group)
@@ -200,7 +200,7 @@ class ParityConstraint:
 
     def skipped_reasons(self, data, positive: int | None = None) -> list[str]:
         """Groups left out of a comparison on ``data`` (patterns) and why."""
-        pos = resolve_positive(self.positive_class, positive, self.name)
+        pos = resolve_positive(self.pos_label, positive, self.name)
         return self.cohorts(data.y, data.group, data.legit, pos, data.count)[1]
 
     # -- re-measuring on predictions -------------------------------------
@@ -216,7 +216,7 @@ class ParityConstraint:
             Used when the constraint has no positive class of its own.
         count : array of int, shape (n,), optional
         """
-        pos = resolve_positive(self.positive_class, positive, self.name)
+        pos = resolve_positive(self.pos_label, positive, self.name)
         y_pred = np.asarray(y_pred)
         if y_pred.shape[0] != np.asarray(y_true).shape[0]:
             raise ValueError(LENGTH_MISMATCH.format(what="y_pred", got=y_pred.shape[0], expected=np.asarray(y_true).shape[0]))
@@ -312,7 +312,7 @@ class EqualizedOdds(ParityConstraint):
         ]
 
 
-#: Fairness notions by the estimator's name; each class takes ``(bound, positive_class)``.
+#: Fairness notions by the estimator's name; each class takes ``(bound, pos_label)``.
 FAIRNESS_NOTIONS: dict[str, type[ParityConstraint]] = {
     cls.name: cls
     for cls in (StatisticalParity, ConditionalStatisticalParity, PredictiveEquality, EqualOpportunity, EqualizedOdds)

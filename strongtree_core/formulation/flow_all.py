@@ -43,13 +43,13 @@ class FlowAllColumns:
     graph : TreeGraph
     index : dict of str to ndarray
         Column maps (``b``, ``p``, ``w``, ``z`` (P, N), ``zs`` (P, N, K), ...).
-    positive_class : int or None
+    pos_label : int or None
     """
 
     data: PatternData
     graph: TreeGraph
     index: dict
-    positive_class: int | None
+    pos_label: int | None
 
     def predicted(self, k: int) -> np.ndarray:
         """Columns ``zs[i, :, k]``, shape (P, N): their sum over nodes is yhat[i, k]."""
@@ -81,7 +81,7 @@ def build_flow_all(data: PatternData, spec: TreeSpec) -> ModelArrays:
     add_tree_columns(cols, graph, F, K, balanced=False)
     z = cols.add("z", (P, graph.n_nodes), integer=False)
     zs = cols.add("zs", (P, graph.n_nodes, K), integer=False)
-    if spec.max_features is not None:
+    if spec.max_features_used is not None:
         add_feature_count_columns(cols, F)
     add_objective_columns(cols, spec)
     idx = cols.index
@@ -103,12 +103,12 @@ def build_flow_all(data: PatternData, spec: TreeSpec) -> ModelArrays:
     rows.add("sink_capacity (11i)", np.stack([zs, w_b], axis=-1).reshape(-1, 2), np.array([1.0, -1.0]), -np.inf, 0.0)
     if spec.max_branching is not None:
         add_sparsity_rows(idx, rows, spec.max_branching)
-    if spec.max_features is not None:
-        add_feature_count_rows(idx, rows, spec.max_features)
+    if spec.max_features_used is not None:
+        add_feature_count_rows(idx, rows, spec.max_features_used)
     if spec.min_leaf > 0:
         add_min_leaf_rows(idx, rows, data, spec.min_leaf)
 
-    context = FlowAllColumns(data=data, graph=graph, index=dict(idx), positive_class=spec.positive_class)
+    context = FlowAllColumns(data=data, graph=graph, index=dict(idx), pos_label=spec.pos_label)
     for constraint in spec.side_constraints:
         constraint.add_rows(context, rows)
     c = objective_vector(context, rows, cols.n_cols, spec)

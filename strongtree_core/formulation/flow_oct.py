@@ -50,7 +50,7 @@ def build_flow_oct(
     z = cols.add("z", (P, graph.n_nodes), integer=False)
     if not balanced:
         zt = cols.add("zt", (P, graph.n_branching), integer=False)
-    if spec.max_features is not None:
+    if spec.max_features_used is not None:
         add_feature_count_columns(cols, F)
     idx = cols.index
     rows = RowBuilder()
@@ -60,7 +60,7 @@ def build_flow_oct(
 
     if balanced:
         add_balanced_tree_rows(idx, rows)
-        if single_class_rows and spec.max_features is None:
+        if single_class_rows and spec.max_features_used is None:
             add_single_class_subtree_rows(idx, rows, graph)
         # (1c) z[i, a(n), n] = z[i, n, l(n)] + z[i, n, r(n)]     n in B, i in I
         cons = np.stack([z[:, B - 1], z[:, 2 * B - 1], z[:, 2 * B]], axis=-1)
@@ -83,8 +83,8 @@ def build_flow_oct(
         rows.add("sink_capacity (7i)", np.concatenate([sink_b.reshape(-1, 2), sink_t.reshape(-1, 2)]), np.array([1.0, -1.0]), -np.inf, 0.0)
         if spec.max_branching is not None:
             add_sparsity_rows(idx, rows, spec.max_branching)
-    if spec.max_features is not None:
-        add_feature_count_rows(idx, rows, spec.max_features)
+    if spec.max_features_used is not None:
+        add_feature_count_rows(idx, rows, spec.max_features_used)
 
     # Objective (1a) / (7a): (1 - lambda) sum_i weight_i z[i, s, 1] - lambda sum b.
     # The flow out of the source equals the flow into the sink, so z[i, s, 1] counts

@@ -95,6 +95,6 @@ def tree_objective(data, spec: TreeSpec, tree) -> float:
 
 
 def _positive(spec: TreeSpec) -> int:
-    if spec.positive_class is None:
-        raise ValueError("this objective needs a positive class (positive_class=...)")
-    return int(spec.positive_class)
+    if spec.pos_label is None:
+        raise ValueError("this objective needs a positive class (pos_label=...)")
+    return int(spec.pos_label)

@@ -43,8 +43,8 @@ def oct_unsupported(spec: TreeSpec) -> list[str]:
         names.append(f"the objective {spec.objective}")
     if spec.max_branching is not None:
         names.append(f"at most {spec.max_branching} branching nodes")
-    if spec.max_features is not None:
-        names.append(f"at most {spec.max_features} features")
+    if spec.max_features_used is not None:
+        names.append(f"at most {spec.max_features_used} features")
     return names
 
 

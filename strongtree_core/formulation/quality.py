@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
 #: Error texts (tests assert them).
 BOUND_OUT_OF_RANGE = "{what} must be a number between 0 and 1, got {value!r}: pass for example {what}=0.8"
 NO_POSITIVE_CLASS = (
-    "{what} needs a positive class, but none was given: pass positive_class=<class index> "
+    "{what} needs a positive class, but none was given: pass pos_label=<class index> "
     "to the constraint or the tree specification"
 )
 
@@ -165,12 +165,12 @@ class QualityFloor:
     ----------
     bound : float in [0, 1]
         The floor C.
-    positive_class : int or None
-        Class index of the positive class; None uses ``TreeSpec.positive_class``.
+    pos_label : int or None
+        Class index of the positive class; None uses ``TreeSpec.pos_label``.
     """
 
     bound: float
-    positive_class: int | None = None
+    pos_label: int | None = None
 
     name: ClassVar[str] = "quality_floor"
     couples_datapoints: ClassVar[bool] = True
@@ -196,7 +196,7 @@ class MinRecall(QualityFloor):
           <=>  TP >= ceil(C * P)          (TP is an integer at integral solutions)
         """
         data = cols.data
-        positive = resolve_positive(self.positive_class, cols.positive_class, "min_recall")
+        positive = resolve_positive(self.pos_label, cols.pos_label, "min_recall")
         is_pos = data.y == positive
         P = int(data.count[is_pos].sum())
         if P == 0:
@@ -206,14 +206,14 @@ class MinRecall(QualityFloor):
         rows.add("min_recall (Sec. 4.2)", tp_cols[None, :], tp_coefs[None, :], float(rhs), np.inf)
 
     def skipped_reasons(self, data, positive: int | None = None) -> list[str]:
-        pos = resolve_positive(self.positive_class, positive, "min_recall")
+        pos = resolve_positive(self.pos_label, positive, "min_recall")
         if int(data.count[data.y == pos].sum()) == 0:
             return ["no training row belongs to the positive class, so recall is undefined: the recall floor is not applied"]
         return []
 
     def measure(self, y_true, y_pred, *, positive: int | None = None, count=None, **_) -> list[ConstraintCheck]:
         """Recall of ``y_pred`` (class indices) against the floor, exactly."""
-        pos = resolve_positive(self.positive_class, positive, "min_recall")
+        pos = resolve_positive(self.pos_label, positive, "min_recall")
         tp, _fp, P, _N = confusion_counts(y_true, y_pred, pos, count)
         if P == 0:
             return [ConstraintCheck("recall", float("nan"), self.bound, True, "no row of the positive class: recall is undefined and not constrained")]
@@ -250,7 +250,7 @@ class MinPrecision(QualityFloor):
         coefficients no larger than n.
         """
         data = cols.data
-        positive = resolve_positive(self.positive_class, cols.positive_class, "min_precision")
+        positive = resolve_positive(self.pos_label, cols.pos_label, "min_precision")
         n_rows = max(int(data.count.sum()), 1)
         floor = smallest_fraction_at_least(exact_bound(self.bound, "min_precision"), n_rows)
         a, b = floor.numerator, floor.denominator
@@ -263,7 +263,7 @@ class MinPrecision(QualityFloor):
 
     def measure(self, y_true, y_pred, *, positive: int | None = None, count=None, **_) -> list[ConstraintCheck]:
         """Precision of ``y_pred`` against the floor, exactly."""
-        pos = resolve_positive(self.positive_class, positive, "min_precision")
+        pos = resolve_positive(self.pos_label, positive, "min_precision")
         tp, fp, _P, _N = confusion_counts(y_true, y_pred, pos, count)
         if tp + fp == 0:
             return [ConstraintCheck("precision", float("nan"), self.bound, True, "no row is predicted positive: eq. (12) holds trivially")]
@@ -293,7 +293,7 @@ class MinSpecificity(QualityFloor):
         Written with yhat[i, k+] it also covers several negative classes.
         """
         data = cols.data
-        positive = resolve_positive(self.positive_class, cols.positive_class, "min_specificity")
+        positive = resolve_positive(self.pos_label, cols.pos_label, "min_specificity")
         is_neg = data.y != positive
         N = int(data.count[is_neg].sum())
         if N == 0:
@@ -303,7 +303,7 @@ class MinSpecificity(QualityFloor):
         rows.add("min_specificity (Sec. 4.2)", fp_cols[None, :], fp_coefs[None, :], -np.inf, float(rhs))
 
     def skipped_reasons(self, data, positive: int | None = None) -> list[str]:
-        pos = resolve_positive(self.positive_class, positive, "min_specificity")
+        pos = resolve_positive(self.pos_label, positive, "min_specificity")
         if int(data.count[data.y != pos].sum()) == 0:
             return ["every training row belongs to the positive class, so specificity is undefined: "
                     "the specificity floor is not applied"]
@@ -311,7 +311,7 @@ class MinSpecificity(QualityFloor):
 
     def measure(self, y_true, y_pred, *, positive: int | None = None, count=None, **_) -> list[ConstraintCheck]:
         """Specificity of ``y_pred`` against the floor, exactly."""
-        pos = resolve_positive(self.positive_class, positive, "min_specificity")
+        pos = resolve_positive(self.pos_label, positive, "min_specificity")
         _tp, fp, _P, N = confusion_counts(y_true, y_pred, pos, count)
         if N == 0:
             return [ConstraintCheck("specificity", float("nan"), self.bound, True, "no row outside the positive class: specificity is undefined and not constrained")]

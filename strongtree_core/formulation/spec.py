@@ -44,24 +44,31 @@ class TreeSpec:
         ``(1 - lambda) * correct - lambda * branchings``.
     max_branching : int or None
         Sparsity bound (eq. 8) on the number of branching nodes.
-    max_features : int or None
+    max_features_used : int or None
         Bound (eq. 9) on the number of distinct features the tree splits on.
     min_leaf : int
         Minimum number of training rows in every leaf (eq. 10, counted over all
         rows through formulation (11)).
     objective : {"accuracy", "balanced_accuracy", "worst_case_accuracy", "sensitivity"}
-    positive_class : int or None
+    pos_label : int or None
         Class index treated as positive by recall/precision/fairness constraints.
     side_constraints : tuple of SideConstraint
+
+    Examples
+    --------
+    >>> from strongtree_core.formulation import TreeSpec
+    >>> spec = TreeSpec(depth=2, lambda_=0.01, min_leaf=1)
+    >>> spec.depth, spec.objective
+    (2, 'accuracy')
     """
 
     depth: int
     lambda_: float = 0.0
     max_branching: int | None = None
-    max_features: int | None = None
+    max_features_used: int | None = None
     min_leaf: int = 0
     objective: Objective = "accuracy"
-    positive_class: int | None = None
+    pos_label: int | None = None
     side_constraints: tuple = field(default_factory=tuple)
 
     @property

@@ -95,7 +95,7 @@ def add_feature_count_columns(cols: ColumnAllocator, n_features: int) -> None:
     cols.add("u", (n_features,), integer=False)
 
 
-def add_feature_count_rows(idx, rows: RowBuilder, max_features: int) -> None:
+def add_feature_count_rows(idx, rows: RowBuilder, max_features_used: int) -> None:
     """Feature count, eq. (9).
 
     b[n, f] <= u[f]      for all n in B, f in F
@@ -110,7 +110,7 @@ def add_feature_count_rows(idx, rows: RowBuilder, max_features: int) -> None:
         -np.inf,
         0.0,
     )
-    rows.add("max_features (9)", idx["u"].reshape(1, -1), 1.0, -np.inf, float(max_features))
+    rows.add("max_features_used (9)", idx["u"].reshape(1, -1), 1.0, -np.inf, float(max_features_used))
 
 
 def add_left_right_capacity_rows(rows: RowBuilder, graph: TreeGraph, X: np.ndarray, z_in: np.ndarray, b: np.ndarray, tag: str) -> None:

@@ -1,7 +1,7 @@
 """Classification quality and fairness metrics, per protected group.
 
 Public functions take ``y_true, y_pred`` (any labels) and keyword-only
-``sensitive_features``, ``legitimate_features``, ``positive_label`` and
+``sensitive_features``, ``legitimate_features``, ``pos_label`` and
 ``sample_weight``.  Groups may be one label per row (a list, array or Series)
 or several columns (a DataFrame, a dict, a list of Series, a 2-D array).
 Rates with an empty denominator are NaN and are left out of gaps; every gap
@@ -26,7 +26,14 @@ from strongtree_core.metrics.disparities import (
     statistical_parity_ratio,
 )
 from strongtree_core.metrics.fairness_gaps import METHODS, FairnessGap, fairness_gap, fairness_report
+from strongtree_core.metrics.gap_intervals import INTERVAL_COLUMNS, fairness_intervals
 from strongtree_core.metrics.group_table import GROUP_COLUMNS, group_metrics
+from strongtree_core.metrics.intervals import (
+    clopper_pearson_interval,
+    difference_interval,
+    gap_interval,
+    wilson_interval,
+)
 from strongtree_core.metrics.quality import (
     balanced_accuracy,
     class_accuracies,
@@ -52,6 +59,12 @@ __all__ = [
     "equalized_odds_difference",
     "equalized_odds_ratio",
     "fairness_gap",
+    "fairness_intervals",
+    "INTERVAL_COLUMNS",
+    "clopper_pearson_interval",
+    "difference_interval",
+    "gap_interval",
+    "wilson_interval",
     "fairness_report",
     "group_confusion_matrices",
     "group_metrics",

@@ -23,7 +23,7 @@ from strongtree_core.encoding.features import python_scalar
 EMPTY_INPUT = "y_true is empty: pass at least one row"
 LENGTH_MISMATCH = "{what} has {got} rows but y_true has {expected}: pass one entry per row of y_true"
 POSITIVE_LABEL_UNKNOWN = (
-    "positive_label {label!r} occurs in neither y_true nor y_pred and is not of the same kind as their "
+    "pos_label {label!r} occurs in neither y_true nor y_pred and is not of the same kind as their "
     "labels ({seen}): pass one of these labels"
 )
 NEED_LEGITIMATE = (
@@ -47,7 +47,7 @@ class Prepared:
     ----------
     y_true, y_pred : ndarray, shape (n,)
         Original labels.
-    positive_label : object
+    pos_label : object
     group, legit : ndarray of object or None, shape (n,)
         One label per row ("a=x & b=y" when several named columns were given).
     weight : ndarray of float or None, shape (n,)
@@ -56,18 +56,18 @@ class Prepared:
 
     y_true: np.ndarray
     y_pred: np.ndarray
-    positive_label: object
+    pos_label: object
     group: np.ndarray | None
     legit: np.ndarray | None
     weight: np.ndarray | None = None
 
     @property
     def true_positive(self) -> np.ndarray:
-        return self.y_true == self.positive_label
+        return self.y_true == self.pos_label
 
     @property
     def pred_positive(self) -> np.ndarray:
-        return self.y_pred == self.positive_label
+        return self.y_pred == self.pos_label
 
 
 def _as_columns(values, what: str, n: int) -> pd.DataFrame | np.ndarray:
@@ -160,7 +160,7 @@ def prepare(
     y_true,
     y_pred,
     *,
-    positive_label=None,
+    pos_label=None,
     sensitive_features=None,
     legitimate_features=None,
     sample_weight=None,
@@ -173,12 +173,12 @@ def prepare(
         raise ValueError(EMPTY_INPUT)
     if yp.shape[0] != yt.shape[0]:
         raise ValueError(LENGTH_MISMATCH.format(what="y_pred", got=yp.shape[0], expected=yt.shape[0]))
-    if need_positive and not (np.any(yt == positive_label) or np.any(yp == positive_label)):
+    if need_positive and not (np.any(yt == pos_label) or np.any(yp == pos_label)):
         # Absent from both is normal on a small subset (no positive row, none predicted);
         # a label of another kind (1 against "yes") is a mistake.
         seen = sorted({*pd.unique(yt).tolist(), *pd.unique(yp).tolist()}, key=repr)
-        if not any(_same_kind(positive_label, v) for v in seen):
-            raise ValueError(POSITIVE_LABEL_UNKNOWN.format(label=positive_label, seen=seen))
+        if not any(_same_kind(pos_label, v) for v in seen):
+            raise ValueError(POSITIVE_LABEL_UNKNOWN.format(label=pos_label, seen=seen))
     n = yt.shape[0]
     group = _labels(sensitive_features, "sensitive_features", n)
     legit = _labels(legitimate_features, "legitimate_features", n)
@@ -188,4 +188,4 @@ def prepare(
         yt, yp, weight = yt[keep], yp[keep], weight[keep]
         group = None if group is None else group[keep]
         legit = None if legit is None else legit[keep]
-    return Prepared(y_true=yt, y_pred=yp, positive_label=positive_label, group=group, legit=legit, weight=weight)
+    return Prepared(y_true=yt, y_pred=yp, pos_label=pos_label, group=group, legit=legit, weight=weight)

@@ -33,6 +33,7 @@ from fairlearn.metrics import MetricFrame
 
 from strongtree_core.metrics._inputs import NEED_LEGITIMATE, NEED_SENSITIVE, Prepared, prepare
 from strongtree_core.metrics.rates import by_group_frame
+from strongtree_core.renames import RENAMED_METRIC_ARGUMENTS, refuses_renamed
 
 #: Error texts (tests assert them).
 UNKNOWN_NOTION = "unknown fairness notion {name!r}: choose one of {choices}"
@@ -83,6 +84,16 @@ class FairnessGap:
         Ratio of each comparison, keyed as ``parts``.
     method : {"between_groups", "to_overall"}
         Groups compared with each other, or each with all rows.
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import fairness_gap
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> group = ['a', 'a', 'a', 'b', 'b', 'b']
+    >>> gap = fairness_gap('equal_opportunity', y_true, y_pred, sensitive_features=group, pos_label='yes')
+    >>> type(gap).__name__, round(gap.difference, 3)
+    ('FairnessGap', 0.5)
     """
 
     notion: str
@@ -149,6 +160,7 @@ def _measure(notion: str, prep: Prepared, frame: MetricFrame, method: str = "bet
     )
 
 
+@refuses_renamed(RENAMED_METRIC_ARGUMENTS)
 def fairness_gap(
     notion: str,
     y_true,
@@ -156,7 +168,7 @@ def fairness_gap(
     *,
     sensitive_features,
     legitimate_features=None,
-    positive_label,
+    pos_label,
     method: str = "between_groups",
     sample_weight=None,
 ) -> FairnessGap:
@@ -172,28 +184,39 @@ def fairness_gap(
         Protected attribute(s); several columns form one group per combination.
     legitimate_features : array-like, list, dict or DataFrame, n rows, optional
         Needed by conditional statistical parity.
-    positive_label : object
+    pos_label : object
         The label of the positive outcome.
     method : {"between_groups", "to_overall"}, default "between_groups"
         Compare the groups with each other, or each group with all rows.
     sample_weight : array-like, shape (n,), optional
         Weight of each row in every rate (a row of weight 0 is left out).
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import fairness_gap
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> group = ['a', 'a', 'a', 'b', 'b', 'b']
+    >>> gap = fairness_gap('statistical_parity', y_true, y_pred, sensitive_features=group, pos_label='yes')
+    >>> round(gap.difference, 3), round(gap.ratio, 3)
+    (0.333, 0.5)
     """
     prep = prepare(
-        y_true, y_pred, positive_label=positive_label, sensitive_features=sensitive_features,
+        y_true, y_pred, pos_label=pos_label, sensitive_features=sensitive_features,
         legitimate_features=legitimate_features, sample_weight=sample_weight,
     )
     conditional = _check(notion, prep, method)
     return _measure(notion, prep, by_group_frame(prep, NOTION_RATES[notion], conditional=conditional), method)
 
 
+@refuses_renamed(RENAMED_METRIC_ARGUMENTS)
 def fairness_report(
     y_true,
     y_pred,
     *,
     sensitive_features,
     legitimate_features=None,
-    positive_label,
+    pos_label,
     notions=None,
     method: str = "between_groups",
     sample_weight=None,
@@ -203,9 +226,23 @@ def fairness_report(
     ``notions`` defaults to all of them (conditional statistical parity only
     when ``legitimate_features`` is given); ``method`` and ``sample_weight`` as
     in :func:`fairness_gap`.
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import fairness_report
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> group = ['a', 'a', 'a', 'b', 'b', 'b']
+    >>> report = fairness_report(y_true, y_pred, sensitive_features=group, pos_label='yes')
+    >>> print(report[['notion', 'difference']].round(3).to_string(index=False))
+                 notion  difference
+     statistical_parity       0.333
+    predictive_equality       0.500
+      equal_opportunity       0.500
+         equalized_odds       0.500
     """
     prep = prepare(
-        y_true, y_pred, positive_label=positive_label, sensitive_features=sensitive_features,
+        y_true, y_pred, pos_label=pos_label, sensitive_features=sensitive_features,
         legitimate_features=legitimate_features, sample_weight=sample_weight,
     )
     if notions is None:

@@ -41,7 +41,7 @@ def _quiet(rate: Rate) -> Rate:
     return wrapped
 
 
-def rate_functions(positive_label) -> dict[str, Rate]:
+def rate_functions(pos_label) -> dict[str, Rate]:
     """Rates of one positive label, each ``f(y_true, y_pred, sample_weight) -> float``.
 
     Keys: ``count``, ``selection_rate``, ``tpr``, ``fpr``, ``fnr``, ``precision``, ``accuracy``.
@@ -49,7 +49,7 @@ def rate_functions(positive_label) -> dict[str, Rate]:
     """
 
     def binary(y_true, y_pred):
-        return (np.asarray(y_true) == positive_label).astype(int), (np.asarray(y_pred) == positive_label).astype(int)
+        return (np.asarray(y_true) == pos_label).astype(int), (np.asarray(y_pred) == pos_label).astype(int)
 
     def count(y_true, y_pred, sample_weight) -> float:
         return float(np.sum(sample_weight))
@@ -103,7 +103,7 @@ def by_group_frame(prep: Prepared, keys, *, conditional: bool) -> MetricFrame:
         columns["legit"] = prep.legit
     rows = pd.DataFrame(columns).assign(_rows=1.0, _weight=1.0 if prep.weight is None else prep.weight)
     combos = rows.groupby(list(columns), dropna=False, sort=False)[["_rows", "_weight"]].sum().reset_index()
-    rates = rate_functions(prep.positive_label)
+    rates = rate_functions(prep.pos_label)
     per_key = {"count": combos["_rows"].to_numpy(dtype=float)}
     weight = combos["_weight"].to_numpy(dtype=float)
     return MetricFrame(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
@@ -20,7 +21,14 @@ from strongtree_core.progress import relative_gap  # noqa: F401  (re-exported fo
 
 
 class Status(str, enum.Enum):
-    """How a solve ended."""
+    """How a solve ended.
+
+    Examples
+    --------
+    >>> from strongtree_core.solvers import Status
+    >>> Status.TIME_LIMIT.value, Status.TIME_LIMIT.has_solution
+    ('time_limit', True)
+    """
 
     OPTIMAL = "optimal"
     TIME_LIMIT = "time_limit"  # stopped by the time limit with a tree
@@ -34,9 +42,50 @@ class Status(str, enum.Enum):
         return self in (Status.OPTIMAL, Status.TIME_LIMIT, Status.INTERRUPTED)
 
 
+class StopOrDeadline:
+    """A stop request that is also set once the clock passes a deadline, and says which ended a run.
+
+    Backends only ask ``is_set()``; a backend that stops because of it reports
+    :func:`stop_status` (``INTERRUPTED`` when the user asked, ``TIME_LIMIT`` when the
+    deadline passed), so no caller has to read a solver's words to learn why.
+
+    Parameters
+    ----------
+    stop : threading.Event or None
+        The user's stop request.
+    at : float
+        The deadline, in :func:`time.perf_counter` seconds.
+    """
+
+    def __init__(self, stop: threading.Event | None, at: float) -> None:
+        self.stop, self.at = stop, at
+
+    def by_user(self) -> bool:
+        """Whether the user asked to stop."""
+        return self.stop is not None and self.stop.is_set()
+
+    def is_set(self) -> bool:
+        return self.by_user() or time.perf_counter() >= self.at
+
+
+def stop_status(stop: object) -> "Status":
+    """How a run that ``stop`` ended counts: ``TIME_LIMIT`` when it is a :class:`StopOrDeadline`
+    whose deadline passed without the user asking, else ``INTERRUPTED``."""
+    if isinstance(stop, StopOrDeadline) and not stop.by_user():
+        return Status.TIME_LIMIT
+    return Status.INTERRUPTED
+
+
 @dataclass(frozen=True)
 class Capabilities:
-    """What a backend supports, as data."""
+    """What a backend supports, as data.
+
+    Examples
+    --------
+    >>> from strongtree_core.solvers import BACKENDS
+    >>> BACKENDS['highs'].capabilities().lazy_constraints
+    False
+    """
 
     lazy_constraints: bool
     warm_start: bool
@@ -52,7 +101,25 @@ class Capabilities:
 @dataclass(frozen=True)
 class ProgressEvent:
     """A snapshot during a solve; ``incumbent`` is the solution vector when a new
-    best solution was just found (else None)."""
+    best solution was just found (else None).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> built = build_model(data, TreeSpec(depth=1), 'flow')
+    >>> from strongtree_core.solvers import SolveOptions, solve
+    >>> events = []
+    >>> result = solve(built.arrays, 'highs', SolveOptions(time_limit=10, progress=events.append))
+    >>> all(type(e).__name__ == 'ProgressEvent' for e in events)
+    True
+    """
 
     elapsed: float
     objective: float | None
@@ -86,6 +153,12 @@ class SolveOptions:
     mip_gap : float
         Relative gap at which the solve counts as optimal.
     verbose : bool
+
+    Examples
+    --------
+    >>> from strongtree_core.solvers import SolveOptions
+    >>> SolveOptions(time_limit=5, threads=2).time_limit
+    5
     """
 
     time_limit: float = 60.0
@@ -103,7 +176,23 @@ class SolveResult:
 
     ``x`` is None unless ``status.has_solution``.  ``objective`` and ``bound``
     are in the model's own sense and units; ``gap`` is relative
-    (|bound - objective| / max(|objective|, 1e-9)), None when unknown.
+    (``|bound - objective| / max(|objective|, 1e-9)``), None when unknown.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> built = build_model(data, TreeSpec(depth=1), 'flow')
+    >>> from strongtree_core.solvers import SolveOptions, solve
+    >>> result = solve(built.arrays, 'highs', SolveOptions(time_limit=10))
+    >>> type(result).__name__, result.status.has_solution
+    ('SolveResult', True)
     """
 
     status: Status

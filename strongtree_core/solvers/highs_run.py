@@ -35,7 +35,7 @@ from typing import Any, Callable
 import numpy as np
 
 from strongtree_core.formulation.arrays import ModelArrays
-from strongtree_core.solvers.base import SolveOptions, Status
+from strongtree_core.solvers.base import SolveOptions, Status, stop_status
 from strongtree_core.solvers.errors import import_solver
 
 #: One HiGHS solve at a time in a process (the solver's locks are process-wide).
@@ -283,7 +283,7 @@ def run_highs(
         if (stop_seen is not None and now - stop_seen > STOP_GRACE) or now > late:
             abandon.set()
             session.hand_off(worker)
-            if stop_seen is not None:
+            if stop_seen is not None and stop_status(stop) == Status.INTERRUPTED:
                 return RunOutcome(Status.INTERRUPTED, ABANDONED, None, None, None, 0, abandoned=True)
             return RunOutcome(Status.TIME_LIMIT, ABANDONED_AT_LIMIT.format(grace=STOP_GRACE), None, None, None, 0,
                               abandoned=True)

@@ -2,9 +2,9 @@
 paper's calibration protocol, run serially, on threads, on local process workers or on a Dask cluster.
 
 >>> from strongtree_core.sweep import frontier, calibrate, sweep
->>> table = frontier(StrongTreeClassifier(depth=2, positive_class=1, time_limit=60), X, y,
+>>> table = frontier(StrongTreeClassifier(depth=2, pos_label=1, time_limit=60), X, y,
 ...                  sensitive_features=group, fairness="statistical_parity",
-...                  bounds=[0.01, 0.05, 0.1], backend="processes", n_jobs=2)   # doctest: +SKIP
+...                  fairness_bound=[0.01, 0.05, 0.1], backend="processes", n_jobs=2)   # doctest: +SKIP
 
 Every point is one fit, measured on its tree's own predictions (accuracy and every fairness
 gap on the training, calibration and test rows); its row keeps the tree as JSON.  Rows

@@ -40,6 +40,7 @@ from typing import Any, Iterator, Sequence
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.sweep.backends import MAX_ATTEMPTS, POLL, work
 from strongtree_core.sweep.grid import Point
+from strongtree_core.sweep.main_guard import guard_failure, refuse_in_a_bootstrapping_worker
 from strongtree_core.sweep.point import Problem, error_row
 from strongtree_core.sweep.signals import ignore_sigint, sigint_blocked
 
@@ -231,9 +232,16 @@ def dask_client(scheduler, slots: int) -> Iterator[Any]:
         return
     address = scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV) or None
     if address is None:
-        with sigint_blocked():  # its worker processes, and the loop thread that restarts them, inherit the mask
-            cluster = distributed.LocalCluster(n_workers=slots, threads_per_worker=1, processes=True,
-                                               dashboard_address=":0")
+        refuse_in_a_bootstrapping_worker()
+        try:
+            with sigint_blocked():  # its worker processes, and the loop thread that restarts them, inherit the mask
+                cluster = distributed.LocalCluster(n_workers=slots, threads_per_worker=1, processes=True,
+                                                   dashboard_address=":0")
+        except Exception as exc:  # noqa: BLE001 - re-raised unless it is the missing guard
+            failure = guard_failure(exc)
+            if failure is not None:
+                raise failure from exc
+            raise
         with cluster, distributed.Client(cluster) as client:
             from distributed.diagnostics.plugin import WorkerPlugin
 

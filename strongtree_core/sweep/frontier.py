@@ -4,24 +4,39 @@ from __future__ import annotations
 
 import math
 import threading
+from numbers import Real
 from typing import Callable, Sequence
 
 import pandas as pd
 
 from strongtree_core.errors import StrongTreeError
+from strongtree_core.renames import RENAMED_FRONTIER_ARGUMENTS, refuses_renamed
 from strongtree_core.sweep.run import SweepProgress, sweep
 
 #: Bounds tried when none are given: 0 to 0.2.
 DEFAULT_BOUNDS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2)
 
-NO_BOUNDS = "bounds is empty: give at least one fairness bound, e.g. bounds=[0.01, 0.05, 0.1]."
+NO_BOUNDS = "fairness_bound is empty: give at least one fairness bound, e.g. fairness_bound=[0.01, 0.05, 0.1]."
 NO_NOTION = "fairness is empty: give a notion (or a list of notions), e.g. fairness='statistical_parity'."
-FRONTIER_GRID_KEY = "grid sets {key!r}, which frontier sets itself from fairness= and bounds=: leave it out of grid."
+FRONTIER_GRID_KEY = "grid sets {key!r}, which frontier sets itself from fairness= and fairness_bound=: leave it out of grid."
 
 
 def best_per_bound(table: pd.DataFrame, measure: str = "train") -> pd.DataFrame:
     """Per notion and bound, the point of highest accuracy on ``measure`` among those with a tree
-    (ties: a certified one, then the smaller gap, then the first point)."""
+    (ties: a certified one, then the smaller gap, then the first point).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> from strongtree_core.sweep import sweep, best_per_bound
+    >>> grid = {'fairness': ['statistical_parity'], 'fairness_bound': [0.5], 'depth': [1, 2]}
+    >>> table = sweep(StrongTreeClassifier(pos_label='yes', time_limit=10), X, y, sensitive_features='group', grid=grid)
+    >>> best_per_bound(table)[['fairness_bound', 'depth', 'train_accuracy']].to_dict('records')
+    [{'fairness_bound': 0.5, 'depth': 1, 'train_accuracy': 1.0}]
+    """
     acc, gap = f"{measure}_accuracy", f"{measure}_gap"
     trees = table[table["tree"].notna() & table[acc].notna()].copy()
     if trees.empty:
@@ -38,6 +53,18 @@ def pareto_front(table: pd.DataFrame, measure: str = "train") -> pd.DataFrame:
     Sorted by gap (then accuracy, highest first, then bound), a point is kept only when
     its accuracy is above every point kept before it: along the front the gap and the
     accuracy both rise.  Points whose gap cannot be measured are left out.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> from strongtree_core.sweep import sweep, pareto_front
+    >>> grid = {'fairness': ['statistical_parity'], 'fairness_bound': [0.0, 0.5], 'depth': [1]}
+    >>> table = sweep(StrongTreeClassifier(pos_label='yes', time_limit=10), X, y, sensitive_features='group', grid=grid)
+    >>> len(pareto_front(table)) <= len(table)
+    True
     """
     acc, gap = f"{measure}_accuracy", f"{measure}_gap"
     kept = []
@@ -50,15 +77,17 @@ def pareto_front(table: pd.DataFrame, measure: str = "train") -> pd.DataFrame:
     return table.loc[kept]
 
 
+@refuses_renamed(RENAMED_FRONTIER_ARGUMENTS)
 def frontier(
     estimator, X, y, *, sensitive_features, legitimate_features=None,
-    fairness: str | Sequence[str] = "statistical_parity", bounds: Sequence[float] = DEFAULT_BOUNDS, grid=None,
+    fairness: str | Sequence[str] = "statistical_parity", fairness_bound: float | Sequence[float] = DEFAULT_BOUNDS,
+    grid=None,
     backend: str = "serial", n_jobs: int | None = None, scheduler=None,
     progress: Callable[[SweepProgress], None] | None = None, stop: threading.Event | None = None,
 ) -> pd.DataFrame:
     """Accuracy against fairness: the best tree under each bound, Pareto-filtered, for one or several notions.
 
-    One sweep over ``fairness`` x ``bounds`` (x ``grid``, e.g. ``{"depth": [2, 3]}``) on every row;
+    One sweep over ``fairness`` x ``fairness_bound`` (x ``grid``, e.g. ``{"depth": [2, 3]}``) on every row;
     per notion and bound the most accurate tree is taken, then only the points that no other
     point of the same notion beats on both training accuracy and measured training gap are kept.
 
@@ -68,8 +97,8 @@ def frontier(
         As in :func:`~strongtree_core.sweep.sweep`.
     fairness : str or list of str, default "statistical_parity"
         The notion(s), each a frontier of its own.
-    bounds : list of float
-        The fairness bounds (delta) to try.
+    fairness_bound : float or list of float, default DEFAULT_BOUNDS
+        The fairness bound(s) δ to try (shares in [0, 1]), as the estimator's ``fairness_bound``.
     grid : dict, optional
         Other parameters to try at every bound (the best is kept), e.g. depths.
 
@@ -80,11 +109,23 @@ def frontier(
         (in the order given) and measured gap: among them ``fairness``, ``fairness_bound``, ``certified``,
         ``objective``, ``bound``, ``train_accuracy``, ``train_gap``, ``time`` and ``tree``.
         Along each notion's rows both ``train_accuracy`` and ``train_gap`` increase.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> from strongtree_core.sweep import frontier
+    >>> front = frontier(StrongTreeClassifier(depth=1, pos_label='yes', time_limit=10), X, y,
+    ...                  sensitive_features='group', fairness_bound=[0.0, 0.5])
+    >>> front[['fairness_bound', 'certified', 'train_accuracy']].to_dict('records')
+    [{'fairness_bound': 0.0, 'certified': True, 'train_accuracy': 1.0}]
     """
     notions = [fairness] if isinstance(fairness, str) else list(fairness)
     if not notions:
         raise StrongTreeError(NO_NOTION)
-    bounds = [float(b) for b in bounds]
+    bounds = [float(fairness_bound)] if isinstance(fairness_bound, Real) else [float(b) for b in fairness_bound]
     if not bounds:
         raise StrongTreeError(NO_BOUNDS)
     extra = dict(grid or {})

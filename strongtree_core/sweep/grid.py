@@ -17,12 +17,14 @@ import numpy as np
 from sklearn.model_selection import check_cv, train_test_split
 
 from strongtree_core.errors import StrongTreeError
+from strongtree_core.renames import RENAMED_PARAMETERS
 
 #: Messages for bad input; tests assert their text.
 BAD_GRID = (
     "grid must be a dict from parameter name to a list of values, or a list of such dicts; got {kind}."
 )
 BAD_GRID_KEY = "grid names {key!r}, which is not a parameter of {estimator}; its parameters are: {params}."
+RENAMED_GRID_KEY = "grid names {key!r}, which is now called {new!r} (same meaning): name {new!r} in the grid instead."
 EMPTY_GRID_VALUES = "grid gives no value for {key!r}: give at least one (e.g. {key!r}: [value])."
 BAD_CV = (
     "cv must be None (fit on every row), a number of folds (2 or more), a scikit-learn splitter, or a list of "
@@ -101,6 +103,8 @@ def expand_grid(estimator, grid) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for g in grids:
         for key, value in g.items():
+            if key not in params and key in RENAMED_PARAMETERS:
+                raise StrongTreeError(RENAMED_GRID_KEY.format(key=key, new=RENAMED_PARAMETERS[key]))
             if key not in params:
                 raise StrongTreeError(BAD_GRID_KEY.format(
                     key=key, estimator=type(estimator).__name__, params=", ".join(sorted(params))))
@@ -163,6 +167,13 @@ def holdout_split(n: int, *, test_size: float = 0.25, calibration_size: float = 
     scikit-learn's ``train_test_split`` twice with the same ``random_state``: first the test part
     (``test_size`` of the rows), then the calibration part out of the rest
     (``calibration_size / (1 - test_size)`` of it).  Sizes are shares of all rows.
+
+    Examples
+    --------
+    >>> from strongtree_core.sweep import holdout_split
+    >>> train, calibration, test = holdout_split(8)
+    >>> len(train), len(calibration), len(test)
+    (4, 2, 2)
     """
     total = test_size + calibration_size
     if not (0 <= test_size < 1 and 0 <= calibration_size < 1 and total < 1):

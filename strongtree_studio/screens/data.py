@@ -5,8 +5,10 @@ import streamlit as st
 
 from strongtree_core.encoding import EncodingError, TableEncoder
 from strongtree_core.encoding.features import level_key
+from strongtree_core.metrics.group_summary import group_summary
 from strongtree_studio.navigation import screen
 from strongtree_studio.actions import load_demo_table, start_demo, use_table
+from strongtree_studio.codebook import CodebookError, codebook_edits, codebook_template, read_codebook
 from strongtree_studio.columns import (
     KINDS,
     ColumnEdit,
@@ -21,15 +23,40 @@ from strongtree_studio.config import Roles, check_roles, split_table
 from strongtree_studio.demo_data import DEMO, DEMOS
 from strongtree_studio.explain import MSG_NO_TABLE
 from strongtree_studio.loading import UPLOAD_TYPES, LoadError, column_overview, fingerprint, load_file
-from strongtree_studio.markup import md
+from strongtree_studio.columns import encoding_table
+from strongtree_studio.groups_view import group_sentence, group_summary_table, small_note
+from strongtree_studio.markup import md, md_table, plain_text
 from strongtree_studio.roles import class_values, default_positive, plain, suggest_roles
-from strongtree_studio.state import LoadedTable, field, set_roles, widget_key
-from strongtree_studio.words import fmt
+from strongtree_studio.session import (
+    CODEBOOK_REPORT,
+    EDIT_NOTES,
+    EDITS,
+    EDITS_UNDO,
+    MODEL,
+    ROLES,
+    SPLIT,
+    TABLE,
+    UPLOAD_SEEN,
+    GENERATIONS,
+    widget_value,
+)
+from strongtree_studio.state import field, set_roles, widget_key
+from strongtree_studio.table import LoadedTable
+from strongtree_studio.words import count_of, fmt
 
 st.title("Data")
 st.caption("Pick a table, tell the tree what to predict, which columns describe protected groups, and how to read "
            "coded columns.")
 
+#: The widgets of the column form, renewed when the edits change.
+LABELS_SECTION = "data.labels"
+#: Column edits kept for "Undo the last change".
+UNDO_DEPTH = 20
+CODEBOOK_HELP = (
+    "A codebook says what each code means, for every coded column at once: CSV with the columns *column*, *code* "
+    "and *label* (one row per code), or JSON (`{\"race\": {\"1\": \"African-American\"}}`). Codes it does not "
+    "name keep their own; the table as loaded is kept, so this can be undone."
+)
 POSITIVE_HELP = (
     "The outcome whose rates are compared between groups and whose recall and precision are measured: "
     "for example *hired*, or *re-offended*. It need not be the favourable outcome; statistical parity compares "
@@ -38,16 +65,16 @@ POSITIVE_HELP = (
 
 
 def load_demo() -> None:
-    load_demo_table(st.session_state["data.demo"])
+    load_demo_table(widget_value("data.demo"))
 
 
 source_tab, upload_tab = st.tabs([":material/dataset: Built-in tables", ":material/upload_file: Upload a file"])
 with source_tab:
     names = list(DEMOS)
-    current = st.session_state["table"]
+    current = TABLE.get()
     shown = names.index(current.name) if current is not None and current.name in DEMOS else 0
     col_pick, col_button, col_demo = st.columns([3, 1.2, 1.6], vertical_alignment="bottom")
-    choice = col_pick.selectbox("Built-in table", names, index=shown, key="data.demo")
+    choice = col_pick.selectbox("Built-in table", names, index=shown, key="data.demo", format_func=plain_text)
     col_button.button("Use this table", key="data.load_demo", on_click=load_demo, icon=":material/download_done:",
                       width="stretch")
     col_demo.button("Live demo", key="data.start_demo", on_click=start_demo, icon=":material/slideshow:",
@@ -62,37 +89,37 @@ with upload_tab:
         "CSV, Excel or Parquet file", type=list(UPLOAD_TYPES), key="data.upload",
         help="The first row must hold the column names. Nothing is sent anywhere: the file stays on this server.",
     )
-    if upload is not None and st.session_state.get("upload_seen") != upload.file_id:
+    if upload is not None and UPLOAD_SEEN.get() != upload.file_id:
         try:
             loaded = load_file(upload.name, upload.getvalue())
         except LoadError as err:
             st.error(md(err), icon=":material/error:")
         else:
-            st.session_state["upload_seen"] = upload.file_id
+            UPLOAD_SEEN.set(upload.file_id)
             frame = loaded.frame
             use_table(LoadedTable(upload.name, frame, fingerprint(frame), loaded.notes, raw=frame),
                       suggest_roles(frame))
             st.rerun()
 
-table: LoadedTable | None = st.session_state["table"]
+table: LoadedTable | None = TABLE.get()
 if table is None:
     st.info(MSG_NO_TABLE, icon=":material/info:")
     st.stop()
 
 frame = table.frame
 columns = [str(c) for c in frame.columns]
-roles: Roles = st.session_state["roles"]
-model = st.session_state["model"]
+roles: Roles = ROLES.get()
+model = MODEL.get()
 
 st.subheader(md(table.name), divider="gray")
-st.caption(f"{fmt(len(frame), 'int')} rows × {frame.shape[1]} columns")
+st.caption(f"{count_of(len(frame), 'row')} × {count_of(frame.shape[1], 'column')}")
 for note in table.notes:
     st.info(md(note), icon=":material/translate:")
 
 
 def change_target(target: str) -> None:
     """A new target: positive class back to its default, the target out of the other roles."""
-    old: Roles = st.session_state["roles"]
+    old: Roles = ROLES.get()
     set_roles(
         Roles(
             target,
@@ -105,8 +132,8 @@ def change_target(target: str) -> None:
 
 
 def ignore_columns(names: list[str]) -> None:
-    old: Roles = st.session_state["roles"]
-    set_roles(Roles(old.target, old.positive, tuple(c for c in old.protected if c not in names),
+    old: Roles = ROLES.get()
+    set_roles(Roles(old.target, old.pos_label, tuple(c for c in old.protected if c not in names),
                     tuple(c for c in old.legitimate if c not in names), tuple(dict.fromkeys([*old.ignored, *names]))))
 
 
@@ -122,34 +149,34 @@ if suggested:
 st.markdown("##### What each column is for")
 left, right = st.columns(2)
 with left:
-    target = st.selectbox("Target (what the tree predicts)", columns, key=widget_key("roles", "target"),
-                          index=columns.index(roles.target) if roles.target in columns else 0)
+    target = st.selectbox("Target (what the tree predicts)", columns, key=widget_key(ROLES, "target"),
+                          index=columns.index(roles.target) if roles.target in columns else 0, format_func=plain_text)
     if target != roles.target:
         change_target(target)
         st.rerun()
     values = class_values(frame, roles.target)
     positive_options = values if len(values) == 2 else [None, *values]
     field(
-        st.selectbox, "Positive class", "roles", "positive", options=positive_options, convert=plain,
-        format_func=lambda v: "none (multi-class)" if v is None else str(v), help=POSITIVE_HELP,
+        st.selectbox, "Positive class", ROLES, "pos_label", options=positive_options, convert=plain,
+        format_func=lambda v: "none (multi-class)" if v is None else plain_text(v), help=POSITIVE_HELP,
     )
     others = [c for c in columns if c != roles.target]
-    field(st.multiselect, "Ignore these columns", "roles", "ignored", options=others,
+    field(st.multiselect, "Ignore these columns", ROLES, "ignored", options=others, format_func=plain_text,
           help="Identifiers, dates, free text, or anything the tree must not see.")
 with right:
     field(
-        st.multiselect, "Protected attribute(s)", "roles", "protected", options=others,
+        st.multiselect, "Protected attribute(s)", ROLES, "protected", options=others, format_func=plain_text,
         help="Groups the fairness constraints protect (e.g. gender). Several columns form one group per "
         "combination. The tree does not split on them unless allowed on the Model page.",
     )
     field(
-        st.multiselect, "Legitimate factor(s)", "roles", "legitimate", options=others,
+        st.multiselect, "Legitimate factor(s)", ROLES, "legitimate", options=others, format_func=plain_text,
         help="Factors that may justify different outcomes (e.g. education); used by conditional statistical parity.",
     )
 
-roles = st.session_state["roles"]
-if roles.positive is not None:
-    st.caption(f"Rates compared between groups are rates of predicting **{md(roles.positive)}**. "
+roles = ROLES.get()
+if roles.pos_label is not None:
+    st.caption(f"Rates compared between groups are rates of predicting **{md(roles.pos_label)}**. "
                "Name coded classes under *Types & labels*.")
 problems = check_roles(frame, roles, model.allow_protected_splits)
 for problem in problems:
@@ -178,23 +205,35 @@ if summary is not None:
 
 def apply_column_edit(column: str, values: list[str] | None) -> None:
     """Store the edit of ``column`` from the form's widgets and rebuild the table from the loaded one."""
-    kind = st.session_state[f"data.kind.{column}"]
-    labels = tuple((v, st.session_state.get(f"data.label.{column}.{i}", "").strip()) for i, v in enumerate(values or []))
-    edits = dict(st.session_state["edits"])
+    kind = widget_value(edit_key(f"kind.{column}"))
+    labels = tuple((v, widget_value(edit_key(f"label.{column}.{i}"), "").strip()) for i, v in enumerate(values or []))
+    edits = dict(EDITS.get())
     edits[column] = ColumnEdit(kind, labels)
     rebuild({c: e for c, e in edits.items() if not e.empty})
 
 
-def rebuild(edits: dict) -> None:
-    """The table as loaded with ``edits`` applied; the positive class keeps its meaning under its new name."""
-    current: LoadedTable = st.session_state["table"]
-    old_edits = st.session_state["edits"]
+def edit_key(name: str) -> str:
+    """Key of a widget of the column form; new keys after every change of the edits (a codebook, an undo), so
+    the boxes show the labels the edits now hold instead of what the browser kept."""
+    generation = GENERATIONS.get().get(LABELS_SECTION, 0)
+    return f"data.{name}" + (f".{generation}" if generation else "")
+
+
+def rebuild(edits: dict, undoable: bool = True) -> None:
+    """The table as loaded with ``edits`` applied; the positive class keeps its meaning under its new name.
+    The edits before are kept for :func:`undo_edits` (unless this is the undo)."""
+    current: LoadedTable = TABLE.get()
+    old_edits = EDITS.get()
+    if undoable and edits != old_edits:
+        EDITS_UNDO.set([*EDITS_UNDO.get(), old_edits][-UNDO_DEPTH:])
+    generations = GENERATIONS.get()  # new keys: the label boxes start again from the edits
+    GENERATIONS.set({**generations, LABELS_SECTION: generations.get(LABELS_SECTION, 0) + 1})
     edited, notes = apply_edits(current.loaded, edits)
-    st.session_state["edits"] = edits
-    st.session_state["edit_notes"] = notes
-    st.session_state["table"] = LoadedTable(current.name, edited, fingerprint(edited), current.notes, raw=current.loaded)
-    old: Roles = st.session_state["roles"]
-    positive = old.positive
+    EDITS.set(edits)
+    EDIT_NOTES.set(tuple(notes))
+    TABLE.set(LoadedTable(current.name, edited, fingerprint(edited), current.notes, raw=current.loaded))
+    old: Roles = ROLES.get()
+    positive = old.pos_label
     if positive is not None:
         before = old_edits.get(old.target)
         raw_key = {label: key for key, label in (before.label_map if before else {}).items()}.get(
@@ -209,6 +248,29 @@ def rebuild(edits: dict) -> None:
 
 def reset_edits() -> None:
     rebuild({})
+
+
+def undo_edits() -> None:
+    """Back to the column edits before the last change (a codebook, a column's form, a reset)."""
+    history = list(EDITS_UNDO.get())
+    if history:
+        EDITS_UNDO.set(history[:-1])
+        rebuild(history[-1], undoable=False)
+        CODEBOOK_REPORT.set(None)
+
+
+def apply_codebook() -> None:
+    """Read the uploaded or pasted codebook and name the codes of every column it covers."""
+    upload = widget_value("data.codebook_file")
+    data = upload.getvalue() if upload is not None else widget_value("data.codebook_text", "")
+    current: LoadedTable = TABLE.get()
+    try:
+        result = codebook_edits(read_codebook(data), current.loaded, EDITS.get())
+    except CodebookError as err:
+        CODEBOOK_REPORT.set(("error", (str(err),)))
+        return
+    rebuild(result.edits)
+    CODEBOOK_REPORT.set(("done", tuple(result.sentences())))
 
 
 rows_tab, columns_tab, labels_tab, encoding_tab = st.tabs(
@@ -230,15 +292,35 @@ with labels_tab:
     st.caption("Coded columns stay coded unless you say what the codes mean: give values names, and say whether a "
                "column of numbers is ordered (thresholds such as *age ≤ 35*) or a set of names with no order "
                "(one test per value, such as *race = 2*).")
-    column = st.selectbox("Column", columns, key="data.edit_column")
+    with st.expander("Codebook: name the codes of every column at once", icon=":material/menu_book:",
+                     expanded=CODEBOOK_REPORT.get() is not None):
+        st.caption(CODEBOOK_HELP)
+        book_file, book_text = st.columns([1, 1.4])
+        book_file.file_uploader("Codebook file (CSV or JSON)", type=["csv", "json", "txt", "tsv"],
+                                key="data.codebook_file")
+        book_text.text_area("Or paste it here", key="data.codebook_text", height=120,
+                            placeholder="column,code,label\nrace,1,African-American\nrace,2,Caucasian")
+        buttons = st.columns([1.2, 1.6, 3], vertical_alignment="center")
+        buttons[0].button("Apply codebook", key="data.apply_codebook", on_click=apply_codebook,
+                          icon=":material/done_all:", type="primary")
+        buttons[1].download_button("Template of this table", codebook_template(table.loaded),
+                                   file_name="codebook.csv", mime="text/csv", key="data.codebook_template",
+                                   icon=":material/download:", on_click="ignore",
+                                   help="Every column with up to 20 values, one row per value; fill in the labels.")
+        report = CODEBOOK_REPORT.get()
+        if report is not None:
+            kind, sentences = report
+            (st.error if kind == "error" else st.success)(
+                "  \n".join(md(s) for s in sentences), icon=":material/error:" if kind == "error" else ":material/check:")
+    column = st.selectbox("Column", columns, key="data.edit_column", format_func=plain_text)
     raw_values = table.loaded[column]
-    edit = st.session_state["edits"].get(column, ColumnEdit())
+    edit = EDITS.get().get(column, ColumnEdit())
     st.caption(f"Read now as: {md(detected_kind(frame[column]))}.")
     choices = distinct_values(raw_values)
     with st.form(f"data.edit_form.{column}", border=True):
         kinds = list(KINDS)
         st.radio("Read this column as", kinds, index=kinds.index(edit.kind), format_func=KINDS.get,
-                 key=f"data.kind.{column}", horizontal=True)
+                 key=edit_key(f"kind.{column}"), horizontal=True)
         if choices is None:
             st.caption(f"More than {len(raw_values.dropna().unique()):,} distinct values: too many to name one by "
                        "one.")
@@ -247,41 +329,57 @@ with labels_tab:
             grid = st.columns(4)
             current_labels = edit.label_map
             for i, value in enumerate(choices):
-                grid[i % 4].text_input(value, value=current_labels.get(value, ""), key=f"data.label.{column}.{i}",
-                                       placeholder=value, max_chars=60)
+                grid[i % 4].text_input(md(value), value=current_labels.get(value, ""),
+                                       key=edit_key(f"label.{column}.{i}"), placeholder=plain_text(value), max_chars=60)
         st.form_submit_button("Apply to the table", icon=":material/check:", on_click=apply_column_edit,
                               args=(column, choices))
-    edits = st.session_state["edits"]
+    edits = EDITS.get()
     if edits:
         st.markdown("**Edited columns:** " + ", ".join(
-            f"{md(c)} ({KINDS[e.kind].split(' (')[0]}" + (f", {len(e.label_map)} labels)" if e.label_map else ")")
+            f"{md(c)} ({KINDS[e.kind].split(' (')[0]}" + (f", {count_of(len(e.label_map), 'label')})" if e.label_map else ")")
             for c, e in edits.items()))
-        st.button("Undo all column edits", key="data.reset_edits", on_click=reset_edits, icon=":material/undo:")
-    for note in st.session_state.get("edit_notes", []):
+    undo, reset = st.columns([1, 1.2])
+    undo.button("Undo the last change", key="data.undo_edits", on_click=undo_edits, icon=":material/undo:",
+                disabled=not EDITS_UNDO.get(), width="stretch",
+                help="Back to the labels and kinds before the last codebook, column form or reset.")
+    if edits:
+        reset.button("Undo all column edits", key="data.reset_edits", on_click=reset_edits,
+                     icon=":material/layers_clear:", width="stretch")
+    for note in EDIT_NOTES.get():
         st.caption(md(note))
 with encoding_tab:
     st.caption(
-        "Each feature column becomes binary tests the tree can split on: a threshold per quantile bucket for "
-        f"numbers ({model.n_buckets} buckets, {model.encoding} coding), one test per level for categories."
+        "Each column the tree may ask about becomes yes/no questions: for numbers, "
+        + (f"a threshold test (x ≤ t) at each of {model.n_buckets} quantile buckets"
+           if model.encoding == "thermometer" else f"one question per quantile bucket ({model.n_buckets} buckets)")
+        + "; for categories, one question per value."
     )
     if encoding_error:
         st.error(md(encoding_error), icon=":material/error:")
     elif summary is not None:
-        st.dataframe(summary, hide_index=True)
-        st.caption(f"{fmt(int(summary['n_binary'].sum()), 'int')} binary features in total.")
+        st.dataframe(encoding_table(summary), hide_index=True)
+        st.caption(f"{count_of(int(summary['n_binary'].sum()), 'question')} in total.")
 
 st.markdown("##### Training and test rows")
 c1, c2, c3 = st.columns(3)
 with c1:
-    field(st.slider, "Test share", "split", "test_size", 0.0, 0.5, step=0.05, format="%.2f",
+    field(st.slider, "Test share", SPLIT, "test_size", 0.0, 0.5, step=0.05, format="%.2f",
           help="Rows held out to measure the tree out of sample. 0 trains on every row.")
 with c2:
-    field(st.number_input, "Random seed", "split", "seed", min_value=0, max_value=2**31 - 1, step=1)
+    field(st.number_input, "Random seed", SPLIT, "seed", min_value=0, max_value=2**31 - 1, step=1)
 with c3:
-    field(st.checkbox, "Stratify by target", "split", "stratify", help="Keep the class proportions equal in both parts.")
+    field(st.checkbox, "Stratify by target", SPLIT, "stratify", help="Keep the class proportions equal in both parts.")
 if not problems:
-    parts = split_table(frame, roles, st.session_state["split"])
+    parts = split_table(frame, roles, SPLIT.get())
     st.markdown(f"**{fmt(len(parts.train), 'int')}** training rows · **{fmt(len(parts.test), 'int')}** test rows")
     for note in parts.notes:
         st.caption(md(note))
+    if roles.protected:
+        st.markdown("##### Protected groups")
+        groups = group_summary(parts.train, parts.test, target=roles.target, protected=roles.protected,
+                               pos_label=roles.pos_label)
+        st.markdown(md(group_sentence(groups, roles.pos_label)))
+        st.table(md_table(group_summary_table(groups, " & ".join(roles.protected), roles.pos_label)))
+        st.caption(md(small_note()) + (" Base rates need a positive class (choose one above)."
+                                       if roles.pos_label is None else ""))
     st.page_link(screen("model"), label="Next: choose the model", icon=":material/arrow_forward:")

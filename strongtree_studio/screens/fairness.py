@@ -5,9 +5,12 @@ tree beside the tree without fairness constraints (and CART)."""
 import pandas as pd
 import streamlit as st
 
+from strongtree_core.report.cost import cost_of_fairness, points
 from strongtree_studio.explain import FAIRNESS_NOTIONS
 from strongtree_studio.fairview import (
     FOUR_FIFTHS,
+    new_rows_words,
+    rate_intervals,
     NOTION_RATES,
     RATE_HELP,
     RATE_NAMES,
@@ -18,12 +21,14 @@ from strongtree_studio.fairview import (
     rate_rows,
     verdict,
 )
+from strongtree_studio.config import SplitConfig
 from strongtree_studio.markup import md, md_table
 from strongtree_studio.outcome import BASELINE_TIME_LIMIT
+from strongtree_studio.reporting import MSG_NO_ROWS, report_file_name, report_html
 from strongtree_studio.shown import shown, shown_label
 from strongtree_studio.treeview import legend_html, tree_panel, tree_svg
 from strongtree_studio.views import status_badge
-from strongtree_studio.words import POINTS_NOTE, fmt, status_word
+from strongtree_studio.words import POINTS_NOTE, count_of, fmt, status_word
 
 st.title("Fairness & performance")
 
@@ -34,7 +39,7 @@ if result is None:
 
 evaluation = result.entry.evaluation or {}
 splits: dict = evaluation.get("splits", {})
-delta = evaluation.get("delta")
+fairness_bound = evaluation.get("fairness_bound")
 constrained = evaluation.get("notions", [])
 measured = evaluation.get("measured", [])
 head, badge = st.columns([5, 1.3], vertical_alignment="center")
@@ -45,20 +50,39 @@ label, stale = shown_label(result)
 if label:
     (st.warning if stale else st.info)(label, icon=":material/history:")
 
+
+def report_data() -> bytes:
+    """The report, made when the button is clicked (a few seconds: the reference models are fitted)."""
+    return report_html(result.entry.dataset, result.tree, result.baseline, result.roles, result.model,
+                       SplitConfig(**result.entry.config["split"]), result.tables)
+
+
+report_col, report_note = st.columns([1.3, 4], vertical_alignment="center")
+report_col.download_button(
+    "Report (HTML)", report_data if result.tables is not None else b"", key="fairness.report",
+    file_name=report_file_name(result.entry.dataset, result.entry.id), mime="text/html",
+    icon=":material/description:", on_click="ignore", type="primary", disabled=result.tables is None,
+    width="stretch",
+    help="One self-contained page for a review board: the table and its groups, the settings, the certificate, the "
+         "tree drawn and in words, each group's rates with intervals, the cost of fairness. It opens offline and "
+         "prints to PDF from the browser.")
+report_note.caption(MSG_NO_ROWS if result.tables is None else
+                    "Everything below in one page to keep or print (opens in any browser, no internet needed).")
+
 SPLIT_NAMES = {"train": "training rows", "test": "test rows"}
 group_title = " & ".join(result.roles.protected) or "group"
-has_groups = bool(result.roles.protected) and result.roles.positive is not None
+has_groups = bool(result.roles.protected) and result.roles.pos_label is not None
 shown_notions = constrained or measured
-bound = delta if delta is not None else 0.05
+bound = fairness_bound if fairness_bound is not None else 0.05
 
 if not result.roles.protected:
     st.info("No protected attribute was chosen for this run, so there are no group gaps to show. "
             "Choose one on the Data page and solve again.", icon=":material/info:")
-elif result.roles.positive is None:
+elif result.roles.pos_label is None:
     st.info("Group gaps compare positive predictions: choose a positive class on the Data page.", icon=":material/info:")
 else:
     if constrained:
-        st.markdown(f"##### Measured gap against the bound δ = {fmt(delta, 'points')}")
+        st.markdown(f"##### Measured gap against the bound δ = {fmt(fairness_bound, 'points')}")
     else:
         st.markdown("##### Measured gaps")
         st.caption("No fairness constraint was imposed on this tree; the gaps below are measured only.")
@@ -69,10 +93,19 @@ else:
             gap_info = metrics.get("gaps", {}).get(notion, {})
             gap = gap_info.get("difference")
             ratio = gap_info.get("ratio")
+            span = metrics.get("intervals", {}).get(notion, {})
+            interval = (span.get("low"), span.get("high")) if span else None
             with col.container(border=True):
-                st.metric(f"{name} · {SPLIT_NAMES[split]}", fmt(gap, "points"), border=False,
+                st.metric(md(f"{name} · {SPLIT_NAMES[split]}"), fmt(gap, "points"), border=False,
                           help="The largest difference of the compared rate between two groups.")
-                found = verdict(gap, delta, notion in constrained, split)
+                if interval is not None and interval[0] is not None:
+                    st.caption(f"95 % interval {fmt(interval[0], 'points')} to {fmt(interval[1], 'points')} "
+                               f"({count_of(span.get('n_differences') or 0, 'difference')}, simultaneous)",
+                               help="The gap on the population these rows were drawn from lies in this interval "
+                               "with probability at least 95 % (Newcombe's score interval of each difference, "
+                               "Bonferroni over the differences).")
+                found = verdict(gap, fairness_bound, notion in constrained, split, interval=interval, ratio=ratio,
+                                trivial=bool(evaluation.get("trivial")))
                 badges = st.columns([3, 2], vertical_alignment="center")
                 if found is not None:
                     with badges[0]:
@@ -82,8 +115,20 @@ else:
                                       help="The smallest group's rate divided by the largest's (1 = equal).")
     notes = [POINTS_NOTE]
     if constrained and "test" in splits:
-        notes.append("The bound is enforced on the training rows; on new rows the gap can exceed it a little.")
+        notes.append(new_rows_words(splits["test"], constrained, fairness_bound, FAIRNESS_NOTIONS))
     st.caption(" ".join(notes))
+    promise = evaluation.get("promise")
+    if promise:
+        (st.warning if promise.get("constant") else st.info)(md(promise.get("message", "")),
+                                                              icon=":material/verified_user:")
+    elif constrained:
+        st.caption("The bound is a promise about the training rows only. For a promise about new rows, choose a "
+                   "confidence under *Promise on new rows* on the Model page.")
+if evaluation.get("trivial"):
+    st.warning(md(evaluation["trivial"]), icon=":material/warning:")
+if evaluation.get("constant") and has_groups:
+    st.caption("This tree predicts one class for every row, so every group's rate is the same on any rows "
+               "(0 % or 100 %) and its gap is exactly 0; the intervals below are what the rows alone would say.")
 
 tabs = st.tabs([":material/bar_chart: Groups", ":material/speed: Performance", ":material/grid_on: Confusion matrices",
                 ":material/compare: Cost of fairness"])
@@ -97,8 +142,12 @@ with groups_tab:
                                    if n != "conditional_statistical_parity"))
         if not rates:
             rates = ["selection_rate"]
-        band_words = (f"The shaded band is δ = {fmt(delta, 'points')} wide, centred between the lowest and the "
-                      "highest group: a bar ending inside it is within δ of every other group." if constrained else
+        band_words = (f"The shaded band is δ = {fmt(fairness_bound, 'points')} wide, centred between the lowest and the "
+                      "highest group: a bar ending inside it is within δ of every other group. The black line on each "
+                      "bar is the rate's 95 % interval: a group is within δ when its whole interval is in the band, "
+                      "beyond δ when it is wholly outside, undecided when it straddles an edge. On the training rows "
+                      "the bound itself holds exactly (the certificate); the intervals say what the rows tell about "
+                      "the population." if constrained else
                       f"No constraint was imposed; the shaded band shows δ = {fmt(bound, 'points')} of the settings "
                       "for reference.")
         st.caption(band_words)
@@ -106,7 +155,7 @@ with groups_tab:
             st.markdown(f"**{RATE_NAMES[rate].capitalize()}** ({RATE_HELP[rate]})")
             cols = st.columns(len(splits))
             for col, (split, metrics) in zip(cols, splits.items()):
-                rows = rate_rows(metrics.get("groups", []), rate)
+                rows = rate_rows(metrics.get("groups", []), rate, rate_intervals(metrics.get("intervals"), rate))
                 spec = rate_chart(rows, rate, bound, bool(constrained), group_title)
                 with col:
                     st.caption(SPLIT_NAMES[split].capitalize())
@@ -140,12 +189,14 @@ with groups_tab:
                    "undefined for that group (e.g. no rows of the positive class).")
 
 with performance_tab:
-    quality = pd.DataFrame({SPLIT_NAMES[s]: m["quality"] for s, m in splits.items()})
+    quality = pd.DataFrame({SPLIT_NAMES[s]: {**m["quality"], "majority-class baseline": m.get("baseline_accuracy")}
+                            for s, m in splits.items()})
     quality.index = [i.replace("_", " ") for i in quality.index]
     st.table(md_table(quality.map(lambda v: fmt(v, "percent"))))
     sizes = " · ".join(f"{fmt(m['n'], 'int')} {SPLIT_NAMES[s]}" for s, m in splits.items())
-    positive = md(result.roles.positive) if result.roles.positive is not None else "none"
-    st.caption(f"{sizes}. Positive class: {positive}.")
+    positive = md(result.roles.pos_label) if result.roles.pos_label is not None else "none"
+    st.caption(f"{sizes}. Positive class: {positive}. The majority-class baseline is the accuracy of predicting the "
+               "training rows' most frequent class for every row: a tree is only worth its splits above it.")
 
 with confusion_tab:
     for split, metrics in splits.items():
@@ -166,18 +217,33 @@ with cost_tab:
     comparison = evaluation.get("comparison", [])
     names = {k: n.name for k, n in FAIRNESS_NOTIONS.items()}
     compared = [n for n in (constrained or measured[:1])]
+    cost = cost_of_fairness(comparison, compared[0] if compared else None,
+                            names[compared[0]] if compared else None, bool(constrained))
+    if cost is not None:
+        figures = st.columns(3)
+        figures[0].metric("Cost of fairness", "–" if cost.fairness is None else points(cost.fairness),
+                          help="Accuracy of the tree without the fairness constraint minus this tree's, on the "
+                               f"{SPLIT_NAMES[cost.split]}.")
+        figures[1].metric("Cost of readability", "–" if cost.readability is None else points(cost.readability),
+                          help="Accuracy of a logistic regression (not a tree) minus the tree without the "
+                               f"constraint's, on the {SPLIT_NAMES[cost.split]}.")
+        figures[2].metric("Above the majority class", "–" if cost.majority is None else points(cost.this - cost.majority),
+                          help="This tree's accuracy minus that of predicting the most frequent class for every row.")
+        st.markdown("  \n".join(md(s) for s in cost.sentences()))
     if comparison:
         st.table(md_table(comparison_table(comparison, compared, names)))
         if compared:
             cols = st.columns(len(splits))
             for col, split in zip(cols, splits):
-                spec = cost_chart(comparison, compared[0], delta if constrained else None, split)
+                spec = cost_chart(comparison, compared[0], fairness_bound if constrained else None, split)
                 with col:
                     st.caption(f"Accuracy against the {names[compared[0]].lower()} gap, {SPLIT_NAMES[split]}"
                                + (" (dashed: δ)" if constrained else ""))
                     if spec is not None:
                         st.vega_lite_chart(spec=spec, width="stretch", height=230)
-    st.caption("CART is scikit-learn's greedy tree of the same depth on the same binary features. The tree without "
+    st.caption("CART is scikit-learn's greedy tree of the same depth on the same binary features; the logistic "
+               "regression (not a tree) uses the same columns; the majority class predicts the most frequent training "
+               "class for every row. The tree without "
                f"fairness constraints has the same settings, solved by the fastest exact route within "
                f"{fmt(BASELINE_TIME_LIMIT, 'seconds')}; its status says whether it was proven optimal.")
     if result.baseline is not None:

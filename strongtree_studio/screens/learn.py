@@ -1,7 +1,7 @@
 """Learn: OCT, BinOCT, FlowOCT, BendersOCT, the exact search and the local search on
 one small table, side by side, with the paper's reasons why the strong formulation wins."""
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import streamlit as st
 
@@ -28,14 +28,13 @@ from strongtree_studio.learn_view import (
     sample_table,
     theorem_check,
 )
-from strongtree_studio.markup import md, md_table
+from strongtree_studio.markup import md, md_table, plain_text
 from strongtree_studio.services import job_registry
+from strongtree_studio.session import LEARN, LEARN_JOB, LEARN_STARTED, MODEL, ROLES, TABLE
 from strongtree_studio.state import field
 from strongtree_studio.views import job_ending, job_state_badge, queue_message
 from strongtree_studio.words import COMPARISON_STEP, fmt
 
-#: Session keys: the durable choices, this session's comparison job and the choices it was started with.
-LEARN, LEARN_JOB, LEARN_STARTED = "learn", "learn_job_id", "learn_job_choice"
 #: Seconds between refreshes of the live progress.
 POLL = 1.0
 #: Built-in tables offered (the live demo's 10,000 rows are the 800-row hiring table's generator again).
@@ -44,17 +43,16 @@ TIME_LIMITS = (5.0, 10.0, 20.0, 30.0)
 PENALTIES = (0.0, 0.01, 0.05, 0.1)
 MSG_STOPPED = "Stopped: the run that was going kept its best tree; the runs after it did not start."
 
-st.session_state.setdefault(LEARN, LearnChoice())
 registry = job_registry()
 
 
 def current_sample(choice: LearnChoice) -> Sample:
     """The rows the chosen table gives (ValueError with a message when it cannot)."""
     if choice.table == LOADED:
-        table, roles = st.session_state["table"], st.session_state["roles"]
+        table, roles = TABLE.get(), ROLES.get()
         if table is None or roles is None:
             raise ValueError(MSG_NO_ROLES)
-        model = st.session_state["model"]
+        model = MODEL.get()
         features = roles.feature_columns(table.frame, model.allow_protected_splits)
         return sample_table(table.name, table.frame, roles.target, features, choice.rows)
     demo = DEMOS[choice.table]
@@ -65,36 +63,36 @@ def current_sample(choice: LearnChoice) -> Sample:
 
 def start_comparison() -> None:
     """Submit the comparison; it is this session's from now on."""
-    choice = st.session_state[LEARN]
+    choice = LEARN.get()
     sample = current_sample(choice)
     spec = CompareSpec(sample.X, sample.y, depth=choice.depth, time_limit=choice.time_limit,
                        regularization=choice.regularization)
-    st.session_state[LEARN_JOB] = registry.submit(spec)
-    st.session_state[LEARN_STARTED] = {**asdict(choice), "name": sample.name, "n_rows": len(sample.y),
-                                       "of_rows": sample.of_rows, "formulations": list(spec.formulations)}
+    LEARN_JOB.set(registry.submit(spec))
+    LEARN_STARTED.set({**asdict(choice), "name": sample.name, "n_rows": len(sample.y), "of_rows": sample.of_rows,
+                       "formulations": list(spec.formulations)})
 
 
 def stop_comparison() -> None:
-    registry.stop(st.session_state[LEARN_JOB])
+    registry.stop(LEARN_JOB.get())
 
 
 st.title("Learn")
 st.caption("Why strong formulations win: the paper's formulations and its baselines solve the same small table, "
            "side by side.")
 
-loaded = st.session_state["table"]
+loaded = TABLE.get()
 options = TABLES + ([LOADED] if loaded is not None else [])
-if st.session_state[LEARN].table not in options:
-    st.session_state[LEARN] = LearnChoice(table=options[0], **{k: v for k, v in asdict(st.session_state[LEARN]).items()
-                                                              if k != "table"})
+if LEARN.get().table not in options:
+    LEARN.set(replace(LEARN.get(), table=options[0]))
 
-snapshot = registry.snapshot(st.session_state.get(LEARN_JOB))
+snapshot = registry.snapshot(LEARN_JOB.get())
 active = snapshot is not None and snapshot.active
 
 cols = st.columns([3, 1.2, 1.4, 1.2, 1.3])
 with cols[0]:
     field(st.selectbox, "Table", LEARN, "table", options=options,
-          format_func=lambda name: f"The loaded table: {loaded.name}" if name == LOADED else name)
+          format_func=lambda name: (f"The loaded table: {plain_text(loaded.name)}" if name == LOADED
+                                    else plain_text(name)))
 with cols[1]:
     field(st.number_input, "Rows", LEARN, "rows", min_value=10, max_value=MAX_ROWS, step=10,
           help="A random sample (seed 0) when the table has more rows.")
@@ -106,7 +104,7 @@ with cols[3]:
 with cols[4]:
     field(st.selectbox, "Simplicity weight λ", LEARN, "regularization", options=PENALTIES,
           format_func=fmt, help="A penalty per split. BinOCT cannot take it; with it, the LP bounds differ.")
-choice = st.session_state[LEARN]
+choice = LEARN.get()
 
 problem = ""
 try:
@@ -130,10 +128,10 @@ buttons[1].button("Stop", key="learn.stop", icon=":material/stop:", on_click=sto
 
 def render_live() -> None:
     """Which run is going, with its best tree and bound as they change; reruns the page when the job ends."""
-    snap = registry.snapshot(st.session_state.get(LEARN_JOB))
+    snap = registry.snapshot(LEARN_JOB.get())
     if snap is None:
         return
-    started = st.session_state.get(LEARN_STARTED) or {}
+    started = LEARN_STARTED.get() or {}
     formulations = started.get("formulations", [])
     runs = run_progress(snap.main.history, formulations, snap.active)
     head, info = st.columns([1, 4], vertical_alignment="center")
@@ -153,7 +151,7 @@ def render_live() -> None:
 
 
 def render_result() -> None:
-    started = st.session_state.get(LEARN_STARTED) or {}
+    started = LEARN_STARTED.get() or {}
     if job_ending(snapshot):
         return
     if snapshot.main.result is None:

@@ -6,6 +6,7 @@ from strongtree_core.solvers.licence import gurobi_licence
 from strongtree_studio.navigation import screen
 from strongtree_studio.config import FORMULATIONS, OBJECTIVES, SOLVERS
 from strongtree_studio.explain import (
+    MSG_CSP_NEEDS_LEGIT,
     FAIRNESS_NOTIONS,
     FORMULATION_HELP,
     OBJECTIVE_HELP,
@@ -13,8 +14,10 @@ from strongtree_studio.explain import (
     example_for,
     example_words,
 )
-from strongtree_studio.markup import md
+from strongtree_studio.fairview import PROMISE_LEVELS, promise_words
+from strongtree_studio.markup import md, plain_text
 from strongtree_studio.services import licence_note
+from strongtree_studio.session import MODEL, ROLES, TABLE, widget_value
 from strongtree_studio.state import field, keep, widget_key
 from strongtree_studio.words import fmt
 
@@ -26,22 +29,22 @@ ENCODINGS = {"thermometer": "thresholds (x ≤ t)", "onehot_buckets": "one bucke
 tree_col, fair_col = st.columns(2, gap="large")
 with tree_col:
     st.markdown("##### Tree")
-    field(st.slider, "Maximum depth", "model", "depth", 1, 5, help="Levels of questions from the root to a leaf.")
-    field(st.selectbox, "Formulation", "model", "formulation", options=FORMULATIONS, format_func=FORMULATIONS.get,
+    field(st.slider, "Maximum depth", MODEL, "depth", 1, 5, help="Levels of questions from the root to a leaf.")
+    field(st.selectbox, "Formulation", MODEL, "formulation", options=FORMULATIONS, format_func=FORMULATIONS.get,
           help=FORMULATION_HELP)
-    field(st.selectbox, "Objective", "model", "objective", options=OBJECTIVES, format_func=OBJECTIVES.get,
+    field(st.selectbox, "Objective", MODEL, "objective", options=OBJECTIVES, format_func=OBJECTIVES.get,
           help=OBJECTIVE_HELP)
-    field(st.number_input, "Simplicity weight λ", "model", "regularization", 0.0, 0.99, step=0.01, format="%.2f",
+    field(st.number_input, "Simplicity weight λ", MODEL, "regularization", 0.0, 0.99, step=0.01, format="%.2f",
           help=REGULARIZATION_HELP)
     a, b, c = st.columns(3)
     with a:
-        field(st.number_input, "Max. splits", "model", "max_branching", min_value=1, step=1, placeholder="no limit",
+        field(st.number_input, "Max. splits", MODEL, "max_branching", min_value=1, step=1, placeholder="no limit",
               help="At most this many branching nodes (questions) in the whole tree.")
     with b:
-        field(st.number_input, "Max. features", "model", "max_features", min_value=1, step=1, placeholder="no limit",
+        field(st.number_input, "Max. features", MODEL, "max_features_used", min_value=1, step=1, placeholder="no limit",
               help="At most this many distinct binary tests.")
     with c:
-        field(st.number_input, "Min. leaf rows", "model", "min_leaf", min_value=0, step=1,
+        field(st.number_input, "Min. leaf rows", MODEL, "min_leaf", min_value=0, step=1,
               help="Every leaf must hold at least this many training rows.")
 
     st.markdown("##### Quality floors (positive class)")
@@ -52,33 +55,45 @@ with tree_col:
     )
     for column, (label, name, help_text) in zip(st.columns(3), floors):
         with column:
-            field(st.number_input, label, "model", name, 0.0, 1.0, step=0.05, format="%.2f", placeholder="none",
-                  help=help_text)
+            field(st.number_input, md(label), MODEL, name, 0.0, 1.0, step=0.05, format="%.2f", placeholder="none",
+                  help=md(help_text))
 
 with fair_col:
     st.markdown("##### Fairness")
-    field(st.multiselect, "Fairness notions", "model", "fairness", options=FAIRNESS_NOTIONS,
+    roles_now = ROLES.get()
+    has_legit = bool(roles_now and roles_now.legitimate)
+    # Conditional statistical parity compares groups within each level of a legitimate factor: offered with one.
+    offered = [k for k in FAIRNESS_NOTIONS if k != "conditional_statistical_parity" or has_legit]
+    field(st.multiselect, "Fairness notions", MODEL, "fairness", options=offered,
           format_func=lambda k: FAIRNESS_NOTIONS[k].name, placeholder="none: no fairness constraint")
-    delta_key = widget_key("model", "fairness_bound")
+    if not has_legit:
+        st.caption(MSG_CSP_NEEDS_LEGIT)
+    fairness_bound_key = widget_key(MODEL, "fairness_bound")
 
-    def store_delta() -> None:
-        keep("model", "fairness_bound", round(st.session_state[delta_key] / 100.0, 4))
+    def store_fairness_bound() -> None:
+        keep(MODEL, "fairness_bound", round(widget_value(fairness_bound_key) / 100.0, 4))
 
     points = st.slider("Largest allowed gap δ (percentage points)", 0.0, 50.0,
-                       value=round(100.0 * st.session_state["model"].fairness_bound, 1), step=0.5, format="%.1f pp",
-                       key=delta_key, on_change=store_delta,
+                       value=round(100.0 * MODEL.get().fairness_bound, 1), step=0.5, format="%.1f pp",
+                       key=fairness_bound_key, on_change=store_fairness_bound,
                        help="For every pair of groups, the compared rates may differ by at most δ on the training "
                        "rows: at δ = 5 pp, rates of 40% and 45% are within the bound, 40% and 46% are not.")
-    keep("model", "fairness_bound", round(points / 100.0, 4))
-    field(st.toggle, "Allow splits on the protected attribute", "model", "allow_protected_splits",
+    keep(MODEL, "fairness_bound", round(points / 100.0, 4))
+    field(st.selectbox, "Promise on new rows", MODEL, "fairness_confidence", options=PROMISE_LEVELS,
+          format_func=lambda level: plain_text(promise_words(level)),
+          help="The training rows only: δ holds on the rows the tree was fitted on (the solver's certificate). "
+               "A confidence c: the gap on new rows of the same population is at most δ with probability c; the "
+               "training bound is tightened until the margin method shows it, and only a constant tree is left "
+               "when the rows are too few (docs/fairness-on-new-rows.md).")
+    field(st.toggle, "Allow splits on the protected attribute", MODEL, "allow_protected_splits",
           help="Off: the tree never asks about the protected columns.")
-    model = st.session_state["model"]
+    model = MODEL.get()
     chosen = model.fairness or ()
-    table, roles = st.session_state["table"], st.session_state["roles"]
+    table, roles = TABLE.get(), ROLES.get()
     words = example_words(table.frame if table is not None else None, roles.protected if roles else (),
-                          roles.legitimate if roles else (), roles.positive if roles else None)
+                          roles.legitimate if roles else (), roles.pos_label if roles else None)
     for key, notion in FAIRNESS_NOTIONS.items():
-        if key in chosen:
+        if key in chosen and key in offered:
             with st.container(border=True):
                 st.markdown(f"**{notion.name}** (δ = {fmt(model.fairness_bound, 'points')}). {notion.definition}")
                 st.caption(f"Example at δ = 5 pp: {md(example_for(notion, words))}")
@@ -88,16 +103,16 @@ with fair_col:
                         f"{md(example_for(notion, words))}")
 
     st.markdown("##### Solver")
-    field(st.selectbox, "Backend", "model", "solver", options=SOLVERS, format_func=SOLVERS.get,
+    field(st.selectbox, "Backend", MODEL, "solver", options=SOLVERS, format_func=SOLVERS.get,
           help="Automatic picks the solver that fits the model and says why.")
-    field(st.number_input, "Time limit (seconds)", "model", "time_limit", 1.0, 3600.0, step=5.0, format="%.0f",
+    field(st.number_input, "Time limit (seconds)", MODEL, "time_limit", 1.0, 3600.0, step=5.0, format="%.0f",
           help="The best tree found so far is kept when time runs out.")
     a, b = st.columns(2)
     with a:
-        field(st.number_input, "Buckets per numeric column", "model", "n_buckets", 2, 20, step=1,
+        field(st.number_input, "Buckets per numeric column", MODEL, "n_buckets", 2, 20, step=1,
               help="Numeric columns are cut at quantiles into this many buckets.")
     with b:
-        field(st.selectbox, "Numeric coding", "model", "encoding", options=ENCODINGS, format_func=ENCODINGS.get)
+        field(st.selectbox, "Numeric coding", MODEL, "encoding", options=ENCODINGS, format_func=ENCODINGS.get)
     licence = gurobi_licence()
     icon = {"full": ":material/verified:", "size_limited": ":material/info:", "none": ":material/block:"}[licence.kind]
     st.caption(f"{icon} {md(licence.message)}")  # the solver's own words (paths, error text)

@@ -1,7 +1,8 @@
 """Runs: the history of solves; reopen one, compare two, share, delete.
 
-A run belongs to the browser session that solved it, or to the workspace the
-user named (see :mod:`strongtree_studio.runs`); other sessions see it only when shared.
+A run belongs to the browser that solved it (a reload keeps it: see
+:mod:`strongtree_studio.restore`), or to the workspace the user named (see
+:mod:`strongtree_studio.runs`); other browsers see it only when shared.
 """
 
 import pandas as pd
@@ -10,11 +11,21 @@ import streamlit as st
 from strongtree_studio.navigation import screen
 from strongtree_studio import runs
 from strongtree_studio.explain import FAIRNESS_NOTIONS, MSG_LEGACY_HISTORY, MSG_NO_RUNS, MSG_NOT_YOURS, OWNERSHIP_HELP
-from strongtree_studio.markup import md, md_table
+from strongtree_studio.markup import md, md_table, plain_text
 from strongtree_studio.runs import RunStoreError
 from strongtree_studio.services import run_store
 from strongtree_studio.shown import roles_from_config, tree_from_json
+from strongtree_studio.session import (
+    RUNS_NOTICE,
+    SESSION_OWNER,
+    SWEEP_SHOWN,
+    VIEW_RUN,
+    WORKSPACE,
+    set_widget_value,
+    widget_value,
+)
 from strongtree_studio.state import run_owner, run_viewer, workspace_name
+from strongtree_studio.sweep_store import sweeps_table
 from strongtree_studio.treeview import tree_panel, tree_svg
 from strongtree_studio.words import backend_words, fmt, status_word
 
@@ -28,19 +39,19 @@ except RunStoreError as err:
 
 
 def set_workspace() -> None:
-    st.session_state["workspace"] = workspace_name(st.session_state["runs.workspace"])
-    st.session_state["runs.pick"] = []
+    WORKSPACE.set(workspace_name(widget_value("runs.workspace", "")))
+    set_widget_value("runs.pick", [])
 
 
 with st.container(border=True):
     st.markdown(OWNERSHIP_HELP)
     left, right = st.columns([1, 2], vertical_alignment="bottom")
-    left.text_input("Workspace", value=st.session_state["workspace"], key="runs.workspace", on_change=set_workspace,
-                    max_chars=60, placeholder="none: runs stay with this session",
+    left.text_input("Workspace", value=WORKSPACE.get(), key="runs.workspace", on_change=set_workspace,
+                    max_chars=60, placeholder="none: runs stay with this browser",
                     help="Runs solved while a workspace is set are stored in it. Clear the box to stop using it.")
-    workspace = st.session_state["workspace"]
+    workspace = WORKSPACE.get()
     right.caption(f"New runs are stored in the workspace **{md(workspace)}**." if workspace
-                  else "New runs belong to this browser session only.")
+                  else "New runs belong to this browser only.")
 
 viewer = run_viewer()
 try:
@@ -52,9 +63,25 @@ except RunStoreError as err:
 st.caption(f"The history is kept in {md(store.path)}.")
 if runs.LEGACY_DB.exists() and store.path.resolve() != runs.LEGACY_DB.resolve():
     st.caption(MSG_LEGACY_HISTORY.format(path=md(runs.LEGACY_DB)))
-notice = st.session_state.pop("runs.notice", None)
+notice = RUNS_NOTICE.pop()
 if notice:
     st.warning(md(notice), icon=":material/warning:")
+try:
+    sweeps = store.sweeps(viewer)
+except RunStoreError as err:
+    sweeps = None
+    st.warning(md(err), icon=":material/warning:")
+if sweeps is not None and len(sweeps):
+    st.markdown("##### Sweeps")
+    st.table(md_table(sweeps_table(sweeps)))
+    pick, open_col = st.columns([3, 1.4], vertical_alignment="bottom")
+    chosen_sweep = pick.selectbox("Sweep", list(sweeps["id"].astype(int)), key="runs.sweep",
+                                  format_func=lambda i: f"Sweep {i}")
+    if open_col.button("Open on Trade-offs", key="runs.open_sweep", icon=":material/show_chart:", width="stretch",
+                       help="Shows its frontier, its points and their trees on the Trade-offs page."):
+        SWEEP_SHOWN.set(int(chosen_sweep))
+        st.switch_page(screen("tradeoffs"))
+    st.markdown("##### Solves")
 if history.empty:
     st.info(MSG_NO_RUNS, icon=":material/info:")
     st.stop()
@@ -66,7 +93,7 @@ COMPARED = {
     "fairness": ("fairness", None), "fairness_bound": ("δ", "points"), "time_limit": ("time limit", "seconds"),
     "regularization": ("λ", "number"), "min_leaf": ("min. leaf rows", "int"), "n_buckets": ("buckets", "int"),
     "encoding": ("numeric coding", None), "solver": ("solver", None), "allow_protected_splits": ("protected splits", None),
-    "max_branching": ("max. splits", "int"), "max_features": ("max. features", "int"),
+    "max_branching": ("max. splits", "int"), "max_features_used": ("max. features", "int"),
     "min_recall": ("min. recall", "percent"), "min_precision": ("min. precision", "percent"),
     "min_specificity": ("min. specificity", "percent"),
     "split test_size": ("test share", "percent"), "split seed": ("random seed", None),
@@ -82,7 +109,7 @@ def compare_values(entry) -> dict[str, str]:
     """One run's settings and results in words, for the side-by-side table."""
     roles = roles_from_config(entry.config)
     flat = {"table": entry.dataset, "status": status_word(entry.status).label, "target": roles.target,
-            "positive class": "none" if roles.positive is None else str(roles.positive),
+            "positive class": "none" if roles.pos_label is None else str(roles.pos_label),
             "protected": ", ".join(roles.protected) or "none", "legitimate": ", ".join(roles.legitimate) or "none",
             "ignored": ", ".join(roles.ignored) or "none"}
     values = dict(entry.config["model"])
@@ -110,12 +137,12 @@ def compare_values(entry) -> dict[str, str]:
 
 
 def owner_words(owner: str) -> str:
-    """Whose a run is, from this session's point of view."""
-    if owner == st.session_state["session_owner"]:
-        return "this session"
+    """Whose a run is, from this browser's point of view."""
+    if owner == SESSION_OWNER.get():
+        return "this browser"
     if owner == run_owner() and owner.startswith("workspace:"):
         return "this workspace"
-    return "everyone (older run)" if not owner else "another session"
+    return "everyone (older run)" if not owner else "another browser"
 
 
 def short_time(created: str) -> str:
@@ -142,7 +169,7 @@ shown_history = pd.DataFrame({
     "table": history["dataset"],
     "depth": column("depth"),
     "fairness": [f if f == "none" or d is None or d != d else f"{f} ≤ {fmt(d, 'points')}"
-                 for f, d in zip(column("fairness").fillna("none"), column("delta"))],
+                 for f, d in zip(column("fairness").fillna("none"), column("fairness_bound"))],
     "status": history["status"].map(lambda s: status_word(s).label),
     "accuracy train / test": [ratio_pair(a, b, "percent") for a, b in zip(column("train_accuracy"),
                                                                             column("test_accuracy"))],
@@ -156,11 +183,12 @@ st.caption("Gap: the largest measured gap among the fairness notions the run con
            "The list below says when each run was solved and whose it is; compare two for every setting.")
 
 picked = [p for p in st.multiselect("Select one run to open, two to compare, or runs to share or delete",
-                                    list(labels), format_func=labels.get, key="runs.pick") if p in labels]
+                                    list(labels), format_func=lambda i: plain_text(labels[i]), key="runs.pick")
+          if p in labels]
 
 
 def open_run(run_id: int) -> None:
-    st.session_state["view_run"] = run_id
+    VIEW_RUN.set(run_id)
 
 
 def change_runs(action: str, run_ids: list[int]) -> None:
@@ -169,16 +197,16 @@ def change_runs(action: str, run_ids: list[int]) -> None:
         try:
             if action == "delete":
                 store.delete(run_id, viewer)
-                if st.session_state["view_run"] == run_id:
-                    st.session_state["view_run"] = None
+                if VIEW_RUN.get() == run_id:
+                    VIEW_RUN.set(None)
             elif action == "move":
                 store.set_owner(run_id, run_owner(), viewer)
             else:
                 store.set_shared(run_id, action == "share", viewer)
         except RunStoreError as err:
-            st.session_state["runs.notice"] = str(err)
+            RUNS_NOTICE.set(str(err))
     if action == "delete":
-        st.session_state["runs.pick"] = []
+        set_widget_value("runs.pick", [])
 
 
 own_pick = bool(picked) and set(picked) <= mine
@@ -192,13 +220,14 @@ cols[2].button("Stop sharing" if share_action == "unshare" else "Share", key="ru
                help="A shared run can be opened by every session; only its own session or workspace can delete it.")
 cols[3].button("To workspace", key="runs.move", icon=":material/drive_file_move:",
                disabled=not own_pick or not workspace, on_click=change_runs, args=("move", list(picked)),
-               width="stretch", help="Keep the selected runs of this session in the workspace, across reloads.")
+               width="stretch",
+               help="Keep the selected runs of this browser in the workspace, where other browsers can open them.")
 cols[4].button("Delete", key="runs.delete", icon=":material/delete:", disabled=not own_pick,
                on_click=change_runs, args=("delete", list(picked)), width="stretch")
 if picked and not own_pick:
     st.caption(MSG_NOT_YOURS)
 
-view_run = st.session_state["view_run"]
+view_run = VIEW_RUN.get()
 if view_run is not None and view_run in labels:
     st.success(f"Showing {md(labels[view_run])} on the Tree and Fairness pages.", icon=":material/visibility:")
     x, y, _ = st.columns([1, 1, 2])

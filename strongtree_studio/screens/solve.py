@@ -13,7 +13,7 @@ from strongtree_studio.markup import md
 from strongtree_studio.roles import class_values
 from strongtree_studio.services import job_registry
 from strongtree_studio.shown import tree_from_json
-from strongtree_studio.sidebar import SHOWN_ACTIVE, SHOWN_STATE
+from strongtree_studio.session import JOB_ID, JOB_SETTINGS, MODEL, ROLES, SIDEBAR_ACTIVE, SIDEBAR_STATE, SPLIT, TABLE
 from strongtree_studio.stale import stale_message
 from strongtree_studio.state import current_settings
 from strongtree_studio.treeview import legend_html, tree_panel, tree_svg
@@ -34,8 +34,8 @@ DRAWING_POLL = 3.0
 
 st.title("Solve")
 registry = job_registry()
-snapshot = registry.snapshot(st.session_state["job_id"])
-table = st.session_state["table"]
+snapshot = registry.snapshot(JOB_ID.get())
+table = TABLE.get()
 
 if table is None:
     st.info(MSG_SOLVE_NO_TABLE, icon=":material/info:")
@@ -45,9 +45,9 @@ if table is None:
     if snapshot is None:
         st.stop()
 
-roles = st.session_state["roles"]
-split = st.session_state["split"]
-model = st.session_state["model"]
+roles = ROLES.get()
+split = SPLIT.get()
+model = MODEL.get()
 
 problems: list[str] = []
 if table is not None:
@@ -61,7 +61,9 @@ if table is not None:
         rows = f" · {fmt(len(parts.train), 'int')} training rows · {fmt(len(parts.test), 'int')} test rows"
     fairness = ", ".join(FAIRNESS_NOTIONS[n].name for n in model.fairness)
     fair_words = f"{fairness} within {fmt(model.fairness_bound, 'points')}" if fairness else "no fairness constraint"
-    positive = f" (positive class {md(roles.positive)})" if roles.positive is not None else ""
+    if fairness and model.fairness_confidence is not None:
+        fair_words += f" on new rows with {round(100 * model.fairness_confidence)} % confidence"
+    positive = f" (positive class {md(roles.pos_label)})" if roles.pos_label is not None else ""
     st.markdown(
         f"**{md(table.name)}** · target {md(roles.target)}{positive}{rows}  \n"
         f"Depth {model.depth} · {OBJECTIVES[model.objective].lower()} · {fair_words} · "
@@ -73,12 +75,12 @@ for problem in problems:
 
 
 def stop_solve() -> None:
-    registry.stop(st.session_state["job_id"])
+    registry.stop(JOB_ID.get())
 
 
 # Also while the sidebar, drawn just before, still showed the solve running: the
 # progress fragment then sees it ended and reruns, so page and sidebar agree.
-active = snapshot is not None and (snapshot.active or st.session_state.get(SHOWN_ACTIVE, False))
+active = snapshot is not None and (snapshot.active or SIDEBAR_ACTIVE.get())
 buttons = st.columns([1, 1, 1.3, 2.7])
 buttons[0].button("Solve", key="solve.start", type="primary", icon=":material/play_arrow:", on_click=start_solve,
                   disabled=table is None or bool(problems) or active, width="stretch")
@@ -92,7 +94,7 @@ if snapshot is None:
     st.caption("The solve runs in its own process: you can visit other pages meanwhile; it keeps going.")
     st.stop()
 
-job_settings = st.session_state["job_settings"]
+job_settings = JOB_SETTINGS.get()
 stale = stale_message(job_settings, current_settings()) if job_settings else ""
 if stale:
     st.warning(stale, icon=":material/history:")
@@ -120,7 +122,7 @@ def explored_words() -> str:
 
 
 def render_numbers() -> None:
-    snap = registry.snapshot(st.session_state["job_id"])
+    snap = registry.snapshot(JOB_ID.get())
     if snap is None:
         return
     points = reported(snap)
@@ -136,20 +138,20 @@ def render_numbers() -> None:
     cols = st.columns(5)
     cols[0].metric("Elapsed", fmt(snap.elapsed, "seconds"))
     cols[1].metric("Best tree", fmt(latest["objective"] if latest else None),
-                   help="The objective of the best tree found so far: " + objective_words(model.objective,
-                                                                                         model.regularization) + ".")
+                   help=md("The objective of the best tree found so far: "
+                           + objective_words(model.objective, model.regularization) + "."))
     cols[2].metric("Bound", fmt(latest["bound"] if latest else None),
                    help="No tree of this depth can do better than this (proven).")
     cols[3].metric("Gap", fmt(latest["gap"] if latest else None, "percent"),
                    help="(bound − best tree) / best tree: 0 means proven optimal.")
-    cols[4].metric("Explored", fmt(latest["nodes"] if latest else None, "int"), help=explored_words().capitalize())
-    shown_state = st.session_state.get(SHOWN_STATE)
+    cols[4].metric("Explored", fmt(latest["nodes"] if latest else None, "int"), help=md(explored_words().capitalize()))
+    shown_state = SIDEBAR_STATE.get()
     if (active and not snap.active) or (shown_state is not None and shown_state != job_state_key(snap)):
         st.rerun()  # the whole page: the sidebar, the buttons and the outcome follow the new state
 
 
 def render_progress() -> None:
-    snap = registry.snapshot(st.session_state["job_id"])
+    snap = registry.snapshot(JOB_ID.get())
     points = reported(snap) if snap is not None else []
     if not points:
         if snap is not None and snap.active:
@@ -172,7 +174,7 @@ def render_progress() -> None:
 
 
 def render_tree() -> None:
-    snap = registry.snapshot(st.session_state["job_id"])
+    snap = registry.snapshot(JOB_ID.get())
     best = snap.main.best_tree if snap is not None else None
     if best is not None:
         tree = tree_from_json(best)

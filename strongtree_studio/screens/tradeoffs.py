@@ -7,37 +7,44 @@ import streamlit as st
 from strongtree_studio.navigation import screen
 from strongtree_studio.config import ModelConfig
 from strongtree_studio.explain import FAIRNESS_NOTIONS
-from strongtree_studio.markup import md, md_table
+from strongtree_studio.markup import md, md_table, plain_text
 from strongtree_studio.runs import RunStoreError
 from strongtree_studio.services import job_registry, run_store
+from strongtree_studio.session import (
+    FRONTIER_SEEN,
+    GOTO_TREE,
+    MODEL,
+    ROLES,
+    SPLIT,
+    SWEEP,
+    SWEEP_JOB,
+    SWEEP_NOTICE,
+    SWEEP_SHOWN,
+    SWEEP_STARTED,
+    TABLE,
+    VIEW_RUN,
+    widget_value,
+)
 from strongtree_studio.state import field, run_owner, run_viewer
-from strongtree_studio.sweeps import (
-    MSG_NO_PROTECTED,
+from strongtree_studio.frontier_figure import frontier_figure
+from strongtree_studio.sweep_grid import MSG_NO_PROTECTED, SweepChoice, allowed_notions, check_sweep
+from strongtree_studio.sweep_job import sweep_context, sweep_spec
+from strongtree_studio.sweep_points import (
     MSG_POINT_NEEDS_TABLE,
     MSG_POINT_NO_TREE,
-    SWEEP_STATUS,
-    SweepChoice,
-    allowed_notions,
-    check_sweep,
     csv_bytes,
-    frontier_figure,
     picked_point,
-    points_table,
     point_label,
     point_run,
+    points_table,
     shown_table,
-    sweep_context,
-    sweep_spec,
 )
+from strongtree_studio.sweep_store import SWEEP_STATUS
 from strongtree_studio.views import job_state_badge, queue_message
 from strongtree_studio.words import POINTS_NOTE, count_of, fmt, status_word
 
-#: Session keys: the sweep this session started last, what it was started with, the stored
-#: sweep shown instead (None: the session's own), a note for the next run, and a page change.
-SWEEP_JOB, SWEEP_STARTED, SWEEP_SHOWN, SWEEP_NOTICE, GOTO_TREE = (
-    "sweep_job_id", "sweep_started", "sweep_shown", "_sweep_notice", "_sweep_goto_tree")
-#: The frontier chart's key, and the (sweep, point) whose click was last acted on.
-FRONTIER_KEY, FRONTIER_SEEN = "tradeoffs.frontier", "_tradeoffs_frontier_seen"
+#: The frontier chart's key.
+FRONTIER_KEY = "tradeoffs.frontier"
 #: Seconds between refreshes of the progress, and of the figure and the table, while a sweep runs.
 STATUS_POLL, DRAWING_POLL = 1.0, 2.0
 DEPTHS = (1, 2, 3, 4, 5)
@@ -47,21 +54,17 @@ MSG_NO_SWEEP = ("No sweep yet. **Run sweep** solves one tree per notion, bound �
                 "the background: the points appear here as they are solved, and you can visit other pages meanwhile.")
 MSG_NO_POINTS = "No point has finished yet: the first appears as soon as its tree is solved."
 
-if st.session_state.pop(GOTO_TREE, False):
+if GOTO_TREE.pop():
     st.switch_page(screen("tree"))
 
 st.title("Trade-offs")
-for key, make in ((SWEEP_JOB, lambda: None), (SWEEP_STARTED, lambda: None), (SWEEP_SHOWN, lambda: None),
-                  ("sweep", SweepChoice)):
-    if key not in st.session_state:
-        st.session_state[key] = make()
 registry = job_registry()
-snapshot = registry.snapshot(st.session_state[SWEEP_JOB])
+snapshot = registry.snapshot(SWEEP_JOB.get())
 active = snapshot is not None and snapshot.active
-table = st.session_state["table"]
-roles = st.session_state["roles"]
-model: ModelConfig = st.session_state["model"]
-split = st.session_state["split"]
+table = TABLE.get()
+roles = ROLES.get()
+model: ModelConfig = MODEL.get()
+split = SPLIT.get()
 
 grid, problems = None, []
 if table is None:
@@ -71,21 +74,21 @@ else:
     options = allowed_notions(roles)
     with st.container(border=True):
         top = st.columns([3, 2], vertical_alignment="bottom")
-        field(top[0].multiselect, "Fairness notions", "sweep", "notions", options=options,
+        field(top[0].multiselect, "Fairness notions", SWEEP, "notions", options=options,
               format_func=lambda n: FAIRNESS_NOTIONS[n].name, disabled=not options,
               placeholder="Choose one or more" if options else "No protected attribute chosen",
               help="Each notion is a frontier of its own. Conditional statistical parity needs a legitimate factor.")
-        field(top[1].multiselect, "Depths", "sweep", "depths", options=DEPTHS,
+        field(top[1].multiselect, "Depths", SWEEP, "depths", options=DEPTHS,
               help="Every depth is tried at every bound; the figure shows them all.")
         low = st.columns([3, 1.2, 1.3], vertical_alignment="bottom")
-        field(low[0].text_input, "Bounds δ (percentage points)", "sweep", "bounds",
+        field(low[0].text_input, "Bounds δ (percentage points)", SWEEP, "fairness_bounds",
               help="The largest gap each tree may have, in percentage points, separated by commas.")
-        field(low[1].text_input, "λ values", "sweep", "lambdas",
+        field(low[1].text_input, "λ values", SWEEP, "lambdas",
               help="The price of a split (0: none), separated by commas; each is tried at every bound.")
-        field(low[2].number_input, "Time limit per point (s)", "sweep", "time_limit", 1.0, 3600.0, step=1.0,
+        field(low[2].number_input, "Time limit per point (s)", SWEEP, "time_limit", 1.0, 3600.0, step=1.0,
               format="%.0f",
               help="Each tree stops at this limit; one not proven by then is marked as such.")
-    choice: SweepChoice = st.session_state["sweep"]
+    choice: SweepChoice = SWEEP.get()
     if roles is None:
         problems = [MSG_NO_PROTECTED]
     else:
@@ -95,29 +98,27 @@ else:
     if grid is not None:
         st.caption(
             f"{count_of(grid.n_points, 'point')}: {count_of(len(grid.notions), 'notion')} × "
-            f"{count_of(len(grid.bounds), 'bound')} × {count_of(len(grid.depths), 'depth')} × "
-            f"{count_of(len(grid.lambdas), 'λ value')}, at most {fmt(grid.n_points * choice.time_limit, 'seconds')} "
+            f"{count_of(len(grid.fairness_bounds), 'bound')} × {count_of(len(grid.depths), 'depth')} × "
+            f"{count_of(len(grid.lambdas), 'λ value')}, and {count_of(grid.n_references, 'tree')} without a "
+            f"fairness constraint for reference; at most {fmt(grid.n_total * choice.time_limit, 'seconds')} "
             "in all. Other settings as on the Model page; trees learn from the training rows.")
 
 
 def start_sweep() -> None:
     """Submit the sweep of the current grid; it is this session's sweep from now on."""
-    frame, chosen = st.session_state["table"], st.session_state["sweep"]
-    checked, _ = check_sweep(frame.frame, st.session_state["roles"], st.session_state["split"],
-                             st.session_state["model"], chosen)
+    frame, chosen = TABLE.get(), SWEEP.get()
+    checked, _ = check_sweep(frame.frame, ROLES.get(), SPLIT.get(), MODEL.get(), chosen)
     if checked is None:
         return
-    context = sweep_context(frame.name, frame.fingerprint, frame.frame, st.session_state["roles"],
-                            st.session_state["split"], st.session_state["model"], checked, chosen.time_limit,
-                            run_owner())
-    st.session_state[SWEEP_JOB] = job_registry().submit(sweep_spec(context), context)
-    st.session_state[SWEEP_STARTED] = {"dataset": frame.name, "fingerprint": frame.fingerprint,
-                                       "config": context.config()}
-    st.session_state[SWEEP_SHOWN] = None
+    context = sweep_context(frame.name, frame.fingerprint, frame.frame, ROLES.get(), SPLIT.get(), MODEL.get(),
+                            checked, chosen.time_limit, run_owner())
+    SWEEP_JOB.set(job_registry().submit(sweep_spec(context), context))
+    SWEEP_STARTED.set({"dataset": frame.name, "fingerprint": frame.fingerprint, "config": context.config()})
+    SWEEP_SHOWN.set(None)
 
 
 def stop_sweep() -> None:
-    registry.stop(st.session_state[SWEEP_JOB])
+    registry.stop(SWEEP_JOB.get())
 
 
 buttons = st.columns([1.3, 1, 3.7], vertical_alignment="bottom")
@@ -140,17 +141,17 @@ if kept is not None and len(kept):
                                 f" · {SWEEP_STATUS.get(r.status, r.status)}" for r in kept.itertuples()})
 
     def show_sweep() -> None:
-        picked = st.session_state["tradeoffs.shown"]
-        st.session_state[SWEEP_SHOWN] = picked or None
+        SWEEP_SHOWN.set(widget_value("tradeoffs.shown") or None)
 
-    shown_id = st.session_state[SWEEP_SHOWN] if st.session_state[SWEEP_SHOWN] in labels else 0
-    buttons[2].selectbox("Sweep shown", list(labels), index=list(labels).index(shown_id), format_func=labels.get,
+    shown_id = SWEEP_SHOWN.get() if SWEEP_SHOWN.get() in labels else 0
+    buttons[2].selectbox("Sweep shown", list(labels), index=list(labels).index(shown_id),
+                         format_func=lambda i: plain_text(labels[i]),
                          key="tradeoffs.shown", on_change=show_sweep, label_visibility="collapsed",
-                         help="Sweeps are kept in the run history, with this session or its workspace (Runs page).")
+                         help="Sweeps are kept in the run history, with this browser or its workspace (Runs page).")
 else:
     shown_id = 0
 
-notice = st.session_state.pop(SWEEP_NOTICE, None)
+notice = SWEEP_NOTICE.pop()
 if notice:
     st.warning(md(notice), icon=":material/warning:")
 
@@ -164,16 +165,20 @@ def sweep_on_screen() -> tuple[list[dict], dict | None, int | None]:
             st.error(md(err), icon=":material/error:")
             return [], None, None
         return entry.points, {"dataset": entry.dataset, "fingerprint": entry.fingerprint,
-                              "config": entry.config}, entry.id
-    snap = registry.snapshot(st.session_state[SWEEP_JOB])
+                              "config": entry.config, "sweep_id": entry.id}, entry.id
+    snap = registry.snapshot(SWEEP_JOB.get())
     if snap is None:
         return [], None, None
     entry = snap.outcome.entry if snap.outcome is not None else None
-    return list(snap.main.rows), st.session_state[SWEEP_STARTED], entry.id if entry is not None else None
+    stored = entry.id if entry is not None else None
+    started = SWEEP_STARTED.get()
+    if started is not None and entry is not None:  # the stored config holds the references measured at the end
+        started = {**started, "config": entry.config}
+    return list(snap.main.rows), (None if started is None else {**started, "sweep_id": stored}), stored
 
 
 def render_status() -> None:
-    snap = registry.snapshot(st.session_state[SWEEP_JOB])
+    snap = registry.snapshot(SWEEP_JOB.get())
     if snap is None:
         return
     head, info = st.columns([1, 5], vertical_alignment="center")
@@ -183,9 +188,10 @@ def render_status() -> None:
     if snap.state == "queued":
         info.markdown(queue_message(snap, registry.max_running))
     else:
-        planned = total or (st.session_state[SWEEP_STARTED] or {}).get("config", {}).get("grid")
+        planned = total or (SWEEP_STARTED.get() or {}).get("config", {}).get("grid")
         if total is None and planned:
-            total = len(planned["notions"]) * len(planned["bounds"]) * len(planned["depths"]) * len(planned["lambdas"])
+            total = (len(planned["notions"]) * len(planned["fairness_bounds"]) + 1) * len(planned["depths"]) * \
+                len(planned["lambdas"])
         certified = sum(bool(r.get("certified")) for r in snap.main.rows)
         info.progress(done / total if total else 0.0,
                       text=f"{fmt(done, 'int')} of {count_of(total or 0, 'point')} solved · "
@@ -197,21 +203,22 @@ def render_status() -> None:
 def open_point(meta: dict, row: dict) -> None:
     """Store the point's tree as a run of this session and show it on the Tree page."""
     if not isinstance(row.get("tree"), str):
-        st.session_state[SWEEP_NOTICE] = MSG_POINT_NO_TREE.format(point=row["point"], reason=row.get("error") or
-                                                                  status_word(row["status"]).sentence)
+        SWEEP_NOTICE.set(MSG_POINT_NO_TREE.format(point=row["point"], reason=row.get("error") or
+                                                  status_word(row["status"]).sentence))
         return
-    loaded = st.session_state["table"]
+    loaded = TABLE.get()
     if loaded is None or loaded.fingerprint != meta["fingerprint"]:
-        st.session_state[SWEEP_NOTICE] = MSG_POINT_NEEDS_TABLE.format(dataset=meta["dataset"])
+        SWEEP_NOTICE.set(MSG_POINT_NEEDS_TABLE.format(dataset=meta["dataset"]))
         return
     try:
-        entry = point_run(meta["config"], meta["dataset"], meta["fingerprint"], row, loaded.frame, run_owner())
+        entry = point_run(meta["config"], meta["dataset"], meta["fingerprint"], row, loaded.frame, run_owner(),
+                          meta.get("sweep_id"))
         run_id = run_store().save(entry)
     except (RunStoreError, ValueError) as err:
-        st.session_state[SWEEP_NOTICE] = str(err)
+        SWEEP_NOTICE.set(str(err))
         return
-    st.session_state["view_run"] = run_id
-    st.session_state[GOTO_TREE] = True
+    VIEW_RUN.set(run_id)
+    GOTO_TREE.set(True)
 
 
 def render_points() -> None:
@@ -221,17 +228,18 @@ def render_points() -> None:
             st.caption(MSG_NO_POINTS)
         return
     points = points_table(rows)
-    bounds = (meta or {}).get("config", {}).get("grid", {}).get("bounds", [])
-    clicked = st.plotly_chart(frontier_figure(points, [float(b) for b in bounds]), width="stretch",
+    bounds = (meta or {}).get("config", {}).get("grid", {}).get("fairness_bounds", [])
+    references = (meta or {}).get("config", {}).get("references", [])
+    clicked = st.plotly_chart(frontier_figure(points, [float(b) for b in bounds], references), width="stretch",
                               config={"displayModeBar": False}, key=FRONTIER_KEY, on_select="rerun",
                               selection_mode="points")
     picked = picked_point(clicked)
     seen = (shown_id, picked)
     if picked is None:
-        st.session_state.pop(FRONTIER_SEEN, None)  # no selection (e.g. back from the Tree page): the next click counts
-    elif seen != st.session_state.get(FRONTIER_SEEN):
+        FRONTIER_SEEN.pop()  # no selection (e.g. back from the Tree page): the next click counts
+    elif seen != FRONTIER_SEEN.get():
         # A click on a point opens its tree once the sweep has ended (a click is acted on once).
-        st.session_state[FRONTIER_SEEN] = seen
+        FRONTIER_SEEN.set(seen)
         row = {int(r["point"]): r for r in points.to_dict("records")}.get(picked)
         if row is not None and meta is not None and not active:
             open_point(meta, row)
@@ -239,7 +247,11 @@ def render_points() -> None:
     st.caption("Accuracy against the measured gap of each point's own notion: one colour per notion, the line "
                "joins the training frontier (no other point is both more accurate and fairer). Filled circles are "
                "proven optimal; open diamonds are the best trees found before the time limit or Stop. Dotted "
-               "lines mark the bounds δ. Click a point to open its tree. " + POINTS_NOTE)
+               "lines mark the bounds δ; the dashed line is the accuracy of predicting the majority class; crosses "
+               "are the trees without a fairness constraint and open squares CART of the same depth, placed at each "
+               "notion's gap. On the "
+               "test rows each point's bar is the 95 % interval of its gap. Click a point to open its tree. "
+               + POINTS_NOTE)
     # A table that wraps its cells (a data grid would cut them at a projector's width).
     st.table(md_table(shown_table(points).set_index("point")), height=min(40 + 31 * len(points), 460))
 
@@ -265,11 +277,11 @@ if not (shown_id == 0 and active):
     if rows and meta is not None:
         points = points_table(rows)
         by_point = {int(r["point"]): r for r in points.to_dict("records")}
-        chosen = st.selectbox("Point", list(by_point), format_func=lambda p: point_label(by_point[p]),
+        chosen = st.selectbox("Point", list(by_point), format_func=lambda p: plain_text(point_label(by_point[p])),
                              key="tradeoffs.point", help="Its tree opens on the Tree page (and is kept as a run).")
         action, download, _ = st.columns([1, 1, 2])
         action.button("Open its tree", key="tradeoffs.open", icon=":material/account_tree:", width="stretch",
                       on_click=open_point, args=(meta, by_point.get(chosen, {})), disabled=chosen is None)
         name = f"sweep_{stored_id}.csv" if stored_id is not None else "sweep.csv"
-        download.download_button("Table (CSV)", csv_bytes(points), file_name=name, mime="text/csv",
+        download.download_button("Table (CSV)", csv_bytes(points, meta), file_name=name, mime="text/csv",
                                  key="tradeoffs.csv", icon=":material/download:", width="stretch")

@@ -3,6 +3,7 @@ it in words, the rules and downloads."""
 
 import streamlit as st
 
+from strongtree_core.tree.summary import tree_summary
 from strongtree_studio.exports import EXPORTS, IMAGE_MIME, IMAGES_UNAVAILABLE, export_bytes, image_bytes, images_available
 from strongtree_studio.markup import md
 from strongtree_studio.shown import group_mix, shown, shown_label
@@ -44,7 +45,7 @@ else:
     part = controls[0].selectbox("Rows from", list(splits), key="tree.split",
                                  format_func={"train": "training set", "test": "test set"}.get)
     rows = splits[part]
-    index = controls[1].number_input(f"Row (0–{len(rows) - 1})", 0, len(rows) - 1, step=1, key="tree.row",
+    index = controls[1].number_input(f"Row (0–{fmt(len(rows) - 1, 'int')})", 0, len(rows) - 1, step=1, key="tree.row",
                                      help="Its path through the tree is drawn with a heavy outline.")
     show_mix = controls[2].toggle("Protected groups in each box", key="tree.mix",
                                   disabled=not result.roles.protected,
@@ -58,6 +59,9 @@ zoom = controls[3].segmented_control("Size", list(ZOOMS), default="100%", key="t
 st.markdown(tree_panel(tree_svg(tree, highlight=highlight, group_mix=mix, zoom=ZOOMS.get(zoom or "100%", 1.0)),
                        max_height=640), unsafe_allow_html=True)
 st.markdown(legend_html(tree, highlight=bool(highlight), groups=mix is not None), unsafe_allow_html=True)
+
+st.markdown("##### The tree in words")
+st.markdown("\n".join(f"- {md(sentence)}" for sentence in tree_summary(tree)))
 
 if row is not None:
     words, values = st.columns([3, 2], gap="large")
@@ -87,12 +91,12 @@ st.code(tree.to_text(), language=None, wrap_lines=True)
 st.markdown("##### Download")
 cols = st.columns(len(EXPORTS) + 2)
 for col, (kind, export) in zip(cols, EXPORTS.items()):
-    col.download_button(export.label, export_bytes(tree, kind), file_name=export.file_name, mime=export.mime,
+    col.download_button(md(export.label), export_bytes(tree, kind), file_name=export.file_name, mime=export.mime,
                         key=f"tree.download.{kind}", icon=":material/download:", on_click="ignore", width="stretch")
 if images_available():
     dot = tree.to_dot()
     for col, fmt_ in zip(cols[len(EXPORTS):], IMAGE_MIME):
-        col.download_button(fmt_.upper(), rendered(dot, fmt_), file_name=f"tree.{fmt_}", mime=IMAGE_MIME[fmt_],
+        col.download_button(md(fmt_.upper()), rendered(dot, fmt_), file_name=f"tree.{fmt_}", mime=IMAGE_MIME[fmt_],
                             key=f"tree.download.{fmt_}", icon=":material/image:", on_click="ignore", width="stretch")
 else:
     st.caption(IMAGES_UNAVAILABLE)

@@ -1,0 +1,87 @@
+"""Wall time of a 40-point sweep: serial, 2 process workers, a 2-worker Dask LocalCluster.
+
+The grid: one of the paper's fair-tree datasets (training file of split 1),
+statistical parity and equal opportunity, 10 bounds from 0.01 to 0.2, depths 2
+and 3: 40 points, each a certified fair tree (``time_limit`` 60 s).  Each backend
+starts from nothing (a new pool or cluster, counted in the wall time, as a user
+running ``sweep`` once pays it).  Repeats are interleaved (serial, processes,
+dask, serial, ...; the order rotates each repeat) so that a busy machine weighs on
+all three alike; ratios are serial wall / backend wall within the same repeat.
+
+    python -m benchmarks.sweep_speed --datasets german compas --repeats 3
+
+The compiled kernels are built first (``python -m strongtree_core.accel.prepare``),
+as on any machine after its first run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from benchmarks.common import require_data
+from benchmarks.fairness_benchmark import DATASETS, load_part
+from strongtree_core import StrongTreeClassifier
+from strongtree_core.sweep import sweep
+
+BACKENDS = ("serial", "processes", "dask")
+NOTIONS = ("statistical_parity", "equal_opportunity")
+BOUNDS = tuple(np.round(np.linspace(0.01, 0.2, 10), 4))
+DEPTHS = (2, 3)
+
+
+def run_once(dataset: str, backend: str, time_limit: float) -> tuple[float, float, int, int]:
+    """(wall s, sum of the fits' times s, points, certified) of one sweep."""
+    ds = DATASETS[dataset]
+    part = load_part(ds, "train", 1)
+    grid = {"fairness": list(NOTIONS), "fairness_bound": list(BOUNDS), "depth": list(DEPTHS)}
+    estimator = StrongTreeClassifier(time_limit=time_limit, pos_label=ds.positive)
+    started = time.perf_counter()
+    table = sweep(estimator, part.X, part.y, sensitive_features=part.group, grid=grid, backend=backend,
+                  n_jobs=None if backend == "serial" else 2)
+    wall = time.perf_counter() - started
+    return wall, float(table["time"].sum()), len(table), int(table["certified"].sum())
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", nargs="+", default=["german"], choices=sorted(DATASETS))
+    ap.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--time-limit", type=float, default=60.0)
+    args = ap.parse_args(argv)
+    require_data()
+    subprocess.run([sys.executable, "-m", "strongtree_core.accel.prepare"], check=True)
+    results: dict[tuple[str, str], list[tuple[float, float, int, int]]] = {}
+    for r in range(args.repeats):
+        order = args.backends[r % len(args.backends):] + args.backends[:r % len(args.backends)]
+        for dataset in args.datasets:
+            for backend in order:
+                out = run_once(dataset, backend, args.time_limit)
+                results.setdefault((dataset, backend), []).append(out)
+                print(f"# repeat {r + 1} {dataset} {backend}: {out[0]:.1f} s wall, {out[1]:.1f} s of fits, "
+                      f"{out[3]}/{out[2]} certified", file=sys.stderr, flush=True)
+    print("\n| dataset | backend | points | certified | wall s (each repeat) | median wall s | sum of fits s "
+          "| speed-up vs serial (median of per-repeat ratios) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for dataset in args.datasets:
+        serial = results.get((dataset, "serial"))
+        for backend in args.backends:
+            runs = results[(dataset, backend)]
+            walls = [w for w, *_ in runs]
+            ratio = "-"
+            if serial and backend != "serial":
+                ratio = f"{statistics.median(s[0] / w for s, w in zip(serial, walls)):.2f}"
+            print(f"| {dataset} | {backend}{'' if backend == 'serial' else ' (2 workers)'} | {runs[0][2]} | "
+                  f"{runs[0][3]} | {', '.join(f'{w:.1f}' for w in walls)} | {statistics.median(walls):.1f} | "
+                  f"{statistics.median(f for _, f, *_ in runs):.1f} | {ratio} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

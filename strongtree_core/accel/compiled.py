@@ -1,0 +1,451 @@
+"""Compiled kernels, built once per installation and loaded in milliseconds.
+
+A module declares its kernels with a :class:`KernelLibrary`::
+
+    library = KernelLibrary(__name__)
+
+    @library.kernel("f8(f8[:], i8)")
+    def total(values, n):  # plain Python that numba can compile
+        ...
+
+    if library.ready():          # compiled now, without waiting?
+        value = total(values, n)  # the compiled kernel
+    else:
+        value = numpy_path(...)   # the same result without compiled code
+
+Where the compiled code comes from, fastest first:
+
+1. **Ahead of time** (``numba.pycc``): one extension module per kernel module,
+   built in a background process the first time any process needs it and kept
+   in the user's cache folder (:func:`cache_root`), keyed by the kernels'
+   source, Python, numpy, numba and the machine.  Every later process (a CLI
+   run, a sweep worker, a Dask worker) loads it in about 10 ms, without
+   importing numba.  Generic code for the machine's architecture: a cache in a
+   home folder shared by several machines stays valid.
+2. **numba's JIT with its on-disk cache** (``cache=True``, numba's own folders:
+   ``__pycache__`` beside the source, or numba's per-user folder when that is
+   read-only, or ``NUMBA_CACHE_DIR``), when the ahead-of-time build failed (no C
+   compiler, numba without ``pycc``); the same background process fills that
+   cache first, and each process then spends about 0.3 s loading it.
+3. **Nothing compiled** while the build runs: :meth:`KernelLibrary.ready` is
+   False and callers take their numpy path, so a fit never waits for a
+   compiler and its time limit holds in the first process of a fresh install.
+   A long fit switches to the compiled kernels as soon as they land.
+
+Calling a kernel directly before it is ready compiles it in this process
+(JIT) and waits: tests that compare kernels call them that way.
+
+``STRONGTREE_KERNELS`` chooses: ``auto`` (the default, as above), ``jit``
+(numba's JIT in this process, compiled on first use, no background build) or
+``numpy`` (never compiled code).  ``STRONGTREE_CACHE_DIR`` moves the cache
+folder; ``python -m strongtree_core.accel.prepare`` builds every kernel
+library now and says where it is (for an image or a CI cache).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import math
+import os
+import platform
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Literal
+
+import numpy as np
+
+from strongtree_core.errors import StrongTreeError
+
+Mode = Literal["auto", "jit", "numpy"]
+MODES: tuple[Mode, ...] = ("auto", "jit", "numpy")
+#: Environment variables read here.
+MODE_VARIABLE = "STRONGTREE_KERNELS"
+CACHE_VARIABLE = "STRONGTREE_CACHE_DIR"
+#: Seconds between two looks at the cache folder while a build runs.
+RECHECK_SECONDS = 0.5
+#: A build lock older than this is taken to belong to a builder that died.
+STALE_LOCK_SECONDS = 900.0
+#: Bump when the layout of the cache folder or of a built library changes.
+FORMAT = 1
+
+BAD_MODE = "{variable}={value!r} is not one of {modes}: unset it, or pick one of those."
+
+#: Marker files in a library's folder.
+LOCK_FILE = "build.lock"
+FAILED_FILE = "aot-failed.txt"
+JIT_READY_FILE = "jit-ready"
+LOG_FILE = "build.log"
+
+
+def mode() -> Mode:
+    """How kernels are compiled, from ``STRONGTREE_KERNELS`` (default ``auto``)."""
+    value = os.environ.get(MODE_VARIABLE, "auto").strip().lower() or "auto"
+    if value not in MODES:
+        raise StrongTreeError(BAD_MODE.format(variable=MODE_VARIABLE, value=value, modes=", ".join(MODES)))
+    return value  # type: ignore[return-value]
+
+
+def cache_root() -> Path:
+    """The folder that holds built kernel libraries.
+
+    ``STRONGTREE_CACHE_DIR`` if set; else the platform's per-user cache folder
+    (``$XDG_CACHE_HOME/strongtree`` or ``~/.cache/strongtree`` on Linux,
+    ``~/Library/Caches/strongtree`` on macOS, ``%LOCALAPPDATA%\\strongtree\\Cache``
+    on Windows); a per-user folder under the temporary directory when there is
+    no home folder.
+    """
+    given = os.environ.get(CACHE_VARIABLE)
+    if given:
+        return Path(given).expanduser()
+    home = Path.home() if "HOME" in os.environ or os.name == "nt" else None
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA")
+        if base:
+            return Path(base) / "strongtree" / "Cache"
+    elif sys.platform == "darwin" and home is not None:
+        return home / "Library" / "Caches" / "strongtree"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        return Path(xdg) / "strongtree"
+    if home is not None:
+        return home / ".cache" / "strongtree"
+    return Path(tempfile.gettempdir()) / f"strongtree-{_user()}"
+
+
+def _user() -> str:
+    return str(os.getuid()) if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel: its Python source function, numba signature and library."""
+
+    name: str
+    signature: str
+    py_func: Callable
+    library: "KernelLibrary"
+
+    def __call__(self, *args):
+        impl = self.library.implementation(self.name)
+        return impl(*args)
+
+
+def _numba_version_stamp() -> str | None:
+    """numba's location and modification time (no metadata scan: that costs 50 ms), or None without numba."""
+    spec = importlib.util.find_spec("numba")
+    if spec is None or spec.origin is None:
+        return None
+    return f"{spec.origin}:{os.stat(spec.origin).st_mtime_ns}"
+
+
+class KernelLibrary:
+    """The compiled kernels of one module (see the module docstring)."""
+
+    def __init__(self, module_name: str) -> None:
+        self.module_name = module_name
+        self.kernels: dict[str, Kernel] = {}
+        self._lock = threading.Lock()
+        self._impl: dict[str, Callable] | None = None
+        self._tier: str | None = None  # "aot", "jit" or None
+        self._next_look = 0.0
+        self._folder: Path | None = None
+        self._key: str | None = None
+        self._numba: str | None | bool = False  # False: not looked up yet
+        self._builder: subprocess.Popen | None = None
+
+    # -- declaring ------------------------------------------------------------
+    def kernel(self, signature: str) -> Callable[[Callable], Kernel]:
+        """Declare ``func`` a kernel of this library with the numba ``signature``
+        (exact argument types: the ahead-of-time build compiles that one)."""
+
+        def declare(func: Callable) -> Kernel:
+            k = Kernel(func.__name__, signature, func, self)
+            self.kernels[k.name] = k
+            return k
+
+        return declare
+
+    # -- state ----------------------------------------------------------------
+    @property
+    def build_started(self) -> bool:
+        """Whether this process started the background build."""
+        return self._builder is not None
+
+    @property
+    def tier(self) -> str | None:
+        """``"aot"`` or ``"jit"`` once loaded, else None."""
+        return self._tier
+
+    def key(self) -> str:
+        """Hash of what the built library depends on: the module's source, the
+        kernels' names and signatures, Python, numpy, numba and the machine."""
+        if self._key is None:
+            module = sys.modules[self.module_name]
+            source = Path(module.__file__).read_bytes()
+            h = hashlib.blake2b(digest_size=8)
+            for part in (str(FORMAT), sys.version, np.__version__, str(self._numba_stamp()), platform.machine(),
+                         sys.platform, *(f"{k.name}:{k.signature}" for k in self.kernels.values())):
+                h.update(part.encode() + b"\0")
+            h.update(source)
+            self._key = h.hexdigest()
+        return self._key
+
+    def folder(self) -> Path:
+        """This library's folder in the cache, for this key."""
+        if self._folder is None:
+            short = self.module_name.rsplit(".", 1)[-1]
+            self._folder = cache_root() / "kernels" / f"{short}-{self.key()}"
+        return self._folder
+
+    def extension_name(self) -> str:
+        return f"strongtree_{self.module_name.rsplit('.', 1)[-1]}_{self.key()}"
+
+    def _numba_stamp(self) -> str | None:
+        if self._numba is False:
+            self._numba = _numba_version_stamp()
+        return self._numba  # type: ignore[return-value]
+
+    def ready(self) -> bool:
+        """True when compiled kernels can run now; never waits for a compiler.
+
+        In ``auto`` mode the first call without a built library starts the
+        background build, and later calls look again at most every
+        :data:`RECHECK_SECONDS`."""
+        if self._impl is not None:
+            return True
+        m = mode()
+        if m == "numpy" or self._numba_stamp() is None:
+            return False
+        if m == "jit":
+            return self._load_jit()
+        now = time.monotonic()
+        if now < self._next_look:
+            return False
+        with self._lock:
+            if self._impl is not None:
+                return True
+            self._next_look = now + RECHECK_SECONDS
+            return self._look()
+
+    def usable(self) -> bool:
+        """Whether compiled kernels can run in this process, now or once built
+        (numba installed and ``STRONGTREE_KERNELS`` is not ``numpy``)."""
+        return self._impl is not None or (mode() != "numpy" and self._numba_stamp() is not None)
+
+    def preload(self) -> None:
+        """Load the built library if the cache already holds it (a few
+        milliseconds, done when the kernel module is imported); never builds."""
+        try:
+            if mode() != "auto" or self._numba_stamp() is None:
+                return
+            built = self._built_file(self.folder())
+            if built is not None:
+                with self._lock:
+                    if self._impl is None:
+                        self._load_aot(built)
+        except (StrongTreeError, OSError, ImportError):
+            return  # said or handled by the first ready()
+
+    def implementation(self, name: str) -> Callable:
+        """The compiled ``name``, compiling in this process if nothing is ready."""
+        if self._impl is None and not self.ready():
+            if self._numba_stamp() is None:
+                raise RuntimeError(f"The kernel {name!r} needs numba, which is not installed.")
+            self._load_jit()
+        return self._impl[name]  # type: ignore[index]
+
+    def _look(self) -> bool:
+        """Load what the cache holds, or make sure a build is under way."""
+        try:
+            folder = self.folder()
+            built = self._built_file(folder)
+            if built is not None:
+                try:
+                    return self._load_aot(built)
+                except ImportError:  # unreadable: built again
+                    built.unlink(missing_ok=True)
+                    return False
+            if (folder / JIT_READY_FILE).exists():
+                return self._load_jit()
+            self._start_build(folder)
+        except OSError:
+            # No usable cache folder (read-only, full): the temporary folder's, else
+            # the numpy path for good (never a compiler inside a fit).
+            fallback = Path(tempfile.gettempdir()) / f"strongtree-{_user()}" / "kernels" / self.folder().name
+            if self._folder == fallback:
+                self._next_look = math.inf
+            else:
+                self._folder = fallback
+                self._next_look = 0.0
+        return False
+
+    def _built_file(self, folder: Path) -> Path | None:
+        name = self.extension_name()
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = folder / (name + suffix)
+            if path.exists():
+                return path
+        return None
+
+    def _load_aot(self, path: Path) -> bool:
+        name = self.extension_name()
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            return False
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        self._impl = {k: getattr(module, k) for k in self.kernels}
+        self._tier = "aot"
+        return True
+
+    def _load_jit(self) -> bool:
+        if self._numba_stamp() is None:
+            return False
+        self._impl = jit_dispatchers(self)
+        self._tier = "jit"
+        return True
+
+    # -- building -------------------------------------------------------------
+    def _start_build(self, folder: Path) -> None:
+        """Start the background build unless one runs (the lock file is taken here,
+        so processes that start together start one build)."""
+        if self._builder is not None and self._builder.poll() is None:
+            return
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = folder / LOCK_FILE
+        if not _take_lock(lock):
+            return
+        env = dict(os.environ)
+        package_parent = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join([package_parent, *filter(None, [env.get("PYTHONPATH")])])
+        env.pop(MODE_VARIABLE, None)
+        with open(folder / LOG_FILE, "ab") as log:
+            self._builder = subprocess.Popen(
+                [sys.executable, "-m", "strongtree_core.accel.prepare", "--build-one", self.module_name,
+                 "--lock", str(lock)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, cwd=str(folder),
+                start_new_session=True, close_fds=True,
+            )
+
+    def build(self) -> str:
+        """Build this library now (in this process): the ahead-of-time module, or
+        when that fails numba's cache; returns the tier built."""
+        folder = self.folder()
+        folder.mkdir(parents=True, exist_ok=True)
+        if self._built_file(folder) is not None:
+            return "aot"
+        if not (folder / FAILED_FILE).exists():
+            try:
+                _build_aot(self, folder)
+                return "aot"
+            except Exception as exc:  # noqa: BLE001 - recorded, then the JIT cache is filled instead
+                (folder / FAILED_FILE).write_text(f"{type(exc).__name__}: {exc}\n")
+        for name, impl in jit_dispatchers(self).items():
+            impl.compile(self.kernels[name].signature)
+        (folder / JIT_READY_FILE).write_text("numba's cache is filled\n")
+        return "jit"
+
+
+def _take_lock(lock: Path) -> bool:
+    """Create the lock file (False when another live build holds it)."""
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            if not _stale(lock):
+                return False
+            try:
+                lock.unlink()
+            except FileNotFoundError:
+                pass
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{socket.gethostname()} {os.getpid()} {time.time()}\n")
+        return True
+    return False
+
+
+def _stale(lock: Path) -> bool:
+    """A lock left by a build that died: too old, or its process gone (same machine)."""
+    try:
+        text = lock.read_text().split()
+        age = time.time() - lock.stat().st_mtime
+    except (OSError, ValueError):
+        return False
+    if age > STALE_LOCK_SECONDS:
+        return True
+    if len(text) >= 2 and text[0] == socket.gethostname() and text[1].isdigit():
+        return not _alive(int(text[1]))
+    return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _compilable(kernel: Kernel) -> tuple[types.FunctionType, dict]:
+    """A copy of the kernel's function and of its global names, so that the
+    library's other kernels can be put there as numba functions (a kernel may
+    call another; numba reads the names when it compiles, not before)."""
+    f = kernel.py_func
+    scope = dict(f.__globals__)
+    g = types.FunctionType(f.__code__, scope, f.__name__, f.__defaults__, f.__closure__)
+    g.__qualname__, g.__module__, g.__doc__ = f.__qualname__, f.__module__, f.__doc__
+    return g, scope
+
+
+def _compilable_all(library: KernelLibrary, wrap: Callable[[Callable], Callable]) -> dict[str, Callable]:
+    """Every kernel as ``wrap(function)``, each seeing the others wrapped the same way."""
+    made = {name: _compilable(kernel) for name, kernel in library.kernels.items()}
+    wrapped = {name: wrap(g) for name, (g, _) in made.items()}
+    for g, scope in made.values():
+        for name, value in list(scope.items()):
+            if isinstance(value, Kernel) and value.library is library:
+                scope[name] = wrapped[value.name]
+    return wrapped
+
+
+def jit_dispatchers(library: KernelLibrary) -> dict[str, Callable]:
+    """numba JIT dispatchers of every kernel (``cache=True``: numba's own cache folders)."""
+    from numba import njit
+
+    return _compilable_all(library, njit(cache=True, nogil=True))
+
+
+def _build_aot(library: KernelLibrary, folder: Path) -> None:
+    """Compile the library with ``numba.pycc`` into a temporary folder, then move it into place."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from numba import njit
+        from numba.pycc import CC
+    work = Path(tempfile.mkdtemp(prefix="build-", dir=folder))
+    try:
+        cc = CC(library.extension_name())
+        cc.output_dir = str(work)
+        # each exported function sees the library's other kernels as numba functions
+        dispatchers = _compilable_all(library, njit(nogil=True))
+        for name, kernel in library.kernels.items():
+            cc.export(name, kernel.signature)(dispatchers[name].py_func)
+        cc.compile()
+        (built,) = [p for p in work.iterdir() if p.name.startswith(library.extension_name())]
+        os.replace(built, folder / built.name)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

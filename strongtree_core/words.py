@@ -1,0 +1,204 @@
+"""One number formatter and the solve-status vocabulary for every surface: the
+dashboard, the HTML report and the command line.
+
+Numbers reach the user through :func:`fmt` only, so a rate, a gap, a duration
+or a count reads the same on a card, in a table, a chart, a report and a
+sentence.  A count goes with its noun through :func:`count_of` ("1 row",
+"2,525 rows"), and counts per class through :func:`class_counts`
+("1: 225 · 2: 525"), so a class name is never glued to a number.  How a
+solve ended reaches the user through :data:`SOLVE_STATUS`, never as the raw
+keys of the library.
+
+Units: a rate (accuracy, share predicted positive, true-positive rate) is a
+percentage; a fairness gap or the bound δ is a difference of two rates, so it
+is in percentage points ("pp"): 47.6% and 52.6% differ by 5.0 pp.  A ratio
+(the four-fifths rule) is a plain number with two decimals.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal, Sequence
+
+Kind = Literal["number", "int", "percent", "points", "ratio", "seconds"]
+
+#: What "pp" means, said once where gaps are shown.
+POINTS_NOTE = "Gaps are in percentage points (pp): rates of 47.6% and 52.6% differ by 5.0 pp."
+MISSING = "–"
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    try:
+        return math.isnan(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def fmt(value: Any, kind: Kind = "number") -> str:
+    """``value`` for a card, a table cell, a chart label or a sentence ("–" when missing).
+
+    ``number``: whole numbers with thousands separators, others with three
+    significant decimals at most; ``int``: rounded, thousands separators;
+    ``percent``: a share 0-1 as "75.3%"; ``points``: a difference of shares as
+    "4.9 pp"; ``ratio``: "0.91"; ``seconds``: "12.3 s", "2 min 05 s", "1 h 02 min".
+    """
+    if _missing(value):
+        return MISSING
+    value = float(value)
+    if kind == "int":
+        return f"{round(value):,}"
+    if kind == "percent":
+        return _percent(value)
+    if kind == "points":
+        points = 100.0 * value
+        return f"{points:.1f} pp" if abs(points) >= 0.05 or points == 0 else "<0.1 pp"
+    if kind == "ratio":
+        return f"{value:.2f}"
+    if kind == "seconds":
+        return _duration(value)
+    if value == round(value) and abs(value) < 1e15:
+        return f"{round(value):,}"
+    if abs(value) >= 100:
+        return f"{value:,.1f}"
+    return f"{value:.3g}" if abs(value) < 1 else f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def _percent(share: float) -> str:
+    percent = 100.0 * share
+    if percent == 0 or abs(percent) >= 0.1:
+        return f"{percent:.1f}%"
+    return "<0.1%" if percent > 0 else "-<0.1%"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    if seconds < 3600:
+        minutes, rest = divmod(int(round(seconds)), 60)
+        return f"{minutes} min {rest:02d} s"
+    hours, rest = divmod(int(round(seconds)) // 60, 60)
+    return f"{hours} h {rest:02d} min"
+
+
+def count_of(n: int, word: str, plural: str | None = None) -> str:
+    """``n`` and ``word``, plural unless ``n`` is 1: "1 solve", "2,525 solves"."""
+    return f"{fmt(n, 'int')} " + (word if n == 1 else plural or word + "s")
+
+
+def class_counts(classes: Sequence[Any], counts: Sequence[float]) -> str:
+    """Rows per class, the name apart from its count: "1: 225 · 2: 1,525".
+
+    A coded class written right before its count ("1 225 · 2 525") reads as one
+    number with a thousands separator; the colon keeps them apart.
+    """
+    return " · ".join(f"{one_line(c)}: {fmt(n, 'int')}" for c, n in zip(classes, counts))
+
+
+def one_line(value: Any) -> str:
+    """``value`` as text on one line (control characters written as escapes)."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(value))
+
+
+@dataclass(frozen=True)
+class Word:
+    """How a status reads: a short label (badges, table cells), a sentence, an icon and a colour."""
+
+    label: str
+    sentence: str
+    icon: str
+    colour: Literal["green", "orange", "red", "blue", "gray", "violet"]
+
+
+#: How a solve ended (the record's status), "heuristic" for CART and the local search, and
+#: in a comparison of formulations a run that was refused or failed.
+SOLVE_STATUS: dict[str, Word] = {
+    "optimal": Word("Proven optimal", "no tree of this depth does better under these constraints",
+                    ":material/verified:", "green"),
+    "time_limit": Word("Not proven (time limit)", "the best tree found before the time limit; not proven optimal",
+                       ":material/timer_off:", "orange"),
+    "time_limit_no_tree": Word("No tree in time", "no tree was found within the time limit",
+                               ":material/timer_off:", "red"),
+    "infeasible": Word("No tree fits", "no tree of this depth satisfies all the constraints",
+                       ":material/block:", "red"),
+    "interrupted": Word("Stopped (not proven)", "stopped before the proof; the best tree so far is kept, "
+                        "not proven optimal", ":material/stop_circle:", "orange"),
+    "error": Word("Ended early (not proven)", "the solver ended without a final answer; this is the last tree it "
+                  "reported, not proven optimal", ":material/error:", "red"),
+    "running": Word("Best so far", "the best tree so far; the solve is still running", ":material/autorenew:", "blue"),
+    "heuristic": Word("Heuristic (no proof)", "a heuristic's tree (greedy or local search): no optimality claim",
+                      ":material/bolt:", "gray"),
+    "reference": Word("Reference (not a tree)", "a model for comparison: not a tree, no optimality claim",
+                      ":material/straighten:", "gray"),
+    "refused": Word("Refused", "this formulation cannot take these settings; nothing was solved",
+                    ":material/block:", "gray"),
+    "failed": Word("Failed", "the solve ended with an error", ":material/error:", "red"),
+}
+
+#: Solver backends as the user knows them.
+BACKENDS: dict[str, str] = {
+    "numpy": "built-in exact search",
+    "pystreed": "STreeD dynamic program",
+    "highs": "HiGHS",
+    "scip": "SCIP",
+    "gurobi": "Gurobi",
+    "auto": "automatic",
+}
+
+#: How a tree was found, as the user knows it (the record's ``method``).
+METHODS: dict[str, str] = {
+    "exact": "exact search",
+    "flow": "FlowOCT",
+    "benders": "BendersOCT",
+    "dp": "dynamic programming",
+    "enumeration": "exhaustive search",
+}
+
+
+def status_word(status: str) -> Word:
+    """The :class:`Word` of a solve status (an unknown one reads as itself, in gray)."""
+    return SOLVE_STATUS.get(status) or Word(str(status), str(status), ":material/help:", "gray")
+
+
+def backend_words(backend: str) -> str:
+    return BACKENDS.get(backend, backend)
+
+
+def method_words(method: str) -> str:
+    return METHODS.get(method, method)
+
+
+def route_words(method: str, backend: str) -> str:
+    """How a tree was found: "exact search (built in)", "FlowOCT on HiGHS"."""
+    if method == "exact" and backend == "numpy":
+        return "exact search (built in)"
+    return f"{method_words(method)} on {backend_words(backend)}"
+
+
+def objective_words(objective: str, regularization: float, n_rows: int | None = None) -> str:
+    """What the objective's number counts, in words (the engine states every objective in rows)."""
+    base = {
+        "accuracy": "correct training rows",
+        "balanced_accuracy": "balanced accuracy × training rows",
+        "worst_case_accuracy": "worst-class accuracy × training rows",
+        "sensitivity": "recall of the positive class × training rows",
+    }.get(objective, objective.replace("_", " "))
+    if regularization:
+        return f"(1 − λ)·{base} − λ·splits, λ = {fmt(regularization)}"
+    return base
+
+
+def objective_value(value: Any, objective: str, regularization: float, n_rows: int | None) -> str:
+    """An objective value with its meaning: "569 correct rows (94.8%)" or "75.1% balanced accuracy"."""
+    if _missing(value):
+        return MISSING
+    if regularization:
+        return f"score {fmt(value)}"
+    share = f" ({fmt(value / n_rows, 'percent')})" if n_rows else ""
+    if objective == "accuracy":
+        return f"{fmt(value)} correct rows{share}"
+    name = {"balanced_accuracy": "balanced accuracy", "worst_case_accuracy": "worst-class accuracy",
+            "sensitivity": "recall"}.get(objective, objective)
+    return f"{fmt(value / n_rows, 'percent')} {name}" if n_rows else f"{fmt(value)} ({name} × rows)"

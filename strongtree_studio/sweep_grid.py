@@ -1,0 +1,141 @@
+"""A sweep's grid as the Trade-offs page takes it (:class:`SweepChoice`, bounds and λ as
+typed) and as it is run (:class:`SweepGrid`), and the check between the two: every
+problem in words, the first that apply."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from strongtree_studio.config import ModelConfig, Roles, SplitConfig, check_model, check_roles, split_table
+from strongtree_studio.explain import FAIRNESS_NOTIONS
+from strongtree_studio.roles import class_values
+from strongtree_studio.sweep_parse import Unreadable, parse_numbers
+
+#: Most points one sweep from the dashboard may have (the command line runs larger ones).
+MAX_SWEEP_POINTS = 120
+#: The default bound grid: 10 bounds from 0 to 20 pp, evenly spaced (rounded to 0.1 pp).
+#: The bounds offered first: 0 to 20 pp in round steps of 2.5 pp.
+DEFAULT_BOUNDS_TEXT = ", ".join(f"{b:g}" for b in np.arange(0.0, 20.01, 2.5))
+
+MSG_NO_PROTECTED = (
+    "A trade-off sweep measures fairness between groups, and no protected attribute is chosen: "
+    "choose one on the Data page."
+)
+MSG_ONE_GROUP = (
+    "The protected attribute {columns} has a single group in the training rows ({group}): fairness compares two "
+    "groups or more. Choose another protected attribute on the Data page."
+)
+MSG_EMPTY_GRID = (
+    "The grid is empty: choose at least one fairness notion, one bound δ, one depth and one λ value."
+)
+MSG_BOUNDS_TEXT = (
+    "The bounds δ could not be read ({text}): type numbers in percentage points separated by commas, "
+    "e.g. 0, 2, 5, 10."
+)
+MSG_BOUNDS_RANGE = (
+    "Every bound δ must be between 0 and 100 percentage points; {values} is not. Type the bounds in percentage "
+    "points, e.g. 0, 2, 5, 10."
+)
+MSG_LAMBDA_TEXT = "The λ values could not be read ({text}): type numbers separated by commas, e.g. 0, 0.01, 0.05."
+MSG_LAMBDA_RANGE = "Every λ must be at least 0 and below 1; {values} is not. Type values such as 0, 0.01, 0.05."
+MSG_TOO_MANY = (
+    "The grid has {n} points; a sweep here runs at most {limit}. Choose fewer notions, bounds, depths or λ "
+    "values (the command line, strongtree sweep, runs larger grids)."
+)
+
+
+@dataclass(frozen=True)
+class SweepChoice:
+    """The grid chosen on the Trade-offs page (bounds and λ as typed)."""
+
+    notions: tuple[str, ...] = ("statistical_parity",)
+    fairness_bounds: str = DEFAULT_BOUNDS_TEXT  # percentage points
+    depths: tuple[int, ...] = (2,)
+    lambdas: str = "0"
+    time_limit: float = 10.0  # seconds per point
+
+
+@dataclass(frozen=True)
+class SweepGrid:
+    """A checked grid: the values each setting takes (bounds as shares, 0-1)."""
+
+    notions: tuple[str, ...]
+    fairness_bounds: tuple[float, ...]
+    depths: tuple[int, ...]
+    lambdas: tuple[float, ...]
+
+    @property
+    def n_points(self) -> int:
+        """The fair points: notions x bounds x depths x λ values."""
+        return len(self.notions) * len(self.fairness_bounds) * len(self.depths) * len(self.lambdas)
+
+    @property
+    def n_references(self) -> int:
+        """The trees without a fairness constraint solved beside them, one per depth and λ (the frontier's reference)."""
+        return len(self.depths) * len(self.lambdas) if self.n_points else 0
+
+    @property
+    def n_total(self) -> int:
+        return self.n_points + self.n_references
+
+    def as_params(self) -> list[dict[str, list[Any]]]:
+        """The grid as estimator parameters (:func:`strongtree_core.sweep.sweep`'s ``grid``): the fair points, then
+        the same depths and λ values without a fairness constraint."""
+        return [{"fairness": list(self.notions), "fairness_bound": list(self.fairness_bounds), "depth": list(self.depths),
+                 "regularization": list(self.lambdas)},
+                {"fairness": [None], "depth": list(self.depths), "regularization": list(self.lambdas)}]
+
+
+def _read_values(text: str, inside: Callable[[float], bool], unreadable: str, outside: str, shape: str,
+                 problems: list[str]) -> tuple[float, ...]:
+    """The numbers typed in ``text``; a problem is added when one cannot be read or lies outside."""
+    try:
+        values = parse_numbers(text)
+    except Unreadable as err:
+        problems.append(unreadable.format(text=err))
+        return ()
+    bad = [v for v in values if not inside(v)]
+    if bad:
+        problems.append(outside.format(values=", ".join(shape.format(v) for v in bad)))
+    return values
+
+
+def allowed_notions(roles: Roles | None) -> list[str]:
+    """The notions the column roles allow (conditional parity needs a legitimate factor)."""
+    if roles is None or not roles.protected:
+        return []
+    return [n for n in FAIRNESS_NOTIONS if n != "conditional_statistical_parity" or roles.legitimate]
+
+
+def check_sweep(frame: pd.DataFrame, roles: Roles, split: SplitConfig, model: ModelConfig,
+                choice: SweepChoice) -> tuple[SweepGrid | None, list[str]]:
+    """The checked grid, or None and the problems in words (the first that apply)."""
+    if not roles.protected:
+        return None, [MSG_NO_PROTECTED]
+    problems = check_roles(frame, roles, model.allow_protected_splits)
+    if problems:
+        return None, problems
+    train = split_table(frame, roles, split).train
+    groups = train[list(roles.protected)].drop_duplicates()
+    if len(groups) < 2:
+        group = ", ".join(str(v) for v in groups.iloc[0]) if len(groups) else "no value"
+        return None, [MSG_ONE_GROUP.format(columns=", ".join(roles.protected), group=group)]
+    notions = tuple(n for n in choice.notions if n in allowed_notions(roles))
+    problems = check_model(replace(model, fairness=notions or ("statistical_parity",)), roles,
+                           len(class_values(frame, roles.target)))
+    bounds = _read_values(choice.fairness_bounds, lambda b: 0 <= b <= 100, MSG_BOUNDS_TEXT, MSG_BOUNDS_RANGE, "{:g} pp",
+                          problems)
+    lambdas = _read_values(choice.lambdas, lambda v: 0 <= v < 1, MSG_LAMBDA_TEXT, MSG_LAMBDA_RANGE, "{:g}", problems)
+    if problems:
+        return None, problems
+    grid = SweepGrid(notions, tuple(round(b / 100.0, 6) for b in bounds), tuple(sorted(set(choice.depths))),
+                     lambdas)
+    if grid.n_points == 0:
+        return None, [MSG_EMPTY_GRID]
+    if grid.n_total > MAX_SWEEP_POINTS:
+        return None, [MSG_TOO_MANY.format(n=grid.n_total, limit=MAX_SWEEP_POINTS)]
+    return grid, []

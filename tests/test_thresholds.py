@@ -1,0 +1,193 @@
+"""Thresholds of continuous columns chosen from the data (strongtree_core.encoding.thresholds,
+encoding.reference) and what they promise: the best tree over every cut is the best tree over
+every real threshold, and the tree found is never worse than CART's on the training rows."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.tree import DecisionTreeClassifier
+
+from strongtree_core import StrongTreeClassifier
+from strongtree_core.encoding import EncodingError, EncodingPlan, TableEncoder
+from strongtree_core.encoding import errors
+from strongtree_core.encoding.thresholds import boundary_gaps, choose_gaps, spread_gaps, value_classes
+
+
+def brute_force_correct(X: np.ndarray, y: np.ndarray, depth: int) -> int:
+    """Most training rows any tree of depth <= ``depth`` (0, 1 or 2) classifies correctly, over
+    every threshold of every column: a threshold between two neighbouring distinct values is one
+    split, so the midpoints are all of them.  Written from the definition, on the raw values."""
+    splits = [(c, t) for c in range(X.shape[1]) for t in _midpoints(X[:, c])]
+
+    def leaf(rows: np.ndarray) -> int:
+        return int(np.bincount(y[rows]).max()) if rows.any() else 0
+
+    def best(rows: np.ndarray, d: int) -> int:
+        value = leaf(rows)
+        if d == 0:
+            return value
+        for c, t in splits:
+            low = rows & (X[:, c] <= t)
+            value = max(value, best(low, d - 1) + best(rows & ~low, d - 1))
+        return value
+
+    return best(np.ones(len(y), dtype=bool), depth)
+
+
+def _midpoints(values: np.ndarray) -> np.ndarray:
+    u = np.unique(values)
+    return (u[:-1] + u[1:]) / 2
+
+
+def _correct(model, X, y) -> int:
+    return int((model.predict(X) == y).sum())
+
+
+small_tables = st.integers(4, 11).flatmap(lambda n: st.tuples(
+    st.lists(st.lists(st.sampled_from([-2.0, -1.0, -0.5, 0.0, 0.25, 1.0, 3.0]), min_size=2, max_size=2),
+             min_size=n, max_size=n),
+    st.lists(st.integers(0, 1), min_size=n, max_size=n),
+))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(table=small_tables, depth=st.integers(1, 2))
+def test_every_cut_gives_the_best_tree_over_every_threshold(table, depth):
+    rows, labels = table
+    X, y = np.array(rows), np.array(labels)
+    if np.unique(y).size < 2:
+        y[0] = 1 - y[0]
+    frame = pd.DataFrame(X, columns=["a", "b"]).astype(float)
+    model = StrongTreeClassifier(depth=depth, max_thresholds=len(y)).fit(frame, y)
+    assert model.record_.certified
+    assert _correct(model, frame, y) == brute_force_correct(X, y, depth)
+
+
+def test_a_root_split_may_need_a_cut_that_is_not_a_boundary_point():
+    # Found by search: at depth 2 the best tree splits between two values of one class; over the
+    # boundary points alone the best tree gets 13 rows, so every gap is kept when the budget allows.
+    X = np.array([[4, 5], [4, 0], [0, 5], [4, 4], [4, 2], [3, 1], [4, 1], [2, 5], [1, 2], [4, 3], [0, 5], [0, 5],
+                  [4, 4], [0, 3]], dtype=float) + 0.5  # not whole numbers: continuous, not ordinal
+    y = np.array([0, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1])
+    assert brute_force_correct(X, y, 2) == 14
+    frame = pd.DataFrame(X, columns=["a", "b"])
+    plan = TableEncoder(max_thresholds=16).fit(frame, target=y)
+    assert [len(c.cuts) for c in plan.columns] == [4, 5]  # every gap, not only the 3 + 4 boundary points
+    assert _correct(StrongTreeClassifier(depth=2, max_thresholds=16).fit(frame, y), frame, y) == 14
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), depth=st.integers(1, 3), budget=st.integers(1, 3))
+def test_the_tree_is_never_worse_than_cart_on_the_training_rows(seed, depth, budget):
+    rng = np.random.default_rng(seed)
+    n = 60
+    X = pd.DataFrame(np.round(rng.normal(size=(n, 3)), 2), columns=["a", "b", "c"])
+    X.loc[rng.random(n) < 0.1, "b"] = np.nan
+    X["kind"] = rng.choice(["p", "q", "r"], n)
+    y = ((X["a"] + rng.normal(0, 0.7, n) > 0) ^ (X["c"] > 0.5)).astype(int).to_numpy()
+    model = StrongTreeClassifier(depth=depth, max_thresholds=budget, time_limit=5).fit(X, y)
+    raw = pd.get_dummies(X.fillna({"b": 1e9}), columns=["kind"]).astype(float)
+    cart = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(raw, y)
+    assert _correct(model, X, y) >= _correct(cart, raw, y)
+
+
+def test_never_worse_than_cart_even_when_the_search_is_cut_short():
+    rng = np.random.default_rng(3)
+    n = 3000
+    X = pd.DataFrame(rng.normal(size=(n, 6)), columns=list("abcdef"))
+    y = ((X.a > 0.2) ^ (X.b < -0.3) | (X.c + X.d > 1.2)).astype(int).to_numpy()
+    y = np.where(rng.random(n) < 0.1, 1 - y, y)
+    model = StrongTreeClassifier(depth=4, max_thresholds=64, time_limit=0.5).fit(X, y)
+    cart = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
+    assert _correct(model, X, y) >= _correct(cart, X, y)
+
+
+def test_cart_tree_on_the_plan_predicts_as_cart_on_the_raw_columns():
+    rng = np.random.default_rng(0)
+    n = 500
+    X = pd.DataFrame(rng.normal(size=(n, 3)), columns=["a", "b", "c"])
+    X.loc[::5, "b"] = np.nan
+    X["kind"] = rng.choice(["x", "y"], n)
+    y = ((X.a > 0.1) & (X.b.fillna(5) > -0.2) | (X.kind == "y") & (X.c < 0)).astype(int)
+    plan, tree = TableEncoder(max_thresholds=2).fit_with_reference(X, target=y, reference_depth=3)
+    raw = X.fillna({"b": 1e9}).assign(kind=(X.kind == "y").astype(float))
+    cart = DecisionTreeClassifier(max_depth=3, random_state=0).fit(raw, y)
+    np.testing.assert_array_equal(tree.predict(plan.transform(X)), cart.predict(raw))
+    # CART's cuts are kept beyond the budget of 2 per column
+    used = [t for t, f in zip(cart.tree_.threshold, cart.tree_.feature) if f == 0]
+    column_a = plan.columns[0]
+    assert len(column_a.cuts) >= len(used)
+
+
+def test_boundary_points_skip_runs_of_one_class():
+    values = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    y = np.array([0, 0, 0, 1, 1, 0])
+    _, per_class, _ = value_classes(values, y, None, 2)
+    np.testing.assert_array_equal(boundary_gaps(per_class), [False, False, True, False, True])
+    # a value holding both classes makes both of its gaps boundaries
+    _, per_class, _ = value_classes(np.array([1.0, 2.0, 2.0, 3.0]), np.array([0, 0, 1, 1]), None, 2)
+    np.testing.assert_array_equal(boundary_gaps(per_class), [True, True])
+
+
+def test_all_gaps_within_the_budget_boundaries_and_cart_beyond_it():
+    per_class = np.array([[3, 0], [2, 0], [0, 1], [0, 4], [1, 1], [5, 0]], dtype=float)
+    np.testing.assert_array_equal(choose_gaps(per_class, 5), [0, 1, 2, 3, 4])
+    np.testing.assert_array_equal(choose_gaps(per_class, 3), [1, 3, 4])  # gaps 0 and 2 join one class
+    np.testing.assert_array_equal(choose_gaps(per_class, 3, required=np.array([0, 2])), [0, 2, 3])
+    np.testing.assert_array_equal(choose_gaps(per_class, 1, required=np.array([0, 2])), [0, 2])  # CART's beyond it
+
+
+@settings(deadline=None)
+@given(n_candidates=st.integers(1, 60), weights=st.lists(st.floats(0.1, 10), min_size=61, max_size=61))
+def test_more_thresholds_never_lose_a_cut(n_candidates, weights):
+    candidates = np.sort(np.random.default_rng(n_candidates).choice(60, n_candidates, replace=False))
+    cumulative = np.cumsum(weights)[:60]
+    before: set = set()
+    for n in range(1, n_candidates + 2):
+        now = set(spread_gaps(candidates, cumulative, n).tolist())
+        assert before <= now and len(now) == min(n, n_candidates)
+        before = now
+
+
+def test_repeated_values_give_one_cut_per_gap_and_the_plan_round_trips():
+    X = pd.DataFrame({"a": [1.0, 1.0, 2.0, 2.0, 3.0, np.nan, 7.5], "b": list("xyxyxyx")})
+    y = [0, 1, 0, 0, 1, 1, 0]
+    plan = TableEncoder(max_thresholds=10).fit(X, target=y)
+    assert plan.labels[:4] == ("a ≤ 1.5", "a ≤ 2.5", "a ≤ 5", "a missing")
+    assert plan.n_buckets is None and plan.max_thresholds == 10
+    assert EncodingPlan.from_dict(plan.to_dict()) == plan
+    assert TableEncoder().fit(X).n_buckets == 5  # the quantile rule stays the encoder's default
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: TableEncoder(max_thresholds=0), errors.BAD_MAX_THRESHOLDS.format(value=0)),
+    (lambda: TableEncoder(n_buckets=4, max_thresholds=8),
+     errors.BUCKETS_AND_THRESHOLDS.format(n_buckets=4, max_thresholds=8)),
+    (lambda: TableEncoder(continuous="onehot_buckets", max_thresholds=8),
+     errors.ONEHOT_NEEDS_BUCKETS.format(max_thresholds=8)),
+])
+def test_contradictory_threshold_rules_are_refused(make, message):
+    with pytest.raises(EncodingError) as err:
+        make()
+    assert str(err.value) == message
+
+
+def test_the_estimator_keeps_the_quantile_rule_reachable():
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.normal(size=(200, 2)), columns=["a", "b"])
+    y = (X.a > 0.3).astype(int)
+    by_quantile = StrongTreeClassifier(depth=1, n_buckets=4).fit(X, y)
+    assert by_quantile.encoding_.n_buckets == 4 and len(by_quantile.encoding_.columns[0].cuts) == 3
+    one_hot = StrongTreeClassifier(depth=1, encoding="onehot_buckets").fit(X, y)
+    assert one_hot.encoding_.n_buckets == 5
+    default = StrongTreeClassifier(depth=1).fit(X, y)
+    assert default.encoding_.max_thresholds == 16 and default.encoding_.n_buckets is None
+    assert _correct(default, X, y) == 200  # the exact cut 0.3 is among the data's
+    for a, b in itertools.pairwise(default.encoding_.columns[0].cuts):
+        assert a < b
