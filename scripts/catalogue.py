@@ -40,6 +40,8 @@ MODULES = {
     "tests/test_restore.py": ("dashboard: reload", "a reload, another browser, cookies, a broken or full store"),
     "tests/test_browser_store.py": ("dashboard: browser store", "limits, expiry, corruption, unusable files"),
     "tests/test_markup_paths.py": ("dashboard: widgets", "user text in labels, help, options and placeholders"),
+    "tests/test_codebook.py": ("dashboard: codebooks", "empty, headless, conflicting, malformed JSON, not text, no column"),
+    "tests/test_report_cli.py": ("command line: report", "another table, missing columns, an old tree file, stdout"),
 }
 HEADER = """# Bad and hostile inputs: the catalogue
 

@@ -70,6 +70,8 @@ def test_a_codebook_names_compas_at_once_and_is_undone(visit):
     expect(main.get_by_text("Named the codes of 2 columns: race, target.")).to_be_visible()
     expect(main.get_by_text("Edited columns:")).to_be_visible()
     for viewport in (DESKTOP, PROJECTOR):
+        page.set_viewport_size(viewport)
+        main.get_by_text("Named the codes of 2 columns").evaluate("e => e.scrollIntoView({block: 'center'})")
         check_page(page, "data_codebook", viewport)
     page.get_by_role("button", name="Undo the last change").click()
     settle(page)
