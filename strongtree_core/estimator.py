@@ -266,17 +266,19 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         the training rows, by tightening the training bound (and, when only a
         constant tree can keep it, that tree, with a :class:`TrivialTreeWarning`).
         ``record_.promise`` says how (docs/fairness-on-new-rows.md).
-    fairness_confidence_method : {"bootstrap", "margin", "crossfit", "holdout"}, default="bootstrap"
-        "bootstrap": a normal-approximation margin on the training rows after
-        subtracting a bootstrap estimate of the fit's optimism (10 refits;
-        asymptotic, coverage measured by simulation); "margin": the margin alone
-        (faster, but it ignores that the optimizer picks trees whose training gap
-        is small: measured, it broke the promise in up to 75 % of draws on COMPAS
-        at depth 3); "crossfit": the margin on 4-fold out-of-fold gaps of the fit
-        at each training bound (asymptotic, measured); "holdout": exact tests on a
-        held-out 30 % of the training
-        rows (finite-sample guarantee, proved; at 2,000-3,600 rows it kept only
-        constant trees). See docs/fairness-on-new-rows.md.
+    fairness_confidence_method : {"subsample", "bootstrap", "crossfit", "margin", "holdout"} or None, default=None
+        None means "subsample".  "subsample": a normal-approximation margin on the
+        training rows after subtracting a half-sample estimate of the fit's
+        optimism (5 pairs of complementary halves, 10 refits, rescaled from n/2 to
+        n rows; asymptotic, coverage measured by simulation); "bootstrap": the
+        same with 10 bootstrap refits drawn within each group and class;
+        "crossfit": the margin on 4-fold out-of-fold gaps of the fit at each
+        training bound (asymptotic, measured); "margin": the margin alone (faster,
+        but it ignores that the optimizer picks trees whose training gap is small:
+        measured, it broke the promise in up to 75 % of draws on COMPAS at depth
+        3); "holdout": exact tests on a held-out 30 % of the training rows
+        (finite-sample guarantee, proved; at 2,000-3,600 rows it kept only
+        constant trees).  See docs/fairness-on-new-rows.md.
     allow_protected_splits : bool, default=False
         Whether protected columns that are also in X may be split on.
     max_thresholds : int or None, default=None

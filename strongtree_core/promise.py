@@ -3,9 +3,9 @@ with probability at least c over the draw of the training rows.
 
 The training-rows bound alone does not give this: the optimizer pins the training
 gap near delta, so the gap on the population exceeds delta about half the time for
-each compared difference.  Two methods (see docs/fairness-on-new-rows.md):
+each compared difference.  The methods (see docs/fairness-on-new-rows.md):
 
-``margin`` (default; asymptotic, its coverage measured by simulation)
+``margin`` (asymptotic, its coverage measured by simulation)
     For a tree h, each compared difference k (every pair of groups with rows, in
     every cohort of every notion fitted) has the training estimate ``d_k`` and the
     Agresti-Caffo standard error (one success and one failure added to each group,
@@ -23,11 +23,23 @@ each compared difference.  Two methods (see docs/fairness-on-new-rows.md):
     tree's se_k), refit and re-check with the new tree's own estimates; when a round
     does not lower delta' the bound steps down by delta/10.  A tree whose leaves all
     predict one class has population gap exactly 0 (every rate is 0, or every rate is 1):
-    it keeps any promise with certainty, and is the fallback when delta' = 0 fails too.
+    it keeps any promise with certainty, and is the fallback when the tightest training
+    bound, delta / 50, fails too.
+
+``subsample`` (the default) and ``bootstrap`` (asymptotic, measured by simulation)
+    The margin, with delta replaced by ``delta - omega`` and ``Var(omega)`` added to every
+    ``se_k^2``, where omega estimates the fit's optimism (population gap minus training
+    gap): the mean excess (:func:`excess`) of fits at delta on complementary halves
+    (subsample) or on resamples drawn within each group and class (bootstrap), judged on
+    the rows they did not see, rescaled by sqrt(1/2) from n/2 to n rows.
+
+``crossfit`` (asymptotic, measured by simulation)
+    The margin on the mean absolute out-of-fold differences of 4-fold fits at each
+    training bound in ``CROSSFIT_STEPS``.
 
 ``holdout`` (finite-sample guarantee, proved)
     A stratified share of the training rows is held out.  Trees are fitted on the
-    rest at the training bounds 0, delta/4, delta/2, 3 delta/4, delta, in that order
+    rest at the training bounds delta/50, delta/4, delta/2, 3 delta/4, delta, in that order
     (a sequence fixed before the held-out rows are seen); each is tested on the
     held-out rows by an intersection-union test of H0: |d_k| > delta for some k,
     which rejects when, for every k, the exact one-sided bounds of d_k at level
