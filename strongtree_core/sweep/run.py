@@ -233,7 +233,10 @@ def sweep(
         ``<part>_accuracy`` and ``<part>_gap`` (the largest gap of the point's own notions) for the
         parts train, calibration and test, and ``<part>_<notion>`` for every notion that can be
         measured; ``error`` (why a point has no tree: infeasible, no tree in time, ...) and
-        ``tree`` (the fitted tree as JSON, ``FittedTree.from_json``).
+        ``tree`` (the fitted tree as JSON, ``FittedTree.from_json``).  When the grid sets
+        ``fairness_confidence`` (a promise on new rows), also ``training_bound`` (the tightened
+        bound the tree was fitted at; ``fairness_bound`` for a point without a promise) and
+        ``promise_constant`` (whether only a constant tree could keep the promise).
 
     Examples
     --------
