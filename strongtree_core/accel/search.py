@@ -227,6 +227,8 @@ def _climb(data: PatternData, spec: TreeSpec, time_limit: float, stop, report: R
              f"columns thinned to the finest set certified within the time ({found.reason})")
     if full is not None and full.objective is not None and full.objective > found.objective:
         words += f"; over all features the search reached {full.objective:g} without a proof"
+    elif best_found is not None and best_found[0] > found.objective:
+        words += f"; over more thresholds the search reached {best_found[0]:g} without a proof"
     return ExactResult("optimal", on_full, found.objective, found.objective, runtime, words, explored[0],
                        tuple(int(f) for f in certified.features))
 
