@@ -207,7 +207,8 @@ def _climb(data: PatternData, spec: TreeSpec, time_limit: float, stop, report: R
             if report is not None:
                 word = "optimal" if found.status == "optimal" else "best"
                 report(found.objective, None, explored[0], on_full,
-                       f"{word} tree over {n_features} of the {data.n_features} features (rung {k} of the ladder)")
+                       f"{word} tree over {n_features} of the {data.n_features} features "
+                       + ("(the first start's rung of the ladder)" if k < 0 else f"(rung {k} of the ladder)"))
 
     try:
         certified, full, best_found = climb(data, spec, solve, tuple(starts), deadline, say)
