@@ -254,9 +254,12 @@ class TableEncoder:
             number = read_numbers(values, name)
             finite = np.isfinite(number)
             keep = finite if weight is None else finite & (weight > 0)
-            distinct, per_class, _ = value_classes(number[keep], codes[keep], None if weight is None else weight[keep],
-                                                   n_classes)
-            ranks = np.searchsorted(distinct, np.where(finite, number, 0.0)).astype(np.float64)
+            distinct, per_class, inverse = value_classes(number[keep], codes[keep],
+                                                         None if weight is None else weight[keep], n_classes)
+            if keep.all():  # every row's rank is its position among the distinct values already
+                ranks = inverse.reshape(-1).astype(np.float64)
+            else:
+                ranks = np.searchsorted(distinct, np.where(finite, number, 0.0)).astype(np.float64)
             ranks[np.isposinf(number)] = distinct.size
             ranks[np.isneginf(number)] = -1.0
             ranks[np.isnan(number)] = distinct.size + 1
