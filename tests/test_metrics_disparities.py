@@ -48,7 +48,7 @@ def weighted(draw):
     return y, p, g, weight
 
 
-@settings(max_examples=8, deadline=None)  # fairlearn's MetricFrame costs ~1 s a case
+@settings(max_examples=20, deadline=None)
 @given(case=weighted())
 def test_differences_and_ratios_equal_fairlearn_and_repeated_rows(case):
     y, p, g, w = case
