@@ -87,7 +87,8 @@ def check_work_is_back(page, run_label: str) -> None:
     expect(page.locator("svg.strongtree g.node").first).to_be_visible()
     nav(page, "Fairness & performance")
     page.get_by_role("tab", name="Confusion matrices").click()
-    expect(page.locator('[data-testid="stMain"]').get_by_text("woman", exact=True).filter(visible=True).first).to_be_visible()  # labelled
+    shown = page.locator('[data-testid="stMain"]').get_by_text("woman", exact=True).filter(visible=True)
+    expect(shown.first).to_be_visible()  # the value label applied
     nav(page, "Runs")
     expect(page.locator('[data-testid="stTable"]').get_by_text(TABLE).first).to_be_visible()
 

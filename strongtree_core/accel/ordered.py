@@ -28,11 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from strongtree_core.accel import kernels
+from strongtree_core.accel.compiled import KernelLibrary
 
-try:  # numba is optional: without it the other kernels run
-    from numba import njit
-except ImportError:  # pragma: no cover - exercised only without numba
-    njit = None
+#: The compiled kernels of this module (built once per installation, see ``accel/compiled.py``).
+library = KernelLibrary(__name__)
 
 NEG = -np.inf
 
@@ -104,6 +103,7 @@ def ordered_columns(X: np.ndarray, chains) -> OrderedColumns | None:
                           pair_offsets, size)
 
 
+@library.kernel("Tuple((f8[:], f8[:], f8[:], f8[:], f8[:]))(i4[:, :], i8[:], f8[:], f8[:], f8[:], i8[:], i8[:], i8[:], i8)")
 def _histograms(bins, rows, d, s0, c, n_cuts, offsets, pair_offsets, pair_cells):  # pragma: no cover - compiled
     """1-D sums of d, s_0 and rows per chain and bin; 2-D sums of d and rows per pair of chains and bins;
     all turned into prefix sums (bins <= a; bins <= a and <= b)."""
@@ -153,8 +153,13 @@ def _histograms(bins, rows, d, s0, c, n_cuts, offsets, pair_offsets, pair_cells)
     return D1, S1, N1, D2, N2
 
 
+@library.kernel("Tuple((f8, i8[:]))(f8[:], f8[:], f8[:], f8[:], f8[:], i8[:], i8[:], i8[:], i8[:], f8, f8)")
 def _best_ordered(D1, S1, N1, D2, N2, n_cuts, offsets, pair_offsets, feature, pen, min_leaf):  # pragma: no cover
-    """The best subtree of depth <= 2 from the prefix sums (the list kernel's choice, by chains)."""
+    """The best subtree of depth <= 2 from the prefix sums (the list kernel's choice, by chains).
+
+    Cut ``j`` of chain ``v`` (``offsets[v] + j``) holds the rows with bin ``<= j``;
+    in the 1-D arrays chain ``v``'s bins start at ``offsets[v] + v``.  A child's
+    split is kept as the value of its ``x_b = 1`` part (``*_hi``) for its leaf classes."""
     C = n_cuts.shape[0]
     need = max(1.0, min_leaf)
     code = np.full(7, -1, dtype=np.int64)
@@ -180,6 +185,8 @@ def _best_ordered(D1, S1, N1, D2, N2, n_cuts, offsets, pair_offsets, feature, pe
             best_l = max(Dl, 0.0) if Lc >= min_leaf else NEG
             br = -1
             bl = -1
+            r_hi = 0.0
+            l_hi = 0.0
             for v in range(C):
                 sv = offsets[v] + v
                 for b in range(n_cuts[v]):
@@ -203,62 +210,32 @@ def _best_ordered(D1, S1, N1, D2, N2, n_cuts, offsets, pair_offsets, feature, pe
                         if value > best_r:
                             best_r = value
                             br = offsets[v] + b
+                            r_hi = rr
                     cll = Lc - clr
                     if clr >= need and cll >= need:
                         value = max(lr, 0.0) + max(Dl - lr, 0.0) - pen
                         if value > best_l:
                             best_l = value
                             bl = offsets[v] + b
+                            l_hi = lr
             total = base_l + best_l + base_r + best_r - pen
             if total > best:
                 best = total
                 code[0] = feature[offsets[u] + a]
-                code[1] = -1 if bl < 0 else feature[bl]
-                code[4] = -1 if br < 0 else feature[br]
-                code[2] = 1 if Dl > 0.0 else 0
-                code[3] = -1
-                code[5] = 1 if Dr > 0.0 else 0
-                code[6] = -1
-                if bl >= 0:
-                    code[2], code[3] = _split_classes(D1, N1, D2, n_cuts, offsets, pair_offsets, u, a, bl, Dl, False)
-                if br >= 0:
-                    code[5], code[6] = _split_classes(D1, N1, D2, n_cuts, offsets, pair_offsets, u, a, br, Dr, True)
+                if bl < 0:
+                    code[1], code[2], code[3] = -1, 1 if Dl > 0.0 else 0, -1
+                else:
+                    code[1], code[2], code[3] = feature[bl], 1 if Dl - l_hi > 0.0 else 0, 1 if l_hi > 0.0 else 0
+                if br < 0:
+                    code[4], code[5], code[6] = -1, 1 if Dr > 0.0 else 0, -1
+                else:
+                    code[4], code[5], code[6] = feature[br], 1 if Dr - r_hi > 0.0 else 0, 1 if r_hi > 0.0 else 0
     return best, code
 
 
-def _split_classes(D1, N1, D2, n_cuts, offsets, pair_offsets, u, a, cut, Dside, right):  # pragma: no cover
-    """Leaf classes (x_b = 0 part, x_b = 1 part) of a child of the root split (u, a) split on ``cut``."""
-    C = n_cuts.shape[0]
-    v = 0
-    while offsets[v + 1] <= cut:
-        v += 1
-    b = cut - offsets[v]
-    su = offsets[u] + u
-    sv = offsets[v] + v
-    if v == u:
-        if right:
-            hi = D1[su + min(a, b)]
-        else:
-            hi = D1[su + b] - D1[su + a] if b > a else 0.0
-    else:
-        if u < v:
-            k = pair_offsets[u * C + v] + a * (n_cuts[v] + 1) + b
-        else:
-            k = pair_offsets[v * C + u] + b * (n_cuts[u] + 1) + a
-        hi = D2[k] if right else D1[sv + b] - D2[k]
-    return (1 if Dside - hi > 0.0 else 0), (1 if hi > 0.0 else 0)
-
-
-if njit is not None:
-    _hist = njit(cache=True, nogil=True)(_histograms)
-    _split_classes = njit(cache=True, nogil=True)(_split_classes)
-    _best = njit(cache=True, nogil=True)(_best_ordered)
-else:  # pragma: no cover
-    _hist = _best = None
-
-
 def available() -> bool:
-    return njit is not None
+    """True when the compiled kernels can run now (never waits for a compiler)."""
+    return library.ready()
 
 
 def depth_two_ordered(cols: OrderedColumns, rows: np.ndarray, d: np.ndarray, s0: np.ndarray, c: np.ndarray,
@@ -267,10 +244,10 @@ def depth_two_ordered(cols: OrderedColumns, rows: np.ndarray, d: np.ndarray, s0:
 
     Same arguments and result as :func:`strongtree_core.accel.kernels.depth_two_binary`
     (``code`` in the problem's feature indices)."""
-    D1, S1, N1, D2, N2 = _hist(cols.bins, rows, d, s0, c, cols.n_cuts, cols.offsets, cols.pair_offsets,
-                                   cols.pair_cells)
-    return _best(D1, S1, N1, D2, N2, cols.n_cuts, cols.offsets, cols.pair_offsets, cols.feature, float(pen),
-                 float(min_leaf))
+    D1, S1, N1, D2, N2 = _histograms(cols.bins, rows, d, s0, c, cols.n_cuts, cols.offsets, cols.pair_offsets,
+                                     int(cols.pair_cells))
+    return _best_ordered(D1, S1, N1, D2, N2, cols.n_cuts, cols.offsets, cols.pair_offsets, cols.feature, float(pen),
+                         float(min_leaf))
 
 
 def cheaper_than_lists(cols: OrderedColumns, indptr: np.ndarray, rows: np.ndarray) -> bool:
@@ -279,3 +256,7 @@ def cheaper_than_lists(cols: OrderedColumns, indptr: np.ndarray, rows: np.ndarra
     F = int(cols.feature.size)
     lists = min(float(np.dot(ones, ones)) / 2, rows.size * F * F / kernels.DENSE_SPEEDUP)
     return cols.steps(rows.size) < lists
+
+
+# Last, once every kernel is declared: a library already built loads now (a few ms).
+library.preload()

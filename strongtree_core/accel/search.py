@@ -54,6 +54,7 @@ from strongtree_core.accel.dp import (
     subset_key,
     tree_to_structure,
 )
+from strongtree_core.accel.ladder import climb, ladder_applies
 from strongtree_core.accel.lagrange import (
     Prices,
     TreeQuantities,
@@ -98,6 +99,24 @@ class ExactResult:
         How it was solved, in words.
     n_explored : int
         Partial trees and subproblems visited.
+    features : tuple of int or None
+        When set, ``status`` and ``bound`` hold over these features only: the
+        thresholds of the last rung of the ladder the search certified
+        (``accel/ladder.py``); None: over every feature.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> from strongtree_core.accel import exact_solve
+    >>> type(exact_solve(data, TreeSpec(depth=1), time_limit=10)).__name__
+    'ExactResult'
     """
 
     status: ExactStatus
@@ -107,6 +126,7 @@ class ExactResult:
     runtime: float
     reason: str
     n_explored: int = 0
+    features: tuple[int, ...] | None = None
 
     @property
     def certified(self) -> bool:
@@ -126,6 +146,7 @@ def exact_solve(
     report: Report | None = None,
     starts: tuple[TreeStructure, ...] = (),
     n_jobs: int = 1,
+    ladder: bool = True,
 ) -> ExactResult:
     """The optimal tree of depth ``spec.depth`` for ``spec`` on ``data``.
 
@@ -134,8 +155,28 @@ def exact_solve(
     starts : TreeStructures to try first as incumbents (checked here).
     report : called with every new incumbent and bound, and now and then while searching.
     n_jobs : threads for the dynamic program over all patterns at depth >= 4.
+    ladder : climb from few thresholds of continuous columns to all of them
+        when the problem is large (``accel/ladder.py``); the result may then
+        hold over a subset of the features (``ExactResult.features``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> from strongtree_core.accel import exact_solve
+    >>> found = exact_solve(data, TreeSpec(depth=1), time_limit=10)
+    >>> found.status, found.objective
+    ('optimal', 5.0)
     """
     t0 = time.perf_counter()
+    if ladder and ladder_applies(data, spec):
+        return _climb(data, spec, time_limit, stop, report, starts, t0, n_jobs)
     deadline = Deadline(t0 + float(time_limit), stop)
     problem = linear_problem(data, spec)
     run = _Run(problem, deadline, report, t0, n_jobs)
@@ -149,6 +190,54 @@ def exact_solve(
                 return run.result("stopped", "stopped by the time limit or a stop request")
     finally:
         deadline.close()
+
+
+def _climb(data: PatternData, spec: TreeSpec, time_limit: float, stop, report: Report | None,
+           starts: tuple[TreeStructure, ...], t0: float) -> ExactResult:
+    """The ladder of ``accel/ladder.py``: rungs solved by the exact search on merged patterns."""
+    deadline = Deadline(t0 + float(time_limit), stop)
+    explored = [0]
+    best = [None]
+
+    def solve(sub: PatternData, sub_starts: tuple, seconds: float) -> ExactResult:
+        full = sub is data
+        forward = report if full else None
+        found = exact_solve(sub, spec, time_limit=seconds, stop=stop, report=forward, starts=sub_starts,
+                            n_jobs=n_jobs, ladder=False)
+        explored[0] += found.n_explored
+        return found
+
+    def say(k: int, n_features: int, found: ExactResult, on_full: TreeStructure | None) -> None:
+        if on_full is not None and (best[0] is None or found.objective > best[0]):
+            best[0] = found.objective
+            if report is not None:
+                word = "optimal" if found.status == "optimal" else "best"
+                report(found.objective, None, explored[0], on_full,
+                       f"{word} tree over {n_features} of the {data.n_features} features "
+                       + ("(the first start's rung of the ladder)" if k < 0 else f"(rung {k} of the ladder)"))
+
+    try:
+        certified, full, best_found = climb(data, spec, solve, tuple(starts), deadline, say)
+    except SearchStopped:
+        certified, full, best_found = None, None, None
+    runtime = time.perf_counter() - t0
+    if full is not None and (full.certified or certified is None):
+        return replace(full, runtime=runtime, n_explored=explored[0],
+                       reason=full.reason + "; climbed a ladder of thresholds to all of them")
+    if certified is None:
+        value, tree = (None, None) if best_found is None else best_found
+        return ExactResult("stopped", tree, value, None, runtime,
+                           "stopped before a rung of the ladder of thresholds was certified", explored[0])
+    found, on_full = certified.result
+    n = certified.features.size
+    words = (f"optimal among the trees over {n} of the {data.n_features} features, the thresholds of continuous "
+             f"columns thinned to the finest set certified within the time ({found.reason})")
+    if full is not None and full.objective is not None and full.objective > found.objective:
+        words += f"; over all features the search reached {full.objective:g} without a proof"
+    elif best_found is not None and best_found[0] > found.objective:
+        words += f"; over more thresholds the search reached {best_found[0]:g} without a proof"
+    return ExactResult("optimal", on_full, found.objective, found.objective, runtime, words, explored[0],
+                       tuple(int(f) for f in certified.features))
 
 
 class _Run:
@@ -400,16 +489,24 @@ class _BranchAndBound:
         self.umax = p.U.max(axis=1)
         self.lists: dict[bytes, Subtrees] = {}
         self.target = NEG
+        self._limit_of: tuple = (None, None)
+        self._ticks = 0
+        self._limit = NEG
         self.last_report = time.perf_counter()
 
     # -- thresholds -----------------------------------------------------------
     def limit(self) -> float:
-        """A completion must reach this relaxed value to be worth visiting."""
+        """A completion must reach this relaxed value to be worth visiting (recomputed
+        only when the target or the incumbent changed: it is asked at every node)."""
         best = NEG if self.first_feasible else self.run_.best_value
+        if best == self._limit_of[0] and self.target == self._limit_of[1]:
+            return self._limit
+        self._limit_of = (best, self.target)
         if math.isfinite(best):
             best = best + (self.p.unit if self.p.integral else 0.0)
         want = max(self.target, best)
-        return want - TOLERANCE * max(1.0, abs(want)) if math.isfinite(want) else NEG
+        self._limit = want - TOLERANCE * max(1.0, abs(want)) if math.isfinite(want) else NEG
+        return self._limit
 
     def open_item(self, node: int, idx: np.ndarray, depth: int, ub: float) -> _Open:
         return _Open(node, idx, depth, ub, self.umin[idx].sum(axis=0), self.umax[idx].sum(axis=0))
@@ -419,7 +516,8 @@ class _BranchAndBound:
 
     def tick(self) -> None:
         self.run_.explored += 1
-        if self.run_.explored % 256 == 0:
+        self._ticks += 1
+        if self._ticks % 256 == 0:  # its own count: ``explored`` also grows by whole lists
             self.run_.deadline.check()
             now = time.perf_counter()
             if now - self.last_report > 0.5:
@@ -528,7 +626,12 @@ class _BranchAndBound:
         return got
 
     def complete(self, fixed: _Fixed, items: tuple, bound: float) -> None:
-        """Every open node has at most two levels left: choose a subtree for each."""
+        """Every open node has at most two levels left: choose a subtree for each.
+
+        A list holds every subtree of its node that can still reach the limit, so
+        the constraint quantities any completion adds lie between the sums of
+        the lists' smallest and largest quantities (tighter than each pattern's
+        extremes): completions that cannot get back within the rows are cut."""
         limit = self.limit()
         lists = []
         for o in items:
@@ -537,37 +640,46 @@ class _BranchAndBound:
                 return
             lists.append((o, lst))
         lists.sort(key=lambda t: len(t[1]))
-        self.choose(fixed, lists, 0, bound)
+        lo = np.array([lst.q.min(axis=0) for _, lst in lists]).reshape(len(lists), self.p.n_rows)
+        hi = np.array([lst.q.max(axis=0) for _, lst in lists]).reshape(len(lists), self.p.n_rows)
+        # rest_lo[j] / rest_hi[j]: the lists after j together
+        rest_lo = np.vstack([np.cumsum(lo[::-1], axis=0)[::-1][1:], np.zeros((1, self.p.n_rows))])
+        rest_hi = np.vstack([np.cumsum(hi[::-1], axis=0)[::-1][1:], np.zeros((1, self.p.n_rows))])
+        if not self.can_meet_rows(fixed.q, lo.sum(axis=0), hi.sum(axis=0)):
+            return
+        self.choose(fixed, lists, 0, bound, rest_lo, rest_hi)
 
-    def choose(self, fixed: _Fixed, lists: list, j: int, bound: float) -> None:
+    def choose(self, fixed: _Fixed, lists: list, j: int, bound: float, rest_lo: np.ndarray, rest_hi: np.ndarray) -> None:
         p = self.p
         if j == len(lists):
             self.finish(fixed)
             return
         o, lst = lists[j]
         rest_bound = bound - o.ub
-        rest_lo = sum((t[0].qlo for t in lists[j + 1:]), np.zeros(p.n_rows))
-        rest_hi = sum((t[0].qhi for t in lists[j + 1:]), np.zeros(p.n_rows))
         head = lst.head(self.limit() - rest_bound)
         if j == len(lists) - 1:
             self.last(fixed, o, head, rest_bound)
             return
-        for c in range(len(head)):
+        if len(head) == 0:
+            return
+        # Filter every subtree of the list at once; visit the survivors best first.
+        q = fixed.q[None, :] + head.q
+        ok = np.all(q + rest_hi[j] >= p.lo - 1e-9, axis=1) & np.all(q + rest_lo[j] <= p.hi + 1e-9, axis=1)
+        nbs = fixed.nb + head.nb
+        if p.max_branching is not None:
+            ok &= nbs <= p.max_branching
+        self.run_.explored += int(len(head) - ok.sum())
+        used = head.features()
+        for c in np.flatnonzero(ok):
             self.tick()
             if rest_bound + head.score[c] < self.limit():
                 break
-            q = fixed.q + head.q[c]
-            if not self.can_meet_rows(q, rest_lo, rest_hi):
-                continue
-            nb = fixed.nb + int(head.nb[c])
-            if p.max_branching is not None and nb > p.max_branching:
-                continue
-            feats = fixed.feats | {int(f) for f in head.features()[c] if f >= 0}
+            feats = fixed.feats | {int(f) for f in used[c] if f >= 0}
             if p.max_features_used is not None and len(feats) > p.max_features_used:
                 continue
-            nxt = _Fixed(fixed.score + float(head.score[c]), fixed.parts + head.parts[c], q, nb, feats,
+            nxt = _Fixed(fixed.score + float(head.score[c]), fixed.parts + head.parts[c], q[c], int(nbs[c]), feats,
                          fixed.decisions + ((o.node, ("sub", head.tree(c))),))
-            self.choose(nxt, lists, j + 1, rest_bound + float(head.score[c]))
+            self.choose(nxt, lists, j + 1, rest_bound + float(head.score[c]), rest_lo, rest_hi)
 
     def last(self, fixed: _Fixed, o: _Open, head: Subtrees, rest_bound: float) -> None:
         """All subtrees of the last open node at once."""

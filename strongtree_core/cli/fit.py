@@ -40,10 +40,12 @@ from strongtree_core.cli.messages import (
     TOO_MANY_GROUPS,
 )
 from strongtree_core.cli.progress import Progress
+from strongtree_core.cli.words import cli_words
 from strongtree_core.encoding import EncodingError
 from strongtree_core.encoding.groups import MAX_GROUPS
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.estimator import StrongTreeClassifier
+from strongtree_core.sweep.signals import block_sigint_in_this_thread, kill_worker_processes
 
 #: Seconds between two looks at the worker (and two redraws of the progress bar).
 POLL_SECONDS = 0.2
@@ -95,7 +97,9 @@ def _estimator(args: argparse.Namespace, y: pd.Series) -> StrongTreeClassifier:
         max_features_used=args.max_features_used, min_leaf=args.min_leaf, objective=args.objective,
         pos_label=_coerce_label(args.pos_label, y), min_recall=args.min_recall,
         min_precision=args.min_precision, min_specificity=args.min_specificity, fairness=args.fairness,
-        fairness_bound=args.fairness_bound, allow_protected_splits=args.allow_protected_splits, n_buckets=args.n_buckets, max_thresholds=args.max_thresholds,
+        fairness_bound=args.fairness_bound, fairness_confidence=args.fairness_confidence,
+        fairness_confidence_method=args.fairness_confidence_method, allow_protected_splits=args.allow_protected_splits,
+        n_buckets=args.n_buckets, max_thresholds=args.max_thresholds,
         exact_search=not args.no_exact_search,
         memory_limit=None if args.memory_limit_gb is None else max(1, int(args.memory_limit_gb * 2**30)),
     )
@@ -105,9 +109,13 @@ def _on_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def solve(fit: Callable[[threading.Event], None], progress: Progress) -> tuple[Exception | None, bool]:
+def solve(fit: Callable[[threading.Event], None], progress: Progress, *, stopping: str = STOPPING,
+          quit_now: str = QUIT_NOW) -> tuple[Exception | None, bool]:
     """Run ``fit(stop)`` in a worker thread until it returns; Ctrl-C sets ``stop``.
 
+    The worker thread blocks SIGINT, and so does every thread and process it starts (sweep
+    workers, solver threads): a terminal's Ctrl-C is handled here, on the main thread, and
+    nowhere else.  A second Ctrl-C quits at once, ending the worker processes first.
     Returns the exception ``fit`` raised (None when it returned) and whether Ctrl-C was pressed.
     """
     stop = threading.Event()
@@ -115,6 +123,7 @@ def solve(fit: Callable[[threading.Event], None], progress: Progress) -> tuple[E
     presses: list[int] = []
 
     def work() -> None:
+        block_sigint_in_this_thread()
         try:
             fit(stop)
         except Exception as exc:  # reported by the caller: a user's mistake and a fault read differently
@@ -124,8 +133,9 @@ def solve(fit: Callable[[threading.Event], None], progress: Progress) -> tuple[E
         presses.append(signum)
         if len(presses) > 1:
             progress.end()
-            sys.stderr.write(QUIT_NOW + "\n")
+            sys.stderr.write(quit_now + "\n")
             sys.stderr.flush()
+            kill_worker_processes()
             os._exit(EXIT_INTERRUPTED)
         stop.set()
 
@@ -139,7 +149,7 @@ def solve(fit: Callable[[threading.Event], None], progress: Progress) -> tuple[E
         while True:
             worker.join(POLL_SECONDS)
             if presses and not announced:
-                progress.say(STOPPING)
+                progress.say(stopping)
                 announced = True
             if not worker.is_alive():
                 break
@@ -170,6 +180,7 @@ def result(clf: StrongTreeClassifier, accuracy: float, interrupted: bool, tree_f
     return _plain({
         "status": rec.status, "certified": rec.certified, "objective": rec.objective, "bound": rec.bound,
         "gap": rec.gap, "runtime": rec.runtime, "interrupted": interrupted, "training_accuracy": accuracy,
+        "baseline_accuracy": clf.baseline_accuracy_, "fairness_promise": rec.promise,
         "constraint_checks": clf.constraint_checks_, "tree_file": tree_file, "tree": clf.tree_.to_dict(),
     })
 
@@ -185,7 +196,7 @@ def report(clf: StrongTreeClassifier, accuracy: float, out) -> None:
     print(f"method: {rec.formulation} on {rec.backend}; {rec.choice}", file=out)
     print(f"rows: {rec.n_rows}, patterns: {rec.n_patterns}, variables: {rec.n_variables}, constraints: {rec.n_constraints}",
           file=out)
-    print(f"training accuracy: {accuracy:.4f}", file=out)
+    print(f"training accuracy: {accuracy:.4f}   majority-class baseline: {clf.baseline_accuracy_:.4f}", file=out)
     for check in clf.constraint_checks_:
         print(f"{check['constraint']}: measured {check['measured']:.4f} (bound {check['bound']:.4f})", file=out)
     if rec.message:
@@ -216,9 +227,9 @@ def run_fit(args: argparse.Namespace) -> int:
     failure, interrupted = solve(fit, progress)
     if failure is not None:
         if interrupted:
-            return refuse(f"error: {failure}", EXIT_INTERRUPTED, args.json)
+            return refuse(f"error: {cli_words(str(failure))}", EXIT_INTERRUPTED, args.json)
         if isinstance(failure, (StrongTreeError, EncodingError)):
-            return refuse(f"error: {failure}", EXIT_SOLVE, args.json)
+            return refuse(f"error: {cli_words(str(failure))}", EXIT_SOLVE, args.json)
         return refuse(INTERNAL_ERROR.format(kind=type(failure).__name__, detail=failure), EXIT_FAULT, args.json)
     accuracy = float(np.mean(clf.predict(X) == y.to_numpy()))
     tree_file, written = None, None

@@ -16,7 +16,7 @@ missing values in training.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Literal, Mapping
 
 import numpy as np
@@ -33,6 +33,7 @@ from strongtree_core.encoding.errors import (
     BUCKETS_AND_THRESHOLDS,
     ONEHOT_NEEDS_BUCKETS,
     DUPLICATE_COLUMNS,
+    NAMES_THE_SAME_AS_TEXT,
     EMPTY_TABLE,
     MISSING_COLUMNS,
     NO_FEATURES,
@@ -91,6 +92,17 @@ class TableEncoder:
     EncodingError
         An option out of range, or both rules given (``n_buckets`` and
         ``max_thresholds``), or ``max_thresholds`` with one-hot buckets.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> plan.transform(X).shape
+    (6, 2)
     """
 
     n_buckets: int | None = None
@@ -243,9 +255,12 @@ class TableEncoder:
             number = read_numbers(values, name)
             finite = np.isfinite(number)
             keep = finite if weight is None else finite & (weight > 0)
-            distinct, per_class, _ = value_classes(number[keep], codes[keep], None if weight is None else weight[keep],
-                                                   n_classes)
-            ranks = np.searchsorted(distinct, np.where(finite, number, 0.0)).astype(np.float64)
+            distinct, per_class, inverse = value_classes(number[keep], codes[keep],
+                                                         None if weight is None else weight[keep], n_classes)
+            if keep.all():  # every row's rank is its position among the distinct values already
+                ranks = inverse.reshape(-1).astype(np.float64)
+            else:
+                ranks = np.searchsorted(distinct, np.where(finite, number, 0.0)).astype(np.float64)
             ranks[np.isposinf(number)] = distinct.size
             ranks[np.isneginf(number)] = -1.0
             ranks[np.isnan(number)] = distinct.size + 1
@@ -320,6 +335,19 @@ class EncodingPlan:
         chosen from the data, ``max_thresholds`` None when they are quantiles).
     excluded : tuple
         Columns left out at fit time.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> [c.name for c in plan.columns]
+    ['a', 'b']
+    >>> type(plan).from_dict(plan.to_dict()) == plan
+    True
     """
 
     columns: tuple[ColumnEncoding, ...]
@@ -355,6 +383,27 @@ class EncodingPlan:
                 out.append(tuple(cuts))
             start += len(column.features)
         return tuple(out)
+
+    def restricted(self, features) -> "EncodingPlan":
+        """The plan with only the binary columns ``features`` (indices into
+        :attr:`features`, increasing); only ``x ≤ t`` thresholds may be left out.
+
+        Raises
+        ------
+        ValueError
+            A feature left out is not a threshold.
+        """
+        keep = set(int(f) for f in features)
+        columns, start = [], 0
+        for column in self.columns:
+            n = len(column.features)
+            dropped = [j for j in range(n) if start + j not in keep]
+            if any(column.features[j].kind != "at_most" for j in dropped):
+                raise ValueError(f"only thresholds can be left out of the encoding of {column.name!r}")
+            cuts = tuple(f.threshold for j, f in enumerate(column.features) if f.kind == "at_most" and start + j in keep)
+            columns.append(replace(column, cuts=cuts) if dropped else column)
+            start += n
+        return replace(self, columns=tuple(columns))
 
     @property
     def n_binary(self) -> int:
@@ -500,6 +549,13 @@ def _check_frame(df, used: Iterable) -> None:
     repeated = df.columns[df.columns.duplicated() & df.columns.isin(list(used))].unique()
     if len(repeated):
         raise EncodingError(DUPLICATE_COLUMNS.format(names=_names(repeated)))
+    as_text: dict[str, list] = {}
+    for name in df.columns:
+        if name in used:
+            as_text.setdefault(str(name), []).append(name)
+    for names in as_text.values():
+        if len(names) > 1:  # 0 and '0': the SQL export tested "0" twice and disagreed with predict
+            raise EncodingError(NAMES_THE_SAME_AS_TEXT.format(names=_names(names)))
 
 
 def _names(names: Iterable) -> str:

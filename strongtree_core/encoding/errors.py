@@ -6,7 +6,23 @@ from strongtree_core.errors import StrongTreeError
 
 
 class EncodingError(StrongTreeError):
-    """A table, option or stored plan the encoding cannot use."""
+    """A table, option or stored plan the encoding cannot use.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> from strongtree_core.encoding import EncodingError
+    >>> try:
+    ...     plan.transform(X.drop(columns='a'))
+    ... except EncodingError as error:
+    ...     print(str(error)[:52])
+    The table lacks 1 column(s) the encoding was fitted 
+    """
 
 
 NOT_A_DATAFRAME = (
@@ -25,6 +41,11 @@ MISSING_COLUMNS = (
 DUPLICATE_COLUMNS = (
     "Column names must be unique, but these appear more than once: {names}. "
     "Rename them before encoding."
+)
+NAMES_THE_SAME_AS_TEXT = (
+    "Columns {names} are different names that read the same as text (the tree's text, SQL and DOT exports and "
+    "the dashboard name columns as text, so one would be taken for the other). Rename one of them, e.g. "
+    "X.columns = X.columns.astype(str) after removing the duplicate."
 )
 BAD_COLUMN_NAME = (
     "Column names must be strings or integers, got {name!r} of type {type}. Rename the column."

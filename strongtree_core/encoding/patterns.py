@@ -39,6 +39,18 @@ class PatternData:
         (``x <= t_0``, ``x <= t_1``, ...: each one's rows are among the next one's);
         the exact search counts such features from histograms
         (``accel/ordered.py``).  Empty when unknown.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> type(data).__name__, data.n_rows, data.n_patterns
+    ('PatternData', 6, 5)
     """
 
     X: np.ndarray
@@ -121,6 +133,18 @@ def collapse_patterns(
     group, legit : array of int, shape (n_rows,), optional
     chains : tuple of tuple of int, optional
         Thresholds of one column, lowest first (:attr:`PatternData.chains`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> data.n_rows, data.n_patterns
+    (6, 5)
     """
     X = np.asarray(X, dtype=np.uint8)
     y = np.asarray(y, dtype=np.int64)
@@ -154,3 +178,43 @@ def collapse_patterns(
         row_to_pattern=inverse,
         chains=tuple(tuple(int(f) for f in chain) for chain in chains),
     )
+
+
+def restrict_features(data: PatternData, features: np.ndarray) -> tuple[PatternData, np.ndarray]:
+    """The patterns seen through ``features`` only (sorted indices of ``data``'s
+    columns): patterns that now agree on every kept feature (and label, group,
+    legitimate level) merge, their weights and row counts added.
+
+    Returns the merged data (its chains re-indexed to the kept features) and,
+    for every pattern of ``data``, the merged pattern it became.
+    """
+    features = np.asarray(features, dtype=np.int64)
+    X = data.X[:, features]
+    extra = [np.asarray(data.y, dtype=np.int64)[:, None]]
+    for codes in (data.group, data.legit):
+        if codes is not None:
+            extra.append(np.asarray(codes, dtype=np.int64)[:, None])
+    if data.n_patterns == 0:
+        first, inverse = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    else:
+        first, inverse = _unique_rows(X, np.hstack(extra))
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    inverse = rank[inverse]
+    first = first[order]
+    where = {int(f): j for j, f in enumerate(features)}
+    chains = tuple(kept for kept in (tuple(where[f] for f in chain if f in where) for chain in data.chains)
+                   if len(kept) > 1)
+    merged = PatternData(
+        X=np.ascontiguousarray(X[first]),
+        y=np.asarray(data.y)[first],
+        weight=np.bincount(inverse, weights=data.weight, minlength=first.size),
+        count=np.bincount(inverse, weights=data.count, minlength=first.size).round().astype(np.int64),
+        n_classes=data.n_classes,
+        group=None if data.group is None else np.asarray(data.group)[first],
+        legit=None if data.legit is None else np.asarray(data.legit)[first],
+        row_to_pattern=None,
+        chains=chains,
+    )
+    return merged, inverse

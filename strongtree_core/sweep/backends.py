@@ -5,10 +5,13 @@
   see :func:`~strongtree_core.sweep.point.highs_slot`);
 * ``processes``: joblib's loky pool of process workers; a point whose worker
   died (killed, out of memory) is run again, up to :data:`MAX_ATTEMPTS` times;
-* ``dask``: a ``dask.distributed`` cluster: a :class:`LocalCluster` of process
-  workers started for the sweep, or the scheduler at an address (``scheduler=``
-  or the environment variable :data:`SCHEDULER_ENV`), or a ``Client`` you pass.
-  The scheduler reruns the points of a lost worker itself.
+* ``dask``: a ``dask.distributed`` cluster (:mod:`~strongtree_core.sweep.dask_backend`):
+  a :class:`LocalCluster` of process workers started for the sweep, or the scheduler
+  at an address, or a ``Client`` you pass.  The scheduler reruns the points of a lost
+  worker itself.
+
+Process workers never receive the terminal's Ctrl-C (:mod:`~strongtree_core.sweep.signals`):
+the caller stops them.
 
 Stop reaches running points through a *relay* that each worker watches (a
 file for local processes, a Dask ``Event`` on a cluster): a running fit stops
@@ -26,36 +29,21 @@ import uuid
 from collections import deque
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.sweep.grid import Point
 from strongtree_core.sweep.point import Problem, error_row, run_point
+from strongtree_core.sweep.signals import ignore_sigint, sigint_blocked
 
 BACKENDS = ("serial", "threads", "processes", "dask")
-#: Environment variable naming a Dask scheduler, e.g. ``tcp://10.0.0.5:8786``.
-SCHEDULER_ENV = "STRONGTREE_DASK_SCHEDULER"
 #: Runs of a point whose worker was lost before it is given up.
 MAX_ATTEMPTS = 3
 #: Seconds between two looks at Stop while waiting for rows, and between two looks at a relay in a worker.
 POLL = 0.2
-#: Seconds to wait for a Dask scheduler to answer.
-CONNECT_TIMEOUT = 20
 
 BAD_BACKEND = "backend={value!r} is not one of {allowed}."
 BAD_N_JOBS = "n_jobs={value!r} must be a whole number other than 0 (negative: all cores but |n_jobs| - 1), or None."
-NO_DASK = (
-    "backend='dask' needs dask.distributed, which is not installed: pip install 'strongtree[dask]' "
-    "(or pip install 'dask[distributed]')."
-)
-BAD_SCHEDULER = (
-    "scheduler={value!r} is not a Dask scheduler: give an address such as 'tcp://host:8786', a "
-    "dask.distributed.Client, or None to start a local cluster."
-)
-SCHEDULER_UNREACHABLE = (
-    "Could not reach the Dask scheduler at {address} ({reason}). Check the address ({env} or --scheduler) and "
-    "that the scheduler is running."
-)
 SCHEDULER_NOT_DASK = "scheduler={value!r} is only used with backend='dask' (backend is {backend!r})."
 LOST_POINT = (
     "The worker running this point was lost {n} times (killed, or out of memory); the point was given up. "
@@ -168,10 +156,43 @@ def work(problem: Problem, point: Point, relay) -> dict | None:
 
 
 # ----------------------------------------------------------------- the loops
+class PointQueue:
+    """The points still to submit: the sweep's (lazy) sequence read in order, and points to run again
+    first.  Never copies the sweep's points (a grid of 100,000 need not be built before the first runs)."""
+
+    def __init__(self, points: Iterable[Point]) -> None:
+        self._source = iter(points)
+        self._again: deque[Point] = deque()
+        self._next: Point | None = next(self._source, None)
+
+    def __bool__(self) -> bool:
+        return bool(self._again) or self._next is not None
+
+    def popleft(self) -> Point:
+        if self._again:
+            return self._again.popleft()
+        point, self._next = self._next, next(self._source, None)
+        if point is None:
+            raise IndexError("no point left")
+        return point
+
+    def appendleft(self, point: Point) -> None:
+        self._again.appendleft(point)
+
+    def clear(self) -> None:
+        self._again.clear()
+        self._source, self._next = iter(()), None
+
+    def remaining(self) -> Iterator[Point]:
+        """The points left (consumes them)."""
+        while self:
+            yield self.popleft()
+
+
 def _pool_rows(problem: Problem, points: Sequence[Point], submit: Callable[[Point], cf.Future], relay,
                stop: threading.Event | None, slots: int, lost: tuple[type[BaseException], ...]) -> Iterator[dict]:
     """Rows of a concurrent.futures pool as they finish; points of a lost worker are queued again."""
-    queue = deque(points)
+    queue = PointQueue(points)
     attempts: dict[int, int] = {}
     pending: dict[cf.Future, Point] = {}
     stopped = False
@@ -195,7 +216,9 @@ def _pool_rows(problem: Problem, points: Sequence[Point], submit: Callable[[Poin
                 try:
                     row = future.result()
                 except lost:
-                    if attempts[point.index] < MAX_ATTEMPTS and not stopped:
+                    if stopped:  # stopped, and its best tree went with the worker: dropped like a point not run
+                        continue
+                    if attempts[point.index] < MAX_ATTEMPTS:
                         queue.appendleft(point)
                         continue
                     row = error_row(problem, point, LOST_POINT.format(n=attempts[point.index]))
@@ -222,81 +245,23 @@ def thread_rows(problem: Problem, points: Sequence[Point], stop, slots: int) -> 
         yield from _pool_rows(problem, points, lambda p: pool.submit(work, problem, p, relay), relay, stop, slots, ())
 
 
-def process_rows(problem: Problem, points: Sequence[Point], stop, slots: int) -> Iterator[dict]:
+def process_pool(slots: int):
+    """joblib's reusable loky pool of ``slots`` process workers that ignore Ctrl-C (a broken pool is replaced)."""
     from joblib.externals.loky import get_reusable_executor
+
+    with sigint_blocked():  # workers, and the thread that starts new ones, inherit the blocked mask
+        return get_reusable_executor(max_workers=slots, initializer=ignore_sigint)
+
+
+def process_rows(problem: Problem, points: Sequence[Point], stop, slots: int) -> Iterator[dict]:
     from joblib.externals.loky.process_executor import BrokenProcessPool
 
     with tempfile.TemporaryDirectory(prefix="strongtree-sweep-") as folder:
         relay = FileRelay(os.path.join(folder, "stop"))
 
         def submit(point: Point) -> cf.Future:  # a pool broken by a lost worker is replaced by a new one
-            return get_reusable_executor(max_workers=slots).submit(work, problem, point, relay)
+            pool = process_pool(slots)
+            with sigint_blocked():  # loky starts its workers on the first submit
+                return pool.submit(work, problem, point, relay)
 
         yield from _pool_rows(problem, points, submit, relay, stop, slots, (BrokenProcessPool,))
-
-
-@contextmanager
-def dask_client(scheduler, slots: int) -> Iterator[Any]:
-    """A Client: the one given, one connected to ``scheduler`` (or :data:`SCHEDULER_ENV`), else a local cluster."""
-    try:
-        from dask import distributed
-    except ImportError:
-        raise StrongTreeError(NO_DASK) from None
-    if isinstance(scheduler, distributed.Client):
-        yield scheduler
-        return
-    address = scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV) or None
-    if address is None:
-        with distributed.LocalCluster(n_workers=slots, threads_per_worker=1, processes=True,
-                                      dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
-            yield client
-        return
-    if not isinstance(address, str) or "://" not in address:
-        raise StrongTreeError(BAD_SCHEDULER.format(value=address))
-    try:
-        client = distributed.Client(address, timeout=CONNECT_TIMEOUT)
-    except (OSError, TimeoutError) as exc:
-        raise StrongTreeError(SCHEDULER_UNREACHABLE.format(address=address, reason=exc, env=SCHEDULER_ENV)) from None
-    with client:
-        yield client
-
-
-def dask_rows(problem: Problem, points: Sequence[Point], stop, client) -> Iterator[dict]:
-    import dask
-    from dask.distributed import KilledWorker, wait
-
-    token = uuid.uuid4().hex
-    relay = DaskRelay(f"strongtree-stop-{token}", client)
-    shared = client.scatter(problem, broadcast=True, hash=False)
-    pending = {
-        client.submit(work, shared, p, relay, key=f"strongtree-point-{token}-{p.index}", pure=False): p for p in points
-    }
-    stopped = False
-    try:
-        while pending:
-            if not stopped and stop is not None and stop.is_set():
-                stopped = True
-                relay.set()  # running points stop with their best tree, the others return nothing
-            try:
-                done, _ = wait(list(pending), timeout=POLL, return_when="FIRST_COMPLETED")
-            except TimeoutError:
-                continue
-            for future in done:
-                point = pending.pop(future)
-                if future.status == "error":
-                    exc = future.exception()
-                    runs = int(dask.config.get("distributed.scheduler.allowed-failures")) + 1
-                    message = (LOST_POINT.format(n=runs) if isinstance(exc, KilledWorker)
-                               else FAILED_POINT.format(kind=type(exc).__name__, detail=exc))
-                    yield error_row(problem, point, message)
-                    continue
-                if future.status == "cancelled":
-                    continue
-                row = future.result()
-                if row is not None:
-                    yield row
-    finally:
-        if pending:
-            relay.set()
-            client.cancel(list(pending))
-        client.cancel([shared])

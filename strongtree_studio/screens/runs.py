@@ -11,12 +11,21 @@ import streamlit as st
 from strongtree_studio.navigation import screen
 from strongtree_studio import runs
 from strongtree_studio.explain import FAIRNESS_NOTIONS, MSG_LEGACY_HISTORY, MSG_NO_RUNS, MSG_NOT_YOURS, OWNERSHIP_HELP
-from strongtree_studio.markup import md, md_table
+from strongtree_studio.markup import md, md_table, plain_text
 from strongtree_studio.runs import RunStoreError
 from strongtree_studio.services import run_store
 from strongtree_studio.shown import roles_from_config, tree_from_json
-from strongtree_studio.session import RUNS_NOTICE, SESSION_OWNER, VIEW_RUN, WORKSPACE, set_widget_value, widget_value
+from strongtree_studio.session import (
+    RUNS_NOTICE,
+    SESSION_OWNER,
+    SWEEP_SHOWN,
+    VIEW_RUN,
+    WORKSPACE,
+    set_widget_value,
+    widget_value,
+)
 from strongtree_studio.state import run_owner, run_viewer, workspace_name
+from strongtree_studio.sweep_store import sweeps_table
 from strongtree_studio.treeview import tree_panel, tree_svg
 from strongtree_studio.words import backend_words, fmt, status_word
 
@@ -57,6 +66,22 @@ if runs.LEGACY_DB.exists() and store.path.resolve() != runs.LEGACY_DB.resolve():
 notice = RUNS_NOTICE.pop()
 if notice:
     st.warning(md(notice), icon=":material/warning:")
+try:
+    sweeps = store.sweeps(viewer)
+except RunStoreError as err:
+    sweeps = None
+    st.warning(md(err), icon=":material/warning:")
+if sweeps is not None and len(sweeps):
+    st.markdown("##### Sweeps")
+    st.table(md_table(sweeps_table(sweeps)))
+    pick, open_col = st.columns([3, 1.4], vertical_alignment="bottom")
+    chosen_sweep = pick.selectbox("Sweep", list(sweeps["id"].astype(int)), key="runs.sweep",
+                                  format_func=lambda i: plain_text(f"Sweep {i}"))
+    if open_col.button("Open on Trade-offs", key="runs.open_sweep", icon=":material/show_chart:", width="stretch",
+                       help="Shows its frontier, its points and their trees on the Trade-offs page."):
+        SWEEP_SHOWN.set(int(chosen_sweep))
+        st.switch_page(screen("tradeoffs"))
+    st.markdown("##### Solves")
 if history.empty:
     st.info(MSG_NO_RUNS, icon=":material/info:")
     st.stop()
@@ -158,7 +183,8 @@ st.caption("Gap: the largest measured gap among the fairness notions the run con
            "The list below says when each run was solved and whose it is; compare two for every setting.")
 
 picked = [p for p in st.multiselect("Select one run to open, two to compare, or runs to share or delete",
-                                    list(labels), format_func=labels.get, key="runs.pick") if p in labels]
+                                    list(labels), format_func=lambda i: plain_text(labels[i]), key="runs.pick")
+          if p in labels]
 
 
 def open_run(run_id: int) -> None:
@@ -194,7 +220,8 @@ cols[2].button("Stop sharing" if share_action == "unshare" else "Share", key="ru
                help="A shared run can be opened by every session; only its own session or workspace can delete it.")
 cols[3].button("To workspace", key="runs.move", icon=":material/drive_file_move:",
                disabled=not own_pick or not workspace, on_click=change_runs, args=("move", list(picked)),
-               width="stretch", help="Keep the selected runs of this browser in the workspace, where other browsers can open them.")
+               width="stretch",
+               help="Keep the selected runs of this browser in the workspace, where other browsers can open them.")
 cols[4].button("Delete", key="runs.delete", icon=":material/delete:", disabled=not own_pick,
                on_click=change_runs, args=("delete", list(picked)), width="stretch")
 if picked and not own_pick:

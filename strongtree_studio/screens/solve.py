@@ -3,6 +3,7 @@ fall, read the solver's steps, stop it."""
 
 import streamlit as st
 
+from strongtree_studio import mio_live_panel
 from strongtree_studio.navigation import screen
 from strongtree_studio.actions import start_demo, start_solve
 from strongtree_studio.config import FORMULATIONS, OBJECTIVES, SOLVERS, ModelConfig, check_model, check_roles, split_table
@@ -43,6 +44,7 @@ if table is None:
     a.page_link(screen("data"), label="Go to Data", icon=":material/table_chart:")
     b.button("Live demo", key="solve.demo", on_click=start_demo, icon=":material/slideshow:", help=DEMO.summary)
     if snapshot is None:
+        mio_live_panel.section()
         st.stop()
 
 roles = ROLES.get()
@@ -61,6 +63,8 @@ if table is not None:
         rows = f" · {fmt(len(parts.train), 'int')} training rows · {fmt(len(parts.test), 'int')} test rows"
     fairness = ", ".join(FAIRNESS_NOTIONS[n].name for n in model.fairness)
     fair_words = f"{fairness} within {fmt(model.fairness_bound, 'points')}" if fairness else "no fairness constraint"
+    if fairness and model.fairness_confidence is not None:
+        fair_words += f" on new rows with {round(100 * model.fairness_confidence)} % confidence"
     positive = f" (positive class {md(roles.pos_label)})" if roles.pos_label is not None else ""
     st.markdown(
         f"**{md(table.name)}** · target {md(roles.target)}{positive}{rows}  \n"
@@ -90,6 +94,7 @@ buttons[2].button("Live demo", key="solve.demo", icon=":material/slideshow:", on
 
 if snapshot is None:
     st.caption("The solve runs in its own process: you can visit other pages meanwhile; it keeps going.")
+    mio_live_panel.section()
     st.stop()
 
 job_settings = JOB_SETTINGS.get()
@@ -136,13 +141,13 @@ def render_numbers() -> None:
     cols = st.columns(5)
     cols[0].metric("Elapsed", fmt(snap.elapsed, "seconds"))
     cols[1].metric("Best tree", fmt(latest["objective"] if latest else None),
-                   help="The objective of the best tree found so far: " + objective_words(model.objective,
-                                                                                         model.regularization) + ".")
+                   help=md("The objective of the best tree found so far: "
+                           + objective_words(model.objective, model.regularization) + "."))
     cols[2].metric("Bound", fmt(latest["bound"] if latest else None),
                    help="No tree of this depth can do better than this (proven).")
     cols[3].metric("Gap", fmt(latest["gap"] if latest else None, "percent"),
                    help="(bound − best tree) / best tree: 0 means proven optimal.")
-    cols[4].metric("Explored", fmt(latest["nodes"] if latest else None, "int"), help=explored_words().capitalize())
+    cols[4].metric("Explored", fmt(latest["nodes"] if latest else None, "int"), help=md(explored_words().capitalize()))
     shown_state = SIDEBAR_STATE.get()
     if (active and not snap.active) or (shown_state is not None and shown_state != job_state_key(snap)):
         st.rerun()  # the whole page: the sidebar, the buttons and the outcome follow the new state
@@ -236,3 +241,6 @@ with progress_tab:
     st.fragment(run_every=DRAWING_POLL if active else None)(render_progress)()
 with tree_tab:
     st.fragment(run_every=DRAWING_POLL if active else None)(render_tree)()
+
+# Last, so the solve above keeps the first screen: the paper's MIO alone on a small table of its own.
+mio_live_panel.section()

@@ -7,7 +7,8 @@ import streamlit as st
 from strongtree_studio.navigation import screen
 from strongtree_studio.config import ModelConfig
 from strongtree_studio.explain import FAIRNESS_NOTIONS
-from strongtree_studio.markup import md, md_table
+from strongtree_studio.fairview import PROMISE_LEVELS
+from strongtree_studio.markup import md, md_table, plain_text
 from strongtree_studio.runs import RunStoreError
 from strongtree_studio.services import job_registry, run_store
 from strongtree_studio.session import (
@@ -33,6 +34,7 @@ from strongtree_studio.sweep_points import (
     MSG_POINT_NEEDS_TABLE,
     MSG_POINT_NO_TREE,
     csv_bytes,
+    is_promise,
     picked_point,
     point_label,
     point_run,
@@ -53,6 +55,16 @@ MSG_NO_TABLE = "Choose a table with a protected attribute on the Data page first
 MSG_NO_SWEEP = ("No sweep yet. **Run sweep** solves one tree per notion, bound δ, depth and λ, one after another in "
                 "the background: the points appear here as they are solved, and you can visit other pages meanwhile.")
 MSG_NO_POINTS = "No point has finished yet: the first appears as soon as its tree is solved."
+PROMISE_NOTE = ("Stars promise their bound on new rows with the level in the table: their training bound is tightened "
+                "(\"trained at\"), so they sit left of and below the trees with δ on the training rows only; on the test "
+                "rows their gaps should stay within their δ. ")
+
+
+
+def promise_chip(level: float | None) -> str:
+    """A promise level as a short chip ("training rows only", "90 %"): two fit side by side at 1280 px."""
+    return "training rows only" if level is None else f"{round(100 * level)} %"
+
 
 if GOTO_TREE.pop():
     st.switch_page(screen("tree"))
@@ -80,7 +92,7 @@ else:
               help="Each notion is a frontier of its own. Conditional statistical parity needs a legitimate factor.")
         field(top[1].multiselect, "Depths", SWEEP, "depths", options=DEPTHS,
               help="Every depth is tried at every bound; the figure shows them all.")
-        low = st.columns([3, 1.2, 1.3], vertical_alignment="bottom")
+        low = st.columns([1.8, 0.9, 1.6, 2.7], vertical_alignment="bottom")
         field(low[0].text_input, "Bounds δ (percentage points)", SWEEP, "fairness_bounds",
               help="The largest gap each tree may have, in percentage points, separated by commas.")
         field(low[1].text_input, "λ values", SWEEP, "lambdas",
@@ -88,6 +100,12 @@ else:
         field(low[2].number_input, "Time limit per point (s)", SWEEP, "time_limit", 1.0, 3600.0, step=1.0,
               format="%.0f",
               help="Each tree stops at this limit; one not proven by then is marked as such.")
+        field(low[3].multiselect, "Promise on new rows", SWEEP, "confidences", options=PROMISE_LEVELS,
+              format_func=lambda level: plain_text(promise_chip(level)), placeholder="Choose one or more",
+              help="Each level is tried at every bound. 'Training rows only': δ holds on the training rows. A "
+                   "level such as 90 %: the gap on new rows from the same population stays within δ with that "
+                   "confidence; the training bound is tightened to keep it (about 13 fits per point within its "
+                   "time limit), or the tree is constant when nothing else can. Stars on the figure.")
     choice: SweepChoice = SWEEP.get()
     if roles is None:
         problems = [MSG_NO_PROTECTED]
@@ -99,7 +117,10 @@ else:
         st.caption(
             f"{count_of(grid.n_points, 'point')}: {count_of(len(grid.notions), 'notion')} × "
             f"{count_of(len(grid.fairness_bounds), 'bound')} × {count_of(len(grid.depths), 'depth')} × "
-            f"{count_of(len(grid.lambdas), 'λ value')}, at most {fmt(grid.n_points * choice.time_limit, 'seconds')} "
+            f"{count_of(len(grid.lambdas), 'λ value')}"
+            + (f" × {count_of(len(grid.confidences), 'promise level')}" if grid.promises else "")
+            + f", and {count_of(grid.n_references, 'tree')} without a "
+            f"fairness constraint for reference; at most {fmt(grid.n_total * choice.time_limit, 'seconds')} "
             "in all. Other settings as on the Model page; trees learn from the training rows.")
 
 
@@ -143,7 +164,8 @@ if kept is not None and len(kept):
         SWEEP_SHOWN.set(widget_value("tradeoffs.shown") or None)
 
     shown_id = SWEEP_SHOWN.get() if SWEEP_SHOWN.get() in labels else 0
-    buttons[2].selectbox("Sweep shown", list(labels), index=list(labels).index(shown_id), format_func=labels.get,
+    buttons[2].selectbox("Sweep shown", list(labels), index=list(labels).index(shown_id),
+                         format_func=lambda i: plain_text(labels[i]),
                          key="tradeoffs.shown", on_change=show_sweep, label_visibility="collapsed",
                          help="Sweeps are kept in the run history, with this browser or its workspace (Runs page).")
 else:
@@ -163,12 +185,16 @@ def sweep_on_screen() -> tuple[list[dict], dict | None, int | None]:
             st.error(md(err), icon=":material/error:")
             return [], None, None
         return entry.points, {"dataset": entry.dataset, "fingerprint": entry.fingerprint,
-                              "config": entry.config}, entry.id
+                              "config": entry.config, "sweep_id": entry.id}, entry.id
     snap = registry.snapshot(SWEEP_JOB.get())
     if snap is None:
         return [], None, None
     entry = snap.outcome.entry if snap.outcome is not None else None
-    return list(snap.main.rows), SWEEP_STARTED.get(), entry.id if entry is not None else None
+    stored = entry.id if entry is not None else None
+    started = SWEEP_STARTED.get()
+    if started is not None and entry is not None:  # the stored config holds the references measured at the end
+        started = {**started, "config": entry.config}
+    return list(snap.main.rows), (None if started is None else {**started, "sweep_id": stored}), stored
 
 
 def render_status() -> None:
@@ -184,7 +210,8 @@ def render_status() -> None:
     else:
         planned = total or (SWEEP_STARTED.get() or {}).get("config", {}).get("grid")
         if total is None and planned:
-            total = len(planned["notions"]) * len(planned["fairness_bounds"]) * len(planned["depths"]) * len(planned["lambdas"])
+            total = (len(planned["notions"]) * len(planned["fairness_bounds"])
+                     * len(planned.get("confidences") or [None]) + 1) * len(planned["depths"]) * len(planned["lambdas"])
         certified = sum(bool(r.get("certified")) for r in snap.main.rows)
         info.progress(done / total if total else 0.0,
                       text=f"{fmt(done, 'int')} of {count_of(total or 0, 'point')} solved · "
@@ -204,7 +231,8 @@ def open_point(meta: dict, row: dict) -> None:
         SWEEP_NOTICE.set(MSG_POINT_NEEDS_TABLE.format(dataset=meta["dataset"]))
         return
     try:
-        entry = point_run(meta["config"], meta["dataset"], meta["fingerprint"], row, loaded.frame, run_owner())
+        entry = point_run(meta["config"], meta["dataset"], meta["fingerprint"], row, loaded.frame, run_owner(),
+                          meta.get("sweep_id"))
         run_id = run_store().save(entry)
     except (RunStoreError, ValueError) as err:
         SWEEP_NOTICE.set(str(err))
@@ -221,7 +249,8 @@ def render_points() -> None:
         return
     points = points_table(rows)
     bounds = (meta or {}).get("config", {}).get("grid", {}).get("fairness_bounds", [])
-    clicked = st.plotly_chart(frontier_figure(points, [float(b) for b in bounds]), width="stretch",
+    references = (meta or {}).get("config", {}).get("references", [])
+    clicked = st.plotly_chart(frontier_figure(points, [float(b) for b in bounds], references), width="stretch",
                               config={"displayModeBar": False}, key=FRONTIER_KEY, on_select="rerun",
                               selection_mode="points")
     picked = picked_point(clicked)
@@ -238,7 +267,12 @@ def render_points() -> None:
     st.caption("Accuracy against the measured gap of each point's own notion: one colour per notion, the line "
                "joins the training frontier (no other point is both more accurate and fairer). Filled circles are "
                "proven optimal; open diamonds are the best trees found before the time limit or Stop. Dotted "
-               "lines mark the bounds δ. Click a point to open its tree. " + POINTS_NOTE)
+               "lines mark the bounds δ; the dashed line is the accuracy of predicting the majority class; crosses "
+               "are the trees without a fairness constraint and open squares CART of the same depth, placed at each "
+               "notion's gap. On the "
+               "test rows each point's bar is the 95 % interval of its gap. "
+               + (PROMISE_NOTE if "fairness_confidence" in points and points.apply(is_promise, axis=1).any() else "")
+               + "Click a point to open its tree. " + POINTS_NOTE)
     # A table that wraps its cells (a data grid would cut them at a projector's width).
     st.table(md_table(shown_table(points).set_index("point")), height=min(40 + 31 * len(points), 460))
 
@@ -264,11 +298,11 @@ if not (shown_id == 0 and active):
     if rows and meta is not None:
         points = points_table(rows)
         by_point = {int(r["point"]): r for r in points.to_dict("records")}
-        chosen = st.selectbox("Point", list(by_point), format_func=lambda p: point_label(by_point[p]),
+        chosen = st.selectbox("Point", list(by_point), format_func=lambda p: plain_text(point_label(by_point[p])),
                              key="tradeoffs.point", help="Its tree opens on the Tree page (and is kept as a run).")
         action, download, _ = st.columns([1, 1, 2])
         action.button("Open its tree", key="tradeoffs.open", icon=":material/account_tree:", width="stretch",
                       on_click=open_point, args=(meta, by_point.get(chosen, {})), disabled=chosen is None)
         name = f"sweep_{stored_id}.csv" if stored_id is not None else "sweep.csv"
-        download.download_button("Table (CSV)", csv_bytes(points), file_name=name, mime="text/csv",
+        download.download_button("Table (CSV)", csv_bytes(points, meta), file_name=name, mime="text/csv",
                                  key="tradeoffs.csv", icon=":material/download:", width="stretch")
