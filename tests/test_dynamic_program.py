@@ -240,16 +240,27 @@ def test_a_full_table_overwrites_entries_and_trees_are_still_read_back() -> None
     assert _value(X, s, count, tree, 0.0, 0)[0] == pytest.approx(value, abs=1e-9)
 
 
-def test_a_stop_reaches_the_compiled_search_within_its_watch_interval() -> None:
+def test_the_deadline_reaches_the_compiled_search_by_its_own_clock() -> None:
+    """The compiled search reads the monotonic clock itself: an ahead-of-time
+    module holds the interpreter's lock, so no other thread could set its flag."""
     rng = np.random.default_rng(2)
     X, s, count = _instance(rng, 3000, 60, 2, integer_gains=True)
-    stop = threading.Event()
-    threading.Timer(0.3, stop.set).start()
-    dp = GainDP(X, count, s, 0.0, 0, Deadline(stop=stop))
+    dp = GainDP(X, count, s, 0.0, 0, Deadline(time.perf_counter() + 0.3))
     t0 = time.perf_counter()
     with pytest.raises(SearchStopped):
         dp.exact(np.arange(3000), 6)
     assert time.perf_counter() - t0 < 0.3 + 0.5
+    assert dp._engine.E[8][0] == 1  # set by the compiled code or the watching thread
+
+
+def test_the_compiled_clock_is_the_clock_of_the_deadline() -> None:
+    """stats[5] holds the deadline on the clock the compiled code reads."""
+    rng = np.random.default_rng(3)
+    X, s, count = _instance(rng, 20, 4, 2, integer_gains=True)
+    dp = GainDP(X, count, s, 0.0, 0, Deadline(time.perf_counter() + 10.0))
+    left = (int(dp._engine.stats[5]) - treedp.monotonic_ns()) / 1e9
+    assert 9.0 < left <= 10.0
+    assert GainDP(X, count, s, 0.0, 0)._engine.stats[5] == 0  # no deadline
 
 
 def test_the_deadline_watch_ends_with_the_search() -> None:

@@ -173,7 +173,8 @@ class GainDP:
                 self._Xe = np.ascontiguousarray(X[:, keep])
                 ones = None
             self._engine = treedp.Engine(self._Xe, count, self.s, self.pen, self.min_leaf,
-                                         kernels.ones_of(self._Xe) if ones is None else ones, self.deadline.flag())
+                                         kernels.ones_of(self._Xe) if ones is None else ones, self.deadline.flag(),
+                                         at=self.deadline.at)
         else:
             self._numpy = NumpyGainDP(X, count, scores, penalty, min_leaf, deadline, ones, ordered)
 
@@ -338,7 +339,7 @@ class _Parallel:
         dp = self.dp
         base = dp._engine
         workers = [treedp.Engine(dp._Xe, dp.count, dp.s, dp.pen, dp.min_leaf, None, base.E[8], shared=self.shared,
-                                   base=base) for _ in range(dp.n_jobs)]
+                                   base=base, at=dp.deadline.at) for _ in range(dp.n_jobs)]
         threads = [threading.Thread(target=self.work, args=(w,), name=f"tree-search-{j}", daemon=True)
                    for j, w in enumerate(workers)]
         for t in threads:

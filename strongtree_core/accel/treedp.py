@@ -45,6 +45,8 @@ the deadline or on a stop request.  Trees are read back from the table by
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from strongtree_core.accel.compiled import KernelLibrary
@@ -73,7 +75,7 @@ MAX_LEVELS = 10
 #  7 prm     f8 (5,)       pen, min_leaf, need = max(1, min_leaf), similarity allowed (0/1), K
 #  8 stop    u1 (1,)       1: give up
 #  9 stats   i8 (6,)       depth >= 3 nodes solved, depth-2 problems counted, cache hits, table entries,
-#                          entries overwritten, unused
+#                          entries overwritten, the deadline (ns of the monotonic clock, 0: none)
 # 10 MC      f8 (2, F, F, slots)  pair sums: a depth-3 node's (0) and a child's (1)
 # 11 tk      u8 (C, 2)     table: keys of the sets
 # 12 tdb     i8 (C, 2)     table: depth (-1 empty) and budget
@@ -90,6 +92,57 @@ E_TYPE = ("Tuple((u1[:, ::1], i8[::1], i8[::1], f8[:, ::1], f8[::1], f8[::1], u8
           "i8[:, ::1], f8[:, ::1], u8[:, ::1], i8[:, ::1]))")
 
 
+class _MonotonicClock:
+    """``monotonic_ns()`` in compiled code: nanoseconds of the monotonic clock
+    (``clock_gettime``, the clock of :func:`time.perf_counter` on Linux); -1
+    where there is no such clock (Windows: the deadline is then only the flag
+    set by another thread).  A numba intrinsic, made only when the kernels are
+    compiled (:meth:`compiled_extension`), so that loading them imports no numba."""
+
+    _made = None
+
+    def compiled_extension(self):
+        if _MonotonicClock._made is None:
+            _MonotonicClock._made = _monotonic_intrinsic()
+        return _MonotonicClock._made
+
+    def __call__(self) -> int:  # the same in Python
+        clock = getattr(time, "CLOCK_MONOTONIC", None)
+        return -1 if clock is None else time.clock_gettime_ns(clock)
+
+
+def _monotonic_intrinsic():
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.core.extending import intrinsic
+
+    clock = getattr(time, "CLOCK_MONOTONIC", None)
+
+    @intrinsic
+    def monotonic_ns(typingctx):
+        def codegen(context, builder, signature, args):
+            i64 = ir.IntType(64)
+            if clock is None:
+                return ir.Constant(i64, -1)
+            spec = ir.LiteralStructType([i64, i64])  # struct timespec on 64-bit Linux and macOS
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), [
+                ir.IntType(32), spec.as_pointer()]), "clock_gettime")
+            ts = cgutils.alloca_once(builder, spec)
+            builder.call(fn, [ir.Constant(ir.IntType(32), int(clock)), ts])
+            zero = ir.Constant(ir.IntType(32), 0)
+            sec = builder.load(builder.gep(ts, [zero, zero]))
+            nsec = builder.load(builder.gep(ts, [zero, ir.Constant(ir.IntType(32), 1)]))
+            return builder.add(builder.mul(sec, ir.Constant(i64, 1_000_000_000)), nsec)
+
+        return types.int64(), codegen
+
+    return monotonic_ns
+
+
+#: The monotonic clock in nanoseconds, read by the compiled search.
+monotonic_ns = _MonotonicClock()
+
+
 def _sig(text: str) -> str:
     return text.replace("E", E_TYPE)
 
@@ -97,6 +150,21 @@ def _sig(text: str) -> str:
 def available() -> bool:
     """True when the compiled program can run now (never waits for a compiler)."""
     return library.ready()
+
+
+@library.kernel(_sig("b1(E)"))
+def _halted(E):  # pragma: no cover - compiled
+    """True once the stop flag is set, or (setting it) once the clock passes the
+    deadline in ``stats[5]``: the compiled search reads the clock itself, because an
+    ahead-of-time module holds the interpreter's lock and no other thread runs."""
+    stop = E[8]
+    if stop[0]:
+        return True
+    limit = E[9][5]
+    if limit > 0 and monotonic_ns() > limit:
+        stop[0] = 1
+        return True
+    return False
 
 
 # ------------------------------------------------------------------ sums over a set
@@ -670,7 +738,7 @@ def _solve3(E, S, ha, hb, b, floor):  # pragma: no cover - compiled
     lo = max(0, b - 4)
     hi = min(3, b - 1)
     for ii in range(n_order):
-        if stop[0]:
+        if _halted(E):
             break
         f = order[ii]
         t = max(best, floor)
@@ -893,7 +961,7 @@ def _deep(E, S_top, ha, hb, d, b, floor, order, lo, hi, st, top):  # pragma: no 
     hst[0, 0] = ha
     hst[0, 1] = hb
     L = 0
-    while not stop[0]:
+    while not _halted(E):
         dL = ist[L, 0]
         bL = ist[L, 1]
         off = ist[L, 8]
@@ -1118,10 +1186,11 @@ class Engine:
     stop : ndarray uint8 (1,), set to 1 to stop the search
     shared : ndarray float64 (1,), optional; the best value at the top, shared by workers
     base : Engine, optional; share its read-only arrays (a worker of a parallel search)
+    at : float, the deadline (:func:`time.perf_counter`), read by the compiled search itself
     """
 
     def __init__(self, X, count, scores, pen: float, min_leaf: int, ones, stop: np.ndarray,
-                 shared: np.ndarray | None = None, base: "Engine | None" = None) -> None:
+                 shared: np.ndarray | None = None, base: "Engine | None" = None, at: float = np.inf) -> None:
         P, F = X.shape
         K = scores.shape[1]
         if base is not None:
@@ -1147,6 +1216,9 @@ class Engine:
             fixed = (XT, indptr, indices, W, smax, smin, hk, prm)
         W = fixed[3]
         stats = np.zeros(6, dtype=np.int64)
+        now = monotonic_ns()
+        if np.isfinite(at) and now >= 0:
+            stats[5] = max(1, now + int(max(0.0, at - time.perf_counter()) * 1e9))
         MC = np.empty((2, F, F, W.shape[1]))
         shared = np.full(1, -np.inf) if shared is None else shared
         loc = np.full(F, -1, dtype=np.int64)
