@@ -193,7 +193,7 @@ def exact_solve(
 
 
 def _climb(data: PatternData, spec: TreeSpec, time_limit: float, stop, report: Report | None,
-           starts: tuple[TreeStructure, ...], t0: float) -> ExactResult:
+           starts: tuple[TreeStructure, ...], t0: float, n_jobs: int = 1) -> ExactResult:
     """The ladder of ``accel/ladder.py``: rungs solved by the exact search on merged patterns."""
     deadline = Deadline(t0 + float(time_limit), stop)
     explored = [0]
