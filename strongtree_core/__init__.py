@@ -6,11 +6,12 @@ patterns) -> ``formulation`` (FlowOCT / BendersOCT as arrays) -> ``solvers``
 ``metrics`` and exports.  :class:`StrongTreeClassifier` ties them together.
 """
 
-from strongtree_core.errors import StrongTreeError
+from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning
 
 __version__ = "0.2.0"
 
-__all__ = ["StrongTreeClassifier", "StrongTreeError", "FittedTree", "__version__"]
+__all__ = ["StrongTreeClassifier", "StrongTreeError", "FittedTree", "NotProvenWarning", "TrivialTreeWarning",
+           "__version__"]
 
 
 def __getattr__(name: str):

@@ -13,7 +13,7 @@ import numbers
 import threading
 import time
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from numbers import Integral, Real
 from typing import Any, Callable, Literal, Sequence
 
@@ -26,18 +26,22 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
 from strongtree_core import vocabulary
-from strongtree_core.encoding import TableEncoder
+from strongtree_core.encoding import EncodingPlan, TableEncoder
 from strongtree_core.encoding.errors import BUCKETS_AND_THRESHOLDS, ONEHOT_NEEDS_BUCKETS
 from strongtree_core.encoding.thresholds import DEFAULT_MAX_THRESHOLDS
 from strongtree_core.encoding.features import python_scalar
 from strongtree_core.encoding.groups import GroupCoding, encode_groups
-from strongtree_core.encoding.patterns import collapse_patterns
-from strongtree_core.engine import solve_tree
-from strongtree_core.errors import StrongTreeError
+from strongtree_core.encoding.patterns import PatternData, collapse_patterns
+from strongtree_core.changed_leaves import changed_leaves
+from strongtree_core.engine import Solved, solve_tree
+from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning, not_proven_message
 from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.progress import Progress
+from strongtree_core.structure import TreeStructure
 from strongtree_core.renames import RENAMED_PARAMETERS, refuse_renamed
 from strongtree_core.tree import FittedTree, SolveRecord
+from strongtree_core.tree.context import FitContext, json_value
+from strongtree_core.trivial import baseline_accuracy, trivial_reason
 
 FairnessNotion = Literal[
     "statistical_parity",
@@ -69,6 +73,10 @@ NO_COLUMNS = "X has 0 feature(s) (shape=({n}, 0)) while a minimum of 1 is requir
 N_FEATURES = (
     "X has {n} features, but StrongTreeClassifier is expecting {expected} features as input "
     "(it was fitted on an array; columns are matched by position)."
+)
+MISSING_COLUMNS = (
+    "X lacks {n} column(s) the tree was fitted on: {missing}. Columns are matched by name, in any order; "
+    "X has {got}. Give the columns their names at fit (or fit again on the new names)."
 )
 NO_FEATURE_NAMES = "X does not have valid feature names, but StrongTreeClassifier was fitted with feature names"
 CONTINUOUS_TARGET = (
@@ -121,6 +129,10 @@ NOTHING_TO_COMPARE = (
     "training data, so there is no gap to bound. Choose another notion, or fit without {notion}."
 )
 NO_ROWS = "X has no rows."
+CONFIDENCE_WITHOUT_FAIRNESS = (
+    "fairness_confidence promises a fairness bound on new rows, but no fairness notion was given: "
+    "pass fairness=<notion>, or leave fairness_confidence=None."
+)
 CONSTRAINT_BROKEN = (
     "The solver's tree breaks {name}: measured {measured:.4f} against the bound {bound:.4f} on the training rows. "
     "It is not shown as satisfying it. This is a numerical problem; try another solver."
@@ -129,8 +141,8 @@ CONSTRAINT_BROKEN = (
 #: Parameters that are numbers: scikit-learn's intervals take True / False as 1 / 0, so they are refused first.
 NUMBER_PARAMS = (
     "depth", "time_limit", "threads", "regularization", "max_branching", "max_features_used", "min_leaf",
-    "min_recall", "min_precision", "min_specificity", "fairness_bound", "n_buckets", "memory_limit",
-    "max_thresholds",
+    "min_recall", "min_precision", "min_specificity", "fairness_bound", "fairness_confidence", "n_buckets",
+    "memory_limit", "max_thresholds",
 )
 #: Deepest tree accepted (2^8 leaves).
 MAX_DEPTH = 8
@@ -159,6 +171,44 @@ MIN_SOLVE_SECONDS = 0.05
 #: Seconds per training row kept back from the solve for what follows it (re-scoring the
 #: tree, its per-node counts, the constraint checks): 0.8 s for a million rows, measured.
 FINISH_SECONDS_PER_ROW = 1e-6
+
+
+@dataclass(frozen=True)
+class _Training:
+    """The training data as ``fit`` reads it: checked, rows of weight 0 left out."""
+
+    X: pd.DataFrame
+    y_index: np.ndarray  # class index of every row
+    classes: np.ndarray
+    target: str
+    weights: np.ndarray | None
+    positive: int | None  # index of pos_label in classes
+    groups: GroupCoding | None
+    legit: GroupCoding | None
+    protected_in_x: tuple[str, ...]  # protected columns that are also columns of X
+    protected: tuple[str, ...]  # names of the protected columns (kept in the tree's context)
+    legitimate: tuple[str, ...]  # names of the legitimate factors
+    columns_in: tuple  # the columns of X as given
+    fitted_on_frame: bool
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    """The columns the tree may split on, as binary features."""
+
+    plan: EncodingPlan
+    X_binary: np.ndarray
+    feature_names: tuple[str, ...]
+    cart_tree: TreeStructure | None  # CART on the raw columns, a start for the search
+
+
+def _fitted_tree(structure: TreeStructure, record: SolveRecord, train: _Training, encoded: _Encoded) -> FittedTree:
+    """A solver's tree as a :class:`FittedTree` over the raw columns, with its training counts."""
+    return FittedTree.from_training(
+        structure=structure, encoding=encoded.plan, classes=tuple(train.classes.tolist()), target=train.target,
+        X_binary=encoded.X_binary, y_index=train.y_index, record=record, feature_names=encoded.feature_names,
+        sample_weight=train.weights,
+    )
 
 
 class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
@@ -202,6 +252,22 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         "predictive_equality", "equal_opportunity", "equalized_odds".
     fairness_bound : float in [0, 1], default=0.05
         The largest allowed pairwise gap (delta).
+    fairness_confidence : float in (0, 1) or None, default=None
+        None: ``fairness_bound`` holds on the training rows (the certificate's
+        promise).  A number c: the tree's gap on new rows from the same population
+        is at most ``fairness_bound`` with probability at least c over the draw of
+        the training rows, by tightening the training bound (and, when only a
+        constant tree can keep it, that tree, with a :class:`TrivialTreeWarning`).
+        ``record_.promise`` says how (docs/fairness-on-new-rows.md).
+    fairness_confidence_method : {"bootstrap", "margin", "holdout"}, default="bootstrap"
+        "bootstrap": a normal-approximation margin on the training rows after
+        subtracting a bootstrap estimate of the fit's optimism (10 refits;
+        asymptotic, coverage measured by simulation); "margin": the margin alone
+        (faster, but it ignores that the optimizer picks trees whose training gap
+        is small: measured, it broke the promise in up to 75 % of draws on COMPAS
+        at depth 3); "holdout": exact tests on a held-out 30 % of the training
+        rows (finite-sample guarantee, proved; at 2,000-3,600 rows it kept only
+        constant trees). See docs/fairness-on-new-rows.md.
     allow_protected_splits : bool, default=False
         Whether protected columns that are also in X may be split on.
     max_thresholds : int or None, default=None
@@ -239,11 +305,33 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
     encoding_ : EncodingPlan
     constraint_checks_ : list of dict
         Every constrained quantity re-measured on the training predictions.
+    baseline_accuracy_ : float
+        Training accuracy of predicting the majority class for every row (weighted
+        by ``sample_weight``): what any tree's accuracy should be read against.  A tree
+        within one point of it, or predicting one class for at least 95 % of the rows,
+        is fitted with a :class:`~strongtree_core.TrivialTreeWarning`.
+    fairness_promise_ : FairnessPromise
+        Only with ``fairness_confidence``: what was promised and what it cost
+        (also ``record_.promise``).
     n_features_in_ : int
         Number of columns of X at fit.
-    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+    feature_names_in_ : ndarray of str, shape (``n_features_in_``,)
         Column names of X at fit; only when X was a DataFrame whose column names
         are all strings.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> clf = StrongTreeClassifier(depth=2, fairness='statistical_parity', fairness_bound=0.5, pos_label='yes',
+    ...                            time_limit=10)
+    >>> clf = clf.fit(X, y, sensitive_features='group')
+    >>> clf.record_.certified, list(clf.predict(X))[:4]
+    (True, [np.str_('no'), np.str_('yes'), np.str_('no'), np.str_('yes')])
+    >>> [(c['constraint'], c['satisfied']) for c in clf.constraint_checks_]
+    [('statistical parity difference', True)]
     """
 
     _parameter_constraints: dict = {
@@ -263,6 +351,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         "min_specificity": [_fraction("both"), None],
         "fairness": [_options(FAIRNESS), list, tuple, None],  # each item of a list is checked in fit
         "fairness_bound": [_fraction("both")],
+        "fairness_confidence": [Interval(Real, 0, 1, closed="neither"), None],
+        "fairness_confidence_method": [_options(("margin", "bootstrap", "holdout"))],
         "allow_protected_splits": ["boolean"],
         "max_thresholds": [Interval(Integral, 1, None, closed="left"), None],
         "n_buckets": [Interval(Integral, 2, None, closed="left"), None],
@@ -291,6 +381,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         min_specificity: float | None = None,
         fairness: str | Sequence[str] | None = None,
         fairness_bound: float = 0.05,
+        fairness_confidence: float | None = None,
+        fairness_confidence_method: str = "bootstrap",
         allow_protected_splits: bool = False,
         max_thresholds: int | None = None,
         n_buckets: int | None = None,
@@ -318,6 +410,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         self.min_specificity = min_specificity
         self.fairness = fairness
         self.fairness_bound = fairness_bound
+        self.fairness_confidence = fairness_confidence
+        self.fairness_confidence_method = fairness_confidence_method
         self.allow_protected_splits = allow_protected_splits
         self.max_thresholds = max_thresholds
         self.n_buckets = n_buckets
@@ -379,7 +473,14 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         an array's columns by position (n_features_in_ of them)."""
         check_is_fitted(self, "tree_")
         if isinstance(X, pd.DataFrame) and self._fitted_on_frame:
+            # Matched by name: reordered columns predict the same, renamed ones are refused, never read by position.
             _refuse_complex_columns(X)
+            present = set(X.columns)
+            missing = [c.name for c in self.encoding_.columns if c.name not in present]
+            if missing:
+                raise StrongTreeError(MISSING_COLUMNS.format(
+                    n=len(missing), missing=", ".join(map(repr, missing[:10])),
+                    got=", ".join(map(repr, list(X.columns)[:10])) + (", ..." if X.shape[1] > 10 else "")))
             return X
         if isinstance(X, pd.DataFrame):  # fitted on an array: its columns are positions
             _refuse_complex_columns(X)
@@ -465,113 +566,185 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self
+
+        Warns
+        -----
+        NotProvenWarning
+            When the tree returned is not proven optimal (``record_.certified`` is
+            False): the time limit or a Stop ended the solve, or the route is a heuristic.
         """
         started = time.perf_counter()  # the time limit covers all of fit, encoding included
+        fairness = self._validate_parameters()
+        if self.fairness_confidence is not None:  # the refit loop that keeps the bound on new rows
+            return self._fit_with_promise(X, y, sample_weight, sensitive_features, legitimate_features, progress, stop)
+        train = self._read_training_data(X, y, sample_weight, sensitive_features, legitimate_features, fairness)
+        encoded = self._encode(train)
+        data = self._collapse_patterns(train, encoded)
+        spec = self._build_spec(train, fairness)
+        solved = self._solve(data, spec, train, encoded, started, progress, stop)
+        self._record(solved, spec, data, train, encoded)
+        self.constraint_checks_ = self._verify(spec.side_constraints, solved.structure, train, encoded)
+        self._judge_against_the_majority(solved, train, encoded)
+        self._warn_if_not_proven()
+        return self
+
+    # The steps of fit, in order.
+    def _validate_parameters(self) -> list[str]:
+        """Check every parameter; return the fairness notions asked for (a list, maybe empty)."""
         self._check_params()
         fairness = self._fairness_list()
+        if self.fairness_confidence is not None and not fairness:
+            raise StrongTreeError(CONFIDENCE_WITHOUT_FAIRNESS)
+        return fairness
+
+    def _fit_with_promise(self, X, y, sample_weight, sensitive_features, legitimate_features, progress,
+                          stop) -> "StrongTreeClassifier":
+        """With ``fairness_confidence``: refit until the bound holds on new rows (promise_fit)."""
+        from strongtree_core.promise_fit import fit_with_promise
+
+        return fit_with_promise(
+            self, X, y, sample_weight=sample_weight, sensitive_features=sensitive_features,
+            legitimate_features=legitimate_features, progress=progress, stop=stop,
+        )
+
+    def _read_training_data(self, X, y, sample_weight, sensitive_features, legitimate_features,
+                            fairness: list[str]) -> _Training:
+        """Read X, y, the weights and the groups, check them, and keep the rows of positive weight."""
         if y is None:
             raise StrongTreeError(Y_NONE)
         fitted_on_frame = isinstance(X, pd.DataFrame)
         X = self._training_table(X)
-        n_columns, columns_in = X.shape[1], tuple(X.columns.tolist())  # tolist: fast for Arrow-backed names
+        columns_in = tuple(X.columns.tolist())  # tolist: fast for Arrow-backed names
         n = len(X)
         if n == 0:
             raise StrongTreeError(NO_ROWS)
         classes, y_idx = _target_classes(y, n)
-        if sample_weight is not None:
-            sample_weight = _checked_weights(sample_weight, n)
+        weights = None if sample_weight is None else _checked_weights(sample_weight, n)
         if classes.size < 2:
             raise StrongTreeError(ONE_CLASS.format(label=python_scalar(classes[0])))
         self.classes_ = classes
+        positive = self._positive_index(classes, fairness)
+        sens_frame, sens_in_x = self._columns(X, sensitive_features, "sensitive_features", n)
+        legit_frame, _ = self._columns(X, legitimate_features, "legitimate_features", n)
+        if weights is not None and not weights.all():  # weight 0: as if the row were absent
+            X, y_idx, sens_frame, legit_frame, weights = _positive_weight_rows(weights, X, y_idx, sens_frame, legit_frame)
+        groups, legit = self._code_groups(fairness, sens_frame, legit_frame)
+        return _Training(
+            X=X, y_index=y_idx, classes=classes, target=_target_name(y), weights=weights, positive=positive,
+            groups=groups, legit=legit, protected_in_x=tuple(sens_in_x), columns_in=columns_in,
+            protected=() if sens_frame is None else tuple(map(str, sens_frame.columns)),
+            legitimate=() if legit_frame is None else tuple(map(str, legit_frame.columns)),
+            fitted_on_frame=fitted_on_frame,
+        )
 
+    def _positive_index(self, classes: np.ndarray, fairness: list[str]) -> int | None:
+        """Index in ``classes`` of ``pos_label`` (the second class of two when not given)."""
         needs_positive = bool(fairness) or self.objective == "sensitivity" or any(
             v is not None for v in (self.min_recall, self.min_precision, self.min_specificity)
         )
-        positive = None
         if needs_positive and classes.size != 2:
             raise StrongTreeError(NEEDS_BINARY.format(what="this objective or constraint", n=classes.size, classes=_shown(classes)))
         if self.pos_label is not None:
             hits = np.flatnonzero(classes == self.pos_label)
             if hits.size == 0:
                 raise StrongTreeError(BAD_POSITIVE.format(value=self.pos_label, classes=_shown(classes)))
-            positive = int(hits[0])
-        elif classes.size == 2:
-            positive = 1
+            return int(hits[0])
+        return 1 if classes.size == 2 else None
 
-        sens_frame, sens_in_x = self._columns(X, sensitive_features, "sensitive_features", n)
-        legit_frame, _ = self._columns(X, legitimate_features, "legitimate_features", n)
-        if sample_weight is not None and not sample_weight.all():  # weight 0: as if the row were absent
-            X, y_idx, sens_frame, legit_frame, sample_weight = _positive_weight_rows(
-                sample_weight, X, y_idx, sens_frame, legit_frame
-            )
+    def _code_groups(self, fairness: list[str], sens_frame, legit_frame) -> tuple[GroupCoding | None, GroupCoding | None]:
+        """The protected groups and legitimate levels the constraints compare (every distinct value is one)."""
         if fairness and sens_frame is None:
             raise StrongTreeError(NEEDS_SENSITIVE.format(fairness=self.fairness))
-        if "conditional_statistical_parity" in fairness and legit_frame is None:
+        conditional = "conditional_statistical_parity" in fairness
+        if conditional and legit_frame is None:
             raise StrongTreeError(NEEDS_LEGITIMATE)
-        # Groups are coded only for the constraints that compare them: every distinct value is a group.
-        groups: GroupCoding | None = encode_groups(sens_frame, role="protected") if fairness else None
-        legit: GroupCoding | None = None
-        if "conditional_statistical_parity" in fairness:
-            legit = encode_groups(legit_frame, role="legitimate")
+        groups = encode_groups(sens_frame, role="protected") if fairness else None
+        legit = encode_groups(legit_frame, role="legitimate") if conditional else None
+        return groups, legit
 
-        features = X if self.allow_protected_splits else X.drop(columns=sens_in_x)
-        # CART on the raw columns gives cuts to the plan and its tree to the search as a start.
+    def _encode(self, train: _Training) -> _Encoded:
+        """Binary features of the columns the tree may split on (CART on the raw columns gives cuts and a start)."""
+        features = train.X if self.allow_protected_splits else train.X.drop(columns=list(train.protected_in_x))
         plan, cart_tree = self._encoder().fit_with_reference(
-            features, sample_weight=sample_weight, target=y_idx, reference_depth=int(self.depth))
-        Xb = plan.transform(features)
-        data = collapse_patterns(
-            Xb, y_idx, classes.size, sample_weight=sample_weight,
-            group=None if groups is None else groups.codes, legit=None if legit is None else legit.codes,
+            features, sample_weight=train.weights, target=train.y_index, reference_depth=int(self.depth))
+        return _Encoded(plan=plan, X_binary=plan.transform(features),
+                        feature_names=tuple(map(str, features.columns.tolist())), cart_tree=cart_tree)
+
+    @staticmethod
+    def _collapse_patterns(train: _Training, encoded: _Encoded) -> PatternData:
+        """Identical rows (features, class, group, level) as one weighted pattern."""
+        return collapse_patterns(
+            encoded.X_binary, train.y_index, train.classes.size, sample_weight=train.weights,
+            group=None if train.groups is None else train.groups.codes,
+            legit=None if train.legit is None else train.legit.codes,
+            chains=encoded.plan.chains,
         )
-        constraints = self._side_constraints(fairness, positive, groups, legit)
-        _check_comparable(constraints, y_idx, groups, legit, positive)
-        spec = TreeSpec(
+
+    def _build_spec(self, train: _Training, fairness: list[str]) -> TreeSpec:
+        """The problem in the formulations' terms: depth, objective, limits and side constraints."""
+        constraints = self._side_constraints(fairness, train.positive, train.groups, train.legit)
+        _check_comparable(constraints, train.y_index, train.groups, train.legit, train.positive)
+        return TreeSpec(
             depth=int(self.depth), lambda_=float(self.regularization), max_branching=self.max_branching,
             max_features_used=self.max_features_used, min_leaf=int(self.min_leaf), objective=self.objective,
-            pos_label=positive, side_constraints=tuple(constraints),
+            pos_label=train.positive, side_constraints=tuple(constraints),
         )
 
-        feature_names = tuple(map(str, features.columns.tolist()))
-
-        def make_tree(structure, record) -> FittedTree:
-            return FittedTree.from_training(
-                structure=structure, encoding=plan, classes=tuple(classes.tolist()), target=_target_name(y),
-                X_binary=Xb, y_index=y_idx, record=record, feature_names=feature_names,
-                sample_weight=sample_weight,
-            )
+    def _solve(self, data: PatternData, spec: TreeSpec, train: _Training, encoded: _Encoded, started: float,
+               progress: Callable[[Progress], None] | None, stop: threading.Event | None) -> Solved:
+        """Hand the problem to the engine with what is left of the time limit; incumbents reach
+        ``progress`` as fitted trees."""
 
         def relay(ev: Progress) -> None:
             if ev.tree is not None:
-                ev = replace(ev, tree=make_tree(ev.tree, SolveRecord.in_progress(ev.elapsed, ev.objective, ev.bound, ev.gap)))
+                record = SolveRecord.in_progress(ev.elapsed, ev.objective, ev.bound, ev.gap)
+                ev = replace(ev, tree=_fitted_tree(ev.tree, record, train, encoded))
             progress(ev)
 
-        remaining = float(self.time_limit) - (time.perf_counter() - started) - FINISH_SECONDS_PER_ROW * n
-        solved = solve_tree(
+        remaining = float(self.time_limit) - (time.perf_counter() - started) - FINISH_SECONDS_PER_ROW * len(train.X)
+        cart = encoded.cart_tree
+        return solve_tree(
             data, spec, formulation=self.formulation, solver=self.solver, time_limit=max(MIN_SOLVE_SECONDS, remaining),
             threads=int(self.threads), exact_search=self.exact_search, heuristic_start=self.heuristic_start,
-            memory_limit=self.memory_limit, starts=() if cart_tree is None else (("CART on the raw columns", cart_tree),),
+            memory_limit=self.memory_limit, starts=() if cart is None else (("CART on the raw columns", cart),),
             stated_limit=float(self.time_limit),
             progress=relay if progress is not None else None, stop=stop,
         )
+
+    def _record(self, solved: Solved, spec: TreeSpec, data: PatternData, train: _Training, encoded: _Encoded) -> None:
+        """Set the fitted attributes: the tree, its record (with every note), the columns seen."""
         notes = [solved.record.message] if solved.record.message else []
-        if sens_in_x and self.allow_protected_splits:
-            notes.append(f"The tree may split on the protected attribute(s) {', '.join(sens_in_x)} (allowed).")
-        for c in constraints:
-            notes += [f"{c.name}: skipped {reason}" for reason in c.skipped_reasons(data, positive)]
+        if train.protected_in_x and self.allow_protected_splits:
+            notes.append(f"The tree may split on the protected attribute(s) {', '.join(train.protected_in_x)} (allowed).")
+        for c in spec.side_constraints:
+            notes += [f"{c.name}: skipped {reason}" for reason in c.skipped_reasons(data, train.positive)]
         record = replace(solved.record, message=" ".join(notes))
-        self.encoding_ = plan
-        self.tree_ = make_tree(solved.structure, record)
+        self.encoding_ = encoded.plan
+        tree = _fitted_tree(solved.structure, record, train, encoded)
+        leaf_weights = tree.node_counts if tree.node_weights is None else tree.node_weights
+        context = FitContext(protected=train.protected, legitimate=train.legitimate,
+                             pos_label=None if train.positive is None else python_scalar(train.classes[train.positive]),
+                             settings=json_value(self.get_params()))
+        self.tree_ = replace(tree, context=context,
+                             changed_leaves=changed_leaves(solved.structure, data, spec, train.classes, leaf_weights,
+                                                           record.status))
         self.record_ = record
         self.status_ = record.status
-        self.n_features_in_ = n_columns
-        self._columns_in = columns_in
-        self._fitted_on_frame = fitted_on_frame
-        if fitted_on_frame and all(isinstance(c, str) for c in columns_in):
-            self.feature_names_in_ = np.asarray(columns_in, dtype=object)
+        self.n_features_in_ = len(train.columns_in)
+        self._columns_in = train.columns_in
+        self._fitted_on_frame = train.fitted_on_frame
+        if train.fitted_on_frame and all(isinstance(c, str) for c in train.columns_in):
+            self.feature_names_in_ = np.asarray(train.columns_in, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        self.constraint_checks_ = self._verify(constraints, data, solved.structure, y_idx, Xb, groups, legit, positive)
-        return self
+
+    def _judge_against_the_majority(self, solved: Solved, train: _Training, encoded: _Encoded) -> None:
+        """``baseline_accuracy_``, and a TrivialTreeWarning when the tree does no better than one class."""
+        self.baseline_accuracy_ = baseline_accuracy(train.y_index, train.classes.size, train.weights)[0]
+        reason = trivial_reason(train.y_index, solved.structure.predict(encoded.X_binary), train.classes,
+                                train.weights, self.objective)
+        if reason is not None:
+            warnings.warn(reason, TrivialTreeWarning, stacklevel=3)
 
     def _side_constraints(self, fairness: list[str], positive: int | None, groups, legit) -> list:
         from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS
@@ -591,18 +764,24 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
                 out.append(cls(float(value), positive))
         return out
 
-    def _verify(self, constraints, data, structure, y_idx, Xb, groups, legit, positive) -> list[dict]:
-        """Re-measure every constrained quantity from the training predictions."""
+    def _warn_if_not_proven(self) -> None:
+        """A :class:`~strongtree_core.errors.NotProvenWarning` when the tree carries no proof of optimality."""
+        if not self.record_.certified:
+            warnings.warn(not_proven_message(self.record_.status), NotProvenWarning, stacklevel=3)
+
+    @staticmethod
+    def _verify(constraints, structure, train: _Training, encoded: _Encoded) -> list[dict]:
+        """Re-measure every constrained quantity from the training predictions; a broken one is refused."""
         if not constraints:
             return []
         from strongtree_core.metrics import check_constraints
 
-        pred = structure.predict(Xb)
+        pred = structure.predict(encoded.X_binary)
         checks = check_constraints(
-            constraints, y_idx, pred,
-            group=None if groups is None else groups.codes,
-            legit=None if legit is None else legit.codes,
-            positive=positive,
+            constraints, train.y_index, pred,
+            group=None if train.groups is None else train.groups.codes,
+            legit=None if train.legit is None else train.legit.codes,
+            positive=train.positive,
         )
         out = []
         for check in checks:
@@ -612,6 +791,59 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             if not ok:
                 raise StrongTreeError(CONSTRAINT_BROKEN.format(name=name, measured=measured, bound=bound))
         return out
+
+    # -------------------------------------------------------- fairness report
+    def fairness_report(
+        self,
+        X,
+        y,
+        *,
+        sensitive_features,
+        legitimate_features=None,
+        notions=None,
+        confidence: float = 0.95,
+        method: str = "wilson",
+    ) -> pd.DataFrame:
+        """Every notion's gap on the rows (X, y) with a simultaneous interval, and every compared
+        rate with its own interval and denominator.
+
+        Parameters
+        ----------
+        X : DataFrame or 2-D array
+            Any rows (training rows, test rows, new rows).
+        y : array-like, shape (n_rows,)
+            Their true labels.
+        sensitive_features : column name(s) of X, or values, n rows
+        legitimate_features : column name(s) of X, or values, optional
+        notions : str or list of str, optional
+            Default: the notions the tree was fitted with, else every notion that applies.
+        confidence : float in (0, 1), default 0.95
+        method : {"wilson", "exact"}, default "wilson"
+
+        Returns
+        -------
+        DataFrame
+            Columns ``notion, gap, gap_low, gap_high, ratio, n_differences, confidence, method,
+            cohort, rate, group, value, low, high, positives, denominator, small``: see
+            :func:`strongtree_core.metrics.fairness_intervals`, which computes it from
+            ``self.predict(X)``.  The positive label is the one the tree was fitted with.
+        """
+        from strongtree_core.metrics.gap_intervals import fairness_intervals
+
+        pred = self.predict(X)
+        table = self._training_table(X) if not isinstance(X, pd.DataFrame) else X.reset_index(drop=True)
+        n = len(table)
+        sens, _ = self._columns(table, sensitive_features, "sensitive_features", n)
+        legit, _ = self._columns(table, legitimate_features, "legitimate_features", n)
+        if notions is None and self.fairness is not None:
+            notions = self._fairness_list()
+        positive = 1 if self.pos_label is None else int(np.flatnonzero(self.classes_ == self.pos_label)[0])
+        y_arr = y.to_numpy() if isinstance(y, pd.Series) else np.asarray(y).reshape(-1)
+        return fairness_intervals(
+            y_arr, pred, sensitive_features=sens, legitimate_features=legit,
+            pos_label=python_scalar(self.classes_[positive]), notions=notions, confidence=confidence,
+            method=method,
+        )
 
     # ----------------------------------------------------------------- predict
     def predict(self, X) -> np.ndarray:

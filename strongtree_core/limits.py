@@ -11,12 +11,14 @@ so its estimate is dominated by the table itself.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from strongtree_core.encoding.patterns import PatternData
+from strongtree_core.errors import StrongTreeError
 
 #: Share of the available memory used when memory_limit is not given.
 DEFAULT_SHARE = 0.5
@@ -36,12 +38,92 @@ MIO_WHAT = "{formulation} for {patterns:,} distinct rows at depth {depth} has ab
 MIO_FIX = ("Use formulation='auto' (the exact search needs far less), a smaller depth, fewer rows, "
            "or raise memory_limit.")
 EXACT_WHAT = "The exact search keeps {patterns:,} distinct rows x {features:,} binary features in memory."
+NO_MEMORY_FIGURE = (
+    "The memory of this machine could not be read (psutil, os.sysconf, /proc/meminfo and Windows' "
+    "GlobalMemoryStatusEx all failed): pass memory_limit=<bytes> to fit."
+)
 EXACT_FIX = "Use fewer rows or columns (fewer buckets with n_buckets=), or raise memory_limit."
 
 
+def physical_memory() -> int:
+    """Bytes of physical memory of this machine, on Linux, macOS and Windows alike.
+
+    Asked of psutil (BSD-3-Clause, a default dependency with wheels for all three); where
+    it cannot answer, of ``os.sysconf`` (POSIX), ``/proc/meminfo`` (Linux) or Windows'
+    ``GlobalMemoryStatusEx``.  Windows has no ``os.sysconf``: calling it there raised
+    ``AttributeError`` in every default ``fit``.
+
+    Examples
+    --------
+    >>> physical_memory() > 0
+    True
+    """
+    for source in (_psutil_total, _sysconf_total, _meminfo_total, _windows_total):
+        total = source()
+        if total:
+            return total
+    raise StrongTreeError(NO_MEMORY_FIGURE)
+
+
+def _psutil_total() -> int | None:
+    try:
+        import psutil
+    except ImportError:
+        return None
+    try:
+        return int(psutil.virtual_memory().total)
+    except (OSError, RuntimeError, AttributeError):
+        return None
+
+
+def _sysconf_total() -> int | None:
+    sysconf = getattr(os, "sysconf", None)
+    if sysconf is None:  # Windows
+        return None
+    try:
+        return int(sysconf("SC_PAGE_SIZE")) * int(sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError):
+        return None
+
+
+def _meminfo_total() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024  # kB
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _windows_total() -> int | None:
+    if sys.platform != "win32":
+        return None
+    import ctypes
+
+    class MemoryStatusEx(ctypes.Structure):
+        _fields_ = [("dwLength", ctypes.c_ulong), ("dwMemoryLoad", ctypes.c_ulong),
+                    ("ullTotalPhys", ctypes.c_ulonglong), ("ullAvailPhys", ctypes.c_ulonglong),
+                    ("ullTotalPageFile", ctypes.c_ulonglong), ("ullAvailPageFile", ctypes.c_ulonglong),
+                    ("ullTotalVirtual", ctypes.c_ulonglong), ("ullAvailVirtual", ctypes.c_ulonglong),
+                    ("ullAvailExtendedVirtual", ctypes.c_ulonglong)]
+
+    status = MemoryStatusEx()
+    status.dwLength = ctypes.sizeof(MemoryStatusEx)
+    if not ctypes.windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(status)):  # type: ignore[attr-defined]
+        return None
+    return int(status.ullTotalPhys)
+
+
 def available_memory() -> int:
-    """Bytes this process may use: physical memory, or a smaller cgroup limit."""
-    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    """Bytes this process may use: physical memory, or a smaller cgroup limit.
+
+    Examples
+    --------
+    >>> available_memory() <= physical_memory()
+    True
+    """
+    total = physical_memory()
     for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
         try:
             text = Path(path).read_text().strip()

@@ -18,7 +18,15 @@ import numpy as np
 
 @dataclass(frozen=True)
 class TreeGraph:
-    """Index arithmetic of the flow graph of a tree of maximum depth ``depth``."""
+    """Index arithmetic of the flow graph of a tree of maximum depth ``depth``.
+
+    Examples
+    --------
+    >>> from strongtree_core.formulation import TreeGraph
+    >>> graph = TreeGraph(2)
+    >>> graph.branching_nodes.tolist(), graph.terminal_nodes.tolist()
+    ([1, 2, 3], [4, 5, 6, 7])
+    """
 
     depth: int
 
@@ -84,6 +92,14 @@ class TreeStructure:
     ``x_f = 1`` goes right, ``x_f = 0`` left), ``LEAF`` where a prediction is made
     and ``PRUNED`` below a leaf; ``prediction[n-1]`` is the class index predicted
     at leaf ``n`` (-1 elsewhere).  Arrays have length ``2^{depth+1} - 1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from strongtree_core.formulation import TreeStructure
+    >>> stump = TreeStructure(1, np.array([0, -1, -1]), np.array([-1, 0, 1]))
+    >>> stump.predict(np.array([[0], [1]])).tolist()
+    [0, 1]
     """
 
     depth: int

@@ -14,4 +14,6 @@ Two layers, guarded by ``tests/test_architecture.py``:
 """
 
 #: Modules of this package that import Streamlit; all others must not.
-STREAMLIT_BOUND = frozenset({"actions", "app", "services", "session", "shown", "sidebar", "state", "style", "views"})
+STREAMLIT_BOUND = frozenset(
+    {"actions", "app", "restore", "services", "session", "shown", "sidebar", "state", "style", "views"}
+)

@@ -50,7 +50,8 @@ def start_solve() -> None:
     table, roles = TABLE.get(), ROLES.get()
     split, model = SPLIT.get(), MODEL.get()
     tables = split_table(table.frame, roles, split)
-    context = SolveContext(table.name, table.fingerprint, roles, split, model, tables, owner=run_owner())
+    codes = {column: {"kind": edit.kind, "labels": edit.label_map} for column, edit in EDITS.get().items()}
+    context = SolveContext(table.name, table.fingerprint, roles, split, model, tables, owner=run_owner(), codes=codes)
     JOB_ID.set(job_registry().submit(solve_spec(context), context))
     JOB_SETTINGS.set(current_settings())
     VIEW_RUN.set(None)

@@ -23,13 +23,14 @@ def main() -> None:
     from strongtree_studio.navigation import screen
     from strongtree_studio.session import GOTO_SOLVE
     from strongtree_studio.sidebar import render_sidebar
-    from strongtree_studio.state import init_state
+    from strongtree_studio.restore import init_state, keep_token, save_state
     from strongtree_studio.style import apply_style
 
     # A file, not a Material icon: Streamlit fetches those from an internet font host (fails offline).
     st.set_page_config(page_title="StrongTree Studio", page_icon=str(ICON), layout="wide")
     apply_style()
-    init_state()
+    init_state()  # the browser's work back after a reload (strongtree_studio.restore)
+    keep_token()
     page = st.navigation(
         [
             st.Page(screen("data"), title="Data", icon=":material/table_chart:", default=True),
@@ -46,8 +47,11 @@ def main() -> None:
     # reach the durable state in widget callbacks, which run before the script.
     if GOTO_SOLVE.pop() and page.url_path != "solve":  # the live demo was started
         st.switch_page(screen("solve"))
-    render_sidebar(live=page.url_path != "solve")  # the Solve page polls the solve itself
-    page.run()
+    try:
+        render_sidebar(live=page.url_path != "solve")  # the Solve page polls the solve itself
+        page.run()
+    finally:  # also after st.stop(), st.rerun() and a page switch
+        save_state()
 
 
 if __name__ == "__main__":

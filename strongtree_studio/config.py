@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 import pandas as pd
-from sklearn.model_selection import train_test_split
+
+from strongtree_core.report.rows import split_rows
 
 #: Most classes a target may have.
 MAX_CLASSES = 20
@@ -121,23 +122,16 @@ class SplitTables:
 
 
 def split_table(frame: pd.DataFrame, roles: Roles, split: SplitConfig) -> SplitTables:
-    """Drop ignored columns and rows without a target, then split (stratified when possible)."""
-    notes = []
+    """Drop ignored columns and rows without a target, then split (stratified when possible), by the rule of
+    :func:`strongtree_core.report.rows.split_rows` (which a report re-makes from the tree file)."""
     kept = frame.drop(columns=[c for c in roles.ignored if c in frame.columns])
-    missing = int(kept[roles.target].isna().sum())
-    if missing:
-        notes.append(NOTE_MISSING_TARGET.format(n=f"{missing:,}", target=roles.target))
-        kept = kept[kept[roles.target].notna()]
-    stratify = None
-    if split.stratify:
-        if kept[roles.target].value_counts().min() >= 2:
-            stratify = kept[roles.target]
-        else:
-            notes.append(NOTE_NO_STRATIFY)
-    if split.test_size <= 0:
-        return SplitTables(kept.reset_index(drop=True), kept.iloc[:0].reset_index(drop=True), tuple(notes))
-    train, test = train_test_split(kept, test_size=split.test_size, random_state=split.seed, stratify=stratify)
-    return SplitTables(train.reset_index(drop=True), test.reset_index(drop=True), tuple(notes))
+    rows = split_rows(kept, roles.target, split.test_size, split.seed, split.stratify)
+    notes = []
+    if rows.missing_target:
+        notes.append(NOTE_MISSING_TARGET.format(n=f"{rows.missing_target:,}", target=roles.target))
+    if split.stratify and split.test_size > 0 and not rows.stratified:
+        notes.append(NOTE_NO_STRATIFY)
+    return SplitTables(rows.train, rows.test, tuple(notes))
 
 
 FORMULATIONS = {"auto": "Automatic", "flow": "FlowOCT", "benders": "BendersOCT"}
@@ -172,6 +166,7 @@ class ModelConfig:
     min_specificity: float | None = None
     fairness: tuple[str, ...] = ()
     fairness_bound: float = 0.05
+    fairness_confidence: float | None = None
     allow_protected_splits: bool = False
     n_buckets: int = 5
     encoding: str = "thermometer"
@@ -185,7 +180,7 @@ class ModelConfig:
         return params
 
     def without_fairness(self) -> "ModelConfig":
-        return replace(self, fairness=())
+        return replace(self, fairness=(), fairness_confidence=None)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> "ModelConfig":

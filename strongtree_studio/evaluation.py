@@ -20,6 +20,7 @@ from strongtree_core.metrics import (
     balanced_accuracy,
     classification_quality,
     fairness_gap,
+    fairness_intervals,
     group_confusion_matrices,
     group_metrics,
     worst_case_accuracy,
@@ -29,6 +30,8 @@ from strongtree_core.report.references import CART_NAME, references
 from strongtree_core.tree import FittedTree
 from strongtree_studio.config import ModelConfig, Roles, SplitTables
 
+#: Confidence of the intervals the Fairness page draws.
+INTERVAL_CONFIDENCE = 0.95
 
 
 def _clean(value: Any) -> Any:
@@ -79,9 +82,38 @@ def gaps(frame: pd.DataFrame, y_pred: np.ndarray, roles: Roles, notions: list[st
     return out
 
 
-def _split_metrics(frame: pd.DataFrame, y_pred: np.ndarray, roles: Roles, notions: list[str]) -> dict[str, Any]:
+def intervals(frame: pd.DataFrame, y_pred: np.ndarray, roles: Roles, notions: list[str]) -> dict[str, dict]:
+    """Per notion: the gap's simultaneous interval and every compared rate's interval (95 %)."""
+    if not notions:
+        return {}
+    table = fairness_intervals(
+        frame[roles.target].to_numpy(), y_pred, sensitive_features=frame[list(roles.protected)],
+        legitimate_features=frame[list(roles.legitimate)] if roles.legitimate else None,
+        pos_label=roles.pos_label, notions=notions, confidence=INTERVAL_CONFIDENCE,
+    )
+    out = {}
+    for notion, part in table.groupby("notion", sort=False):
+        first = part.iloc[0]
+        out[notion] = {
+            "gap": first["gap"], "low": first["gap_low"], "high": first["gap_high"], "ratio": first["ratio"],
+            "n_differences": int(first["n_differences"]), "confidence": INTERVAL_CONFIDENCE,
+            "rates": [{"cohort": r.cohort, "rate": r.rate, "group": str(r.group), "value": r.value, "low": r.low,
+                       "high": r.high, "rows": r.denominator, "small": bool(r.small)} for r in part.itertuples()],
+        }
+    return out
+
+
+def majority_baseline(train_y: np.ndarray, y_true: np.ndarray) -> float:
+    """Accuracy on ``y_true`` of predicting the training rows' majority class for every row."""
+    labels, counts = np.unique(train_y, return_counts=True)
+    return float(np.mean(y_true == labels[int(np.argmax(counts))])) if len(y_true) else float("nan")
+
+
+def _split_metrics(frame: pd.DataFrame, y_pred: np.ndarray, roles: Roles, notions: list[str],
+                   train_y: np.ndarray | None = None) -> dict[str, Any]:
     y_true = frame[roles.target].to_numpy()
     out: dict[str, Any] = {"n": len(frame), "quality": quality(y_true, y_pred, roles.pos_label)}
+    out["baseline_accuracy"] = majority_baseline(y_true if train_y is None else train_y, y_true)
     if roles.protected and roles.pos_label is not None:
         sensitive = frame[list(roles.protected)]
         table = group_metrics(y_true, y_pred, sensitive_features=sensitive, pos_label=roles.pos_label)
@@ -93,6 +125,7 @@ def _split_metrics(frame: pd.DataFrame, y_pred: np.ndarray, roles: Roles, notion
                                      legitimate_features=frame[list(roles.legitimate)], pos_label=roles.pos_label)
             out["groups_by_level"] = by_level.to_dict(orient="records")
         out["gaps"] = gaps(frame, y_pred, roles, notions)
+        out["intervals"] = intervals(frame, y_pred, roles, notions)
         matrices = group_confusion_matrices(y_true, y_pred, sensitive_features=sensitive)
         out["confusion"] = {
             str(g): {"index": list(m.index), "columns": list(m.columns), "data": m.to_numpy().tolist()}
@@ -135,16 +168,21 @@ def evaluate(
     -------
     dict
         ``notions`` (constrained), ``measured`` (every notion measured),
-        ``fairness_bound``, ``splits`` (per split: ``n``, ``quality``, and with a
-        protected attribute ``groups``, ``gaps``, ``confusion``) and
-        ``comparison`` (one row per tree: accuracy and gaps per split).
+        ``fairness_bound``, ``splits`` (per split: ``n``, ``quality``, ``baseline_accuracy``, and with a
+        protected attribute ``groups``, ``gaps``, ``intervals`` (95 %), ``confusion``),
+        ``comparison`` (one row per tree: accuracy and gaps per split), ``baseline_accuracy``
+        per split (predicting the training majority class), ``promise`` (the record's
+        fairness promise, or None), ``constant`` (one class everywhere) and ``trivial``
+        (the trivial-tree warning's text, or None).
     """
     parts = {"train": tables.train}
     if len(tables.test):
         parts["test"] = tables.test
     notions = applicable_notions(roles)
     predictions = {split: tree.predict(frame) for split, frame in parts.items()}
-    splits = {split: _split_metrics(frame, predictions[split], roles, notions) for split, frame in parts.items()}
+    train_y = tables.train[roles.target].to_numpy()
+    splits = {split: _split_metrics(frame, predictions[split], roles, notions, train_y)
+              for split, frame in parts.items()}
 
     compared = [n for n in model.fairness if n in notions] or notions[:1]
     n_leaves = len(tree.structure.leaves)
@@ -166,8 +204,26 @@ def evaluate(
             "pos_label": roles.pos_label,
             "splits": splits,
             "comparison": comparison,
+            "baseline_accuracy": {split: m["baseline_accuracy"] for split, m in splits.items()},
+            "promise": tree.record.promise,
+            "constant": bool(np.unique(tree.structure.prediction[tree.structure.leaves - 1]).size == 1),
+            "trivial": trivial_words(tree, tables.train, roles, model.objective),
         }
     )
+
+
+def trivial_words(tree: FittedTree, train: pd.DataFrame, roles: Roles, objective: str = "accuracy") -> str | None:
+    """The trivial-tree warning's text for this tree on its training rows, or None."""
+    from strongtree_core.trivial import trivial_reason
+
+    classes = list(tree.classes)
+    y = train[roles.target].to_numpy()
+    index = {c: i for i, c in enumerate(classes)}
+    if any(v not in index for v in pd.unique(y)):
+        return None
+    y_idx = np.array([index[v] for v in y])
+    pred_idx = np.array([index[v] for v in tree.predict(train)])
+    return trivial_reason(y_idx, pred_idx, classes, objective=objective)
 
 
 def headline(evaluation: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:

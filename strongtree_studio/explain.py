@@ -115,17 +115,17 @@ MSG_SOLVE_NO_TABLE = (
 )
 
 OWNERSHIP_HELP = (
-    "Runs are private to the browser session that solved them: another tab, another person, or this page "
-    "after a reload cannot see them. To keep runs across reloads or to work on them together, type a "
-    "workspace name: new runs go into it, and anyone who types the same name sees them, so pick one others "
-    "will not guess. **Share** lets every session open a run; only its own session or workspace can delete "
-    "it or stop sharing it."
+    "Runs are private to the browser that solved them: a reload or another tab of it shows them again, another "
+    "browser or person cannot see them. To work on runs together, or from another browser, type a workspace "
+    "name: new runs go into it, and anyone who types the same name sees them, so pick one others will not "
+    "guess. **Share** lets every browser open a run; only its own browser or workspace can delete it or stop "
+    "sharing it."
 )
 MSG_LEGACY_HISTORY = (
     "Runs of earlier versions are in {path}; set STRONGTREE_RUNS_DB to that file to see them here."
 )
-MSG_NO_RUNS = "No runs yet: each finished solve of this session or workspace is stored here."
-MSG_NOT_YOURS = "Only runs of this session or workspace can be shared, moved or deleted; the selection has others."
+MSG_NO_RUNS = "No runs yet: each finished solve of this browser or workspace is stored here."
+MSG_NOT_YOURS = "Only runs of this browser or workspace can be shared, moved or deleted; the selection has others."
 
 #: Shown when a solve ended without a result but its last reported tree was kept.
 MSG_LAST_TREE_KEPT = (

@@ -8,10 +8,16 @@ it.  Rates are percentages, gaps percentage points (see :mod:`strongtree_studio.
 A fairness constraint bounds every pair of groups: the largest rate minus the
 smallest is at most δ.  On a chart that is a band δ wide centred between the
 lowest and the highest group: every bar ends inside it exactly when every pair
-is within δ, so a group whose bar ends outside the band is one that breaks
-the bound (drawn red); inside, it passes (green).  Without a constraint the
-same band (δ of the settings, marked "not enforced") shows how far the tree is
-from one.
+is within δ.  Each bar carries its 95 % interval (Wilson), and each group is in
+one of three states: *within δ* (its whole interval inside the band, green),
+*beyond δ* (its whole interval outside, red) or *undecided* (the interval
+straddles an edge of the band, orange); stored runs without intervals are
+judged on the point estimate.  Without a constraint the same band (δ of the
+settings, marked "not enforced") shows how far the tree is from one.
+
+A green check never stands alone beside a tree that does no better than the
+majority class, nor beside a four-fifths ratio below 0.8: the badge then says why
+it is not a pass.
 """
 
 from __future__ import annotations
@@ -59,33 +65,87 @@ class Verdict:
     colour: str
 
 
-def verdict(gap: float | None, fairness_bound: float | None, constrained: bool, split: str) -> Verdict | None:
-    """The badge under a gap card: within / above δ (constrained), or a warning for a large unconstrained gap."""
+def interval_state(low: float | None, high: float | None, fairness_bound: float) -> str | None:
+    """Where a gap's interval lies against δ: "within δ", "beyond δ" or "undecided" (None without one)."""
+    if low is None or high is None:
+        return None
+    if high <= fairness_bound + 1e-9:
+        return "within δ"
+    if low > fairness_bound + 1e-9:
+        return "beyond δ"
+    return "undecided"
+
+
+def verdict(gap: float | None, fairness_bound: float | None, constrained: bool, split: str, *,
+            interval: tuple[float | None, float | None] | None = None, ratio: float | None = None,
+            trivial: bool = False) -> Verdict | None:
+    """The badge under a gap card.
+
+    Training rows, constrained: the certificate's "within δ" (exact on these rows).  Other
+    rows: the 95 % interval of the gap against δ (within, beyond, undecided), or the point
+    estimate when there is no interval.  A pass becomes a warning when the tree is trivial
+    or the ratio is below the four-fifths rule's 0.8.
+    """
     if gap is None:
         return None
+    low, high = interval if interval is not None else (None, None)
     if constrained and fairness_bound is not None:
-        if gap <= fairness_bound + 1e-9:
-            return Verdict(f"within δ = {fmt(fairness_bound, 'points')}", ":material/check:", "green")
+        bound = fmt(fairness_bound, "points")
         if split == "train":
-            return Verdict(f"above δ = {fmt(fairness_bound, 'points')}", ":material/close:", "red")
-        return Verdict(f"above δ = {fmt(fairness_bound, 'points')} on new rows", ":material/warning:", "orange")
-    if gap > LARGE_GAP:
-        return Verdict(f"large gap (over {fmt(LARGE_GAP, 'points')}), not constrained", ":material/warning:", "orange")
-    return Verdict("not constrained", ":material/remove:", "gray")
+            found = (Verdict(f"within δ = {bound} on these rows", ":material/check:", "green") if gap <= fairness_bound + 1e-9
+                     else Verdict(f"above δ = {bound}", ":material/close:", "red"))
+        else:
+            state = interval_state(low, high, fairness_bound)
+            if state is None:
+                state = "within δ" if gap <= fairness_bound + 1e-9 else "beyond δ"
+            found = {  # the interval itself is written above the badge
+                "within δ": Verdict(f"within δ = {bound}", ":material/check:", "green"),
+                "beyond δ": Verdict(f"beyond δ = {bound}", ":material/close:", "red"),
+                "undecided": Verdict(f"undecided against δ = {bound}", ":material/help:", "orange"),
+            }[state]
+    elif gap > LARGE_GAP:
+        found = Verdict(f"large gap (over {fmt(LARGE_GAP, 'points')}), not constrained", ":material/warning:",
+                        "orange")
+    else:
+        return Verdict("not constrained", ":material/remove:", "gray")
+    if found.colour == "green" and (trivial or (ratio is not None and ratio < FOUR_FIFTHS)):
+        why = "the tree does no better than the majority class" if trivial else (
+            f"ratio {fmt(ratio, 'ratio')} is below {fmt(FOUR_FIFTHS, 'ratio')}")
+        return Verdict(f"{found.text}, but {why}", ":material/warning:", "orange")
+    return found
+
+
+#: Cohort of each rate in the interval table.
+RATE_COHORTS = {"selection_rate": "all rows", "tpr": "rows of the positive class",
+                "fpr": "rows outside the positive class"}
+
+
+def rate_intervals(intervals: dict[str, Any] | None, rate: str) -> dict[str, tuple[float, float]]:
+    """Group -> (low, high) of ``rate`` from a split's stored intervals (empty for older runs)."""
+    out: dict[str, tuple[float, float]] = {}
+    for part in (intervals or {}).values():
+        for r in part.get("rates", []):
+            if r.get("cohort") == RATE_COHORTS.get(rate) and r.get("low") is not None:
+                out[str(r["group"])] = (float(r["low"]), float(r["high"]))
+    return out
 
 
 def group_label(row: dict[str, Any]) -> str:
     return str(row["group"])
 
 
-def rate_rows(groups: Sequence[dict[str, Any]], rate: str) -> list[dict[str, Any]]:
-    """One row per group with the rate defined: group, rate, rows."""
+def rate_rows(groups: Sequence[dict[str, Any]], rate: str,
+              intervals: dict[str, tuple[float, float]] | None = None) -> list[dict[str, Any]]:
+    """One row per group with the rate defined: group, rate, rows (and low, high when intervals are given)."""
     out = []
     for row in groups:
         value = row.get(rate)
         if value is None or value != value:
             continue
-        out.append({"group": group_label(row), "rate": float(value), "rows": int(row.get("count", 0))})
+        item = {"group": group_label(row), "rate": float(value), "rows": int(row.get("count", 0))}
+        if intervals and item["group"] in intervals:
+            item["low"], item["high"] = intervals[item["group"]]
+        out.append(item)
     return out
 
 
@@ -99,20 +159,28 @@ def band(rows: Sequence[dict[str, Any]], fairness_bound: float) -> tuple[float, 
 
 
 def judged(rows: Sequence[dict[str, Any]], fairness_bound: float, constrained: bool) -> list[dict[str, Any]]:
-    """Rows with ``status`` (pass / fail / large, or n/a) and the texts a chart and a table show."""
+    """Rows with ``status`` (within δ / beyond δ / undecided, or n/a) and the texts a chart and a table show.
+
+    With an interval (``low``, ``high``) a group is within δ when its whole interval lies in
+    the band, beyond δ when it lies wholly outside, undecided otherwise; without one, the
+    point estimate decides.
+    """
     edges = band(rows, fairness_bound)
     top = max((r["rate"] for r in rows), default=0.0)
     out = []
     for r in rows:
-        inside = edges is not None and edges[0] - 1e-9 <= r["rate"] <= edges[1] + 1e-9
+        low, high = r.get("low", r["rate"]), r.get("high", r["rate"])
         if edges is None:
             status = "n/a"
-        elif constrained:
-            status = "within δ" if inside else "outside δ"
         else:
-            status = "within δ" if inside else "outside δ (not enforced)"
+            inside = edges[0] - 1e-9 <= low and high <= edges[1] + 1e-9
+            outside = high < edges[0] - 1e-9 or low > edges[1] + 1e-9
+            status = "within δ" if inside else "beyond δ" if outside else "undecided"
+            if not constrained and status != "within δ":
+                status += " (not enforced)"
         ratio = r["rate"] / top if top > 0 else None
-        out.append({**r, "status": status, "label": f"{fmt(r['rate'], 'percent')} · {count_of(r['rows'], 'row')}",
+        span = f" ({fmt(low, 'percent')}-{fmt(high, 'percent')})" if "low" in r else ""
+        out.append({**r, "status": status, "label": f"{fmt(r['rate'], 'percent')}{span} · {count_of(r['rows'], 'row')}",
                     "difference": top - r["rate"], "ratio": ratio})
     return out
 
@@ -123,9 +191,10 @@ def rate_chart(rows: Sequence[dict[str, Any]], rate: str, fairness_bound: float,
     data = judged(rows, fairness_bound, constrained)
     if not data:
         return None
+    data = [{**d, "label_at": max(d["rate"], d.get("high", d["rate"]))} for d in data]
     edges = band(rows, fairness_bound)
-    domain = ["within δ", "outside δ", "outside δ (not enforced)", "n/a"]
-    colours = [PASS, FAIL, WARN, NEUTRAL]
+    domain = ["within δ", "beyond δ", "undecided", "beyond δ (not enforced)", "undecided (not enforced)", "n/a"]
+    colours = [PASS, FAIL, WARN, WARN, NEUTRAL, NEUTRAL]
     layers: list[dict[str, Any]] = []
     if edges is not None:
         name = f"δ band ({fmt(fairness_bound, 'points')}" + (")" if constrained else ", not enforced)")
@@ -148,16 +217,27 @@ def rate_chart(rows: Sequence[dict[str, Any]], rate: str, fairness_bound: float,
                         {"field": "rows"}, {"field": "status"}],
         },
     })
+    if any("low" in d for d in data):
+        layers.append({
+            "mark": {"type": "rule", "color": "#1b2631", "strokeWidth": 2},
+            "encoding": {"y": y, "x": {"field": "low", "type": "quantitative"}, "x2": {"field": "high"},
+                         "tooltip": [{"field": "group", "title": group_title},
+                                     {"field": "low", "format": ".1%", "title": "95 % interval from"},
+                                     {"field": "high", "format": ".1%", "title": "to"}]},
+        })
+        for end in ("low", "high"):
+            layers.append({"mark": {"type": "tick", "color": "#1b2631", "thickness": 2, "size": 14},
+                           "encoding": {"y": y, "x": {"field": end, "type": "quantitative"}}})
     layers.append({
-        "mark": {"type": "text", "align": "left", "dx": 5, "fontSize": 13, "color": "#1b2631"},
-        "encoding": {"y": y, "text": {"field": "label"}},
+        "mark": {"type": "text", "align": "left", "dx": 5, "fontSize": 12, "color": "#1b2631"},
+        "encoding": {"y": y, "x": {"field": "label_at", "type": "quantitative"}, "text": {"field": "label"}},
     })
     return {
         "data": {"values": data},
         "height": {"step": 40},
         "encoding": {
             "x": {"field": "rate", "type": "quantitative", "title": RATE_NAMES.get(rate, rate),
-                  "scale": {"domain": [0, 1.3]}, "axis": {"format": ".0%", "values": [0, 0.25, 0.5, 0.75, 1.0],
+                  "scale": {"domain": [0, 1.45]}, "axis": {"format": ".0%", "values": [0, 0.25, 0.5, 0.75, 1.0],
                                                           "labelFontSize": 12, "titleFontSize": 13}},
         },
         "layer": layers,
@@ -225,3 +305,32 @@ def cost_chart(comparison: Sequence[dict[str, Any]], notion: str, fairness_bound
                                                                       "color": PASS},
                        "encoding": {"x": {"field": "fairness_bound", "type": "quantitative"}}})
     return {"data": {"values": data}, "layer": layers}
+
+
+def new_rows_words(test: dict[str, Any], notions: Sequence[str], fairness_bound: float | None, names: dict) -> str:
+    """The measured gaps on the test rows with their 95 % intervals, in one sentence per notion."""
+    parts = []
+    for notion in notions:
+        gap = test.get("gaps", {}).get(notion, {}).get("difference")
+        span = test.get("intervals", {}).get(notion, {})
+        name = names[notion].name if notion in names else notion
+        if gap is None:
+            continue
+        text = f"{name} on the test rows: {fmt(gap, 'points')}"
+        if span.get("low") is not None:
+            text += f", 95 % interval {fmt(span['low'], 'points')} to {fmt(span['high'], 'points')}"
+            if fairness_bound is not None:
+                state = interval_state(span["low"], span["high"], fairness_bound)
+                text += {"within δ": ", within δ", "beyond δ": ", beyond δ",
+                         "undecided": f", undecided against δ = {fmt(fairness_bound, 'points')}"}[state]
+        parts.append(text + ".")
+    words = " ".join(parts)
+    return ("The bound is enforced on the training rows. " + words) if words else "The bound is enforced on the training rows."
+
+
+#: Choices of the Model page's "Promise on new rows" (None: the training rows only).
+PROMISE_LEVELS = (None, 0.8, 0.9, 0.95)
+
+
+def promise_words(level: float | None) -> str:
+    return "training rows only" if level is None else f"{round(100 * level)} % confidence on new rows"

@@ -23,6 +23,16 @@ LABEL_CERTIFIED = "proven optimal"
 LABEL_UNCERTIFIED = "not proven (time limit or Stop)"
 LABEL_DELTA = "bound δ of the points"
 LABEL_FRONTIER = "frontier"
+LABEL_BASELINE = "majority class"
+BASELINE_COLOUR = "#7f8c8d"
+
+
+def _baseline(points: pd.DataFrame, part: str) -> float | None:
+    """The majority-class accuracy of a part (the mean over the sweep's folds), or None (older sweeps)."""
+    column = f"{part}_baseline_accuracy"
+    if column not in points or points[column].isna().all():
+        return None
+    return float(points[column].mean())
 
 
 def plotted(table: pd.DataFrame, part: str) -> pd.DataFrame:
@@ -37,7 +47,8 @@ def frontier_figure(table: pd.DataFrame, fairness_bounds: Sequence[float]):
     """Accuracy against the measured gap of each point's own notion, on the training rows and
     (when there are test rows) the test rows side by side: one colour per notion, the training
     frontier drawn as a line, proven optima as filled circles and other trees as open diamonds,
-    and a dotted vertical line at each bound δ."""
+    a dotted vertical line at each bound δ, a dashed horizontal line at the majority class's
+    accuracy, and on the test rows each gap's 95 % interval as a horizontal error bar."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
@@ -46,7 +57,10 @@ def frontier_figure(table: pd.DataFrame, fairness_bounds: Sequence[float]):
     fig = make_subplots(rows=1, cols=len(parts), shared_yaxes=True, horizontal_spacing=0.06)
     shown = [plotted(table, p) for p in parts]
     accuracies = [v for s, p in zip(shown, parts) for v in s[f"{p}_accuracy"]]
+    accuracies += [b for p, s in zip(parts, shown) if (b := _baseline(s, p)) is not None]
     gaps = [v for s, p in zip(shown, parts) for v in s[f"{p}_gap"]] + list(fairness_bounds)
+    gaps += [v for s, p in zip(shown, parts) if p != "train" and f"{p}_gap_high" in s
+             for v in s[f"{p}_gap_high"].dropna()]
     y_low, y_high = (min(accuracies), max(accuracies)) if accuracies else (0.5, 1.0)
     pad = max((y_high - y_low) * 0.08, 0.01)
     y_low, y_high = max(0.0, y_low - pad), min(1.0, y_high + pad)
@@ -68,7 +82,13 @@ def frontier_figure(table: pd.DataFrame, fairness_bounds: Sequence[float]):
                     continue
                 hover = [f"{point_label(r)}<br>{titles[part].lower()}: accuracy {fmt(r[f'{part}_accuracy'], 'percent')}"
                          f", gap {fmt(r[f'{part}_gap'], 'points')}" for _, r in subset.iterrows()]
+                error_x = None
+                if part != "train" and f"{part}_gap_low" in subset and subset[f"{part}_gap_high"].notna().any():
+                    error_x = {"type": "data", "symmetric": False, "color": colour, "thickness": 1.2, "width": 3,
+                               "array": 100 * (subset[f"{part}_gap_high"] - subset[f"{part}_gap"]).fillna(0),
+                               "arrayminus": 100 * (subset[f"{part}_gap"] - subset[f"{part}_gap_low"]).fillna(0)}
                 fig.add_trace(go.Scatter(
+                    error_x=error_x,
                     x=100 * subset[f"{part}_gap"], y=100 * subset[f"{part}_accuracy"], mode="markers",
                     marker={"color": colour, "size": 10 if certified else 11,
                             "symbol": CERTIFIED_SYMBOL if certified else UNCERTIFIED_SYMBOL,
@@ -76,6 +96,13 @@ def frontier_figure(table: pd.DataFrame, fairness_bounds: Sequence[float]):
                     name=FAIRNESS_NOTIONS[notion].name, legendgroup=notion, showlegend=False,
                     customdata=np.array([[h, int(p)] for h, p in zip(hover, subset["point"])], dtype=object),
                     hovertemplate="%{customdata[0]}<extra></extra>"), row=1, col=col)
+        baseline = _baseline(points, part)
+        if baseline is not None:
+            fig.add_trace(go.Scatter(x=[0, 100 * x_high], y=[100 * baseline] * 2, mode="lines",
+                                     line={"color": BASELINE_COLOUR, "width": 1.5, "dash": "dash"},
+                                     name=LABEL_BASELINE, legendgroup="baseline", showlegend=col == 1,
+                                     hovertemplate=f"majority class: {fmt(baseline, 'percent')}<extra></extra>"),
+                          row=1, col=col)
         xs, ys = [], []
         for b in fairness_bounds:
             xs += [100 * b, 100 * b, None]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable
 
-from strongtree_core.tree import FittedTree
+from strongtree_core.tree import FitContext, FittedTree
 from strongtree_studio.config import ModelConfig, Roles, SplitConfig, SplitTables
 from strongtree_studio.evaluation import evaluate, headline
 from strongtree_studio.explain import FAIRNESS_NOTIONS
@@ -33,6 +33,14 @@ class SolveContext:
     model: ModelConfig
     tables: SplitTables
     owner: str = ""  # the session or workspace the run belongs to (see strongtree_studio.runs)
+    codes: dict = field(default_factory=dict)  # column -> {"kind", "labels"}: how coded columns were read
+
+    def with_context(self, tree: FittedTree) -> FittedTree:
+        """``tree`` with the run's table name, split and column readings added to its fit context, so that its
+        file alone lets ``strongtree report`` re-make the same rows (see :mod:`strongtree_core.tree.context`)."""
+        context = tree.context or FitContext(self.roles.protected, self.roles.legitimate, self.roles.pos_label)
+        return replace(tree, context=replace(context, split=asdict(self.split), dataset=self.dataset,
+                                             codes=dict(self.codes)))
 
     def config(self) -> dict[str, Any]:
         """The choices as JSON-ready data (stored with the run)."""
@@ -79,7 +87,8 @@ def last_reported(tree_json: str, reason: str, stopped: bool) -> str:
 
 def build_entry(context: SolveContext, tree_json: str, baseline_json: str | None) -> RunEntry:
     """Measure the trees on the job's rows and package them as a run."""
-    tree = FittedTree.from_json(tree_json)
+    tree = context.with_context(FittedTree.from_json(tree_json))
+    tree_json = tree.to_json()
     baseline = FittedTree.from_json(baseline_json) if baseline_json else None
     evaluation = evaluate(tree, context.tables, context.roles, context.model, baseline)
     record = tree.record.to_dict()

@@ -1,4 +1,4 @@
-"""Process-wide resources of the app: secrets, the run store and the job registry."""
+"""Process-wide resources of the app: secrets, the run store, the browser store and the job registry."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Any
 
 import streamlit as st
 
+from strongtree_studio.browser_store import BrowserStore, browsers_db_path
 from strongtree_studio.jobs import JobRegistry
 from strongtree_studio.licence import install_wls_licence
 from strongtree_studio.outcome import finish_job
@@ -47,3 +48,9 @@ def job_registry() -> JobRegistry:
         finish(job, lambda: RunStore(path))
 
     return JobRegistry(on_finished=finished)
+
+
+@st.cache_resource(show_spinner=False)
+def browser_store() -> BrowserStore:
+    """Each browser's work, kept for a reload (see :mod:`strongtree_studio.restore`)."""
+    return BrowserStore(browsers_db_path(secrets()))

@@ -10,6 +10,10 @@ for a run or two.  Pages and helpers read and write entries only through
 (whose key is made at run time, e.g. ``data.label.<column>.<i>``) only through
 :func:`widget_value` and :func:`set_widget_value`.  ``tests/test_session_keys.py``
 refuses ``st.session_state`` anywhere else.
+
+Values are replaced, never changed in place (``KEY.set(new)``, not
+``KEY.get()[k] = v``): a durable entry is stored for a reload when its value is a
+new object.  The same test refuses the in-place forms it can see.
 """
 
 from __future__ import annotations
@@ -125,9 +129,10 @@ LEARN_STARTED: Key[dict | None] = Key("learn_job_choice", (dict, NoneType), _non
 
 SESSION_OWNER: Key[str] = Key("session_owner", (str,), _empty, False,
                               "owner of the runs this browser solves (strongtree_studio.restore.owner_of)")
-BROWSER: Key[str] = Key("_browser_hash", (str,), _empty, False, "hash of this browser's token ('' when it has none)")
+TOKEN: Key[str] = Key("_browser_token", (str,), _empty, False, "this browser's token (strongtree_studio.restore)")
+BROWSER: Key[str] = Key("_browser_key", (str,), _empty, False, "what the browser store knows this browser by")
 READY: Key[bool] = Key("_studio_ready", (bool,), _false, False, "the durable entries are set up")
-SAVED: Key[str] = Key("_saved_digest", (str,), _empty, False, "digest of the durable entries last stored")
+SAVED: Key[dict] = Key("_saved_entries", (dict,), dict, False, "the durable values last stored, by name")
 STORE_NOTICE: Key[str] = Key("_store_notice", (str,), _empty, False, "why this session's work is not kept")
 GENERATIONS: Key[dict] = Key("_widget_generations", (dict,), dict, False, "section -> generation of its widgets")
 UPLOAD_SEEN: Key[str | None] = Key("upload_seen", (str, NoneType), _none, False, "the upload already read")

@@ -8,7 +8,7 @@ from strongtree_studio.navigation import screen
 from strongtree_studio.jobs import JobSnapshot
 from strongtree_studio.markup import md
 from strongtree_studio.services import job_registry
-from strongtree_studio.session import JOB_ID, ROLES, SIDEBAR_ACTIVE, SIDEBAR_STATE, TABLE
+from strongtree_studio.session import JOB_ID, ROLES, SIDEBAR_ACTIVE, SIDEBAR_STATE, STORE_NOTICE, TABLE
 from strongtree_studio.views import job_state_badge, job_state_key
 from strongtree_studio.words import count_of, fmt
 
@@ -29,6 +29,8 @@ def render_sidebar(live: bool = True) -> None:
             if roles is not None:
                 protected = ", ".join(md(c) for c in roles.protected) or "none"
                 st.markdown(f"Target {md(roles.target)} · protected: {protected}")
+        if STORE_NOTICE.get():
+            st.caption(md(STORE_NOTICE.get()))
         snapshot = job_registry().snapshot(JOB_ID.get())
         if snapshot is not None:
             st.caption("SOLVE")

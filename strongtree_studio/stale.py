@@ -29,7 +29,7 @@ _MODEL_NAMES = {
     "regularization": "λ", "max_branching": "max. splits", "max_features_used": "max. features",
     "min_leaf": "min. leaf rows", "objective": "objective", "min_recall": "min. recall",
     "min_precision": "min. precision", "min_specificity": "min. specificity", "fairness": "fairness notions",
-    "fairness_bound": "δ", "allow_protected_splits": "splits on the protected attribute",
+    "fairness_bound": "δ", "fairness_confidence": "promise on new rows", "allow_protected_splits": "splits on the protected attribute",
     "n_buckets": "buckets per numeric column", "encoding": "numeric coding",
 }
 _ROLE_NAMES = {"target": "target", "pos_label": "positive class", "protected": "protected attribute",

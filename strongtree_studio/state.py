@@ -7,7 +7,6 @@ widget starts from a durable value and writes back to it (see :func:`field`).
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
@@ -15,20 +14,18 @@ from strongtree_studio.config import Roles
 from strongtree_studio.session import (
     GENERATIONS,
     MODEL,
-    READY,
     ROLES,
     SESSION_OWNER,
     SPLIT,
     TABLE,
     WORKSPACE,
     Key,
-    init_entries,
     widget_value,
 )
 from strongtree_studio.stale import settings
 from strongtree_studio.table import LoadedTable
 
-__all__ = ["GENERATIONS", "LoadedTable", "bound", "current_settings", "field", "init_state", "keep", "renew_widgets", "run_owner",
+__all__ = ["GENERATIONS", "LoadedTable", "bound", "current_settings", "field", "keep", "renew_widgets", "run_owner",
            "run_viewer", "set_roles", "store", "widget_key", "workspace_name"]
 
 #: Longest workspace name kept.
@@ -151,12 +148,3 @@ def current_settings() -> dict[str, Any] | None:
     if table is None or roles is None:
         return None
     return settings(table.fingerprint, roles, SPLIT.get(), MODEL.get())
-
-
-def init_state() -> None:
-    """Set up a new session's entries once."""
-    if READY.get():
-        return
-    init_entries()
-    SESSION_OWNER.set(f"session:{uuid.uuid4().hex}")
-    READY.set(True)

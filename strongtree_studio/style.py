@@ -16,6 +16,7 @@ h1 { font-size: 2.1rem !important; padding-top: 0.2rem !important; padding-botto
 [data-testid="stMetricLabel"] { height: auto !important; min-height: 1.4rem; }
 .stBadge, .stBadge * { white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
 .tree-panel svg text { user-select: text; }
+.st-key-app-browser_token { display: none; }  /* the cookie setter (strongtree_studio.restore): nothing to see */
 </style>
 """
 

@@ -45,5 +45,5 @@ def sweep_spec(context: SweepContext) -> SweepSpec:
     n_train = len(tables.train)
     cv = [(list(range(n_train)), list(range(n_train, len(rows))))]
     return SweepSpec(X=rows[roles.model_columns(rows)], y=rows[roles.target],
-                     params=context.model.estimator_params(roles), grid=context.grid.as_params(), cv=cv,
+                     params=replace(context.model, fairness_confidence=None).estimator_params(roles), grid=context.grid.as_params(), cv=cv,
                      sensitive=tuple(roles.protected), legitimate=tuple(roles.legitimate))

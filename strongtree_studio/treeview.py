@@ -59,6 +59,9 @@ def legend_html(tree: FittedTree, highlight: bool = False, groups: bool = False)
     ]
     if highlight:
         notes.append("The heavy outline is the path of the chosen row.")
+    if getattr(tree, "changed_leaves", ()):
+        notes.append("A dashed leaf predicts against the majority of its training rows; the line under it says what "
+                     "predicting the majority would break (the rules give the full reason, measured at fit time).")
     if groups:
         notes.append("“groups” gives the protected groups of the training rows reaching a box.")
     text = " ".join(notes)

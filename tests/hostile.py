@@ -63,3 +63,42 @@ def hazards(markdown: str) -> list[str]:
         i += 1
     shown = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
     return [m.group(0) for m in _SYNTAX.finditer("".join(kept))] + [m.group(0) for m in _AUTOLINK.finditer(shown)]
+
+
+# -- values for every widget: quotes, --, ;, line breaks, backslashes, NUL, Markdown and HTML -----------
+
+
+def widget_values(beacon: str) -> dict:
+    """File name, column names, category levels, group values and class labels whose images and
+    links point at ``beacon`` (e.g. ``http://127.0.0.1:PORT``, a server the test listens on)."""
+    return {
+        "name": f'file "q" \'s -- ; ![f]({beacon}/f.png)\n<b>x</b>',
+        "level": f'level "q" \'s -- ; \\ ![c]({beacon}/c.png)',
+        "group": "group <img src=x onerror=alert(1)>\nline 2",
+        "target": 'y; -- "\'\\',
+        "levels": (
+            f"![n]({beacon}/label.png)",
+            "a\nb # heading",
+            "quote \" and ' -- ; DROP TABLE x",
+            "back\\slash \\*not em\\* \\",
+            "nul\x00byte",
+            f"<img src={beacon}/v.png onerror=alert(1)>",
+            f"[link]({beacon}/l) :red[r] $x$",
+        ),
+        "groups": ("g\x00one", "**two** `x`"),
+        "classes": (f"yes ![y]({beacon}/y.png)", 'no\n"q"'),
+    }
+
+
+def widget_frame(values: dict, n_rows: int = 120, seed: int = 3) -> pd.DataFrame:
+    """The category column first (so Types & labels lists its levels); the class follows it with noise."""
+    rng = np.random.default_rng(seed)
+    levels = values["levels"]
+    level = rng.integers(0, len(levels), n_rows)
+    positive = (level % 2 == 0) ^ (rng.random(n_rows) < 0.1)
+    return pd.DataFrame({
+        values["level"]: np.array(levels, dtype=object)[level],
+        "score": rng.integers(0, 10, n_rows),
+        values["group"]: rng.choice(np.array(values["groups"], dtype=object), n_rows),
+        values["target"]: np.where(positive, values["classes"][0], values["classes"][1]),
+    })

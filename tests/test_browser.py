@@ -557,6 +557,44 @@ def test_fairness_is_drawn_per_group_with_band_ratio_and_both_trees(visit):
     shoot(page, "cost_of_fairness_1440x900")
 
 
+def test_fairness_page_draws_intervals_three_states_the_baseline_and_the_promise(visit):
+    """Statistical parity 5 pp: every group bar carries its interval, gap cards give their 95 %
+    intervals and a state against δ, the fixed sentence is gone, the majority-class baseline is
+    shown; then a 90 % promise on new rows, whose result the page states."""
+    page = visit.page
+    page.get_by_role("button", name="Use this table").click()
+    nav(page, "Model")
+    choose(page, "Fairness notions", "Statistical parity")
+    solve_and_wait(page)
+    nav(page, "Fairness & performance")
+    main = page.locator('[data-testid="stMain"]')
+    expect(main.get_by_text("Statistical parity · test rows")).to_be_visible()
+    expect(main.get_by_text(re.compile(r"95 % interval -?\d+\.\d pp to \d+\.\d pp")).first).to_be_visible()
+    assert main.get_by_text("can exceed it a little").count() == 0
+    expect(main.get_by_text(re.compile(r"Statistical parity on the test rows: \d")).first).to_be_visible()
+    charts = main.locator('[data-testid="stVegaLiteChart"]')
+    expect(charts.first).to_be_visible()
+    for viewport, size in ((PROJECTOR, "1280x720"), (DESKTOP, "1440x900")):
+        page.set_viewport_size(viewport)
+        page.wait_for_timeout(500)
+        main.get_by_text("Statistical parity · training rows").scroll_into_view_if_needed()
+        shoot(page, f"fairness_gaps_{size}")
+        charts.first.scroll_into_view_if_needed()
+        shoot(page, f"fairness_intervals_{size}")
+    page.get_by_role("tab", name="Performance").click()
+    expect(main.locator('[data-testid="stTable"]').filter(has_text="majority-class baseline").first).to_be_visible()
+
+    nav(page, "Model")
+    choose(page, "Promise on new rows", "90 % confidence on new rows")
+    solve_and_wait(page)
+    nav(page, "Fairness & performance")
+    promise = main.get_by_text(re.compile(r"Fairness on new rows: gap at most|Only a constant tree keeps the promise"))
+    expect(promise.first).to_be_visible()
+    promise.first.scroll_into_view_if_needed()
+    page.set_viewport_size(PROJECTOR)
+    shoot(page, "fairness_promise_1280x720")
+
+
 # -- 6. hostile names fetch nothing ---------------------------------------------------------------------
 
 

@@ -110,6 +110,23 @@ def test_a_refusal_with_json_is_json_too(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out) == {"error": message, "exit_code": 2}
 
 
+def test_fit_keeps_a_fairness_promise_and_reports_the_baseline(tmp_path, capsys):
+    data = _csv(tmp_path)
+    args = _fit_args(data, "--protected", "gender", "--fairness", "statistical_parity", "--fairness-bound", "0.05",
+                     "--pos-label", "yes", "--fairness-confidence", "0.9", "--fairness-confidence-method", "margin",
+                     "--time-limit", "30", "--json")
+    assert cli.main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    promise = out["fairness_promise"]
+    assert promise["confidence"] == 0.9 and promise["method"] == "margin" and promise["delta"] == 0.05
+    assert promise["training_bound"] <= 0.05
+    frame = pd.read_csv(data)
+    assert out["baseline_accuracy"] == pytest.approx(frame["hired"].value_counts(normalize=True).max())
+    assert cli.main([a for a in args if a != "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "majority-class baseline:" in captured.out + captured.err
+
+
 @pytest.mark.parametrize("sep", [";", "\t", "|"])
 def test_the_separator_is_sniffed_as_the_dashboard_does(tmp_path, capsys, sep):
     assert cli.main(_fit_args(_csv(tmp_path, "comma.csv"), "--json")) == 0
@@ -229,7 +246,8 @@ def test_fit_defaults_are_the_estimator_s():
     args = cli_parser.build_parser().parse_args(["fit", "x.csv", "--target", "y"])
     params = StrongTreeClassifier().get_params()
     for option, param in [("depth", "depth"), ("time_limit", "time_limit"), ("fairness_bound", "fairness_bound"),
-                          ("min_leaf", "min_leaf"), ("n_buckets", "n_buckets"), ("objective", "objective"),
+                          ("min_leaf", "min_leaf"), ("n_buckets", "n_buckets"), ("max_thresholds", "max_thresholds"),
+                          ("objective", "objective"),
                           ("formulation", "formulation"), ("solver", "solver"), ("threads", "threads")]:
         assert getattr(args, option) == params[param], option
 

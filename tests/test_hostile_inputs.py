@@ -23,6 +23,7 @@ import pytest
 from strongtree_core import StrongTreeClassifier, StrongTreeError
 from strongtree_core import cli
 from strongtree_core import estimator as est
+from strongtree_core.cli.words import CLI_BAD_VALUE
 from strongtree_core.encoding import EncodingError
 from strongtree_core.encoding import errors as enc
 from strongtree_core.encoding import groups
@@ -250,8 +251,8 @@ CASES = [
     ("yes/no at fit, True/False at predict", "predict", predict_with(lambda d: d.assign(c=d["c"] == "yes")),
      EncodingError, fitted.TEXT_BECAME_OTHER.format(column="c", levels="'no', 'yes'", now="True/False",
                                                     examples="False, True")),
-    ("a fitted column is absent", "predict", predict_with(lambda d: d.drop(columns="c")), EncodingError,
-     enc.MISSING_COLUMNS.format(n=1, missing="'c'")),
+    ("a fitted column is absent", "predict", predict_with(lambda d: d.drop(columns="c")), StrongTreeError,
+     est.MISSING_COLUMNS.format(n=1, missing="'c'", got="'a', 'b'")),
     ("text in a numeric column", "predict", lambda: tree_on().fit(*table()).predict(table()[0].assign(b="many")),
      EncodingError, enc.NOT_NUMERIC.format(column="b", examples="'many'")),
     ("text in a yes/no column", "predict", lambda: tree_on().fit(*table()).predict(table()[0].assign(a="yes")),
@@ -457,9 +458,11 @@ CLI_CASES = [
     ("protected with 25 values", lambda d: _csv(d, age=np.arange(N) % 25),
      ["--protected", "age", "--fairness", "statistical_parity"], 2,
      cli.TOO_MANY_GROUPS.format(option="protected", column="age", n=25, limit=groups.MAX_GROUPS)),
-    ("depth out of range", lambda d: _csv(d), ["--depth", "12"], 1, "error: " + bad("depth", "an int in the range [0, 8]", 12)),
+    ("depth out of range", lambda d: _csv(d), ["--depth", "12"], 1,
+     "error: " + CLI_BAD_VALUE.format(flag="--depth", allowed="an int in the range [0, 8]", unit="", value=12)),
     ("time limit NaN", lambda d: _csv(d), ["--time-limit", "nan"], 1,
-     "error: " + bad("time_limit", "a float in the range (0.0, inf)", math.nan)),
+     "error: " + CLI_BAD_VALUE.format(flag="--time-limit", allowed="a float in the range (0.0, inf)",
+                                      unit=" (seconds)", value=math.nan)),
     ("protected with one value", lambda d: _csv(d, sex="f"),
      ["--protected", "sex", "--fairness", "statistical_parity", "--pos-label", "hire"], 1,
      "error: " + est.ONE_GROUP.format(column="sex", value="f", n=N, notion="statistical parity")),

@@ -6,6 +6,7 @@ import base64
 import io
 import json
 import time
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -134,7 +135,9 @@ def test_a_small_sweep_runs_in_the_background_and_its_points_are_shown_stored_an
     run_id = at.session_state["view_run"]
     assert run_id is not None
     entry = run_store().get(run_id)
-    assert entry.tree == table.loc[2, "tree"] and entry.config["model"]["fairness_bound"] == 0.1
+    opened = FittedTree.from_json(entry.tree)  # the point's tree, with the run's split and table added
+    assert replace(opened, context=None) == replace(FittedTree.from_json(table.loc[2, "tree"]), context=None)
+    assert opened.context.split == entry.config["split"] and entry.config["model"]["fairness_bound"] == 0.1
     goto(at, "strongtree_studio/screens/tree.py")  # (AppTest does not follow a page change; the browser test does)
     assert FittedTree.from_json(entry.tree).to_json() == entry.tree and len(drawings(at)) == 1
 

@@ -181,3 +181,13 @@ def test_a_tree_saved_before_the_renames_loads_and_predicts():
     X = pd.DataFrame({"age": [22, 35, 47, 51, 29, 62, 41, 33], "score": [0.2, 0.9, 0.4, 0.8, 0.5, 0.7, 0.1, 0.6]})
     assert list(tree.predict(X)) == ["no", "yes", "yes", "yes", "no", "yes", "yes", "yes"]
     assert FittedTree.from_json(tree.to_json()) == tree
+
+
+def test_a_stored_fit_context_under_the_earlier_names_reads_under_today_s():
+    from strongtree_core.tree.context import FitContext
+
+    old = {"protected": ["gender"], "positive_class": "yes",
+           "settings": {"depth": 2, "max_features": 3, "warm_start": False, "accelerator": True}}
+    context = FitContext.from_dict(old)
+    assert context.pos_label == "yes"
+    assert context.settings == {"depth": 2, "max_features_used": 3, "heuristic_start": False, "exact_search": True}

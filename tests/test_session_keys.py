@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 STUDIO = ROOT / "strongtree_studio"
 ACCESSOR = STUDIO / "session.py"
 #: A widget's own key: its page or the durable value it is bound to, a dot, its name.
-WIDGET_KEY = re.compile(r"^(data|model|split|roles|solve|tree|fairness|tradeoffs|sweep|runs|learn)\.")
+WIDGET_KEY = re.compile(r"^(app|data|model|split|roles|solve|tree|fairness|tradeoffs|sweep|runs|learn)\.")
 #: Keys Streamlit makes for itself (a form's submit button).
 STREAMLIT_OWN = re.compile(r"^FormSubmitter:")
 
@@ -84,6 +84,45 @@ def test_widget_values_are_widget_keys_not_entries(path):
     """``widget_value("table")`` would bypass the declared entry and its type."""
     bad = [(line, key) for line, key in _widget_value_literals(path) if key in KEYS or not WIDGET_KEY.match(key)]
     assert not bad, f"{path.relative_to(ROOT)}: {bad}"
+
+
+MUTATORS = {"append", "extend", "insert", "remove", "pop", "clear", "update", "setdefault", "popitem", "add",
+            "discard", "sort", "reverse"}
+
+
+def _is_entry_read(node: ast.AST) -> bool:
+    """``KEY.get()`` for a declared entry (a name in capitals)."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+            and not node.args and isinstance(node.func.value, ast.Name) and node.func.value.id.isupper())
+
+
+def in_place_changes(source: str) -> list[int]:
+    """Lines that change an entry's value in place (``KEY.get()[k] = v``, ``KEY.get().append(v)``, ...)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AugAssign, ast.AnnAssign)) else node.targets if isinstance(node, ast.Delete) else []
+        for target in targets:
+            if isinstance(target, (ast.Subscript, ast.Attribute)) and _is_entry_read(target.value):
+                found.append(node.lineno)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATORS
+                and _is_entry_read(node.func.value)):
+            found.append(node.lineno)
+    return found
+
+
+@pytest.mark.parametrize("path", _scripts(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_entries_are_replaced_never_changed_in_place(path):
+    """A reload keeps an entry when its value is a new object (strongtree_studio.restore.save_state)."""
+    lines = in_place_changes(path.read_text(encoding="utf-8"))
+    assert not lines, f"{path.relative_to(ROOT)} changes an entry in place on lines {lines}: KEY.set(a new value)"
+
+
+@pytest.mark.parametrize("source", ["EDITS.get()['a'] = 1\n", "EDITS_UNDO.get().append(1)\n",
+                                    "EDITS.get().update(a=1)\n", "del EDITS.get()['a']\n",
+                                    "MODEL.get().depth = 3\n"])
+def test_the_in_place_scan_catches_each_way_of_writing_it(source):
+    assert in_place_changes(source) == [1]
 
 
 def test_every_entry_is_declared_once_with_a_default_of_its_type():

@@ -63,7 +63,9 @@ def test_quick_solve_returns_a_tree_measured_and_stored(registry, store):
         expected = np.mean(tree.predict(rows) == rows["hired"].to_numpy())
         assert entry.evaluation["splits"][split]["quality"]["accuracy"] == pytest.approx(expected)
     assert entry.summary["test_accuracy"] == pytest.approx(entry.evaluation["splits"]["test"]["quality"]["accuracy"])
-    assert done.outcome.entry.tree == done.main.result
+    stored = FittedTree.from_json(done.outcome.entry.tree)  # the solve's tree, with the run's split and table
+    assert stored == ctx.with_context(FittedTree.from_json(done.main.result))
+    assert stored.context.split == {"test_size": 0.25, "seed": 0, "stratify": True}
 
 
 def test_stop_keeps_the_best_tree_and_the_queue_waits(registry):

@@ -5,10 +5,11 @@ import string
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from strongtree_studio.markup import WORD_JOINER, md, md_table
+from strongtree_studio.markup import REPLACEMENT, WORD_JOINER, md, md_table, plain_text
 
 #: Strings that would become an image, a link, HTML, emphasis, code, maths, a heading,
 #: a list, a table, an emoji, a colour directive or an automatic link if not escaped.
@@ -82,8 +83,25 @@ def test_no_automatic_link_survives():
 def test_any_text_round_trips(text):
     escaped = md(text)
     assert unescaped_punctuation(escaped) == []
-    shown = " ".join(text.splitlines()).replace(WORD_JOINER, "")
+    shown = CONTROL.sub(REPLACEMENT, " ".join(text.replace("\t", " ").splitlines())).replace(WORD_JOINER, "")
     assert rendered_text(escaped).replace(WORD_JOINER, "") == shown
+    assert plain_text(text) == shown.replace(WORD_JOINER, "") or WORD_JOINER in text
+
+
+#: Control characters (line breaks and tabs aside): shown as U+FFFD, never passed to the page.
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+@given(st.text(max_size=60))
+def test_plain_text_is_one_line_without_control_characters(text):
+    out = plain_text(text)
+    assert "\n" not in out and "\r" not in out and not CONTROL.search(out)
+    assert len(out) <= len(text)  # nothing added: a select box shows it as typed
+
+
+def test_nul_and_escape_characters_are_shown_not_passed():
+    assert md("a\x00b\x1b[31m") == "a" + REPLACEMENT + "b" + REPLACEMENT + "\\[31m"
+    assert plain_text("a\x00b\r\nc\td") == "a" + REPLACEMENT + "b c d"
 
 
 def test_md_table_escapes_cells_index_and_headers():
@@ -93,3 +111,11 @@ def test_md_table_escapes_cells_index_and_headers():
     assert list(out.index) == [md("[g](http://h)"), "y"] and out.index.name == "g\\*"
     assert out.iloc[0].tolist() == ["\\*\\*x\\*\\*", "1\\.5"]
     assert out.iloc[1].tolist() == ["", ""]  # missing stays empty
+
+
+@pytest.mark.parametrize("text", ["a -- b", "x->y", "<-", "<->", "a <= b", "b >= a", "~=", "--> <--", "== !="])
+def test_no_two_signs_meet_so_no_dash_or_arrow_forms(text):
+    """Streamlit prints -- as an em dash and -> <- <-> <= >= ~= as signs, escaped or not (measured)."""
+    shown = rendered_text(md(text))
+    assert shown.replace(WORD_JOINER, "") == text
+    assert not re.search(r"[-<>=~][-<>=~]", shown), shown

@@ -236,8 +236,32 @@ def test_the_delta_band_passes_every_group_exactly_when_every_pair_is_within_del
         assert (all(s == "within δ" for s in statuses)) == (rates.max() - rates.min() <= fairness_bound + 1e-9)
     rows = [{"group": "a", "rate": 0.40, "rows": 5}, {"group": "b", "rate": 0.50, "rows": 5}]
     table = judged(rows, 0.05, constrained=False)
-    assert [r["status"] for r in table] == ["outside δ (not enforced)"] * 2
+    assert [r["status"] for r in table] == ["beyond δ (not enforced)"] * 2
     assert [round(r["ratio"], 2) for r in table] == [0.8, 1.0]
+
+
+def test_groups_with_intervals_are_within_beyond_or_undecided():
+    # band of 5 pp centred at 0.45: [0.425, 0.475]
+    rows = [{"group": "a", "rate": 0.43, "rows": 900, "low": 0.426, "high": 0.434},
+            {"group": "b", "rate": 0.47, "rows": 40, "low": 0.33, "high": 0.61}]
+    assert [r["status"] for r in judged(rows, 0.05, constrained=True)] == ["within δ", "undecided"]
+    rows = [{"group": "a", "rate": 0.20, "rows": 900, "low": 0.18, "high": 0.22},
+            {"group": "b", "rate": 0.40, "rows": 900, "low": 0.37, "high": 0.43}]
+    assert [r["status"] for r in judged(rows, 0.05, constrained=True)] == ["beyond δ", "beyond δ"]
+
+
+def test_no_green_check_alone_beside_a_trivial_tree_or_a_ratio_below_four_fifths():
+    from strongtree_studio.fairview import verdict
+
+    assert verdict(0.009, 0.01, True, "train").colour == "green"
+    low_ratio = verdict(0.009, 0.01, True, "train", ratio=0.0)
+    assert low_ratio.colour == "orange" and low_ratio.text.endswith("but ratio 0.00 is below 0.80")
+    trivial = verdict(0.0, 0.05, True, "train", trivial=True)
+    assert trivial.colour == "orange" and "does no better than the majority class" in trivial.text
+    undecided = verdict(0.03, 0.05, True, "test", interval=(0.0, 0.09))
+    assert undecided.colour == "orange" and undecided.text == "undecided against δ = 5.0 pp"
+    assert verdict(0.03, 0.05, True, "test", interval=(0.01, 0.045)).colour == "green"
+    assert verdict(0.09, 0.05, True, "test", interval=(0.06, 0.12)).colour == "red"
 
 
 def test_the_solver_log_lists_each_step_in_words():

@@ -38,6 +38,7 @@ from typing import Union
 import numpy as np
 
 from strongtree_core.accel import kernels
+from strongtree_core.accel import ordered as ordered_kernel
 from strongtree_core.structure import LEAF, PRUNED, TreeGraph, TreeStructure
 
 Tree = Union[int, tuple]
@@ -90,10 +91,13 @@ class GainDP:
     deadline : Deadline, optional
     ones : (indptr, indices), optional
         ``X``'s ones as CSR (:func:`kernels.ones_of`), when the caller keeps them.
+    ordered : OrderedColumns, optional
+        ``X``'s features as chains of thresholds: depth-2 subproblems are then
+        counted from histograms when that takes fewer steps (``accel/ordered.py``).
     """
 
     def __init__(self, X, count, scores, penalty: float, min_leaf: int, deadline: Deadline | None = None,
-                 ones=None) -> None:
+                 ones=None, ordered=None) -> None:
         self.X = X
         self.count = count
         self.s = np.ascontiguousarray(scores, dtype=np.float64)
@@ -115,6 +119,7 @@ class GainDP:
             indptr, indices = kernels.ones_of(X) if ones is None else ones
             self.csr = (indptr, indices, np.ascontiguousarray(self.s[:, 1] - self.s[:, 0]),
                         np.ascontiguousarray(self.s[:, 0]), np.ascontiguousarray(self.count, dtype=np.float64))
+        self.ordered = ordered if self.csr is not None and ordered is not None and ordered_kernel.available() else None
 
     # -- public -------------------------------------------------------------
     def best(self, idx: np.ndarray, depth: int, floor: float = NEG) -> tuple[float, Tree] | None:
@@ -161,6 +166,10 @@ class GainDP:
         self.n_solved += 1
         if depth == 2 and idx.size > 1 and self.csr is not None and kernels.available():
             indptr, indices, d, s0, c = self.csr
+            rows = idx.astype(np.int64)
+            if self.ordered is not None and ordered_kernel.cheaper_than_lists(self.ordered, indptr, rows):
+                value, code = ordered_kernel.depth_two_ordered(self.ordered, rows, d, s0, c, self.pen, self.min_leaf)
+                return (value, kernels.tree_of(code)) if value > floor and value > NEG else None
             value, code = kernels.depth_two_binary(self.X, indptr, indices, idx.astype(np.int64), d, s0, c,
                                                    self.pen, self.min_leaf)
             return (value, kernels.tree_of(code)) if value > floor and value > NEG else None

@@ -211,7 +211,7 @@ def optimize_dual(
         nonlocal n_solves
         prices = unpack(y)
         dp = GainDP(problem.X, problem.count, prices.scores(problem), prices.penalty(problem), problem.min_leaf, deadline,
-                    problem.ones)
+                    problem.ones, problem.ordered)
         value, tree = dp.exact(np.arange(problem.n_patterns), depth)
         n_solves += 1
         if not math.isfinite(value):

@@ -34,6 +34,7 @@ from functools import cached_property
 import numpy as np
 
 from strongtree_core.accel.kernels import ones_of
+from strongtree_core.accel.ordered import OrderedColumns, ordered_columns
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.objectives import row_objective_weights
 from strongtree_core.formulation.spec import TreeSpec
@@ -77,6 +78,14 @@ class LinearProblem:
     max_features_used: int | None
     integral: bool
     unit: float
+    chains: tuple[tuple[int, ...], ...] = ()
+
+    @cached_property
+    def ordered(self) -> OrderedColumns | None:
+        """The features as chains of thresholds (``accel/ordered.py``), when some are."""
+        if not self.chains:
+            return None
+        return ordered_columns(self.X, self.chains)
 
     @cached_property
     def ones(self) -> tuple[np.ndarray, np.ndarray]:
@@ -214,6 +223,7 @@ def linear_problem(data: PatternData, spec: TreeSpec) -> LinearProblem:
         max_features_used=None if spec.max_features_used is None else int(spec.max_features_used),
         integral=integral,
         unit=unit,
+        chains=data.chains,
     )
 
 

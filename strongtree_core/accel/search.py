@@ -98,6 +98,20 @@ class ExactResult:
         How it was solved, in words.
     n_explored : int
         Partial trees and subproblems visited.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> from strongtree_core.accel import exact_solve
+    >>> type(exact_solve(data, TreeSpec(depth=1), time_limit=10)).__name__
+    'ExactResult'
     """
 
     status: ExactStatus
@@ -132,6 +146,21 @@ def exact_solve(
     ----------
     starts : TreeStructures to try first as incumbents (checked here).
     report : called with every new incumbent and bound, and now and then while searching.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> from strongtree_core.accel import exact_solve
+    >>> found = exact_solve(data, TreeSpec(depth=1), time_limit=10)
+    >>> found.status, found.objective
+    ('optimal', 5.0)
     """
     t0 = time.perf_counter()
     deadline = Deadline(t0 + float(time_limit), stop)
@@ -275,7 +304,8 @@ class _Run:
             if s.depth <= p.depth:
                 self.offer_shape(measure_tree(p, structure_to_tree(s)))
         if not p.constrained:
-            dp = GainDP(p.X, p.count, (1.0 - p.lambda_) * p.G[:, :, 0], p.lambda_, p.min_leaf, self.deadline, p.ones)
+            dp = GainDP(p.X, p.count, (1.0 - p.lambda_) * p.G[:, :, 0], p.lambda_, p.min_leaf, self.deadline, p.ones,
+                         p.ordered)
 
             def anytime(value: float, tree: Tree, bound: float) -> None:
                 self.explored = dp.n_solved
@@ -376,7 +406,7 @@ class _BranchAndBound:
         self.pen = prices.penalty(p)
         self.const = prices.constant(p)
         self.scores = prices.scores(p)
-        self.dp = GainDP(p.X, p.count, self.scores, self.pen, p.min_leaf, run.deadline, p.ones)
+        self.dp = GainDP(p.X, p.count, self.scores, self.pen, p.min_leaf, run.deadline, p.ones, p.ordered)
         self.V = np.concatenate([p.G, p.U], axis=2)
         self.umin = p.U.min(axis=1)
         self.umax = p.U.max(axis=1)

@@ -57,7 +57,14 @@ CLAIM_TOLERANCE = 1e-7
 
 @dataclass(frozen=True)
 class SubSolve:
-    """One pystreed run: the bound on branching nodes it had and what it returned."""
+    """One pystreed run: the bound on branching nodes it had and what it returned.
+
+    Examples
+    --------
+    >>> from strongtree_core.accel import SubSolve
+    >>> SubSolve(max_branching=3, seconds=0.2, proven=True, objective=41.0).proven
+    True
+    """
 
     max_branching: int
     seconds: float
@@ -94,6 +101,13 @@ class AccelResult:
     task : str or None
         The pystreed task used.
     solves : tuple of SubSolve
+
+    Examples
+    --------
+    >>> from strongtree_core.accel import streed_solve
+    >>> result = streed_solve(data, TreeSpec(depth=2), time_limit=10)  # doctest: +SKIP
+    >>> type(result).__name__  # doctest: +SKIP
+    'AccelResult'
     """
 
     status: AccelStatus
@@ -126,6 +140,13 @@ def streed_solve(data: PatternData, spec: TreeSpec, *, time_limit: float) -> Acc
     -------
     AccelResult
         ``status == "unsupported"`` with the reason when pystreed has no exact task.
+
+    Examples
+    --------
+    >>> from strongtree_core.accel import streed_solve  # needs pystreed (the crosscheck extra, GPL)
+    >>> result = streed_solve(data, TreeSpec(depth=2), time_limit=10)  # doctest: +SKIP
+    >>> result.status  # doctest: +SKIP
+    'optimal'
     """
     if not (isinstance(time_limit, (int, float)) and time_limit > 0):
         raise ValueError(BAD_TIME_LIMIT.format(value=time_limit))

@@ -75,6 +75,21 @@ class AccelPlan:
     fairness : FairnessRequest or None
     reason : str
         Why the plan is exact, in words.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> from strongtree_core.accel import plan_for
+    >>> plan = plan_for(data, TreeSpec(depth=2))
+    >>> type(plan).__name__
+    'AccelPlan'
     """
 
     task: Task
@@ -86,7 +101,22 @@ class AccelPlan:
 
 
 def plan_for(data: PatternData, spec: TreeSpec) -> AccelPlan | str:
-    """The pystreed task solving ``spec`` exactly, or an "unsupported: ..." reason."""
+    """The pystreed task solving ``spec`` exactly, or an "unsupported: ..." reason.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> from strongtree_core.accel import plan_for
+    >>> type(plan_for(data, TreeSpec(depth=2))).__name__
+    'AccelPlan'
+    """
     if spec.depth > MAX_DEPTH:
         return UNSUPPORTED_DEPTH.format(max_depth=MAX_DEPTH, depth=spec.depth)
     if spec.max_features_used is not None:
@@ -141,6 +171,12 @@ def cost_complexity_for(lambda_: float, n_rows: int) -> float:
     pystreed caps alpha at 1 (a branching cost of N).  A split lowers M by
     less than N, so for ``lambda / (1 - lambda) >= N`` no split pays off under
     either cost and alpha = 1 gives the same optimum (the single leaf).
+
+    Examples
+    --------
+    >>> from strongtree_core.accel import cost_complexity_for
+    >>> round(cost_complexity_for(0.01, 100), 6)
+    0.000101
     """
     if not 0.0 <= lambda_ < 1.0:
         raise ValueError(f"lambda must be in [0, 1), got {lambda_}")

@@ -65,7 +65,18 @@ def decode(data: bytes, encoding: str | None) -> str:
 
 
 def read_table(path: Path, encoding: str | None) -> pd.DataFrame | str:
-    """The CSV table at ``path`` (``-``: standard input), or the message saying why it cannot be used."""
+    """The CSV table at ``path`` (``-``: standard input), or the message saying why it cannot be used.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from strongtree_core.cli import read_table
+    >>> _ = Path("semicolons.csv").write_text("a;b\\n1;2\\n3;4\\n", encoding="utf-8")
+    >>> read_table(Path("semicolons.csv"), None).shape  # the separator is sniffed
+    (2, 2)
+    >>> read_table(Path("absent.csv"), None)[:27]
+    'Could not read absent.csv: '
+    """
     where = shown(path)
     try:
         text = decode(read_bytes(path), encoding)

@@ -40,6 +40,7 @@ from strongtree_core.cli.messages import (
     TOO_MANY_GROUPS,
 )
 from strongtree_core.cli.progress import Progress
+from strongtree_core.cli.words import cli_words
 from strongtree_core.encoding import EncodingError
 from strongtree_core.encoding.groups import MAX_GROUPS
 from strongtree_core.errors import StrongTreeError
@@ -95,7 +96,9 @@ def _estimator(args: argparse.Namespace, y: pd.Series) -> StrongTreeClassifier:
         max_features_used=args.max_features_used, min_leaf=args.min_leaf, objective=args.objective,
         pos_label=_coerce_label(args.pos_label, y), min_recall=args.min_recall,
         min_precision=args.min_precision, min_specificity=args.min_specificity, fairness=args.fairness,
-        fairness_bound=args.fairness_bound, allow_protected_splits=args.allow_protected_splits, n_buckets=args.n_buckets,
+        fairness_bound=args.fairness_bound, fairness_confidence=args.fairness_confidence,
+        fairness_confidence_method=args.fairness_confidence_method, allow_protected_splits=args.allow_protected_splits,
+        n_buckets=args.n_buckets, max_thresholds=args.max_thresholds,
         exact_search=not args.no_exact_search,
         memory_limit=None if args.memory_limit_gb is None else max(1, int(args.memory_limit_gb * 2**30)),
     )
@@ -170,6 +173,7 @@ def result(clf: StrongTreeClassifier, accuracy: float, interrupted: bool, tree_f
     return _plain({
         "status": rec.status, "certified": rec.certified, "objective": rec.objective, "bound": rec.bound,
         "gap": rec.gap, "runtime": rec.runtime, "interrupted": interrupted, "training_accuracy": accuracy,
+        "baseline_accuracy": clf.baseline_accuracy_, "fairness_promise": rec.promise,
         "constraint_checks": clf.constraint_checks_, "tree_file": tree_file, "tree": clf.tree_.to_dict(),
     })
 
@@ -185,7 +189,7 @@ def report(clf: StrongTreeClassifier, accuracy: float, out) -> None:
     print(f"method: {rec.formulation} on {rec.backend}; {rec.choice}", file=out)
     print(f"rows: {rec.n_rows}, patterns: {rec.n_patterns}, variables: {rec.n_variables}, constraints: {rec.n_constraints}",
           file=out)
-    print(f"training accuracy: {accuracy:.4f}", file=out)
+    print(f"training accuracy: {accuracy:.4f}   majority-class baseline: {clf.baseline_accuracy_:.4f}", file=out)
     for check in clf.constraint_checks_:
         print(f"{check['constraint']}: measured {check['measured']:.4f} (bound {check['bound']:.4f})", file=out)
     if rec.message:
@@ -216,9 +220,9 @@ def run_fit(args: argparse.Namespace) -> int:
     failure, interrupted = solve(fit, progress)
     if failure is not None:
         if interrupted:
-            return refuse(f"error: {failure}", EXIT_INTERRUPTED, args.json)
+            return refuse(f"error: {cli_words(str(failure))}", EXIT_INTERRUPTED, args.json)
         if isinstance(failure, (StrongTreeError, EncodingError)):
-            return refuse(f"error: {failure}", EXIT_SOLVE, args.json)
+            return refuse(f"error: {cli_words(str(failure))}", EXIT_SOLVE, args.json)
         return refuse(INTERNAL_ERROR.format(kind=type(failure).__name__, detail=failure), EXIT_FAULT, args.json)
     accuracy = float(np.mean(clf.predict(X) == y.to_numpy()))
     tree_file, written = None, None

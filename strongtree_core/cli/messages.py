@@ -54,3 +54,18 @@ SWEEP_FRONTIER_NEEDS_FAIRNESS = "--frontier draws accuracy against a fairness ga
 SWEEP_STOPPED = "stopped: {done} of {total} points finished; they are kept."
 SWEEP_WRITTEN = "{n} rows written to {path}"
 SWEEP_FAILED_POINTS = "{n} of {total} points have no tree (see the status and error columns)."
+REPORT_COLUMNS_MISSING = (
+    "{path} lacks the column(s) {columns} that the tree {tree} {needs}; give the table the tree learned from."
+)
+REPORT_WRONG_ROWS = (
+    "{path} gives {rows} training rows, but the tree {tree} learned from {expected}: this is not the table (or the "
+    "split) it learned from, so the report would measure other rows. Give the table the tree learned from{hint}."
+)
+REPORT_NO_CONTEXT = (
+    "note: {tree} does not say which columns are protected (it was written before version 0.2): the report has no "
+    "groups. Refit the tree with this version to have them."
+)
+REPORT_BASELINE = "solving the same tree without the fairness constraint for comparison (at most {limit:.0f} s)..."
+REPORT_BASELINE_FAILED = "note: the tree without the fairness constraint could not be solved ({reason}); the report says so."
+REPORT_WRITTEN = "report written to {path}"
+REPORT_OUTPUT_STDOUT = "--output must name a file (the report is one HTML page), not standard output."

@@ -9,6 +9,7 @@ import argparse
 from pathlib import Path
 
 from strongtree_core import __version__
+from strongtree_core.cli.app import add_app_parser
 from strongtree_core.cli.messages import RENAMED_FLAG, STDIO
 from strongtree_core.estimator import StrongTreeClassifier
 from strongtree_core.sweep import BACKENDS, SCHEDULER_ENV
@@ -19,6 +20,8 @@ from strongtree_core.vocabulary import (
     SOLVERS,
 )
 
+#: Seconds ``strongtree report`` gives the tree without the fairness constraint.
+REPORT_BASELINE_LIMIT = 60.0
 #: What ``strongtree export --format`` writes.
 EXPORT_FORMATS = ("text", "json", "dot", "sql", "python")
 EPILOG = (
@@ -63,6 +66,11 @@ class RenamedOption(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         parser.error(RENAMED_FLAG.format(old=option_string, new=self.new))
 
+
+
+MAX_THRESHOLDS_HELP = ("thresholds per continuous column chosen from the data (CART's always among them); "
+                       "none: 16, unless --n-buckets is given")
+N_BUCKETS_HELP = "cut each continuous column at this many quantile buckets instead (the earlier rule; not with --max-thresholds)"
 
 def _sub(sub, name: str, text: str) -> argparse.ArgumentParser:
     parser = sub.add_parser(name, help=text, description=text, formatter_class=HelpFormatter, epilog=EPILOG)
@@ -120,7 +128,8 @@ def _sweep_parser(sub, defaults: dict) -> None:
     s.add_argument("--objective", choices=list(OBJECTIVES), default=defaults["objective"], help="what the tree maximizes")
     s.add_argument("--pos-label", default=defaults["pos_label"],
                    help="label of the positive class; none: the second label in sorted order")
-    s.add_argument("--n-buckets", type=int, default=defaults["n_buckets"], help="quantile buckets of a continuous column")
+    s.add_argument("--max-thresholds", type=int, default=defaults["max_thresholds"], help=MAX_THRESHOLDS_HELP)
+    s.add_argument("--n-buckets", type=int, default=defaults["n_buckets"], help=N_BUCKETS_HELP)
     s.add_argument("--no-exact-search", action="store_true",
                    help="solve by the MIO only (no exact search)")
     s.add_argument("--backend", choices=list(BACKENDS), default="serial",
@@ -144,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}", help="print the version and exit")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,sweep,predict,export}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,sweep,predict,export,report,app}")
 
     f = _sub(sub, "fit", "learn a tree from a CSV file")
     _data_options(f)
@@ -173,9 +182,15 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--fairness-bound", type=float, default=defaults["fairness_bound"], metavar="DELTA",
                    help="δ: the largest gap allowed between two protected groups, as a share in [0, 1] "
                         "(0.05 = 5 percentage points)")
+    f.add_argument("--fairness-confidence", type=float, default=None, metavar="C",
+                   help="promise the bound on new rows of the same population with probability C in (0, 1), "
+                        "e.g. 0.9; none: the bound holds on the training rows only")
+    f.add_argument("--fairness-confidence-method", choices=["bootstrap", "margin", "holdout"],
+                   default=defaults["fairness_confidence_method"],
+                   help="how the promise is kept (docs/fairness-on-new-rows.md)")
     f.add_argument("--allow-protected-splits", action="store_true", help="let the tree split on protected columns")
-    f.add_argument("--n-buckets", type=int, default=defaults["n_buckets"],
-                   help="quantile buckets of a continuous column")
+    f.add_argument("--max-thresholds", type=int, default=defaults["max_thresholds"], help=MAX_THRESHOLDS_HELP)
+    f.add_argument("--n-buckets", type=int, default=defaults["n_buckets"], help=N_BUCKETS_HELP)
     f.add_argument("--no-exact-search", action="store_true",
                    help="solve by the MIO only (no exact search)")
     f.add_argument("--memory-limit-gb", type=float, default=None, metavar="GB",
@@ -211,4 +226,27 @@ def build_parser() -> argparse.ArgumentParser:
                     help="text: IF ... THEN rules; json: the stored tree; dot: Graphviz; sql: a CASE expression; "
                          "python: a predict(row) function")
     ex.add_argument("--output", type=Path, default=Path(STDIO), help=f"file written ({STDIO}: standard output)")
+
+    rp = _sub(sub, "report", "write a self-contained HTML report of a stored tree on its table (for a review board; "
+                             "opens offline, prints to PDF): groups, settings, certificate, the tree drawn and in "
+                             "words, each group's rates with intervals, the cost of fairness")
+    rp.add_argument("data", type=Path, help="CSV file the tree learned from (its target, protected and legitimate "
+                                            "columns are read from the tree file)")
+    rp.add_argument("--tree", type=Path, required=True, help="tree written by `strongtree fit --output` or the "
+                                                             "dashboard's JSON download")
+    rp.add_argument("--output", type=Path, required=True, help="the HTML file written")
+    rp.add_argument("--test", type=Path, default=None,
+                    help="CSV file of held-out rows to measure the tree on; none: the test rows of the split the "
+                         "tree file names (a dashboard download), else no test rows")
+    rp.add_argument("--title", default=None, help="the table's name in the report; none: the name the tree file "
+                                                  "gives, else the file's name")
+    rp.add_argument("--baseline-time-limit", type=float, default=REPORT_BASELINE_LIMIT,
+                    help="seconds for solving the same tree without the fairness constraint, the cost of fairness's "
+                         "reference")
+    rp.add_argument("--drawing", choices=["auto", "graphviz", "builtin"], default="auto",
+                    help="auto: Graphviz's dot when installed, else the built-in layout")
+    rp.add_argument("--file-encoding", default=None,
+                    help="text encoding of the CSV files; none: UTF-8, or what its byte-order mark says")
+
+    add_app_parser(sub)
     return p

@@ -19,6 +19,7 @@ import pandas as pd
 
 from strongtree_core.cli.files import output_problem, read_table, write_text
 from strongtree_core.cli.fit import _coerce_label, input_problem, refuse, solve
+from strongtree_core.cli.words import SWEEP_FLAGS, cli_words
 from strongtree_core.cli.messages import (
     EXIT_FAULT,
     EXIT_INPUT,
@@ -70,7 +71,7 @@ def _estimator(args: argparse.Namespace, y: pd.Series) -> StrongTreeClassifier:
     return StrongTreeClassifier(
         formulation=args.formulation, solver=args.solver, time_limit=args.time_limit, threads=args.threads,
         min_leaf=args.min_leaf, objective=args.objective, pos_label=_coerce_label(args.pos_label, y),
-        n_buckets=args.n_buckets, exact_search=not args.no_exact_search,
+        n_buckets=args.n_buckets, max_thresholds=args.max_thresholds, exact_search=not args.no_exact_search,
     )
 
 
@@ -97,6 +98,15 @@ def summary(table: pd.DataFrame) -> str:
 
 
 def run_sweep(args: argparse.Namespace) -> int:
+    """``strongtree sweep``: read the table, check the options, run the grid, write the rows; the exit code.
+
+    Examples
+    --------
+    >>> from strongtree_core.cli import main
+    >>> main(["sweep", "hiring.csv", "--target", "hired", "--protected", "gender", "--pos-label", "yes",
+    ...       "--fairness", "statistical_parity", "--fairness-bound", "0.01", "0.05"])  # doctest: +SKIP
+    0
+    """
     df = read_table(args.data, args.file_encoding)
     if isinstance(df, str):
         return refuse(df, EXIT_INPUT)
@@ -114,7 +124,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     try:
         _, points = plan(estimator, X, y, **options)
     except (StrongTreeError, EncodingError) as exc:
-        return refuse(f"error: {exc}", EXIT_SOLVE)
+        return refuse(f"error: {cli_words(str(exc), SWEEP_FLAGS)}", EXIT_SOLVE)
     bar = SweepBar(len(points))
     finished: list = []
 
@@ -125,9 +135,11 @@ def run_sweep(args: argparse.Namespace) -> int:
     failure, interrupted = solve(run, bar)
     if failure is not None:
         if isinstance(failure, (StrongTreeError, EncodingError)):
-            return refuse(f"error: {failure}", EXIT_SOLVE)
+            return refuse(f"error: {cli_words(str(failure), SWEEP_FLAGS)}", EXIT_SOLVE)
         return refuse(INTERNAL_ERROR.format(kind=type(failure).__name__, detail=failure), EXIT_FAULT)
     table = finished[0]
+    if "error" in table:  # each point's message in the command line's words
+        table["error"] = table["error"].map(lambda e: cli_words(e, SWEEP_FLAGS) if isinstance(e, str) else e)
     if args.frontier:
         table = frontier_rows(table)
     to_stdout = args.output is not None and str(args.output) == STDIO

@@ -91,6 +91,17 @@ class TableEncoder:
     EncodingError
         An option out of range, or both rules given (``n_buckets`` and
         ``max_thresholds``), or ``max_thresholds`` with one-hot buckets.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> plan.transform(X).shape
+    (6, 2)
     """
 
     n_buckets: int | None = None
@@ -320,6 +331,19 @@ class EncodingPlan:
         chosen from the data, ``max_thresholds`` None when they are quantiles).
     excluded : tuple
         Columns left out at fit time.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> [c.name for c in plan.columns]
+    ['a', 'b']
+    >>> type(plan).from_dict(plan.to_dict()) == plan
+    True
     """
 
     columns: tuple[ColumnEncoding, ...]
@@ -343,6 +367,18 @@ class EncodingPlan:
     def source_columns(self) -> tuple[ColumnName, ...]:
         """The raw columns the plan reads."""
         return tuple(column.name for column in self.columns)
+
+    @property
+    def chains(self) -> tuple[tuple[int, ...], ...]:
+        """Indices of the ``x ≤ t`` features of each ordinal or continuous column,
+        lowest threshold first (see :attr:`PatternData.chains`)."""
+        out, start = [], 0
+        for column in self.columns:
+            cuts = [start + j for j, f in enumerate(column.features) if f.kind == "at_most"]
+            if len(cuts) > 1:
+                out.append(tuple(cuts))
+            start += len(column.features)
+        return tuple(out)
 
     @property
     def n_binary(self) -> int:

@@ -64,6 +64,18 @@ class ColumnEncoding:
         Missing training values.
     features : tuple of BinaryFeature
         The binary columns, derived from the fields above.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> column = plan.columns[0]
+    >>> column.name, column.kind
+    ('a', 'binary')
     """
 
     name: ColumnName

@@ -6,7 +6,23 @@ from strongtree_core.errors import StrongTreeError
 
 
 class EncodingError(StrongTreeError):
-    """A table, option or stored plan the encoding cannot use."""
+    """A table, option or stored plan the encoding cannot use.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> from strongtree_core.encoding import EncodingError
+    >>> try:
+    ...     plan.transform(X.drop(columns='a'))
+    ... except EncodingError as error:
+    ...     print(str(error)[:52])
+    The table lacks 1 column(s) the encoding was fitted 
+    """
 
 
 NOT_A_DATAFRAME = (

@@ -50,6 +50,18 @@ class BinaryFeature:
         Exclusive lower bound of ``in_range``.
     level : str, int, float, bool or None
         The category of ``equals``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> feature = plan.features[0]
+    >>> type(feature).__name__
+    'BinaryFeature'
     """
 
     source: ColumnName

@@ -34,6 +34,23 @@ class PatternData:
         Legitimate-factor level of each pattern (conditional statistical parity).
     row_to_pattern : ndarray of int, shape (n_rows,)
         Which pattern each original row became.
+    chains : tuple of tuple of int
+        Features that are thresholds of one raw column, lowest threshold first
+        (``x <= t_0``, ``x <= t_1``, ...: each one's rows are among the next one's);
+        the exact search counts such features from histograms
+        (``accel/ordered.py``).  Empty when unknown.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> type(data).__name__, data.n_rows, data.n_patterns
+    ('PatternData', 6, 5)
     """
 
     X: np.ndarray
@@ -44,6 +61,7 @@ class PatternData:
     group: np.ndarray | None = None
     legit: np.ndarray | None = None
     row_to_pattern: np.ndarray | None = None
+    chains: tuple[tuple[int, ...], ...] = ()
 
     @property
     def n_patterns(self) -> int:
@@ -101,6 +119,7 @@ def collapse_patterns(
     sample_weight: np.ndarray | None = None,
     group: np.ndarray | None = None,
     legit: np.ndarray | None = None,
+    chains: tuple[tuple[int, ...], ...] = (),
 ) -> PatternData:
     """Merge identical (features, label, group, legit) rows into weighted patterns.
 
@@ -112,6 +131,20 @@ def collapse_patterns(
     sample_weight : array of float, shape (n_rows,), optional
         Defaults to 1 per row.  Rows of weight 0 still appear in ``row_to_pattern``.
     group, legit : array of int, shape (n_rows,), optional
+    chains : tuple of tuple of int, optional
+        Thresholds of one column, lowest first (:attr:`PatternData.chains`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> data.n_rows, data.n_patterns
+    (6, 5)
     """
     X = np.asarray(X, dtype=np.uint8)
     y = np.asarray(y, dtype=np.int64)
@@ -143,4 +176,5 @@ def collapse_patterns(
         group=None if group is None else np.asarray(group, dtype=np.int64)[first],
         legit=None if legit is None else np.asarray(legit, dtype=np.int64)[first],
         row_to_pattern=inverse,
+        chains=tuple(tuple(int(f) for f in chain) for chain in chains),
     )

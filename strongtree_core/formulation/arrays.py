@@ -36,7 +36,7 @@ class ModelArrays:
     integrality : ndarray of bool, shape (n_cols,)
     index : mapping of str to ndarray of int
         Column numbers of each variable family, shaped like the family
-        (for example ``index["b"]`` has shape (|B|, F)).
+        (for example ``index["b"]`` has shape ``(|B|, F)``).
     name : str
         Human-readable formulation name ("FlowOCT (eq. 1)", ...).
     separator : callable or None
@@ -50,6 +50,21 @@ class ModelArrays:
         Branching priority of each column for backends that honour one
         (SCIP, Gurobi; a larger value is branched on first); None leaves the
         choice to the solver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> built = build_model(data, TreeSpec(depth=1), 'flow')
+    >>> arrays = built.arrays
+    >>> arrays.A.shape == (arrays.n_rows, arrays.n_cols)
+    True
     """
 
     sense: Literal["max", "min"]

@@ -22,6 +22,22 @@ def decode_tree(idx, x: np.ndarray, depth: int, *, balanced: bool) -> TreeStruct
     argmax_k w[n, k].  Imbalanced: from the root, a node with p[n] = 1 predicts
     argmax_k w[n, k]; otherwise it branches on argmax_f b[n, f]; nodes below a
     leaf are pruned.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> built = build_model(data, TreeSpec(depth=1), 'flow')
+    >>> from strongtree_core.formulation import TreeStructure, start_vector
+    >>> stump = TreeStructure(1, np.array([0, -1, -1]), np.array([-1, 0, 1]))
+    >>> built.decode(start_vector(built.arrays, stump, data)).prediction.tolist()
+    [-1, 0, 1]
     """
     graph = TreeGraph(depth)
     x = np.asarray(x, dtype=float)
@@ -82,7 +98,25 @@ def canonical_splits(tree: TreeStructure) -> TreeStructure:
 
 
 def start_vector(model: ModelArrays, tree: TreeStructure, data: PatternData) -> np.ndarray:
-    """Write ``tree`` as a complete solution of ``model`` (any formulation here)."""
+    """Write ``tree`` as a complete solution of ``model`` (any formulation here).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> built = build_model(data, TreeSpec(depth=1), 'flow')
+    >>> from strongtree_core.formulation import TreeStructure, start_vector
+    >>> stump = TreeStructure(1, np.array([0, -1, -1]), np.array([-1, 0, 1]))
+    >>> x = start_vector(built.arrays, stump, data)
+    >>> built.arrays.max_violation(x) <= 1e-9
+    True
+    """
     idx = model.index
     balanced = "p" not in idx
     if balanced:

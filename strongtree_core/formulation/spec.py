@@ -53,6 +53,13 @@ class TreeSpec:
     pos_label : int or None
         Class index treated as positive by recall/precision/fairness constraints.
     side_constraints : tuple of SideConstraint
+
+    Examples
+    --------
+    >>> from strongtree_core.formulation import TreeSpec
+    >>> spec = TreeSpec(depth=2, lambda_=0.01, min_leaf=1)
+    >>> spec.depth, spec.objective
+    (2, 'accuracy')
     """
 
     depth: int

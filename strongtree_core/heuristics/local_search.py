@@ -54,7 +54,15 @@ Report = Callable[[float, TreeStructure, int, str], None]
 
 
 def local_search_unsupported(spec: TreeSpec) -> list[str]:
-    """What ``spec`` asks that the local search cannot keep (empty when it takes it)."""
+    """What ``spec`` asks that the local search cannot keep (empty when it takes it).
+
+    Examples
+    --------
+    >>> from strongtree_core.formulation import TreeSpec
+    >>> from strongtree_core.heuristics import local_search_unsupported
+    >>> local_search_unsupported(TreeSpec(depth=2))
+    []
+    """
     names = [c.name for c in spec.side_constraints]
     if spec.objective == "worst_case_accuracy":
         names.append("the objective worst_case_accuracy")
@@ -77,6 +85,20 @@ class LocalSearchResult:
         Improving replacements taken over all starts.
     reason : str
         What was done, in words.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> from strongtree_core.heuristics import local_search
+    >>> type(local_search(data, TreeSpec(depth=1), n_random=2, seed=0)).__name__
+    'LocalSearchResult'
     """
 
     structure: TreeStructure | None
@@ -257,6 +279,21 @@ def local_search(
     ------
     ValueError
         :data:`LOCAL_SEARCH_REFUSED` for side constraints or the worst-case accuracy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> from strongtree_core.heuristics import local_search
+    >>> found = local_search(data, TreeSpec(depth=1), n_random=5, seed=0)
+    >>> found.objective
+    5.0
     """
     refused = local_search_unsupported(spec)
     if refused:

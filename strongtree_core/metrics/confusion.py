@@ -28,6 +28,18 @@ def group_confusion_matrices(
     dict of group to DataFrame
         Index ``true <label>``, columns ``predicted <label>``, entries are row counts
         (summed weights with ``sample_weight``).
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import group_confusion_matrices
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> group = ['a', 'a', 'a', 'b', 'b', 'b']
+    >>> matrices = group_confusion_matrices(y_true, y_pred, sensitive_features=group)
+    >>> sorted(matrices)
+    ['a', 'b']
+    >>> matrices['a'].to_numpy().tolist()
+    [[1, 0], [1, 1]]
     """
     prep = prepare(y_true, y_pred, sensitive_features=sensitive_features, need_positive=False, sample_weight=sample_weight)
     if prep.group is None:

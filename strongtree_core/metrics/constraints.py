@@ -53,6 +53,16 @@ def check_constraints(
     -------
     list of ConstraintCheck
         Each unpacks as ``(name, measured, bound, satisfied)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from strongtree_core.metrics import check_constraints
+    >>> from strongtree_core.formulation.fairness import StatisticalParity
+    >>> y = np.array([1, 0, 1, 0]); pred = np.array([1, 0, 0, 0]); g = np.array([0, 0, 1, 1])
+    >>> (check,) = check_constraints([StatisticalParity(0.6, pos_label=1)], y, pred, group=g, positive=1)
+    >>> check.name, round(check.measured, 3), check.satisfied
+    ('statistical parity difference', 0.5, True)
     """
     if isinstance(spec_or_constraints, TreeSpec):
         constraints = tuple(spec_or_constraints.side_constraints)

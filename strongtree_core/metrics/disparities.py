@@ -26,6 +26,15 @@ def statistical_parity_difference(y_true, y_pred, *, sensitive_features, pos_lab
 
     :math:`\\max_g P(\\hat y = + \\mid g) - \\min_g P(\\hat y = + \\mid g)`
     (``to_overall``: :math:`\\max_g |P(\\hat y = + \\mid g) - P(\\hat y = +)|`).
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import statistical_parity_difference
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> group = ['a', 'a', 'a', 'b', 'b', 'b']
+    >>> round(statistical_parity_difference(y_true, y_pred, sensitive_features=group, pos_label='yes'), 3)
+    0.333
     """
     return fairness_gap("statistical_parity", y_true, y_pred, sensitive_features=sensitive_features,
                         pos_label=pos_label, method=method, sample_weight=sample_weight).difference
@@ -38,6 +47,15 @@ def statistical_parity_ratio(y_true, y_pred, *, sensitive_features, pos_label,
 
     :math:`\\min_g P(\\hat y = + \\mid g) / \\max_g P(\\hat y = + \\mid g)`
     (``to_overall``: the smallest of :math:`P(\\hat y = + \\mid g) / P(\\hat y = +)` and its inverse).
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import statistical_parity_ratio
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> group = ['a', 'a', 'a', 'b', 'b', 'b']
+    >>> round(statistical_parity_ratio(y_true, y_pred, sensitive_features=group, pos_label='yes'), 3)
+    0.5
     """
     return fairness_gap("statistical_parity", y_true, y_pred, sensitive_features=sensitive_features,
                         pos_label=pos_label, method=method, sample_weight=sample_weight).ratio
@@ -50,6 +68,16 @@ def conditional_statistical_parity_difference(y_true, y_pred, *, sensitive_featu
     """Statistical parity difference within each legitimate level, the largest over levels.
 
     :math:`\\max_\\ell \\left(\\max_g P(\\hat y = + \\mid g, \\ell) - \\min_g P(\\hat y = + \\mid g, \\ell)\\right)`.
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import conditional_statistical_parity_difference
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> group = ['a', 'a', 'a', 'b', 'b', 'b']
+    >>> level = ['x', 'y', 'x', 'y', 'x', 'y']
+    >>> round(conditional_statistical_parity_difference(y_true, y_pred, sensitive_features=group, legitimate_features=level, pos_label='yes'), 3)
+    0.5
     """
     return fairness_gap("conditional_statistical_parity", y_true, y_pred, sensitive_features=sensitive_features,
                         legitimate_features=legitimate_features, pos_label=pos_label, method=method,
@@ -63,6 +91,16 @@ def conditional_statistical_parity_ratio(y_true, y_pred, *, sensitive_features, 
     """Statistical parity ratio within each legitimate level, the smallest over levels.
 
     :math:`\\min_\\ell \\left(\\min_g P(\\hat y = + \\mid g, \\ell) / \\max_g P(\\hat y = + \\mid g, \\ell)\\right)`.
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import conditional_statistical_parity_ratio
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> group = ['a', 'a', 'a', 'b', 'b', 'b']
+    >>> level = ['x', 'y', 'x', 'y', 'x', 'y']
+    >>> round(conditional_statistical_parity_ratio(y_true, y_pred, sensitive_features=group, legitimate_features=level, pos_label='yes'), 3)
+    0.0
     """
     return fairness_gap("conditional_statistical_parity", y_true, y_pred, sensitive_features=sensitive_features,
                         legitimate_features=legitimate_features, pos_label=pos_label, method=method,
@@ -75,6 +113,15 @@ def predictive_equality_difference(y_true, y_pred, *, sensitive_features, pos_la
     """Largest gap in the false positive rate between protected groups.
 
     :math:`\\max_g P(\\hat y = + \\mid y \\ne +, g) - \\min_g P(\\hat y = + \\mid y \\ne +, g)`.
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import predictive_equality_difference
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> group = ['a', 'a', 'a', 'b', 'b', 'b']
+    >>> round(predictive_equality_difference(y_true, y_pred, sensitive_features=group, pos_label='yes'), 3)
+    0.5
     """
     return fairness_gap("predictive_equality", y_true, y_pred, sensitive_features=sensitive_features,
                         pos_label=pos_label, method=method, sample_weight=sample_weight).difference
@@ -86,6 +133,15 @@ def predictive_equality_ratio(y_true, y_pred, *, sensitive_features, pos_label,
     """Smallest ratio of the false positive rates of two protected groups.
 
     :math:`\\min_g P(\\hat y = + \\mid y \\ne +, g) / \\max_g P(\\hat y = + \\mid y \\ne +, g)`.
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import predictive_equality_ratio
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> group = ['a', 'a', 'a', 'b', 'b', 'b']
+    >>> round(predictive_equality_ratio(y_true, y_pred, sensitive_features=group, pos_label='yes'), 3)
+    0.0
     """
     return fairness_gap("predictive_equality", y_true, y_pred, sensitive_features=sensitive_features,
                         pos_label=pos_label, method=method, sample_weight=sample_weight).ratio
@@ -97,6 +153,15 @@ def equal_opportunity_difference(y_true, y_pred, *, sensitive_features, pos_labe
     """Largest gap in the true positive rate between protected groups.
 
     :math:`\\max_g P(\\hat y = + \\mid y = +, g) - \\min_g P(\\hat y = + \\mid y = +, g)`.
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import equal_opportunity_difference
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> group = ['a', 'a', 'a', 'b', 'b', 'b']
+    >>> round(equal_opportunity_difference(y_true, y_pred, sensitive_features=group, pos_label='yes'), 3)
+    0.5
     """
     return fairness_gap("equal_opportunity", y_true, y_pred, sensitive_features=sensitive_features,
                         pos_label=pos_label, method=method, sample_weight=sample_weight).difference
@@ -108,6 +173,15 @@ def equal_opportunity_ratio(y_true, y_pred, *, sensitive_features, pos_label,
     """Smallest ratio of the true positive rates of two protected groups.
 
     :math:`\\min_g P(\\hat y = + \\mid y = +, g) / \\max_g P(\\hat y = + \\mid y = +, g)`.
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import equal_opportunity_ratio
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> group = ['a', 'a', 'a', 'b', 'b', 'b']
+    >>> round(equal_opportunity_ratio(y_true, y_pred, sensitive_features=group, pos_label='yes'), 3)
+    0.5
     """
     return fairness_gap("equal_opportunity", y_true, y_pred, sensitive_features=sensitive_features,
                         pos_label=pos_label, method=method, sample_weight=sample_weight).ratio
@@ -120,6 +194,15 @@ def equalized_odds_difference(y_true, y_pred, *, sensitive_features, pos_label,
 
     :math:`\\max(\\Delta_{TPR}, \\Delta_{FPR})`, each as in :func:`equal_opportunity_difference`
     and :func:`predictive_equality_difference`.
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import equalized_odds_difference
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> group = ['a', 'a', 'a', 'b', 'b', 'b']
+    >>> round(equalized_odds_difference(y_true, y_pred, sensitive_features=group, pos_label='yes'), 3)
+    0.5
     """
     return fairness_gap("equalized_odds", y_true, y_pred, sensitive_features=sensitive_features,
                         pos_label=pos_label, method=method, sample_weight=sample_weight).difference
@@ -132,6 +215,15 @@ def equalized_odds_ratio(y_true, y_pred, *, sensitive_features, pos_label,
 
     :math:`\\min(\\rho_{TPR}, \\rho_{FPR})`, each as in :func:`equal_opportunity_ratio`
     and :func:`predictive_equality_ratio`.
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import equalized_odds_ratio
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> group = ['a', 'a', 'a', 'b', 'b', 'b']
+    >>> round(equalized_odds_ratio(y_true, y_pred, sensitive_features=group, pos_label='yes'), 3)
+    0.0
     """
     return fairness_gap("equalized_odds", y_true, y_pred, sensitive_features=sensitive_features,
                         pos_label=pos_label, method=method, sample_weight=sample_weight).ratio

@@ -84,6 +84,16 @@ class FairnessGap:
         Ratio of each comparison, keyed as ``parts``.
     method : {"between_groups", "to_overall"}
         Groups compared with each other, or each with all rows.
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import fairness_gap
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> group = ['a', 'a', 'a', 'b', 'b', 'b']
+    >>> gap = fairness_gap('equal_opportunity', y_true, y_pred, sensitive_features=group, pos_label='yes')
+    >>> type(gap).__name__, round(gap.difference, 3)
+    ('FairnessGap', 0.5)
     """
 
     notion: str
@@ -180,6 +190,16 @@ def fairness_gap(
         Compare the groups with each other, or each group with all rows.
     sample_weight : array-like, shape (n,), optional
         Weight of each row in every rate (a row of weight 0 is left out).
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import fairness_gap
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> group = ['a', 'a', 'a', 'b', 'b', 'b']
+    >>> gap = fairness_gap('statistical_parity', y_true, y_pred, sensitive_features=group, pos_label='yes')
+    >>> round(gap.difference, 3), round(gap.ratio, 3)
+    (0.333, 0.5)
     """
     prep = prepare(
         y_true, y_pred, pos_label=pos_label, sensitive_features=sensitive_features,
@@ -206,6 +226,20 @@ def fairness_report(
     ``notions`` defaults to all of them (conditional statistical parity only
     when ``legitimate_features`` is given); ``method`` and ``sample_weight`` as
     in :func:`fairness_gap`.
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import fairness_report
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> group = ['a', 'a', 'a', 'b', 'b', 'b']
+    >>> report = fairness_report(y_true, y_pred, sensitive_features=group, pos_label='yes')
+    >>> print(report[['notion', 'difference']].round(3).to_string(index=False))
+                 notion  difference
+     statistical_parity       0.333
+    predictive_equality       0.500
+      equal_opportunity       0.500
+         equalized_odds       0.500
     """
     prep = prepare(
         y_true, y_pred, pos_label=pos_label, sensitive_features=sensitive_features,

@@ -188,6 +188,16 @@ def fairness_intervals(
         ``value, low, high`` are the group's rate and interval, ``positives`` and
         ``denominator`` its counts (rows, or summed weights), ``small`` the flag above.
         A group with no rows in a cohort has no row there (its rate is undefined).
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import fairness_intervals
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> group = ['a', 'a', 'a', 'b', 'b', 'b']
+    >>> table = fairness_intervals(y_true, y_pred, sensitive_features=group, pos_label='yes', notions=['statistical_parity'])
+    >>> list(table.columns)[:4]
+    ['notion', 'gap', 'gap_low', 'gap_high']
     """
     confidence = check_confidence(confidence)
     prep = prepare(

@@ -36,6 +36,18 @@ def group_metrics(
         (``legit`` first when conditioned); NaN where a rate's denominator is
         empty (``tpr``/``fnr`` without positives, ``fpr`` without negatives,
         ``precision`` without positive predictions).
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import group_metrics
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> group = ['a', 'a', 'a', 'b', 'b', 'b']
+    >>> table = group_metrics(y_true, y_pred, sensitive_features=group, pos_label='yes')
+    >>> print(table[['group', 'count', 'selection_rate']].round(3).to_string(index=False))
+    group  count  selection_rate
+        a      3           0.333
+        b      3           0.667
     """
     prep = prepare(
         y_true, y_pred, pos_label=pos_label, sensitive_features=sensitive_features,

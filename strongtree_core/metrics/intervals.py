@@ -108,6 +108,13 @@ def wilson_interval(k, n, confidence: float = 0.95) -> tuple[np.ndarray, np.ndar
     Returns
     -------
     low, high : ndarray
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import wilson_interval
+    >>> low, high = wilson_interval(7, 10)
+    >>> round(float(low), 3), round(float(high), 3)
+    (0.397, 0.892)
     """
     k, n = _counts(k, n)
     z = norm.ppf(0.5 + check_confidence(confidence) / 2)
@@ -121,7 +128,15 @@ def wilson_interval(k, n, confidence: float = 0.95) -> tuple[np.ndarray, np.ndar
 
 
 def clopper_pearson_interval(k, n, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Two-sided Clopper-Pearson (exact) interval; coverage >= ``confidence`` for every p; NaN where ``n == 0``."""
+    """Two-sided Clopper-Pearson (exact) interval; coverage >= ``confidence`` for every p; NaN where ``n == 0``.
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import clopper_pearson_interval
+    >>> low, high = clopper_pearson_interval(7, 10)
+    >>> round(float(low), 3), round(float(high), 3)
+    (0.348, 0.933)
+    """
     k, n = _counts(k, n)
     alpha = 1.0 - check_confidence(confidence)
     return _cp_lower(k, n, alpha / 2), _cp_upper(k, n, alpha / 2)
@@ -156,6 +171,13 @@ def difference_interval(k_a, n_a, k_b, n_b, confidence: float = 0.95,
     Returns
     -------
     low, high : ndarray, within [-1, 1]; NaN where a denominator is 0.
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import difference_interval
+    >>> low, high = difference_interval(7, 10, 3, 10)
+    >>> round(float(low), 3), round(float(high), 3)
+    (-0.029, 0.672)
     """
     _check_method(method)
     k_a, n_a = _counts(k_a, n_a)
@@ -225,6 +247,13 @@ def gap_interval(k_a, n_a, k_b, n_b, confidence: float = 0.95, method: str = "wi
 
     The arrays hold, for each compared difference k, the counts of its two
     groups; each difference's interval is at level ``1 - (1 - confidence)/K``.
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import gap_interval
+    >>> gap = gap_interval([7], [10], [3], [10])
+    >>> type(gap).__name__
+    'GapInterval'
     """
     confidence = check_confidence(confidence)
     _check_method(method)

@@ -22,27 +22,63 @@ def _binary(y_true, y_pred, pos_label, sample_weight) -> tuple[np.ndarray, np.nd
 
 @refuses_renamed(RENAMED_METRIC_ARGUMENTS)
 def recall(y_true, y_pred, *, pos_label, sample_weight=None) -> float:
-    """Share of rows of ``pos_label`` predicted ``pos_label`` (NaN if there are none)."""
+    """Share of rows of ``pos_label`` predicted ``pos_label`` (NaN if there are none).
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import recall
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> round(recall(y_true, y_pred, pos_label='yes'), 3)
+    0.667
+    """
     t, p, w = _binary(y_true, y_pred, pos_label, sample_weight)
     return float(recall_score(t, p, pos_label=1, zero_division=np.nan, sample_weight=w))
 
 
 @refuses_renamed(RENAMED_METRIC_ARGUMENTS)
 def precision(y_true, y_pred, *, pos_label, sample_weight=None) -> float:
-    """Share of rows predicted ``pos_label`` that are (NaN if none is predicted so)."""
+    """Share of rows predicted ``pos_label`` that are (NaN if none is predicted so).
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import precision
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> round(precision(y_true, y_pred, pos_label='yes'), 3)
+    0.667
+    """
     t, p, w = _binary(y_true, y_pred, pos_label, sample_weight)
     return float(precision_score(t, p, pos_label=1, zero_division=np.nan, sample_weight=w))
 
 
 @refuses_renamed(RENAMED_METRIC_ARGUMENTS)
 def specificity(y_true, y_pred, *, pos_label, sample_weight=None) -> float:
-    """Share of rows of other labels not predicted ``pos_label`` (NaN if there are none)."""
+    """Share of rows of other labels not predicted ``pos_label`` (NaN if there are none).
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import specificity
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> round(specificity(y_true, y_pred, pos_label='yes'), 3)
+    0.667
+    """
     t, p, w = _binary(y_true, y_pred, pos_label, sample_weight)
     return float(recall_score(t, p, pos_label=0, zero_division=np.nan, sample_weight=w))
 
 
 def class_accuracies(y_true, y_pred, *, sample_weight=None) -> dict:
-    """Accuracy within each label present in ``y_true`` (its recall), by label."""
+    """Accuracy within each label present in ``y_true`` (its recall), by label.
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import class_accuracies
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> class_accuracies(y_true, y_pred)
+    {'no': 0.6666666666666666, 'yes': 0.6666666666666666}
+    """
     prep = prepare(y_true, y_pred, need_positive=False, sample_weight=sample_weight)
     labels = np.unique(prep.y_true)
     per_class = recall_score(prep.y_true, prep.y_pred, labels=labels, average=None, zero_division=np.nan,
@@ -51,7 +87,16 @@ def class_accuracies(y_true, y_pred, *, sample_weight=None) -> dict:
 
 
 def balanced_accuracy(y_true, y_pred, *, sample_weight=None) -> float:
-    """Mean accuracy over the labels present in ``y_true`` (scikit-learn's definition)."""
+    """Mean accuracy over the labels present in ``y_true`` (scikit-learn's definition).
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import balanced_accuracy
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> round(balanced_accuracy(y_true, y_pred), 3)
+    0.667
+    """
     prep = prepare(y_true, y_pred, need_positive=False, sample_weight=sample_weight)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="y_pred contains classes not in y_true")
@@ -60,13 +105,31 @@ def balanced_accuracy(y_true, y_pred, *, sample_weight=None) -> float:
 
 
 def worst_case_accuracy(y_true, y_pred, *, sample_weight=None) -> float:
-    """Smallest accuracy over the labels present in ``y_true`` (paper, Section 4.2)."""
+    """Smallest accuracy over the labels present in ``y_true`` (paper, Section 4.2).
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import worst_case_accuracy
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> round(worst_case_accuracy(y_true, y_pred), 3)
+    0.667
+    """
     return float(min(class_accuracies(y_true, y_pred, sample_weight=sample_weight).values()))
 
 
 @refuses_renamed(RENAMED_METRIC_ARGUMENTS)
 def classification_quality(y_true, y_pred, *, pos_label, sample_weight=None) -> dict[str, float]:
-    """accuracy, balanced_accuracy, worst_case_accuracy, recall, precision, specificity."""
+    """accuracy, balanced_accuracy, worst_case_accuracy, recall, precision, specificity.
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import classification_quality
+    >>> y_true = ['yes', 'no', 'yes', 'no', 'yes', 'no']
+    >>> y_pred = ['yes', 'no', 'no', 'no', 'yes', 'yes']
+    >>> {k: round(v, 3) for k, v in classification_quality(y_true, y_pred, pos_label='yes').items()}
+    {'accuracy': 0.667, 'balanced_accuracy': 0.667, 'worst_case_accuracy': 0.667, 'recall': 0.667, 'precision': 0.667, 'specificity': 0.667}
+    """
     prep = prepare(y_true, y_pred, pos_label=pos_label, sample_weight=sample_weight)
     weighted = dict(sample_weight=sample_weight)
     return {

@@ -21,7 +21,14 @@ from strongtree_core.progress import relative_gap  # noqa: F401  (re-exported fo
 
 
 class Status(str, enum.Enum):
-    """How a solve ended."""
+    """How a solve ended.
+
+    Examples
+    --------
+    >>> from strongtree_core.solvers import Status
+    >>> Status.TIME_LIMIT.value, Status.TIME_LIMIT.has_solution
+    ('time_limit', True)
+    """
 
     OPTIMAL = "optimal"
     TIME_LIMIT = "time_limit"  # stopped by the time limit with a tree
@@ -71,7 +78,14 @@ def stop_status(stop: object) -> "Status":
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What a backend supports, as data."""
+    """What a backend supports, as data.
+
+    Examples
+    --------
+    >>> from strongtree_core.solvers import BACKENDS
+    >>> BACKENDS['highs'].capabilities().lazy_constraints
+    False
+    """
 
     lazy_constraints: bool
     warm_start: bool
@@ -87,7 +101,25 @@ class Capabilities:
 @dataclass(frozen=True)
 class ProgressEvent:
     """A snapshot during a solve; ``incumbent`` is the solution vector when a new
-    best solution was just found (else None)."""
+    best solution was just found (else None).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> built = build_model(data, TreeSpec(depth=1), 'flow')
+    >>> from strongtree_core.solvers import SolveOptions, solve
+    >>> events = []
+    >>> result = solve(built.arrays, 'highs', SolveOptions(time_limit=10, progress=events.append))
+    >>> all(type(e).__name__ == 'ProgressEvent' for e in events)
+    True
+    """
 
     elapsed: float
     objective: float | None
@@ -121,6 +153,12 @@ class SolveOptions:
     mip_gap : float
         Relative gap at which the solve counts as optimal.
     verbose : bool
+
+    Examples
+    --------
+    >>> from strongtree_core.solvers import SolveOptions
+    >>> SolveOptions(time_limit=5, threads=2).time_limit
+    5
     """
 
     time_limit: float = 60.0
@@ -138,7 +176,23 @@ class SolveResult:
 
     ``x`` is None unless ``status.has_solution``.  ``objective`` and ``bound``
     are in the model's own sense and units; ``gap`` is relative
-    (|bound - objective| / max(|objective|, 1e-9)), None when unknown.
+    (``|bound - objective| / max(|objective|, 1e-9)``), None when unknown.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> built = build_model(data, TreeSpec(depth=1), 'flow')
+    >>> from strongtree_core.solvers import SolveOptions, solve
+    >>> result = solve(built.arrays, 'highs', SolveOptions(time_limit=10))
+    >>> type(result).__name__, result.status.has_solution
+    ('SolveResult', True)
     """
 
     status: Status

@@ -23,7 +23,26 @@ TOO_LARGE = (
 
 class SolverUnavailableError(StrongTreeError):
     """The requested backend cannot solve this model here (package missing,
-    no licence, or a model larger than the licence allows)."""
+    no licence, or a model larger than the licence allows).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> built = build_model(data, TreeSpec(depth=1), 'flow')
+    >>> from strongtree_core.solvers import SolverUnavailableError, choose_backend
+    >>> try:
+    ...     choose_backend(built.arrays, 'cplex')
+    ... except SolverUnavailableError as error:
+    ...     print(type(error).__name__)
+    SolverUnavailableError
+    """
 
 
 def import_solver(package: str, solver: str) -> ModuleType:

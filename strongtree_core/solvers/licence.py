@@ -51,6 +51,13 @@ class LicenceInfo:
         The licence in words.
     max_variables, max_constraints : int or None
         The size limit (None when there is none).
+
+    Examples
+    --------
+    >>> from strongtree_core.solvers import gurobi_licence
+    >>> info = gurobi_licence()  # doctest: +SKIP
+    >>> info.limited  # the pip wheel's licence: 2,000 variables and constraints  # doctest: +SKIP
+    True
     """
 
     kind: Literal["full", "size_limited", "none"]
@@ -93,7 +100,13 @@ _explicit_params: dict[str, Any] = {}
 
 def set_licence_params(params: Mapping[str, Any]) -> None:
     """Use these Gurobi environment parameters (e.g. WLS keys from an app's
-    secrets) from now on, and detect the licence again."""
+    secrets) from now on, and detect the licence again.
+
+    Examples
+    --------
+    >>> from strongtree_core.solvers import set_licence_params
+    >>> set_licence_params({"WLSACCESSID": "...", "WLSSECRET": "...", "LICENSEID": 123})  # doctest: +SKIP
+    """
     with _lock:
         _explicit_params.clear()
         _explicit_params.update({k: v for k, v in params.items() if v not in (None, "")})
@@ -154,7 +167,14 @@ def _detect() -> LicenceInfo:
 
 
 def gurobi_licence() -> LicenceInfo:
-    """The licence of this process, detected on the first call (about 0.2 s)."""
+    """The licence of this process, detected on the first call (about 0.2 s).
+
+    Examples
+    --------
+    >>> from strongtree_core.solvers import gurobi_licence
+    >>> type(gurobi_licence()).__name__  # doctest: +SKIP
+    'LicenceInfo'
+    """
     with _lock:
         if not _cached:
             _cached.append(_detect())

@@ -54,6 +54,22 @@ def choose_backend(model: ModelArrays, requested: str = "auto") -> tuple[Backend
     SolverUnavailableError
         Unknown name, package missing, no Gurobi licence, or a model larger
         than the Gurobi licence accepts (the message names sizes and limits).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> built = build_model(data, TreeSpec(depth=1), 'flow')
+    >>> from strongtree_core.solvers import choose_backend
+    >>> backend, why = choose_backend(built.arrays, 'highs')
+    >>> backend.name
+    'highs'
     """
     if requested not in SOLVER_CHOICES:
         raise SolverUnavailableError(UNKNOWN_SOLVER.format(name=requested, choices=", ".join(SOLVER_CHOICES)))
@@ -96,6 +112,22 @@ def solve(model: ModelArrays, solver: str = "auto", options: SolveOptions = Solv
     """Choose a backend (see :func:`choose_backend`) and solve ``model``.
 
     The reason for the choice is in ``result.extra["choice"]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from strongtree_core.encoding import TableEncoder, collapse_patterns
+    >>> X = pd.DataFrame({'a': [0, 1, 0, 1, 1, 0], 'b': [1, 1, 0, 0, 1, 0]})
+    >>> y = np.array([0, 1, 0, 1, 1, 1])
+    >>> plan = TableEncoder().fit(X)
+    >>> data = collapse_patterns(plan.transform(X), y, 2)
+    >>> from strongtree_core.formulation import TreeSpec, build_model
+    >>> built = build_model(data, TreeSpec(depth=1), 'flow')
+    >>> from strongtree_core.solvers import SolveOptions, solve
+    >>> result = solve(built.arrays, 'highs', SolveOptions(time_limit=10))
+    >>> result.status.value, result.objective
+    ('optimal', 5.0)
     """
     backend, reason = choose_backend(model, solver)
     result = backend.solve(model, options)

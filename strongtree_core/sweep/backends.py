@@ -20,9 +20,12 @@ row that finished is kept.
 
 from __future__ import annotations
 
+import ast
 import concurrent.futures as cf
+import multiprocessing
 import os
 import pickle
+import sys
 import tempfile
 import threading
 import uuid
@@ -65,6 +68,14 @@ LOST_POINT = (
     "Give the workers more memory, or run fewer at once (n_jobs)."
 )
 FAILED_POINT = "The point failed: {kind}: {detail}"
+MAIN_GUARD = (
+    "A local Dask cluster starts its workers as new Python processes, and each one runs your script {script} "
+    "again from the top: that script starts the sweep outside an `if __name__ == \"__main__\":` block, so every "
+    "worker tried to start a cluster of its own and none started. Put the code that runs the sweep under "
+    "`if __name__ == \"__main__\":` (see the Dask example in the README)."
+)
+#: What multiprocessing and Dask say when a worker process re-ran an unguarded script.
+_BOOTSTRAP_SIGNS = ("finished its bootstrapping phase", "Nanny failed to start")
 
 
 def n_workers(n_jobs: int | None) -> int:
@@ -285,6 +296,43 @@ def process_rows(problem: Problem, points: Sequence[Point], stop, slots: int) ->
         yield from _pool_rows(problem, points, submit, relay, stop, slots, (BrokenProcessPool,))
 
 
+def _unguarded_main_script() -> str | None:
+    """The path of the script Python runs as ``__main__`` when it has no ``if __name__ == "__main__":``
+    block (None when it has one, or when ``__main__`` is no script: a console, a notebook, ``-c``)."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if not path or not str(path).endswith(".py"):
+        return None
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and "__name__" in ast.unparse(node.test) \
+                and "__main__" in ast.unparse(node.test):
+            return None
+    return str(path)
+
+
+def _says(exc: BaseException, signs: Sequence[str]) -> bool:
+    """Whether ``exc`` or an exception it came from says one of ``signs``."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if any(sign in str(exc) for sign in signs):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _refuse_in_a_bootstrapping_worker() -> None:
+    """A worker process that is re-running the caller's script (spawn) must not start a cluster of its own."""
+    if multiprocessing.parent_process() is not None and getattr(sys.modules.get("__main__"), "__name__", "") \
+            == "__mp_main__":
+        script = _unguarded_main_script() or getattr(sys.modules["__main__"], "__file__", "your script")
+        raise StrongTreeError(MAIN_GUARD.format(script=script))
+
+
 @contextmanager
 def dask_client(scheduler, slots: int) -> Iterator[Any]:
     """A Client: the one given, one connected to ``scheduler`` (or :data:`SCHEDULER_ENV`), else a local cluster."""
@@ -297,8 +345,16 @@ def dask_client(scheduler, slots: int) -> Iterator[Any]:
         return
     address = scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV) or None
     if address is None:
-        with distributed.LocalCluster(n_workers=slots, threads_per_worker=1, processes=True,
-                                      dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
+        _refuse_in_a_bootstrapping_worker()
+        try:
+            cluster = distributed.LocalCluster(n_workers=slots, threads_per_worker=1, processes=True,
+                                               dashboard_address=":0")
+        except Exception as exc:  # noqa: BLE001 - re-raised unless it is the missing guard
+            script = _unguarded_main_script()
+            if script is not None and _says(exc, _BOOTSTRAP_SIGNS):
+                raise StrongTreeError(MAIN_GUARD.format(script=script)) from exc
+            raise
+        with cluster, distributed.Client(cluster) as client:
             yield client
         return
     if not isinstance(address, str) or "://" not in address:

@@ -57,6 +57,18 @@ class Calibration:
         was made by (the mean over folds with ``cv=k``).
     points : DataFrame
         Every setting on every split or fold, as :func:`~strongtree_core.sweep.sweep` returns them.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> from strongtree_core.sweep import calibrate
+    >>> found = calibrate(StrongTreeClassifier(depth=1, time_limit=10), X, y, grid={'regularization': [0.0]},
+    ...                   cv=[([0, 1, 2, 3], [4, 5], [6, 7])])
+    >>> len(found.points)
+    1
     """
 
     chosen: pd.DataFrame
@@ -142,6 +154,18 @@ def calibrate(
         ``chosen``: the refitted tree of every split (and ``for_each`` value) with its test accuracy;
         ``points``: every setting's row on every fold.  A sweep stopped with ``stop`` keeps the points
         that finished; refits are only run when nothing stopped.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> from strongtree_core.sweep import calibrate
+    >>> found = calibrate(StrongTreeClassifier(depth=1, time_limit=10), X, y, grid={'regularization': [0.0, 0.1]},
+    ...                   cv=[([0, 1, 2, 3], [4, 5], [6, 7])])
+    >>> type(found).__name__, sorted(found.chosen)[:3]
+    ('Calibration', ['bound', 'calibration_accuracy', 'calibration_baseline_accuracy'])
     """
     if ties not in TIES:
         raise StrongTreeError(BAD_TIES.format(value=ties))

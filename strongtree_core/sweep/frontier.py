@@ -23,7 +23,20 @@ FRONTIER_GRID_KEY = "grid sets {key!r}, which frontier sets itself from fairness
 
 def best_per_bound(table: pd.DataFrame, measure: str = "train") -> pd.DataFrame:
     """Per notion and bound, the point of highest accuracy on ``measure`` among those with a tree
-    (ties: a certified one, then the smaller gap, then the first point)."""
+    (ties: a certified one, then the smaller gap, then the first point).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> from strongtree_core.sweep import sweep, best_per_bound
+    >>> grid = {'fairness': ['statistical_parity'], 'fairness_bound': [0.5], 'depth': [1, 2]}
+    >>> table = sweep(StrongTreeClassifier(pos_label='yes', time_limit=10), X, y, sensitive_features='group', grid=grid)
+    >>> best_per_bound(table)[['fairness_bound', 'depth', 'train_accuracy']].to_dict('records')
+    [{'fairness_bound': 0.5, 'depth': 1, 'train_accuracy': 1.0}]
+    """
     acc, gap = f"{measure}_accuracy", f"{measure}_gap"
     trees = table[table["tree"].notna() & table[acc].notna()].copy()
     if trees.empty:
@@ -40,6 +53,18 @@ def pareto_front(table: pd.DataFrame, measure: str = "train") -> pd.DataFrame:
     Sorted by gap (then accuracy, highest first, then bound), a point is kept only when
     its accuracy is above every point kept before it: along the front the gap and the
     accuracy both rise.  Points whose gap cannot be measured are left out.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> from strongtree_core.sweep import sweep, pareto_front
+    >>> grid = {'fairness': ['statistical_parity'], 'fairness_bound': [0.0, 0.5], 'depth': [1]}
+    >>> table = sweep(StrongTreeClassifier(pos_label='yes', time_limit=10), X, y, sensitive_features='group', grid=grid)
+    >>> len(pareto_front(table)) <= len(table)
+    True
     """
     acc, gap = f"{measure}_accuracy", f"{measure}_gap"
     kept = []
@@ -84,6 +109,18 @@ def frontier(
         (in the order given) and measured gap: among them ``fairness``, ``fairness_bound``, ``certified``,
         ``objective``, ``bound``, ``train_accuracy``, ``train_gap``, ``time`` and ``tree``.
         Along each notion's rows both ``train_accuracy`` and ``train_gap`` increase.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> from strongtree_core.sweep import frontier
+    >>> front = frontier(StrongTreeClassifier(depth=1, pos_label='yes', time_limit=10), X, y,
+    ...                  sensitive_features='group', fairness_bound=[0.0, 0.5])
+    >>> front[['fairness_bound', 'certified', 'train_accuracy']].to_dict('records')
+    [{'fairness_bound': 0.0, 'certified': True, 'train_accuracy': 1.0}]
     """
     notions = [fairness] if isinstance(fairness, str) else list(fairness)
     if not notions:

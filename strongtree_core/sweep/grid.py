@@ -167,6 +167,13 @@ def holdout_split(n: int, *, test_size: float = 0.25, calibration_size: float = 
     scikit-learn's ``train_test_split`` twice with the same ``random_state``: first the test part
     (``test_size`` of the rows), then the calibration part out of the rest
     (``calibration_size / (1 - test_size)`` of it).  Sizes are shares of all rows.
+
+    Examples
+    --------
+    >>> from strongtree_core.sweep import holdout_split
+    >>> train, calibration, test = holdout_split(8)
+    >>> len(train), len(calibration), len(test)
+    (4, 2, 2)
     """
     total = test_size + calibration_size
     if not (0 <= test_size < 1 and 0 <= calibration_size < 1 and total < 1):

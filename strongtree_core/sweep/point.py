@@ -23,7 +23,7 @@ from sklearn.base import clone
 
 from strongtree_core.engine import INFEASIBLE, NO_TREE_IN_TIME
 from strongtree_core.errors import StrongTreeError
-from strongtree_core.metrics import fairness_report
+from strongtree_core.metrics import fairness_intervals, fairness_report
 from strongtree_core.solvers.licence import WLS_KEYS, licence_params, set_licence_params
 from strongtree_core.sweep.grid import Fold, Point
 from strongtree_core.vocabulary import FAIRNESS_NOTIONS
@@ -40,11 +40,18 @@ SLOT_POLL = 0.1
 
 
 def result_columns(notions: tuple[str, ...]) -> list[str]:
-    """The columns after the settings: how the solve ended, then every part's measures, then the tree."""
+    """The columns after the settings: how the solve ended, then every part's measures, then the tree.
+
+    ``{part}_gap_low`` / ``{part}_gap_high``: the 95 % simultaneous interval of the point's own
+    gap on that part (:func:`strongtree_core.metrics.fairness_intervals`; the largest over the
+    point's notions); ``{part}_baseline_accuracy``: accuracy there of predicting the training
+    rows' majority class.
+    """
     return [
         "status", "certified", "objective", "bound", "optimality_gap", "time", "method",
         *(f"n_{p}" for p in PARTS), *(f"{p}_accuracy" for p in PARTS), *(f"{p}_gap" for p in PARTS),
-        *(f"{p}_{n}" for p in PARTS for n in notions), "error", "tree",
+        *(f"{p}_{n}" for p in PARTS for n in notions),
+        *(f"{p}_{end}" for p in PARTS for end in ("gap_low", "gap_high", "baseline_accuracy")), "error", "tree",
     ]
 
 
@@ -183,15 +190,18 @@ def _own_notions(params: Mapping[str, Any]) -> list[str]:
     return [] if fairness is None else [fairness] if isinstance(fairness, str) else list(fairness)
 
 
-def _measure(problem: Problem, clf, rows: np.ndarray, own: list[str], part: str) -> dict[str, float]:
+def _measure(problem: Problem, clf, rows: np.ndarray, own: list[str], part: str, majority=None) -> dict[str, float]:
     """Accuracy, the point's own gap and every notion's gap on one part, from the tree's predictions."""
     out: dict[str, float] = {f"{part}_accuracy": math.nan, f"{part}_gap": math.nan}
     out.update({f"{part}_{n}": math.nan for n in problem.notions})
+    out.update({f"{part}_{end}": math.nan for end in ("gap_low", "gap_high", "baseline_accuracy")})
     if rows.size == 0:
         return out
     truth = problem.y.iloc[rows].to_numpy()
     pred = clf.predict(_take(problem.X, rows))
     out[f"{part}_accuracy"] = float(np.mean(pred == truth))
+    if majority is not None:
+        out[f"{part}_baseline_accuracy"] = float(np.mean(truth == majority))
     positive = _pos_label(clf)
     if problem.notions and positive is not None:
         report = fairness_report(
@@ -202,6 +212,15 @@ def _measure(problem: Problem, clf, rows: np.ndarray, own: list[str], part: str)
         out.update({f"{part}_{n}": gaps[n] for n in problem.notions})
         mine = [gaps[n] for n in own if n in gaps and not math.isnan(gaps[n])]
         out[f"{part}_gap"] = max(mine) if mine else math.nan
+        if own:
+            spans = fairness_intervals(
+                truth, pred, sensitive_features=_take(problem.sensitive, rows),
+                legitimate_features=_take(problem.legitimate, rows), pos_label=positive,
+                notions=[n for n in own if n in gaps], confidence=0.95,
+            ).drop_duplicates("notion")
+            if len(spans):
+                out[f"{part}_gap_low"] = float(spans["gap_low"].max())
+                out[f"{part}_gap_high"] = float(spans["gap_high"].max())
     return out
 
 
@@ -256,7 +275,9 @@ def run_point(problem: Problem, point: Point, stop: threading.Event | None = Non
     rec = clf.record_
     row.update(status=rec.status, certified=bool(rec.certified), objective=rec.objective, bound=rec.bound,
                optimality_gap=rec.gap, method=rec.method)
+    train_y = problem.y.iloc[fold.train]
+    majority = train_y.value_counts().idxmax() if len(train_y) else None
     for part in PARTS:
-        row.update(_measure(problem, clf, getattr(fold, part), own, part))
+        row.update(_measure(problem, clf, getattr(fold, part), own, part, majority))
     row["tree"] = clf.tree_.to_json()
     return row

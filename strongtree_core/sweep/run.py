@@ -39,6 +39,17 @@ class SweepProgress:
         Points finished so far, and in the whole sweep.
     elapsed : float
         Seconds since the sweep started.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> from strongtree_core.sweep import iter_sweep
+    >>> first = next(iter_sweep(StrongTreeClassifier(time_limit=10), X, y, grid={'depth': [1]}))
+    >>> type(first).__name__, first.done, first.total
+    ('SweepProgress', 1, 1)
     """
 
     row: dict
@@ -126,6 +137,17 @@ def iter_sweep(
     Set ``stop`` to end the sweep: running fits stop with their best tree so far
     (status "interrupted"), points not started are dropped.  Leaving the loop early
     stops the sweep too.  Parameters as in :func:`sweep`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> from strongtree_core.sweep import iter_sweep
+    >>> done = [p.done for p in iter_sweep(StrongTreeClassifier(time_limit=10), X, y, grid={'depth': [1, 2]})]
+    >>> done
+    [1, 2]
     """
     problem, points = plan(estimator, X, y, sensitive_features=sensitive_features,
                            legitimate_features=legitimate_features, grid=grid, cv=cv)
@@ -143,7 +165,19 @@ def columns_in_order(frame: pd.DataFrame, notions: Sequence[str]) -> pd.DataFram
 
 def to_table(rows: list[dict], notions: Sequence[str] | None = None) -> pd.DataFrame:
     """Rows (e.g. collected from :func:`iter_sweep`) as :func:`sweep` returns them: sorted by point, the
-    columns in order.  ``notions``: the fairness notions measured (None: those the rows have)."""
+    columns in order.  ``notions``: the fairness notions measured (None: those the rows have).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> from strongtree_core.sweep import iter_sweep, to_table
+    >>> rows = [p.row for p in iter_sweep(StrongTreeClassifier(time_limit=10), X, y, grid={'depth': [2, 1]})]
+    >>> to_table(rows)['depth'].tolist()
+    [2, 1]
+    """
     if notions is None:
         keys = set().union(*rows) if rows else set()
         notions = [n for n in FAIRNESS_NOTIONS if f"train_{n}" in keys]
@@ -198,6 +232,17 @@ def sweep(
         parts train, calibration and test, and ``<part>_<notion>`` for every notion that can be
         measured; ``error`` (why a point has no tree: infeasible, no tree in time, ...) and
         ``tree`` (the fitted tree as JSON, ``FittedTree.from_json``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> from strongtree_core.sweep import sweep
+    >>> table = sweep(StrongTreeClassifier(time_limit=10), X, y, grid={'depth': [1, 2]})
+    >>> table[['depth', 'status', 'train_accuracy']].to_dict('records')
+    [{'depth': 1, 'status': 'optimal', 'train_accuracy': 1.0}, {'depth': 2, 'status': 'optimal', 'train_accuracy': 1.0}]
     """
     problem, points = plan(estimator, X, y, sensitive_features=sensitive_features,
                            legitimate_features=legitimate_features, grid=grid, cv=cv)

@@ -74,10 +74,14 @@ def tree_to_dot(
         edges between two of them are drawn heavy too.
     group_mix : mapping from node number to {group: count}, optional
         Rows per protected group, shown under the class mix of those nodes.
+
+    A leaf that does not predict its rows' majority class is drawn dashed, with
+    "not the majority (<class>)" and what relabelling it would break.
     """
     colours = class_colours(tree.n_classes)
     marked = {int(n) for n in highlight}
     group_mix = group_mix or {}
+    changed = {c.node: c for c in getattr(tree, "changed_leaves", ())}
     lines = [
         "digraph tree {",
         f'  graph [ordering=out, nodesep=0.3, ranksep=0.45, fontname="{FONT}"];',
@@ -107,6 +111,11 @@ def tree_to_dot(
             rows.append(f'<FONT POINT-SIZE="9">{_mix(tree.classes, counts)}</FONT>')
         if node in group_mix:
             rows.append(f'<FONT POINT-SIZE="9">{_groups(group_mix[node])}</FONT>')
+        if node in changed:
+            note = changed[node]
+            rows.append(f'<FONT POINT-SIZE="9"><B>not the majority ({html_text(note.majority)})</B></FONT>')
+            rows.append(f'<FONT POINT-SIZE="8">{html_text(changed_short(note))}</FONT>')
+            attrs.append('style="rounded,filled,dashed"')
         if node in marked:
             attrs.append(f'penwidth=2.5, color="{STRONG}"')
         table = "".join(f"<TR><TD>{r}</TD></TR>" for r in rows)
@@ -120,6 +129,13 @@ def tree_to_dot(
             lines.append(f'  n{node} -> n{child} [label="{text}"{heavy}];')
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def changed_short(note) -> str:
+    """The reason of a changed leaf, short enough for a box: what relabelling breaks, or the objective's word."""
+    if note.breaks:
+        return "keeps " + ", ".join(b.replace(" difference", "") for b in note.breaks)
+    return note.reason.split(":")[0]
 
 
 def _rows(n: int) -> str:

@@ -14,6 +14,7 @@ from strongtree_core.encoding.binarize import EncodingPlan
 from strongtree_core.encoding.errors import EncodingError, stored_format_problem
 from strongtree_core.encoding.features import ColumnName, level_key, python_scalar
 from strongtree_core.structure import TreeGraph, TreeStructure
+from strongtree_core.tree.context import FitContext
 from strongtree_core.tree.dot import tree_to_dot
 from strongtree_core.tree.export import tree_to_python, tree_to_sql
 from strongtree_core.tree.record import SolveRecord
@@ -30,6 +31,47 @@ TEXT_BECAME_OTHER = (
     "such row as a category it never saw, which silently changes its predictions. Map the values back onto "
     "the labels seen at fit with df[{column!r}].map(...), then predict again."
 )
+
+
+@dataclass(frozen=True)
+class ChangedLeaf:
+    """A leaf that predicts a class other than its training rows' majority, and why.
+
+    Attributes
+    ----------
+    node : int
+        The leaf's node number.
+    majority, predicted : label
+        Its training rows' majority class and the class it predicts.
+    reason : str
+        What relabelling it to ``majority`` would do, measured at fit time on the
+        training rows ("relabelling this leaf to 'yes' breaks statistical parity:
+        gap 7.2 pp > 5.0 pp", or the objective's reason).
+    breaks : tuple of str
+        The constraints that relabelling would break (empty when the objective decides).
+
+    Examples
+    --------
+    >>> from strongtree_core.tree import ChangedLeaf
+    >>> leaf = ChangedLeaf(node=3, majority='no', predicted='yes', reason='relabelling this leaf to no breaks statistical parity', breaks=('statistical_parity',))
+    >>> ChangedLeaf.from_dict(leaf.to_dict()) == leaf
+    True
+    """
+
+    node: int
+    majority: object
+    predicted: object
+    reason: str
+    breaks: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"node": self.node, "majority": self.majority, "predicted": self.predicted, "reason": self.reason,
+                "breaks": list(self.breaks)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "ChangedLeaf":
+        return cls(int(data["node"]), data["majority"], data["predicted"], str(data["reason"]),
+                   tuple(data.get("breaks", ())))
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,6 +98,29 @@ class FittedTree:
     node_weights : ndarray of float, shape (n_nodes, n_classes), or None
         Summed sample weight of the training rows reaching each node, by true
         class; None when every row weighed 1 (then it equals ``node_counts``).
+    changed_leaves : tuple of ChangedLeaf
+        Leaves predicting a class other than their training rows' majority, each
+        with the reason measured at fit time (empty for trees from earlier versions).
+    context : FitContext or None
+        The roles and settings it was fitted with (protected columns, positive
+        class, the estimator's parameters, ...); None when not known.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> clf = StrongTreeClassifier(depth=1, time_limit=10).fit(X, y)
+    >>> tree = clf.tree_
+    >>> print(tree.to_text())
+    IF score ≤ 4 THEN no (4 rows, 100% no)
+    IF score > 4 THEN yes (4 rows, 100% yes)
+    >>> from strongtree_core import FittedTree
+    >>> FittedTree.from_json(tree.to_json()) == tree
+    True
+    >>> tree.predict(X.head(3)).tolist()
+    ['no', 'yes', 'no']
     """
 
     structure: TreeStructure
@@ -66,6 +131,8 @@ class FittedTree:
     record: SolveRecord
     feature_names: tuple[ColumnName, ...]
     node_weights: np.ndarray | None = None
+    changed_leaves: tuple[ChangedLeaf, ...] = ()
+    context: FitContext | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "classes", tuple(python_scalar(c) for c in self.classes))
@@ -284,6 +351,8 @@ class FittedTree:
 
     def to_dict(self) -> dict:
         """JSON-safe description; :meth:`from_dict` reads it back exactly."""
+        record = self.record.to_dict()
+        promise = record.pop("promise", None)
         return {
             "format": TREE_FORMAT,
             "version": TREE_VERSION,
@@ -298,7 +367,11 @@ class FittedTree:
             "node_counts": self.node_counts.tolist(),
             **({} if self.node_weights is None else {"node_weights": self.node_weights.tolist()}),
             "encoding": self.encoding.to_dict(),
-            "record": self.record.to_dict(),
+            "record": record,
+            # Kept beside the record, where earlier versions of this format ignore it.
+            **({} if promise is None else {"fairness_promise": promise}),
+            **({"changed_leaves": [c.to_dict() for c in self.changed_leaves]} if self.changed_leaves else {}),
+            **({} if self.context is None else {"context": self.context.to_dict()}),
         }
 
     @classmethod
@@ -322,11 +395,15 @@ class FittedTree:
                 node_counts=np.asarray(data["node_counts"], dtype=np.int64).reshape(
                     -1, len(data["classes"])
                 ),
-                record=SolveRecord.from_dict(data["record"]),
+                record=SolveRecord.from_dict(
+                    {**data["record"], **({"promise": data["fairness_promise"]} if data.get("fairness_promise") else {})}
+                ),
                 feature_names=tuple(data["feature_names"]),
                 node_weights=None if data.get("node_weights") is None else np.asarray(
                     data["node_weights"], dtype=np.float64
                 ).reshape(-1, len(data["classes"])),
+                changed_leaves=tuple(ChangedLeaf.from_dict(c) for c in data.get("changed_leaves", ())),
+                context=None if data.get("context") is None else FitContext.from_dict(data["context"]),
             )
         except (KeyError, TypeError) as err:
             raise ValueError(BAD_TREE_JSON.format(reason=f"missing or malformed entry {err}")) from err
@@ -352,6 +429,8 @@ class FittedTree:
             and np.array_equal(self.class_weights, other.class_weights)
             and self.record == other.record
             and _same_labels(self.feature_names, other.feature_names)
+            and self.changed_leaves == other.changed_leaves
+            and self.context == other.context
         )
 
     __hash__ = object.__hash__
@@ -361,7 +440,17 @@ def node_class_counts(
     structure: TreeStructure, X_binary: np.ndarray, y_index: np.ndarray, n_classes: int, *, weight=None
 ) -> np.ndarray:
     """Rows reaching each node by class, shape (n_nodes, n_classes), routing all rows at once;
-    with ``weight`` (one number per row), their summed weights (float) instead of their number."""
+    with ``weight`` (one number per row), their summed weights (float) instead of their number.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from strongtree_core.structure import TreeStructure
+    >>> from strongtree_core.tree import node_class_counts
+    >>> stump = TreeStructure(1, np.array([0, -1, -1]), np.array([-1, 0, 1]))
+    >>> node_class_counts(stump, np.array([[0], [1], [1]]), np.array([0, 1, 1]), 2).tolist()
+    [[1, 2], [1, 0], [0, 2]]
+    """
     n_nodes = TreeGraph(structure.depth).n_nodes
     if X_binary.shape[0] == 0:
         return np.zeros((n_nodes, n_classes), dtype=np.int64 if weight is None else np.float64)

@@ -75,6 +75,21 @@ class SolveRecord:
     nodes : int or None
         Branch-and-bound nodes of the MIO solver, or partial trees and
         subproblems the exact search visited; None when unknown.
+    promise : mapping or None
+        With ``fairness_confidence``: the fairness promise for new rows
+        (:meth:`strongtree_core.promise.FairnessPromise.to_dict`): the method, its
+        guarantee, the confidence, the tightened training bound and the accuracy it
+        cost.  None otherwise (and then left out of :meth:`to_dict`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> clf = StrongTreeClassifier(depth=1, time_limit=10).fit(X, y)
+    >>> clf.record_.status, clf.record_.certified, clf.record_.method
+    ('optimal', True, 'exact')
     """
 
     status: str
@@ -97,6 +112,7 @@ class SolveRecord:
     lp_bound: float | None = None
     n_cuts: int | None = None
     nodes: int | None = None
+    promise: Mapping | None = None
 
     def __post_init__(self) -> None:
         status = getattr(self.status, "value", self.status)
@@ -127,7 +143,10 @@ class SolveRecord:
 
     def to_dict(self) -> dict:
         """JSON-safe fields (non-finite floats as the strings "nan", "inf", "-inf")."""
-        return {key: _float_out(value) for key, value in asdict(self).items()}
+        out = {key: _float_out(value) for key, value in asdict(self).items()}
+        if out["promise"] is None:  # records without a promise stay readable by earlier versions
+            del out["promise"]
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "SolveRecord":

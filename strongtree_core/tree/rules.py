@@ -20,7 +20,19 @@ if TYPE_CHECKING:  # pragma: no cover
 
 @dataclass(frozen=True)
 class Condition:
-    """A test on the way to a leaf: binary feature ``feature`` equals ``holds``."""
+    """A test on the way to a leaf: binary feature ``feature`` equals ``holds``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> clf = StrongTreeClassifier(depth=1, time_limit=10).fit(X, y)
+    >>> condition = clf.tree_.rules()[0].conditions[0]
+    >>> condition.holds in (True, False)
+    True
+    """
 
     feature: int
     holds: bool
@@ -41,6 +53,17 @@ class Rule:
         The class predicted at the leaf.
     class_counts : tuple of int
         Training rows in the leaf by class (order of ``FittedTree.classes``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from strongtree_core import StrongTreeClassifier
+    >>> X = pd.DataFrame({'score': [1, 5, 2, 8, 7, 3, 9, 4], 'group': list('abababab')})
+    >>> y = ['no', 'yes', 'no', 'yes', 'yes', 'no', 'yes', 'no']
+    >>> clf = StrongTreeClassifier(depth=1, time_limit=10).fit(X, y)
+    >>> rule = clf.tree_.rules()[0]
+    >>> type(rule).__name__, type(rule.conditions[0]).__name__
+    ('Rule', 'Condition')
     """
 
     leaf: int
@@ -89,9 +112,12 @@ def rules_text(tree: "FittedTree") -> str:
 
     Tests on the same column are merged (``30 < age ≤ 35.5``); a numeric
     ``>`` test that missing values also pass reads ``age > 35.5 or missing``.
+    A leaf that does not predict its rows' majority class ends with
+    ``[not the majority, no: <reason>]`` (:class:`~strongtree_core.tree.fitted.ChangedLeaf`).
     """
     features = tree.encoding.features
     may_be_missing = {f.source for f in features if f.kind == "missing"}
+    changed = {c.node: c for c in getattr(tree, "changed_leaves", ())}
     lines = []
     for rule in tree.rules():
         parts = simplified_conditions(rule.conditions, features, may_be_missing)
@@ -103,7 +129,11 @@ def rules_text(tree: "FittedTree") -> str:
             size = f"{count_of(rule.n_rows, 'row')}, {share:.0f}% {label}"
         else:
             size = "0 rows"
-        lines.append(f"IF {condition} THEN {label} ({size})")
+        line = f"IF {condition} THEN {label} ({size})"
+        note = changed.get(rule.leaf)
+        if note is not None:
+            line += f" [not the majority, {one_line(note.majority)}: {one_line(note.reason)}]"
+        lines.append(line)
     return "\n".join(lines)
 
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from strongtree_core.tree.dot import class_colours, html_text, tint
+from strongtree_core.tree.dot import changed_short, class_colours, html_text, tint
 from strongtree_core.words import class_counts, count_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -134,6 +134,7 @@ class Box:
     height: float = 0.0
     x: float = 0.0  # centre
     y: float = 0.0  # top
+    changed: bool = False  # a leaf predicting against its rows' majority (drawn dashed)
 
 
 def edge_words(label: str, negated: str, source: Any) -> tuple[str, str]:
@@ -159,6 +160,7 @@ def _boxes(tree: FittedTree, group_mix: Mapping[int, Mapping[str, float]] | None
     features = tree.encoding.features
     classes = [str(c) for c in tree.classes]
     boxes: dict[int, Box] = {}
+    changed = {c.node: c for c in getattr(tree, "changed_leaves", ())}
     stack = [1]
     while stack:
         node = stack.pop()
@@ -177,11 +179,16 @@ def _boxes(tree: FittedTree, group_mix: Mapping[int, Mapping[str, float]] | None
             share = f" · {100.0 * counts[k] / total:.0f}% {classes[k]}" if total else ""
             lines += [Line(t, TEXT_SIZE, colour=MUTED) for t in wrap(f"{count_of(total, 'row')}{share}", TEXT_SIZE)]
             fill = tint(colours[k], 0.35)
+            note = changed.get(node)
+            if note is not None:
+                lines += [Line(t, TEXT_SIZE, colour=STRONG)
+                          for t in wrap(f"not the majority ({note.majority})", TEXT_SIZE, True)]
+                lines += [Line(t, TEXT_SIZE, colour=MUTED) for t in wrap(changed_short(note), TEXT_SIZE)]
         if total and not compact:
             lines += [Line(t, TEXT_SIZE, colour=MUTED) for t in wrap(_counts_line(classes, counts), TEXT_SIZE)]
         if group_mix and node in group_mix:
             lines += [Line(t, TEXT_SIZE, colour=MUTED) for t in wrap("groups: " + _groups_line(group_mix[node]), TEXT_SIZE)]
-        box = Box(node, lines, counts, j < 0, fill)
+        box = Box(node, lines, counts, j < 0, fill, changed=node in changed)
         box.width = max(MIN_BOX, max(text_width(l.text, l.size, l.bold) for l in lines) + 2 * PAD_X)
         bar = BAR_HEIGHT + LINE_GAP if total else 0.0
         box.height = 2 * PAD_Y + sum(l.size * 1.25 for l in lines) + bar
@@ -338,6 +345,8 @@ def tree_svg(
         left = box.x - box.width / 2
         heavy = node in marked
         stroke = f'stroke="{STRONG}" stroke-width="3"' if heavy else f'stroke="{LINE_COLOUR}" stroke-width="1"'
+        if box.changed:
+            stroke += ' stroke-dasharray="5 3"'
         parts.append(f'<g class="node" data-node="{node}"><rect x="{left:.1f}" y="{box.y:.1f}" width="{box.width:.1f}" '
                      f'height="{box.height:.1f}" rx="7" fill="{box.fill}" {stroke}/>')
         y = box.y + PAD_Y

@@ -24,7 +24,7 @@ from strongtree_studio.demo_data import DEMO, DEMOS
 from strongtree_studio.explain import MSG_NO_TABLE
 from strongtree_studio.loading import UPLOAD_TYPES, LoadError, column_overview, fingerprint, load_file
 from strongtree_studio.groups_view import group_sentence, group_summary_table, small_note
-from strongtree_studio.markup import md, md_table
+from strongtree_studio.markup import md, md_table, plain_text
 from strongtree_studio.roles import class_values, default_positive, plain, suggest_roles
 from strongtree_studio.session import (
     CODEBOOK_REPORT,
@@ -73,7 +73,7 @@ with source_tab:
     current = TABLE.get()
     shown = names.index(current.name) if current is not None and current.name in DEMOS else 0
     col_pick, col_button, col_demo = st.columns([3, 1.2, 1.6], vertical_alignment="bottom")
-    choice = col_pick.selectbox("Built-in table", names, index=shown, key="data.demo")
+    choice = col_pick.selectbox("Built-in table", names, index=shown, key="data.demo", format_func=plain_text)
     col_button.button("Use this table", key="data.load_demo", on_click=load_demo, icon=":material/download_done:",
                       width="stretch")
     col_demo.button("Live demo", key="data.start_demo", on_click=start_demo, icon=":material/slideshow:",
@@ -149,7 +149,7 @@ st.markdown("##### What each column is for")
 left, right = st.columns(2)
 with left:
     target = st.selectbox("Target (what the tree predicts)", columns, key=widget_key(ROLES, "target"),
-                          index=columns.index(roles.target) if roles.target in columns else 0)
+                          index=columns.index(roles.target) if roles.target in columns else 0, format_func=plain_text)
     if target != roles.target:
         change_target(target)
         st.rerun()
@@ -157,19 +157,19 @@ with left:
     positive_options = values if len(values) == 2 else [None, *values]
     field(
         st.selectbox, "Positive class", ROLES, "pos_label", options=positive_options, convert=plain,
-        format_func=lambda v: "none (multi-class)" if v is None else str(v), help=POSITIVE_HELP,
+        format_func=lambda v: "none (multi-class)" if v is None else plain_text(v), help=POSITIVE_HELP,
     )
     others = [c for c in columns if c != roles.target]
-    field(st.multiselect, "Ignore these columns", ROLES, "ignored", options=others,
+    field(st.multiselect, "Ignore these columns", ROLES, "ignored", options=others, format_func=plain_text,
           help="Identifiers, dates, free text, or anything the tree must not see.")
 with right:
     field(
-        st.multiselect, "Protected attribute(s)", ROLES, "protected", options=others,
+        st.multiselect, "Protected attribute(s)", ROLES, "protected", options=others, format_func=plain_text,
         help="Groups the fairness constraints protect (e.g. gender). Several columns form one group per "
         "combination. The tree does not split on them unless allowed on the Model page.",
     )
     field(
-        st.multiselect, "Legitimate factor(s)", ROLES, "legitimate", options=others,
+        st.multiselect, "Legitimate factor(s)", ROLES, "legitimate", options=others, format_func=plain_text,
         help="Factors that may justify different outcomes (e.g. education); used by conditional statistical parity.",
     )
 
@@ -311,7 +311,7 @@ with labels_tab:
             kind, sentences = report
             (st.error if kind == "error" else st.success)(
                 "  \n".join(md(s) for s in sentences), icon=":material/error:" if kind == "error" else ":material/check:")
-    column = st.selectbox("Column", columns, key="data.edit_column")
+    column = st.selectbox("Column", columns, key="data.edit_column", format_func=plain_text)
     raw_values = table.loaded[column]
     edit = EDITS.get().get(column, ColumnEdit())
     st.caption(f"Read now as: {md(detected_kind(frame[column]))}.")
@@ -328,8 +328,8 @@ with labels_tab:
             grid = st.columns(4)
             current_labels = edit.label_map
             for i, value in enumerate(choices):
-                grid[i % 4].text_input(value, value=current_labels.get(value, ""), key=edit_key(f"label.{column}.{i}"),
-                                       placeholder=value, max_chars=60)
+                grid[i % 4].text_input(md(value), value=current_labels.get(value, ""),
+                                       key=edit_key(f"label.{column}.{i}"), placeholder=plain_text(value), max_chars=60)
         st.form_submit_button("Apply to the table", icon=":material/check:", on_click=apply_column_edit,
                               args=(column, choices))
     edits = EDITS.get()

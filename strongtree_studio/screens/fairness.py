@@ -9,6 +9,8 @@ from strongtree_core.report.cost import cost_of_fairness, points
 from strongtree_studio.explain import FAIRNESS_NOTIONS
 from strongtree_studio.fairview import (
     FOUR_FIFTHS,
+    new_rows_words,
+    rate_intervals,
     NOTION_RATES,
     RATE_HELP,
     RATE_NAMES,
@@ -26,7 +28,7 @@ from strongtree_studio.reporting import MSG_NO_ROWS, report_file_name, report_ht
 from strongtree_studio.shown import shown, shown_label
 from strongtree_studio.treeview import legend_html, tree_panel, tree_svg
 from strongtree_studio.views import status_badge
-from strongtree_studio.words import POINTS_NOTE, fmt, status_word
+from strongtree_studio.words import POINTS_NOTE, count_of, fmt, status_word
 
 st.title("Fairness & performance")
 
@@ -91,10 +93,19 @@ else:
             gap_info = metrics.get("gaps", {}).get(notion, {})
             gap = gap_info.get("difference")
             ratio = gap_info.get("ratio")
+            span = metrics.get("intervals", {}).get(notion, {})
+            interval = (span.get("low"), span.get("high")) if span else None
             with col.container(border=True):
-                st.metric(f"{name} · {SPLIT_NAMES[split]}", fmt(gap, "points"), border=False,
+                st.metric(md(f"{name} · {SPLIT_NAMES[split]}"), fmt(gap, "points"), border=False,
                           help="The largest difference of the compared rate between two groups.")
-                found = verdict(gap, fairness_bound, notion in constrained, split)
+                if interval is not None and interval[0] is not None:
+                    st.caption(f"95 % interval {fmt(interval[0], 'points')} to {fmt(interval[1], 'points')} "
+                               f"({count_of(span.get('n_differences') or 0, 'difference')}, simultaneous)",
+                               help="The gap on the population these rows were drawn from lies in this interval "
+                               "with probability at least 95 % (Newcombe's score interval of each difference, "
+                               "Bonferroni over the differences).")
+                found = verdict(gap, fairness_bound, notion in constrained, split, interval=interval, ratio=ratio,
+                                trivial=bool(evaluation.get("trivial")))
                 badges = st.columns([3, 2], vertical_alignment="center")
                 if found is not None:
                     with badges[0]:
@@ -104,8 +115,20 @@ else:
                                       help="The smallest group's rate divided by the largest's (1 = equal).")
     notes = [POINTS_NOTE]
     if constrained and "test" in splits:
-        notes.append("The bound is enforced on the training rows; on new rows the gap can exceed it a little.")
+        notes.append(new_rows_words(splits["test"], constrained, fairness_bound, FAIRNESS_NOTIONS))
     st.caption(" ".join(notes))
+    promise = evaluation.get("promise")
+    if promise:
+        (st.warning if promise.get("constant") else st.info)(md(promise.get("message", "")),
+                                                              icon=":material/verified_user:")
+    elif constrained:
+        st.caption("The bound is a promise about the training rows only. For a promise about new rows, choose a "
+                   "confidence under *Promise on new rows* on the Model page.")
+if evaluation.get("trivial"):
+    st.warning(md(evaluation["trivial"]), icon=":material/warning:")
+if evaluation.get("constant") and has_groups:
+    st.caption("This tree predicts one class for every row, so every group's rate is the same on any rows "
+               "(0 % or 100 %) and its gap is exactly 0; the intervals below are what the rows alone would say.")
 
 tabs = st.tabs([":material/bar_chart: Groups", ":material/speed: Performance", ":material/grid_on: Confusion matrices",
                 ":material/compare: Cost of fairness"])
@@ -120,7 +143,11 @@ with groups_tab:
         if not rates:
             rates = ["selection_rate"]
         band_words = (f"The shaded band is δ = {fmt(fairness_bound, 'points')} wide, centred between the lowest and the "
-                      "highest group: a bar ending inside it is within δ of every other group." if constrained else
+                      "highest group: a bar ending inside it is within δ of every other group. The black line on each "
+                      "bar is the rate's 95 % interval: a group is within δ when its whole interval is in the band, "
+                      "beyond δ when it is wholly outside, undecided when it straddles an edge. On the training rows "
+                      "the bound itself holds exactly (the certificate); the intervals say what the rows tell about "
+                      "the population." if constrained else
                       f"No constraint was imposed; the shaded band shows δ = {fmt(bound, 'points')} of the settings "
                       "for reference.")
         st.caption(band_words)
@@ -128,7 +155,7 @@ with groups_tab:
             st.markdown(f"**{RATE_NAMES[rate].capitalize()}** ({RATE_HELP[rate]})")
             cols = st.columns(len(splits))
             for col, (split, metrics) in zip(cols, splits.items()):
-                rows = rate_rows(metrics.get("groups", []), rate)
+                rows = rate_rows(metrics.get("groups", []), rate, rate_intervals(metrics.get("intervals"), rate))
                 spec = rate_chart(rows, rate, bound, bool(constrained), group_title)
                 with col:
                     st.caption(SPLIT_NAMES[split].capitalize())
@@ -162,12 +189,14 @@ with groups_tab:
                    "undefined for that group (e.g. no rows of the positive class).")
 
 with performance_tab:
-    quality = pd.DataFrame({SPLIT_NAMES[s]: m["quality"] for s, m in splits.items()})
+    quality = pd.DataFrame({SPLIT_NAMES[s]: {**m["quality"], "majority-class baseline": m.get("baseline_accuracy")}
+                            for s, m in splits.items()})
     quality.index = [i.replace("_", " ") for i in quality.index]
     st.table(md_table(quality.map(lambda v: fmt(v, "percent"))))
     sizes = " · ".join(f"{fmt(m['n'], 'int')} {SPLIT_NAMES[s]}" for s, m in splits.items())
     positive = md(result.roles.pos_label) if result.roles.pos_label is not None else "none"
-    st.caption(f"{sizes}. Positive class: {positive}.")
+    st.caption(f"{sizes}. Positive class: {positive}. The majority-class baseline is the accuracy of predicting the "
+               "training rows' most frequent class for every row: a tree is only worth its splits above it.")
 
 with confusion_tab:
     for split, metrics in splits.items():

@@ -28,7 +28,7 @@ from strongtree_studio.learn_view import (
     sample_table,
     theorem_check,
 )
-from strongtree_studio.markup import md, md_table
+from strongtree_studio.markup import md, md_table, plain_text
 from strongtree_studio.services import job_registry
 from strongtree_studio.session import LEARN, LEARN_JOB, LEARN_STARTED, MODEL, ROLES, TABLE
 from strongtree_studio.state import field
@@ -91,7 +91,8 @@ active = snapshot is not None and snapshot.active
 cols = st.columns([3, 1.2, 1.4, 1.2, 1.3])
 with cols[0]:
     field(st.selectbox, "Table", LEARN, "table", options=options,
-          format_func=lambda name: f"The loaded table: {loaded.name}" if name == LOADED else name)
+          format_func=lambda name: (f"The loaded table: {plain_text(loaded.name)}" if name == LOADED
+                                    else plain_text(name)))
 with cols[1]:
     field(st.number_input, "Rows", LEARN, "rows", min_value=10, max_value=MAX_ROWS, step=10,
           help="A random sample (seed 0) when the table has more rows.")

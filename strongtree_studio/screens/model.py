@@ -13,7 +13,8 @@ from strongtree_studio.explain import (
     example_for,
     example_words,
 )
-from strongtree_studio.markup import md
+from strongtree_studio.fairview import PROMISE_LEVELS, promise_words
+from strongtree_studio.markup import md, plain_text
 from strongtree_studio.services import licence_note
 from strongtree_studio.session import MODEL, ROLES, TABLE, widget_value
 from strongtree_studio.state import field, keep, widget_key
@@ -53,8 +54,8 @@ with tree_col:
     )
     for column, (label, name, help_text) in zip(st.columns(3), floors):
         with column:
-            field(st.number_input, label, MODEL, name, 0.0, 1.0, step=0.05, format="%.2f", placeholder="none",
-                  help=help_text)
+            field(st.number_input, md(label), MODEL, name, 0.0, 1.0, step=0.05, format="%.2f", placeholder="none",
+                  help=md(help_text))
 
 with fair_col:
     st.markdown("##### Fairness")
@@ -71,6 +72,12 @@ with fair_col:
                        help="For every pair of groups, the compared rates may differ by at most δ on the training "
                        "rows: at δ = 5 pp, rates of 40% and 45% are within the bound, 40% and 46% are not.")
     keep(MODEL, "fairness_bound", round(points / 100.0, 4))
+    field(st.selectbox, "Promise on new rows", MODEL, "fairness_confidence", options=PROMISE_LEVELS,
+          format_func=lambda level: plain_text(promise_words(level)),
+          help="The training rows only: δ holds on the rows the tree was fitted on (the solver's certificate). "
+               "A confidence c: the gap on new rows of the same population is at most δ with probability c; the "
+               "training bound is tightened until the margin method shows it, and only a constant tree is left "
+               "when the rows are too few (docs/fairness-on-new-rows.md).")
     field(st.toggle, "Allow splits on the protected attribute", MODEL, "allow_protected_splits",
           help="Off: the tree never asks about the protected columns.")
     model = MODEL.get()

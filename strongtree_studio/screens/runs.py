@@ -1,7 +1,8 @@
 """Runs: the history of solves; reopen one, compare two, share, delete.
 
-A run belongs to the browser session that solved it, or to the workspace the
-user named (see :mod:`strongtree_studio.runs`); other sessions see it only when shared.
+A run belongs to the browser that solved it (a reload keeps it: see
+:mod:`strongtree_studio.restore`), or to the workspace the user named (see
+:mod:`strongtree_studio.runs`); other browsers see it only when shared.
 """
 
 import pandas as pd
@@ -10,7 +11,7 @@ import streamlit as st
 from strongtree_studio.navigation import screen
 from strongtree_studio import runs
 from strongtree_studio.explain import FAIRNESS_NOTIONS, MSG_LEGACY_HISTORY, MSG_NO_RUNS, MSG_NOT_YOURS, OWNERSHIP_HELP
-from strongtree_studio.markup import md, md_table
+from strongtree_studio.markup import md, md_table, plain_text
 from strongtree_studio.runs import RunStoreError
 from strongtree_studio.services import run_store
 from strongtree_studio.shown import roles_from_config, tree_from_json
@@ -37,11 +38,11 @@ with st.container(border=True):
     st.markdown(OWNERSHIP_HELP)
     left, right = st.columns([1, 2], vertical_alignment="bottom")
     left.text_input("Workspace", value=WORKSPACE.get(), key="runs.workspace", on_change=set_workspace,
-                    max_chars=60, placeholder="none: runs stay with this session",
+                    max_chars=60, placeholder="none: runs stay with this browser",
                     help="Runs solved while a workspace is set are stored in it. Clear the box to stop using it.")
     workspace = WORKSPACE.get()
     right.caption(f"New runs are stored in the workspace **{md(workspace)}**." if workspace
-                  else "New runs belong to this browser session only.")
+                  else "New runs belong to this browser only.")
 
 viewer = run_viewer()
 try:
@@ -111,12 +112,12 @@ def compare_values(entry) -> dict[str, str]:
 
 
 def owner_words(owner: str) -> str:
-    """Whose a run is, from this session's point of view."""
+    """Whose a run is, from this browser's point of view."""
     if owner == SESSION_OWNER.get():
-        return "this session"
+        return "this browser"
     if owner == run_owner() and owner.startswith("workspace:"):
         return "this workspace"
-    return "everyone (older run)" if not owner else "another session"
+    return "everyone (older run)" if not owner else "another browser"
 
 
 def short_time(created: str) -> str:
@@ -157,7 +158,8 @@ st.caption("Gap: the largest measured gap among the fairness notions the run con
            "The list below says when each run was solved and whose it is; compare two for every setting.")
 
 picked = [p for p in st.multiselect("Select one run to open, two to compare, or runs to share or delete",
-                                    list(labels), format_func=labels.get, key="runs.pick") if p in labels]
+                                    list(labels), format_func=lambda i: plain_text(labels[i]), key="runs.pick")
+          if p in labels]
 
 
 def open_run(run_id: int) -> None:
@@ -193,7 +195,8 @@ cols[2].button("Stop sharing" if share_action == "unshare" else "Share", key="ru
                help="A shared run can be opened by every session; only its own session or workspace can delete it.")
 cols[3].button("To workspace", key="runs.move", icon=":material/drive_file_move:",
                disabled=not own_pick or not workspace, on_click=change_runs, args=("move", list(picked)),
-               width="stretch", help="Keep the selected runs of this session in the workspace, across reloads.")
+               width="stretch",
+               help="Keep the selected runs of this browser in the workspace, where other browsers can open them.")
 cols[4].button("Delete", key="runs.delete", icon=":material/delete:", disabled=not own_pick,
                on_click=change_runs, args=("delete", list(picked)), width="stretch")
 if picked and not own_pick:

@@ -61,6 +61,8 @@ if table is not None:
         rows = f" · {fmt(len(parts.train), 'int')} training rows · {fmt(len(parts.test), 'int')} test rows"
     fairness = ", ".join(FAIRNESS_NOTIONS[n].name for n in model.fairness)
     fair_words = f"{fairness} within {fmt(model.fairness_bound, 'points')}" if fairness else "no fairness constraint"
+    if fairness and model.fairness_confidence is not None:
+        fair_words += f" on new rows with {round(100 * model.fairness_confidence)} % confidence"
     positive = f" (positive class {md(roles.pos_label)})" if roles.pos_label is not None else ""
     st.markdown(
         f"**{md(table.name)}** · target {md(roles.target)}{positive}{rows}  \n"
@@ -136,13 +138,13 @@ def render_numbers() -> None:
     cols = st.columns(5)
     cols[0].metric("Elapsed", fmt(snap.elapsed, "seconds"))
     cols[1].metric("Best tree", fmt(latest["objective"] if latest else None),
-                   help="The objective of the best tree found so far: " + objective_words(model.objective,
-                                                                                         model.regularization) + ".")
+                   help=md("The objective of the best tree found so far: "
+                           + objective_words(model.objective, model.regularization) + "."))
     cols[2].metric("Bound", fmt(latest["bound"] if latest else None),
                    help="No tree of this depth can do better than this (proven).")
     cols[3].metric("Gap", fmt(latest["gap"] if latest else None, "percent"),
                    help="(bound − best tree) / best tree: 0 means proven optimal.")
-    cols[4].metric("Explored", fmt(latest["nodes"] if latest else None, "int"), help=explored_words().capitalize())
+    cols[4].metric("Explored", fmt(latest["nodes"] if latest else None, "int"), help=md(explored_words().capitalize()))
     shown_state = SIDEBAR_STATE.get()
     if (active and not snap.active) or (shown_state is not None and shown_state != job_state_key(snap)):
         st.rerun()  # the whole page: the sidebar, the buttons and the outcome follow the new state

@@ -7,7 +7,7 @@ import streamlit as st
 from strongtree_studio.navigation import screen
 from strongtree_studio.config import ModelConfig
 from strongtree_studio.explain import FAIRNESS_NOTIONS
-from strongtree_studio.markup import md, md_table
+from strongtree_studio.markup import md, md_table, plain_text
 from strongtree_studio.runs import RunStoreError
 from strongtree_studio.services import job_registry, run_store
 from strongtree_studio.session import (
@@ -143,9 +143,10 @@ if kept is not None and len(kept):
         SWEEP_SHOWN.set(widget_value("tradeoffs.shown") or None)
 
     shown_id = SWEEP_SHOWN.get() if SWEEP_SHOWN.get() in labels else 0
-    buttons[2].selectbox("Sweep shown", list(labels), index=list(labels).index(shown_id), format_func=labels.get,
+    buttons[2].selectbox("Sweep shown", list(labels), index=list(labels).index(shown_id),
+                         format_func=lambda i: plain_text(labels[i]),
                          key="tradeoffs.shown", on_change=show_sweep, label_visibility="collapsed",
-                         help="Sweeps are kept in the run history, with this session or its workspace (Runs page).")
+                         help="Sweeps are kept in the run history, with this browser or its workspace (Runs page).")
 else:
     shown_id = 0
 
@@ -238,7 +239,9 @@ def render_points() -> None:
     st.caption("Accuracy against the measured gap of each point's own notion: one colour per notion, the line "
                "joins the training frontier (no other point is both more accurate and fairer). Filled circles are "
                "proven optimal; open diamonds are the best trees found before the time limit or Stop. Dotted "
-               "lines mark the bounds δ. Click a point to open its tree. " + POINTS_NOTE)
+               "lines mark the bounds δ; the dashed line is the accuracy of predicting the majority class. On the "
+               "test rows each point's bar is the 95 % interval of its gap. Click a point to open its tree. "
+               + POINTS_NOTE)
     # A table that wraps its cells (a data grid would cut them at a projector's width).
     st.table(md_table(shown_table(points).set_index("point")), height=min(40 + 31 * len(points), 460))
 
@@ -264,7 +267,7 @@ if not (shown_id == 0 and active):
     if rows and meta is not None:
         points = points_table(rows)
         by_point = {int(r["point"]): r for r in points.to_dict("records")}
-        chosen = st.selectbox("Point", list(by_point), format_func=lambda p: point_label(by_point[p]),
+        chosen = st.selectbox("Point", list(by_point), format_func=lambda p: plain_text(point_label(by_point[p])),
                              key="tradeoffs.point", help="Its tree opens on the Tree page (and is kept as a run).")
         action, download, _ = st.columns([1, 1, 2])
         action.button("Open its tree", key="tradeoffs.open", icon=":material/account_tree:", width="stretch",

@@ -45,7 +45,7 @@ else:
     part = controls[0].selectbox("Rows from", list(splits), key="tree.split",
                                  format_func={"train": "training set", "test": "test set"}.get)
     rows = splits[part]
-    index = controls[1].number_input(f"Row (0–{len(rows) - 1})", 0, len(rows) - 1, step=1, key="tree.row",
+    index = controls[1].number_input(f"Row (0–{fmt(len(rows) - 1, 'int')})", 0, len(rows) - 1, step=1, key="tree.row",
                                      help="Its path through the tree is drawn with a heavy outline.")
     show_mix = controls[2].toggle("Protected groups in each box", key="tree.mix",
                                   disabled=not result.roles.protected,
@@ -91,12 +91,12 @@ st.code(tree.to_text(), language=None, wrap_lines=True)
 st.markdown("##### Download")
 cols = st.columns(len(EXPORTS) + 2)
 for col, (kind, export) in zip(cols, EXPORTS.items()):
-    col.download_button(export.label, export_bytes(tree, kind), file_name=export.file_name, mime=export.mime,
+    col.download_button(md(export.label), export_bytes(tree, kind), file_name=export.file_name, mime=export.mime,
                         key=f"tree.download.{kind}", icon=":material/download:", on_click="ignore", width="stretch")
 if images_available():
     dot = tree.to_dot()
     for col, fmt_ in zip(cols[len(EXPORTS):], IMAGE_MIME):
-        col.download_button(fmt_.upper(), rendered(dot, fmt_), file_name=f"tree.{fmt_}", mime=IMAGE_MIME[fmt_],
+        col.download_button(md(fmt_.upper()), rendered(dot, fmt_), file_name=f"tree.{fmt_}", mime=IMAGE_MIME[fmt_],
                             key=f"tree.download.{fmt_}", icon=":material/image:", on_click="ignore", width="stretch")
 else:
     st.caption(IMAGES_UNAVAILABLE)

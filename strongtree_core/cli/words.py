@@ -1,0 +1,87 @@
+"""The command line speaks in its own words: a library message that names a Python parameter
+(``The 'fairness_bound' parameter of StrongTreeClassifier must be ...``, ``pass
+fit(..., sensitive_features=...)``) is said with the option the user typed.
+
+Units: ``--fairness-bound`` takes δ as the library does, a share in [0, 1] (0.05 is 5
+percentage points; the dashboard shows the same δ in points), so that a value in a
+script, on the command line and in a sweep's ``fairness_bound`` column is one number.
+"""
+
+from __future__ import annotations
+
+import re
+
+from strongtree_core.estimator import BAD_PARAMETER, BAD_POSITIVE, NEEDS_LEGITIMATE, NEEDS_SENSITIVE
+
+#: Estimator parameter -> the option that sets it (``fit`` and ``sweep``).
+FLAGS: dict[str, str] = {
+    "depth": "--depth", "formulation": "--formulation", "solver": "--solver", "time_limit": "--time-limit",
+    "threads": "--threads", "regularization": "--regularization", "max_branching": "--max-branching",
+    "max_features_used": "--max-features-used", "min_leaf": "--min-leaf", "objective": "--objective",
+    "pos_label": "--pos-label", "min_recall": "--min-recall", "min_precision": "--min-precision",
+    "min_specificity": "--min-specificity", "fairness": "--fairness", "fairness_bound": "--fairness-bound",
+    "n_buckets": "--n-buckets", "memory_limit": "--memory-limit-gb",
+}
+#: ``sweep`` takes a list of depths.
+SWEEP_FLAGS: dict[str, str] = {**FLAGS, "depth": "--depths"}
+#: What a value means, for the options whose unit is not plain from the range.
+UNITS: dict[str, str] = {
+    "fairness_bound": " (δ as a share: 0.05 is 5 percentage points)",
+    "regularization": " (the paper's λ)",
+    "time_limit": " (seconds)",
+}
+
+#: The messages in the command line's words; tests assert their text.
+CLI_BAD_VALUE = "{flag} must be {allowed}{unit}. Got {value} instead."
+CLI_NEEDS_PROTECTED = "--fairness {notions} compares groups: name the protected column with --protected COLUMN."
+CLI_NEEDS_LEGITIMATE = (
+    "--fairness conditional_statistical_parity needs the legitimate factor: name its column with --legitimate COLUMN."
+)
+CLI_BAD_POSITIVE = "--pos-label {value} is not a value of the target column; its values are {classes}."
+
+
+def _pattern(template: str) -> re.Pattern:
+    """A regular expression that reads the fields back out of a message ``template``."""
+    parts = re.split(r"(\{\w+(?:!r)?\})", template)
+    out = []
+    for part in parts:
+        field = re.fullmatch(r"\{(\w+)(?:!r)?\}", part)
+        out.append(f"(?P<{field.group(1)}>.+?)" if field else re.escape(part))
+    return re.compile("".join(out) + "$", re.S)
+
+
+_BAD_PARAMETER = _pattern(BAD_PARAMETER)
+_BAD_POSITIVE = _pattern(BAD_POSITIVE)
+_NEEDS_SENSITIVE = _pattern(NEEDS_SENSITIVE)
+
+
+def _notions(shown: str) -> str:
+    """``'statistical_parity'`` or ``['a', 'b']`` (a Python repr) as the words typed after --fairness."""
+    return " ".join(re.findall(r"'([^']+)'", shown)) or shown
+
+
+def cli_words(message: str, flags: dict[str, str] = FLAGS) -> str:
+    """``message`` with the estimator's parameter names replaced by the command line's options
+    (``flags``: :data:`FLAGS` for ``fit``, :data:`SWEEP_FLAGS` for ``sweep``).
+
+    Examples
+    --------
+    >>> cli_words("The 'depth' parameter of StrongTreeClassifier must be an int in the range [0, 8]. Got 99 instead.")
+    '--depth must be an int in the range [0, 8]. Got 99 instead.'
+    >>> cli_words("fairness='statistical_parity' needs the protected attribute: pass fit(..., sensitive_features=...).")
+    '--fairness statistical_parity compares groups: name the protected column with --protected COLUMN.'
+    """
+    found = _BAD_PARAMETER.match(message)
+    if found and found["name"].strip("'") in flags:
+        name = found["name"].strip("'")
+        value = found["value"].strip("'")
+        return CLI_BAD_VALUE.format(flag=flags[name], allowed=found["allowed"], unit=UNITS.get(name, ""), value=value)
+    found = _NEEDS_SENSITIVE.match(message)
+    if found:
+        return CLI_NEEDS_PROTECTED.format(notions=_notions(found["fairness"]))
+    if message == NEEDS_LEGITIMATE:
+        return CLI_NEEDS_LEGITIMATE
+    found = _BAD_POSITIVE.match(message)
+    if found:
+        return CLI_BAD_POSITIVE.format(value=found["value"].strip("'"), classes=found["classes"])
+    return message

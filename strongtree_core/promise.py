@@ -1,0 +1,400 @@
+"""A fairness promise for new rows: the population gap of the fitted tree is at most delta
+with probability at least c over the draw of the training rows.
+
+The training-rows bound alone does not give this: the optimizer pins the training
+gap near delta, so the gap on the population exceeds delta about half the time for
+each compared difference.  Two methods (see docs/fairness-on-new-rows.md):
+
+``margin`` (default; asymptotic, its coverage measured by simulation)
+    For a tree h, each compared difference k (every pair of groups with rows, in
+    every cohort of every notion fitted) has the training estimate ``d_k`` and the
+    Agresti-Caffo standard error (one success and one failure added to each group,
+    so it is never 0 on a rate of 0 or 1)
+
+        se_k^2 = p_a (1 - p_a) / (n_a + 2) + p_b (1 - p_b) / (n_b + 2),   p = (k + 1) / (n + 2).
+
+    Its risk, an approximate bound on P(|true d_k| > delta) summed over k (Bonferroni, both tails), is
+
+        R(h) = sum_k [ Phi_bar((delta - |d_k|) / se_k) + Phi_bar((delta + |d_k|) / se_k) ].
+
+    The promise holds when R(h) <= 1 - c.  Fit at the training bound delta' = delta;
+    while R > 1 - c, set delta' to the largest t with
+    ``sum_k [Phi_bar((delta - t)/se_k) + Phi_bar((delta + t)/se_k)] <= 1 - c`` (the current
+    tree's se_k), refit and re-check with the new tree's own estimates; when a round
+    does not lower delta' the bound steps down by delta/10.  A tree whose leaves all
+    predict one class has population gap exactly 0 (every rate is 0, or every rate is 1):
+    it keeps any promise with certainty, and is the fallback when delta' = 0 fails too.
+
+``holdout`` (finite-sample guarantee, proved)
+    A stratified share of the training rows is held out.  Trees are fitted on the
+    rest at the training bounds 0, delta/4, delta/2, 3 delta/4, delta, in that order
+    (a sequence fixed before the held-out rows are seen); each is tested on the
+    held-out rows by an intersection-union test of H0: |d_k| > delta for some k,
+    which rejects when, for every k, the exact one-sided bounds of d_k at level
+    1 - c (:func:`~strongtree_core.metrics.intervals.difference_bounds_exact`) both lie
+    within [-delta, delta].  Testing stops at the first tree not certified; the last
+    certified tree is returned (the constant tree when the first is not).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+from scipy.stats import norm
+
+from strongtree_core.metrics.gap_intervals import CohortCounts, compared_counts
+from strongtree_core.metrics.intervals import difference_bounds_exact
+
+#: Methods of :class:`PromiseSettings`, and what their guarantee rests on.
+PROMISE_METHODS: dict[str, str] = {
+    "margin": "asymptotic (normal approximation on the training rows; coverage measured by simulation)",
+    "holdout": "finite-sample (exact binomial bounds on held-out rows; proved)",
+    "bootstrap": "asymptotic (the margin plus a bootstrap estimate of the fit's optimism; coverage measured by simulation)",
+}
+#: Bootstrap refits the bootstrap method makes to estimate the optimism.
+BOOTSTRAP_FITS = 10
+#: Share of the training rows the holdout method holds out.
+HOLDOUT_SHARE = 0.3
+#: Training bounds the holdout method tries, as shares of delta, tightest first.
+HOLDOUT_STEPS = (0.0, 0.25, 0.5, 0.75, 1.0)
+#: Rounds of the margin method before it tries delta' = 0.
+MARGIN_ROUNDS = 4
+
+CONSTANT_ONLY = (
+    "Only a constant tree keeps the promise: with these {n} training rows no tree fitted at a training "
+    "bound down to 0 could be shown to keep the gap on new rows within {delta:.1f} pp with confidence "
+    "{confidence:.0%} ({why}). The tree predicts {label!r} for everyone (gap 0 on any rows). {smallest}"
+)
+SMALLEST_DELTA = "The smallest gap a non-constant tree fitted here could promise is {value:.1f} pp."
+NO_SMALLEST = "No non-constant tree was fitted, so no smaller promise can be named."
+
+
+@dataclass(frozen=True)
+class Differences:
+    """The compared differences of a tree on some rows (one entry per difference k).
+
+    Attributes
+    ----------
+    k_a, n_a, k_b, n_b : ndarray of float, shape (K,)
+        Rows predicted positive and rows of the cohort, in the two groups compared.
+    """
+
+    k_a: np.ndarray
+    n_a: np.ndarray
+    k_b: np.ndarray
+    n_b: np.ndarray
+
+    @property
+    def estimate(self) -> np.ndarray:
+        return self.k_a / self.n_a - self.k_b / self.n_b
+
+    @property
+    def gap(self) -> float:
+        return float(np.abs(self.estimate).max()) if self.k_a.size else 0.0
+
+    @property
+    def standard_error(self) -> np.ndarray:
+        """Agresti-Caffo standard error of each difference (never 0)."""
+        p_a = (self.k_a + 1) / (self.n_a + 2)
+        p_b = (self.k_b + 1) / (self.n_b + 2)
+        return np.sqrt(p_a * (1 - p_a) / (self.n_a + 2) + p_b * (1 - p_b) / (self.n_b + 2))
+
+
+def differences(cohorts: Sequence[CohortCounts]) -> Differences:
+    """Every pair of groups with rows in every cohort given."""
+    parts = [(c.positives[p], c.rows[p], c.positives[q], c.rows[q]) for c in cohorts for p, q in c.pairs()]
+    arr = np.array(parts, dtype=float).reshape(-1, 4)
+    return Differences(arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3])
+
+
+def tree_differences(notions: Sequence[str], y_positive, pred_positive, group, n_groups: int,
+                     legit=None) -> Differences:
+    """The differences of all ``notions`` together (the union bound runs over all of them)."""
+    cohorts: list[CohortCounts] = []
+    for notion in notions:
+        cohorts += compared_counts(notion, y_positive, pred_positive, group, n_groups, legit=legit)
+    return differences(cohorts)
+
+
+def risk(diffs: Differences, delta: float) -> float:
+    """R(h): the summed two-tailed normal probabilities that a true difference is beyond delta."""
+    d = np.abs(diffs.estimate)
+    se = diffs.standard_error
+    return float(np.sum(norm.sf((delta - d) / se) + norm.sf((delta + d) / se)))
+
+
+def _risk_at(t: float, se: np.ndarray, delta: float) -> float:
+    return float(np.sum(norm.sf((delta - t) / se) + norm.sf((delta + t) / se)))
+
+
+def tightened_bound(se: np.ndarray, delta: float, alpha: float) -> float | None:
+    """Largest t in [0, delta] with sum_k [Phi_bar((delta-t)/se_k) + Phi_bar((delta+t)/se_k)] <= alpha.
+
+    None when even t = 0 exceeds alpha.  The sum increases with t, so bisection finds it.
+    """
+    if _risk_at(0.0, se, delta) > alpha:
+        return None
+    if _risk_at(delta, se, delta) <= alpha:
+        return float(delta)
+    lo, hi = 0.0, float(delta)
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if _risk_at(mid, se, delta) <= alpha:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def smallest_promise(diffs: Differences, alpha: float) -> float:
+    """Smallest delta with R(h) <= alpha for this tree's own estimates (R decreases in delta)."""
+    lo, hi = 0.0, 1.0
+    while risk(diffs, hi) > alpha and hi < 64:
+        hi *= 2
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if risk(diffs, mid) <= alpha:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def holdout_certified(diffs: Differences, delta: float, alpha: float) -> bool:
+    """Intersection-union test of H0: some |d_k| > delta, at level alpha (exact bounds)."""
+    if diffs.k_a.size == 0:
+        return True
+    lower, upper = difference_bounds_exact(diffs.k_a, diffs.n_a, diffs.k_b, diffs.n_b, alpha)
+    return bool(np.all(upper <= delta) and np.all(lower >= -delta))
+
+
+def holdout_split(strata: np.ndarray, share: float = HOLDOUT_SHARE, seed: int = 0) -> np.ndarray:
+    """Boolean mask of held-out rows: ``share`` of each stratum (at least one row of a stratum of two or more)."""
+    rng = np.random.default_rng(seed)
+    held = np.zeros(strata.shape[0], dtype=bool)
+    for s in np.unique(strata):
+        rows = np.flatnonzero(strata == s)
+        take = int(round(share * rows.size)) if rows.size > 1 else 0
+        if rows.size > 1:
+            take = min(max(take, 1), rows.size - 1)
+        held[rng.choice(rows, size=take, replace=False)] = True
+    return held
+
+
+@dataclass(frozen=True)
+class PromiseRound:
+    """One fit of the promise: its training bound, what it measured, and the verdict."""
+
+    training_bound: float
+    training_gap: float
+    risk: float | None
+    certified: bool
+    constant: bool
+    training_accuracy: float
+
+
+@dataclass(frozen=True)
+class FairnessPromise:
+    """What a fit with ``fairness_confidence`` promised, and what it cost.
+
+    Attributes
+    ----------
+    confidence : float
+        c: the population gap is at most ``delta`` with probability at least c.
+    method : {"margin", "bootstrap", "holdout"}
+    guarantee : str
+        What the method's guarantee rests on (:data:`PROMISE_METHODS`).
+    delta : float
+        The bound promised on new rows.
+    training_bound : float
+        delta': the training-rows bound of the returned tree (its certificate is
+        "optimal under the tightened bound").
+    kept : bool
+        False only if no tree, not even the constant one, could carry it (never for
+        these methods: the constant tree always can).
+    constant : bool
+        The returned tree predicts one class everywhere.
+    training_accuracy : float
+        Accuracy of the returned tree on all training rows.
+    accuracy_at_delta : float
+        Accuracy on all training rows of the tree fitted at delta (today's bound);
+        the difference is what the promise costs.
+    smallest_delta : float or None
+        With a constant tree: the smallest delta a non-constant tree fitted here could promise.
+    rows_used : int
+        Training rows the returned tree was fitted on (fewer with the holdout method).
+    rounds : tuple of PromiseRound
+    message : str
+    optimism : float
+        The bootstrap method's estimate of E[gap out of bag - gap in bag] for a fit at delta
+        (0 for the other methods).
+    """
+
+    confidence: float
+    method: str
+    guarantee: str
+    delta: float
+    training_bound: float
+    kept: bool
+    constant: bool
+    training_accuracy: float
+    accuracy_at_delta: float
+    smallest_delta: float | None
+    rows_used: int
+    rounds: tuple[PromiseRound, ...] = field(default_factory=tuple)
+    message: str = ""
+    optimism: float = 0.0
+
+    @property
+    def accuracy_cost(self) -> float:
+        return self.accuracy_at_delta - self.training_accuracy
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["rounds"] = [asdict(r) for r in self.rounds]
+        return out
+
+    @classmethod
+    def from_dict(cls, data) -> "FairnessPromise":
+        data = dict(data)
+        data["rounds"] = tuple(PromiseRound(**r) for r in data.get("rounds", ()))
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A tree fitted by the promise's driver, as the driver sees it."""
+
+    model: object
+    training_bound: float
+    constant: bool
+    accuracy: float              # on all training rows
+    diffs: Differences           # on the rows it is judged on
+
+
+def run_margin(fit_at: Callable[[float], Fitted], fit_constant: Callable[[], Fitted], *, delta: float,
+               confidence: float, n_rows: int, optimism: float = 0.0,
+               method: str = "margin") -> tuple[Fitted, FairnessPromise]:
+    """The margin method (module docstring).  ``fit_at(t)`` fits on all training rows at bound t.
+
+    ``optimism`` (the bootstrap method): an estimate of how much the population gap of
+    the fitted tree exceeds its training gap, added to every ``|d_k|``; the criterion is
+    then the margin's with ``delta - optimism`` in place of ``delta``.
+    """
+    alpha = 1.0 - confidence
+    target = delta - max(0.0, optimism)
+    if target <= 0:
+        const = fit_constant()
+        rounds = [PromiseRound(0.0, 0.0, 0.0, True, True, const.accuracy)]
+        why = f"the estimated optimism of the fit, {100 * optimism:.1f} pp, is at least delta"
+        first = fit_at(delta)
+        return const, _promise(method, confidence, delta, const, first, rounds, None, n_rows, why)
+    rounds: list[PromiseRound] = []
+    non_constant: list[Fitted] = []
+    first: Fitted | None = None
+    t = float(delta)
+    tried_zero = False
+    for attempt in range(MARGIN_ROUNDS + 1):
+        fitted = fit_at(t)
+        first = first or fitted
+        r = 0.0 if fitted.constant else risk(fitted.diffs, target)
+        ok = fitted.constant or r <= alpha
+        rounds.append(PromiseRound(t, fitted.diffs.gap, r, ok, fitted.constant, fitted.accuracy))
+        if ok and fitted.constant and attempt > 0:  # tightening left only a constant tree
+            smallest = (min(smallest_promise(f.diffs, alpha) for f in non_constant) + max(0.0, optimism)
+                        if non_constant else None)
+            why = f"at training bound {100 * t:.2f} pp the optimal tree is constant"
+            return fitted, _promise(method, confidence, delta, fitted, first, rounds, smallest, n_rows, why)
+        if ok:
+            return fitted, _promise(method, confidence, delta, fitted, first, rounds, None, n_rows, "")
+        non_constant.append(fitted)
+        if tried_zero:
+            break
+        nxt = tightened_bound(fitted.diffs.standard_error, target, alpha)
+        if nxt is None or attempt == MARGIN_ROUNDS - 1:
+            nxt = 0.0
+        if nxt >= t:  # the new tree's errors were larger than the last one's: step down
+            nxt = max(0.0, t - delta / 10)
+        t = nxt
+        tried_zero = t == 0.0
+    const = fit_constant()
+    rounds.append(PromiseRound(0.0, 0.0, 0.0, True, True, const.accuracy))
+    smallest = min(smallest_promise(f.diffs, alpha) for f in non_constant) + max(0.0, optimism) if non_constant else None
+    why = f"the risk of the tree at training bound 0 was {rounds[-2].risk:.3f} > {alpha:.3f}"
+    return const, _promise(method, confidence, delta, const, first, rounds, smallest, n_rows, why)
+
+
+def run_holdout(fit_at: Callable[[float], Fitted], fit_constant: Callable[[], Fitted],
+                fit_today: Callable[[], Fitted], *, delta: float, confidence: float, n_rows: int,
+                n_fit_rows: int) -> tuple[Fitted, FairnessPromise]:
+    """The holdout method (module docstring).
+
+    ``fit_at(t)`` fits on the fitting part at bound t, its ``diffs`` measured on the
+    held-out part; ``fit_today()`` fits at delta on all training rows (what the promise
+    costs is measured against it); ``fit_constant()`` the constant tree.
+    """
+    alpha = 1.0 - confidence
+    rounds: list[PromiseRound] = []
+    best: Fitted | None = None
+    for step in HOLDOUT_STEPS:
+        fitted = fit_at(step * delta)
+        ok = fitted.constant or holdout_certified(fitted.diffs, delta, alpha)
+        rounds.append(PromiseRound(step * delta, fitted.diffs.gap, None, ok, fitted.constant, fitted.accuracy))
+        if not ok:
+            break
+        best = fitted
+    today = fit_today()
+    if best is None:
+        const = fit_constant()
+        rounds.append(PromiseRound(0.0, 0.0, None, True, True, const.accuracy))
+        why = "the tree fitted at training bound 0 failed the test on the held-out rows"
+        return const, _promise("holdout", confidence, delta, const, today, rounds, None, n_rows, why)
+    if best.constant:
+        why = f"the first non-constant tree, at training bound {100 * rounds[-1].training_bound:.2f} pp, failed the test on the held-out rows"
+        return best, _promise("holdout", confidence, delta, best, today, rounds, None, n_fit_rows, why)
+    return best, _promise("holdout", confidence, delta, best, today, rounds, None, n_fit_rows, "")
+
+
+def _promise(method, confidence, delta, chosen: Fitted, first: Fitted, rounds, smallest, rows_used, why) -> FairnessPromise:
+    if chosen.constant and why:
+        label = _constant_label(chosen.model)
+        extra = SMALLEST_DELTA.format(value=100 * smallest) if smallest is not None else NO_SMALLEST
+        message = CONSTANT_ONLY.format(n=rows_used, delta=100 * delta, confidence=confidence, why=why,
+                                       label=label, smallest=extra)
+    else:
+        message = (
+            f"Fairness on new rows: gap at most {100 * delta:.1f} pp with confidence {confidence:.0%} "
+            f"({method} method, {PROMISE_METHODS[method].split(' (')[0]}); the tree is optimal under the tightened "
+            f"training bound {100 * chosen.training_bound:.2f} pp; accuracy on the training rows "
+            f"{100 * chosen.accuracy:.1f} % against {100 * first.accuracy:.1f} % at the training bound "
+            f"{100 * delta:.1f} pp."
+        )
+    return FairnessPromise(
+        confidence=float(confidence), method=method, guarantee=PROMISE_METHODS[method], delta=float(delta),
+        training_bound=float(chosen.training_bound), kept=True, constant=bool(chosen.constant),
+        training_accuracy=float(chosen.accuracy), accuracy_at_delta=float(first.accuracy),
+        smallest_delta=None if smallest is None else float(smallest), rows_used=int(rows_used),
+        rounds=tuple(rounds), message=message,
+    )
+
+
+def _constant_label(model) -> object:
+    try:
+        tree = model.tree_
+        leaf = int(tree.structure.leaves[0])
+        value = tree.classes[int(tree.structure.prediction[leaf - 1])]
+        return value.item() if hasattr(value, "item") else value
+    except (AttributeError, IndexError):  # pragma: no cover - a model without a tree
+        return "?"
+
+
+def is_constant(structure) -> bool:
+    """Every leaf predicts the same class (the population gap is then exactly 0)."""
+    leaves = structure.leaves
+    return bool(np.unique(structure.prediction[leaves - 1]).size <= 1)
+
+
+def normal_quantile(p: float) -> float:
+    return float(norm.ppf(p))

@@ -1,0 +1,61 @@
+"""The machine's memory, read the same way on Linux, macOS and Windows (no ``os.sysconf`` there)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from strongtree_core import StrongTreeClassifier, limits
+
+
+def _meminfo_bytes() -> int | None:
+    try:
+        line = next(l for l in Path("/proc/meminfo").read_text().splitlines() if l.startswith("MemTotal:"))
+    except (OSError, StopIteration):
+        return None
+    return int(line.split()[1]) * 1024
+
+
+def test_the_figure_without_os_sysconf_is_the_machine_s(monkeypatch):
+    with_sysconf = limits.physical_memory()
+    monkeypatch.delattr(os, "sysconf", raising=False)  # as on Windows
+    without = limits.physical_memory()
+    assert without == with_sysconf > 0
+    assert 0 < limits.default_memory_limit() <= without
+    # And a default fit runs (it asks for the memory limit before anything large is built).
+    X = pd.DataFrame({"a": [0, 1, 0, 1, 1, 0, 1, 0], "b": [1, 1, 0, 0, 1, 0, 0, 1]})
+    clf = StrongTreeClassifier(depth=1, time_limit=10).fit(X, np.array([0, 1, 0, 1, 1, 0, 1, 1]))
+    assert clf.record_.certified
+
+
+def test_every_source_agrees_with_an_independent_reading(monkeypatch):
+    """psutil, os.sysconf and /proc/meminfo give the same total (within the kernel's reserved pages)."""
+    truth = _meminfo_bytes()
+    if truth is None:
+        pytest.skip("no /proc/meminfo on this system to compare with")
+    for source in (limits._psutil_total, limits._sysconf_total, limits._meminfo_total):
+        value = source()
+        assert value is not None and abs(value - truth) <= 0.01 * truth, source.__name__
+    assert limits._windows_total() is None  # not Windows
+
+
+def test_without_psutil_and_without_os_sysconf_the_next_source_answers(monkeypatch):
+    monkeypatch.setitem(sys.modules, "psutil", None)  # import psutil raises ImportError
+    monkeypatch.delattr(os, "sysconf", raising=False)
+    assert limits._psutil_total() is None and limits._sysconf_total() is None
+    if _meminfo_bytes() is None:
+        pytest.skip("no /proc/meminfo on this system")
+    assert limits.physical_memory() == _meminfo_bytes()
+
+
+def test_no_source_at_all_is_a_message_that_names_the_way_out(monkeypatch):
+    for name in ("_psutil_total", "_sysconf_total", "_meminfo_total", "_windows_total"):
+        monkeypatch.setattr(limits, name, lambda: None)
+    with pytest.raises(limits.StrongTreeError) as info:
+        limits.physical_memory()
+    assert str(info.value) == limits.NO_MEMORY_FIGURE
