@@ -28,11 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from strongtree_core.accel import kernels
+from strongtree_core.accel.compiled import KernelLibrary
 
-try:  # numba is optional: without it the other kernels run
-    from numba import njit
-except ImportError:  # pragma: no cover - exercised only without numba
-    njit = None
+#: The compiled kernels of this module, built once per installation (``accel/compiled.py``;
+#: without numba, or until they are built, the other kernels run).
+library = KernelLibrary(__name__)
 
 NEG = -np.inf
 
@@ -104,6 +104,7 @@ def ordered_columns(X: np.ndarray, chains) -> OrderedColumns | None:
                           pair_offsets, size)
 
 
+@library.kernel("Tuple((f8[:], f8[:], f8[:], f8[:], f8[:]))(i4[:, :], i8[:], f8[:], f8[:], f8[:], i8[:], i8[:], i8[:], i8)")
 def _histograms(bins, rows, d, s0, c, n_cuts, offsets, pair_offsets, pair_cells):  # pragma: no cover - compiled
     """1-D sums of d, s_0 and rows per chain and bin; 2-D sums of d and rows per pair of chains and bins;
     all turned into prefix sums (bins <= a; bins <= a and <= b)."""
@@ -153,6 +154,7 @@ def _histograms(bins, rows, d, s0, c, n_cuts, offsets, pair_offsets, pair_cells)
     return D1, S1, N1, D2, N2
 
 
+@library.kernel("Tuple((f8, i8[:]))(f8[:], f8[:], f8[:], f8[:], f8[:], i8[:], i8[:], i8[:], i8[:], f8, f8)")
 def _best_ordered(D1, S1, N1, D2, N2, n_cuts, offsets, pair_offsets, feature, pen, min_leaf):  # pragma: no cover
     """The best subtree of depth <= 2 from the prefix sums (the list kernel's choice, by chains)."""
     C = n_cuts.shape[0]
@@ -226,6 +228,7 @@ def _best_ordered(D1, S1, N1, D2, N2, n_cuts, offsets, pair_offsets, feature, pe
     return best, code
 
 
+@library.kernel("UniTuple(i8, 2)(f8[:], f8[:], f8[:], i8[:], i8[:], i8[:], i8, i8, i8, f8, b1)")
 def _split_classes(D1, N1, D2, n_cuts, offsets, pair_offsets, u, a, cut, Dside, right):  # pragma: no cover
     """Leaf classes (x_b = 0 part, x_b = 1 part) of a child of the root split (u, a) split on ``cut``."""
     C = n_cuts.shape[0]
@@ -249,16 +252,10 @@ def _split_classes(D1, N1, D2, n_cuts, offsets, pair_offsets, u, a, cut, Dside, 
     return (1 if Dside - hi > 0.0 else 0), (1 if hi > 0.0 else 0)
 
 
-if njit is not None:
-    _hist = njit(cache=True, nogil=True)(_histograms)
-    _split_classes = njit(cache=True, nogil=True)(_split_classes)
-    _best = njit(cache=True, nogil=True)(_best_ordered)
-else:  # pragma: no cover
-    _hist = _best = None
-
-
 def available() -> bool:
-    return njit is not None
+    """Whether these kernels can run in this process (numba installed, ``STRONGTREE_KERNELS``
+    not ``numpy``); :meth:`KernelLibrary.ready` says whether they are compiled now."""
+    return library.usable()
 
 
 def depth_two_ordered(cols: OrderedColumns, rows: np.ndarray, d: np.ndarray, s0: np.ndarray, c: np.ndarray,
@@ -267,10 +264,10 @@ def depth_two_ordered(cols: OrderedColumns, rows: np.ndarray, d: np.ndarray, s0:
 
     Same arguments and result as :func:`strongtree_core.accel.kernels.depth_two_binary`
     (``code`` in the problem's feature indices)."""
-    D1, S1, N1, D2, N2 = _hist(cols.bins, rows, d, s0, c, cols.n_cuts, cols.offsets, cols.pair_offsets,
-                                   cols.pair_cells)
-    return _best(D1, S1, N1, D2, N2, cols.n_cuts, cols.offsets, cols.pair_offsets, cols.feature, float(pen),
-                 float(min_leaf))
+    D1, S1, N1, D2, N2 = _histograms(cols.bins, rows, d, s0, c, cols.n_cuts, cols.offsets, cols.pair_offsets,
+                                     int(cols.pair_cells))
+    return _best_ordered(D1, S1, N1, D2, N2, cols.n_cuts, cols.offsets, cols.pair_offsets, cols.feature, float(pen),
+                         float(min_leaf))
 
 
 def cheaper_than_lists(cols: OrderedColumns, indptr: np.ndarray, rows: np.ndarray) -> bool:
@@ -279,3 +276,7 @@ def cheaper_than_lists(cols: OrderedColumns, indptr: np.ndarray, rows: np.ndarra
     F = int(cols.feature.size)
     lists = min(float(np.dot(ones, ones)) / 2, rows.size * F * F / kernels.DENSE_SPEEDUP)
     return cols.steps(rows.size) < lists
+
+
+# Last, once every kernel is declared: a library already built loads now (a few ms).
+library.preload()
