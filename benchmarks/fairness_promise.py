@@ -154,7 +154,7 @@ def main(argv=None) -> int:
     parser.add_argument("--depths", nargs="+", type=int, default=[2, 3])
     parser.add_argument("--time-limit", type=float, default=120.0)
     parser.add_argument("--holdout", action="store_true", help="also the holdout method")
-    parser.add_argument("--methods", nargs="+", default=["margin"], choices=["margin", "bootstrap", "holdout"],
+    parser.add_argument("--methods", nargs="+", default=["margin"], choices=["margin", "bootstrap", "crossfit", "holdout"],
                         help="methods of fairness_confidence to run (the first also gives the tree fitted at delta)")
     parser.add_argument("--notions", nargs="+", default=list(NOTIONS), choices=list(NOTIONS))
     parser.add_argument("--out", default="benchmarks/results/fairness_promise.csv")

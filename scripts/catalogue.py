@@ -23,7 +23,9 @@ OUT = ROOT / "docs" / "hostile-inputs.md"
 #: Words that mark a dashboard test as one about bad or hostile input.
 HOSTILE_WORDS = ("hostile", "broken", "refus", "garbage", "unusable", "cannot", "other session", "encoding", "latin",
                  "utf", "damaged", "repeated", "killed", "crash", "stop", "markup", "fetch", "delet", "lost", "hung",
-                 "dies", "bad", "missing", "not stored", "shared", "owner")
+                 "dies", "bad", "missing", "not stored", "shared", "owner", "reload", "cookie", "opened first",
+                 "too large", "malformed", "unreadable", "expire", "forgotten", "cannot be opened",
+                 "another browser", "pages folder", "refuses")
 #: module -> (surface, what the module covers)
 MODULES = {
     "tests/test_hostile_inputs.py": ("library / CLI", "parameters, targets, weights, groups, predict-time changes, exports"),
@@ -34,6 +36,12 @@ MODULES = {
     "tests/test_time_limits.py": ("library, every route", "time limit and Stop as contracts"),
     "tests/test_worker_memory.py": ("dashboard: solve workers", "a solve past the memory cap"),
     "tests/test_page_tradeoffs.py": ("dashboard: Trade-offs page", "bad grids of bounds, notions and λ"),
+    "tests/test_entrances.py": ("dashboard: page addresses", "every page opened first, the old folder router kept out"),
+    "tests/test_restore.py": ("dashboard: reload", "a reload, another browser, cookies, a broken or full store"),
+    "tests/test_browser_store.py": ("dashboard: browser store", "limits, expiry, corruption, unusable files"),
+    "tests/test_markup_paths.py": ("dashboard: widgets", "user text in labels, help, options and placeholders"),
+    "tests/test_codebook.py": ("dashboard: codebooks", "empty, headless, conflicting, malformed JSON, not text, no column"),
+    "tests/test_report_cli.py": ("command line: report", "another table, missing columns, an old tree file, stdout"),
 }
 HEADER = """# Bad and hostile inputs: the catalogue
 

@@ -117,6 +117,10 @@ class Solved:
 
     structure: TreeStructure
     record: SolveRecord
+    #: When set, the record's certificate and bound hold over these binary features
+    #: only (the exact search's ladder certified a thinned set of thresholds); the
+    #: estimator then keeps only them in its encoding.
+    features: tuple[int, ...] | None = None
 
 
 def _choose_method(built_flow_free: TreeSpec, formulation: Formulation, solver: str, data: PatternData) -> tuple[str, str]:
@@ -366,7 +370,7 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
         backend="numpy", formulation=EXACT_FORMULATION, method="exact", n_rows=data.n_rows,
         n_patterns=data.n_patterns, choice=f"exact search: {found.reason}", certified=certified,
         nodes=found.n_explored,
-    ))
+    ), found.features)
 
 
 def _within(work: Callable[[], object], until: float, stop) -> tuple[bool, object]:
@@ -518,9 +522,10 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_searc
                 INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec))
             )
         if found.structure is not None:
-            label = "the exact search's optimal tree" if found.status == "optimal" else "the exact search's best tree"
+            whole = found.status == "optimal" and found.features is None
+            label = "the exact search's optimal tree" if whole else "the exact search's best tree"
             dp_starts.append((label, found.structure))
-        if found.bound is not None:
+        if found.bound is not None and found.features is None:  # a ladder's bound holds over fewer features
             objective_cap = found.bound
         dp_note = f"started from the exact search ({found.reason}). "
 

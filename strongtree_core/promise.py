@@ -52,9 +52,13 @@ PROMISE_METHODS: dict[str, str] = {
     "margin": "asymptotic (normal approximation on the training rows; coverage measured by simulation)",
     "holdout": "finite-sample (exact binomial bounds on held-out rows; proved)",
     "bootstrap": "asymptotic (the margin plus a bootstrap estimate of the fit's optimism; coverage measured by simulation)",
+    "crossfit": "asymptotic (the margin on out-of-fold predictions of the fit at each training bound; coverage measured by simulation)",
 }
 #: Bootstrap refits the bootstrap method makes to estimate the optimism.
 BOOTSTRAP_FITS = 10
+#: Folds of the crossfit method, and its training bounds as shares of delta, loosest first.
+CROSSFIT_FOLDS = 4
+CROSSFIT_STEPS = (1.0, 0.8, 0.6, 0.4, 0.2, 0.0)
 #: Share of the training rows the holdout method holds out.
 HOLDOUT_SHARE = 0.3
 #: Training bounds the holdout method tries, as shares of delta, tightest first.
@@ -192,7 +196,7 @@ class PromiseRound:
     risk: float | None
     certified: bool
     constant: bool
-    training_accuracy: float
+    training_accuracy: float | None  # None for the crossfit method's out-of-fold rounds
 
 
 @dataclass(frozen=True)
@@ -203,7 +207,7 @@ class FairnessPromise:
     ----------
     confidence : float
         c: the population gap is at most ``delta`` with probability at least c.
-    method : {"margin", "bootstrap", "holdout"}
+    method : {"bootstrap", "margin", "crossfit", "holdout"}
     guarantee : str
         What the method's guarantee rests on (:data:`PROMISE_METHODS`).
     delta : float
@@ -355,6 +359,30 @@ def run_holdout(fit_at: Callable[[float], Fitted], fit_constant: Callable[[], Fi
         why = f"the first non-constant tree, at training bound {100 * rounds[-1].training_bound:.2f} pp, failed the test on the held-out rows"
         return best, _promise("holdout", confidence, delta, best, today, rounds, None, n_fit_rows, why)
     return best, _promise("holdout", confidence, delta, best, today, rounds, None, n_fit_rows, "")
+
+
+def run_crossfit(out_of_fold_at: Callable[[float], Differences], fit_at: Callable[[float], Fitted],
+                 fit_constant: Callable[[], Fitted], today: Fitted, *, delta: float, confidence: float,
+                 n_rows: int) -> tuple[Fitted, FairnessPromise]:
+    """The crossfit method: for training bounds delta, 0.8 delta, ..., 0 (loosest first), the
+    differences of the out-of-fold predictions of the fit at that bound (each row predicted by a
+    tree fitted without it) must pass the margin criterion; the first bound that passes is refitted
+    on all rows.  The out-of-fold gap measures the selection the margin method ignores."""
+    alpha = 1.0 - confidence
+    rounds: list[PromiseRound] = []
+    for step in CROSSFIT_STEPS:
+        t = step * delta
+        diffs = out_of_fold_at(t)
+        r = risk(diffs, delta)
+        ok = r <= alpha
+        rounds.append(PromiseRound(t, diffs.gap, r, ok, False, None))
+        if ok:
+            fitted = today if t == delta else fit_at(t)
+            return fitted, _promise("crossfit", confidence, delta, fitted, today, rounds, None, n_rows, "")
+    const = fit_constant()
+    rounds.append(PromiseRound(0.0, 0.0, 0.0, True, True, const.accuracy))
+    why = f"the out-of-fold risk at training bound 0 was {rounds[-2].risk:.3f} > {alpha:.3f}"
+    return const, _promise("crossfit", confidence, delta, const, today, rounds, None, n_rows, why)
 
 
 def _promise(method, confidence, delta, chosen: Fitted, first: Fitted, rounds, smallest, rows_used, why) -> FairnessPromise:

@@ -22,11 +22,14 @@ from strongtree_core.trivial import baseline_accuracy
 from strongtree_core.metrics._inputs import _labels
 from strongtree_core.promise import (
     BOOTSTRAP_FITS,
+    Differences,
+    CROSSFIT_FOLDS,
     HOLDOUT_STEPS,
     MARGIN_ROUNDS,
     Fitted,
     holdout_split,
     is_constant,
+    run_crossfit,
     run_holdout,
     run_margin,
     tree_differences,
@@ -75,7 +78,8 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
     n = len(table)
     weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float).reshape(-1)
     caught: dict[int, list] = {}
-    planned = [{"margin": 3, "bootstrap": 3 + BOOTSTRAP_FITS}.get(method, len(HOLDOUT_STEPS) + 2)]
+    planned = [{"margin": 3, "bootstrap": 3 + BOOTSTRAP_FITS,
+                "crossfit": 3 + 3 * CROSSFIT_FOLDS}.get(method, len(HOLDOUT_STEPS) + 2)]
 
     def copy(bound: float, **extra):
         remaining = deadline - time.perf_counter()
@@ -154,6 +158,42 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
             promise = replace(promise, optimism=optimism, message=promise.message + (
                 f" The bootstrap ({BOOTSTRAP_FITS} refits) estimates the fit's optimism, out-of-bag gap minus "
                 f"in-bag gap, at {100 * optimism:.2f} pp; the margin is taken from {100 * (delta - max(0.0, optimism)):.2f} pp."))
+    elif method == "crossfit":
+        strata = np.where(keep, group * 2 + y_pos.astype(int), -1)
+        rng = np.random.default_rng(0)
+        fold = np.full(n, -1)
+        for s_ in np.unique(strata[strata >= 0]):
+            members = rng.permutation(np.flatnonzero(strata == s_))
+            fold[members] = np.arange(members.size) % CROSSFIT_FOLDS
+
+        def out_of_fold_at(t: float):
+            """Each fold's tree judged on its own held-out fold; the estimate of every difference is the
+            mean over folds of its absolute value (pooling the predictions instead would let trees whose
+            gaps differ average out), carried on the counts of all rows for the standard error."""
+            per_fold = []
+            for f in range(CROSSFIT_FOLDS):
+                model = fit_rows(copy(t), np.flatnonzero((fold != f) & (fold >= 0)))
+                rows = np.flatnonzero(fold == f)
+                said = np.asarray(model.predict(table.iloc[rows].reset_index(drop=True))) == positive_label
+                per_fold.append(tree_differences(notions, y_pos[rows], said, group[rows], n_groups,
+                                                 None if legit is None else legit[rows]))
+            rows = np.flatnonzero(keep)
+            pooled = tree_differences(notions, y_pos[rows], np.zeros(rows.size, dtype=bool), group[rows], n_groups,
+                                      None if legit is None else legit[rows])
+            mean_abs = np.mean([np.abs(d.estimate) for d in per_fold], axis=0)
+            rate_b = np.mean([d.k_b / d.n_b for d in per_fold], axis=0)
+            # counts of all rows with the fold trees' mean rates: d = rate_a - rate_b = mean |d_f|
+            k_b = rate_b * pooled.n_b
+            k_a = np.clip(rate_b + mean_abs, 0, 1) * pooled.n_a
+            return Differences(k_a, pooled.n_a, k_b, pooled.n_b)
+
+        def fit_all_at(t: float) -> Fitted:
+            model = fit_rows(copy(t), None)
+            fits.append((t, model.tree_))
+            return judged(model, everyone, t)
+
+        chosen, promise = run_crossfit(out_of_fold_at, fit_all_at, fit_constant, judged(first, everyone, delta),
+                                       delta=delta, confidence=confidence, n_rows=n)
     else:
         strata = group * 2 + y_pos.astype(int)
         if legit is not None:

@@ -204,3 +204,17 @@ def many_features_message(summary: pd.DataFrame) -> str:
         big = summary.sort_values("n_binary", ascending=False).head(3)
     parts = [f"{row.column} {int(row.n_binary):,}" for row in big.itertuples()]
     return MSG_MANY_FEATURES.format(n=f"{total:,}", detail="most from " + ", ".join(parts))
+
+
+#: How the encoding summary's column kinds read.
+KIND_WORDS = {"continuous": "numbers: thresholds", "categorical": "categories: one question per value",
+              "binary": "yes / no", "flag": "yes / no"}
+
+
+def encoding_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """``EncodingPlan.summary()`` in words: the library's column names (``n_binary``, ``kind``) become what they mean."""
+    out = summary.rename(columns={"column": "column", "kind": "read as", "n_binary": "yes/no questions",
+                                  "thresholds / levels": "thresholds or values", "n_missing": "missing values"})
+    if "read as" in out:
+        out["read as"] = out["read as"].map(lambda k: KIND_WORDS.get(k, str(k)))
+    return out

@@ -27,14 +27,14 @@ FAIRNESS_NOTIONS: dict[str, Notion] = {
             "statistical_parity",
             "Statistical parity",
             "Every group receives the positive prediction at nearly the same rate: the rates differ by at most δ.",
-            "If 40% of the {a} rows are predicted {positive}, between 35% and 45% of the {b} rows must be.",
+            "If 40% of the {a} rows are predicted {positive}, between 35% and 45% of the {others} must be{each}.",
         ),
         Notion(
             "conditional_statistical_parity",
             "Conditional statistical parity",
             "Within each level of the legitimate factor, groups receive the positive prediction at rates that "
             "differ by at most δ; differences explained by the legitimate factor are allowed.",
-            "Among rows whose {legit} is {level}, the shares of {a} and {b} predicted {positive} differ by at most "
+            "Among rows with {legit_level}, the shares of {pair} predicted {positive} differ by at most "
             "5 percentage points.",
         ),
         Notion(
@@ -42,16 +42,16 @@ FAIRNESS_NOTIONS: dict[str, Notion] = {
             "Predictive equality",
             "Among people whose true outcome is negative, the share wrongly predicted positive (false-positive "
             "rate) differs by at most δ between groups.",
-            "Of the rows that are truly not {positive}, {a} and {b} are wrongly predicted {positive} at rates within "
-            "5 percentage points.",
+            "Of the rows that are truly not {positive}, {pair} are wrongly predicted {positive} at rates within "
+            "5 percentage points of each other.",
         ),
         Notion(
             "equal_opportunity",
             "Equal opportunity",
             "Among people whose true outcome is positive, the share correctly predicted positive (true-positive "
             "rate) differs by at most δ between groups.",
-            "Of the rows that are truly {positive}, {a} and {b} are predicted {positive} at rates within 5 percentage "
-            "points.",
+            "Of the rows that are truly {positive}, {pair} are predicted {positive} at rates within 5 percentage "
+            "points of each other.",
         ),
         Notion(
             "equalized_odds",
@@ -62,9 +62,15 @@ FAIRNESS_NOTIONS: dict[str, Notion] = {
     )
 }
 
+#: Said on the Model page when conditional statistical parity is not offered.
+MSG_CSP_NEEDS_LEGIT = ("Conditional statistical parity is offered once a legitimate factor is chosen on the Data "
+                       "page (it compares groups within each level of that factor).")
+
 #: Words used in the examples when the table does not say (no table, or no protected attribute yet).
-EXAMPLE_DEFAULTS = {"a": "group A", "b": "group B", "positive": "positive", "legit": "the legitimate factor",
-                    "level": "one level"}
+EXAMPLE_DEFAULTS = {"a": "group A", "others": "group B rows", "each": "", "pair": "group A and group B rows",
+                    "positive": "positive", "legit_level": "the same level of the legitimate factor"}
+#: Groups named one by one in an example before the rest are counted.
+NAMED_GROUPS = 4
 
 
 def example_for(notion: Notion, words: dict[str, str]) -> str:
@@ -74,19 +80,32 @@ def example_for(notion: Notion, words: dict[str, str]) -> str:
     return notion.example.format(**{**EXAMPLE_DEFAULTS, **{k: v for k, v in words.items() if v}})
 
 
+def _listed(names: list[str]) -> str:
+    shown = names[:NAMED_GROUPS]
+    rest = len(names) - len(shown)
+    items = shown + ([f"{rest} more"] if rest else [])
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def example_words(frame, protected: tuple, legitimate: tuple, positive) -> dict[str, str]:
-    """Two protected groups, the positive class and a legitimate level of ``frame``, as text."""
+    """The table's protected groups (the largest first), its positive class and a legitimate level, as the
+    words of the examples: two groups are named as a pair; with more, the example speaks of every group."""
     words: dict[str, str] = {}
     if positive is not None:
         words["positive"] = str(positive)
     if frame is not None and protected and all(c in frame.columns for c in protected):
-        groups = frame[list(protected)].dropna().astype(str).agg(" & ".join, axis=1).value_counts().index[:2]
+        groups = [str(g) for g in frame[list(protected)].dropna().astype(str).agg(" & ".join, axis=1)
+                  .value_counts().index]
         if len(groups) == 2:
-            words["a"], words["b"] = str(groups[0]), str(groups[1])
+            words.update(a=groups[0], others=f"{groups[1]} rows", each="", pair=f"{groups[0]} and {groups[1]} rows")
+        elif len(groups) > 2:
+            words.update(a=groups[0], others=f"rows of every other group ({_listed(groups[1:])})",
+                         each=", and all within 5 percentage points of each other",
+                         pair=f"the rows of all {len(groups)} groups ({_listed(groups)})")
     if frame is not None and legitimate and legitimate[0] in frame.columns:
         levels = frame[legitimate[0]].dropna().astype(str).value_counts().index
         if len(levels):
-            words["legit"], words["level"] = str(legitimate[0]), str(levels[0])
+            words["legit_level"] = f"{legitimate[0]} = {levels[0]}"
     return words
 
 

@@ -24,6 +24,10 @@ LABEL_UNCERTIFIED = "not proven (time limit or Stop)"
 LABEL_DELTA = "bound δ of the points"
 LABEL_FRONTIER = "frontier"
 LABEL_BASELINE = "majority class"
+LABEL_REFERENCE = "without a fairness constraint"
+LABEL_CART = "CART, same depth"
+#: The references' shapes: the tree without a constraint, CART.
+REFERENCE_SYMBOL, CART_SYMBOL = "x", "square-open"
 BASELINE_COLOUR = "#7f8c8d"
 
 
@@ -43,12 +47,15 @@ def plotted(table: pd.DataFrame, part: str) -> pd.DataFrame:
     return table[keep]
 
 
-def frontier_figure(table: pd.DataFrame, fairness_bounds: Sequence[float]):
+def frontier_figure(table: pd.DataFrame, fairness_bounds: Sequence[float], references: Sequence[dict] = ()):
     """Accuracy against the measured gap of each point's own notion, on the training rows and
     (when there are test rows) the test rows side by side: one colour per notion, the training
     frontier drawn as a line, proven optima as filled circles and other trees as open diamonds,
     a dotted vertical line at each bound δ, a dashed horizontal line at the majority class's
-    accuracy, and on the test rows each gap's 95 % interval as a horizontal error bar."""
+    accuracy, and on the test rows each gap's 95 % interval as a horizontal error bar.  The
+    references sit at each notion's gap in its colour: the trees solved without a fairness
+    constraint (the points whose ``fairness`` is empty) as crosses, and ``references``
+    (CART of each depth, measured at the end of the sweep) as open squares."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
@@ -61,6 +68,18 @@ def frontier_figure(table: pd.DataFrame, fairness_bounds: Sequence[float]):
     gaps = [v for s, p in zip(shown, parts) for v in s[f"{p}_gap"]] + list(fairness_bounds)
     gaps += [v for s, p in zip(shown, parts) if p != "train" and f"{p}_gap_high" in s
              for v in s[f"{p}_gap_high"].dropna()]
+    free = table[table["fairness"].isna() & table["tree"].notna()] if "fairness" in table else table.iloc[:0]
+    drawn_notions = [n for n in NOTION_COLOURS if n in set(table.get("fairness", pd.Series(dtype=object)).dropna())]
+    for part in parts:  # the references are drawn too: the axes hold them
+        for notion in drawn_notions:
+            column = f"{part}_{notion}"
+            rows = [(r.get(column), r.get(f"{part}_accuracy")) for r in references]
+            if column in free:
+                rows += list(zip(free[column], free[f"{part}_accuracy"]))
+            for gap, accuracy in rows:
+                if gap is not None and accuracy is not None and gap == gap and accuracy == accuracy:
+                    gaps.append(float(gap))
+                    accuracies.append(float(accuracy))
     y_low, y_high = (min(accuracies), max(accuracies)) if accuracies else (0.5, 1.0)
     pad = max((y_high - y_low) * 0.08, 0.01)
     y_low, y_high = max(0.0, y_low - pad), min(1.0, y_high + pad)
@@ -96,6 +115,30 @@ def frontier_figure(table: pd.DataFrame, fairness_bounds: Sequence[float]):
                     name=FAIRNESS_NOTIONS[notion].name, legendgroup=notion, showlegend=False,
                     customdata=np.array([[h, int(p)] for h, p in zip(hover, subset["point"])], dtype=object),
                     hovertemplate="%{customdata[0]}<extra></extra>"), row=1, col=col)
+        for notion in notions:
+            colour = NOTION_COLOURS[notion]
+            column = f"{part}_{notion}"
+            mine = free[free[column].notna() & free[f"{part}_accuracy"].notna()] if column in free else free.iloc[:0]
+            if len(mine):
+                hover = [f"{point_label(r)}<br>without a fairness constraint, {titles[part].lower()}: accuracy "
+                         f"{fmt(r[f'{part}_accuracy'], 'percent')}, {FAIRNESS_NOTIONS[notion].name.lower()} gap "
+                         f"{fmt(r[column], 'points')}" for _, r in mine.iterrows()]
+                fig.add_trace(go.Scatter(
+                    x=100 * mine[column], y=100 * mine[f"{part}_accuracy"], mode="markers",
+                    marker={"color": colour, "size": 11, "symbol": REFERENCE_SYMBOL, "line": {"width": 1, "color": colour}},
+                    name=LABEL_REFERENCE, legendgroup=notion, showlegend=False,
+                    customdata=np.array([[h, int(p)] for h, p in zip(hover, mine["point"])], dtype=object),
+                    hovertemplate="%{customdata[0]}<extra></extra>"), row=1, col=col)
+            carts = [r for r in references if r.get(column) is not None and r.get(f"{part}_accuracy") is not None]
+            if carts:
+                fig.add_trace(go.Scatter(
+                    x=[100 * r[column] for r in carts], y=[100 * r[f"{part}_accuracy"] for r in carts], mode="markers",
+                    marker={"color": colour, "size": 10, "symbol": CART_SYMBOL, "line": {"width": 2, "color": colour}},
+                    name=LABEL_CART, legendgroup=notion, showlegend=False,
+                    hovertemplate=[f"CART, depth {r['depth']}, {titles[part].lower()}: accuracy "
+                                   f"{fmt(r[f'{part}_accuracy'], 'percent')}, {FAIRNESS_NOTIONS[notion].name.lower()} "
+                                   f"gap {fmt(r[column], 'points')}<extra></extra>" for r in carts]),
+                    row=1, col=col)
         baseline = _baseline(points, part)
         if baseline is not None:
             fig.add_trace(go.Scatter(x=[0, 100 * x_high], y=[100 * baseline] * 2, mode="lines",
@@ -115,7 +158,12 @@ def frontier_figure(table: pd.DataFrame, fairness_bounds: Sequence[float]):
                          ticktext=[fmt(t / 100, "points") for t in x_ticks],
                          title_text=f"{titles[part]}: measured gap",
                          zeroline=False, row=1, col=col)
-    for label, symbol in ((LABEL_CERTIFIED, CERTIFIED_SYMBOL), (LABEL_UNCERTIFIED, UNCERTIFIED_SYMBOL)):
+    shapes = [(LABEL_CERTIFIED, CERTIFIED_SYMBOL), (LABEL_UNCERTIFIED, UNCERTIFIED_SYMBOL)]
+    if "fairness" in table and (table["fairness"].isna() & table["tree"].notna()).any():
+        shapes.append((LABEL_REFERENCE, REFERENCE_SYMBOL))
+    if references:
+        shapes.append((LABEL_CART, CART_SYMBOL))
+    for label, symbol in shapes:
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=label, legendgroup="shape",
                                  marker={"color": "#555", "size": 10, "symbol": symbol, "line": {"width": 2,
                                                                                                "color": "#555"}}),

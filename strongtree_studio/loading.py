@@ -257,12 +257,28 @@ def fingerprint(frame: pd.DataFrame) -> str:
     return digest.hexdigest()[:16]
 
 
+def type_words(values: pd.Series) -> str:
+    """What a column holds, in words (pandas' own names, such as ``object`` or ``int64``, mean nothing to a reader)."""
+    dtype = values.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return "true / false"
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "categories"
+    if pd.api.types.is_integer_dtype(dtype):
+        return "whole numbers"
+    if pd.api.types.is_numeric_dtype(dtype):
+        return "numbers"
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "dates"
+    return "text"
+
+
 def column_overview(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per column: type, missing count, number of distinct values, examples."""
     return pd.DataFrame(
         {
             "column": frame.columns,
-            "type": [str(t) for t in frame.dtypes],
+            "type": [type_words(frame[c]) for c in frame.columns],
             "missing": frame.isna().sum().to_numpy(),
             "distinct": frame.nunique().to_numpy(),
             "examples": [", ".join(map(str, frame[c].dropna().unique()[:4])) for c in frame.columns],

@@ -21,6 +21,7 @@ from strongtree_studio.runs import RunEntry, RunStoreError, UnknownRun
 from strongtree_studio.services import job_registry, run_store
 from strongtree_studio.session import JOB_ID, TABLE, VIEW_RUN
 from strongtree_studio.stale import stale_message
+from strongtree_studio.sweep_points import point_origin
 from strongtree_studio.state import current_settings, run_viewer
 
 MSG_NO_TREE = "No tree yet: solve one on the **Solve** page, or reopen a run on the **Runs** page."
@@ -113,7 +114,9 @@ def shown_label(result: Shown) -> tuple[str, bool]:
     (:func:`strongtree_studio.stale.stale_message`).  Returns ("", False) for a current result.
     """
     if VIEW_RUN.get() is not None:
-        return MSG_FROM_HISTORY.format(run_id=result.entry.id), False
+        origin = point_origin(result.entry.config)
+        run = MSG_FROM_HISTORY.format(run_id=result.entry.id)
+        return (f"{md(origin)} {run}" if origin else run), False
     then = {"fingerprint": result.entry.fingerprint, "config": result.entry.config}
     text = stale_message(then, current_settings())
     return text, bool(text)

@@ -18,7 +18,8 @@ from strongtree_studio.sweep_parse import Unreadable, parse_numbers
 #: Most points one sweep from the dashboard may have (the command line runs larger ones).
 MAX_SWEEP_POINTS = 120
 #: The default bound grid: 10 bounds from 0 to 20 pp, evenly spaced (rounded to 0.1 pp).
-DEFAULT_BOUNDS_TEXT = ", ".join(f"{b:g}" for b in np.round(np.linspace(0.0, 20.0, 10), 1))
+#: The bounds offered first: 0 to 20 pp in round steps of 2.5 pp.
+DEFAULT_BOUNDS_TEXT = ", ".join(f"{b:g}" for b in np.arange(0.0, 20.01, 2.5))
 
 MSG_NO_PROTECTED = (
     "A trade-off sweep measures fairness between groups, and no protected attribute is chosen: "
@@ -69,12 +70,24 @@ class SweepGrid:
 
     @property
     def n_points(self) -> int:
+        """The fair points: notions x bounds x depths x λ values."""
         return len(self.notions) * len(self.fairness_bounds) * len(self.depths) * len(self.lambdas)
 
-    def as_params(self) -> dict[str, list[Any]]:
-        """The grid as estimator parameters (:func:`strongtree_core.sweep.sweep`'s ``grid``)."""
-        return {"fairness": list(self.notions), "fairness_bound": list(self.fairness_bounds), "depth": list(self.depths),
-                "regularization": list(self.lambdas)}
+    @property
+    def n_references(self) -> int:
+        """The trees without a fairness constraint solved beside them, one per depth and λ (the frontier's reference)."""
+        return len(self.depths) * len(self.lambdas) if self.n_points else 0
+
+    @property
+    def n_total(self) -> int:
+        return self.n_points + self.n_references
+
+    def as_params(self) -> list[dict[str, list[Any]]]:
+        """The grid as estimator parameters (:func:`strongtree_core.sweep.sweep`'s ``grid``): the fair points, then
+        the same depths and λ values without a fairness constraint."""
+        return [{"fairness": list(self.notions), "fairness_bound": list(self.fairness_bounds), "depth": list(self.depths),
+                 "regularization": list(self.lambdas)},
+                {"fairness": [None], "depth": list(self.depths), "regularization": list(self.lambdas)}]
 
 
 def _read_values(text: str, inside: Callable[[float], bool], unreadable: str, outside: str, shape: str,
@@ -123,6 +136,6 @@ def check_sweep(frame: pd.DataFrame, roles: Roles, split: SplitConfig, model: Mo
                      lambdas)
     if grid.n_points == 0:
         return None, [MSG_EMPTY_GRID]
-    if grid.n_points > MAX_SWEEP_POINTS:
-        return None, [MSG_TOO_MANY.format(n=grid.n_points, limit=MAX_SWEEP_POINTS)]
+    if grid.n_total > MAX_SWEEP_POINTS:
+        return None, [MSG_TOO_MANY.format(n=grid.n_total, limit=MAX_SWEEP_POINTS)]
     return grid, []

@@ -15,6 +15,7 @@ from strongtree_studio.explain import FAIRNESS_NOTIONS
 from strongtree_studio.outcome import SolveContext, build_entry
 from strongtree_studio.words import fmt, status_word
 
+MSG_FROM_POINT = "The tree of point {point}{sweep} ({label}), opened from the Trade-offs page."
 MSG_POINT_NO_TREE = "Point {point} has no tree to open: {reason}"
 MSG_POINT_NEEDS_TABLE = (
     "The tree of a point opens with the table the sweep was learned on ({dataset}): load it on the Data page first."
@@ -29,14 +30,48 @@ def points_table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     return table
 
 
-def csv_bytes(table: pd.DataFrame) -> bytes:
-    """The table as CSV (every column, the trees as JSON)."""
-    return table.to_csv(index=False).encode("utf-8")
+#: Gap columns end in these; they (and δ) go to the CSV in percentage points, as the page shows them.
+GAP_ENDINGS = ("_gap", "_gap_low", "_gap_high", "_statistical_parity", "_conditional_statistical_parity",
+               "_predictive_equality", "_equal_opportunity", "_equalized_odds")
+
+
+def csv_table(table: pd.DataFrame, meta: dict[str, Any] | None = None) -> pd.DataFrame:
+    """The points as the CSV gives them: first the table, target, positive class and protected and legitimate
+    columns they were learned on, then every column of the sweep with δ and every gap in percentage points
+    (``fairness_bound_pp``, ``train_gap_pp``, ...) and accuracies in percent (``train_accuracy_percent``), as on
+    the page; the trees as JSON."""
+    out = table.copy()
+    renamed = {}
+    for column in out.columns:
+        if column == "fairness_bound" or column.endswith(GAP_ENDINGS):
+            out[column] = 100.0 * out[column]
+            renamed[column] = f"{column}_pp"
+        elif column.endswith("_accuracy"):
+            out[column] = 100.0 * out[column]
+            renamed[column] = f"{column}_percent"
+    out = out.rename(columns=renamed)
+    config = (meta or {}).get("config", {})
+    roles = config.get("roles", {})
+    lead = {
+        "table": (meta or {}).get("dataset", ""),
+        "target": roles.get("target", ""),
+        "positive_class": roles.get("pos_label", ""),
+        "protected": " & ".join(roles.get("protected") or ()),
+        "legitimate": " & ".join(roles.get("legitimate") or ()),
+    }
+    for i, (name, value) in enumerate(lead.items()):
+        out.insert(i, name, value)
+    return out
+
+
+def csv_bytes(table: pd.DataFrame, meta: dict[str, Any] | None = None) -> bytes:
+    """The CSV download of a sweep (:func:`csv_table`)."""
+    return csv_table(table, meta).to_csv(index=False).encode("utf-8")
 
 
 def notion_name(key: Any) -> str:
     if not isinstance(key, str):
-        return "none"
+        return "none (reference)"
     return " + ".join(FAIRNESS_NOTIONS[k].name if k in FAIRNESS_NOTIONS else k for k in key.split("+"))
 
 
@@ -72,7 +107,9 @@ def shown_table(table: pd.DataFrame) -> pd.DataFrame:
 def point_label(row: Any) -> str:
     """A point in words for a list: its settings (λ when not 0), training accuracy and gap, and status."""
     price = f" · λ {fmt(row['regularization'])}" if row["regularization"] else ""
-    return (f"Point {fmt(row['point'], 'int')} · {notion_name(row['fairness'])} ≤ {fmt(row['fairness_bound'], 'points')}"
+    notion = (f"{notion_name(row['fairness'])} ≤ {fmt(row['fairness_bound'], 'points')}"
+              if isinstance(row["fairness"], str) else "without a fairness constraint")
+    return (f"Point {fmt(row['point'], 'int')} · {notion}"
             f" · depth {fmt(row['depth'], 'int')}{price} · {fmt(row['train_accuracy'], 'percent')}, "
             f"gap {fmt(row['train_gap'], 'points')} · {status_word(row['status']).label}")
 
@@ -104,11 +141,23 @@ def point_model(config: dict[str, Any], row: Any) -> ModelConfig:
 
 
 def point_run(entry_config: dict[str, Any], dataset: str, fingerprint: str, row: Any, frame: pd.DataFrame,
-              owner: str):
-    """The point's tree measured on its rows and packaged as a run (:class:`strongtree_studio.runs.RunEntry`)."""
+              owner: str, sweep_id: int | None = None):
+    """The point's tree measured on its rows and packaged as a run (:class:`strongtree_studio.runs.RunEntry`);
+    its config says which point of which sweep it is (``sweep_point``), so the pages can say so."""
     roles = Roles(**{**entry_config["roles"], **{k: tuple(entry_config["roles"].get(k) or ())
                                                  for k in ("protected", "legitimate", "ignored")}})
     split = SplitConfig(**entry_config["split"])
     context = SolveContext(dataset, fingerprint, roles, split, point_model(entry_config, row),
                            split_table(frame, roles, split), owner=owner)
-    return build_entry(context, row["tree"], None)
+    entry = build_entry(context, row["tree"], None)
+    origin = {"sweep": sweep_id, "point": int(row["point"]), "label": point_label(row).split(" · ", 1)[1]}
+    return replace(entry, config={**entry.config, "sweep_point": origin})
+
+
+def point_origin(config: dict[str, Any]) -> str:
+    """Where a run opened from a sweep point comes from, in words ("" for any other run)."""
+    origin = config.get("sweep_point")
+    if not origin:
+        return ""
+    sweep = f" of sweep {origin['sweep']}" if origin.get("sweep") is not None else " of this session's sweep"
+    return MSG_FROM_POINT.format(point=origin["point"], sweep=sweep, label=origin.get("label", ""))

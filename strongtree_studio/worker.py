@@ -88,7 +88,7 @@ class SweepSpec:
     X: pd.DataFrame
     y: pd.Series
     params: dict[str, Any]
-    grid: dict[str, list[Any]]
+    grid: dict[str, list[Any]] | list[dict[str, list[Any]]]
     cv: list[tuple[Any, ...]] | None = None
     sensitive: tuple[str, ...] = ()
     legitimate: tuple[str, ...] = ()
@@ -96,7 +96,8 @@ class SweepSpec:
 
     @property
     def n_points(self) -> int:
-        return math.prod(len(v) for v in self.grid.values()) * (len(self.cv) if self.cv else 1)
+        grids = [self.grid] if isinstance(self.grid, dict) else list(self.grid)
+        return sum(math.prod(len(v) for v in g.values()) for g in grids) * (len(self.cv) if self.cv else 1)
 
     def time_budget(self) -> float:
         """Seconds the sweep may take: every point at its time limit, plus a little each."""

@@ -117,9 +117,13 @@ def test_upload_sets_roles_and_previews_the_encoding():
     assert at.selectbox(key=role(at, "pos_label")).value == "yes"
     at.multiselect(key=role(at, "protected")).set_value(["gender"]).run()
     at.multiselect(key=role(at, "legitimate")).set_value(["education"]).run()
-    summary = next(d.value for d in at.dataframe if "n_binary" in d.value.columns)
+    summary = next(d.value for d in at.dataframe if "yes/no questions" in d.value.columns)
+    assert not {"n_binary", "kind", "n_missing"} & set(summary.columns)  # the library's names stay off the page
     assert "gender" not in set(summary["column"]) and "education" in set(summary["column"])
-    assert (summary["n_binary"] >= 1).all()
+    assert (summary["yes/no questions"] >= 1).all()
+    overview = next(d.value for d in at.dataframe if "read as" in d.value.columns and "type" in d.value.columns)
+    assert set(overview["type"]) <= {"text", "whole numbers", "numbers", "true / false", "categories", "dates"}
+    assert "thermometer" not in " ".join(c.value for c in at.caption)
     assert any("225** training rows" in m.value for m in at.markdown)  # 75 % of 300
 
     bad = b"not,a\ntable"

@@ -63,6 +63,9 @@ if sync_playwright is None or not Path(CHROMIUM).exists():
     print(f"test_browser skipped: {reason}")
     pytest.skip(reason, allow_module_level=True)
 
+#: Browser sessions are long (pytest.ini): `-m "not slow"` leaves them out of a quick run.
+pytestmark = pytest.mark.slow
+
 
 def free_port() -> int:
     with socket.socket() as s:

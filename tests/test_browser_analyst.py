@@ -38,7 +38,8 @@ target,2,recidivism
 #: A class name (a code) right before a count, as in "1 225 · 2 525".
 GLUED = re.compile(r"(?<![\d,.:])\b\d+ \d{3}\b")
 
-pytestmark = pytest.mark.skipif(not COMPAS.exists(), reason="needs ../shared/datasets/fairness/compas")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not COMPAS.exists(), reason="needs ../shared/datasets/fairness/compas")]
 
 
 def upload_compas(page) -> None:
@@ -69,6 +70,8 @@ def test_a_codebook_names_compas_at_once_and_is_undone(visit):
     expect(main.get_by_text("Named the codes of 2 columns: race, target.")).to_be_visible()
     expect(main.get_by_text("Edited columns:")).to_be_visible()
     for viewport in (DESKTOP, PROJECTOR):
+        page.set_viewport_size(viewport)
+        main.get_by_text("Named the codes of 2 columns").evaluate("e => e.scrollIntoView({block: 'center'})")
         check_page(page, "data_codebook", viewport)
     page.get_by_role("button", name="Undo the last change").click()
     settle(page)
@@ -186,3 +189,32 @@ def open_report_offline(browser, path: Path, headline: str) -> None:
     assert outside == [], outside
     assert requests == [path.as_uri()], requests  # the page itself, nothing else
     context.close()
+
+
+def test_the_small_words_read_plainly(visit):
+    """Column types and the encoding in words, conditional parity only with a legitimate factor, and the examples
+    speaking of every group when there are more than two."""
+    page = visit.page
+    upload_compas(page)
+    apply_book(page, BOOK)
+    choose(page, "Protected attribute(s)", "race")
+    main = page.locator('[data-testid="stMain"]')
+    page.get_by_role("tab", name="Encoding").click()  # (the grids are drawn on a canvas: AppTest reads their cells)
+    settle(page)
+    expect(main.get_by_text("questions in total")).to_be_visible()
+    text = main_text(page)
+    for jargon in ("object", "int64", "n_binary", "thermometer", "coding)"):
+        assert jargon not in text, jargon
+    nav(page, "Model")
+    expect(main.get_by_text("Conditional statistical parity is offered once a legitimate factor")).to_be_visible()
+    box = page.get_by_role("combobox", name="Fairness notions", exact=True)
+    box.click()
+    options = page.get_by_role("option").all_inner_texts()
+    box.press("Escape")
+    assert "Statistical parity" in options and "Conditional statistical parity" not in options, options
+    example = main.get_by_text(re.compile(r"between 35% and 45% of the rows of every other group \(Caucasian, "
+                                          r"Hispanic and Other\) must be, and all within 5 percentage points"))
+    expect(example.first).to_be_visible()
+    assert "whose the" not in main_text(page)
+    for viewport in (DESKTOP, PROJECTOR):
+        check_page(page, "model_words", viewport)

@@ -18,6 +18,8 @@ from test_browser import (  # it skips this module where there is no browser
     sync_playwright,
 )
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def learn_visit(tmp_path_factory):

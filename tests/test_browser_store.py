@@ -63,6 +63,7 @@ def test_work_comes_back_exactly(tmp_path):
 
 
 def test_another_browser_reads_nothing_and_the_file_holds_no_token(tmp_path):
+    """Another token's hash reads nothing; the file holds hashes, never a token, and only its owner may read it (0600)."""
     path = tmp_path / "b.sqlite3"
     store = BrowserStore(path)
     store.save(browser_key(TOKEN), {"workspace": "mine"})
@@ -82,6 +83,7 @@ def test_only_changed_entries_are_written_and_later_values_win(tmp_path):
 
 
 def test_an_entry_too_large_is_not_kept_and_its_old_value_goes(tmp_path):
+    """An entry over max_entry_bytes is reported, not stored, and its earlier value is dropped (never a stale table)."""
     store = BrowserStore(tmp_path / "b.sqlite3", max_entry_bytes=10_000)
     key = browser_key(TOKEN)
     small = make_hiring(20, seed=1)
@@ -93,6 +95,7 @@ def test_an_entry_too_large_is_not_kept_and_its_old_value_goes(tmp_path):
 
 
 def test_a_browser_not_seen_for_the_time_to_live_is_forgotten(tmp_path):
+    """Past the time to live a browser's work is not brought back, and pruning deletes it."""
     store = BrowserStore(tmp_path / "b.sqlite3")
     old, new = browser_key(TOKEN), browser_key(OTHER)
     store.save(old, {"workspace": "old"})
@@ -107,6 +110,7 @@ def test_a_browser_not_seen_for_the_time_to_live_is_forgotten(tmp_path):
 
 
 def test_past_the_store_cap_the_browsers_seen_longest_ago_go_first(tmp_path):
+    """Past the store's size cap, pruning forgets the browsers seen longest ago until it fits."""
     store = BrowserStore(tmp_path / "b.sqlite3", max_store_bytes=20_000)
     rng = np.random.default_rng(1)
     keys = [browser_key(c * 43) for c in "CDEF"]
@@ -121,6 +125,7 @@ def test_past_the_store_cap_the_browsers_seen_longest_ago_go_first(tmp_path):
 
 
 def test_an_unreadable_entry_is_dropped_and_the_others_come_back(tmp_path):
+    """A row that does not unpickle is deleted; the browser's other entries come back."""
     store = BrowserStore(tmp_path / "b.sqlite3")
     key = browser_key(TOKEN)
     store.save(key, {"workspace": "w", "model": ModelConfig(depth=3)})
@@ -132,6 +137,7 @@ def test_an_unreadable_entry_is_dropped_and_the_others_come_back(tmp_path):
 
 
 def test_a_store_that_cannot_be_opened_is_a_message(tmp_path):
+    """A folder in place of the file: BrowserStoreError with ERR_STORE's text."""
     folder = tmp_path / "a folder"
     folder.mkdir()
     store = BrowserStore(folder)  # a directory where the file should be
@@ -141,6 +147,7 @@ def test_a_store_that_cannot_be_opened_is_a_message(tmp_path):
 
 
 def test_a_value_that_cannot_be_pickled_is_a_message(tmp_path):
+    """A value that cannot be stored: ERR_STORE naming the entry and why."""
     store = BrowserStore(tmp_path / "b.sqlite3")
     with pytest.raises(BrowserStoreError) as caught:
         store.save(browser_key(TOKEN), {"job_settings": {"lock": threading.Lock()}})

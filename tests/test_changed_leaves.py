@@ -62,6 +62,12 @@ def test_changed_leaves_are_shown_in_rules_and_drawing_and_survive_json(fair_tre
         assert f"not the majority ({note.majority})" in dot
         assert f"not the majority ({note.majority})" in svg
     assert svg.count('stroke-dasharray="5 3"') == len(clf.tree_.changed_leaves)
+    python, sql = clf.tree_.to_python(), clf.tree_.to_sql()
+    for note in clf.tree_.changed_leaves:
+        assert f"# node {note.node}; not the majority ({note.majority}): {note.reason}" in python
+        assert f"-- not the majority ({note.majority}): {note.reason}" in sql
+    namespace: dict = {}
+    exec(python, namespace)  # the comments leave the code runnable
     back = FittedTree.from_json(clf.tree_.to_json())
     assert back == clf.tree_ and back.changed_leaves == clf.tree_.changed_leaves
     # a file without the key (earlier versions) loads with no changed leaves

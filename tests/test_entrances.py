@@ -43,6 +43,7 @@ FIRST_WORDS = {
 
 @pytest.mark.parametrize("main", MAIN_SCRIPTS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_pages_folder_sits_beside_a_main_script(main):
+    """A pages/ folder beside the main script would let Streamlit run a page alone on a first request: none may exist."""
     assert main.is_file()
     assert not (main.parent / "pages").exists(), (
         f"{main.parent / 'pages'} would make Streamlit run its scripts alone when their address is the first "
@@ -72,6 +73,7 @@ def fresh(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("page", list(FIRST_WORDS))
 def test_a_page_opened_first_without_a_table_says_what_to_do(page, fresh):
+    """The page shows itself and says what to do (in the page, or the sidebar's 'No table yet'), no error."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()  # the entrypoint's first run (AppTest needs it before a page switch)
     at.switch_page(f"strongtree_studio/screens/{page}.py").run()

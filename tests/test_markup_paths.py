@@ -70,6 +70,7 @@ def test_every_widget_takes_user_text_through_the_escaping_path(path):
     ],
 )
 def test_the_scan_refuses_each_way_of_writing_it(source):
+    """Refused by the scan of the page scripts: the suite fails."""
     assert findings(source), source
 
 

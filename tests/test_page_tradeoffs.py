@@ -24,7 +24,7 @@ from strongtree_studio.roles import suggest_roles
 from strongtree_studio.runs import RunStore
 from strongtree_studio.services import job_registry, run_store
 from strongtree_studio.table import LoadedTable
-from strongtree_studio.frontier_figure import CERTIFIED_SYMBOL, LABEL_DELTA
+from strongtree_studio.frontier_figure import CART_SYMBOL, CERTIFIED_SYMBOL, LABEL_DELTA, REFERENCE_SYMBOL
 from strongtree_studio.sweep_grid import (
     DEFAULT_BOUNDS_TEXT,
     MSG_BOUNDS_RANGE,
@@ -70,8 +70,10 @@ def test_the_page_renders_with_the_demo_data():
     assert notions.options == ["Statistical parity", "Conditional statistical parity", "Predictive equality",
                                "Equal opportunity", "Equalized odds"]  # a legitimate factor: all five
     assert notions.value == ["statistical_parity"]
-    assert at.text_input(key="sweep.fairness_bounds").value == DEFAULT_BOUNDS_TEXT == "0, 2.2, 4.4, 6.7, 8.9, 11.1, 13.3, 15.6, 17.8, 20"
-    assert at.caption[0].value.startswith("10 points: 1 notion × 10 bounds × 1 depth × 1 λ value, at most 1 min 40 s")
+    # Round bounds (0.0, 2.2, 4.4, 6.7 ... read as noise): steps of 2.5 pp.
+    assert at.text_input(key="sweep.fairness_bounds").value == DEFAULT_BOUNDS_TEXT == "0, 2.5, 5, 7.5, 10, 12.5, 15, 17.5, 20"
+    assert at.caption[0].value.startswith("9 points: 1 notion × 9 bounds × 1 depth × 1 λ value, and 1 tree without a "
+                                          "fairness constraint for reference; at most 1 min 40 s")
     assert not at.button(key="tradeoffs.start").disabled
     assert at.button(key="tradeoffs.stop").disabled
     assert not at.error
@@ -89,12 +91,13 @@ def test_a_small_sweep_runs_in_the_background_and_its_points_are_shown_stored_an
     poll(at, lambda a: not job_registry().snapshot(job_id).active, timeout=60)
     at.run()
     snapshot = job_registry().snapshot(job_id)
-    assert snapshot.state == "finished" and len(snapshot.main.rows) == 3 == snapshot.main.total
+    # Three fair points, and the same tree without a fairness constraint for reference.
+    assert snapshot.state == "finished" and len(snapshot.main.rows) == 4 == snapshot.main.total
 
     shown = at.table[0].value  # Markdown cells: "5.0 pp" reads "5\\.0 pp"
     shown = shown.map(lambda v: str(v).replace("\\", "")).rename(columns=lambda c: c.replace("\\", ""))
-    assert list(shown["δ"]) == ["0.0 pp", "5.0 pp", "10.0 pp"]
-    assert list(shown["notion"]) == ["Statistical parity"] * 3
+    assert list(shown["δ"]) == ["0.0 pp", "5.0 pp", "10.0 pp", "–"]
+    assert list(shown["notion"]) == ["Statistical parity"] * 3 + ["none (reference)"]
     assert set(shown["status"]) <= {"Proven optimal", "Not proven (time limit)"}
 
     # every gap on screen is the tree's own, recomputed from its predictions on the training rows
@@ -102,7 +105,7 @@ def test_a_small_sweep_runs_in_the_background_and_its_points_are_shown_stored_an
     frame = at.session_state["table"].frame
     roles = at.session_state["roles"]
     train = split_table(frame, roles, SplitConfig()).train
-    for row, gaps in zip(table.to_dict("records"), shown["gap training / test"]):
+    for row, gaps in zip(table.to_dict("records")[:3], shown["gap training / test"]):
         gap_text = gaps.split(" / ")[0]
         predicted = FittedTree.from_json(row["tree"]).predict(train) == "yes"
         rates = [predicted[(train["gender"] == g).to_numpy()].mean() for g in ("female", "male")]
@@ -119,15 +122,35 @@ def test_a_small_sweep_runs_in_the_background_and_its_points_are_shown_stored_an
                    and t.get("xaxis", "x") == axis and t["x"] != [None]]
         drawn = sorted(zip(np.concatenate([values(t["x"]) for t in circles]),
                            np.concatenate([values(t["y"]) for t in circles])))
-        proven = table[table["certified"]]
+        proven = table[table["certified"] & table["fairness"].notna()]  # the fair points (references apart)
         assert drawn == pytest.approx(sorted(zip(100 * proven[f"{part}_gap"], 100 * proven[f"{part}_accuracy"])))
+    # The references: the tree without a constraint as a cross and CART as an open square, at their measured gaps.
+    reference = table[table["fairness"].isna()].iloc[0]
+    free = FittedTree.from_json(reference["tree"]).predict(train) == "yes"
+    free_gap = abs(np.diff([free[(train["gender"] == g).to_numpy()].mean() for g in ("female", "male")]))[0]
+    crosses = [t for t in traces if t.get("mode") == "markers" and t["marker"]["symbol"] == REFERENCE_SYMBOL
+               and t.get("xaxis", "x") == "x" and t["x"] != [None]]
+    assert len(crosses) == 1 and values(crosses[0]["x"]) == pytest.approx([100 * free_gap])
+    stored_config = run_store().get_sweep(snapshot.run_id, [at.session_state["session_owner"]]).config
+    cart = stored_config["references"]
+    assert [r["depth"] for r in cart] == [2] and cart[0]["model"] == "CART (same depth)"
+    squares = [t for t in traces if t.get("mode") == "markers" and t["marker"]["symbol"] == CART_SYMBOL
+               and t.get("xaxis", "x") == "x" and t["x"] != [None]]
+    assert len(squares) == 1 and values(squares[0]["x"]) == pytest.approx([100 * cart[0]["train_statistical_parity"]])
     assert [spec["layout"][a]["title"]["text"] for a in ("xaxis", "xaxis2")] == [
         "Training rows: measured gap", "Test rows: measured gap"]
 
     stored = run_store().get_sweep(snapshot.run_id, [at.session_state["session_owner"]])
-    assert stored.status == "finished" and [p["point"] for p in stored.points] == [0, 1, 2]
-    csv = pd.read_csv(io.BytesIO(csv_bytes(table)))
-    assert len(csv) == 3 and csv["train_accuracy"].tolist() == pytest.approx(table["train_accuracy"].tolist())
+    assert stored.status == "finished" and [p["point"] for p in stored.points] == [0, 1, 2, 3]
+    meta = {"dataset": stored.dataset, "config": stored.config}
+    csv = pd.read_csv(io.BytesIO(csv_bytes(table, meta)))
+    assert len(csv) == 4 and csv["train_accuracy_percent"].tolist() == pytest.approx(
+        (100 * table["train_accuracy"]).tolist())
+    # δ and gaps in percentage points as on the page, and what the points were learned on.
+    assert csv["fairness_bound_pp"].tolist() == pytest.approx((100 * table["fairness_bound"]).tolist(), nan_ok=True)
+    assert csv["train_gap_pp"].tolist() == pytest.approx((100 * table["train_gap"]).tolist(), nan_ok=True)
+    assert "fairness_bound" not in csv.columns and "train_gap" not in csv.columns
+    assert set(csv["table"]) == {HIRING} and set(csv["protected"]) == {"gender"} and set(csv["target"]) == {"hired"}
 
     at.selectbox(key="tradeoffs.point").set_value(2).run()
     at.button(key="tradeoffs.open").click().run()
@@ -140,6 +163,16 @@ def test_a_small_sweep_runs_in_the_background_and_its_points_are_shown_stored_an
     assert opened.context.split == entry.config["split"] and entry.config["model"]["fairness_bound"] == 0.1
     goto(at, "strongtree_studio/screens/tree.py")  # (AppTest does not follow a page change; the browser test does)
     assert FittedTree.from_json(entry.tree).to_json() == entry.tree and len(drawings(at)) == 1
+    # The Tree page says which point of which sweep it shows.
+    assert entry.config["sweep_point"]["point"] == 2 and entry.config["sweep_point"]["sweep"] == snapshot.run_id
+    label = next(i.value for i in at.info if "reopened from the history" in i.value)
+    assert label.startswith(md(f"The tree of point 2 of sweep {snapshot.run_id} (")), label
+    # The Runs page lists the sweep, and opens it on the Trade-offs page.
+    goto(at, "strongtree_studio/screens/runs.py")
+    sweeps = next(t.value for t in at.table if "points" in t.value.columns)
+    assert list(sweeps.index) == [md(f"Sweep {snapshot.run_id}")] and sweeps["points"].tolist() == ["4"]
+    at.button(key="runs.open_sweep").click().run()
+    assert at.session_state["sweep_shown"] == snapshot.run_id
 
 
 def one_group_table() -> LoadedTable:
@@ -224,8 +257,9 @@ def test_the_grid_check_is_independent_of_the_page():
                                              depths=(3, 2), lambdas="0; 0.05"))
     assert problems == []
     assert grid.fairness_bounds == (0.0, 0.05, 0.1) and grid.depths == (2, 3) and grid.n_points == 24
+    assert grid.n_references == 4 and grid.n_total == 28  # one tree without a constraint per depth and λ
     spec = sweep_spec(sweep_context("t", "f", frame, roles, SplitConfig(), ModelConfig(), grid, 7.0, "s"))
-    assert spec.n_points == 24 and spec.params["time_limit"] == 7.0 and spec.params["fairness"] is None
+    assert spec.n_points == 28 and spec.params["time_limit"] == 7.0 and spec.params["fairness"] is None
     train, test = spec.cv[0]
     assert len(train) == 600 and len(test) == 200 and np.intersect1d(train, test).size == 0
     assert "hired" not in spec.X.columns and "gender" in spec.X.columns  # protected: measured, never split on

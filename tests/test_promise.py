@@ -234,3 +234,23 @@ def test_bootstrap_promise_is_the_margin_from_delta_minus_the_estimated_optimism
         diffs = _diffs((np.sum(pred[group == "a"]), np.sum(group == "a"), np.sum(pred[group == "b"]),
                         np.sum(group == "b")))
         assert risk(diffs, 0.05 - max(0.0, promise.optimism)) <= 0.1 + 1e-9
+
+
+def test_crossfit_promise_refits_at_the_loosest_bound_whose_out_of_fold_risk_passes():
+    X, y = _population(1200, 2)
+    clf = StrongTreeClassifier(depth=1, fairness="statistical_parity", fairness_bound=0.05, fairness_confidence=0.9,
+                               fairness_confidence_method="crossfit", time_limit=60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrivialTreeWarning)
+        clf.fit(X, y, sensitive_features="group")
+    promise = clf.fairness_promise_
+    assert promise.method == "crossfit" and promise.guarantee.startswith("asymptotic")
+    tried = [r for r in promise.rounds if not r.constant]
+    assert [r.training_bound for r in tried] == sorted((r.training_bound for r in tried), reverse=True)
+    assert all(not r.certified for r in tried[:-1])  # stopped at the first bound that passed
+    assert all(r.risk > 0.1 for r in tried[:-1])
+    if not promise.constant:
+        assert tried[-1].certified and tried[-1].risk <= 0.1
+        assert promise.training_bound == tried[-1].training_bound
+        assert _gap(clf.predict(X), y, X["group"].to_numpy()) <= promise.training_bound + 1e-12
+    json.loads(clf.tree_.to_json())  # rounds without a training accuracy still make valid JSON

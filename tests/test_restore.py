@@ -47,6 +47,7 @@ def role_key(at: AppTest, name: str) -> str:
 
 
 def test_a_reload_brings_the_work_back_and_another_browser_sees_none(monkeypatch):
+    """A new session with the same cookie gets the table, roles, model settings and runs owner back; another cookie gets none of them."""
     first = open_app(monkeypatch, None)
     token = first.session_state["_browser_token"]
     assert restore.TOKEN_SHAPE.match(token)
@@ -77,15 +78,18 @@ def test_a_reload_brings_the_work_back_and_another_browser_sees_none(monkeypatch
 @pytest.mark.parametrize("value", ["x'; DROP TABLE browsers; --", "A" * 42, "A" * 44, "A" * 42 + "\n", "",
                                    "A" * 42 + "=", None, 42])
 def test_a_malformed_cookie_is_not_trusted(value):
+    """A cookie that is not 43 URL-safe characters is ignored: the session takes a new token, nobody's work."""
     assert restore.token_from({restore.COOKIE: value}) is None
 
 
 def test_a_well_formed_cookie_is_the_token():
+    """The token is read from its own cookie, whatever others the browser sends."""
     assert restore.token_from({restore.COOKIE: "aZ09_-" * 7 + "q", "other": "x"}) == "aZ09_-" * 7 + "q"
     assert restore.token_from({}) is None
 
 
 def test_a_broken_store_never_breaks_the_page(monkeypatch, isolated):
+    """A folder where the store's file should be: the page works, and the sidebar says the work cannot be kept."""
     folder = isolated / "not a file"
     folder.mkdir()
     monkeypatch.setenv("STRONGTREE_BROWSERS_DB", str(folder))
@@ -97,6 +101,7 @@ def test_a_broken_store_never_breaks_the_page(monkeypatch, isolated):
 
 
 def test_a_table_too_large_to_keep_says_so_and_comes_back_without_its_roles(monkeypatch):
+    """A table over the entry limit: the sidebar gives its size and the limit; after a reload the settings are back, the table and its roles are not."""
     at = open_app(monkeypatch, None)
     token = at.session_state["_browser_token"]
     store = browser_store()

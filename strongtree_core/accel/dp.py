@@ -167,8 +167,7 @@ class GainDP:
         if depth == 2 and idx.size > 1 and self.csr is not None and kernels.available():
             indptr, indices, d, s0, c = self.csr
             rows = idx.astype(np.int64)
-            if self.ordered is not None and ordered_kernel.library.ready() \
-                    and ordered_kernel.cheaper_than_lists(self.ordered, indptr, rows):
+            if self.ordered is not None and ordered_kernel.cheaper_than_lists(self.ordered, indptr, rows):
                 value, code = ordered_kernel.depth_two_ordered(self.ordered, rows, d, s0, c, self.pen, self.min_leaf)
                 return (value, kernels.tree_of(code)) if value > floor and value > NEG else None
             value, code = kernels.depth_two_binary(self.X, indptr, indices, idx.astype(np.int64), d, s0, c,

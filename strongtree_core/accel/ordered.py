@@ -30,8 +30,7 @@ import numpy as np
 from strongtree_core.accel import kernels
 from strongtree_core.accel.compiled import KernelLibrary
 
-#: The compiled kernels of this module, built once per installation (``accel/compiled.py``;
-#: without numba, or until they are built, the other kernels run).
+#: The compiled kernels of this module (built once per installation, see ``accel/compiled.py``).
 library = KernelLibrary(__name__)
 
 NEG = -np.inf
@@ -156,7 +155,11 @@ def _histograms(bins, rows, d, s0, c, n_cuts, offsets, pair_offsets, pair_cells)
 
 @library.kernel("Tuple((f8, i8[:]))(f8[:], f8[:], f8[:], f8[:], f8[:], i8[:], i8[:], i8[:], i8[:], f8, f8)")
 def _best_ordered(D1, S1, N1, D2, N2, n_cuts, offsets, pair_offsets, feature, pen, min_leaf):  # pragma: no cover
-    """The best subtree of depth <= 2 from the prefix sums (the list kernel's choice, by chains)."""
+    """The best subtree of depth <= 2 from the prefix sums (the list kernel's choice, by chains).
+
+    Cut ``j`` of chain ``v`` (``offsets[v] + j``) holds the rows with bin ``<= j``;
+    in the 1-D arrays chain ``v``'s bins start at ``offsets[v] + v``.  A child's
+    split is kept as the value of its ``x_b = 1`` part (``*_hi``) for its leaf classes."""
     C = n_cuts.shape[0]
     need = max(1.0, min_leaf)
     code = np.full(7, -1, dtype=np.int64)
@@ -182,6 +185,8 @@ def _best_ordered(D1, S1, N1, D2, N2, n_cuts, offsets, pair_offsets, feature, pe
             best_l = max(Dl, 0.0) if Lc >= min_leaf else NEG
             br = -1
             bl = -1
+            r_hi = 0.0
+            l_hi = 0.0
             for v in range(C):
                 sv = offsets[v] + v
                 for b in range(n_cuts[v]):
@@ -205,57 +210,32 @@ def _best_ordered(D1, S1, N1, D2, N2, n_cuts, offsets, pair_offsets, feature, pe
                         if value > best_r:
                             best_r = value
                             br = offsets[v] + b
+                            r_hi = rr
                     cll = Lc - clr
                     if clr >= need and cll >= need:
                         value = max(lr, 0.0) + max(Dl - lr, 0.0) - pen
                         if value > best_l:
                             best_l = value
                             bl = offsets[v] + b
+                            l_hi = lr
             total = base_l + best_l + base_r + best_r - pen
             if total > best:
                 best = total
                 code[0] = feature[offsets[u] + a]
-                code[1] = -1 if bl < 0 else feature[bl]
-                code[4] = -1 if br < 0 else feature[br]
-                code[2] = 1 if Dl > 0.0 else 0
-                code[3] = -1
-                code[5] = 1 if Dr > 0.0 else 0
-                code[6] = -1
-                if bl >= 0:
-                    code[2], code[3] = _split_classes(D1, N1, D2, n_cuts, offsets, pair_offsets, u, a, bl, Dl, False)
-                if br >= 0:
-                    code[5], code[6] = _split_classes(D1, N1, D2, n_cuts, offsets, pair_offsets, u, a, br, Dr, True)
+                if bl < 0:
+                    code[1], code[2], code[3] = -1, 1 if Dl > 0.0 else 0, -1
+                else:
+                    code[1], code[2], code[3] = feature[bl], 1 if Dl - l_hi > 0.0 else 0, 1 if l_hi > 0.0 else 0
+                if br < 0:
+                    code[4], code[5], code[6] = -1, 1 if Dr > 0.0 else 0, -1
+                else:
+                    code[4], code[5], code[6] = feature[br], 1 if Dr - r_hi > 0.0 else 0, 1 if r_hi > 0.0 else 0
     return best, code
 
 
-@library.kernel("UniTuple(i8, 2)(f8[:], f8[:], f8[:], i8[:], i8[:], i8[:], i8, i8, i8, f8, b1)")
-def _split_classes(D1, N1, D2, n_cuts, offsets, pair_offsets, u, a, cut, Dside, right):  # pragma: no cover
-    """Leaf classes (x_b = 0 part, x_b = 1 part) of a child of the root split (u, a) split on ``cut``."""
-    C = n_cuts.shape[0]
-    v = 0
-    while offsets[v + 1] <= cut:
-        v += 1
-    b = cut - offsets[v]
-    su = offsets[u] + u
-    sv = offsets[v] + v
-    if v == u:
-        if right:
-            hi = D1[su + min(a, b)]
-        else:
-            hi = D1[su + b] - D1[su + a] if b > a else 0.0
-    else:
-        if u < v:
-            k = pair_offsets[u * C + v] + a * (n_cuts[v] + 1) + b
-        else:
-            k = pair_offsets[v * C + u] + b * (n_cuts[u] + 1) + a
-        hi = D2[k] if right else D1[sv + b] - D2[k]
-    return (1 if Dside - hi > 0.0 else 0), (1 if hi > 0.0 else 0)
-
-
 def available() -> bool:
-    """Whether these kernels can run in this process (numba installed, ``STRONGTREE_KERNELS``
-    not ``numpy``); :meth:`KernelLibrary.ready` says whether they are compiled now."""
-    return library.usable()
+    """True when the compiled kernels can run now (never waits for a compiler)."""
+    return library.ready()
 
 
 def depth_two_ordered(cols: OrderedColumns, rows: np.ndarray, d: np.ndarray, s0: np.ndarray, c: np.ndarray,

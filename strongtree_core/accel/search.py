@@ -54,6 +54,7 @@ from strongtree_core.accel.dp import (
     subset_key,
     tree_to_structure,
 )
+from strongtree_core.accel.ladder import climb, ladder_applies
 from strongtree_core.accel.lagrange import (
     Prices,
     TreeQuantities,
@@ -98,6 +99,10 @@ class ExactResult:
         How it was solved, in words.
     n_explored : int
         Partial trees and subproblems visited.
+    features : tuple of int or None
+        When set, ``status`` and ``bound`` hold over these features only: the
+        thresholds of the last rung of the ladder the search certified
+        (``accel/ladder.py``); None: over every feature.
 
     Examples
     --------
@@ -121,6 +126,7 @@ class ExactResult:
     runtime: float
     reason: str
     n_explored: int = 0
+    features: tuple[int, ...] | None = None
 
     @property
     def certified(self) -> bool:
@@ -139,6 +145,7 @@ def exact_solve(
     stop: threading.Event | None = None,
     report: Report | None = None,
     starts: tuple[TreeStructure, ...] = (),
+    ladder: bool = True,
 ) -> ExactResult:
     """The optimal tree of depth ``spec.depth`` for ``spec`` on ``data``.
 
@@ -146,6 +153,9 @@ def exact_solve(
     ----------
     starts : TreeStructures to try first as incumbents (checked here).
     report : called with every new incumbent and bound, and now and then while searching.
+    ladder : climb from few thresholds of continuous columns to all of them
+        when the problem is large (``accel/ladder.py``); the result may then
+        hold over a subset of the features (``ExactResult.features``).
 
     Examples
     --------
@@ -163,6 +173,8 @@ def exact_solve(
     ('optimal', 5.0)
     """
     t0 = time.perf_counter()
+    if ladder and ladder_applies(data, spec):
+        return _climb(data, spec, time_limit, stop, report, starts, t0)
     deadline = Deadline(t0 + float(time_limit), stop)
     problem = linear_problem(data, spec)
     run = _Run(problem, deadline, report, t0)
@@ -173,6 +185,49 @@ def exact_solve(
             return run.solve(starts)
         except SearchStopped:
             return run.result("stopped", "stopped by the time limit or a stop request")
+
+
+def _climb(data: PatternData, spec: TreeSpec, time_limit: float, stop, report: Report | None,
+           starts: tuple[TreeStructure, ...], t0: float) -> ExactResult:
+    """The ladder of ``accel/ladder.py``: rungs solved by the exact search on merged patterns."""
+    deadline = Deadline(t0 + float(time_limit), stop)
+    explored = [0]
+    best = [None]
+
+    def solve(sub: PatternData, sub_starts: tuple, seconds: float) -> ExactResult:
+        full = sub is data
+        forward = report if full else None
+        found = exact_solve(sub, spec, time_limit=seconds, stop=stop, report=forward, starts=sub_starts, ladder=False)
+        explored[0] += found.n_explored
+        return found
+
+    def say(k: int, n_features: int, found: ExactResult, on_full: TreeStructure | None) -> None:
+        if on_full is not None and (best[0] is None or found.objective > best[0]):
+            best[0] = found.objective
+            if report is not None:
+                word = "optimal" if found.status == "optimal" else "best"
+                report(found.objective, None, explored[0], on_full,
+                       f"{word} tree over {n_features} of the {data.n_features} features (rung {k} of the ladder)")
+
+    try:
+        certified, full = climb(data, spec, solve, tuple(starts), deadline, say)
+    except SearchStopped:
+        certified, full = None, None
+    runtime = time.perf_counter() - t0
+    if full is not None and (full.certified or certified is None):
+        return replace(full, runtime=runtime, n_explored=explored[0],
+                       reason=full.reason + "; climbed a ladder of thresholds to all of them")
+    if certified is None:
+        return ExactResult("stopped", None, None, None, runtime, "stopped before the first rung of the ladder was solved",
+                           explored[0])
+    found, on_full = certified.result
+    n = certified.features.size
+    words = (f"optimal among the trees over {n} of the {data.n_features} features, the thresholds of continuous "
+             f"columns thinned to the finest set certified within the time ({found.reason})")
+    if full is not None and full.objective is not None and full.objective > found.objective:
+        words += f"; over all features the search reached {full.objective:g} without a proof"
+    return ExactResult("optimal", on_full, found.objective, found.objective, runtime, words, explored[0],
+                       tuple(int(f) for f in certified.features))
 
 
 class _Run:

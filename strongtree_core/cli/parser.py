@@ -185,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--fairness-confidence", type=float, default=None, metavar="C",
                    help="promise the bound on new rows of the same population with probability C in (0, 1), "
                         "e.g. 0.9; none: the bound holds on the training rows only")
-    f.add_argument("--fairness-confidence-method", choices=["bootstrap", "margin", "holdout"],
+    f.add_argument("--fairness-confidence-method", choices=["bootstrap", "margin", "crossfit", "holdout"],
                    default=defaults["fairness_confidence_method"],
                    help="how the promise is kept (docs/fairness-on-new-rows.md)")
     f.add_argument("--allow-protected-splits", action="store_true", help="let the tree split on protected columns")

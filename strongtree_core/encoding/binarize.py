@@ -16,7 +16,7 @@ missing values in training.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Literal, Mapping
 
 import numpy as np
@@ -379,6 +379,27 @@ class EncodingPlan:
                 out.append(tuple(cuts))
             start += len(column.features)
         return tuple(out)
+
+    def restricted(self, features) -> "EncodingPlan":
+        """The plan with only the binary columns ``features`` (indices into
+        :attr:`features`, increasing); only ``x ≤ t`` thresholds may be left out.
+
+        Raises
+        ------
+        ValueError
+            A feature left out is not a threshold.
+        """
+        keep = set(int(f) for f in features)
+        columns, start = [], 0
+        for column in self.columns:
+            n = len(column.features)
+            dropped = [j for j in range(n) if start + j not in keep]
+            if any(column.features[j].kind != "at_most" for j in dropped):
+                raise ValueError(f"only thresholds can be left out of the encoding of {column.name!r}")
+            cuts = tuple(f.threshold for j, f in enumerate(column.features) if f.kind == "at_most" and start + j in keep)
+            columns.append(replace(column, cuts=cuts) if dropped else column)
+            start += n
+        return replace(self, columns=tuple(columns))
 
     @property
     def n_binary(self) -> int:

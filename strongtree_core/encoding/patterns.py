@@ -178,3 +178,43 @@ def collapse_patterns(
         row_to_pattern=inverse,
         chains=tuple(tuple(int(f) for f in chain) for chain in chains),
     )
+
+
+def restrict_features(data: PatternData, features: np.ndarray) -> tuple[PatternData, np.ndarray]:
+    """The patterns seen through ``features`` only (sorted indices of ``data``'s
+    columns): patterns that now agree on every kept feature (and label, group,
+    legitimate level) merge, their weights and row counts added.
+
+    Returns the merged data (its chains re-indexed to the kept features) and,
+    for every pattern of ``data``, the merged pattern it became.
+    """
+    features = np.asarray(features, dtype=np.int64)
+    X = data.X[:, features]
+    extra = [np.asarray(data.y, dtype=np.int64)[:, None]]
+    for codes in (data.group, data.legit):
+        if codes is not None:
+            extra.append(np.asarray(codes, dtype=np.int64)[:, None])
+    if data.n_patterns == 0:
+        first, inverse = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    else:
+        first, inverse = _unique_rows(X, np.hstack(extra))
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    inverse = rank[inverse]
+    first = first[order]
+    where = {int(f): j for j, f in enumerate(features)}
+    chains = tuple(kept for kept in (tuple(where[f] for f in chain if f in where) for chain in data.chains)
+                   if len(kept) > 1)
+    merged = PatternData(
+        X=np.ascontiguousarray(X[first]),
+        y=np.asarray(data.y)[first],
+        weight=np.bincount(inverse, weights=data.weight, minlength=first.size),
+        count=np.bincount(inverse, weights=data.count, minlength=first.size).round().astype(np.int64),
+        n_classes=data.n_classes,
+        group=None if data.group is None else np.asarray(data.group)[first],
+        legit=None if data.legit is None else np.asarray(data.legit)[first],
+        row_to_pattern=None,
+        chains=chains,
+    )
+    return merged, inverse

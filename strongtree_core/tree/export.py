@@ -49,7 +49,7 @@ def tree_to_python(tree: "FittedTree") -> str:
     lines += _nested(
         tree,
         "    ",
-        leaf=lambda label, node: f"return {label!r}  # node {node}",
+        leaf=lambda label, node: f"return {label!r}  # node {node}{_changed_note(tree, node)}",
         test=lambda f: f"if {_python_test(f)}:  # {one_line(f.label)}",
         otherwise=lambda f: f"else:  # {one_line(f.negated_label)}",
         start="    ",
@@ -67,12 +67,21 @@ def tree_to_sql(tree: "FittedTree") -> str:
     lines = _nested(
         tree,
         "  ",
-        leaf=lambda label, node: _sql_literal(label),
+        leaf=lambda label, node: _sql_literal(label) + (f"  -- {_changed_note(tree, node)[2:]}"
+                                                       if _changed_note(tree, node) else ""),
         test=lambda f: f"CASE WHEN {_sql_test(f)} THEN  -- {one_line(f.label)}",
         otherwise=lambda f: f"ELSE  -- {one_line(f.negated_label)}",
         end="END",
     )
     return "\n".join(lines)
+
+
+def _changed_note(tree: "FittedTree", node: int) -> str:
+    """``"; not the majority (x): reason"`` for a leaf that predicts against its rows' majority, else ""."""
+    for note in getattr(tree, "changed_leaves", ()):
+        if note.node == node:
+            return f"; not the majority ({one_line(note.majority)}): {one_line(note.reason)}"
+    return ""
 
 
 def _nested(

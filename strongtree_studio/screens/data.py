@@ -23,6 +23,7 @@ from strongtree_studio.config import Roles, check_roles, split_table
 from strongtree_studio.demo_data import DEMO, DEMOS
 from strongtree_studio.explain import MSG_NO_TABLE
 from strongtree_studio.loading import UPLOAD_TYPES, LoadError, column_overview, fingerprint, load_file
+from strongtree_studio.columns import encoding_table
 from strongtree_studio.groups_view import group_sentence, group_summary_table, small_note
 from strongtree_studio.markup import md, md_table, plain_text
 from strongtree_studio.roles import class_values, default_positive, plain, suggest_roles
@@ -348,14 +349,16 @@ with labels_tab:
         st.caption(md(note))
 with encoding_tab:
     st.caption(
-        "Each feature column becomes binary tests the tree can split on: a threshold per quantile bucket for "
-        f"numbers ({model.n_buckets} buckets, {model.encoding} coding), one test per level for categories."
+        "Each column the tree may ask about becomes yes/no questions: for numbers, "
+        + (f"a threshold test (x ≤ t) at each of {model.n_buckets} quantile buckets"
+           if model.encoding == "thermometer" else f"one question per quantile bucket ({model.n_buckets} buckets)")
+        + "; for categories, one question per value."
     )
     if encoding_error:
         st.error(md(encoding_error), icon=":material/error:")
     elif summary is not None:
-        st.dataframe(summary, hide_index=True)
-        st.caption(f"{fmt(int(summary['n_binary'].sum()), 'int')} binary features in total.")
+        st.dataframe(encoding_table(summary), hide_index=True)
+        st.caption(f"{count_of(int(summary['n_binary'].sum()), 'question')} in total.")
 
 st.markdown("##### Training and test rows")
 c1, c2, c3 = st.columns(3)

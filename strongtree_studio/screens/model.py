@@ -6,6 +6,7 @@ from strongtree_core.solvers.licence import gurobi_licence
 from strongtree_studio.navigation import screen
 from strongtree_studio.config import FORMULATIONS, OBJECTIVES, SOLVERS
 from strongtree_studio.explain import (
+    MSG_CSP_NEEDS_LEGIT,
     FAIRNESS_NOTIONS,
     FORMULATION_HELP,
     OBJECTIVE_HELP,
@@ -59,8 +60,14 @@ with tree_col:
 
 with fair_col:
     st.markdown("##### Fairness")
-    field(st.multiselect, "Fairness notions", MODEL, "fairness", options=FAIRNESS_NOTIONS,
+    roles_now = ROLES.get()
+    has_legit = bool(roles_now and roles_now.legitimate)
+    # Conditional statistical parity compares groups within each level of a legitimate factor: offered with one.
+    offered = [k for k in FAIRNESS_NOTIONS if k != "conditional_statistical_parity" or has_legit]
+    field(st.multiselect, "Fairness notions", MODEL, "fairness", options=offered,
           format_func=lambda k: FAIRNESS_NOTIONS[k].name, placeholder="none: no fairness constraint")
+    if not has_legit:
+        st.caption(MSG_CSP_NEEDS_LEGIT)
     fairness_bound_key = widget_key(MODEL, "fairness_bound")
 
     def store_fairness_bound() -> None:
@@ -86,7 +93,7 @@ with fair_col:
     words = example_words(table.frame if table is not None else None, roles.protected if roles else (),
                           roles.legitimate if roles else (), roles.pos_label if roles else None)
     for key, notion in FAIRNESS_NOTIONS.items():
-        if key in chosen:
+        if key in chosen and key in offered:
             with st.container(border=True):
                 st.markdown(f"**{notion.name}** (δ = {fmt(model.fairness_bound, 'points')}). {notion.definition}")
                 st.caption(f"Example at δ = 5 pp: {md(example_for(notion, words))}")

@@ -15,8 +15,17 @@ from strongtree_studio.markup import md, md_table, plain_text
 from strongtree_studio.runs import RunStoreError
 from strongtree_studio.services import run_store
 from strongtree_studio.shown import roles_from_config, tree_from_json
-from strongtree_studio.session import RUNS_NOTICE, SESSION_OWNER, VIEW_RUN, WORKSPACE, set_widget_value, widget_value
+from strongtree_studio.session import (
+    RUNS_NOTICE,
+    SESSION_OWNER,
+    SWEEP_SHOWN,
+    VIEW_RUN,
+    WORKSPACE,
+    set_widget_value,
+    widget_value,
+)
 from strongtree_studio.state import run_owner, run_viewer, workspace_name
+from strongtree_studio.sweep_store import sweeps_table
 from strongtree_studio.treeview import tree_panel, tree_svg
 from strongtree_studio.words import backend_words, fmt, status_word
 
@@ -57,6 +66,22 @@ if runs.LEGACY_DB.exists() and store.path.resolve() != runs.LEGACY_DB.resolve():
 notice = RUNS_NOTICE.pop()
 if notice:
     st.warning(md(notice), icon=":material/warning:")
+try:
+    sweeps = store.sweeps(viewer)
+except RunStoreError as err:
+    sweeps = None
+    st.warning(md(err), icon=":material/warning:")
+if sweeps is not None and len(sweeps):
+    st.markdown("##### Sweeps")
+    st.table(md_table(sweeps_table(sweeps)))
+    pick, open_col = st.columns([3, 1.4], vertical_alignment="bottom")
+    chosen_sweep = pick.selectbox("Sweep", list(sweeps["id"].astype(int)), key="runs.sweep",
+                                  format_func=lambda i: f"Sweep {i}")
+    if open_col.button("Open on Trade-offs", key="runs.open_sweep", icon=":material/show_chart:", width="stretch",
+                       help="Shows its frontier, its points and their trees on the Trade-offs page."):
+        SWEEP_SHOWN.set(int(chosen_sweep))
+        st.switch_page(screen("tradeoffs"))
+    st.markdown("##### Solves")
 if history.empty:
     st.info(MSG_NO_RUNS, icon=":material/info:")
     st.stop()

@@ -99,7 +99,8 @@ else:
         st.caption(
             f"{count_of(grid.n_points, 'point')}: {count_of(len(grid.notions), 'notion')} × "
             f"{count_of(len(grid.fairness_bounds), 'bound')} × {count_of(len(grid.depths), 'depth')} × "
-            f"{count_of(len(grid.lambdas), 'λ value')}, at most {fmt(grid.n_points * choice.time_limit, 'seconds')} "
+            f"{count_of(len(grid.lambdas), 'λ value')}, and {count_of(grid.n_references, 'tree')} without a "
+            f"fairness constraint for reference; at most {fmt(grid.n_total * choice.time_limit, 'seconds')} "
             "in all. Other settings as on the Model page; trees learn from the training rows.")
 
 
@@ -164,12 +165,16 @@ def sweep_on_screen() -> tuple[list[dict], dict | None, int | None]:
             st.error(md(err), icon=":material/error:")
             return [], None, None
         return entry.points, {"dataset": entry.dataset, "fingerprint": entry.fingerprint,
-                              "config": entry.config}, entry.id
+                              "config": entry.config, "sweep_id": entry.id}, entry.id
     snap = registry.snapshot(SWEEP_JOB.get())
     if snap is None:
         return [], None, None
     entry = snap.outcome.entry if snap.outcome is not None else None
-    return list(snap.main.rows), SWEEP_STARTED.get(), entry.id if entry is not None else None
+    stored = entry.id if entry is not None else None
+    started = SWEEP_STARTED.get()
+    if started is not None and entry is not None:  # the stored config holds the references measured at the end
+        started = {**started, "config": entry.config}
+    return list(snap.main.rows), (None if started is None else {**started, "sweep_id": stored}), stored
 
 
 def render_status() -> None:
@@ -185,7 +190,8 @@ def render_status() -> None:
     else:
         planned = total or (SWEEP_STARTED.get() or {}).get("config", {}).get("grid")
         if total is None and planned:
-            total = len(planned["notions"]) * len(planned["fairness_bounds"]) * len(planned["depths"]) * len(planned["lambdas"])
+            total = (len(planned["notions"]) * len(planned["fairness_bounds"]) + 1) * len(planned["depths"]) * \
+                len(planned["lambdas"])
         certified = sum(bool(r.get("certified")) for r in snap.main.rows)
         info.progress(done / total if total else 0.0,
                       text=f"{fmt(done, 'int')} of {count_of(total or 0, 'point')} solved · "
@@ -205,7 +211,8 @@ def open_point(meta: dict, row: dict) -> None:
         SWEEP_NOTICE.set(MSG_POINT_NEEDS_TABLE.format(dataset=meta["dataset"]))
         return
     try:
-        entry = point_run(meta["config"], meta["dataset"], meta["fingerprint"], row, loaded.frame, run_owner())
+        entry = point_run(meta["config"], meta["dataset"], meta["fingerprint"], row, loaded.frame, run_owner(),
+                          meta.get("sweep_id"))
         run_id = run_store().save(entry)
     except (RunStoreError, ValueError) as err:
         SWEEP_NOTICE.set(str(err))
@@ -222,7 +229,8 @@ def render_points() -> None:
         return
     points = points_table(rows)
     bounds = (meta or {}).get("config", {}).get("grid", {}).get("fairness_bounds", [])
-    clicked = st.plotly_chart(frontier_figure(points, [float(b) for b in bounds]), width="stretch",
+    references = (meta or {}).get("config", {}).get("references", [])
+    clicked = st.plotly_chart(frontier_figure(points, [float(b) for b in bounds], references), width="stretch",
                               config={"displayModeBar": False}, key=FRONTIER_KEY, on_select="rerun",
                               selection_mode="points")
     picked = picked_point(clicked)
@@ -239,7 +247,9 @@ def render_points() -> None:
     st.caption("Accuracy against the measured gap of each point's own notion: one colour per notion, the line "
                "joins the training frontier (no other point is both more accurate and fairer). Filled circles are "
                "proven optimal; open diamonds are the best trees found before the time limit or Stop. Dotted "
-               "lines mark the bounds δ; the dashed line is the accuracy of predicting the majority class. On the "
+               "lines mark the bounds δ; the dashed line is the accuracy of predicting the majority class; crosses "
+               "are the trees without a fairness constraint and open squares CART of the same depth, placed at each "
+               "notion's gap. On the "
                "test rows each point's bar is the 95 % interval of its gap. Click a point to open its tree. "
                + POINTS_NOTE)
     # A table that wraps its cells (a data grid would cut them at a projector's width).
@@ -273,5 +283,5 @@ if not (shown_id == 0 and active):
         action.button("Open its tree", key="tradeoffs.open", icon=":material/account_tree:", width="stretch",
                       on_click=open_point, args=(meta, by_point.get(chosen, {})), disabled=chosen is None)
         name = f"sweep_{stored_id}.csv" if stored_id is not None else "sweep.csv"
-        download.download_button("Table (CSV)", csv_bytes(points), file_name=name, mime="text/csv",
+        download.download_button("Table (CSV)", csv_bytes(points, meta), file_name=name, mime="text/csv",
                                  key="tradeoffs.csv", icon=":material/download:", width="stretch")

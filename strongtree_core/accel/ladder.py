@@ -1,0 +1,147 @@
+"""Coarse to fine over the thresholds of continuous columns.
+
+A table of many rows and continuous columns has about as many patterns as
+rows, and every threshold is a feature: the exact search over all of them at
+once can run out of time before it improves its first tree.  Seen through
+fewer thresholds, rows merge into far fewer patterns.  So the search climbs a
+ladder of nested feature sets ``F_0 ⊂ F_1 ⊂ ... ⊂ F``:
+
+* every rung keeps every feature that is not a threshold of a column
+  (yes/no columns, categories, missing-value flags) and the thresholds the
+  start trees use (CART's on the raw columns among them);
+* rung ``k`` adds, on every *active* column (one the best tree so far, a start
+  or the best tree of depth 2 splits on), every ``2^(K - k)``-th of its
+  thresholds (they are spread over the rows), until the column has them all;
+* the last rung is ``F`` itself.
+
+Each rung is solved exactly by the search on its merged patterns, with the
+best tree so far as a start (a tree over ``F_k`` is a tree over every later
+rung), so the incumbent only improves.  The ladder stops at the first rung
+not finished in time: the answer is then the last rung certified, optimal
+among the trees over its thresholds (``LadderResult.features`` names them), a
+proven statement about a smaller set of thresholds rather than an unproven
+one about all of them.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from strongtree_core.accel import ordered as ordered_kernel
+from strongtree_core.accel.dp import Deadline
+from strongtree_core.encoding.patterns import PatternData, restrict_features
+from strongtree_core.formulation.spec import TreeSpec
+from strongtree_core.structure import TreeStructure
+
+#: Patterns x features from which a problem with continuous columns climbs the ladder.
+LADDER_CELLS = 2_000_000
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One solved rung: its features (of the full problem), and what the search returned there."""
+
+    features: np.ndarray
+    result: object  # ExactResult, its tree on the full problem's features
+
+
+def ladder_applies(data: PatternData, spec: TreeSpec) -> bool:
+    """Columns with thresholds, and more patterns x features than the search takes at once."""
+    return bool(data.chains) and spec.depth >= 2 and data.n_patterns * data.n_features > LADDER_CELLS
+
+
+def tree_features(structure: TreeStructure) -> set[int]:
+    return {int(f) for f in structure.feature if f >= 0}
+
+
+def remap(structure: TreeStructure, mapping: dict[int, int]) -> TreeStructure:
+    """The same tree with feature ``f`` renamed ``mapping[f]``."""
+    feature = np.array([mapping[int(f)] if f >= 0 else int(f) for f in structure.feature], dtype=np.int64)
+    return TreeStructure(structure.depth, feature, structure.prediction.copy())
+
+
+def rung_features(data: PatternData, k: int, active: set[int], used: set[int]) -> np.ndarray:
+    """Sorted feature indices of rung ``k`` (see the module docstring)."""
+    chained = np.zeros(data.n_features, dtype=bool)
+    keep = np.zeros(data.n_features, dtype=bool)
+    for c, chain in enumerate(data.chains):
+        chain = np.asarray(chain, dtype=np.int64)
+        chained[chain] = True
+        if c in active:
+            levels = math.ceil(math.log2(chain.size + 1))
+            stride = 2 ** max(0, levels - k)
+            keep[chain[(np.arange(chain.size) + 1) % stride == 0]] = True
+    keep |= ~chained
+    keep[list(used)] = True
+    return np.flatnonzero(keep)
+
+
+def chains_of(data: PatternData, features: set[int]) -> set[int]:
+    return {c for c, chain in enumerate(data.chains) if features & set(chain)}
+
+
+def best_depth_two(data: PatternData) -> set[int]:
+    """Features of the most accurate tree of depth 2 (counted from the columns' histograms,
+    ``accel/ordered.py``): columns worth refining.  Two classes only (else none)."""
+    if data.n_classes != 2 or not ordered_kernel.available():
+        return set()
+    cols = ordered_kernel.ordered_columns(data.X, data.chains)
+    if cols is None:
+        return set()
+    s = np.zeros((data.n_patterns, 2))
+    s[np.arange(data.n_patterns), np.asarray(data.y)] = data.weight
+    d = np.ascontiguousarray(s[:, 1] - s[:, 0])
+    value, code = ordered_kernel.depth_two_ordered(cols, np.arange(data.n_patterns, dtype=np.int64), d,
+                                                   np.ascontiguousarray(s[:, 0]),
+                                                   np.asarray(data.count, dtype=np.float64), 0.0, 0)
+    return {int(f) for f in code[[0, 1, 4]] if f >= 0}
+
+
+def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure, ...], deadline: Deadline,
+          say=None) -> tuple[Rung | None, object | None]:
+    """Solve the rungs in turn with ``solve(sub_data, sub_starts, seconds)`` (the exact
+    search, returning an ExactResult on ``sub_data``'s features).
+
+    Returns the last certified rung (None if none was) and the result of the
+    full problem when the ladder reached it (None otherwise).  ``say(message,
+    result_on_full_features)`` hears every rung's outcome.
+    """
+    used = set().union(*(tree_features(s) for s in starts)) if starts else set()
+    used |= best_depth_two(data)
+    deadline.check()
+    active = chains_of(data, used)
+    best: tuple[float, TreeStructure] | None = None
+    certified: Rung | None = None
+    k, last_size = 0, -1
+    while True:
+        features = rung_features(data, k, active, used)
+        if features.size == last_size:  # the active columns have every threshold: on to the full problem
+            features = np.arange(data.n_features)
+        seconds = deadline.at - time.perf_counter()
+        if seconds <= 0:
+            return certified, None
+        tries = list(starts) + ([best[1]] if best is not None else [])
+        if features.size == data.n_features:
+            return certified, solve(data, tuple(tries), seconds)
+        mapping = {int(f): j for j, f in enumerate(features)}
+        back = {j: int(f) for j, f in enumerate(features)}
+        sub_starts = tuple(remap(s, mapping) for s in tries if tree_features(s) <= set(mapping))
+        sub, _ = restrict_features(data, features)
+        result = solve(sub, sub_starts, seconds)
+        on_full = None if result.structure is None else remap(result.structure, back)
+        if on_full is not None and (best is None or result.objective > best[0]):
+            best = (result.objective, on_full)
+            used |= tree_features(on_full)
+            active |= chains_of(data, tree_features(on_full))
+        if say is not None:
+            say(k, features.size, result, on_full)
+        if result.status == "stopped":
+            return certified, None
+        if result.status == "optimal":
+            certified = Rung(features, (result, on_full))
+        last_size = features.size
+        k += 1
