@@ -1,8 +1,8 @@
 """Wall time of a 40-point sweep: serial, 2 process workers, a 2-worker Dask LocalCluster.
 
 The grid: one of the paper's fair-tree datasets (training file of split 1),
-statistical parity and equal opportunity, 10 bounds from 0.01 to 0.2, depths 2
-and 3: 40 points, each a certified fair tree (``time_limit`` 60 s).  Each backend
+statistical parity and equal opportunity, 10 bounds from 0.01 to 0.2, two depths
+(2 and 3 unless ``--depths``): 40 points, each a certified fair tree (``time_limit`` 60 s).  Each backend
 starts from nothing (a new pool or cluster, counted in the wall time, as a user
 running ``sweep`` once pays it).  Repeats are interleaved (serial, processes,
 dask, serial, ...; the order rotates each repeat) so that a busy machine weighs on
@@ -45,13 +45,14 @@ def cpu_seconds() -> float:
     return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
 
-def run_once(dataset: str, backend: str, time_limit: float) -> tuple[float, float, int, int, float]:
+def run_once(dataset: str, backend: str, time_limit: float, depths: tuple[int, ...] = DEPTHS
+             ) -> tuple[float, float, int, int, float]:
     """(wall s, sum of the fits' times s, points, certified, CPU s of every process) of one sweep."""
     from joblib.externals.loky import get_reusable_executor
 
     ds = DATASETS[dataset]
     part = load_part(ds, "train", 1)
-    grid = {"fairness": list(NOTIONS), "fairness_bound": list(BOUNDS), "depth": list(DEPTHS)}
+    grid = {"fairness": list(NOTIONS), "fairness_bound": list(BOUNDS), "depth": list(depths)}
     estimator = StrongTreeClassifier(time_limit=time_limit, pos_label=ds.positive)
     cpu = cpu_seconds()
     started = time.perf_counter()
@@ -69,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--depths", nargs=2, type=int, default=list(DEPTHS), help="the grid's two depths (default 2 3)")
     args = ap.parse_args(argv)
     require_data()
     subprocess.run([sys.executable, "-m", "strongtree_core.accel.prepare"], check=True)
@@ -78,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         order = args.backends[r % len(args.backends):] + args.backends[:r % len(args.backends)]
         for dataset in args.datasets:
             for backend in order:
-                out = run_once(dataset, backend, args.time_limit)
+                out = run_once(dataset, backend, args.time_limit, tuple(args.depths))
                 results.setdefault((dataset, backend), []).append(out)
                 print(f"# repeat {r + 1} {dataset} {backend}: {out[0]:.1f} s wall, {out[1]:.1f} s of fits, "
                       f"{out[3]}/{out[2]} certified, {out[4]:.1f} CPU s, load {os.getloadavg()[0]:.1f}",
