@@ -35,6 +35,8 @@ from strongtree_core.encoding.patterns import PatternData, collapse_patterns, re
 from strongtree_core.changed_leaves import changed_leaves
 from strongtree_core.engine import Solved, solve_tree
 from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning, not_proven_message
+from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS, ParityConstraint
+from strongtree_core.formulation.quality import MinPrecision, MinRecall, MinSpecificity
 from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.progress import Progress
 from strongtree_core.structure import TreeStructure
@@ -760,13 +762,6 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             warnings.warn(reason, TrivialTreeWarning, stacklevel=3)
 
     def _side_constraints(self, fairness: list[str], positive: int | None, groups, legit) -> list:
-        from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS
-        from strongtree_core.formulation.quality import (
-            MinPrecision,
-            MinRecall,
-            MinSpecificity,
-        )
-
         levels = dict(
             group_levels=None if groups is None else groups.levels,
             legit_levels=None if legit is None else legit.levels,
@@ -1096,8 +1091,6 @@ def _checked_weights(sample_weight, n: int) -> np.ndarray:
 
 def _check_comparable(constraints, y_idx, groups: GroupCoding | None, legit: GroupCoding | None, positive) -> None:
     """Refuse a fairness constraint with no pair of groups to compare (its gap could not be measured)."""
-    from strongtree_core.formulation.fairness import ParityConstraint
-
     for c in constraints:
         if not isinstance(c, ParityConstraint) or groups is None:
             continue
