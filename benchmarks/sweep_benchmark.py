@@ -19,15 +19,17 @@ Three parts, each writing its CSV after every point and printing markdown tables
     and not run again, so a stopped run can be continued.
 ``killed``
     200 points through a 2-worker Dask LocalCluster; once a quarter of them are done,
-    one worker process is killed (SIGKILL) while it runs points.  Printed: every point
-    accounted for, and the points the killed worker was running, run again elsewhere.
+    and again at three quarters (``--kill-at``), a worker process is killed (SIGKILL)
+    while it runs points, optionally with every core kept busy (``--burners``).
+    Printed: every point accounted for once, and the points the killed workers were
+    running, run again elsewhere.
 
 Examples
 --------
 python -m benchmarks.sweep_benchmark frontiers
 nohup python -m benchmarks.sweep_benchmark calibration --time-limit 60 > benchmarks/out/calibration.log 2>&1 &
 python -m benchmarks.sweep_benchmark calibration --markdown-only
-python -m benchmarks.sweep_benchmark killed
+python -m benchmarks.sweep_benchmark killed --time-limit 20 --burners 4
 """
 
 from __future__ import annotations
@@ -344,30 +346,46 @@ def run_killed(args) -> int:
     grid = {"fairness": notions, "fairness_bound": bounds, "depth": [2, 3]}
     est = StrongTreeClassifier(pos_label=ds.positive, time_limit=args.time_limit)
     log = CsvLog(OUT / "sweep_killed.csv")
-    killed: dict = {}
+    kills: list[dict] = []
     seen: list[int] = []
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
-            Client(cluster) as client:
-        started = time.perf_counter()
-        for ev in iter_sweep(est, X, y, sensitive_features=group, legitimate_features=legit, grid=grid,
-                             backend="dask", scheduler=client):
-            seen.append(ev.row["point"])
-            log.write({k: v for k, v in ev.row.items() if k != "tree"})
-            if not killed and ev.done >= ev.total // 4:
-                killed = kill_a_busy_worker(client)
-                print(f"# killed worker {killed['worker']} (pid {killed['pid']}) after {ev.done} of {ev.total} points, "
-                      f"while it ran points {killed['points']}", flush=True)
-        wall = time.perf_counter() - started
-        total = ev.total
+    burners = [cpu_burner() for _ in range(args.burners)]
+    try:
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+                Client(cluster) as client:
+            started = time.perf_counter()
+            for ev in iter_sweep(est, X, y, sensitive_features=group, legitimate_features=legit, grid=grid,
+                                 backend="dask", scheduler=client):
+                seen.append(ev.row["point"])
+                log.write({k: v for k, v in ev.row.items() if k != "tree"})
+                if len(kills) < len(args.kill_at) and ev.done >= args.kill_at[len(kills)] * ev.total:
+                    kills.append({**kill_a_busy_worker(client), "after": ev.done})
+                    print(f"# killed worker {kills[-1]['worker']} (pid {kills[-1]['pid']}) after {ev.done} of "
+                          f"{ev.total} points, while it ran points {kills[-1]['points']}", flush=True)
+            wall = time.perf_counter() - started
+            total = ev.total
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
     missing = sorted(set(range(total)) - set(seen))
     repeated = sorted({p for p in seen if seen.count(p) > 1})
-    retried = [p for p in killed.get("points", []) if p in seen]
+    in_flight = [p for k in kills for p in k["points"]]
+    retried = [p for p in in_flight if p in seen]
     table = pd.read_csv(OUT / "sweep_killed.csv")
-    print(f"\n| points | rows returned | missing | returned twice | in flight on the killed worker | of those returned "
-          f"| status counts | wall s |\n|---|---|---|---|---|---|---|---|\n"
-          f"| {total} | {len(seen)} | {len(missing)} | {len(repeated)} | {len(killed.get('points', []))} | {len(retried)} "
-          f"| {', '.join(f'{k} {int(v)}' for k, v in table['status'].value_counts().items())} | {wall:.1f} |")
-    return 0 if not missing and not repeated and len(retried) == len(killed.get("points", [])) else 1
+    print(f"\n| points | kills (after rows) | rows returned | missing | returned twice | in flight on the killed workers "
+          f"| of those returned | status counts | CPU burners | wall s |\n|---|---|---|---|---|---|---|---|---|---|\n"
+          f"| {total} | {', '.join(str(k['after']) for k in kills)} | {len(seen)} | {len(missing)} | {len(repeated)} "
+          f"| {len(in_flight)} | {len(retried)} "
+          f"| {', '.join(f'{k} {int(v)}' for k, v in table['status'].value_counts().items())} | {args.burners} "
+          f"| {wall:.1f} |")
+    return 0 if not missing and not repeated and len(retried) == len(in_flight) else 1
+
+
+def cpu_burner():
+    """A process that keeps one core busy until it is killed (or this process ends)."""
+    import subprocess
+
+    return subprocess.Popen([sys.executable, "-c", f"import os\nwhile os.getppid() == {os.getpid()}: pass"])
 
 
 def kill_a_busy_worker(client) -> dict:
@@ -400,6 +418,9 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--markdown-only", action="store_true")
     k = sub.add_parser("killed")
     k.add_argument("--time-limit", type=float, default=60.0)
+    k.add_argument("--kill-at", type=float, nargs="+", default=[0.25, 0.75],
+                   help="kill a busy worker once this share of the points is done (one kill per value)")
+    k.add_argument("--burners", type=int, default=0, help="processes that keep a core busy during the sweep")
     args = ap.parse_args(argv)
     require_data()
     if args.part == "frontiers":

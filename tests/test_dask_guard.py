@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("dask.distributed")
 
-from strongtree_core.sweep import backends  # noqa: E402
+from strongtree_core.sweep import main_guard  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BODY = '''
@@ -33,7 +33,7 @@ def test_a_script_without_the_main_guard_is_told_to_add_it(tmp_path):
                          timeout=240)
     assert out.returncode == 1
     last = out.stderr.strip().splitlines()[-1]
-    assert last == "strongtree_core.errors.StrongTreeError: " + backends.MAIN_GUARD.format(script=script)
+    assert last == "strongtree_core.errors.StrongTreeError: " + main_guard.MAIN_GUARD.format(script=script)
 
 
 def test_the_guard_is_read_from_the_script(tmp_path, monkeypatch):
@@ -43,9 +43,9 @@ def test_the_guard_is_read_from_the_script(tmp_path, monkeypatch):
     unguarded.write_text(BODY + CALL, encoding="utf-8")
     for path, expected in ((guarded, None), (unguarded, str(unguarded))):
         monkeypatch.setitem(sys.modules, "__main__", types.SimpleNamespace(__file__=str(path), __name__="__main__"))
-        assert backends._unguarded_main_script() == expected
+        assert main_guard.unguarded_main_script() == expected
     monkeypatch.setitem(sys.modules, "__main__", types.SimpleNamespace(__name__="__main__"))  # a console
-    assert backends._unguarded_main_script() is None
+    assert main_guard.unguarded_main_script() is None
 
 
 def test_the_signs_are_read_along_the_chain_of_exceptions():
@@ -56,5 +56,5 @@ def test_the_signs_are_read_along_the_chain_of_exceptions():
         except RuntimeError as inner:
             raise RuntimeError("Nanny failed to start.") from inner
     except RuntimeError as outer:
-        assert backends._says(outer, ("finished its bootstrapping phase",))
-    assert not backends._says(RuntimeError("address in use"), backends._BOOTSTRAP_SIGNS)
+        assert main_guard.says(outer, ("finished its bootstrapping phase",))
+    assert not main_guard.says(RuntimeError("address in use"), main_guard.BOOTSTRAP_SIGNS)

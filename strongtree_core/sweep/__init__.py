@@ -12,7 +12,8 @@ come back as points finish (:func:`iter_sweep`, or ``progress=``), and a sweep s
 with ``stop=`` keeps the points that finished.
 """
 
-from strongtree_core.sweep.backends import BACKENDS, MAX_ATTEMPTS, SCHEDULER_ENV
+from strongtree_core.sweep.backends import BACKENDS, MAX_ATTEMPTS
+from strongtree_core.sweep.dask_backend import SCHEDULER_ENV
 from strongtree_core.sweep.calibrate import PAPER_LAMBDAS, Calibration, calibrate
 from strongtree_core.sweep.frontier import (
     DEFAULT_BOUNDS,

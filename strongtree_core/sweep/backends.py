@@ -7,10 +7,13 @@
   died (killed, out of memory) is run again, up to :data:`MAX_ATTEMPTS` times;
   the data goes to a file once and each worker reads it once, and the workers'
   BLAS and OpenMP pools split the cores between them;
-* ``dask``: a ``dask.distributed`` cluster: a :class:`LocalCluster` of process
-  workers started for the sweep, or the scheduler at an address (``scheduler=``
-  or the environment variable :data:`SCHEDULER_ENV`), or a ``Client`` you pass.
-  The scheduler reruns the points of a lost worker itself.
+* ``dask``: a ``dask.distributed`` cluster (:mod:`~strongtree_core.sweep.dask_backend`):
+  a :class:`LocalCluster` of process workers started for the sweep, or the scheduler
+  at an address, or a ``Client`` you pass.  The scheduler reruns the points of a lost
+  worker itself.
+
+Process workers never receive the terminal's Ctrl-C (:mod:`~strongtree_core.sweep.signals`):
+the caller stops them.
 
 Stop reaches running points through a *relay* that each worker watches (a
 file for local processes, a Dask ``Event`` on a cluster): a running fit stops
@@ -20,12 +23,9 @@ row that finished is kept.
 
 from __future__ import annotations
 
-import ast
 import concurrent.futures as cf
-import multiprocessing
 import os
 import pickle
-import sys
 import tempfile
 import threading
 import uuid
@@ -37,45 +37,22 @@ from typing import Any, Callable, Iterator, Sequence
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.sweep.grid import Point
 from strongtree_core.sweep.point import Problem, error_row, run_point
+from strongtree_core.sweep.signals import ignore_sigint, sigint_blocked
 
 BACKENDS = ("serial", "threads", "processes", "dask")
-#: Environment variable naming a Dask scheduler, e.g. ``tcp://10.0.0.5:8786``.
-SCHEDULER_ENV = "STRONGTREE_DASK_SCHEDULER"
 #: Runs of a point whose worker was lost before it is given up.
 MAX_ATTEMPTS = 3
 #: Seconds between two looks at Stop while waiting for rows, and between two looks at a relay in a worker.
 POLL = 0.2
-#: Seconds to wait for a Dask scheduler to answer.
-CONNECT_TIMEOUT = 20
 
 BAD_BACKEND = "backend={value!r} is not one of {allowed}."
 BAD_N_JOBS = "n_jobs={value!r} must be a whole number other than 0 (negative: all cores but |n_jobs| - 1), or None."
-NO_DASK = (
-    "backend='dask' needs dask.distributed, which is not installed: pip install 'strongtree[dask]' "
-    "(or pip install 'dask[distributed]')."
-)
-BAD_SCHEDULER = (
-    "scheduler={value!r} is not a Dask scheduler: give an address such as 'tcp://host:8786', a "
-    "dask.distributed.Client, or None to start a local cluster."
-)
-SCHEDULER_UNREACHABLE = (
-    "Could not reach the Dask scheduler at {address} ({reason}). Check the address ({env} or --scheduler) and "
-    "that the scheduler is running."
-)
 SCHEDULER_NOT_DASK = "scheduler={value!r} is only used with backend='dask' (backend is {backend!r})."
 LOST_POINT = (
     "The worker running this point was lost {n} times (killed, or out of memory); the point was given up. "
     "Give the workers more memory, or run fewer at once (n_jobs)."
 )
 FAILED_POINT = "The point failed: {kind}: {detail}"
-MAIN_GUARD = (
-    "A local Dask cluster starts its workers as new Python processes, and each one runs your script {script} "
-    "again from the top: that script starts the sweep outside an `if __name__ == \"__main__\":` block, so every "
-    "worker tried to start a cluster of its own and none started. Put the code that runs the sweep under "
-    "`if __name__ == \"__main__\":` (see the Dask example in the README)."
-)
-#: What multiprocessing and Dask say when a worker process re-ran an unguarded script.
-_BOOTSTRAP_SIGNS = ("finished its bootstrapping phase", "Nanny failed to start")
 
 
 def n_workers(n_jobs: int | None) -> int:
@@ -253,7 +230,9 @@ def _pool_rows(problem: Problem, points: Sequence[Point], submit: Callable[[Poin
                 try:
                     row = future.result()
                 except lost:
-                    if attempts[point.index] < MAX_ATTEMPTS and not stopped:
+                    if stopped:  # stopped, and its best tree went with the worker: dropped like a point not run
+                        continue
+                    if attempts[point.index] < MAX_ATTEMPTS:
                         queue.appendleft(point)
                         continue
                     row = error_row(problem, point, LOST_POINT.format(n=attempts[point.index]))
@@ -280,8 +259,15 @@ def thread_rows(problem: Problem, points: Sequence[Point], stop, slots: int) -> 
         yield from _pool_rows(problem, points, lambda p: pool.submit(work, problem, p, relay), relay, stop, slots, ())
 
 
-def process_rows(problem: Problem, points: Sequence[Point], stop, slots: int) -> Iterator[dict]:
+def process_pool(slots: int):
+    """joblib's reusable loky pool of ``slots`` process workers that ignore Ctrl-C (a broken pool is replaced)."""
     from joblib.externals.loky import get_reusable_executor
+
+    with sigint_blocked():  # workers, and the thread that starts new ones, inherit the blocked mask
+        return get_reusable_executor(max_workers=slots, initializer=ignore_sigint)
+
+
+def process_rows(problem: Problem, points: Sequence[Point], stop, slots: int) -> Iterator[dict]:
     from joblib.externals.loky.process_executor import BrokenProcessPool
 
     with tempfile.TemporaryDirectory(prefix="strongtree-sweep-") as folder:
@@ -291,118 +277,8 @@ def process_rows(problem: Problem, points: Sequence[Point], stop, slots: int) ->
             pickle.dump(problem, f, protocol=pickle.HIGHEST_PROTOCOL)
 
         def submit(point: Point) -> cf.Future:  # a pool broken by a lost worker is replaced by a new one
-            return get_reusable_executor(max_workers=slots).submit(work_shared, shared, point, relay)
+            pool = process_pool(slots)
+            with sigint_blocked():  # loky starts its workers on the first submit
+                return pool.submit(work_shared, shared, point, relay)
 
         yield from _pool_rows(problem, points, submit, relay, stop, slots, (BrokenProcessPool,))
-
-
-def _unguarded_main_script() -> str | None:
-    """The path of the script Python runs as ``__main__`` when it has no ``if __name__ == "__main__":``
-    block (None when it has one, or when ``__main__`` is no script: a console, a notebook, ``-c``)."""
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None)
-    if not path or not str(path).endswith(".py"):
-        return None
-    try:
-        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError):
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and "__name__" in ast.unparse(node.test) \
-                and "__main__" in ast.unparse(node.test):
-            return None
-    return str(path)
-
-
-def _says(exc: BaseException, signs: Sequence[str]) -> bool:
-    """Whether ``exc`` or an exception it came from says one of ``signs``."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if any(sign in str(exc) for sign in signs):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
-
-
-def _refuse_in_a_bootstrapping_worker() -> None:
-    """A worker process that is re-running the caller's script (spawn) must not start a cluster of its own."""
-    if multiprocessing.parent_process() is not None and getattr(sys.modules.get("__main__"), "__name__", "") \
-            == "__mp_main__":
-        script = _unguarded_main_script() or getattr(sys.modules["__main__"], "__file__", "your script")
-        raise StrongTreeError(MAIN_GUARD.format(script=script))
-
-
-@contextmanager
-def dask_client(scheduler, slots: int) -> Iterator[Any]:
-    """A Client: the one given, one connected to ``scheduler`` (or :data:`SCHEDULER_ENV`), else a local cluster."""
-    try:
-        from dask import distributed
-    except ImportError:
-        raise StrongTreeError(NO_DASK) from None
-    if isinstance(scheduler, distributed.Client):
-        yield scheduler
-        return
-    address = scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV) or None
-    if address is None:
-        _refuse_in_a_bootstrapping_worker()
-        try:
-            cluster = distributed.LocalCluster(n_workers=slots, threads_per_worker=1, processes=True,
-                                               dashboard_address=":0")
-        except Exception as exc:  # noqa: BLE001 - re-raised unless it is the missing guard
-            script = _unguarded_main_script()
-            if script is not None and _says(exc, _BOOTSTRAP_SIGNS):
-                raise StrongTreeError(MAIN_GUARD.format(script=script)) from exc
-            raise
-        with cluster, distributed.Client(cluster) as client:
-            yield client
-        return
-    if not isinstance(address, str) or "://" not in address:
-        raise StrongTreeError(BAD_SCHEDULER.format(value=address))
-    try:
-        client = distributed.Client(address, timeout=CONNECT_TIMEOUT)
-    except (OSError, TimeoutError) as exc:
-        raise StrongTreeError(SCHEDULER_UNREACHABLE.format(address=address, reason=exc, env=SCHEDULER_ENV)) from None
-    with client:
-        yield client
-
-
-def dask_rows(problem: Problem, points: Sequence[Point], stop, client) -> Iterator[dict]:
-    import dask
-    from dask.distributed import KilledWorker, wait
-
-    token = uuid.uuid4().hex
-    relay = DaskRelay(f"strongtree-stop-{token}", client)
-    shared = client.scatter(problem, broadcast=True, hash=False)
-    pending = {
-        client.submit(work, shared, p, relay, key=f"strongtree-point-{token}-{p.index}", pure=False): p for p in points
-    }
-    stopped = False
-    try:
-        while pending:
-            if not stopped and stop is not None and stop.is_set():
-                stopped = True
-                relay.set()  # running points stop with their best tree, the others return nothing
-            try:
-                done, _ = wait(list(pending), timeout=POLL, return_when="FIRST_COMPLETED")
-            except TimeoutError:
-                continue
-            for future in done:
-                point = pending.pop(future)
-                if future.status == "error":
-                    exc = future.exception()
-                    runs = int(dask.config.get("distributed.scheduler.allowed-failures")) + 1
-                    message = (LOST_POINT.format(n=runs) if isinstance(exc, KilledWorker)
-                               else FAILED_POINT.format(kind=type(exc).__name__, detail=exc))
-                    yield error_row(problem, point, message)
-                    continue
-                if future.status == "cancelled":
-                    continue
-                row = future.result()
-                if row is not None:
-                    yield row
-    finally:
-        if pending:
-            relay.set()
-            client.cancel(list(pending))
-        client.cancel([shared])

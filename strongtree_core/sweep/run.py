@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator, Sequence
@@ -14,7 +15,7 @@ from sklearn.base import clone
 
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.estimator import LENGTH_MISMATCH, X_NOT_2D, StrongTreeClassifier
-from strongtree_core.sweep import backends
+from strongtree_core.sweep import backends, dask_backend
 from strongtree_core.sweep.grid import Fold, Point, expand_grid, make_folds, make_points
 from strongtree_core.sweep.point import (
     PARTS,
@@ -117,8 +118,9 @@ def runner(backend: str, n_jobs: int | None, scheduler) -> Iterator[Callable[[Pr
     elif backend == "processes":
         yield lambda problem, points, stop: backends.process_rows(problem, points, stop, slots)
     else:
-        with backends.dask_client(scheduler, slots) as client:
-            yield lambda problem, points, stop: backends.dask_rows(problem, points, stop, client)
+        with dask_backend.dask_client(scheduler, slots) as client:
+            yield lambda problem, points, stop: dask_backend.dask_rows(
+                problem, points, stop, client, backends.DaskRelay(f"strongtree-stop-{uuid.uuid4().hex}", client))
 
 
 def progress_events(rows: Iterator[dict], total: int) -> Iterator[SweepProgress]:

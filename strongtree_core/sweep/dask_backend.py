@@ -1,0 +1,385 @@
+"""The ``dask`` backend: connect to a scheduler (or start a local cluster), run the points, keep every row.
+
+Three things are made to hold here:
+
+* **A lost worker loses no point.**  While a sweep runs, a local cluster of this process
+  waits for a killed worker's replacement as long as it takes to start
+  (:data:`RESTART_WAIT`, set in Dask's configuration for the sweep's duration): by default
+  Dask's local cluster gives a worker up for good when its replacement has not
+  registered within 15 s, and on a heavily loaded machine a new worker process took
+  45 s to import its libraries, so two kills left a cluster with no worker and a sweep
+  that waited forever.  The data every point shares is a *task* of the
+  graph, not scattered data: the scheduler can compute it again when every copy
+  of it was on workers that died (scattered data has no recipe: when its last
+  copy is lost, every point waiting for it is cancelled, and a sweep that waited
+  with ``distributed.wait`` lost everything, finished points included).  A point
+  whose worker died is run again by the scheduler; a point cancelled for any other
+  reason is submitted again here (up to :data:`~strongtree_core.sweep.backends.MAX_ATTEMPTS`
+  runs); each point gives one row, once.
+* **An address that is not a Dask scheduler is a message within seconds**, not a
+  hang or a ``MemoryError``: Dask's own handshake is tried first, time-boxed, and
+  the client is connected only after it answered.
+* **Ctrl-C stays with the caller**: the workers of a local cluster started here
+  are started with SIGINT blocked and then ignore it (:mod:`~strongtree_core.sweep.signals`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import queue
+import threading
+import time
+import uuid
+import warnings
+from collections import deque
+from concurrent.futures import CancelledError
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
+
+from strongtree_core.errors import StrongTreeError
+from strongtree_core.sweep.backends import MAX_ATTEMPTS, POLL, work
+from strongtree_core.sweep.grid import Point
+from strongtree_core.sweep.main_guard import guard_failure, refuse_in_a_bootstrapping_worker
+from strongtree_core.sweep.point import Problem, error_row
+from strongtree_core.sweep.signals import ignore_sigint, sigint_blocked
+
+#: Environment variable naming a Dask scheduler, e.g. ``tcp://10.0.0.5:8786``.
+SCHEDULER_ENV = "STRONGTREE_DASK_SCHEDULER"
+#: Seconds to wait for a Dask scheduler to answer (its handshake, then the client's registration).
+CONNECT_TIMEOUT = 20.0
+#: Points in flight per worker thread (submitted as others finish, so a long grid is never
+#: all in the scheduler at once, and Stop has few to cancel).
+IN_FLIGHT_PER_THREAD = 2
+#: Seconds an address that did not answer Dask's handshake is given to answer an HTTP request.
+HTTP_PROBE = 3.0
+#: Seconds between two looks at the cluster's size.
+RESIZE_EVERY = 2.0
+#: How long a local cluster waits for a lost worker's replacement to register before it
+#: gives that worker up (Dask's ``distributed.deploy.lost-worker-timeout``, 15 s by default).
+RESTART_WAIT = "10 minutes"
+#: Seconds a sweep waits while its cluster has no worker at all before it gives the points up.
+NO_WORKER_WAIT = 900.0
+
+NO_DASK = (
+    "backend='dask' needs dask.distributed, which is not installed: pip install 'strongtree[dask]' "
+    "(or pip install 'dask[distributed]')."
+)
+BAD_SCHEDULER = (
+    "scheduler={value!r} is not a Dask scheduler: give an address such as 'tcp://host:8786', a "
+    "dask.distributed.Client, or None to start a local cluster."
+)
+SCHEDULER_UNREACHABLE = (
+    "Could not reach the Dask scheduler at {address} ({reason}). Check the address ({env} or --scheduler) and "
+    "that the scheduler is running."
+)
+SCHEDULER_SILENT = (
+    "{address} accepted the connection but did not answer as a Dask scheduler within {timeout:g} s. Check the "
+    "address ({env} or --scheduler): a scheduler usually listens on port 8786 (8787 is its dashboard); a "
+    "scheduler this slow to answer is overloaded."
+)
+SCHEDULER_SPEAKS_OTHER = (
+    "{address} answered, but not as a Dask scheduler (it speaks another protocol, e.g. a web server's). Check the "
+    "address ({env} or --scheduler): a scheduler usually listens on tcp://host:8786 (8787 is its dashboard)."
+)
+SCHEDULER_IS_WEB_SERVER = (
+    "{address} is a web server (it answered an HTTP request), not a Dask scheduler. Give the scheduler's address "
+    "({env} or --scheduler), usually tcp://host:8786: port 8787 is the scheduler's dashboard, a web page."
+)
+REGISTRATION_HUNG = (
+    "{address} answered Dask's handshake but did not accept this client within {timeout:g} s: it is not a "
+    "scheduler (a worker's address?) or it is overloaded. Check the address ({env} or --scheduler)."
+)
+LOST_POINT = (
+    "The worker running this point was lost {n} times (killed, or out of memory); the point was given up. "
+    "Give the workers more memory, or run fewer at once (n_jobs)."
+)
+NO_WORKER = (
+    "The Dask cluster has had no worker for {seconds:.0f} s; this point was not run. Check the workers' logs "
+    "(out of memory?) and run the sweep again."
+)
+CANCELLED_POINT = (
+    "The cluster cancelled this point {n} times ({reason}); the point was given up. Check the scheduler's log."
+)
+FAILED_POINT = "The point failed: {kind}: {detail}"
+
+
+def _distributed():
+    try:
+        from dask import distributed
+    except ImportError:
+        raise StrongTreeError(NO_DASK) from None
+    return distributed
+
+
+# ------------------------------------------------------------------ connecting
+def handshake_problem(address: str, timeout: float) -> str | None:
+    """Why ``address`` is not a Dask scheduler that answers (None when it is), found within about ``timeout`` s.
+
+    Dask's own connect, which exchanges its handshake, in a fresh event loop on a thread of
+    its own, cut off at ``timeout``.  A server that sends something else makes Dask read a
+    frame length out of its text (an HTTP reply's "HTTP/1.1" reads as 3 EiB, hence a
+    MemoryError), caught here; a server that stays silent (a web server waits for a request
+    it can read) is cut off and then asked an HTTP request, so that a web server (the
+    scheduler's dashboard, say) is named as one.
+    """
+    from distributed.comm import connect
+
+    outcome: list[str | None] = []
+
+    async def attempt() -> None:
+        comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout)
+        await comm.close()
+
+    def run() -> None:
+        try:
+            asyncio.run(attempt())
+            outcome.append(None)
+        except (asyncio.TimeoutError, TimeoutError) as exc:
+            # Dask's connect says "Timed out trying to connect" when no connection was accepted
+            outcome.append(SCHEDULER_UNREACHABLE.format(address=address, reason=exc, env=SCHEDULER_ENV)
+                           if "trying to connect" in str(exc) else "silent")
+        except OSError as exc:
+            outcome.append(SCHEDULER_UNREACHABLE.format(address=address, reason=exc, env=SCHEDULER_ENV))
+        except (Exception, MemoryError):  # noqa: BLE001 - garbage where a handshake should be
+            outcome.append(SCHEDULER_SPEAKS_OTHER.format(address=address, env=SCHEDULER_ENV))
+
+    thread = threading.Thread(target=run, name="strongtree-dask-probe", daemon=True)
+    thread.start()
+    thread.join(timeout + 5.0)
+    found = outcome[0] if outcome else "silent"
+    if found != "silent":
+        return found
+    if speaks_http(address, min(timeout, HTTP_PROBE)):
+        return SCHEDULER_IS_WEB_SERVER.format(address=address, env=SCHEDULER_ENV)
+    return SCHEDULER_SILENT.format(address=address, timeout=timeout, env=SCHEDULER_ENV)
+
+
+def speaks_http(address: str, timeout: float) -> bool:
+    """Whether the server at a ``tcp://host:port`` address answers an HTTP request (within ``timeout`` s)."""
+    import socket
+
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        if scheme != "tcp":
+            return False
+        host, port = parse_host_port(location)
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            sock.sendall(b"HEAD / HTTP/1.0\r\nHost: " + str(host).encode("ascii", "replace") + b"\r\n\r\n")
+            return sock.recv(5) == b"HTTP/"
+    except (OSError, ValueError):
+        return False
+
+
+def connect_client(address: str, timeout: float):
+    """A ``Client`` of the scheduler at ``address``, or StrongTreeError with what is wrong, within about ``timeout`` s."""
+    distributed = _distributed()
+    problem = handshake_problem(address, timeout)
+    if problem is not None:
+        raise StrongTreeError(problem)
+    made: list = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            made.append(distributed.Client(address, timeout=timeout))
+        except BaseException as exc:  # noqa: BLE001 - reported below as a message
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name="strongtree-dask-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 5.0)
+    if made:
+        return made[0]
+    if failed and isinstance(failed[0], (OSError, TimeoutError)):
+        raise StrongTreeError(SCHEDULER_UNREACHABLE.format(address=address, reason=failed[0], env=SCHEDULER_ENV))
+    if failed:
+        raise StrongTreeError(SCHEDULER_SPEAKS_OTHER.format(address=address, env=SCHEDULER_ENV))
+    raise StrongTreeError(REGISTRATION_HUNG.format(address=address, timeout=timeout, env=SCHEDULER_ENV))
+
+
+class _QuietOnCtrlC:
+    """A worker plugin: the worker ignores SIGINT (a terminal's Ctrl-C is the caller's to handle).
+
+    Registered with the local cluster started for a sweep, so that a worker the nanny
+    starts again after a crash ignores it too."""
+
+    idempotent = True
+    name = "strongtree-ignore-sigint"
+
+    def setup(self, worker) -> None:
+        ignore_sigint()
+
+    def teardown(self, worker) -> None:
+        pass
+
+    def transition(self, *args, **kwargs) -> None:
+        pass
+
+    def release_key(self, *args, **kwargs) -> None:
+        pass
+
+
+@contextmanager
+def dask_client(scheduler, slots: int) -> Iterator[Any]:
+    """A Client: the one given, one connected to ``scheduler`` (or :data:`SCHEDULER_ENV`), else a local cluster."""
+    distributed = _distributed()
+    if isinstance(scheduler, distributed.Client):
+        yield scheduler
+        return
+    address = scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV) or None
+    if address is None:
+        refuse_in_a_bootstrapping_worker()
+        try:
+            with sigint_blocked():  # its worker processes, and the loop thread that restarts them, inherit the mask
+                cluster = distributed.LocalCluster(n_workers=slots, threads_per_worker=1, processes=True,
+                                                   dashboard_address=":0")
+        except Exception as exc:  # noqa: BLE001 - re-raised unless it is the missing guard
+            failure = guard_failure(exc)
+            if failure is not None:
+                raise failure from exc
+            raise
+        with cluster, distributed.Client(cluster) as client:
+            from distributed.diagnostics.plugin import WorkerPlugin
+
+            plugin = type("IgnoreSigint", (_QuietOnCtrlC, WorkerPlugin), {})()
+            client.register_plugin(plugin)
+            yield client
+        return
+    if not isinstance(address, str) or "://" not in address:
+        raise StrongTreeError(BAD_SCHEDULER.format(value=address))
+    client = connect_client(address, CONNECT_TIMEOUT)
+    with client:
+        yield client
+
+
+# ------------------------------------------------------------------- the loop
+def _problem(problem: Problem) -> Problem:
+    """The shared data as a task's result: a task the scheduler can run again if its result is lost."""
+    return problem
+
+
+def share(client, problem: Problem, token: str):
+    """A future of ``problem`` that the scheduler recomputes when every copy of it was lost."""
+    with warnings.catch_warnings():
+        # The data travels once with the task; Dask's advice against large graphs is about
+        # repeating data in many tasks, which the points avoid by depending on this one.
+        warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+        return client.submit(_problem, problem, key=f"strongtree-problem-{token}", pure=False)
+
+
+def _threads(client) -> int:
+    """Worker threads of the cluster now (0: no worker); -1 when the scheduler could not say."""
+    try:
+        return sum(client.nthreads().values())
+    except Exception:  # noqa: BLE001 - the size is only a hint for how many points to keep in flight
+        return -1
+
+
+def _finished(done: "queue.Queue", timeout: float) -> list:
+    """Futures that ended (finished, failed or cancelled) since the last look, waiting up to ``timeout`` s for one.
+
+    Each future puts itself in ``done`` when it ends (``add_done_callback``), whatever the reason:
+    ``distributed.wait`` raises as soon as one future of the list was cancelled, and it waits
+    through the process's *default* client, which need not be the sweep's.
+    """
+    try:
+        ended = [done.get(timeout=timeout)]
+    except queue.Empty:
+        return []
+    while True:
+        try:
+            ended.append(done.get_nowait())
+        except queue.Empty:
+            return ended
+
+
+def _cancel_reason(future) -> str:
+    try:
+        future.result(timeout=0)
+    except BaseException as exc:  # noqa: BLE001 - only its reason is wanted
+        return getattr(exc, "reason", None) or type(exc).__name__
+    return "unknown"
+
+
+def dask_rows(problem: Problem, points: Sequence[Point], stop, client, relay) -> Iterator[dict]:
+    """Rows of the points as they finish on the cluster of ``client``; Stop through ``relay``."""
+    from dask import config
+
+    with config.set({"distributed.deploy.lost-worker-timeout": RESTART_WAIT}):
+        yield from _rows(problem, points, stop, client, relay)
+
+
+def _rows(problem: Problem, points: Sequence[Point], stop, client, relay) -> Iterator[dict]:
+    from dask import config
+    from distributed import KilledWorker
+
+    token = uuid.uuid4().hex
+    shared = share(client, problem, token)
+    waiting = deque(points)
+    attempts: dict[int, int] = {}
+    pending: dict[Any, Point] = {}
+    done: queue.Queue = queue.Queue()
+    stopped = False
+    threads, resized = _threads(client), time.monotonic()
+    no_worker_since = None if threads != 0 else resized
+    try:
+        while waiting or pending:
+            if not stopped and stop is not None and stop.is_set():
+                stopped = True
+                relay.set()  # running points stop with their best tree, the others return nothing
+                waiting.clear()
+            now = time.monotonic()
+            if now - resized > RESIZE_EVERY:
+                threads, resized = _threads(client), now
+                no_worker_since = (no_worker_since or now) if threads == 0 else None
+            if no_worker_since is not None and now - no_worker_since > NO_WORKER_WAIT:
+                for point in [*pending.values(), *waiting]:
+                    yield error_row(problem, point, NO_WORKER.format(seconds=now - no_worker_since))
+                return
+            while waiting and len(pending) < IN_FLIGHT_PER_THREAD * max(threads, 1):
+                point = waiting.popleft()
+                attempts[point.index] = attempts.get(point.index, 0) + 1
+                if shared.status in ("cancelled", "error"):
+                    shared = share(client, problem, uuid.uuid4().hex)
+                key = f"strongtree-point-{token}-{attempts[point.index]}-{point.index}"
+                future = client.submit(work, shared, point, relay, key=key, pure=False)
+                pending[future] = point
+                future.add_done_callback(done.put)
+            for future in _finished(done, POLL):
+                point = pending.pop(future, None)
+                if point is None:  # already seen (a callback of a future that ended twice)
+                    continue
+                if future.status == "cancelled":
+                    if stopped:
+                        continue
+                    if attempts[point.index] < MAX_ATTEMPTS:
+                        waiting.appendleft(point)
+                        continue
+                    yield error_row(problem, point, CANCELLED_POINT.format(n=attempts[point.index],
+                                                                            reason=_cancel_reason(future)))
+                    continue
+                if future.status == "error":
+                    exc = future.exception()
+                    if isinstance(exc, KilledWorker):
+                        runs = int(config.get("distributed.scheduler.allowed-failures")) + 1
+                        yield error_row(problem, point, LOST_POINT.format(n=runs))
+                    else:
+                        yield error_row(problem, point, FAILED_POINT.format(kind=type(exc).__name__, detail=exc))
+                    continue
+                try:
+                    row = future.result()
+                except CancelledError:  # its result was lost and then cancelled: run it again
+                    if not stopped and attempts[point.index] < MAX_ATTEMPTS:
+                        waiting.appendleft(point)
+                    continue
+                if row is not None:
+                    yield row
+    finally:
+        if pending:
+            relay.set()
+            client.cancel(list(pending))
+        client.cancel([shared])
