@@ -66,6 +66,10 @@ def test_compare_with_the_defaults_shows_theorem_1_and_its_table_reads_at_both_s
         found = re.search(rf"tighter than {name}'s \(([\d.,]+)\) by ([\d.,]+) \(([\d.]+) ?% of the 200 rows\)", sentence)
         assert found, sentence
         assert float(found.group(3)) >= VISIBLY_TIGHTER, sentence
+    # The root LP drawn: the split values side by side, one row's flow, OCT's big-M rows, in words.
+    expect(page.get_by_text("The root LP, drawn", exact=True)).to_be_visible()
+    expect(page.get_by_text("FlowOCT: the row's flow, source to sink", exact=True)).to_be_visible()
+    expect(page.get_by_text("That is Theorem 1 at work", exact=False)).to_be_visible()
     expect(page.get_by_role("button", name="Table as CSV")).to_be_visible()
     expect(page.get_by_role("button", name="Table as LaTeX")).to_be_visible()
     settle(page)
