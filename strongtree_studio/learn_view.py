@@ -7,6 +7,7 @@ status through the vocabulary of :mod:`strongtree_studio.words`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,9 +29,10 @@ RUN_NAMES: dict[str, str] = {
 }
 #: Where each run comes from, said once under the table.
 RUN_SOURCES = (
-    "OCT: Bertsimas and Dunn (2017), formulation (24). BinOCT: Verwer and Zhang (2019). FlowOCT: the paper's "
-    "formulation (1). BendersOCT: the same problem as its main problem (4) with cut-set inequalities (4b) added "
-    "by Algorithm 1. Exact search: the built-in search over trees (dynamic programming with bounds), no MIO. "
+    "OCT: Bertsimas and Dunn (2017), formulation (24) (the paper's appendix on OCT). BinOCT: Verwer and Zhang "
+    "(2019). FlowOCT: the paper's formulation (1), Section 2.2 (formulation (7) of Section 4.1 with λ). "
+    "BendersOCT: the same problem as its main problem (4) with cut-set inequalities (4b) added by Algorithm 1, "
+    "Section 3. Exact search: the built-in search over trees (dynamic programming with bounds), no MIO. "
     "Local search: coordinate descent over the nodes from CART and 100 random starts; it proves nothing."
 )
 #: The note of the local search's row.
@@ -69,10 +71,10 @@ MSG_NO_FEATURES = "The table {name!r} has no column to split on besides the targ
 class LearnChoice:
     """The Learn page's durable choices."""
 
-    table: str = "Iris (scikit-learn)"
-    rows: int = 100
+    table: str = "Balance scale (generated, as in the paper)"  # the first preset's (learn_presets.py)
+    rows: int = 200
     depth: int = 2
-    time_limit: float = 10.0
+    time_limit: float = 5.0
     regularization: float = 0.0
 
 
@@ -96,6 +98,17 @@ def sample_table(name: str, frame: pd.DataFrame, target: str, features: Sequence
     part = kept.sample(n, random_state=SAMPLE_SEED) if len(kept) > n else kept
     part = part.reset_index(drop=True)
     return Sample(name, part[list(features)], part[target], len(kept))
+
+
+def builtin_sample(table: str, rows: int) -> Sample:
+    """The rows of a built-in table (:data:`strongtree_studio.demo_data.DEMOS`) a comparison
+    runs on: every column but the target, the protected and the ignored ones."""
+    from strongtree_studio.demo_data import DEMOS
+
+    demo = DEMOS[table]
+    frame = demo.load()
+    excluded = {demo.target, *demo.protected, *demo.ignored}
+    return sample_table(demo.name, frame, demo.target, [c for c in frame.columns if c not in excluded], rows)
 
 
 def cap_note() -> str:
@@ -170,9 +183,29 @@ def _note(row: dict[str, Any]) -> str:
     return ""
 
 
+#: Refusals in this page's words: what the formulation cannot take and which control above changes it.
+REFUSAL_WORDS: dict[str, str] = {
+    "binoct": ("it learns balanced trees that only count correct rows, so it has no split penalty λ (Verwer and "
+               "Zhang's formulation has no imbalanced trees, as the paper notes in Section 4.1). Set the "
+               "simplicity weight λ to 0 above to include it."),
+}
+#: The library's advice names its own parameters; the page says where to change things instead.
+_API_ADVICE = re.compile(r"\s*Use formulation=.*$", re.DOTALL)
+
+
+def refusal_words(word: str, note: str) -> str:
+    """Why ``word`` refused, in the page's words: its own sentence where the page has one,
+    else the library's reason without its advice about parameters."""
+    if word in REFUSAL_WORDS:
+        return REFUSAL_WORDS[word]
+    return _API_ADVICE.sub("", note).strip()
+
+
 def not_run(result: ComparisonResult) -> list[str]:
-    """Why each refused or failed run did not run, in words (the reasons name the setting and the fix)."""
-    return [NOT_RUN.format(name=run_name(r["word"]), reason=r.get("note") or status_word(r["status"]).sentence)
+    """Why each refused or failed run did not run, in words (what it cannot take and what to change)."""
+    return [NOT_RUN.format(name=run_name(r["word"]),
+                           reason=(refusal_words(r["word"], r.get("note") or "") if r["status"] == "refused" else "")
+                           or r.get("note") or status_word(r["status"]).sentence)
             for r in result.rows if r["status"] in ("refused", "failed")]
 
 
@@ -206,8 +239,16 @@ def comparison_table(result: ComparisonResult) -> pd.DataFrame:
     return pd.DataFrame(table, columns=list(COLUMNS))
 
 
-def lp_chart(result: ComparisonResult) -> dict[str, Any] | None:
-    """Vega-Lite spec: a bar per MIO from the optimum to its LP bound, and the optimum as a rule.
+def objective_axis(regularization: float) -> str:
+    """What the objective counts, for the chart's axis: correct rows, or eq. (7)'s score with λ."""
+    if not regularization:
+        return "Objective: correct training rows (1a)"
+    return f"Objective (7): (1 − λ) × correct rows − λ × splits, λ = {fmt(regularization)}"
+
+
+def lp_chart(result: ComparisonResult, regularization: float = 0.0) -> dict[str, Any] | None:
+    """Vega-Lite spec: a bar per MIO from the optimum to its LP bound (the gap the
+    relaxation leaves), labelled with that gap in rows, and the optimum as a rule.
 
     Without a proven optimum the bars start at the best tree found (the caption says so).
     """
@@ -222,11 +263,11 @@ def lp_chart(result: ComparisonResult) -> dict[str, Any] | None:
         base = max(found)
     order = [run_name(w) for w in COMPARED if w in {r["word"] for r in bars}]
     data = [{"formulation": run_name(r["word"]), "lp": r["lp_bound"], "base": base,
-             "label": f"LP {fmt(r['lp_bound'])}"} for r in bars]
+             "label": f"LP {fmt(r['lp_bound'])}, {fmt(r['lp_bound'] - base)} above"} for r in bars]
     top = max(r["lp_bound"] for r in bars)
     span = max(top - base, 1e-9)
-    domain = [base - 0.15 * span, top + 0.45 * span]
-    x = {"field": "lp", "type": "quantitative", "title": "Objective (correct training rows, or score with λ)",
+    domain = [base - 0.15 * span, top + 0.6 * span]
+    x = {"field": "lp", "type": "quantitative", "title": objective_axis(regularization),
          "scale": {"domain": domain, "zero": False}, "axis": {"labelFontSize": 12, "titleFontSize": 12}}
     y = {"field": "formulation", "type": "nominal", "sort": order, "title": None,
          "axis": {"labelFontSize": 13, "labelLimit": 200}}
@@ -272,9 +313,13 @@ def theorem_check(result: ComparisonResult) -> str:
         other = lp.get(word)
         if other is None:
             continue
-        relation = "equal to" if abs(other - flow) <= 1e-6 * max(1.0, abs(flow)) else (
-            "tighter than" if flow < other else "looser than")
-        parts.append(f"{relation} {run_name(word)}'s ({fmt(other)})")
+        if abs(other - flow) <= 1e-6 * max(1.0, abs(flow)):
+            parts.append(f"equal to {run_name(word)}'s ({fmt(other)})")
+        else:
+            relation = "tighter than" if flow < other else "looser than"
+            share = abs(other - flow) / max(result.n_rows, 1)
+            parts.append(f"{relation} {run_name(word)}'s ({fmt(other)}) by {fmt(abs(other - flow))} "
+                         f"({fmt(share, 'percent')} of the {fmt(result.n_rows, 'int')} rows)")
     if not parts:
         return ""
     return f"Theorem 1 on this table: FlowOCT's LP bound ({fmt(flow)}) is " + " and ".join(parts) + "."
@@ -308,3 +353,85 @@ balanced trees all of them often reach the trivial bound (every row correct); ad
 penalty λ to see FlowOCT's bound come in below OCT's. Time and nodes also depend on the solver's
 own cuts and heuristics, so the order of times can differ from the order of bounds.
 """
+
+
+#: Why node counts do not follow the LP bounds alone, said under the table.
+NODES_NOTE = (
+    "Nodes: the branch-and-bound nodes the solver explored. The LP bound is where the search starts; how many "
+    "nodes it then needs also depends on how tight the relaxation stays deeper in the search, on the solver's "
+    "own cuts, presolve and heuristics, and on the backend."
+)
+
+
+def nodes_sentence(result: ComparisonResult) -> str:
+    """FlowOCT's and BendersOCT's node counts side by side, explained (the same LP bound, different searches)."""
+    rows = {r["word"]: r for r in result.rows}
+    flow, benders = rows.get("flow"), rows.get("benders")
+    if not flow or not benders or flow.get("nodes") is None or benders.get("nodes") is None:
+        return ""
+    at_root = (" FlowOCT's time ran out while its solver was still at the root node (its own cuts and "
+               "heuristics), before any branching." if flow["nodes"] == 0 and flow["status"] != "optimal" else "")
+    return (f"**Nodes.** FlowOCT explored {fmt(flow['nodes'], 'int')} nodes and BendersOCT "
+            f"{fmt(benders['nodes'], 'int')}, from the same LP bound ({fmt(flow.get('lp_bound'))}): BendersOCT's "
+            "main problem (4) starts without cuts, at the trivial bound, and adds the cut-set inequalities (4b) "
+            f"as it goes ({fmt(benders.get('cuts'), 'int')} here), "
+            f"{'so it explores more nodes, each' if benders['nodes'] > flow['nodes'] else 'and each of its nodes is'} "
+            f"a much smaller LP ({fmt(benders.get('constraints'), 'int')} rows before its cuts against FlowOCT's "
+            f"{fmt(flow.get('constraints'), 'int')}). Its backend ({backend_words(benders['backend']) if benders.get('backend') else fmt(None)}) "
+            "adds its own cuts and heuristics too: compare times, not only nodes (Section 3 of the paper)." + at_root)
+
+
+#: Columns of the downloaded comparison (raw numbers, none formatted).
+EXPORT_COLUMNS = ("formulation", "status", "variables", "constraints", "nonzeros", "lp_bound", "best_tree", "bound",
+                  "seconds", "nodes", "benders_cuts", "gap_to_optimum", "solver")
+
+
+def export_frame(result: ComparisonResult) -> pd.DataFrame:
+    """The comparison as numbers, one row per run (for the CSV)."""
+    out = []
+    for row in result.rows:
+        out.append({
+            "formulation": run_name(row["word"]), "status": row["status"], "variables": row.get("variables"),
+            "constraints": row.get("constraints"), "nonzeros": row.get("nonzeros"), "lp_bound": row.get("lp_bound"),
+            "best_tree": row.get("objective"), "bound": row.get("bound"), "seconds": row.get("seconds"),
+            "nodes": row.get("nodes"), "benders_cuts": row.get("cuts"), "gap_to_optimum": row.get("gap_to_optimum"),
+            "solver": _solver(row) if row["status"] not in ("refused", "failed") else None,
+        })
+    return pd.DataFrame(out, columns=list(EXPORT_COLUMNS))
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "λ": r"$\lambda$",
+                  "–": "--", "−": "-"}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def comparison_latex(result: ComparisonResult, caption: str) -> str:
+    """The table as shown on the page (Note column left out), as a LaTeX ``table`` with booktabs rules."""
+    frame = comparison_table(result).drop(columns=["Note"])
+    spec = "l" + "r" * (frame.shape[1] - 1)
+    lines = [r"\begin{table}[ht]", r"\centering", r"\small", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
+             " & ".join(latex_escape(c) for c in frame.columns) + r" \\", r"\midrule"]
+    lines += [" & ".join(latex_escape(v) for v in values) + r" \\" for values in frame.itertuples(index=False)]
+    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{latex_escape(caption)}}}", r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+#: Said above results the settings have moved away from.
+STALE = ("These results are for earlier settings ({settings}). Press Compare to run the settings above, or pick "
+         "the preset again.")
+
+
+def settings_words(started: dict[str, Any]) -> str:
+    """The settings a comparison ran with, in words: table, rows, depth, λ, time per run."""
+    return (f"{started.get('name', '')}: {fmt(started.get('n_rows'), 'int')} rows, depth {started.get('depth', '')}, "
+            f"λ = {fmt(started.get('regularization'))}, {fmt(started.get('time_limit'), 'seconds')} per run")
+
+
+def is_stale(started: dict[str, Any], choice: LearnChoice, sample_name: str | None) -> bool:
+    """Whether the choices now differ from those the shown comparison ran with (or the loaded table changed)."""
+    ran = LearnChoice(**{name: started[name] for name in LearnChoice.__dataclass_fields__ if name in started})
+    return ran != choice or (sample_name is not None and started.get("name") not in (None, sample_name))

@@ -207,25 +207,29 @@ def _climb(data: PatternData, spec: TreeSpec, time_limit: float, stop, report: R
             if report is not None:
                 word = "optimal" if found.status == "optimal" else "best"
                 report(found.objective, None, explored[0], on_full,
-                       f"{word} tree over {n_features} of the {data.n_features} features (rung {k} of the ladder)")
+                       f"{word} tree over {n_features} of the {data.n_features} features "
+                       + ("(the first start's rung of the ladder)" if k < 0 else f"(rung {k} of the ladder)"))
 
     try:
-        certified, full = climb(data, spec, solve, tuple(starts), deadline, say)
+        certified, full, best_found = climb(data, spec, solve, tuple(starts), deadline, say)
     except SearchStopped:
-        certified, full = None, None
+        certified, full, best_found = None, None, None
     runtime = time.perf_counter() - t0
     if full is not None and (full.certified or certified is None):
         return replace(full, runtime=runtime, n_explored=explored[0],
                        reason=full.reason + "; climbed a ladder of thresholds to all of them")
     if certified is None:
-        return ExactResult("stopped", None, None, None, runtime, "stopped before the first rung of the ladder was solved",
-                           explored[0])
+        value, tree = (None, None) if best_found is None else best_found
+        return ExactResult("stopped", tree, value, None, runtime,
+                           "stopped before a rung of the ladder of thresholds was certified", explored[0])
     found, on_full = certified.result
     n = certified.features.size
     words = (f"optimal among the trees over {n} of the {data.n_features} features, the thresholds of continuous "
              f"columns thinned to the finest set certified within the time ({found.reason})")
     if full is not None and full.objective is not None and full.objective > found.objective:
         words += f"; over all features the search reached {full.objective:g} without a proof"
+    elif best_found is not None and best_found[0] > found.objective:
+        words += f"; over more thresholds the search reached {best_found[0]:g} without a proof"
     return ExactResult("optimal", on_full, found.objective, found.objective, runtime, words, explored[0],
                        tuple(int(f) for f in certified.features))
 
