@@ -1,7 +1,11 @@
-"""The Learn page in a real browser: a comparison on a tiny table runs live and its table
-of formulations appears, with nothing cut off at 1440x900 and at a projector's 1280x720
-(screenshots ``learn_1440x900.png`` and ``learn_1280x720.png``).  Same server, browser and
-page checks as tests/test_browser.py (skipped with its reason where it is)."""
+"""The Learn page in a real browser: Compare pressed with the defaults (the first preset)
+runs live, its table of formulations appears, Theorem 1 shows on it (FlowOCT's LP bound
+tighter than OCT's and BinOCT's by at least 2 % of the rows), with nothing cut off at
+1440x900 and at a projector's 1280x720 (screenshots ``learn_1440x900.png`` and
+``learn_1280x720.png``).  Same server, browser and page checks as tests/test_browser.py
+(skipped with its reason where it is)."""
+
+import re
 
 import pytest
 from test_browser import (  # it skips this module where there is no browser
@@ -38,13 +42,14 @@ def learn_visit(tmp_path_factory):
         server.close()
 
 
-def test_a_comparison_runs_and_its_table_reads_at_both_sizes(learn_visit):
+#: The least difference, in % of the rows, the default preset must show between the LP bounds.
+VISIBLY_TIGHTER = 2.0
+
+
+def test_compare_with_the_defaults_shows_theorem_1_and_its_table_reads_at_both_sizes(learn_visit):
     page = learn_visit.page
     nav(page, "Learn")
-    rows = page.get_by_label("Rows", exact=True)
-    rows.fill("40")
-    rows.press("Enter")
-    settle(page)
+    expect(page.get_by_text("Preset: FlowOCT's relaxation is tighter.", exact=False)).to_be_visible()
     page.get_by_role("button", name="Compare", exact=True).click()
     # Live: the run that is going, then the table of every formulation side by side.
     expect(page.get_by_text("Solving", exact=True).first).to_be_visible(timeout=30_000)
@@ -54,7 +59,19 @@ def test_a_comparison_runs_and_its_table_reads_at_both_sizes(learn_visit):
         expect(table.get_by_role("cell", name=name, exact=True)).to_be_visible()
     expect(table.get_by_role("cell", name="Proven optimal", exact=True).first).to_be_visible()
     expect(table.get_by_role("cell", name="Heuristic (no proof)", exact=True)).to_be_visible()
-    expect(page.get_by_text("Theorem 1 on this table", exact=False)).to_be_visible()
+    theorem = page.get_by_text("Theorem 1 on this table", exact=False)
+    expect(theorem).to_be_visible()
+    sentence = theorem.inner_text()
+    for name in ("OCT", "BinOCT"):
+        found = re.search(rf"tighter than {name}'s \(([\d.,]+)\) by ([\d.,]+) \(([\d.]+) ?% of the 200 rows\)", sentence)
+        assert found, sentence
+        assert float(found.group(3)) >= VISIBLY_TIGHTER, sentence
+    # The root LP drawn: the split values side by side, one row's flow, OCT's big-M rows, in words.
+    expect(page.get_by_text("The root LP, drawn", exact=True)).to_be_visible()
+    expect(page.get_by_text("FlowOCT: the row's flow, source to sink", exact=True)).to_be_visible()
+    expect(page.get_by_text("That is Theorem 1 at work", exact=False)).to_be_visible()
+    expect(page.get_by_role("button", name="Table as CSV")).to_be_visible()
+    expect(page.get_by_role("button", name="Table as LaTeX")).to_be_visible()
     settle(page)
     for viewport in (DESKTOP, PROJECTOR):
         check_page(page, "learn", viewport)
