@@ -7,8 +7,10 @@ version and shared by every session watching (:func:`progress_view`).
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 from threading import Lock
 from typing import Any, Sequence
 
@@ -45,8 +47,25 @@ def job_state_key(snapshot: JobSnapshot) -> str:
     return snapshot.state
 
 
+@lru_cache(maxsize=64)
+def _status_of(tree_json: str) -> str:
+    return str(json.loads(tree_json)["record"]["status"])
+
+
+def result_status(snapshot: JobSnapshot) -> str | None:
+    """How the solve ended (a key of :data:`~strongtree_studio.words.SOLVE_STATUS`) once its tree
+    is final, also while the comparison tree is still being solved; else None."""
+    return _status_of(snapshot.main.result) if snapshot.main.result else None
+
+
 def job_state_badge(snapshot: JobSnapshot) -> None:
-    """A coloured badge with the job's state in words (short enough not to be cut)."""
+    """A coloured badge with the job's state in words (short enough not to be cut); once the solve's
+    tree is final, the word of how it ended ("Proven optimal"), the one the Solve page's banner says."""
+    status = result_status(snapshot)
+    if status is not None and snapshot.state in ("running", "finished"):
+        word = status_word(status)
+        st.badge(word.label, icon=word.icon, color=word.colour)
+        return
     word = JOB_STATE[job_state_key(snapshot)]
     label = word.label
     if snapshot.state == "queued" and snapshot.queue_position:

@@ -90,8 +90,8 @@ def hiring_csv(n_rows: int = 300) -> bytes:
 
 
 def drawings(at: AppTest) -> list[str]:
-    """The trees drawn on the page (SVG written by strongtree_studio.treeview)."""
-    return [m.value for m in at.markdown if m.proto.allow_html and 'class="strongtree"' in m.value]
+    """The trees drawn on the page: the DOT of each Graphviz chart (strongtree_studio.treechart)."""
+    return [chart.proto.spec for chart in at.get("graphviz_chart")]
 
 
 def outcome_text(at: AppTest) -> str:
@@ -168,7 +168,7 @@ def test_solve_stop_then_tree_fairness_and_runs():
     goto(at, "strongtree_studio/screens/solve.py")
     at.button(key="solve.start").click().run()
     poll(at, lambda a: len(drawings(a)) > 0)  # the first tree is drawn while solving
-    assert "<svg" in drawings(at)[0]
+    assert drawings(at)[0].startswith("digraph")
     poll(at, lambda a: len(a.get("vega_lite_chart")) > 0)  # the convergence chart is shown
 
     goto(at, "strongtree_studio/screens/data.py")  # leaving the page does not end the solve
@@ -186,10 +186,10 @@ def test_solve_stop_then_tree_fairness_and_runs():
 
     goto(at, "strongtree_studio/screens/tree.py")
     at.number_input(key="tree.row").set_value(5).run()
-    svg = drawings(at)[0]
+    dot = drawings(at)[0]
     path = tree.decision_path(train.iloc[[5]])
-    assert svg.count('stroke-width="3"') == 2 * len(path) - 1  # the path's nodes and edges
-    assert "female" not in svg
+    assert dot.count("penwidth=2.5") == 2 * len(path) - 1  # the path's nodes and edges
+    assert "female" not in dot
     at.toggle(key="tree.mix").set_value(True).run()
     assert "female" in drawings(at)[0]
     words = next(m.value for m in at.markdown if m.value.startswith("- The tree predicts"))
@@ -330,7 +330,7 @@ def scan(at: AppTest, *escaped: str) -> list[str]:
     own_html = html_strings(at._tree)
     found = {text: html_hazards(text) for text in own_html if html_hazards(text)}
     assert not found, found
-    for text in own_html:
+    for text in own_html + drawings(at):  # the drawn trees' DOT too: Graphviz reads HTML-like labels
         for raw in hostile.STRINGS:
             assert "<" not in raw or raw not in text, (raw, text)  # markup in a name is text, not a tag
     for text in texts:
