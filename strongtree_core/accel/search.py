@@ -495,16 +495,24 @@ class _BranchAndBound:
         self.umax = p.U.max(axis=1)
         self.lists: dict[bytes, Subtrees] = {}
         self.target = NEG
+        self._limit_of: tuple = (None, None)
+        self._ticks = 0
+        self._limit = NEG
         self.last_report = time.perf_counter()
 
     # -- thresholds -----------------------------------------------------------
     def limit(self) -> float:
-        """A completion must reach this relaxed value to be worth visiting."""
+        """A completion must reach this relaxed value to be worth visiting (recomputed
+        only when the target or the incumbent changed: it is asked at every node)."""
         best = NEG if self.first_feasible else self.run_.best_value
+        if best == self._limit_of[0] and self.target == self._limit_of[1]:
+            return self._limit
+        self._limit_of = (best, self.target)
         if math.isfinite(best):
             best = best + (self.p.unit if self.p.integral else 0.0)
         want = max(self.target, best)
-        return want - TOLERANCE * max(1.0, abs(want)) if math.isfinite(want) else NEG
+        self._limit = want - TOLERANCE * max(1.0, abs(want)) if math.isfinite(want) else NEG
+        return self._limit
 
     def open_item(self, node: int, idx: np.ndarray, depth: int, ub: float) -> _Open:
         return _Open(node, idx, depth, ub, self.umin[idx].sum(axis=0), self.umax[idx].sum(axis=0))
@@ -514,7 +522,8 @@ class _BranchAndBound:
 
     def tick(self) -> None:
         self.run_.explored += 1
-        if self.run_.explored % 256 == 0:
+        self._ticks += 1
+        if self._ticks % 256 == 0:  # its own count: ``explored`` also grows by whole lists
             self.run_.deadline.check()
             now = time.perf_counter()
             if now - self.last_report > 0.5:
@@ -623,7 +632,12 @@ class _BranchAndBound:
         return got
 
     def complete(self, fixed: _Fixed, items: tuple, bound: float) -> None:
-        """Every open node has at most two levels left: choose a subtree for each."""
+        """Every open node has at most two levels left: choose a subtree for each.
+
+        A list holds every subtree of its node that can still reach the limit, so
+        the constraint quantities any completion adds lie between the sums of
+        the lists' smallest and largest quantities (tighter than each pattern's
+        extremes): completions that cannot get back within the rows are cut."""
         limit = self.limit()
         lists = []
         for o in items:
@@ -632,37 +646,46 @@ class _BranchAndBound:
                 return
             lists.append((o, lst))
         lists.sort(key=lambda t: len(t[1]))
-        self.choose(fixed, lists, 0, bound)
+        lo = np.array([lst.q.min(axis=0) for _, lst in lists]).reshape(len(lists), self.p.n_rows)
+        hi = np.array([lst.q.max(axis=0) for _, lst in lists]).reshape(len(lists), self.p.n_rows)
+        # rest_lo[j] / rest_hi[j]: the lists after j together
+        rest_lo = np.vstack([np.cumsum(lo[::-1], axis=0)[::-1][1:], np.zeros((1, self.p.n_rows))])
+        rest_hi = np.vstack([np.cumsum(hi[::-1], axis=0)[::-1][1:], np.zeros((1, self.p.n_rows))])
+        if not self.can_meet_rows(fixed.q, lo.sum(axis=0), hi.sum(axis=0)):
+            return
+        self.choose(fixed, lists, 0, bound, rest_lo, rest_hi)
 
-    def choose(self, fixed: _Fixed, lists: list, j: int, bound: float) -> None:
+    def choose(self, fixed: _Fixed, lists: list, j: int, bound: float, rest_lo: np.ndarray, rest_hi: np.ndarray) -> None:
         p = self.p
         if j == len(lists):
             self.finish(fixed)
             return
         o, lst = lists[j]
         rest_bound = bound - o.ub
-        rest_lo = sum((t[0].qlo for t in lists[j + 1:]), np.zeros(p.n_rows))
-        rest_hi = sum((t[0].qhi for t in lists[j + 1:]), np.zeros(p.n_rows))
         head = lst.head(self.limit() - rest_bound)
         if j == len(lists) - 1:
             self.last(fixed, o, head, rest_bound)
             return
-        for c in range(len(head)):
+        if len(head) == 0:
+            return
+        # Filter every subtree of the list at once; visit the survivors best first.
+        q = fixed.q[None, :] + head.q
+        ok = np.all(q + rest_hi[j] >= p.lo - 1e-9, axis=1) & np.all(q + rest_lo[j] <= p.hi + 1e-9, axis=1)
+        nbs = fixed.nb + head.nb
+        if p.max_branching is not None:
+            ok &= nbs <= p.max_branching
+        self.run_.explored += int(len(head) - ok.sum())
+        used = head.features()
+        for c in np.flatnonzero(ok):
             self.tick()
             if rest_bound + head.score[c] < self.limit():
                 break
-            q = fixed.q + head.q[c]
-            if not self.can_meet_rows(q, rest_lo, rest_hi):
-                continue
-            nb = fixed.nb + int(head.nb[c])
-            if p.max_branching is not None and nb > p.max_branching:
-                continue
-            feats = fixed.feats | {int(f) for f in head.features()[c] if f >= 0}
+            feats = fixed.feats | {int(f) for f in used[c] if f >= 0}
             if p.max_features_used is not None and len(feats) > p.max_features_used:
                 continue
-            nxt = _Fixed(fixed.score + float(head.score[c]), fixed.parts + head.parts[c], q, nb, feats,
+            nxt = _Fixed(fixed.score + float(head.score[c]), fixed.parts + head.parts[c], q[c], int(nbs[c]), feats,
                          fixed.decisions + ((o.node, ("sub", head.tree(c))),))
-            self.choose(nxt, lists, j + 1, rest_bound + float(head.score[c]))
+            self.choose(nxt, lists, j + 1, rest_bound + float(head.score[c]), rest_lo, rest_hi)
 
     def last(self, fixed: _Fixed, o: _Open, head: Subtrees, rest_bound: float) -> None:
         """All subtrees of the last open node at once."""

@@ -20,6 +20,7 @@ with their best score (which is also their best objective).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -72,10 +73,28 @@ class Subtrees:
         return Subtrees(self.score[:n], self.parts[:n], self.q[:n], self.nb[:n], self.code[:n], max(tau, self.tau))
 
 
+@lru_cache(maxsize=64)
 def _label_pairs(K: int) -> tuple[np.ndarray, np.ndarray]:
     k1, k2 = np.meshgrid(np.arange(K), np.arange(K), indexing="ij")
     keep = k1 != k2
     return k1[keep], k2[keep]
+
+
+@lru_cache(maxsize=64)
+def _option_layout(F: int, K: int) -> tuple[np.ndarray, ...]:
+    """Index arrays of a child's options (K leaves, then a split on each b with two
+    leaf classes), the same for every child of a problem: computed once."""
+    k1, k2 = _label_pairs(K)
+    bs = np.repeat(np.arange(F), k1.size)
+    ks1 = np.tile(k1, F)
+    ks2 = np.tile(k2, F)
+    nb = np.concatenate([np.zeros(K, dtype=np.int64), np.ones(bs.size, dtype=np.int64)])
+    b = np.concatenate([np.full(K, -1), bs])
+    c1 = np.concatenate([np.arange(K), ks1])
+    c2 = np.concatenate([np.arange(K), ks2])
+    for a in (bs, ks1, ks2, nb, b, c1, c2):
+        a.setflags(write=False)
+    return bs, ks1, ks2, nb, b, c1, c2
 
 
 def _side_options(lo_V, hi_V, lo_c, hi_c, leaf_V, leaf_c, theta, pen, need, min_leaf):
@@ -85,22 +104,16 @@ def _side_options(lo_V, hi_V, lo_c, hi_c, leaf_V, leaf_c, theta, pen, need, min_
     ``leaf_V`` (K, D) the child's own sums.  Returns (score, V, nb, b, k1, k2).
     """
     K = leaf_V.shape[0]
-    k1, k2 = _label_pairs(K)
     F = lo_V.shape[0]
+    bs, ks1, ks2, nb, b, c1, c2 = _option_layout(F, K)
     leaf_score = leaf_V @ theta
-    leaf_ok = np.full(K, leaf_c >= min_leaf)
     split_ok = (lo_c >= need) & (hi_c >= need)  # (F,)
-    bs = np.repeat(np.arange(F), k1.size)
-    ks1 = np.tile(k1, F)
-    ks2 = np.tile(k2, F)
     V = lo_V[bs, ks1] + hi_V[bs, ks2]  # (F * K(K-1), D)
-    ok = np.concatenate([leaf_ok, split_ok[bs]])
+    ok = np.empty(K + bs.size, dtype=bool)
+    ok[:K] = leaf_c >= min_leaf
+    ok[K:] = split_ok[bs]
     allV = np.concatenate([leaf_V, V])
     score = np.concatenate([leaf_score, V @ theta - pen])
-    nb = np.concatenate([np.zeros(K, dtype=np.int64), np.ones(bs.size, dtype=np.int64)])
-    b = np.concatenate([np.full(K, -1), bs])
-    c1 = np.concatenate([np.arange(K), ks1])
-    c2 = np.concatenate([np.arange(K), ks2])
     return score[ok], allV[ok], nb[ok], b[ok], c1[ok], c2[ok]
 
 

@@ -76,7 +76,7 @@ if sweeps is not None and len(sweeps):
     st.table(md_table(sweeps_table(sweeps)))
     pick, open_col = st.columns([3, 1.4], vertical_alignment="bottom")
     chosen_sweep = pick.selectbox("Sweep", list(sweeps["id"].astype(int)), key="runs.sweep",
-                                  format_func=lambda i: f"Sweep {fmt(i, 'int')}")
+                                  format_func=lambda i: plain_text(f"Sweep {fmt(i, 'int')}"))
     if open_col.button("Open on Trade-offs", key="runs.open_sweep", icon=":material/show_chart:", width="stretch",
                        help="Shows its frontier, its points and their trees on the Trade-offs page."):
         SWEEP_SHOWN.set(int(chosen_sweep))
