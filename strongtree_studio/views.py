@@ -48,13 +48,15 @@ def job_state_key(snapshot: JobSnapshot) -> str:
 
 
 @lru_cache(maxsize=64)
-def _status_of(tree_json: str) -> str:
-    return str(json.loads(tree_json)["record"]["status"])
+def _status_of(result_json: str) -> str | None:
+    record = json.loads(result_json).get("record")  # a tree's JSON; other jobs' results have no record
+    return str(record["status"]) if isinstance(record, dict) and "status" in record else None
 
 
 def result_status(snapshot: JobSnapshot) -> str | None:
     """How the solve ended (a key of :data:`~strongtree_studio.words.SOLVE_STATUS`) once its tree
-    is final, also while the comparison tree is still being solved; else None."""
+    is final, also while the comparison tree is still being solved; else None (also for jobs whose
+    result is not a tree, such as the formulation comparison)."""
     return _status_of(snapshot.main.result) if snapshot.main.result else None
 
 

@@ -99,6 +99,12 @@ def outcome_text(at: AppTest) -> str:
     return next((a.value for a in [*at.success, *at.warning] if "best tree" in a.value), "")
 
 
+def stored(at: AppTest) -> bool:
+    """The banner is shown and the job is over (its comparison tree solved, the run stored):
+    the banner comes as soon as the tree is final, before the comparison tree."""
+    return outcome_text(at) != "" and not job_registry().snapshot(at.session_state["job_id"]).active
+
+
 def test_every_page_renders_before_a_table_is_chosen():
     at = new_app()
     assert [i.value for i in at.info] == [MSG_NO_TABLE]
@@ -175,7 +181,7 @@ def test_solve_stop_then_tree_fairness_and_runs():
     goto(at, "strongtree_studio/screens/solve.py")
     assert not at.button(key="solve.stop").disabled
     at.button(key="solve.stop").click().run()
-    poll(at, lambda a: outcome_text(a) != "", timeout=60)
+    poll(at, stored, timeout=60)
     assert outcome_text(at).startswith(("**Stopped (not proven)**", "**Proven optimal**"))
 
     snapshot = job_registry().snapshot(at.session_state["job_id"])
@@ -373,7 +379,7 @@ def test_hostile_names_never_become_markup_on_any_page():
     goto(at, "strongtree_studio/screens/solve.py")
     scan(at, hostile.FILE_NAME, hostile.TARGET)
     at.button(key="solve.start").click().run()
-    poll(at, lambda a: len(a.success) > 0)
+    poll(at, lambda a: len(a.success) > 0 and stored(a))
     scan(at, hostile.TARGET)
     first = at.session_state["job_id"]
 
@@ -388,7 +394,7 @@ def test_hostile_names_never_become_markup_on_any_page():
     at.slider(key="model.depth").set_value(1).run()
     goto(at, "strongtree_studio/screens/solve.py")
     at.button(key="solve.start").click().run()
-    poll(at, lambda a: len(a.success) > 0 and a.session_state["job_id"] != first)
+    poll(at, lambda a: len(a.success) > 0 and a.session_state["job_id"] != first and stored(a))
     goto(at, "strongtree_studio/screens/runs.py")
     ids = [job_registry().snapshot(job).run_id for job in (first, at.session_state["job_id"])]
     at.multiselect(key="runs.pick").set_value(ids).run()
@@ -421,7 +427,7 @@ def quick_solve(at: AppTest) -> AppTest:
     at.slider(key="model.depth").set_value(1).run()
     goto(at, "strongtree_studio/screens/solve.py")
     at.button(key="solve.start").click().run()
-    return poll(at, lambda a: outcome_text(a) != "")
+    return poll(at, stored)
 
 
 @pytest.mark.parametrize("case", ["garbage file", "folder cannot be made", "path is a folder", "read-only folder"])
