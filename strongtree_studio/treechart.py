@@ -54,16 +54,18 @@ def tree_chart(
     return dot
 
 
-def size_control(container, key: str) -> str:
+def size_control(container, key: str, label_visibility: str = "visible") -> str:
     """The size choice (a key of :data:`~strongtree_studio.treeview.SIZES`), fit to the panel unless chosen."""
     size = container.segmented_control("Size", list(SIZES), format_func=SIZES.get, default="fit", key=key,
+                                       label_visibility=label_visibility,
                                        help="Fit the panel shows the whole tree; Presentation draws every text at "
                                             "12 px or more and the panel scrolls; Large is one and a half times that.")
     return size or "fit"
 
 
-def collapse_controls(tree: FittedTree, key: str) -> list[int]:
-    """How many levels stay open and which subtrees are collapsed; returns the collapsed nodes.
+def collapse_controls(tree: FittedTree, key: str, left=None, right=None) -> list[int]:
+    """How many levels stay open (in ``left``) and which subtrees are collapsed (in ``right``);
+    returns the collapsed nodes.  Without containers, a row of two columns is made.
 
     Choosing a number of levels collapses every subtree below it; the list then
     shows them, and taking one out of it opens that subtree alone.
@@ -78,7 +80,8 @@ def collapse_controls(tree: FittedTree, key: str) -> list[int]:
         levels = widget_value(f"{key}.levels")
         set_widget_value(chosen_key, nodes_at_level(tree, int(levels)) if levels and levels < deepest else [])
 
-    left, right = st.columns([1.2, 3], vertical_alignment="bottom")
+    if left is None or right is None:
+        left, right = st.columns([1.2, 3], vertical_alignment="bottom")
     left.select_slider("Levels of questions open", list(range(1, deepest + 1)), value=deepest, key=f"{key}.levels",
                        format_func=lambda n: fmt(n, "int"), on_change=open_levels,
                        help="Fewer levels collapse every subtree below them into one box.")

@@ -141,6 +141,18 @@ def _integral(values: list[float]) -> bool:
     return bool(values) and all(float(v).is_integer() for v in values)
 
 
+def series_legend_html() -> str:
+    """The convergence chart's legend (HTML, inline): a solid line for the best tree, a dashed
+    line for the bound, each in its colour and wide enough to read on a projector."""
+    def entry(name: str, colour: str, dash: str) -> str:
+        line = (f'<svg width="34" height="10" viewBox="0 0 34 10" aria-hidden="true" style="vertical-align:middle">'
+                f'<line x1="1" y1="5" x2="33" y2="5" stroke="{colour}" stroke-width="3" stroke-dasharray="{dash}"/>'
+                f'<circle cx="17" cy="5" r="3.5" fill="{colour}"/></svg>')
+        return (f'<span style="display:inline-flex;align-items:center;gap:6px;margin-left:18px;'
+                f'white-space:nowrap;font-weight:400">{line}{name}</span>')
+    return entry("best tree", BEST_COLOUR, "none") + entry("bound", BOUND_COLOUR, "6 4")
+
+
 def objective_spec(points: Sequence[dict[str, Any]], now: float | None = None) -> dict[str, Any] | None:
     """Vega-Lite spec: the best tree's objective and the bound against time, as steps."""
     rows = []
@@ -161,10 +173,10 @@ def objective_spec(points: Sequence[dict[str, Any]], now: float | None = None) -
             "x": {"field": "seconds", "type": "quantitative", "title": None, "scale": {"zero": True}, "axis": SECONDS},
             "y": {"field": "value", "type": "quantitative", "scale": {"zero": False, "domain": y_domain(rows), "clamp": True},
                   "axis": axis},
-            "color": {"field": "series", "type": "nominal", "title": None,
-                      "scale": {"domain": ["best tree", "bound"], "range": [BEST_COLOUR, BOUND_COLOUR]},
-                      "legend": {"orient": "top-left", "labelFontSize": 13, "fillColor": "#ffffffcc",
-                                 "padding": 4}},
+            # The legend is drawn beside the chart's heading (series_legend_html): Vega-Lite's own
+            # merged the line's dash and the points into a blob for the bound.
+            "color": {"field": "series", "type": "nominal", "title": None, "legend": None,
+                      "scale": {"domain": ["best tree", "bound"], "range": [BEST_COLOUR, BOUND_COLOUR]}},
             "tooltip": [{"field": "series"}, {"field": "seconds", "format": ".1f"},
                         {"field": "value", "format": ",.6~g"}],
         },

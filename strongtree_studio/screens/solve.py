@@ -17,8 +17,15 @@ from strongtree_studio.session import JOB_ID, JOB_SETTINGS, MODEL, ROLES, SIDEBA
 from strongtree_studio.stale import stale_message
 from strongtree_studio.state import current_settings
 from strongtree_studio.treechart import size_control, tree_chart
-from strongtree_studio.treeview import legend_html
-from strongtree_studio.views import job_ending, job_state_badge, job_state_key, progress_view, queue_message
+from strongtree_studio.treeview import SIZE_NOTES, legend_html
+from strongtree_studio.views import (
+    job_ending,
+    job_state_badge,
+    job_state_key,
+    progress_view,
+    queue_message,
+    series_legend_html,
+)
 from strongtree_studio.words import (
     backend_words,
     fmt,
@@ -172,7 +179,7 @@ def render_progress() -> None:
     view = progress_view(snap, points, snap.main.now if snap.active and snap.main.result is None else None)
     chart, log = st.columns([3, 2], gap="medium")
     with chart:
-        st.markdown("**Best tree and bound**")
+        st.markdown(f"**Best tree and bound**{series_legend_html()}", unsafe_allow_html=True)
         if view.objective_chart is not None:
             st.vega_lite_chart(spec=view.objective_chart, width="stretch", height=210)
         if view.gap_chart is not None:
@@ -190,10 +197,11 @@ def render_tree() -> None:
     best = snap.main.best_tree if snap is not None else None
     if best is not None:
         tree = tree_from_json(best)
-        words, sizes = st.columns([3, 2], vertical_alignment="bottom")
-        words.caption("The final tree." if snap.main.result else "The best tree so far; it is redrawn as the solver "
-                      "finds better ones.")
-        tree_chart(tree, "solve", size=size_control(sizes, "solve.tree_size"), compact=True)
+        words, sizes = st.columns([3, 2], vertical_alignment="center")
+        size = size_control(sizes, "solve.tree_size", label_visibility="collapsed")  # one row: the tree stays high
+        words.caption(("The final tree. " if snap.main.result else "The best tree so far; it is redrawn as the solver "
+                       "finds better ones. ") + SIZE_NOTES[size])
+        tree_chart(tree, "solve", size=size, compact=True, note=False)
         st.markdown(legend_html(tree, answers=True), unsafe_allow_html=True)
     elif snap is not None and snap.active:
         st.caption("The first tree appears as soon as the solver has one.")

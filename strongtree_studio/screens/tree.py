@@ -38,7 +38,9 @@ tables = result.tables
 highlight: list[int] = []
 mix = None
 row = None
-controls = st.columns([1, 1, 1.5, 1.5], vertical_alignment="bottom")
+controls = st.columns([1, 1, 1.6], vertical_alignment="bottom")
+# The drawing's own controls in a row of their own, so the three sizes are never cut at 1280 px.
+levels_col, collapsed_col, size_col = st.columns([1.1, 1.9, 1.6], vertical_alignment="bottom")
 if tables is None:
     st.caption("Load the table this run was learned on (Data page) to follow rows through the tree.")
 else:
@@ -55,8 +57,8 @@ else:
     highlight = tree.decision_path(row)
     if show_mix and result.roles.protected:
         mix = group_mix(tree, tables.train, result.roles.protected)
-size = size_control(controls[3], "tree.size")
-collapsed = collapse_controls(tree, "tree")
+size = size_control(size_col, "tree.size")
+collapsed = collapse_controls(tree, "tree", levels_col, collapsed_col)
 tree_chart(tree, "tree", size=size, highlight=highlight, group_mix=mix, collapsed=collapsed)
 st.markdown(legend_html(tree, highlight=bool(highlight), groups=mix is not None, collapsed=bool(collapsed),
                         answers=True), unsafe_allow_html=True)
