@@ -320,10 +320,10 @@ TREE_NODE = '[data-testid="stGraphVizChart"] svg g.node'
 
 
 def tree_size(page, size: str) -> None:
-    """Choose a size for every tree panel on the page ("Fit the panel", "Presentation", "Large")."""
-    for control in page.locator('[data-testid="stButtonGroup"]').filter(has_text="Presentation").all():
-        control.get_by_role("button", name=size, exact=True).click()
-        settle(page)
+    """Choose a size for the tree panels of the page ("Fit the panel", "Presentation", "Large": one
+    choice per page, for all its trees)."""
+    page.locator('[data-testid="stMain"]').get_by_text(size, exact=True).first.click()
+    settle(page)
     page.wait_for_timeout(800)
 
 

@@ -210,16 +210,17 @@ def _climb(data: PatternData, spec: TreeSpec, time_limit: float, stop, report: R
                        f"{word} tree over {n_features} of the {data.n_features} features (rung {k} of the ladder)")
 
     try:
-        certified, full = climb(data, spec, solve, tuple(starts), deadline, say)
+        certified, full, best_found = climb(data, spec, solve, tuple(starts), deadline, say)
     except SearchStopped:
-        certified, full = None, None
+        certified, full, best_found = None, None, None
     runtime = time.perf_counter() - t0
     if full is not None and (full.certified or certified is None):
         return replace(full, runtime=runtime, n_explored=explored[0],
                        reason=full.reason + "; climbed a ladder of thresholds to all of them")
     if certified is None:
-        return ExactResult("stopped", None, None, None, runtime, "stopped before the first rung of the ladder was solved",
-                           explored[0])
+        value, tree = (None, None) if best_found is None else best_found
+        return ExactResult("stopped", tree, value, None, runtime,
+                           "stopped before a rung of the ladder of thresholds was certified", explored[0])
     found, on_full = certified.result
     n = certified.features.size
     words = (f"optimal among the trees over {n} of the {data.n_features} features, the thresholds of continuous "
@@ -273,9 +274,8 @@ class _Run:
             self.bound = bound
             self.say("bound")
 
-    def say(self, message: str, explored: int | None = None) -> None:
-        """Report the incumbent, the bound and the work done (``explored``, else this run's
-        count); the tree only when it changed."""
+    def say(self, message: str) -> None:
+        """Report the incumbent, the bound and the work done; the tree only when it changed."""
         if self._report is None:
             return
         tree = None
@@ -284,7 +284,7 @@ class _Run:
             self._reported = self.best
         objective = None if self.best is None else self.best_value
         bound = None if not math.isfinite(self.bound) else max(self.bound, self.best_value)
-        self._report(objective, bound, self.explored if explored is None else explored, tree, message)
+        self._report(objective, bound, self.explored, tree, message)
 
     def closed(self) -> bool:
         """The incumbent meets the bound, or the bound is below every tree's value (infeasible)."""
@@ -334,39 +334,13 @@ class _Run:
             return False
         return self.best is None
 
-    def free_bound(self) -> None:
-        """The bound of the problem without its constraints, ``L`` at zero prices (one dynamic
-        program at full depth): every feasible tree is a tree of the free problem, so no
-        feasible tree does better.  Its tree, relabelled to meet the constraints where it
-        can, is offered as an incumbent.  Gives the first bound within a dynamic program's
-        time, long before the dual's (see ``accel/lagrange.py``)."""
-        p = self.p
-        prices = Prices(np.full(p.n_parts, 1.0 / p.n_parts), np.zeros(p.n_rows), np.zeros(p.n_rows))
-        dp = GainDP(p.X, p.count, prices.scores(p), prices.penalty(p), p.min_leaf, self.deadline, p.ones, p.ordered)
-        value, tree = dp.exact(np.arange(p.n_patterns), p.depth)
-        self.explored += dp.n_solved
-        if not math.isfinite(value):
-            return  # no tree keeps every leaf at min_leaf rows: the dual says so in words
-        self.prove(value + prices.constant(p))
-        self.offer_shape(measure_tree(p, tree))
-
     def shallower(self, starts: tuple[TreeStructure, ...]) -> None:
         """The same problem one level shallower, within a share of the time: its
-        best tree is a tree of this depth too, and often a strong incumbent.  Each
-        incumbent it finds is offered here at once, and its work is counted in the
-        reports as it goes (so the screen moves while it runs)."""
+        best tree is a tree of this depth too, and often a strong incumbent."""
         now = time.perf_counter()
         budget = SHALLOWER_SHARE * (self.deadline.at - now)
-        sub: _Run
-
-        def forward(objective, bound, explored: int, tree, message: str) -> None:
-            if message == "new incumbent" and sub.best is not None:
-                self.offer(sub.best)
-            elif message == "searching":
-                self.say("searching", explored=self.explored + explored)
-
         sub = _Run(replace(self.p, depth=self.p.depth - 1), Deadline(min(self.deadline.at, now + budget), self.deadline.stop),
-                   forward if self._report is not None else None, now)
+                   None, now)
         try:
             sub.solve(tuple(t for t in starts if t.depth < self.p.depth))
         except SearchStopped:
@@ -402,7 +376,6 @@ class _Run:
             self.prove(value)
             return self.result("optimal", f"dynamic programming over all trees of depth <= {p.depth} "
                                           f"({dp.n_solved:,} {'subproblem' if dp.n_solved == 1 else 'subproblems'} solved)")
-        self.free_bound()
         if p.depth >= 3:
             self.shallower(starts)
         remaining = self.deadline.at - time.perf_counter()
