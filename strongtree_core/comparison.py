@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from strongtree_core import vocabulary
 from strongtree_core.errors import StrongTreeError
@@ -91,6 +91,7 @@ def compare_formulations(
     formulations: Sequence[str] = COMPARED,
     time_limit: float = 60.0,
     solver: str = "auto",
+    solvers: Mapping[str, str] | None = None,
     heuristic_start: bool = False,
     progress: Callable[[str, Progress], None] | None = None,
     stop: threading.Event | None = None,
@@ -106,6 +107,9 @@ def compare_formulations(
     depth, time_limit, solver, **params
         Passed to every :class:`StrongTreeClassifier` (``time_limit`` is per run;
         ``solver`` applies to the MIO formulations).
+    solvers : mapping of str to str, optional
+        A backend for some formulations (``{"flow": "highs", "benders": "scip"}``),
+        in place of ``solver`` for those.
     heuristic_start : bool, default=False
         Whether the MIO formulations start from CART; False measures each
         formulation alone, as the paper's comparison does.
@@ -124,7 +128,8 @@ def compare_formulations(
             break
         mio = word in vocabulary.MIO_FORMULATIONS
         clf = StrongTreeClassifier(
-            depth=depth, formulation=word, solver=solver if mio else "auto", time_limit=time_limit,
+            depth=depth, formulation=word, solver=(solvers or {}).get(word, solver) if mio else "auto",
+            time_limit=time_limit,
             exact_search=not mio, heuristic_start=heuristic_start or not mio, **params,
         )
         relay = None if progress is None else (lambda event, word=word: progress(word, event))

@@ -133,6 +133,11 @@ CONFIDENCE_WITHOUT_FAIRNESS = (
     "fairness_confidence promises a fairness bound on new rows, but no fairness notion was given: "
     "pass fairness=<notion>, or leave fairness_confidence=None."
 )
+METHOD_WITHOUT_CONFIDENCE = (
+    "fairness_confidence_method={method!r} says how a fairness promise on new rows is kept, but "
+    "fairness_confidence is None, so no promise is made: pass fairness_confidence=c (e.g. 0.9), or leave "
+    "fairness_confidence_method unset."
+)
 CONSTRAINT_BROKEN = (
     "The solver's tree breaks {name}: measured {measured:.4f} against the bound {bound:.4f} on the training rows. "
     "It is not shown as satisfying it. This is a numerical problem; try another solver."
@@ -149,6 +154,8 @@ MAX_DEPTH = 8
 FORMULATIONS = tuple(vocabulary.FORMULATIONS)
 SOLVERS = tuple(vocabulary.SOLVERS)
 OBJECTIVES = tuple(vocabulary.OBJECTIVES)
+#: The default fairness_confidence_method (chosen by the study of docs/fairness-on-new-rows.md).
+DEFAULT_PROMISE_METHOD = next(iter(vocabulary.PROMISE_METHODS))
 ENCODINGS = tuple(vocabulary.ENCODINGS)
 FAIRNESS = tuple(vocabulary.FAIRNESS_NOTIONS)
 
@@ -259,17 +266,19 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         the training rows, by tightening the training bound (and, when only a
         constant tree can keep it, that tree, with a :class:`TrivialTreeWarning`).
         ``record_.promise`` says how (docs/fairness-on-new-rows.md).
-    fairness_confidence_method : {"bootstrap", "margin", "crossfit", "holdout"}, default="bootstrap"
-        "bootstrap": a normal-approximation margin on the training rows after
-        subtracting a bootstrap estimate of the fit's optimism (10 refits;
-        asymptotic, coverage measured by simulation); "margin": the margin alone
-        (faster, but it ignores that the optimizer picks trees whose training gap
-        is small: measured, it broke the promise in up to 75 % of draws on COMPAS
-        at depth 3); "crossfit": the margin on 4-fold out-of-fold gaps of the fit
-        at each training bound (asymptotic, measured); "holdout": exact tests on a
-        held-out 30 % of the training
-        rows (finite-sample guarantee, proved; at 2,000-3,600 rows it kept only
-        constant trees). See docs/fairness-on-new-rows.md.
+    fairness_confidence_method : {"subsample", "bootstrap", "crossfit", "margin", "holdout"} or None, default=None
+        None means "subsample".  "subsample": a normal-approximation margin on the
+        training rows after subtracting a half-sample estimate of the fit's
+        optimism (5 pairs of complementary halves, 10 refits, rescaled from n/2 to
+        n rows; asymptotic, coverage measured by simulation); "bootstrap": the
+        same with 10 bootstrap refits drawn within each group and class;
+        "crossfit": the margin on 4-fold out-of-fold gaps of the fit at each
+        training bound (asymptotic, measured); "margin": the margin alone (faster,
+        but it ignores that the optimizer picks trees whose training gap is small:
+        measured, it broke the promise in up to 75 % of draws on COMPAS at depth
+        3); "holdout": exact tests on a held-out 30 % of the training rows
+        (finite-sample guarantee, proved; at 2,000-3,600 rows it kept only
+        constant trees).  See docs/fairness-on-new-rows.md.
     allow_protected_splits : bool, default=False
         Whether protected columns that are also in X may be split on.
     max_thresholds : int or None, default=None
@@ -354,7 +363,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         "fairness": [_options(FAIRNESS), list, tuple, None],  # each item of a list is checked in fit
         "fairness_bound": [_fraction("both")],
         "fairness_confidence": [Interval(Real, 0, 1, closed="neither"), None],
-        "fairness_confidence_method": [_options(("bootstrap", "margin", "crossfit", "holdout"))],
+        "fairness_confidence_method": [_options(tuple(vocabulary.PROMISE_METHODS)), None],
         "allow_protected_splits": ["boolean"],
         "max_thresholds": [Interval(Integral, 1, None, closed="left"), None],
         "n_buckets": [Interval(Integral, 2, None, closed="left"), None],
@@ -384,7 +393,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         fairness: str | Sequence[str] | None = None,
         fairness_bound: float = 0.05,
         fairness_confidence: float | None = None,
-        fairness_confidence_method: str = "bootstrap",
+        fairness_confidence_method: str | None = None,
         allow_protected_splits: bool = False,
         max_thresholds: int | None = None,
         n_buckets: int | None = None,
@@ -599,6 +608,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         fairness = self._fairness_list()
         if self.fairness_confidence is not None and not fairness:
             raise StrongTreeError(CONFIDENCE_WITHOUT_FAIRNESS)
+        if self.fairness_confidence_method is not None and self.fairness_confidence is None:
+            raise StrongTreeError(METHOD_WITHOUT_CONFIDENCE.format(method=self.fairness_confidence_method))
         return fairness
 
     def _fit_with_promise(self, X, y, sample_weight, sensitive_features, legitimate_features, progress,

@@ -3,9 +3,9 @@ with probability at least c over the draw of the training rows.
 
 The training-rows bound alone does not give this: the optimizer pins the training
 gap near delta, so the gap on the population exceeds delta about half the time for
-each compared difference.  Two methods (see docs/fairness-on-new-rows.md):
+each compared difference.  The methods (see docs/fairness-on-new-rows.md):
 
-``margin`` (default; asymptotic, its coverage measured by simulation)
+``margin`` (asymptotic, its coverage measured by simulation)
     For a tree h, each compared difference k (every pair of groups with rows, in
     every cohort of every notion fitted) has the training estimate ``d_k`` and the
     Agresti-Caffo standard error (one success and one failure added to each group,
@@ -23,11 +23,23 @@ each compared difference.  Two methods (see docs/fairness-on-new-rows.md):
     tree's se_k), refit and re-check with the new tree's own estimates; when a round
     does not lower delta' the bound steps down by delta/10.  A tree whose leaves all
     predict one class has population gap exactly 0 (every rate is 0, or every rate is 1):
-    it keeps any promise with certainty, and is the fallback when delta' = 0 fails too.
+    it keeps any promise with certainty, and is the fallback when the tightest training
+    bound, delta / 50, fails too.
+
+``subsample`` (the default) and ``bootstrap`` (asymptotic, measured by simulation)
+    The margin, with delta replaced by ``delta - omega`` and ``Var(omega)`` added to every
+    ``se_k^2``, where omega estimates the fit's optimism (population gap minus training
+    gap): the mean excess (:func:`excess`) of fits at delta on complementary halves
+    (subsample) or on resamples drawn within each group and class (bootstrap), judged on
+    the rows they did not see, rescaled by sqrt(1/2) from n/2 to n rows.
+
+``crossfit`` (asymptotic, measured by simulation)
+    The margin on the mean absolute out-of-fold differences of 4-fold fits at each
+    training bound in ``CROSSFIT_STEPS``.
 
 ``holdout`` (finite-sample guarantee, proved)
     A stratified share of the training rows is held out.  Trees are fitted on the
-    rest at the training bounds 0, delta/4, delta/2, 3 delta/4, delta, in that order
+    rest at the training bounds delta/50, delta/4, delta/2, 3 delta/4, delta, in that order
     (a sequence fixed before the held-out rows are seen); each is tested on the
     held-out rows by an intersection-union test of H0: |d_k| > delta for some k,
     which rejects when, for every k, the exact one-sided bounds of d_k at level
@@ -47,28 +59,41 @@ from scipy.stats import norm
 from strongtree_core.metrics.gap_intervals import CohortCounts, compared_counts
 from strongtree_core.metrics.intervals import difference_bounds_exact
 
-#: Methods of :class:`PromiseSettings`, and what their guarantee rests on.
+#: Methods (the words of :data:`strongtree_core.vocabulary.PROMISE_METHODS`), and what their guarantee rests on.
 PROMISE_METHODS: dict[str, str] = {
     "margin": "asymptotic (normal approximation on the training rows; coverage measured by simulation)",
     "holdout": "finite-sample (exact binomial bounds on held-out rows; proved)",
     "bootstrap": "asymptotic (the margin plus a bootstrap estimate of the fit's optimism; coverage measured by simulation)",
+    "subsample": "asymptotic (the margin plus a half-sample estimate of the fit's optimism; coverage measured by simulation)",
     "crossfit": "asymptotic (the margin on out-of-fold predictions of the fit at each training bound; coverage measured by simulation)",
 }
 #: Bootstrap refits the bootstrap method makes to estimate the optimism.
 BOOTSTRAP_FITS = 10
+#: Pairs of complementary half-samples the subsample method fits (two fits per pair).
+SUBSAMPLE_PAIRS = 5
+#: Effective share of the rows a resample's fit sees, by method: a half-sample has n/2 rows; a
+#: bootstrap resample's in-bag rates have variance 2 p (1 - p) / n about the population's
+#: (multinomial weights: sum w^2 = 2n), the variance of n/2 rows.
+RESAMPLE_SHARE = {"bootstrap": 0.5, "subsample": 0.5}
 #: Folds of the crossfit method, and its training bounds as shares of delta, loosest first.
 CROSSFIT_FOLDS = 4
-CROSSFIT_STEPS = (1.0, 0.8, 0.6, 0.4, 0.2, 0.0)
+CROSSFIT_STEPS = (1.0, 0.8, 0.6, 0.4, 0.2, 0.02)
 #: Share of the training rows the holdout method holds out.
 HOLDOUT_SHARE = 0.3
 #: Training bounds the holdout method tries, as shares of delta, tightest first.
-HOLDOUT_STEPS = (0.0, 0.25, 0.5, 0.75, 1.0)
-#: Rounds of the margin method before it tries delta' = 0.
+HOLDOUT_STEPS = (0.02, 0.25, 0.5, 0.75, 1.0)
+#: Rounds of the margin method before it tries its tightest training bound.
 MARGIN_ROUNDS = 4
+#: The tightest training bound any method tries, as a share of delta (the last step of
+#: CROSSFIT_STEPS and the first of HOLDOUT_STEPS too).  Not 0: a bound of exactly 0 asks two
+#: groups' rates to be equal as fractions, which only near-constant trees meet, and the exact
+#: search can take its whole time limit to prove it (measured: Adult, equalized odds, depth 3,
+#: 3,600 rows: 62 s and not proven at 0, 2.6 s proven at 0.1 pp).
+TIGHTEST_SHARE = 0.02
 
 CONSTANT_ONLY = (
     "Only a constant tree keeps the promise: with these {n} training rows no tree fitted at a training "
-    "bound down to 0 could be shown to keep the gap on new rows within {delta:.1f} pp with confidence "
+    "bound down to {tightest:.2f} pp could be shown to keep the gap on new rows within {delta:.1f} pp with confidence "
     "{confidence:.0%} ({why}). The tree predicts {label!r} for everyone (gap 0 on any rows). {smallest}"
 )
 SMALLEST_DELTA = "The smallest gap a non-constant tree fitted here could promise is {value:.1f} pp."
@@ -122,10 +147,15 @@ def tree_differences(notions: Sequence[str], y_positive, pred_positive, group, n
     return differences(cohorts)
 
 
-def risk(diffs: Differences, delta: float) -> float:
-    """R(h): the summed two-tailed normal probabilities that a true difference is beyond delta."""
+def risk(diffs: Differences, delta: float, extra_variance: float = 0.0) -> float:
+    """R(h): the summed two-tailed normal probabilities that a true difference is beyond delta.
+
+    ``extra_variance`` is added to every ``se_k^2`` (the sampling variance of an optimism
+    estimate subtracted from delta: the error of ``d_k`` about ``d_hat_k + omega_hat`` is then
+    that of ``d_hat_k`` and of ``omega_hat`` together).
+    """
     d = np.abs(diffs.estimate)
-    se = diffs.standard_error
+    se = np.sqrt(diffs.standard_error ** 2 + extra_variance)
     return float(np.sum(norm.sf((delta - d) / se) + norm.sf((delta + d) / se)))
 
 
@@ -152,14 +182,14 @@ def tightened_bound(se: np.ndarray, delta: float, alpha: float) -> float | None:
     return lo
 
 
-def smallest_promise(diffs: Differences, alpha: float) -> float:
+def smallest_promise(diffs: Differences, alpha: float, extra_variance: float = 0.0) -> float:
     """Smallest delta with R(h) <= alpha for this tree's own estimates (R decreases in delta)."""
     lo, hi = 0.0, 1.0
-    while risk(diffs, hi) > alpha and hi < 64:
+    while risk(diffs, hi, extra_variance) > alpha and hi < 64:
         hi *= 2
     for _ in range(60):
         mid = (lo + hi) / 2
-        if risk(diffs, mid) <= alpha:
+        if risk(diffs, mid, extra_variance) <= alpha:
             hi = mid
         else:
             lo = mid
@@ -207,7 +237,7 @@ class FairnessPromise:
     ----------
     confidence : float
         c: the population gap is at most ``delta`` with probability at least c.
-    method : {"bootstrap", "margin", "crossfit", "holdout"}
+    method : {"subsample", "bootstrap", "crossfit", "margin", "holdout"}
     guarantee : str
         What the method's guarantee rests on (:data:`PROMISE_METHODS`).
     delta : float
@@ -232,8 +262,13 @@ class FairnessPromise:
     rounds : tuple of PromiseRound
     message : str
     optimism : float
-        The bootstrap method's estimate of E[gap out of bag - gap in bag] for a fit at delta
-        (0 for the other methods).
+        The bootstrap and subsample methods' estimate of the optimism of the fit at delta on
+        all training rows, E[population gap - training gap] (0 for the other methods).
+    optimism_sd : float
+        Standard error of that estimate (from the spread of the resamples).
+    optimism_at_resample : float
+        The mean excess (gap on the rows left out minus gap on the rows fitted) measured on
+        the resamples, before it is rescaled to all training rows.
     """
 
     confidence: float
@@ -250,6 +285,8 @@ class FairnessPromise:
     rounds: tuple[PromiseRound, ...] = field(default_factory=tuple)
     message: str = ""
     optimism: float = 0.0
+    optimism_sd: float = 0.0
+    optimism_at_resample: float = 0.0
 
     @property
     def accuracy_cost(self) -> float:
@@ -267,6 +304,78 @@ class FairnessPromise:
         return cls(**data)
 
 
+def excess(inside: Differences, outside: Differences) -> float:
+    """How much a tree's gap grows from the rows it was fitted on to rows it was not.
+
+    ``max_k s_k d_out_k - max_k |d_in_k|`` with ``s_k`` the sign of ``d_in_k``: each difference
+    is read in the direction it had where the tree was fitted, so noise on the rows left out
+    does not fold into a positive excess (``E |d + e| > |d|``; on a difference near 0 measured
+    on a few hundred rows that folding alone is several points).  A difference that was exactly
+    0 where the tree was fitted, or lists that do not match (a group absent from one side),
+    are read folded, ``|d_out_k|``.
+    """
+    d_in, d_out = inside.estimate, outside.estimate
+    if d_in.shape != d_out.shape or d_in.size == 0:
+        return outside.gap - inside.gap
+    sign = np.sign(d_in)
+    directed = np.where(sign == 0, np.abs(d_out), sign * d_out)
+    return float(directed.max() - np.abs(d_in).max())
+
+
+@dataclass(frozen=True)
+class Optimism:
+    """An estimate of the optimism of a fit at delta: E[population gap - training gap].
+
+    Attributes
+    ----------
+    value : float
+        The estimate for a fit on all n training rows: ``scale * raw``.
+    sd : float
+        Its standard error: ``scale * sd(units) / sqrt(len(units))``.
+    raw : float
+        Mean excess over the resamples (:func:`excess`), the optimism of a fit on
+        ``share * n`` rows.
+    scale : float
+        ``sqrt(share)``: the optimism of a selection among noisy training estimates scales
+        with their standard error, ``O(n^-1/2)``, so ``omega(n) = omega(share * n) * sqrt(share)``.
+    units : tuple of float
+        Independent-ish measurements whose mean is ``raw`` (a resample, or a pair of
+        complementary halves).
+    """
+
+    value: float
+    sd: float
+    raw: float
+    scale: float
+    units: tuple[float, ...]
+
+
+def optimism_estimate(units: Sequence[float], share: float) -> Optimism:
+    """Rescale the mean excess of fits on ``share * n`` rows to a fit on n rows (root-n rate)."""
+    arr = np.asarray(units, dtype=float)
+    raw = float(arr.mean()) if arr.size else 0.0
+    scale = float(np.sqrt(share))
+    sd = float(scale * arr.std(ddof=1) / np.sqrt(arr.size)) if arr.size > 1 else 0.0
+    return Optimism(value=scale * raw, sd=sd, raw=raw, scale=scale, units=tuple(map(float, arr)))
+
+
+def half_sample_pairs(strata: np.ndarray, pairs: int, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``pairs`` splits of the rows with ``strata >= 0`` into two halves, each stratum halved
+    (an odd row to either half at random): fits on the halves see n/2 rows, and each half is
+    the other's fresh rows."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(pairs):
+        first = np.zeros(strata.shape[0], dtype=bool)
+        for s_ in np.unique(strata[strata >= 0]):
+            rows = rng.permutation(np.flatnonzero(strata == s_))
+            take = rows.size // 2 + (int(rng.integers(2)) if rows.size % 2 else 0)
+            first[rows[:take]] = True
+        usable = strata >= 0
+        out.append((np.flatnonzero(first & usable), np.flatnonzero(~first & usable)))
+    return out
+
+
 @dataclass(frozen=True)
 class Fitted:
     """A tree fitted by the promise's driver, as the driver sees it."""
@@ -279,54 +388,60 @@ class Fitted:
 
 
 def run_margin(fit_at: Callable[[float], Fitted], fit_constant: Callable[[], Fitted], *, delta: float,
-               confidence: float, n_rows: int, optimism: float = 0.0,
+               confidence: float, n_rows: int, optimism: float = 0.0, optimism_variance: float = 0.0,
                method: str = "margin") -> tuple[Fitted, FairnessPromise]:
     """The margin method (module docstring).  ``fit_at(t)`` fits on all training rows at bound t.
 
-    ``optimism`` (the bootstrap method): an estimate of how much the population gap of
-    the fitted tree exceeds its training gap, added to every ``|d_k|``; the criterion is
-    then the margin's with ``delta - optimism`` in place of ``delta``.
+    ``optimism`` (the bootstrap and subsample methods): an estimate of how much the
+    population gap of the fitted tree exceeds its training gap, added to every ``|d_k|``;
+    the criterion is then the margin's with ``delta - optimism`` in place of ``delta``, and
+    ``optimism_variance`` (the estimate's own sampling variance) added to every ``se_k^2``.
     """
     alpha = 1.0 - confidence
+    v = float(max(0.0, optimism_variance))
     target = delta - max(0.0, optimism)
     if target <= 0:
         const = fit_constant()
         rounds = [PromiseRound(0.0, 0.0, 0.0, True, True, const.accuracy)]
         why = f"the estimated optimism of the fit, {100 * optimism:.1f} pp, is at least delta"
         first = fit_at(delta)
-        return const, _promise(method, confidence, delta, const, first, rounds, None, n_rows, why)
+        smallest = None if first.constant else smallest_promise(first.diffs, alpha, v) + optimism
+        return const, _promise(method, confidence, delta, const, first, rounds, smallest, n_rows, why)
     rounds: list[PromiseRound] = []
     non_constant: list[Fitted] = []
     first: Fitted | None = None
     t = float(delta)
-    tried_zero = False
+    floor = TIGHTEST_SHARE * float(delta)
+    tried_floor = t <= floor
     for attempt in range(MARGIN_ROUNDS + 1):
         fitted = fit_at(t)
         first = first or fitted
-        r = 0.0 if fitted.constant else risk(fitted.diffs, target)
+        r = 0.0 if fitted.constant else risk(fitted.diffs, target, v)
         ok = fitted.constant or r <= alpha
         rounds.append(PromiseRound(t, fitted.diffs.gap, r, ok, fitted.constant, fitted.accuracy))
         if ok and fitted.constant and attempt > 0:  # tightening left only a constant tree
-            smallest = (min(smallest_promise(f.diffs, alpha) for f in non_constant) + max(0.0, optimism)
+            smallest = (min(smallest_promise(f.diffs, alpha, v) for f in non_constant) + max(0.0, optimism)
                         if non_constant else None)
-            why = f"at training bound {100 * t:.2f} pp the optimal tree is constant"
+            why = f"the tree fitted at training bound {100 * t:.2f} pp is constant"
             return fitted, _promise(method, confidence, delta, fitted, first, rounds, smallest, n_rows, why)
         if ok:
             return fitted, _promise(method, confidence, delta, fitted, first, rounds, None, n_rows, "")
         non_constant.append(fitted)
-        if tried_zero:
+        if tried_floor:
             break
-        nxt = tightened_bound(fitted.diffs.standard_error, target, alpha)
+        nxt = tightened_bound(np.sqrt(fitted.diffs.standard_error ** 2 + v), target, alpha)
         if nxt is None or attempt == MARGIN_ROUNDS - 1:
-            nxt = 0.0
+            nxt = floor
         if nxt >= t:  # the new tree's errors were larger than the last one's: step down
-            nxt = max(0.0, t - delta / 10)
-        t = nxt
-        tried_zero = t == 0.0
+            nxt = t - delta / 10
+        t = max(floor, nxt)
+        tried_floor = t <= floor
     const = fit_constant()
     rounds.append(PromiseRound(0.0, 0.0, 0.0, True, True, const.accuracy))
-    smallest = min(smallest_promise(f.diffs, alpha) for f in non_constant) + max(0.0, optimism) if non_constant else None
-    why = f"the risk of the tree at training bound 0 was {rounds[-2].risk:.3f} > {alpha:.3f}"
+    smallest = (min(smallest_promise(f.diffs, alpha, v) for f in non_constant) + max(0.0, optimism)
+                if non_constant else None)
+    why = (f"the risk of the tree at training bound {100 * rounds[-2].training_bound:.2f} pp was "
+           f"{rounds[-2].risk:.3f} > {alpha:.3f}")
     return const, _promise(method, confidence, delta, const, first, rounds, smallest, n_rows, why)
 
 
@@ -353,7 +468,8 @@ def run_holdout(fit_at: Callable[[float], Fitted], fit_constant: Callable[[], Fi
     if best is None:
         const = fit_constant()
         rounds.append(PromiseRound(0.0, 0.0, None, True, True, const.accuracy))
-        why = "the tree fitted at training bound 0 failed the test on the held-out rows"
+        why = (f"the tree fitted at training bound {100 * rounds[0].training_bound:.2f} pp failed the test on the "
+               "held-out rows")
         return const, _promise("holdout", confidence, delta, const, today, rounds, None, n_rows, why)
     if best.constant:
         why = f"the first non-constant tree, at training bound {100 * rounds[-1].training_bound:.2f} pp, failed the test on the held-out rows"
@@ -364,7 +480,7 @@ def run_holdout(fit_at: Callable[[float], Fitted], fit_constant: Callable[[], Fi
 def run_crossfit(out_of_fold_at: Callable[[float], Differences], fit_at: Callable[[float], Fitted],
                  fit_constant: Callable[[], Fitted], today: Fitted, *, delta: float, confidence: float,
                  n_rows: int) -> tuple[Fitted, FairnessPromise]:
-    """The crossfit method: for training bounds delta, 0.8 delta, ..., 0 (loosest first), the
+    """The crossfit method: for training bounds delta, 0.8 delta, ..., 0.02 delta (loosest first), the
     differences of the out-of-fold predictions of the fit at that bound (each row predicted by a
     tree fitted without it) must pass the margin criterion; the first bound that passes is refitted
     on all rows.  The out-of-fold gap measures the selection the margin method ignores."""
@@ -381,7 +497,8 @@ def run_crossfit(out_of_fold_at: Callable[[float], Differences], fit_at: Callabl
             return fitted, _promise("crossfit", confidence, delta, fitted, today, rounds, None, n_rows, "")
     const = fit_constant()
     rounds.append(PromiseRound(0.0, 0.0, 0.0, True, True, const.accuracy))
-    why = f"the out-of-fold risk at training bound 0 was {rounds[-2].risk:.3f} > {alpha:.3f}"
+    why = (f"the out-of-fold risk at training bound {100 * rounds[-2].training_bound:.2f} pp was "
+           f"{rounds[-2].risk:.3f} > {alpha:.3f}")
     return const, _promise("crossfit", confidence, delta, const, today, rounds, None, n_rows, why)
 
 
@@ -389,7 +506,8 @@ def _promise(method, confidence, delta, chosen: Fitted, first: Fitted, rounds, s
     if chosen.constant and why:
         label = _constant_label(chosen.model)
         extra = SMALLEST_DELTA.format(value=100 * smallest) if smallest is not None else NO_SMALLEST
-        message = CONSTANT_ONLY.format(n=rows_used, delta=100 * delta, confidence=confidence, why=why,
+        message = CONSTANT_ONLY.format(n=rows_used, delta=100 * delta, tightest=100 * TIGHTEST_SHARE * delta,
+                                       confidence=confidence, why=why,
                                        label=label, smallest=extra)
     else:
         message = (

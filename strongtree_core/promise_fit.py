@@ -17,26 +17,54 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from strongtree_core.errors import TrivialTreeWarning
+from strongtree_core import vocabulary
+from strongtree_core.errors import StrongTreeError, TrivialTreeWarning
 from strongtree_core.trivial import baseline_accuracy
 from strongtree_core.metrics._inputs import _labels
+from strongtree_core.metrics.gap_intervals import compared_counts
 from strongtree_core.promise import (
     BOOTSTRAP_FITS,
-    Differences,
     CROSSFIT_FOLDS,
+    HOLDOUT_SHARE,
     HOLDOUT_STEPS,
     MARGIN_ROUNDS,
+    RESAMPLE_SHARE,
+    SUBSAMPLE_PAIRS,
+    Differences,
     Fitted,
+    Optimism,
+    excess,
+    half_sample_pairs,
     holdout_split,
     is_constant,
+    optimism_estimate,
     run_crossfit,
     run_holdout,
     run_margin,
     tree_differences,
 )
 
+#: The method used when fairness_confidence_method is None.
+DEFAULT_PROMISE_METHOD = next(iter(vocabulary.PROMISE_METHODS))
 #: Seconds every fit of the promise gets at least.
 MIN_FIT_SECONDS = 1.0
+#: Rows each group needs of each class for the methods that refit on parts of the training rows:
+#: a half (or a resample drawn within each group and class) then has rows of every group and class.
+MIN_STRATUM_ROWS = {"subsample": 2, "bootstrap": 2, "crossfit": CROSSFIT_FOLDS}
+PARTS = {"subsample": "halves", "bootstrap": "resamples drawn within each group and class",
+         "crossfit": f"{CROSSFIT_FOLDS} folds"}
+PROMISE_FEW_ROWS = (
+    "fairness_confidence_method={method!r} refits the tree on parts of the training rows ({parts}), so every "
+    "group needs at least {need} rows of each class, but group {group!r} has {n} row(s) of class {label!r}. "
+    "Collect more rows of that group, merge it with another, or use fairness_confidence_method='margin' "
+    "(no refits on parts)."
+)
+HOLDOUT_TOO_FEW = (
+    "The holdout method tests the tree on the {share:.0%} of the training rows it holds out, where group "
+    "{group!r} would have {n} held-out row(s) among {cohort}: an exact test at confidence {confidence:.0%} needs at least "
+    "{need} held-out rows in every group of every compared cohort to show any gap within {delta:.1f} pp. Use "
+    "more rows, a larger fairness_bound, or another method (fairness_confidence_method='subsample')."
+)
 
 
 def _names_given(spec, table: pd.DataFrame) -> bool:
@@ -56,12 +84,53 @@ def _subset(spec, table: pd.DataFrame, rows: np.ndarray):
     return arr[rows]
 
 
-def _codes(spec, table: pd.DataFrame, what: str) -> np.ndarray | None:
+def _codes(spec, table: pd.DataFrame, what: str) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Group codes 0, 1, ... per row and the label of each code (None, None without groups)."""
     if spec is None:
-        return None
+        return None, None
     values = table[[spec] if isinstance(spec, (str, int)) else list(spec)] if _names_given(spec, table) else spec
     labels = _labels(values, what, len(table))
-    return pd.factorize(pd.Series(labels, dtype=object), sort=True)[0]
+    codes, uniques = pd.factorize(pd.Series(labels, dtype=object), sort=True)
+    return codes, np.asarray(uniques, dtype=object)
+
+
+def _plain(value):
+    return value.item() if hasattr(value, "item") else value
+
+
+def too_few_rows(method: str, group: np.ndarray, labels, y_index: np.ndarray, classes) -> str | None:
+    """The refusal when a method that refits on parts of the rows meets a group with too few rows of a class."""
+    need = MIN_STRATUM_ROWS.get(method)
+    if need is None:
+        return None
+    for g in range(len(labels)):
+        for c, label in enumerate(classes):
+            n = int(np.sum((group == g) & (y_index == c)))
+            if 0 < n < need:  # none at all is no problem: no part has any either
+                return PROMISE_FEW_ROWS.format(method=method, parts=PARTS[method], need=need, group=_plain(labels[g]),
+                                               n=n, label=_plain(label))
+    return None
+
+
+def holdout_too_few(cohorts, labels, *, share: float, confidence: float, delta: float) -> str | None:
+    """The refusal when the held-out rows cannot certify any gap within delta.
+
+    Clopper-Pearson's one-sided bound at level alpha / 2 on a rate measured as 0 on m rows is
+    ``1 - (alpha / 2) ** (1 / m)`` (1 on 1 row), its narrowest; the holdout test needs that
+    within delta for both groups of a difference, so ``m >= log(alpha / 2) / log(1 - delta)``
+    held-out rows in every group of every compared cohort, or nothing but a constant tree passes.
+    """
+    if delta <= 0:  # only the constant tree keeps a promise of 0; the method says so itself
+        return None
+    alpha = 1.0 - confidence
+    need = int(np.ceil(np.log(alpha / 2) / np.log1p(-delta)))
+    for cohort in cohorts:
+        for g in np.flatnonzero(cohort.rows > 0) if len(cohort.pairs()) else ():
+            m = int(cohort.rows[g])
+            if m < need:
+                return HOLDOUT_TOO_FEW.format(share=share, group=_plain(labels[g]), cohort=cohort.label, n=m,
+                                              confidence=confidence, need=need, delta=100 * delta)
+    return None
 
 
 def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, legitimate_features=None,
@@ -70,7 +139,7 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
     started = time.perf_counter()
     deadline = started + float(est.time_limit)
     confidence = float(est.fairness_confidence)
-    method = est.fairness_confidence_method
+    method = est.fairness_confidence_method or DEFAULT_PROMISE_METHOD
     delta = float(est.fairness_bound)
     table = X.reset_index(drop=True) if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X)).rename(
         columns=lambda j: f"x{j}")
@@ -78,14 +147,15 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
     n = len(table)
     weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float).reshape(-1)
     caught: dict[int, list] = {}
-    planned = [{"margin": 3, "bootstrap": 3 + BOOTSTRAP_FITS,
+    planned = [{"margin": 3, "bootstrap": 3 + BOOTSTRAP_FITS, "subsample": 3 + 2 * SUBSAMPLE_PAIRS,
                 "crossfit": 3 + 3 * CROSSFIT_FOLDS}.get(method, len(HOLDOUT_STEPS) + 2)]
 
     def copy(bound: float, **extra):
         remaining = deadline - time.perf_counter()
         share = max(MIN_FIT_SECONDS, remaining / max(1, planned[0]))
         planned[0] = max(1, planned[0] - 1)
-        return clone(est).set_params(fairness_confidence=None, fairness_bound=float(bound), time_limit=share, **extra)
+        return clone(est).set_params(fairness_confidence=None, fairness_confidence_method=None, fairness_bound=float(bound),
+                                      time_limit=share, **extra)
 
     def fit_rows(model, rows: np.ndarray | None):
         Xs = table if rows is None else table.iloc[rows].reset_index(drop=True)
@@ -105,11 +175,15 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
     positive_index = 1 if est.pos_label is None else int(np.flatnonzero(classes == est.pos_label)[0])
     positive_label = classes[positive_index]
     notions = est._fairness_list()
-    group = _codes(sensitive_features, table, "sensitive_features")
-    legit = _codes(legitimate_features, table, "legitimate_features")
+    group, group_labels = _codes(sensitive_features, table, "sensitive_features")
+    legit, _ = _codes(legitimate_features, table, "legitimate_features")
     keep = np.ones(n, dtype=bool) if weight is None else weight > 0  # rows of weight 0 are absent
     y_pos = y_arr == positive_label
     n_groups = int(group.max()) + 1
+    y_index = np.array([int(np.flatnonzero(classes == v)[0]) for v in y_arr])
+    problem = too_few_rows(method, np.where(keep, group, -1), group_labels, y_index, classes)
+    if problem:
+        raise StrongTreeError(problem)
 
     def judged(model, rows: np.ndarray, bound: float) -> Fitted:
         pred_all = np.asarray(model.predict(table))
@@ -120,30 +194,45 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
         return Fitted(model, bound, is_constant(model.tree_.structure), acc, diffs)
 
     everyone = np.arange(n)
+    strata = group * 2 + y_pos.astype(int)  # group and class (and legitimate level), for every split
+    if legit is not None:
+        strata = strata * (int(legit.max()) + 1) + legit
 
-    def bootstrap_optimism() -> float:
-        """Mean over bootstrap refits at delta of (gap out of bag - gap in bag)."""
-        rng = np.random.default_rng(0)
+    def diffs_on(pred: np.ndarray, rows: np.ndarray) -> Differences:
+        return tree_differences(notions, y_pos[rows], pred[rows], group[rows], n_groups,
+                                None if legit is None else legit[rows])
+
+    def fit_excess(fit_part: np.ndarray, fresh: np.ndarray) -> float:
+        """A fit at delta on ``fit_part``: its gap on ``fresh`` rows minus its gap on ``fit_part``."""
+        model = fit_rows(copy(delta), fit_part)
+        pred = np.asarray(model.predict(table)) == positive_label
+        return excess(diffs_on(pred, fit_part), diffs_on(pred, fresh))
+
+    def resample_optimism() -> Optimism:
+        """The optimism of the fit at delta, measured on resamples and rescaled to n rows."""
         rows = np.flatnonzero(keep)
-        excess = []
-        for _ in range(BOOTSTRAP_FITS):
-            drawn = rng.choice(rows, size=rows.size, replace=True)
-            out = np.setdiff1d(rows, drawn)
-            model = fit_rows(copy(delta), drawn)
-            pred = np.asarray(model.predict(table)) == positive_label
-            gaps = [tree_differences(notions, y_pos[r], pred[r], group[r], n_groups,
-                                     None if legit is None else legit[r]).gap for r in (drawn, out)]
-            excess.append(gaps[1] - gaps[0])
-        return float(np.mean(excess))
+        if method == "bootstrap":  # rows drawn with replacement within each group and class; the rows not drawn are fresh
+            rng = np.random.default_rng(0)
+            cell = group[rows] * 2 + y_pos[rows]
+            cells = [rows[cell == s_] for s_ in np.unique(cell)]
+            units = []
+            for _ in range(BOOTSTRAP_FITS):
+                drawn = np.sort(np.concatenate([rng.choice(c, size=c.size, replace=True) for c in cells]))
+                units.append(fit_excess(drawn, np.setdiff1d(rows, drawn)))
+        else:  # complementary half-samples, each stratum (group, class) halved; a pair is one unit
+            units = [(fit_excess(a, b) + fit_excess(b, a)) / 2
+                     for a, b in half_sample_pairs(np.where(keep, strata, -1), SUBSAMPLE_PAIRS)]
+        return optimism_estimate(units, RESAMPLE_SHARE[method])
+
     fits: list[tuple[float, object]] = [(delta, first.tree_)]  # every tree fitted, for the record of a study
 
     def fit_constant() -> Fitted:
         model = fit_rows(copy(0.0, depth=0), None)
         return judged(model, everyone, 0.0)
 
-    if method in ("margin", "bootstrap"):
+    if method in ("margin", "bootstrap", "subsample"):
         cache = {delta: first}
-        optimism = bootstrap_optimism() if method == "bootstrap" else 0.0
+        optimism = resample_optimism() if method != "margin" else None
 
         def fit_at(t: float) -> Fitted:
             model = cache.pop(t, None)
@@ -152,18 +241,27 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
                 fits.append((t, model.tree_))
             return judged(model, everyone, t)
 
-        chosen, promise = run_margin(fit_at, fit_constant, delta=delta, confidence=confidence, n_rows=n,
-                                     optimism=optimism, method=method)
-        if method == "bootstrap":
-            promise = replace(promise, optimism=optimism, message=promise.message + (
-                f" The bootstrap ({BOOTSTRAP_FITS} refits) estimates the fit's optimism, out-of-bag gap minus "
-                f"in-bag gap, at {100 * optimism:.2f} pp; the margin is taken from {100 * (delta - max(0.0, optimism)):.2f} pp."))
+        chosen, promise = run_margin(
+            fit_at, fit_constant, delta=delta, confidence=confidence, n_rows=n,
+            optimism=0.0 if optimism is None else optimism.value,
+            optimism_variance=0.0 if optimism is None else optimism.sd ** 2, method=method)
+        if optimism is not None:
+            how = (f"{BOOTSTRAP_FITS} bootstrap refits (gap on the rows not drawn minus gap on the rows drawn)"
+                   if method == "bootstrap" else
+                   f"{SUBSAMPLE_PAIRS} pairs of half-sample refits (gap on the other half minus gap on the half fitted)")
+            promise = replace(
+                promise, optimism=optimism.value, optimism_sd=optimism.sd, optimism_at_resample=optimism.raw,
+                message=promise.message + (
+                    f" The fit's optimism (population gap minus training gap), from {how}: {100 * optimism.raw:.2f} pp "
+                    f"at n/2 rows, rescaled by sqrt(1/2) to {100 * optimism.value:.2f} pp (standard error "
+                    f"{100 * optimism.sd:.2f} pp); the margin is taken from "
+                    f"{100 * (delta - max(0.0, optimism.value)):.2f} pp."))
     elif method == "crossfit":
-        strata = np.where(keep, group * 2 + y_pos.astype(int), -1)
         rng = np.random.default_rng(0)
         fold = np.full(n, -1)
-        for s_ in np.unique(strata[strata >= 0]):
-            members = rng.permutation(np.flatnonzero(strata == s_))
+        fold_strata = np.where(keep, group * 2 + y_pos.astype(int), -1)
+        for s_ in np.unique(fold_strata[fold_strata >= 0]):
+            members = rng.permutation(np.flatnonzero(fold_strata == s_))
             fold[members] = np.arange(members.size) % CROSSFIT_FOLDS
 
         def out_of_fold_at(t: float):
@@ -195,12 +293,15 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
         chosen, promise = run_crossfit(out_of_fold_at, fit_all_at, fit_constant, judged(first, everyone, delta),
                                        delta=delta, confidence=confidence, n_rows=n)
     else:
-        strata = group * 2 + y_pos.astype(int)
-        if legit is not None:
-            strata = strata * (int(legit.max()) + 1) + legit
         held = holdout_split(np.where(keep, strata, -1))
         fit_part = np.flatnonzero(~held)
         held_rows = np.flatnonzero(held)
+        cohorts = [c for notion in notions for c in compared_counts(
+            notion, y_pos[held_rows], np.zeros(held_rows.size, dtype=bool), group[held_rows], n_groups,
+            legit=None if legit is None else legit[held_rows])]
+        problem = holdout_too_few(cohorts, group_labels, share=HOLDOUT_SHARE, confidence=confidence, delta=delta)
+        if problem:
+            raise StrongTreeError(problem)
 
         def fit_at(t: float) -> Fitted:
             model = fit_rows(copy(t), fit_part)
@@ -216,7 +317,11 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
     record = replace(model.record_, message=" ".join(filter(None, [model.record_.message, promise.message])),
                      promise=promise.to_dict())
     est.record_ = record
-    est.tree_ = replace(model.tree_, record=record)
+    classes_all = np.asarray(est.classes_)
+    y_index = np.searchsorted(classes_all, y_arr[keep]) if classes_all.dtype != object else np.array(
+        [int(np.flatnonzero(classes_all == v)[0]) for v in y_arr[keep]])
+    est.baseline_accuracy_ = baseline_accuracy(y_index, classes_all.size, None if weight is None else weight[keep])[0]
+    est.tree_ = replace(model.tree_, record=record, baseline_accuracy=est.baseline_accuracy_)
     est.fairness_promise_ = promise
     est._promise_fits = tuple(fits)
     constant_only = promise.constant and promise.message.startswith("Only a constant tree")
@@ -225,10 +330,6 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
             warnings.warn(w.message, w.category, stacklevel=3)
     if constant_only:
         warnings.warn(promise.message, TrivialTreeWarning, stacklevel=3)
-    classes_all = np.asarray(est.classes_)
-    y_index = np.searchsorted(classes_all, y_arr[keep]) if classes_all.dtype != object else np.array(
-        [int(np.flatnonzero(classes_all == v)[0]) for v in y_arr[keep]])
-    est.baseline_accuracy_ = baseline_accuracy(y_index, classes_all.size, None if weight is None else weight[keep])[0]
     return est
 
 

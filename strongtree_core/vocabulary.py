@@ -58,3 +58,13 @@ ENCODINGS: dict[str, str] = {
     "thermometer": "Thresholds (x <= t)",
     "onehot_buckets": "One column per quantile bucket",
 }
+
+#: fairness_confidence_method= : how a fairness promise for new rows is kept
+#: (docs/fairness-on-new-rows.md); the first is the default.
+PROMISE_METHODS: dict[str, str] = {
+    "subsample": "Margin after a half-sample estimate of the optimism",
+    "bootstrap": "Margin after a bootstrap estimate of the optimism",
+    "crossfit": "Margin on out-of-fold gaps",
+    "margin": "Margin on the training rows alone",
+    "holdout": "Exact test on held-out rows (proved)",
+}

@@ -49,6 +49,8 @@ class CompareSpec:
     regularization: float = 0.0
     formulations: tuple[str, ...] = COMPARED
     n_buckets: int = N_BUCKETS
+    #: (formulation, backend) pairs that fix a backend for some runs (the others choose their own).
+    solvers: tuple[tuple[str, str], ...] = ()
     baseline_params: None = None  # a comparison has no second phase
 
     def time_budget(self) -> float:
@@ -123,7 +125,8 @@ def run_comparison(spec: CompareSpec, outbox: Any, stop: threading.Event) -> Non
     try:
         runs = compare_formulations(
             spec.X, spec.y, depth=spec.depth, formulations=spec.formulations, time_limit=spec.time_limit,
-            regularization=spec.regularization, n_buckets=spec.n_buckets, progress=_RunProgress(outbox), stop=stop,
+            regularization=spec.regularization, n_buckets=spec.n_buckets, solvers=dict(spec.solvers),
+            progress=_RunProgress(outbox), stop=stop,
         )
     except (StrongTreeError, EncodingError) as err:  # the user can fix these: the message says how
         outbox.send({"kind": "error", "phase": "main", "message": str(err), "user_error": True})

@@ -11,7 +11,13 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from strongtree_core.datasets import EDUCATION_LEVELS, HIRING_DESCRIPTION, make_hiring
+from strongtree_core.datasets import (
+    BALANCE_DESCRIPTION,
+    EDUCATION_LEVELS,
+    HIRING_DESCRIPTION,
+    make_balance_scale,
+    make_hiring,
+)
 from strongtree_studio.config import ModelConfig, SplitConfig
 
 __all__ = ["DEMO", "DEMOS", "EDUCATION_LEVELS", "HIRING_DESCRIPTION", "DemoPreset", "DemoTable", "make_hiring"]
@@ -88,6 +94,14 @@ DEMOS: dict[str, DemoTable] = {
             "No protected attribute: use it to see optimal trees without fairness constraints.",
             target="diagnosis",
             pos_label="malignant",
+        ),
+        DemoTable(
+            "Balance scale (generated, as in the paper)",
+            make_balance_scale,
+            "625 placings of weights on a balance, 4 categorical columns; predict which way it `tips` "
+            "(L, B, R). The paper's balance-scale table, generated from its rule.",
+            target="tips",
+            description=BALANCE_DESCRIPTION,
         ),
         DemoTable(
             "Iris (scikit-learn)",

@@ -7,6 +7,7 @@ status through the vocabulary of :mod:`strongtree_studio.words`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -98,6 +99,17 @@ def sample_table(name: str, frame: pd.DataFrame, target: str, features: Sequence
     return Sample(name, part[list(features)], part[target], len(kept))
 
 
+def builtin_sample(table: str, rows: int) -> Sample:
+    """The rows of a built-in table (:data:`strongtree_studio.demo_data.DEMOS`) a comparison
+    runs on: every column but the target, the protected and the ignored ones."""
+    from strongtree_studio.demo_data import DEMOS
+
+    demo = DEMOS[table]
+    frame = demo.load()
+    excluded = {demo.target, *demo.protected, *demo.ignored}
+    return sample_table(demo.name, frame, demo.target, [c for c in frame.columns if c not in excluded], rows)
+
+
 def cap_note() -> str:
     return CAP_NOTE.format(cap=fmt(MAX_ROWS, "int"), seed=SAMPLE_SEED, buckets=N_BUCKETS)
 
@@ -170,9 +182,29 @@ def _note(row: dict[str, Any]) -> str:
     return ""
 
 
+#: Refusals in this page's words: what the formulation cannot take and which control above changes it.
+REFUSAL_WORDS: dict[str, str] = {
+    "binoct": ("it learns balanced trees that only count correct rows, so it has no split penalty λ (Verwer and "
+               "Zhang's formulation has no imbalanced trees, as the paper notes in Section 4.1). Set the "
+               "simplicity weight λ to 0 above to include it."),
+}
+#: The library's advice names its own parameters; the page says where to change things instead.
+_API_ADVICE = re.compile(r"\s*Use formulation=.*$", re.DOTALL)
+
+
+def refusal_words(word: str, note: str) -> str:
+    """Why ``word`` refused, in the page's words: its own sentence where the page has one,
+    else the library's reason without its advice about parameters."""
+    if word in REFUSAL_WORDS:
+        return REFUSAL_WORDS[word]
+    return _API_ADVICE.sub("", note).strip()
+
+
 def not_run(result: ComparisonResult) -> list[str]:
-    """Why each refused or failed run did not run, in words (the reasons name the setting and the fix)."""
-    return [NOT_RUN.format(name=run_name(r["word"]), reason=r.get("note") or status_word(r["status"]).sentence)
+    """Why each refused or failed run did not run, in words (what it cannot take and what to change)."""
+    return [NOT_RUN.format(name=run_name(r["word"]),
+                           reason=(refusal_words(r["word"], r.get("note") or "") if r["status"] == "refused" else "")
+                           or r.get("note") or status_word(r["status"]).sentence)
             for r in result.rows if r["status"] in ("refused", "failed")]
 
 
@@ -206,8 +238,16 @@ def comparison_table(result: ComparisonResult) -> pd.DataFrame:
     return pd.DataFrame(table, columns=list(COLUMNS))
 
 
-def lp_chart(result: ComparisonResult) -> dict[str, Any] | None:
-    """Vega-Lite spec: a bar per MIO from the optimum to its LP bound, and the optimum as a rule.
+def objective_axis(regularization: float) -> str:
+    """What the objective counts, for the chart's axis: correct rows, or eq. (7)'s score with λ."""
+    if not regularization:
+        return "Objective: correct training rows (1a)"
+    return f"Objective (7): (1 − λ) × correct rows − λ × splits, λ = {fmt(regularization)}"
+
+
+def lp_chart(result: ComparisonResult, regularization: float = 0.0) -> dict[str, Any] | None:
+    """Vega-Lite spec: a bar per MIO from the optimum to its LP bound (the gap the
+    relaxation leaves), labelled with that gap in rows, and the optimum as a rule.
 
     Without a proven optimum the bars start at the best tree found (the caption says so).
     """
@@ -222,11 +262,11 @@ def lp_chart(result: ComparisonResult) -> dict[str, Any] | None:
         base = max(found)
     order = [run_name(w) for w in COMPARED if w in {r["word"] for r in bars}]
     data = [{"formulation": run_name(r["word"]), "lp": r["lp_bound"], "base": base,
-             "label": f"LP {fmt(r['lp_bound'])}"} for r in bars]
+             "label": f"LP {fmt(r['lp_bound'])}, {fmt(r['lp_bound'] - base)} above"} for r in bars]
     top = max(r["lp_bound"] for r in bars)
     span = max(top - base, 1e-9)
-    domain = [base - 0.15 * span, top + 0.45 * span]
-    x = {"field": "lp", "type": "quantitative", "title": "Objective (correct training rows, or score with λ)",
+    domain = [base - 0.15 * span, top + 0.6 * span]
+    x = {"field": "lp", "type": "quantitative", "title": objective_axis(regularization),
          "scale": {"domain": domain, "zero": False}, "axis": {"labelFontSize": 12, "titleFontSize": 12}}
     y = {"field": "formulation", "type": "nominal", "sort": order, "title": None,
          "axis": {"labelFontSize": 13, "labelLimit": 200}}
@@ -272,9 +312,13 @@ def theorem_check(result: ComparisonResult) -> str:
         other = lp.get(word)
         if other is None:
             continue
-        relation = "equal to" if abs(other - flow) <= 1e-6 * max(1.0, abs(flow)) else (
-            "tighter than" if flow < other else "looser than")
-        parts.append(f"{relation} {run_name(word)}'s ({fmt(other)})")
+        if abs(other - flow) <= 1e-6 * max(1.0, abs(flow)):
+            parts.append(f"equal to {run_name(word)}'s ({fmt(other)})")
+        else:
+            relation = "tighter than" if flow < other else "looser than"
+            share = abs(other - flow) / max(result.n_rows, 1)
+            parts.append(f"{relation} {run_name(word)}'s ({fmt(other)}) by {fmt(abs(other - flow))} "
+                         f"({fmt(share, 'percent')} of the {fmt(result.n_rows, 'int')} rows)")
     if not parts:
         return ""
     return f"Theorem 1 on this table: FlowOCT's LP bound ({fmt(flow)}) is " + " and ".join(parts) + "."

@@ -124,6 +124,8 @@ LEARN_JOB: Key[str | None] = Key("learn_job_id", (str, NoneType), _none, True,
                                  "the comparison this session started last")
 LEARN_STARTED: Key[dict | None] = Key("learn_job_choice", (dict, NoneType), _none, True,
                                       "the choices that comparison was started with")
+MIO_LIVE_JOB: Key[str | None] = Key("mio_live_job_id", (str, NoneType), _none, True,
+                                    "the Solve page's live MIO (FlowOCT and BendersOCT alone) this session started last")
 
 # -- the session's own bookkeeping: not brought back ---------------------------------------------------------------
 

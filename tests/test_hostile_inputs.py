@@ -23,12 +23,14 @@ import pytest
 from strongtree_core import StrongTreeClassifier, StrongTreeError
 from strongtree_core import cli
 from strongtree_core import estimator as est
-from strongtree_core.cli.words import CLI_BAD_VALUE
+from strongtree_core.cli.words import CLI_BAD_VALUE, CLI_CONFIDENCE_WITHOUT_FAIRNESS, CLI_METHOD_WITHOUT_CONFIDENCE
 from strongtree_core.encoding import EncodingError
 from strongtree_core.encoding import errors as enc
 from strongtree_core.encoding import groups
+from strongtree_core import promise_fit
 from strongtree_core.tree import FittedTree
 from strongtree_core.tree import fitted
+from strongtree_core.vocabulary import PROMISE_METHODS
 
 N = 40
 FAIRNESS = est.FAIRNESS
@@ -245,6 +247,51 @@ CASES = [
          sensitive_features=pd.Series(np.where(table()[0]["a"] == 1, "f", "m"), name="sex")),
      StrongTreeError, est.NOTHING_TO_COMPARE.format(notion="equal opportunity", column="sex",
                                                     cohorts="rows of the positive class")),
+    # -- a fairness promise on new rows ---------------------------------------------------------
+    ("fairness_confidence 1", "fit", fit(dict(fairness="statistical_parity", fairness_confidence=1.0, pos_label="hire"),
+                                         sensitive_features="c"), StrongTreeError,
+     bad("fairness_confidence", "a float in the range (0.0, 1.0) or None", 1.0)),
+    ("fairness_confidence 0", "fit", fit(dict(fairness="statistical_parity", fairness_confidence=0, pos_label="hire"),
+                                         sensitive_features="c"), StrongTreeError,
+     bad("fairness_confidence", "a float in the range (0.0, 1.0) or None", 0)),
+    ("fairness_confidence 90 (a percentage)", "fit",
+     fit(dict(fairness="statistical_parity", fairness_confidence=90, pos_label="hire"), sensitive_features="c"),
+     StrongTreeError, bad("fairness_confidence", "a float in the range (0.0, 1.0) or None", 90)),
+    ("fairness_confidence True", "fit", fit(dict(fairness="statistical_parity", fairness_confidence=True, pos_label="hire"),
+                                            sensitive_features="c"), StrongTreeError,
+     est.BOOL_NOT_NUMBER.format(name="fairness_confidence", value=True)),
+    ("fairness_confidence text", "fit", fit(dict(fairness="statistical_parity", fairness_confidence="0.9", pos_label="hire"),
+                                            sensitive_features="c"), StrongTreeError,
+     bad("fairness_confidence", "a float in the range (0.0, 1.0) or None", "0.9")),
+    ("fairness_confidence NaN", "fit", fit(dict(fairness="statistical_parity", fairness_confidence=math.nan,
+                                                pos_label="hire"), sensitive_features="c"), StrongTreeError,
+     bad("fairness_confidence", "a float in the range (0.0, 1.0) or None", math.nan)),
+    ("unknown promise method", "fit",
+     fit(dict(fairness="statistical_parity", fairness_confidence=0.9, fairness_confidence_method="jackknife",
+              pos_label="hire"), sensitive_features="c"), StrongTreeError,
+     bad("fairness_confidence_method", "a str among {" + ", ".join(map(repr, PROMISE_METHODS)) + "} or None", "jackknife")),
+    ("promise method without a confidence", "fit",
+     fit(dict(fairness="statistical_parity", fairness_confidence_method="holdout", pos_label="hire"),
+         sensitive_features="c"), StrongTreeError, est.METHOD_WITHOUT_CONFIDENCE.format(method="holdout")),
+    ("promise without a fairness notion", "fit", fit(dict(fairness_confidence=0.9)), StrongTreeError,
+     est.CONFIDENCE_WITHOUT_FAIRNESS),
+    ("promise: a single group", "fit",
+     fit(dict(fairness="statistical_parity", fairness_confidence=0.9, pos_label="hire"),
+         sensitive_features=pd.Series(["f"] * N, name="sex")),
+     StrongTreeError, est.ONE_GROUP.format(column="sex", value="f", n=N, notion="statistical parity")),
+    ("promise: holdout on too few rows", "fit",
+     fit(dict(fairness="statistical_parity", fairness_confidence=0.9, fairness_confidence_method="holdout",
+              pos_label="hire"), sensitive_features="c"), StrongTreeError,
+     promise_fit.HOLDOUT_TOO_FEW.format(share=0.3, group="no", n=5, cohort="all rows", confidence=0.9, need=59,
+                                        delta=5.0)),
+    ("promise: half-samples with 1 row of a group and class", "fit",
+     fit(dict(fairness="statistical_parity", fairness_confidence=0.9, pos_label="hire"),
+         sensitive_features=pd.Series(["f"] * (N - 1) + ["m"], name="sex")), StrongTreeError,
+     promise_fit.PROMISE_FEW_ROWS.format(method="subsample", parts="halves", need=2, group="m", n=1, label="reject")),
+    ("promise: 4 folds with 3 rows of a group and class", "fit",
+     fit(dict(fairness="statistical_parity", fairness_confidence=0.9, fairness_confidence_method="crossfit",
+              pos_label="hire"), sensitive_features=pd.Series(["f"] * (N - 3) + ["m"] * 3, name="sex")), StrongTreeError,
+     promise_fit.PROMISE_FEW_ROWS.format(method="crossfit", parts="4 folds", need=4, group="m", n=3, label="reject")),
     # -- prediction --------------------------------------------------------------------------
     ("yes/no at fit, 1/0 at predict", "predict", predict_with(lambda d: d.assign(c=(d["c"] == "yes").astype(int))),
      EncodingError, fitted.TEXT_BECAME_OTHER.format(column="c", levels="'no', 'yes'", now="numbers", examples="0, 1")),
@@ -463,6 +510,26 @@ CLI_CASES = [
     ("time limit NaN", lambda d: _csv(d), ["--time-limit", "nan"], 1,
      "error: " + CLI_BAD_VALUE.format(flag="--time-limit", allowed="a float in the range (0.0, inf)",
                                       unit=" (seconds)", value=math.nan)),
+    ("promise level above 1", lambda d: _csv(d), ["--protected", "c", "--fairness", "statistical_parity",
+                                                  "--pos-label", "hire", "--fairness-confidence", "1.5"], 1,
+     "error: " + CLI_BAD_VALUE.format(flag="--fairness-confidence", allowed="a float in the range (0.0, 1.0) or None",
+                                      unit=" (the probability that the bound holds on new rows, e.g. 0.9)", value=1.5)),
+    ("promise method without a level", lambda d: _csv(d), ["--protected", "c", "--fairness", "statistical_parity",
+                                                           "--pos-label", "hire", "--fairness-confidence-method", "holdout"], 1,
+     "error: " + CLI_METHOD_WITHOUT_CONFIDENCE.format(method="holdout")),
+    ("promise without a notion", lambda d: _csv(d), ["--fairness-confidence", "0.9"], 1,
+     "error: " + CLI_CONFIDENCE_WITHOUT_FAIRNESS),
+    ("unknown promise method", lambda d: _csv(d), ["--protected", "c", "--fairness", "statistical_parity",
+                                                   "--fairness-confidence", "0.9", "--fairness-confidence-method", "exact"], 2,
+     "strongtree fit: error: argument --fairness-confidence-method: invalid choice: 'exact' (choose from "
+     + ", ".join(map(repr, PROMISE_METHODS)) + ")"),
+    ("promise: holdout on too few rows", lambda d: _csv(d),
+     ["--protected", "c", "--fairness", "statistical_parity", "--pos-label", "hire", "--fairness-confidence", "0.9",
+      "--fairness-confidence-method", "holdout"], 1,
+     "error: " + promise_fit.HOLDOUT_TOO_FEW.format(share=0.3, group="no", n=5, cohort="all rows", confidence=0.9,
+                                                    need=59, delta=5.0).replace(
+         "a larger fairness_bound", "a larger --fairness-bound").replace(
+         "(fairness_confidence_method='subsample')", "(--fairness-confidence-method subsample)")),
     ("protected with one value", lambda d: _csv(d, sex="f"),
      ["--protected", "sex", "--fairness", "statistical_parity", "--pos-label", "hire"], 1,
      "error: " + est.ONE_GROUP.format(column="sex", value="f", n=N, notion="statistical parity")),
@@ -474,7 +541,11 @@ def test_cli_refuses_with_the_exact_message(tmp_path, capsys, case_id, make, ext
     data = make(tmp_path)
     args = ["fit", str(data), "--target", "hired", "--depth", "1", "--time-limit", "5"]
     args += [a.format(d=tmp_path) for a in extra]
-    assert cli.main(args) == code
+    try:
+        got = cli.main(args)
+    except SystemExit as exc:  # argparse's own refusals (an unknown choice) exit with its usage line
+        got = exc.code
+    assert got == code
     err = capsys.readouterr().err
     expected = message.replace("{d}", str(tmp_path))
     if "{pos}" in expected:  # the byte offset of the first é depends on the file

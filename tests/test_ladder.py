@@ -69,6 +69,19 @@ def test_each_rung_is_optimal_over_its_thresholds(monkeypatch, spec):
     assert found.objective >= plain(coarser, spec, time_limit=60, ladder=False).objective - 1e-9
 
 
+def test_out_of_time_before_any_rung_the_best_start_comes_back(monkeypatch):
+    monkeypatch.setattr(ladder, "LADDER_CELLS", 0)
+    X, y = continuous(2000, seed=5, columns=8)
+    plan, data = patterns(X, y, max_thresholds=32)
+    from strongtree_core.starts import cart_structure
+
+    start = cart_structure(data, 4)
+    found = exact_solve(data, TreeSpec(depth=4), time_limit=1e-6, starts=(start,))
+    assert found.structure is not None and found.status in ("stopped", "optimal")
+    assert found.objective >= tree_objective(data, TreeSpec(depth=4), start) - 1e-9
+    assert tree_objective(data, TreeSpec(depth=4), found.structure) == pytest.approx(found.objective)
+
+
 def test_a_ladder_with_time_to_spare_reaches_every_threshold(monkeypatch):
     monkeypatch.setattr(ladder, "LADDER_CELLS", 0)
     X, y = continuous(300, seed=2, columns=5)

@@ -12,7 +12,6 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from strongtree_core.comparison import compare_formulations
-from strongtree_core.formulation.binoct import BINOCT_REFUSED
 from strongtree_studio.comparison_job import MAX_ROWS, N_BUCKETS
 from strongtree_studio.demo_data import DEMOS
 from strongtree_studio.learn_view import (
@@ -21,6 +20,7 @@ from strongtree_studio.learn_view import (
     HEURISTIC_NOTE,
     NOT_RUN,
     NOT_RUN_NOTE,
+    REFUSAL_WORDS,
     RUN_NAMES,
     cap_note,
     sample_table,
@@ -145,8 +145,9 @@ def test_a_refusal_reads_as_words_in_its_row_and_the_penalty_separates_the_bound
     table = compare(at)
     binoct = table.loc["BinOCT"]
     assert binoct["Status"] == SOLVE_STATUS["refused"].label and binoct["Note"] == NOT_RUN_NOTE
-    reason = BINOCT_REFUSED.format(names="the branching penalty lambda = 0.1 (imbalanced trees)")
-    assert [shown(w.value) for w in at.warning] == [NOT_RUN.format(name="BinOCT", reason=reason)]
+    # In the page's words: what BinOCT cannot take and which control changes it, not the library's advice.
+    assert [shown(w.value) for w in at.warning] == [NOT_RUN.format(name="BinOCT", reason=REFUSAL_WORDS["binoct"])]
+    assert "formulation=" not in REFUSAL_WORDS["binoct"] and "λ to 0 above" in REFUSAL_WORDS["binoct"]
     assert binoct["LP bound"] == fmt(None) and binoct["Variables"] == fmt(None)
     flow, oct_ = number(table.loc["FlowOCT", "LP bound"]), number(table.loc["OCT", "LP bound"])
     assert flow < oct_  # with a split penalty FlowOCT's relaxation is strictly tighter on this table

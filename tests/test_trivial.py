@@ -53,3 +53,22 @@ def test_fit_does_not_warn_on_a_real_tree():
         warnings.simplefilter("error", TrivialTreeWarning)
         clf = StrongTreeClassifier(depth=2).fit(X, y)
     assert clf.score(X, y) > clf.baseline_accuracy_ + 0.01
+
+
+def test_the_tree_json_keeps_the_baseline_and_old_files_still_load():
+    from strongtree_core import FittedTree
+
+    X, y = _table()
+    w = np.where(y == 1, 3.0, 1.0)  # weighted: the majority share is by weight
+    for weights in (None, w):
+        clf = StrongTreeClassifier(depth=2).fit(X, y, sample_weight=weights)
+        expected = baseline_accuracy(y, 2, weights)[0]
+        assert clf.baseline_accuracy_ == pytest.approx(expected)
+        assert clf.tree_.baseline_accuracy == pytest.approx(expected)
+        data = clf.tree_.to_dict()
+        assert data["baseline_accuracy"] == pytest.approx(expected)
+        back = FittedTree.from_json(clf.tree_.to_json())
+        assert back == clf.tree_ and back.baseline_accuracy == pytest.approx(expected)
+        del data["baseline_accuracy"]  # a file written before the baseline was kept
+        old = FittedTree.from_dict(data)
+        assert old.baseline_accuracy is None and old.predict(X).tolist() == clf.tree_.predict(X).tolist()

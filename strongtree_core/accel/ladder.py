@@ -39,6 +39,8 @@ from strongtree_core.structure import TreeStructure
 
 #: Patterns x features from which a problem with continuous columns climbs the ladder.
 LADDER_CELLS = 2_000_000
+#: The first rung runs at least this long (it checks the starts), even past the deadline.
+FIRST_RUNG_SECONDS = 0.01
 
 
 @dataclass(frozen=True)
@@ -102,17 +104,20 @@ def best_depth_two(data: PatternData) -> set[int]:
 
 
 def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure, ...], deadline: Deadline,
-          say=None) -> tuple[Rung | None, object | None]:
+          say=None) -> tuple[Rung | None, object | None, tuple[float, TreeStructure] | None]:
     """Solve the rungs in turn with ``solve(sub_data, sub_starts, seconds)`` (the exact
     search, returning an ExactResult on ``sub_data``'s features).
 
-    Returns the last certified rung (None if none was) and the result of the
-    full problem when the ladder reached it (None otherwise).  ``say(message,
+    Returns the last certified rung (None if none was), the result of the full
+    problem when the ladder reached it (None otherwise), and the best tree found
+    on the way with its value (on the full features; None if none).  The first
+    rung always runs, if only long enough to check the starts, so a tree comes
+    back whenever a start is feasible.  ``say(k, n_features, result,
     result_on_full_features)`` hears every rung's outcome.
     """
     used = set().union(*(tree_features(s) for s in starts)) if starts else set()
-    used |= best_depth_two(data)
-    deadline.check()
+    if deadline.at > time.perf_counter():
+        used |= best_depth_two(data)
     active = chains_of(data, used)
     best: tuple[float, TreeStructure] | None = None
     certified: Rung | None = None
@@ -122,11 +127,12 @@ def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure,
         if features.size == last_size:  # the active columns have every threshold: on to the full problem
             features = np.arange(data.n_features)
         seconds = deadline.at - time.perf_counter()
-        if seconds <= 0:
-            return certified, None
+        if seconds <= 0 and k > 0:
+            return certified, None, best
+        seconds = max(seconds, FIRST_RUNG_SECONDS)
         tries = list(starts) + ([best[1]] if best is not None else [])
         if features.size == data.n_features:
-            return certified, solve(data, tuple(tries), seconds)
+            return certified, solve(data, tuple(tries), seconds), best
         mapping = {int(f): j for j, f in enumerate(features)}
         back = {j: int(f) for j, f in enumerate(features)}
         sub_starts = tuple(remap(s, mapping) for s in tries if tree_features(s) <= set(mapping))
@@ -140,7 +146,7 @@ def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure,
         if say is not None:
             say(k, features.size, result, on_full)
         if result.status == "stopped":
-            return certified, None
+            return certified, None, best
         if result.status == "optimal":
             certified = Rung(features, (result, on_full))
         last_size = features.size

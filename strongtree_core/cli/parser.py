@@ -17,6 +17,7 @@ from strongtree_core.vocabulary import (
     FAIRNESS_NOTIONS,
     FORMULATIONS,
     OBJECTIVES,
+    PROMISE_METHODS,
     SOLVERS,
 )
 
@@ -185,9 +186,10 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--fairness-confidence", type=float, default=None, metavar="C",
                    help="promise the bound on new rows of the same population with probability C in (0, 1), "
                         "e.g. 0.9; none: the bound holds on the training rows only")
-    f.add_argument("--fairness-confidence-method", choices=["bootstrap", "margin", "crossfit", "holdout"],
+    f.add_argument("--fairness-confidence-method", choices=list(PROMISE_METHODS),
                    default=defaults["fairness_confidence_method"],
-                   help="how the promise is kept (docs/fairness-on-new-rows.md)")
+                   help=f"how the promise of --fairness-confidence is kept; none: {next(iter(PROMISE_METHODS))}, the "
+                        "method measured best (docs/fairness-on-new-rows.md)")
     f.add_argument("--allow-protected-splits", action="store_true", help="let the tree split on protected columns")
     f.add_argument("--max-thresholds", type=int, default=defaults["max_thresholds"], help=MAX_THRESHOLDS_HELP)
     f.add_argument("--n-buckets", type=int, default=defaults["n_buckets"], help=N_BUCKETS_HELP)

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 import re
 
-from strongtree_core.estimator import BAD_PARAMETER, BAD_POSITIVE, NEEDS_LEGITIMATE, NEEDS_SENSITIVE
+from strongtree_core.estimator import (
+    BAD_PARAMETER,
+    BAD_POSITIVE,
+    CONFIDENCE_WITHOUT_FAIRNESS,
+    METHOD_WITHOUT_CONFIDENCE,
+    NEEDS_LEGITIMATE,
+    NEEDS_SENSITIVE,
+)
 
 #: Estimator parameter -> the option that sets it (``fit`` and ``sweep``).
 FLAGS: dict[str, str] = {
@@ -20,7 +27,8 @@ FLAGS: dict[str, str] = {
     "max_features_used": "--max-features-used", "min_leaf": "--min-leaf", "objective": "--objective",
     "pos_label": "--pos-label", "min_recall": "--min-recall", "min_precision": "--min-precision",
     "min_specificity": "--min-specificity", "fairness": "--fairness", "fairness_bound": "--fairness-bound",
-    "n_buckets": "--n-buckets", "memory_limit": "--memory-limit-gb",
+    "n_buckets": "--n-buckets", "memory_limit": "--memory-limit-gb", "fairness_confidence": "--fairness-confidence",
+    "fairness_confidence_method": "--fairness-confidence-method",
 }
 #: ``sweep`` takes a list of depths.
 SWEEP_FLAGS: dict[str, str] = {**FLAGS, "depth": "--depths"}
@@ -29,6 +37,7 @@ UNITS: dict[str, str] = {
     "fairness_bound": " (δ as a share: 0.05 is 5 percentage points)",
     "regularization": " (the paper's λ)",
     "time_limit": " (seconds)",
+    "fairness_confidence": " (the probability that the bound holds on new rows, e.g. 0.9)",
 }
 
 #: The messages in the command line's words; tests assert their text.
@@ -38,6 +47,15 @@ CLI_NEEDS_LEGITIMATE = (
     "--fairness conditional_statistical_parity needs the legitimate factor: name its column with --legitimate COLUMN."
 )
 CLI_BAD_POSITIVE = "--pos-label {value} is not a value of the target column; its values are {classes}."
+CLI_CONFIDENCE_WITHOUT_FAIRNESS = (
+    "--fairness-confidence promises a fairness bound on new rows, but no --fairness notion was given: add "
+    "--fairness NOTION --protected COLUMN, or drop --fairness-confidence."
+)
+CLI_METHOD_WITHOUT_CONFIDENCE = (
+    "--fairness-confidence-method {method} says how a fairness promise on new rows is kept, but "
+    "--fairness-confidence is not given, so no promise is made: add --fairness-confidence C (e.g. 0.9), or drop "
+    "--fairness-confidence-method."
+)
 
 
 def _pattern(template: str) -> re.Pattern:
@@ -53,6 +71,9 @@ def _pattern(template: str) -> re.Pattern:
 _BAD_PARAMETER = _pattern(BAD_PARAMETER)
 _BAD_POSITIVE = _pattern(BAD_POSITIVE)
 _NEEDS_SENSITIVE = _pattern(NEEDS_SENSITIVE)
+_METHOD_WITHOUT_CONFIDENCE = _pattern(METHOD_WITHOUT_CONFIDENCE)
+#: Parameters named inside other messages (``fairness_confidence_method='margin'``, ``a larger fairness_bound``).
+_NAMED_VALUE = re.compile(r"\b(fairness_confidence_method|fairness_bound)(?:='([^']*)')?")
 
 
 def _notions(shown: str) -> str:
@@ -84,4 +105,11 @@ def cli_words(message: str, flags: dict[str, str] = FLAGS) -> str:
     found = _BAD_POSITIVE.match(message)
     if found:
         return CLI_BAD_POSITIVE.format(value=found["value"].strip("'"), classes=found["classes"])
+    if message == CONFIDENCE_WITHOUT_FAIRNESS:
+        return CLI_CONFIDENCE_WITHOUT_FAIRNESS
+    found = _METHOD_WITHOUT_CONFIDENCE.match(message)
+    if found:
+        return CLI_METHOD_WITHOUT_CONFIDENCE.format(method=found["method"].strip("'"))
+    if "fairness_confidence_method=" in message:  # the promise's refusals name a method to try instead
+        return _NAMED_VALUE.sub(lambda m: flags[m.group(1)] + ("" if m.group(2) is None else f" {m.group(2)}"), message)
     return message

@@ -104,6 +104,10 @@ class FittedTree:
     context : FitContext or None
         The roles and settings it was fitted with (protected columns, positive
         class, the estimator's parameters, ...); None when not known.
+    baseline_accuracy : float or None
+        The majority-class baseline: the (weighted) share of the training rows in
+        their most common class, the accuracy of predicting that class for everyone.
+        Stored in the JSON; None for trees stored before it was kept.
 
     Examples
     --------
@@ -133,6 +137,7 @@ class FittedTree:
     node_weights: np.ndarray | None = None
     changed_leaves: tuple[ChangedLeaf, ...] = ()
     context: FitContext | None = None
+    baseline_accuracy: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "classes", tuple(python_scalar(c) for c in self.classes))
@@ -208,7 +213,10 @@ class FittedTree:
         if sample_weight is not None:
             weights = node_class_counts(structure, X_binary, y_index, len(classes), weight=sample_weight)
         names = encoding.source_columns if feature_names is None else tuple(feature_names)
-        return cls(structure, encoding, tuple(classes), target, counts, record, names, weights)
+        root = (counts if weights is None else weights)[0].astype(float)
+        baseline = float(root.max() / root.sum()) if root.sum() > 0 else None
+        return cls(structure, encoding, tuple(classes), target, counts, record, names, weights,
+                   baseline_accuracy=baseline)
 
     # ------------------------------------------------------------------ using
 
@@ -342,6 +350,7 @@ class FittedTree:
             **({} if promise is None else {"fairness_promise": promise}),
             **({"changed_leaves": [c.to_dict() for c in self.changed_leaves]} if self.changed_leaves else {}),
             **({} if self.context is None else {"context": self.context.to_dict()}),
+            **({} if self.baseline_accuracy is None else {"baseline_accuracy": self.baseline_accuracy}),
         }
 
     @classmethod
@@ -374,6 +383,7 @@ class FittedTree:
                 ).reshape(-1, len(data["classes"])),
                 changed_leaves=tuple(ChangedLeaf.from_dict(c) for c in data.get("changed_leaves", ())),
                 context=None if data.get("context") is None else FitContext.from_dict(data["context"]),
+                baseline_accuracy=None if data.get("baseline_accuracy") is None else float(data["baseline_accuracy"]),
             )
         except (KeyError, TypeError) as err:
             raise ValueError(BAD_TREE_JSON.format(reason=f"missing or malformed entry {err}")) from err
@@ -401,6 +411,7 @@ class FittedTree:
             and _same_labels(self.feature_names, other.feature_names)
             and self.changed_leaves == other.changed_leaves
             and self.context == other.context
+            and self.baseline_accuracy == other.baseline_accuracy
         )
 
     __hash__ = object.__hash__

@@ -16,6 +16,7 @@ from strongtree_studio.learn_view import (
     RUN_SOURCES,
     LearnChoice,
     Sample,
+    builtin_sample,
     cap_note,
     comparison_table,
     local_search_sentence,
@@ -55,10 +56,7 @@ def current_sample(choice: LearnChoice) -> Sample:
         model = MODEL.get()
         features = roles.feature_columns(table.frame, model.allow_protected_splits)
         return sample_table(table.name, table.frame, roles.target, features, choice.rows)
-    demo = DEMOS[choice.table]
-    frame = demo.load()
-    excluded = {demo.target, *demo.protected, *demo.ignored}
-    return sample_table(demo.name, frame, demo.target, [c for c in frame.columns if c not in excluded], choice.rows)
+    return builtin_sample(choice.table, choice.rows)
 
 
 def start_comparison() -> None:
@@ -172,7 +170,7 @@ def render_result() -> None:
     chart, words = st.columns([3, 2], gap="large")
     with chart:
         st.markdown("**LP bounds against the optimum**")
-        spec = lp_chart(result)
+        spec = lp_chart(result, float(started.get("regularization") or 0.0))
         if spec is None:
             st.caption(MSG_NO_LP)
         else:

@@ -3,6 +3,7 @@ fall, read the solver's steps, stop it."""
 
 import streamlit as st
 
+from strongtree_studio import mio_live_panel
 from strongtree_studio.navigation import screen
 from strongtree_studio.actions import start_demo, start_solve
 from strongtree_studio.config import FORMULATIONS, OBJECTIVES, SOLVERS, ModelConfig, check_model, check_roles, split_table
@@ -50,6 +51,7 @@ if table is None:
     a.page_link(screen("data"), label="Go to Data", icon=":material/table_chart:")
     b.button("Live demo", key="solve.demo", on_click=start_demo, icon=":material/slideshow:", help=DEMO.summary)
     if snapshot is None:
+        mio_live_panel.section()
         st.stop()
 
 roles = ROLES.get()
@@ -99,6 +101,7 @@ buttons[2].button("Live demo", key="solve.demo", icon=":material/slideshow:", on
 
 if snapshot is None:
     st.caption("The solve runs in its own process: you can visit other pages meanwhile; it keeps going.")
+    mio_live_panel.section()
     st.stop()
 
 job_settings = JOB_SETTINGS.get()
@@ -275,3 +278,6 @@ with tree_tab:
     st.fragment(run_every=DRAWING_POLL if active else None)(render_tree)()
 if banner_drawn and more:
     render_details()
+
+# Last, so the solve above keeps the first screen: the paper's MIO alone on a small table of its own.
+mio_live_panel.section()
