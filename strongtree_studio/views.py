@@ -144,13 +144,12 @@ def _integral(values: list[float]) -> bool:
 def series_legend_html() -> str:
     """The convergence chart's legend (HTML, inline): a solid line for the best tree, a dashed
     line for the bound, each in its colour and wide enough to read on a projector."""
-    def entry(name: str, colour: str, dash: str) -> str:
-        line = (f'<svg width="34" height="10" viewBox="0 0 34 10" aria-hidden="true" style="vertical-align:middle">'
-                f'<line x1="1" y1="5" x2="33" y2="5" stroke="{colour}" stroke-width="3" stroke-dasharray="{dash}"/>'
-                f'<circle cx="17" cy="5" r="3.5" fill="{colour}"/></svg>')
+    def entry(name: str, colour: str, line: str) -> str:
+        mark = (f'<span style="display:inline-block;width:30px;border-top:3px {line} {colour};'
+                f'vertical-align:middle"></span>')
         return (f'<span style="display:inline-flex;align-items:center;gap:6px;margin-left:18px;'
-                f'white-space:nowrap;font-weight:400">{line}{name}</span>')
-    return entry("best tree", BEST_COLOUR, "none") + entry("bound", BOUND_COLOUR, "6 4")
+                f'white-space:nowrap;font-weight:400">{mark}{name}</span>')
+    return entry("best tree", BEST_COLOUR, "solid") + entry("bound", BOUND_COLOUR, "dashed")
 
 
 def objective_spec(points: Sequence[dict[str, Any]], now: float | None = None) -> dict[str, Any] | None:
