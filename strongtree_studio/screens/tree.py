@@ -40,7 +40,7 @@ mix = None
 row = None
 controls = st.columns([1, 1, 1.6], vertical_alignment="bottom")
 # The drawing's own controls in a row of their own, so the three sizes are never cut at 1280 px.
-levels_col, collapsed_col, size_col = st.columns([1.1, 1.9, 1.6], vertical_alignment="bottom")
+levels_col, collapsed_col, size_col = st.columns([1.0, 1.6, 1.9], vertical_alignment="bottom")
 if tables is None:
     st.caption("Load the table this run was learned on (Data page) to follow rows through the tree.")
 else:
