@@ -23,6 +23,8 @@ Examples
 python -m benchmarks.fairness_promise --draws 100 --methods subsample bootstrap
 python -m benchmarks.fairness_promise --datasets compas --draws 3 --depths 2 --methods holdout
 python -m benchmarks.fairness_promise --summary benchmarks/results/fairness_promise.csv
+python -m benchmarks.fairness_promise --summary benchmarks/results/fairness_promise_100.csv --summary-draws 40 \
+    --summary-settings subsample
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.common import FAIRNESS_DATA
-from strongtree_core import StrongTreeClassifier
+from strongtree_core import StrongTreeClassifier, StrongTreeError
 from strongtree_core.metrics import fairness_intervals
 from strongtree_core.metrics.intervals import clopper_pearson_interval
 from strongtree_core.promise import excess, tree_differences
@@ -121,8 +123,16 @@ def run(args) -> None:
                             if (name, draw, depth, notion, setting) in done:
                                 continue
                             method = None if setting.startswith("today") else setting
-                            clf, seconds = _fit(Xt, yt, protected, positive, depth, notion, method, args.time_limit,
-                                                rows=half if setting == "today_half" else None)
+                            try:
+                                clf, seconds = _fit(Xt, yt, protected, positive, depth, notion, method,
+                                                    args.time_limit, rows=half if setting == "today_half" else None)
+                            except StrongTreeError as err:  # refused (e.g. holdout on too few held-out rows)
+                                writer.writerow({**dict.fromkeys(COLUMNS, ""), "dataset": name, "draw": draw,
+                                                 "depth": depth, "notion": notion, "setting": setting,
+                                                 "status": "refused", "message": str(err)})
+                                handle.flush()
+                                print(name, draw, depth, notion, setting, "refused:", err, flush=True)
+                                continue
                             fit_rows = half if setting == "today_half" else np.arange(n_train)
                             tree = clf.tree_
                             promise = getattr(clf, "fairness_promise_", None)
@@ -166,16 +176,26 @@ def _share(k: int, n: int) -> str:
     return f"{k} ({100 * k / n:.0f} %; {100 * float(low):.0f}-{100 * float(high):.0f} %)"
 
 
-def summary(path: str) -> str:
-    """The tables of RESULTS section 14: the promise per cell, and the optimism against the truth."""
+def summary(path: str, draws: int | None = None, settings: list[str] | None = None) -> str:
+    """The tables of RESULTS sections 14 and 18: the promise per cell, and the optimism against the truth
+    (``draws``: only draws 0 .. draws - 1, so that methods run on different numbers of draws compare
+    on the same ones; ``settings``: only these methods, besides ``today``)."""
     df = pd.read_csv(path)
     df["draw"] = df["draw"].astype(int)
+    if draws is not None:
+        df = df[df["draw"] < draws]
+    refused = df[df["status"] == "refused"]
+    df = df[df["status"] != "refused"].astype({"population_gap": float, "train_gap": float})
     today = df[df.setting == "today"].set_index(["dataset", "depth", "notion", "draw"]).sort_index()
     lines = ["| data | depth | notion | setting | draws | gap > 5 pp on the rest (95 % CI) | on all rows | worst gap | "
              "training bound (median) | acc. on the rest | cost, train / rest (worst) | constant trees | "
              "not proven | 90 % interval holds |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    order = ["today"] + [m for m in PROMISE_METHODS if m in set(df.setting)]
+    for (name, depth, notion, setting), part in refused.groupby(["dataset", "depth", "notion", "setting"]):
+        lines.append(f"| {name} | {depth} | {notion.replace('_', ' ')} | {setting} | {len(part)} | refused in {len(part)} "
+                     f"draws: {part['message'].iloc[0].split(':')[0]} |  |  |  |  |  |  |  |  |")
+    shown = {m for m in PROMISE_METHODS if m in set(df.setting) and (settings is None or m in settings)}
+    order = ["today"] + [m for m in PROMISE_METHODS if m in shown]
     for (name, depth, notion), cell in df.groupby(["dataset", "depth", "notion"], sort=True):
         for setting in order:
             part = cell[cell.setting == setting]
@@ -199,8 +219,8 @@ def summary(path: str) -> str:
               "(rescaled to n rows / as measured at n/2 rows), mean and standard deviation over draws.", "",
               "| data | depth | notion | draws | truth n: folded / directed (se) | truth n/2: directed (se) | "
               "ratio n/2 : n | " + " | ".join(f"{m}: estimate (sd) / at n/2" for m in ("subsample", "bootstrap")
-                                              if m in set(df.setting)) + " |",
-              "|---|---|---|---|---|---|---|" + "---|" * len([m for m in ("subsample", "bootstrap") if m in set(df.setting)])]
+                                              if m in shown) + " |",
+              "|---|---|---|---|---|---|---|" + "---|" * len([m for m in ("subsample", "bootstrap") if m in shown])]
     for (name, depth, notion), cell in df.groupby(["dataset", "depth", "notion"], sort=True):
         t = cell[cell.setting == "today"]
         h = cell[cell.setting == "today_half"]
@@ -212,7 +232,7 @@ def summary(path: str) -> str:
         ratio = directed_h.mean() / directed.mean() if directed.mean() else float("nan")
         cols = []
         for m in ("subsample", "bootstrap"):
-            if m not in set(df.setting):
+            if m not in shown:
                 continue
             e = cell[cell.setting == m]
             cols.append(f"{100 * e['optimism'].mean():.2f} ({100 * e['optimism'].std(ddof=1):.2f}) / "
@@ -235,9 +255,12 @@ def main(argv=None) -> int:
     parser.add_argument("--notions", nargs="+", default=list(NOTIONS), choices=list(NOTIONS))
     parser.add_argument("--out", default="benchmarks/results/fairness_promise.csv")
     parser.add_argument("--summary", help="print the summary tables of a CSV and stop")
+    parser.add_argument("--summary-draws", type=int, default=None, help="summarise draws 0 .. N - 1 only")
+    parser.add_argument("--summary-settings", nargs="+", default=None, choices=list(PROMISE_METHODS),
+                        help="summarise these methods only (besides today)")
     args = parser.parse_args(argv)
     if args.summary:
-        print(summary(args.summary))
+        print(summary(args.summary, args.summary_draws, args.summary_settings))
         return 0
     run(args)
     print(summary(args.out))

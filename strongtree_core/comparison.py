@@ -19,6 +19,7 @@ from strongtree_core import vocabulary
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.estimator import StrongTreeClassifier
 from strongtree_core.progress import Progress
+from strongtree_core.root_lp import RootLP
 from strongtree_core.tree import FittedTree, SolveRecord
 
 #: The runs of a comparison, in the order the paper introduces them.
@@ -56,6 +57,15 @@ class FormulationRun:
     error: str = ""
     gap_to_optimum: float | None = None
     stopped: bool = False
+    root_bound: float | None = None
+
+    @property
+    def lp_bound(self) -> float | None:
+        """The formulation's LP bound: the comparison's root LP (solved with its own time
+        box), else the run's own (which gets only a share of the run's time)."""
+        if self.root_bound is not None:
+            return self.root_bound
+        return None if self.record is None else self.record.lp_bound
 
     def row(self) -> dict[str, Any]:
         """Plain values for one table row (None where a value does not apply)."""
@@ -70,7 +80,7 @@ class FormulationRun:
             "variables": r.n_variables or None,
             "constraints": r.n_constraints or None,
             "nonzeros": r.n_nonzeros or None,
-            "lp_bound": r.lp_bound,
+            "lp_bound": self.lp_bound,
             "objective": r.objective,
             "bound": r.bound,
             "gap": r.gap,
@@ -96,6 +106,7 @@ def compare_formulations(
     progress: Callable[[str, Progress], None] | None = None,
     stop: threading.Event | None = None,
     sample_weight=None,
+    root_lp: RootLP | None = None,
     **params: Any,
 ) -> list[FormulationRun]:
     """Fit every formulation in ``formulations`` on (X, y), one after the other.
@@ -117,6 +128,9 @@ def compare_formulations(
         ``progress(formulation, event)`` during each run (as ``fit``'s progress).
     stop : threading.Event, optional
         Stops the current run (it keeps its best tree) and skips the rest.
+    root_lp : RootLP, optional
+        The root LPs of these formulations on this table (:func:`strongtree_core.root_lp.root_relaxations`,
+        same parameters): each run's LP bound is taken from it where it has one.
 
     Returns
     -------
@@ -139,6 +153,7 @@ def compare_formulations(
             fitted.append((word, None, str(err), stop is not None and stop.is_set()))
             continue
         fitted.append((word, clf, "", False))
+    root = {} if root_lp is None else {r.formulation: r.value for r in root_lp.relaxations}
     certified = [clf.record_.objective for _, clf, _, _ in fitted if clf is not None and clf.record_.certified]
     optimum = max(certified) if certified else None
     runs = []
@@ -148,6 +163,6 @@ def compare_formulations(
             gap = max(0.0, (optimum - clf.record_.objective) / max(abs(optimum), 1e-9))
         runs.append(FormulationRun(
             word, vocabulary.FORMULATIONS[word], None if clf is None else clf.record_,
-            None if clf is None else clf.tree_, error, gap, stopped,
+            None if clf is None else clf.tree_, error, gap, stopped, root.get(word),
         ))
     return runs

@@ -601,6 +601,15 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         self._warn_if_not_proven()
         return self
 
+    def _problem(self, X, y, sample_weight=None) -> tuple[PatternData, TreeSpec, tuple[str, ...]]:
+        """The patterns, the spec and the binary features' labels ``fit`` would give the
+        formulations for (X, y) (no fairness notion): for looking at the formulations themselves
+        (:mod:`strongtree_core.root_lp`)."""
+        fairness = self._validate_parameters()
+        train = self._read_training_data(X, y, sample_weight, None, None, fairness)
+        encoded = self._encode(train)
+        return self._collapse_patterns(train, encoded), self._build_spec(train, fairness), encoded.plan.labels
+
     # The steps of fit, in order.
     def _validate_parameters(self) -> list[str]:
         """Check every parameter; return the fairness notions asked for (a list, maybe empty)."""

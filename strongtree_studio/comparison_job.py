@@ -34,6 +34,9 @@ MAX_ROWS = 200
 N_BUCKETS = 4
 #: Seconds allowed per run beyond its time limit (encoding, building, the LP relaxation).
 RUN_OVERHEAD = 5.0
+#: Seconds each root LP may take (solved once per MIO formulation before the runs, for the
+#: LP bounds and the drawing of the root LP): about 1.5 s for all four on 200 rows at depth 2.
+ROOT_LP_SECONDS = 20.0
 #: Seconds between two progress messages that change nothing shown.
 PROGRESS_INTERVAL = 0.2
 
@@ -55,7 +58,12 @@ class CompareSpec:
 
     def time_budget(self) -> float:
         """Seconds the comparison may take: every run at its time limit, plus a little each."""
-        return len(self.formulations) * (self.time_limit + RUN_OVERHEAD)
+        from strongtree_core.root_lp import READABLE
+
+        # Each root LP may wait for HiGHS and then solve, each within ROOT_LP_SECONDS (about 1.5 s for all
+        # four in practice): the budget is the hang limit, not the expected time.
+        root = 2 * ROOT_LP_SECONDS * sum(word in READABLE for word in self.formulations)
+        return len(self.formulations) * (self.time_limit + RUN_OVERHEAD) + root
 
     def run(self, outbox: Outbox, phases: Phases) -> None:
         """Every formulation, one after another (:func:`run_comparison`)."""
@@ -69,15 +77,17 @@ class ComparisonResult:
     rows: tuple[dict[str, Any], ...]
     n_rows: int
     formulations: tuple[str, ...] = field(default=COMPARED)
+    #: The root LPs (:meth:`strongtree_core.root_lp.RootLP.to_dict`), when they were solved.
+    root: dict[str, Any] | None = None
 
     def to_json(self) -> str:
-        return json.dumps({"rows": list(self.rows), "n_rows": self.n_rows, "formulations": list(self.formulations)},
-                          default=_plain)
+        return json.dumps({"rows": list(self.rows), "n_rows": self.n_rows, "formulations": list(self.formulations),
+                           "root": self.root}, default=_plain)
 
     @classmethod
     def from_json(cls, text: str) -> ComparisonResult:
         data = json.loads(text)
-        return cls(tuple(data["rows"]), int(data["n_rows"]), tuple(data["formulations"]))
+        return cls(tuple(data["rows"]), int(data["n_rows"]), tuple(data["formulations"]), data.get("root"))
 
 
 def _plain(value: Any) -> Any:
@@ -121,12 +131,17 @@ def run_comparison(spec: CompareSpec, outbox: Any, stop: threading.Event) -> Non
     from strongtree_core import StrongTreeError
     from strongtree_core.comparison import compare_formulations
     from strongtree_core.encoding import EncodingError
+    from strongtree_core.root_lp import READABLE, root_relaxations
 
     try:
+        readable = [word for word in spec.formulations if word in READABLE]
+        root = None if not readable else root_relaxations(
+            spec.X, spec.y, depth=spec.depth, formulations=readable, time_limit=ROOT_LP_SECONDS,
+            regularization=spec.regularization, n_buckets=spec.n_buckets, stop=stop)
         runs = compare_formulations(
             spec.X, spec.y, depth=spec.depth, formulations=spec.formulations, time_limit=spec.time_limit,
             regularization=spec.regularization, n_buckets=spec.n_buckets, solvers=dict(spec.solvers),
-            progress=_RunProgress(outbox), stop=stop,
+            progress=_RunProgress(outbox), stop=stop, root_lp=root,
         )
     except (StrongTreeError, EncodingError) as err:  # the user can fix these: the message says how
         outbox.send({"kind": "error", "phase": "main", "message": str(err), "user_error": True})
@@ -136,5 +151,5 @@ def run_comparison(spec: CompareSpec, outbox: Any, stop: threading.Event) -> Non
         outbox.send({"kind": "error", "phase": "main", "message": crash_message(err), "user_error": False})
         return
     rows = tuple({**run.row(), "word": run.formulation} for run in runs)
-    result = ComparisonResult(rows, len(spec.y), tuple(spec.formulations))
+    result = ComparisonResult(rows, len(spec.y), tuple(spec.formulations), None if root is None else root.to_dict())
     outbox.send({"kind": "result", "phase": "main", "tree": result.to_json()})

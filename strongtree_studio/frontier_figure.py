@@ -9,7 +9,7 @@ import pandas as pd
 
 from strongtree_core.sweep import best_per_bound, pareto_front
 from strongtree_studio.explain import FAIRNESS_NOTIONS
-from strongtree_studio.sweep_points import has_test, point_label
+from strongtree_studio.sweep_points import has_test, is_promise, point_label
 from strongtree_studio.ticks import nice_ticks
 from strongtree_studio.words import fmt
 
@@ -17,8 +17,11 @@ from strongtree_studio.words import fmt
 NOTION_COLOURS = {"statistical_parity": "#0072B2", "conditional_statistical_parity": "#CC79A7",
                   "predictive_equality": "#D55E00", "equal_opportunity": "#E69F00", "equalized_odds": "#009E73"}
 DELTA_COLOUR = "#9aa5b1"
-#: Marker shapes: a proven optimum is a filled circle, any other tree an open diamond.
+#: Marker shapes: a proven optimum is a filled circle, any other tree an open diamond; a tree with a promise on
+#: new rows (``fairness_confidence``) is a star, filled when proven optimal under its tightened bound.
 CERTIFIED_SYMBOL, UNCERTIFIED_SYMBOL = "circle", "diamond-open"
+PROMISE_SYMBOL, PROMISE_UNCERTIFIED_SYMBOL = "star", "star-open"
+LABEL_PROMISE = "promise on new rows"
 LABEL_CERTIFIED = "proven optimal"
 LABEL_UNCERTIFIED = "not proven (time limit or Stop)"
 LABEL_DELTA = "bound δ of the points"
@@ -45,6 +48,12 @@ def plotted(table: pd.DataFrame, part: str) -> pd.DataFrame:
         return table
     keep = table["tree"].notna() & table[f"{part}_accuracy"].notna() & table[f"{part}_gap"].notna()
     return table[keep]
+
+
+def _lighter(colour: str, alpha: float = 0.35) -> str:
+    """``#rrggbb`` as a translucent fill (the promise's stars: a point drawn on one stays visible)."""
+    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r}, {g}, {b}, {alpha})"
 
 
 def frontier_figure(table: pd.DataFrame, fairness_bounds: Sequence[float], references: Sequence[dict] = ()):
@@ -95,10 +104,16 @@ def frontier_figure(table: pd.DataFrame, fairness_bounds: Sequence[float], refer
                     x=100 * front["train_gap"], y=100 * front["train_accuracy"], mode="lines",
                     line={"color": colour, "width": 2}, name=f"{FAIRNESS_NOTIONS[notion].name} {LABEL_FRONTIER}",
                     legendgroup=notion, hoverinfo="skip"), row=1, col=col)
-            for certified in (True, False):
-                subset = mine[mine["certified"] == certified]
+            promised = (mine.apply(is_promise, axis=1).astype(bool) if "fairness_confidence" in mine and len(mine)
+                        else pd.Series(False, index=mine.index))
+            # stars first, filled light: a circle or diamond at the same place (often the same tree, when the promise
+            # did not need a tighter bound) stays visible on top of one
+            for certified, promise in ((True, True), (False, True), (True, False), (False, False)):
+                subset = mine[(mine["certified"] == certified) & (promised == promise)]
                 if subset.empty:
                     continue
+                symbol = ((PROMISE_SYMBOL if certified else PROMISE_UNCERTIFIED_SYMBOL) if promise
+                          else CERTIFIED_SYMBOL if certified else UNCERTIFIED_SYMBOL)
                 hover = [f"{point_label(r)}<br>{titles[part].lower()}: accuracy {fmt(r[f'{part}_accuracy'], 'percent')}"
                          f", gap {fmt(r[f'{part}_gap'], 'points')}" for _, r in subset.iterrows()]
                 error_x = None
@@ -109,9 +124,9 @@ def frontier_figure(table: pd.DataFrame, fairness_bounds: Sequence[float], refer
                 fig.add_trace(go.Scatter(
                     error_x=error_x,
                     x=100 * subset[f"{part}_gap"], y=100 * subset[f"{part}_accuracy"], mode="markers",
-                    marker={"color": colour, "size": 10 if certified else 11,
-                            "symbol": CERTIFIED_SYMBOL if certified else UNCERTIFIED_SYMBOL,
-                            "line": {"width": 2, "color": colour}},
+                    marker={"color": _lighter(colour) if promise else colour,
+                            "size": (20 if promise else 10) if certified else (20 if promise else 11),
+                            "symbol": symbol, "line": {"width": 2, "color": colour}},
                     name=FAIRNESS_NOTIONS[notion].name, legendgroup=notion, showlegend=False,
                     customdata=np.array([[h, int(p)] for h, p in zip(hover, subset["point"])], dtype=object),
                     hovertemplate="%{customdata[0]}<extra></extra>"), row=1, col=col)
@@ -159,6 +174,8 @@ def frontier_figure(table: pd.DataFrame, fairness_bounds: Sequence[float], refer
                          title_text=f"{titles[part]}: measured gap",
                          zeroline=False, row=1, col=col)
     shapes = [(LABEL_CERTIFIED, CERTIFIED_SYMBOL), (LABEL_UNCERTIFIED, UNCERTIFIED_SYMBOL)]
+    if "fairness_confidence" in table and table.apply(is_promise, axis=1).astype(bool).any():
+        shapes.append((LABEL_PROMISE, PROMISE_SYMBOL))
     if "fairness" in table and (table["fairness"].isna() & table["tree"].notna()).any():
         shapes.append((LABEL_REFERENCE, REFERENCE_SYMBOL))
     if references:

@@ -29,9 +29,10 @@ RUN_NAMES: dict[str, str] = {
 }
 #: Where each run comes from, said once under the table.
 RUN_SOURCES = (
-    "OCT: Bertsimas and Dunn (2017), formulation (24). BinOCT: Verwer and Zhang (2019). FlowOCT: the paper's "
-    "formulation (1). BendersOCT: the same problem as its main problem (4) with cut-set inequalities (4b) added "
-    "by Algorithm 1. Exact search: the built-in search over trees (dynamic programming with bounds), no MIO. "
+    "OCT: Bertsimas and Dunn (2017), formulation (24) (the paper's appendix on OCT). BinOCT: Verwer and Zhang "
+    "(2019). FlowOCT: the paper's formulation (1), Section 2.2 (formulation (7) of Section 4.1 with λ). "
+    "BendersOCT: the same problem as its main problem (4) with cut-set inequalities (4b) added by Algorithm 1, "
+    "Section 3. Exact search: the built-in search over trees (dynamic programming with bounds), no MIO. "
     "Local search: coordinate descent over the nodes from CART and 100 random starts; it proves nothing."
 )
 #: The note of the local search's row.
@@ -70,10 +71,10 @@ MSG_NO_FEATURES = "The table {name!r} has no column to split on besides the targ
 class LearnChoice:
     """The Learn page's durable choices."""
 
-    table: str = "Iris (scikit-learn)"
-    rows: int = 100
+    table: str = "Balance scale (generated, as in the paper)"  # the first preset's (learn_presets.py)
+    rows: int = 200
     depth: int = 2
-    time_limit: float = 10.0
+    time_limit: float = 5.0
     regularization: float = 0.0
 
 
@@ -352,3 +353,85 @@ balanced trees all of them often reach the trivial bound (every row correct); ad
 penalty λ to see FlowOCT's bound come in below OCT's. Time and nodes also depend on the solver's
 own cuts and heuristics, so the order of times can differ from the order of bounds.
 """
+
+
+#: Why node counts do not follow the LP bounds alone, said under the table.
+NODES_NOTE = (
+    "Nodes: the branch-and-bound nodes the solver explored. The LP bound is where the search starts; how many "
+    "nodes it then needs also depends on how tight the relaxation stays deeper in the search, on the solver's "
+    "own cuts, presolve and heuristics, and on the backend."
+)
+
+
+def nodes_sentence(result: ComparisonResult) -> str:
+    """FlowOCT's and BendersOCT's node counts side by side, explained (the same LP bound, different searches)."""
+    rows = {r["word"]: r for r in result.rows}
+    flow, benders = rows.get("flow"), rows.get("benders")
+    if not flow or not benders or flow.get("nodes") is None or benders.get("nodes") is None:
+        return ""
+    at_root = (" FlowOCT's time ran out while its solver was still at the root node (its own cuts and "
+               "heuristics), before any branching." if flow["nodes"] == 0 and flow["status"] != "optimal" else "")
+    return (f"**Nodes.** FlowOCT explored {fmt(flow['nodes'], 'int')} nodes and BendersOCT "
+            f"{fmt(benders['nodes'], 'int')}, from the same LP bound ({fmt(flow.get('lp_bound'))}): BendersOCT's "
+            "main problem (4) starts without cuts, at the trivial bound, and adds the cut-set inequalities (4b) "
+            f"as it goes ({fmt(benders.get('cuts'), 'int')} here), "
+            f"{'so it explores more nodes, each' if benders['nodes'] > flow['nodes'] else 'and each of its nodes is'} "
+            f"a much smaller LP ({fmt(benders.get('constraints'), 'int')} rows before its cuts against FlowOCT's "
+            f"{fmt(flow.get('constraints'), 'int')}). Its backend ({backend_words(benders['backend']) if benders.get('backend') else fmt(None)}) "
+            "adds its own cuts and heuristics too: compare times, not only nodes (Section 3 of the paper)." + at_root)
+
+
+#: Columns of the downloaded comparison (raw numbers, none formatted).
+EXPORT_COLUMNS = ("formulation", "status", "variables", "constraints", "nonzeros", "lp_bound", "best_tree", "bound",
+                  "seconds", "nodes", "benders_cuts", "gap_to_optimum", "solver")
+
+
+def export_frame(result: ComparisonResult) -> pd.DataFrame:
+    """The comparison as numbers, one row per run (for the CSV)."""
+    out = []
+    for row in result.rows:
+        out.append({
+            "formulation": run_name(row["word"]), "status": row["status"], "variables": row.get("variables"),
+            "constraints": row.get("constraints"), "nonzeros": row.get("nonzeros"), "lp_bound": row.get("lp_bound"),
+            "best_tree": row.get("objective"), "bound": row.get("bound"), "seconds": row.get("seconds"),
+            "nodes": row.get("nodes"), "benders_cuts": row.get("cuts"), "gap_to_optimum": row.get("gap_to_optimum"),
+            "solver": _solver(row) if row["status"] not in ("refused", "failed") else None,
+        })
+    return pd.DataFrame(out, columns=list(EXPORT_COLUMNS))
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "λ": r"$\lambda$",
+                  "–": "--", "−": "-"}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def comparison_latex(result: ComparisonResult, caption: str) -> str:
+    """The table as shown on the page (Note column left out), as a LaTeX ``table`` with booktabs rules."""
+    frame = comparison_table(result).drop(columns=["Note"])
+    spec = "l" + "r" * (frame.shape[1] - 1)
+    lines = [r"\begin{table}[ht]", r"\centering", r"\small", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
+             " & ".join(latex_escape(c) for c in frame.columns) + r" \\", r"\midrule"]
+    lines += [" & ".join(latex_escape(v) for v in values) + r" \\" for values in frame.itertuples(index=False)]
+    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{latex_escape(caption)}}}", r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+#: Said above results the settings have moved away from.
+STALE = ("These results are for earlier settings ({settings}). Press Compare to run the settings above, or pick "
+         "the preset again.")
+
+
+def settings_words(started: dict[str, Any]) -> str:
+    """The settings a comparison ran with, in words: table, rows, depth, λ, time per run."""
+    return (f"{started.get('name', '')}: {fmt(started.get('n_rows'), 'int')} rows, depth {started.get('depth', '')}, "
+            f"λ = {fmt(started.get('regularization'))}, {fmt(started.get('time_limit'), 'seconds')} per run")
+
+
+def is_stale(started: dict[str, Any], choice: LearnChoice, sample_name: str | None) -> bool:
+    """Whether the choices now differ from those the shown comparison ran with (or the loaded table changed)."""
+    ran = LearnChoice(**{name: started[name] for name in LearnChoice.__dataclass_fields__ if name in started})
+    return ran != choice or (sample_name is not None and started.get("name") not in (None, sample_name))

@@ -12,8 +12,9 @@ import pandas as pd
 
 from strongtree_studio.config import ModelConfig, Roles, SplitConfig, check_model, check_roles, split_table
 from strongtree_studio.explain import FAIRNESS_NOTIONS
+from strongtree_studio.fairview import PROMISE_LEVELS, promise_words
 from strongtree_studio.roles import class_values
-from strongtree_studio.sweep_parse import Unreadable, parse_numbers
+from strongtree_studio.sweep_parse import TooFine, Unreadable, parse_numbers
 
 #: Most points one sweep from the dashboard may have (the command line runs larger ones).
 MAX_SWEEP_POINTS = 120
@@ -30,11 +31,19 @@ MSG_ONE_GROUP = (
     "groups or more. Choose another protected attribute on the Data page."
 )
 MSG_EMPTY_GRID = (
-    "The grid is empty: choose at least one fairness notion, one bound δ, one depth and one λ value."
+    "The grid is empty: choose at least one fairness notion, one bound δ, one depth, one λ value and one promise "
+    "level (training rows only counts as one)."
 )
+MSG_PROMISE_LEVEL = "A promise level must be one of {levels}; {values} is not."
 MSG_BOUNDS_TEXT = (
     "The bounds δ could not be read ({text}): type numbers in percentage points separated by commas, "
     "e.g. 0, 2, 5, 10."
+)
+#: Decimals of a bound δ in percentage points that a sweep tells apart (0.0001 pp: one row in a million).
+BOUND_DECIMALS = 4
+MSG_BOUNDS_TOO_FINE = (
+    "The bound δ {text} pp has more decimals than a sweep tells apart (it keeps {decimals} decimals of a "
+    "percentage point, one row in a million): round it, e.g. to {rounded:g}."
 )
 MSG_BOUNDS_RANGE = (
     "Every bound δ must be between 0 and 100 percentage points; {values} is not. Type the bounds in percentage "
@@ -57,6 +66,7 @@ class SweepChoice:
     depths: tuple[int, ...] = (2,)
     lambdas: str = "0"
     time_limit: float = 10.0  # seconds per point
+    confidences: tuple[float | None, ...] = (None,)  # promise levels on new rows; None: the training rows only
 
 
 @dataclass(frozen=True)
@@ -67,11 +77,18 @@ class SweepGrid:
     fairness_bounds: tuple[float, ...]
     depths: tuple[int, ...]
     lambdas: tuple[float, ...]
+    confidences: tuple[float | None, ...] = (None,)  # fairness_confidence of the fair points
+
+    @property
+    def promises(self) -> bool:
+        """Whether some fair point keeps its bound on new rows (a ``fairness_confidence`` in the grid)."""
+        return any(c is not None for c in self.confidences)
 
     @property
     def n_points(self) -> int:
-        """The fair points: notions x bounds x depths x λ values."""
-        return len(self.notions) * len(self.fairness_bounds) * len(self.depths) * len(self.lambdas)
+        """The fair points: notions x bounds x depths x λ values x promise levels."""
+        return (len(self.notions) * len(self.fairness_bounds) * len(self.depths) * len(self.lambdas)
+                * len(self.confidences))
 
     @property
     def n_references(self) -> int:
@@ -85,16 +102,23 @@ class SweepGrid:
     def as_params(self) -> list[dict[str, list[Any]]]:
         """The grid as estimator parameters (:func:`strongtree_core.sweep.sweep`'s ``grid``): the fair points, then
         the same depths and λ values without a fairness constraint."""
-        return [{"fairness": list(self.notions), "fairness_bound": list(self.fairness_bounds), "depth": list(self.depths),
-                 "regularization": list(self.lambdas)},
-                {"fairness": [None], "depth": list(self.depths), "regularization": list(self.lambdas)}]
+        fair = {"fairness": list(self.notions), "fairness_bound": list(self.fairness_bounds), "depth": list(self.depths),
+                "regularization": list(self.lambdas)}
+        if self.promises:  # a grid key only when asked for: the sweeps without one keep their columns
+            fair["fairness_confidence"] = list(self.confidences)
+        return [fair, {"fairness": [None], "depth": list(self.depths), "regularization": list(self.lambdas)}]
 
 
 def _read_values(text: str, inside: Callable[[float], bool], unreadable: str, outside: str, shape: str,
-                 problems: list[str]) -> tuple[float, ...]:
-    """The numbers typed in ``text``; a problem is added when one cannot be read or lies outside."""
+                 problems: list[str], decimals: int | None = None) -> tuple[float, ...]:
+    """The numbers typed in ``text``; a problem is added when one cannot be read, is finer than ``decimals``
+    or lies outside."""
     try:
-        values = parse_numbers(text)
+        values = parse_numbers(text, decimals)
+    except TooFine as err:
+        problems.append(MSG_BOUNDS_TOO_FINE.format(text=err, decimals=decimals,
+                                                   rounded=round(float(str(err)), decimals)))
+        return ()
     except Unreadable as err:
         problems.append(unreadable.format(text=err))
         return ()
@@ -128,12 +152,17 @@ def check_sweep(frame: pd.DataFrame, roles: Roles, split: SplitConfig, model: Mo
     problems = check_model(replace(model, fairness=notions or ("statistical_parity",)), roles,
                            len(class_values(frame, roles.target)))
     bounds = _read_values(choice.fairness_bounds, lambda b: 0 <= b <= 100, MSG_BOUNDS_TEXT, MSG_BOUNDS_RANGE, "{:g} pp",
-                          problems)
+                          problems, BOUND_DECIMALS)
     lambdas = _read_values(choice.lambdas, lambda v: 0 <= v < 1, MSG_LAMBDA_TEXT, MSG_LAMBDA_RANGE, "{:g}", problems)
+    odd = [c for c in choice.confidences if c not in PROMISE_LEVELS]
+    if odd:
+        problems.append(MSG_PROMISE_LEVEL.format(levels=", ".join(promise_words(c) for c in PROMISE_LEVELS),
+                                                 values=", ".join(map(str, odd))))
     if problems:
         return None, problems
+    confidences = tuple(c for c in PROMISE_LEVELS if c in set(choice.confidences))  # the page's order, each once
     grid = SweepGrid(notions, tuple(round(b / 100.0, 6) for b in bounds), tuple(sorted(set(choice.depths))),
-                     lambdas)
+                     lambdas, confidences)
     if grid.n_points == 0:
         return None, [MSG_EMPTY_GRID]
     if grid.n_total > MAX_SWEEP_POINTS:

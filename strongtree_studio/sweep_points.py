@@ -7,8 +7,10 @@ import math
 from dataclasses import replace
 from typing import Any, Sequence
 
+import numpy as np
 import pandas as pd
 
+from strongtree_core.csv_format import spreadsheet_safe
 from strongtree_core.sweep import to_table
 from strongtree_studio.config import ModelConfig, Roles, SplitConfig, split_table
 from strongtree_studio.explain import FAIRNESS_NOTIONS
@@ -38,12 +40,12 @@ GAP_ENDINGS = ("_gap", "_gap_low", "_gap_high", "_statistical_parity", "_conditi
 def csv_table(table: pd.DataFrame, meta: dict[str, Any] | None = None) -> pd.DataFrame:
     """The points as the CSV gives them: first the table, target, positive class and protected and legitimate
     columns they were learned on, then every column of the sweep with δ and every gap in percentage points
-    (``fairness_bound_pp``, ``train_gap_pp``, ...) and accuracies in percent (``train_accuracy_percent``), as on
+    (``fairness_bound_pp``, ``training_bound_pp`` with a promise level, ``train_gap_pp``, ...) and accuracies in percent (``train_accuracy_percent``), as on
     the page; the trees as JSON."""
     out = table.copy()
     renamed = {}
     for column in out.columns:
-        if column == "fairness_bound" or column.endswith(GAP_ENDINGS):
+        if column in ("fairness_bound", "training_bound") or column.endswith(GAP_ENDINGS):
             out[column] = 100.0 * out[column]
             renamed[column] = f"{column}_pp"
         elif column.endswith("_accuracy"):
@@ -65,8 +67,9 @@ def csv_table(table: pd.DataFrame, meta: dict[str, Any] | None = None) -> pd.Dat
 
 
 def csv_bytes(table: pd.DataFrame, meta: dict[str, Any] | None = None) -> bytes:
-    """The CSV download of a sweep (:func:`csv_table`)."""
-    return csv_table(table, meta).to_csv(index=False).encode("utf-8")
+    """The CSV download of a sweep (:func:`csv_table`); text a spreadsheet would run as a formula (a table or
+    column name typed by the user) gets a leading quote (:func:`strongtree_core.csv_format.spreadsheet_safe`)."""
+    return spreadsheet_safe(csv_table(table, meta)).to_csv(index=False).encode("utf-8")
 
 
 def notion_name(key: Any) -> str:
@@ -91,7 +94,7 @@ def shown_table(table: pd.DataFrame) -> pd.DataFrame:
         return [f"{a} / {fmt(b, kind)}" for a, b in zip(train, table[f"test_{part_values}"])]
 
     suffix = " training / test" if test else " (training)"
-    return pd.DataFrame({
+    shown = pd.DataFrame({
         "point": table["point"].map(lambda v: fmt(v, "int")),
         "notion": table["fairness"].map(notion_name),
         "δ": table["fairness_bound"].map(lambda v: fmt(v, "points")),
@@ -102,6 +105,31 @@ def shown_table(table: pd.DataFrame) -> pd.DataFrame:
         "gap" + suffix: pair("gap", "points"),
         "time": table["time"].map(lambda v: fmt(v, "seconds")),
     })
+    if "fairness_confidence" in table.columns:  # a sweep with promise levels: what each point promised
+        shown.insert(3, "on new rows", [promise_text(r) for r in table.to_dict("records")])
+    return shown
+
+
+def is_promise(row: Any) -> bool:
+    """Whether the point promised its bound on new rows (a ``fairness_confidence`` level)."""
+    level = row.get("fairness_confidence") if hasattr(row, "get") else None
+    return isinstance(level, (int, float)) and level == level
+
+
+def promise_text(row: Any) -> str:
+    """What a point promised on new rows: "90 % confidence, trained at 2.9 pp" (its tightened training bound),
+    "90 % confidence: only a constant tree keeps it", "training rows only" without a promise, "–" for a reference."""
+    if not isinstance(row.get("fairness"), str):
+        return "–"
+    if not is_promise(row):
+        return "training rows only"
+    level = f"{round(100 * float(row['fairness_confidence']))} % confidence"
+    constant = row.get("promise_constant")  # NaN (a sweep's stored null) is not True
+    if isinstance(constant, (bool, np.bool_)) and constant:
+        return f"{level}: only a constant tree keeps it"
+    trained = row.get("training_bound")
+    at = f", trained at {fmt(trained, 'points')}" if isinstance(trained, (int, float)) and trained == trained else ""
+    return f"{level}{at}"
 
 
 def point_label(row: Any) -> str:
@@ -109,6 +137,8 @@ def point_label(row: Any) -> str:
     price = f" · λ {fmt(row['regularization'])}" if row["regularization"] else ""
     notion = (f"{notion_name(row['fairness'])} ≤ {fmt(row['fairness_bound'], 'points')}"
               if isinstance(row["fairness"], str) else "without a fairness constraint")
+    if isinstance(row["fairness"], str) and is_promise(row):
+        notion += f" on new rows ({promise_text(row)})"
     return (f"Point {fmt(row['point'], 'int')} · {notion}"
             f" · depth {fmt(row['depth'], 'int')}{price} · {fmt(row['train_accuracy'], 'percent')}, "
             f"gap {fmt(row['train_gap'], 'points')} · {status_word(row['status']).label}")
@@ -136,8 +166,9 @@ def point_model(config: dict[str, Any], row: Any) -> ModelConfig:
     model = ModelConfig.from_dict(config["model"])
     notions = tuple(str(row["fairness"]).split("+")) if isinstance(row["fairness"], str) else ()
     bound = float(row["fairness_bound"]) if notions else model.fairness_bound
+    level = float(row["fairness_confidence"]) if notions and is_promise(row) else None
     return replace(model, fairness=notions, fairness_bound=bound, depth=int(row["depth"]),
-                   regularization=float(row["regularization"]))
+                   regularization=float(row["regularization"]), fairness_confidence=level)
 
 
 def point_run(entry_config: dict[str, Any], dataset: str, fingerprint: str, row: Any, frame: pd.DataFrame,

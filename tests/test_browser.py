@@ -2,8 +2,8 @@
 solved live and stopped, the live demo closing its gap, trees legible at their
 size, nothing cut off at a projector's 1280x720, stale results labelled, coded
 columns named, identifiers and dates suggested for ignoring, fairness as charts,
-no raw words, nothing fetched from outside, and four users solving while a fifth
-loads a page.
+no raw words, nothing fetched from outside, four users solving while a fifth
+loads a page, and the Learn page showing Theorem 1 with its defaults.
 
 Needs Debian's Chromium and the playwright package (no browser download);
 skipped with the reason otherwise.  Screenshots of every page at 1440x900 and
@@ -787,3 +787,42 @@ def test_four_users_solving_while_a_fifth_loads_a_page(busy_server, browser):
     finally:
         for session in solvers + ([newcomer] if newcomer else []):
             session.close()
+
+
+# -- 8. the Learn page: Theorem 1 with the defaults, the root LP drawn ---------------------------------------
+
+
+#: The least difference, in % of the rows, the default preset must show between the LP bounds.
+VISIBLY_TIGHTER = 2.0
+
+
+def test_compare_with_the_defaults_shows_theorem_1_and_its_table_reads_at_both_sizes(visit):
+    page = visit.page
+    nav(page, "Learn")
+    expect(page.get_by_text("Preset: FlowOCT's relaxation is tighter.", exact=False)).to_be_visible()
+    page.get_by_role("button", name="Compare", exact=True).click()
+    # Live: the run that is going, then the table of every formulation side by side.
+    expect(page.get_by_text("Solving", exact=True).first).to_be_visible(timeout=30_000)
+    table = page.locator('[data-testid="stTable"]').filter(has_text="LP bound")
+    expect(table).to_be_visible(timeout=60_000)
+    for name in ("OCT", "BinOCT", "FlowOCT", "BendersOCT", "Exact search", "Local search"):
+        expect(table.get_by_role("cell", name=name, exact=True)).to_be_visible()
+    expect(table.get_by_role("cell", name="Proven optimal", exact=True).first).to_be_visible()
+    expect(table.get_by_role("cell", name="Heuristic (no proof)", exact=True)).to_be_visible()
+    theorem = page.get_by_text("Theorem 1 on this table", exact=False)
+    expect(theorem).to_be_visible()
+    sentence = theorem.inner_text()
+    for name in ("OCT", "BinOCT"):
+        found = re.search(rf"tighter than {name}'s \(([\d.,]+)\) by ([\d.,]+) \(([\d.]+) ?% of the 200 rows\)", sentence)
+        assert found, sentence
+        assert float(found.group(3)) >= VISIBLY_TIGHTER, sentence
+    # The root LP drawn: the split values side by side, one row's flow, OCT's big-M rows, in words.
+    expect(page.get_by_text("The root LP, drawn", exact=True)).to_be_visible()
+    expect(page.get_by_text("FlowOCT: the row's flow, source to sink", exact=True)).to_be_visible()
+    expect(page.get_by_text("That is Theorem 1 at work", exact=False)).to_be_visible()
+    expect(page.get_by_role("button", name="Table as CSV")).to_be_visible()
+    expect(page.get_by_role("button", name="Table as LaTeX")).to_be_visible()
+    settle(page)
+    for viewport in (DESKTOP, PROJECTOR):
+        check_page(page, "learn", viewport)
+    assert visit.outside_requests() == []

@@ -368,6 +368,7 @@ def test_ctrl_c_exits_130_with_the_best_tree_written(tmp_path):
     err = "".join(seen)
     assert process.returncode == 130, err
     assert cli.STOPPING in err and "Traceback" not in err
+    assert "terminate called" not in err  # HiGHS's threads torn down at exit aborted the process (SIGABRT)
     tree = FittedTree.from_json(tree_file.read_text(encoding="utf-8"))
     assert tree.record.status == "interrupted" and not tree.record.certified
     report = out.decode()

@@ -82,6 +82,31 @@ def test_out_of_time_before_any_rung_the_best_start_comes_back(monkeypatch):
     assert tree_objective(data, TreeSpec(depth=4), found.structure) == pytest.approx(found.objective)
 
 
+def test_the_first_start_has_a_rung_of_its_own_and_the_rungs_stay_nested(monkeypatch):
+    X, y = continuous(2000, seed=6, columns=8)
+    _, data = patterns(X, y, max_thresholds=32)
+    from strongtree_core.accel.dp import Deadline
+    from strongtree_core.starts import cart_structure
+    from strongtree_core.structure import TreeStructure
+
+    first = cart_structure(data, 3)
+    spare = [c for c in range(len(data.chains)) if not set(data.chains[c]) & ladder.tree_features(first)]
+    other = TreeStructure(1, np.array([data.chains[spare[-1]][5], -1, -1]), np.array([-1, 0, 1]))
+    seen = []
+
+    def solve(sub, sub_starts, seconds):
+        return exact_solve(sub, TreeSpec(depth=3), time_limit=30, starts=sub_starts, ladder=False)
+
+    certified, full, _ = ladder.climb(data, TreeSpec(depth=3), solve, (first, other), Deadline(1e18, None),
+                                      lambda k, n, found, on_full: seen.append((k, n, found.objective)))
+    assert seen[0][0] == -1 and seen[1][0] == 0 and seen[0][1] < seen[1][1]  # the first start's rung, then rung 0
+    assert [n for _, n, _ in seen] == sorted({n for _, n, _ in seen})  # nested: strictly growing
+    assert [v for _, _, v in seen] == sorted(v for _, _, v in seen)  # each rung starts from the one before
+    assert seen[0][2] >= tree_objective(data, TreeSpec(depth=3), first) - 1e-9
+    assert full is not None and full.status == "optimal"
+    assert full.objective == pytest.approx(exact_solve(data, TreeSpec(depth=3), time_limit=60, ladder=False).objective)
+
+
 def test_a_ladder_with_time_to_spare_reaches_every_threshold(monkeypatch):
     monkeypatch.setattr(ladder, "LADDER_CELLS", 0)
     X, y = continuous(300, seed=2, columns=5)

@@ -14,10 +14,13 @@ from streamlit.testing.v1 import AppTest
 from strongtree_core.comparison import compare_formulations
 from strongtree_studio.comparison_job import MAX_ROWS, N_BUCKETS
 from strongtree_studio.demo_data import DEMOS
+from strongtree_studio.learn_presets import BY_KEY, PRESETS
 from strongtree_studio.learn_view import (
     COLUMNS,
     EXPLANATION,
     HEURISTIC_NOTE,
+    STALE,
+    LearnChoice,
     NOT_RUN,
     NOT_RUN_NOTE,
     REFUSAL_WORDS,
@@ -29,6 +32,7 @@ from strongtree_studio.words import SOLVE_STATUS, fmt
 
 ROOT = Path(__file__).resolve().parents[1]
 IRIS = "Iris (scikit-learn)"
+BALANCE = "Balance scale (generated, as in the paper)"
 TINY = 30
 
 
@@ -87,13 +91,21 @@ def iris_sample():
     return sample_table(IRIS, frame, demo.target, [c for c in frame.columns if c != demo.target], TINY)
 
 
-def test_the_page_renders_its_choices_the_cap_and_the_explanation():
+def test_the_page_opens_on_its_first_preset_and_a_preset_sets_every_choice():
     at = learn_page()
-    assert at.selectbox(key="learn.table").value == IRIS
+    assert at.selectbox(key="learn.table").value == BALANCE and PRESETS[0].choice == LearnChoice()
     assert at.radio(key="learn.depth").options == ["1", "2", "3"]
     captions = " ".join(shown(c.value) for c in at.caption)
     assert cap_note() in captions and f"at most {MAX_ROWS} rows" in cap_note() and str(N_BUCKETS) in cap_note()
-    assert "a sample of 100 of its 150 rows" in captions
+    assert "a sample of 200 of its 625 rows" in captions and f"Preset: {PRESETS[0].title}." in captions
+    assert [shown(b.label) for b in at.button if b.key.startswith("learn.preset.")] == [p.label for p in PRESETS]
+    penalty = BY_KEY["penalty"]
+    at.button(key="learn.preset.penalty").click().run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="learn.table.1").value == penalty.choice.table
+    assert at.number_input(key="learn.rows.1").value == penalty.choice.rows
+    assert at.selectbox(key="learn.regularization.1").value == penalty.choice.regularization
+    assert f"Preset: {penalty.title}." in " ".join(shown(c.value) for c in at.caption)
     text = " ".join(m.value for m in at.markdown)
     assert EXPLANATION.strip() in text
     for cited in ("formulation 1", "(1e)", "(1f, 1g)", "(1c, 1d)", "(1h)", "(1a)", "problem 4", "(3)", "(4)",
@@ -104,6 +116,8 @@ def test_the_page_renders_its_choices_the_cap_and_the_explanation():
 
 def test_a_depth_2_comparison_shows_one_row_per_formulation_with_the_librarys_numbers():
     at = learn_page()
+    at.selectbox(key="learn.table").set_value(IRIS).run()
+    at.selectbox(key="learn.time_limit").set_value(10.0).run()
     at.number_input(key="learn.rows").set_value(TINY).run()
     at.radio(key="learn.depth").set_value(2).run()
     table = compare(at)
@@ -140,6 +154,7 @@ def test_a_depth_2_comparison_shows_one_row_per_formulation_with_the_librarys_nu
 
 def test_a_refusal_reads_as_words_in_its_row_and_the_penalty_separates_the_bounds():
     at = learn_page()
+    at.selectbox(key="learn.table").set_value(IRIS).run()
     at.number_input(key="learn.rows").set_value(TINY).run()
     at.selectbox(key="learn.regularization").set_value(0.1).run()
     table = compare(at)
@@ -152,6 +167,13 @@ def test_a_refusal_reads_as_words_in_its_row_and_the_penalty_separates_the_bound
     flow, oct_ = number(table.loc["FlowOCT", "LP bound"]), number(table.loc["OCT", "LP bound"])
     assert flow < oct_  # with a split penalty FlowOCT's relaxation is strictly tighter on this table
     assert not at.error and not at.exception
+    assert not any(m.value.startswith("#### Earlier settings") for m in at.markdown)
+    # The settings move on: the results stay, labelled as the earlier settings' own.
+    at.radio(key="learn.depth").set_value(1).run()
+    assert result_table(at) is not None
+    assert any(m.value.startswith("#### Earlier settings") for m in at.markdown)
+    ran = f"{IRIS}: {TINY} rows, depth 2, λ = 0.1, 5.0 s per run"
+    assert STALE.format(settings=ran) in [shown(w.value) for w in at.warning]
 
 
 def test_stop_keeps_the_finished_runs_and_says_the_rest_did_not_start():

@@ -275,3 +275,55 @@ def test_a_click_on_the_frontier_names_its_point_and_nothing_else_does():
     assert picked_point({"selection": {"points": []}}) is None
     assert picked_point(None) is None
     assert picked_point({"selection": {"points": [{"customdata": ["text", "not a number"]}]}}) is None
+
+
+def test_a_sweep_with_a_promise_level_draws_stars_and_says_what_each_point_promised():
+    """fairness_confidence is a grid key (a page control): each level is a point at every bound, whose tree keeps
+    its bound on new rows by a tightened training bound; the table says the level and that bound, the figure
+    draws the points as stars, and a point opened carries its level to the Model settings."""
+    from strongtree_studio.frontier_figure import PROMISE_SYMBOL, PROMISE_UNCERTIFIED_SYMBOL
+    from strongtree_studio.screens.tradeoffs import PROMISE_NOTE
+    from strongtree_studio.sweep_points import point_model
+
+    at = tradeoffs_with_demo()
+    assert at.multiselect(key="sweep.confidences").value == [None]
+    at.multiselect(key="sweep.confidences").set_value([None, 0.9]).run()
+    at.text_input(key="sweep.fairness_bounds").set_value("5").run()
+    at.multiselect(key="sweep.depths").set_value([1]).run()  # depth 1: the promise's dozen fits take seconds
+    at.number_input(key="sweep.time_limit").set_value(5.0).run()
+    assert at.caption[0].value.startswith(
+        "2 points: 1 notion × 1 bound × 1 depth × 1 λ value × 2 promise levels, and 1 tree without a fairness "
+        "constraint for reference")
+    at.button(key="tradeoffs.start").click().run()
+    job_id = at.session_state["sweep_job_id"]
+    poll(at, lambda a: not job_registry().snapshot(job_id).active, timeout=120)
+    at.run()
+    snapshot = job_registry().snapshot(job_id)
+    assert snapshot.state == "finished" and len(snapshot.main.rows) == 3
+    table = points_table(snapshot.main.rows)
+    fair = table[table["fairness"].notna()]
+    assert list(fair["fairness_confidence"].fillna(-1)) == [-1, 0.9]
+    frame = at.session_state["table"].frame
+    train = split_table(frame, at.session_state["roles"], SplitConfig()).train
+    for row in fair.to_dict("records"):  # every bound re-measured on the tree's own predictions
+        predicted = FittedTree.from_json(row["tree"]).predict(train) == "yes"
+        gap = abs(np.diff([predicted[(train["gender"] == g).to_numpy()].mean() for g in ("female", "male")]))[0]
+        assert gap <= row["training_bound"] + 1e-9 and row["training_bound"] <= row["fairness_bound"] + 1e-12
+        model = point_model(at.session_state["sweep_started"]["config"], row)
+        assert model.fairness_confidence == (0.9 if row["fairness_confidence"] == 0.9 else None)
+    shown = at.table[0].value.map(lambda v: str(v).replace("\\", "")).rename(columns=lambda c: c.replace("\\", ""))
+    promised = fair[fair["fairness_confidence"] == 0.9]
+    assert list(shown["on new rows"]) == [
+        "training rows only" if r["fairness_confidence"] != 0.9
+        else "90 % confidence: only a constant tree keeps it" if r["promise_constant"]
+        else f"90 % confidence, trained at {100 * r['training_bound']:.1f} pp" for r in fair.to_dict("records")] + ["–"]
+    csv = pd.read_csv(io.BytesIO(csv_bytes(table)))  # the tightened bound in pp, as δ
+    assert csv["training_bound_pp"].tolist()[:2] == pytest.approx(list(100 * fair["training_bound"]))
+    for row in promised.to_dict("records"):  # a constant tree is said to be one, measured on its predictions
+        said = FittedTree.from_json(row["tree"]).predict(train)
+        assert row["promise_constant"] == (np.unique(said).size == 1)
+    stars = [t for t in figure(at)["data"] if t.get("mode") == "markers" and t["x"] != [None]
+             and t["marker"]["symbol"] in (PROMISE_SYMBOL, PROMISE_UNCERTIFIED_SYMBOL) and t.get("xaxis", "x") == "x"]
+    assert sum(len(values(t["x"])) for t in stars) == len(promised)
+    assert any(c.value.startswith("Accuracy against the measured gap") and PROMISE_NOTE in c.value
+               for c in at.caption)

@@ -12,7 +12,10 @@ ladder of nested feature sets ``F_0 ⊂ F_1 ⊂ ... ⊂ F``:
 * rung ``k`` adds, on every *active* column (one the best tree so far, a start
   or the best tree of depth 2 splits on), every ``2^(K - k)``-th of its
   thresholds (they are spread over the rows), until the column has them all;
-* the last rung is ``F`` itself.
+* the last rung is ``F`` itself;
+* with several starts, a rung before rung 0 keeps only the first start's
+  thresholds and the depth-2 tree's (:func:`first_rung`): CART's, the tree the
+  answer must never be worse than; the other starts widen rung 0 only.
 
 Each rung is solved exactly by the search on its merged patterns, with the
 best tree so far as a start (a tree over ``F_k`` is a tree over every later
@@ -103,6 +106,19 @@ def best_depth_two(data: PatternData) -> set[int]:
     return {int(f) for f in code[[0, 1, 4]] if f >= 0}
 
 
+def first_rung(data: PatternData, starts: tuple[TreeStructure, ...], extra: set[int]) -> np.ndarray | None:
+    """The rung before rung 0: the thresholds of the first start (CART's on the raw
+    columns, when given) and ``extra`` only, when the other starts would widen rung 0.
+    Seen through them alone, rows merge into far fewer patterns (200,000 rows x 30
+    columns: 1,925 patterns over 17 features instead of 38,109 over 26), so a first
+    certificate comes in a fraction of rung 0's time."""
+    if len(starts) < 2:
+        return None
+    own = tree_features(starts[0]) | extra
+    features = rung_features(data, 0, chains_of(data, own), own)
+    return features
+
+
 def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure, ...], deadline: Deadline,
           say=None) -> tuple[Rung | None, object | None, tuple[float, TreeStructure] | None]:
     """Solve the rungs in turn with ``solve(sub_data, sub_starts, seconds)`` (the exact
@@ -113,21 +129,29 @@ def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure,
     on the way with its value (on the full features; None if none).  The first
     rung always runs, if only long enough to check the starts, so a tree comes
     back whenever a start is feasible.  ``say(k, n_features, result,
-    result_on_full_features)`` hears every rung's outcome.
+    result_on_full_features)`` hears every rung's outcome (``k`` = -1 for the
+    first start's rung, :func:`first_rung`).
     """
     used = set().union(*(tree_features(s) for s in starts)) if starts else set()
-    if deadline.at > time.perf_counter():
-        used |= best_depth_two(data)
+    depth_two = best_depth_two(data) if deadline.at > time.perf_counter() else set()
+    used |= depth_two
     active = chains_of(data, used)
     best: tuple[float, TreeStructure] | None = None
     certified: Rung | None = None
-    k, last_size = 0, -1
+    ahead = first_rung(data, starts, depth_two)
+    k, last_size = (-1, -1) if ahead is not None else (0, -1)
     while True:
-        features = rung_features(data, k, active, used)
+        if k < 0:
+            features = ahead
+            if features.size >= rung_features(data, 0, active, used).size:  # no smaller than rung 0: skip it
+                k = 0
+                continue
+        else:
+            features = rung_features(data, k, active, used)
         if features.size == last_size:  # the active columns have every threshold: on to the full problem
             features = np.arange(data.n_features)
         seconds = deadline.at - time.perf_counter()
-        if seconds <= 0 and k > 0:
+        if seconds <= 0 and last_size >= 0:
             return certified, None, best
         seconds = max(seconds, FIRST_RUNG_SECONDS)
         tries = list(starts) + ([best[1]] if best is not None else [])

@@ -207,7 +207,8 @@ def _climb(data: PatternData, spec: TreeSpec, time_limit: float, stop, report: R
             if report is not None:
                 word = "optimal" if found.status == "optimal" else "best"
                 report(found.objective, None, explored[0], on_full,
-                       f"{word} tree over {n_features} of the {data.n_features} features (rung {k} of the ladder)")
+                       f"{word} tree over {n_features} of the {data.n_features} features "
+                       + ("(the first start's rung of the ladder)" if k < 0 else f"(rung {k} of the ladder)"))
 
     try:
         certified, full, best_found = climb(data, spec, solve, tuple(starts), deadline, say)
@@ -227,6 +228,8 @@ def _climb(data: PatternData, spec: TreeSpec, time_limit: float, stop, report: R
              f"columns thinned to the finest set certified within the time ({found.reason})")
     if full is not None and full.objective is not None and full.objective > found.objective:
         words += f"; over all features the search reached {full.objective:g} without a proof"
+    elif best_found is not None and best_found[0] > found.objective:
+        words += f"; over more thresholds the search reached {best_found[0]:g} without a proof"
     return ExactResult("optimal", on_full, found.objective, found.objective, runtime, words, explored[0],
                        tuple(int(f) for f in certified.features))
 

@@ -33,6 +33,7 @@ from strongtree_core.encoding.errors import (
     BUCKETS_AND_THRESHOLDS,
     ONEHOT_NEEDS_BUCKETS,
     DUPLICATE_COLUMNS,
+    NAMES_THE_SAME_AS_TEXT,
     EMPTY_TABLE,
     MISSING_COLUMNS,
     NO_FEATURES,
@@ -254,9 +255,12 @@ class TableEncoder:
             number = read_numbers(values, name)
             finite = np.isfinite(number)
             keep = finite if weight is None else finite & (weight > 0)
-            distinct, per_class, _ = value_classes(number[keep], codes[keep], None if weight is None else weight[keep],
-                                                   n_classes)
-            ranks = np.searchsorted(distinct, np.where(finite, number, 0.0)).astype(np.float64)
+            distinct, per_class, inverse = value_classes(number[keep], codes[keep],
+                                                         None if weight is None else weight[keep], n_classes)
+            if keep.all():  # every row's rank is its position among the distinct values already
+                ranks = inverse.reshape(-1).astype(np.float64)
+            else:
+                ranks = np.searchsorted(distinct, np.where(finite, number, 0.0)).astype(np.float64)
             ranks[np.isposinf(number)] = distinct.size
             ranks[np.isneginf(number)] = -1.0
             ranks[np.isnan(number)] = distinct.size + 1
@@ -545,6 +549,13 @@ def _check_frame(df, used: Iterable) -> None:
     repeated = df.columns[df.columns.duplicated() & df.columns.isin(list(used))].unique()
     if len(repeated):
         raise EncodingError(DUPLICATE_COLUMNS.format(names=_names(repeated)))
+    as_text: dict[str, list] = {}
+    for name in df.columns:
+        if name in used:
+            as_text.setdefault(str(name), []).append(name)
+    for names in as_text.values():
+        if len(names) > 1:  # 0 and '0': the SQL export tested "0" twice and disagreed with predict
+            raise EncodingError(NAMES_THE_SAME_AS_TEXT.format(names=_names(names)))
 
 
 def _names(names: Iterable) -> str:

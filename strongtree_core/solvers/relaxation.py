@@ -29,9 +29,20 @@ def lp_relaxation(
     """Optimal value of ``model``'s LP relaxation in its own units (offset
     included), or None when HiGHS is missing or busy, or the LP is not solved
     to optimality within ``time_limit`` seconds (or before Stop)."""
+    solved = lp_solution(model, time_limit=time_limit, threads=threads, stop=stop)
+    return None if solved is None else solved[0]
+
+
+def lp_solution(
+    model: ModelArrays, *, time_limit: float, threads: int = 1, stop: threading.Event | None = None,
+    wait: float | None = None,
+) -> tuple[float, np.ndarray] | None:
+    """``(value, x)``: the optimal value of ``model``'s LP relaxation and a solution
+    attaining it (shape ``(n_cols,)``), or None as for :func:`lp_relaxation`.
+    ``wait``: seconds to wait for another HiGHS run of this process to end first."""
     relaxed = replace(model, integrality=np.zeros(model.n_cols, dtype=bool), separator=None)
     try:
-        with HighsSession() as session:
+        with HighsSession(wait) as session:
             if not session.acquired:
                 return None
             h = new_highs(relaxed, SolveOptions(time_limit=time_limit, threads=threads))
@@ -41,6 +52,6 @@ def lp_relaxation(
             )
     except SolverUnavailableError:
         return None
-    if run.status != Status.OPTIMAL or run.objective is None or not np.isfinite(run.objective):
+    if run.status != Status.OPTIMAL or run.objective is None or not np.isfinite(run.objective) or run.x is None:
         return None
-    return float(run.objective)
+    return float(run.objective), run.x

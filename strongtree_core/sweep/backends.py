@@ -29,7 +29,7 @@ import uuid
 from collections import deque
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.sweep.grid import Point
@@ -156,10 +156,43 @@ def work(problem: Problem, point: Point, relay) -> dict | None:
 
 
 # ----------------------------------------------------------------- the loops
+class PointQueue:
+    """The points still to submit: the sweep's (lazy) sequence read in order, and points to run again
+    first.  Never copies the sweep's points (a grid of 100,000 need not be built before the first runs)."""
+
+    def __init__(self, points: Iterable[Point]) -> None:
+        self._source = iter(points)
+        self._again: deque[Point] = deque()
+        self._next: Point | None = next(self._source, None)
+
+    def __bool__(self) -> bool:
+        return bool(self._again) or self._next is not None
+
+    def popleft(self) -> Point:
+        if self._again:
+            return self._again.popleft()
+        point, self._next = self._next, next(self._source, None)
+        if point is None:
+            raise IndexError("no point left")
+        return point
+
+    def appendleft(self, point: Point) -> None:
+        self._again.appendleft(point)
+
+    def clear(self) -> None:
+        self._again.clear()
+        self._source, self._next = iter(()), None
+
+    def remaining(self) -> Iterator[Point]:
+        """The points left (consumes them)."""
+        while self:
+            yield self.popleft()
+
+
 def _pool_rows(problem: Problem, points: Sequence[Point], submit: Callable[[Point], cf.Future], relay,
                stop: threading.Event | None, slots: int, lost: tuple[type[BaseException], ...]) -> Iterator[dict]:
     """Rows of a concurrent.futures pool as they finish; points of a lost worker are queued again."""
-    queue = deque(points)
+    queue = PointQueue(points)
     attempts: dict[int, int] = {}
     pending: dict[cf.Future, Point] = {}
     stopped = False

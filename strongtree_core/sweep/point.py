@@ -232,6 +232,8 @@ def blank_row(problem: Problem, point: Point, params: Mapping[str, Any] | None =
     row: dict[str, Any] = {**settings_row(point, params), **dict.fromkeys(result_columns(problem.notions), math.nan)}
     row.update({f"n_{p}": int(getattr(fold, p).size) for p in PARTS})
     row.update(status="error", certified=False, method="", error="", tree=None)
+    if "fairness_confidence" in point.settings:
+        row.update(training_bound=math.nan, promise_constant=False)
     return row
 
 
@@ -275,6 +277,10 @@ def run_point(problem: Problem, point: Point, stop: threading.Event | None = Non
     rec = clf.record_
     row.update(status=rec.status, certified=bool(rec.certified), objective=rec.objective, bound=rec.bound,
                optimality_gap=rec.gap, method=rec.method)
+    if "fairness_confidence" in point.settings:  # the promise's tightened training bound, δ itself without one
+        promise = getattr(clf, "fairness_promise_", None)
+        row["training_bound"] = promise.training_bound if promise is not None else row["fairness_bound"]
+        row["promise_constant"] = bool(promise is not None and promise.constant)
     train_y = problem.y.iloc[fold.train]
     majority = train_y.value_counts().idxmax() if len(train_y) else None
     for part in PARTS:

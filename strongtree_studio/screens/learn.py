@@ -7,32 +7,41 @@ import streamlit as st
 
 from strongtree_studio.comparison_job import MAX_ROWS, CompareSpec, ComparisonResult
 from strongtree_studio.demo_data import DEMO, DEMOS
+from strongtree_studio.learn_presets import PRESETS, LearnPreset, preset_of
 from strongtree_studio.learn_view import (
     CHART_CAPTION,
     EXPLANATION,
     LOADED,
     MSG_NO_LP,
     MSG_NO_ROLES,
+    NODES_NOTE,
     RUN_SOURCES,
+    STALE,
     LearnChoice,
     Sample,
     builtin_sample,
     cap_note,
+    comparison_latex,
     comparison_table,
+    export_frame,
+    is_stale,
     local_search_sentence,
     lp_chart,
+    nodes_sentence,
     not_run,
     optimum_of,
     progress_table,
     run_name,
     run_progress,
     sample_table,
+    settings_words,
     theorem_check,
 )
+from strongtree_studio import root_view
 from strongtree_studio.markup import md, md_table, plain_text
 from strongtree_studio.services import job_registry
 from strongtree_studio.session import LEARN, LEARN_JOB, LEARN_STARTED, MODEL, ROLES, TABLE
-from strongtree_studio.state import field
+from strongtree_studio.state import field, renew_widgets
 from strongtree_studio.views import job_ending, job_state_badge, queue_message
 from strongtree_studio.words import COMPARISON_STEP, fmt
 
@@ -74,9 +83,25 @@ def stop_comparison() -> None:
     registry.stop(LEARN_JOB.get())
 
 
+def apply_preset(preset: LearnPreset) -> None:
+    """The preset's settings, shown at once by the widgets (they start afresh from them)."""
+    LEARN.set(preset.choice)
+    renew_widgets(LEARN)
+
+
 st.title("Learn")
 st.caption("Why strong formulations win: the paper's formulations and its baselines solve the same small table, "
            "side by side.")
+
+chosen = preset_of(LEARN.get())
+presets = st.columns(len(PRESETS))
+for column, preset in zip(presets, PRESETS):
+    column.button(md(preset.label), key=f"learn.preset.{preset.key}", on_click=apply_preset, args=(preset,),
+                  icon=":material/check_circle:" if preset is chosen else None, width="stretch",
+                  help=md(f"{preset.title}. {preset.shows} About {preset.seconds:.0f} s in all on a busy machine."))
+if chosen is not None:
+    st.caption(f"**Preset: {md(chosen.title)}.** {md(chosen.shows)} About {chosen.seconds:.0f} s in all on a "
+               "busy machine.")
 
 loaded = TABLE.get()
 options = TABLES + ([LOADED] if loaded is not None else [])
@@ -155,9 +180,11 @@ def render_result() -> None:
     if snapshot.main.result is None:
         return
     result = ComparisonResult.from_json(snapshot.main.result)
-    st.markdown(f"#### {md(started.get('name', ''))}: {fmt(result.n_rows, 'int')} rows, depth "
-                f"{started.get('depth', '')}, λ = {fmt(started.get('regularization'))}, "
-                f"{fmt(started.get('time_limit'), 'seconds')} per run")
+    stale = is_stale(started, choice, None if problem else sample.name)
+    st.markdown(f"#### {'Earlier settings · ' if stale else ''}{md(settings_words({**started, 'n_rows': result.n_rows}))}")
+    if stale:
+        st.warning(md(STALE.format(settings=settings_words({**started, 'n_rows': result.n_rows}))),
+                   icon=":material/history:")
     if len(result.rows) < len(result.formulations):
         st.info(MSG_STOPPED, icon=":material/stop_circle:")
     st.table(md_table(comparison_table(result)), hide_index=True)
@@ -166,7 +193,16 @@ def render_result() -> None:
     optimum = optimum_of(result.rows)
     st.caption(RUN_SOURCES + " Gap to optimum: how far a tree's value is below the best proven one "
                f"({fmt(optimum)}). Non-zeros: of the constraint matrix the solver was given (BendersOCT's before "
-               "its cuts).")
+               "its cuts). LP bound: the formulation's root LP relaxation, solved once before the runs. "
+               + NODES_NOTE)
+    caption = settings_words({**started, "n_rows": result.n_rows})
+    downloads = st.columns([1.4, 1.4, 3.2])
+    downloads[0].download_button("Table as CSV", export_frame(result).to_csv(index=False).encode(),
+                                 file_name="comparison.csv", mime="text/csv", key="learn.csv",
+                                 icon=":material/download:", width="stretch")
+    downloads[1].download_button("Table as LaTeX", comparison_latex(result, caption).encode(),
+                                 file_name="comparison.tex", mime="text/x-tex", key="learn.latex",
+                                 icon=":material/download:", width="stretch")
     chart, words = st.columns([3, 2], gap="large")
     with chart:
         st.markdown("**LP bounds against the optimum**")
@@ -179,9 +215,41 @@ def render_result() -> None:
             note = "" if optimum is not None else " No run proved an optimum: the bars start at the best tree found."
             st.caption(CHART_CAPTION + note)
     with words:
-        for sentence in (theorem_check(result), local_search_sentence(result)):
+        for sentence in (theorem_check(result), nodes_sentence(result), local_search_sentence(result)):
             if sentence:
                 st.markdown(sentence)
+    render_root(result)
+
+
+def render_root(result: ComparisonResult) -> None:
+    """The root LP drawn: fractional splits side by side, one row's flow, OCT's big-M rows, in words."""
+    st.markdown("#### The root LP, drawn")
+    root = root_view.root_of(result.root)
+    if not root_view.drawable(root):
+        st.caption(root_view.MSG_NOT_DRAWN)
+        return
+    features = root_view.used_features(root)
+    for column, (word, title) in zip(st.columns(len(root_view.DRAWN), gap="medium"), root_view.DRAWN):
+        with column:
+            lp = root_view.relaxation(root, word)
+            st.markdown(f"**{title}**")
+            st.caption(f"LP bound {fmt(None if lp is None else lp.value)} · "
+                       f"{fmt(None if lp is None else lp.fractional_splits, 'int')} fractional split values")
+            spec = root_view.splits_chart(root, word, features)
+            if spec is not None:
+                st.vega_lite_chart(spec=spec, width="stretch", height=30 + 21 * len(features))
+    st.caption(root_view.SPLITS_CAPTION)
+    drawing, table = st.columns([2, 3], gap="large")
+    with drawing:
+        st.markdown("**FlowOCT: the row's flow, source to sink**")
+        st.vega_lite_chart(spec=root_view.flow_chart(root), width="stretch", height=360)
+    with table:
+        st.markdown("**OCT: the same row, and its big-M rows**")
+        frame = root_view.oct_table(root)
+        if frame is not None:
+            st.table(md_table(frame), hide_index=True)
+    for sentence in root_view.root_words(root, result.n_rows):
+        st.markdown(sentence)
 
 
 if snapshot is not None:

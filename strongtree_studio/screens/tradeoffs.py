@@ -7,6 +7,7 @@ import streamlit as st
 from strongtree_studio.navigation import screen
 from strongtree_studio.config import ModelConfig
 from strongtree_studio.explain import FAIRNESS_NOTIONS
+from strongtree_studio.fairview import PROMISE_LEVELS
 from strongtree_studio.markup import md, md_table, plain_text
 from strongtree_studio.runs import RunStoreError
 from strongtree_studio.services import job_registry, run_store
@@ -33,6 +34,7 @@ from strongtree_studio.sweep_points import (
     MSG_POINT_NEEDS_TABLE,
     MSG_POINT_NO_TREE,
     csv_bytes,
+    is_promise,
     picked_point,
     point_label,
     point_run,
@@ -53,6 +55,16 @@ MSG_NO_TABLE = "Choose a table with a protected attribute on the Data page first
 MSG_NO_SWEEP = ("No sweep yet. **Run sweep** solves one tree per notion, bound δ, depth and λ, one after another in "
                 "the background: the points appear here as they are solved, and you can visit other pages meanwhile.")
 MSG_NO_POINTS = "No point has finished yet: the first appears as soon as its tree is solved."
+PROMISE_NOTE = ("Stars promise their bound on new rows with the level in the table: their training bound is tightened "
+                "(\"trained at\"), so they sit left of and below the trees with δ on the training rows only; on the test "
+                "rows their gaps should stay within their δ. ")
+
+
+
+def promise_chip(level: float | None) -> str:
+    """A promise level as a short chip ("training rows only", "90 %"): two fit side by side at 1280 px."""
+    return "training rows only" if level is None else f"{round(100 * level)} %"
+
 
 if GOTO_TREE.pop():
     st.switch_page(screen("tree"))
@@ -80,7 +92,7 @@ else:
               help="Each notion is a frontier of its own. Conditional statistical parity needs a legitimate factor.")
         field(top[1].multiselect, "Depths", SWEEP, "depths", options=DEPTHS,
               help="Every depth is tried at every bound; the figure shows them all.")
-        low = st.columns([3, 1.2, 1.3], vertical_alignment="bottom")
+        low = st.columns([1.8, 0.9, 1.6, 2.7], vertical_alignment="bottom")
         field(low[0].text_input, "Bounds δ (percentage points)", SWEEP, "fairness_bounds",
               help="The largest gap each tree may have, in percentage points, separated by commas.")
         field(low[1].text_input, "λ values", SWEEP, "lambdas",
@@ -88,6 +100,12 @@ else:
         field(low[2].number_input, "Time limit per point (s)", SWEEP, "time_limit", 1.0, 3600.0, step=1.0,
               format="%.0f",
               help="Each tree stops at this limit; one not proven by then is marked as such.")
+        field(low[3].multiselect, "Promise on new rows", SWEEP, "confidences", options=PROMISE_LEVELS,
+              format_func=lambda level: plain_text(promise_chip(level)), placeholder="Choose one or more",
+              help="Each level is tried at every bound. 'Training rows only': δ holds on the training rows. A "
+                   "level such as 90 %: the gap on new rows from the same population stays within δ with that "
+                   "confidence; the training bound is tightened to keep it (about 13 fits per point within its "
+                   "time limit), or the tree is constant when nothing else can. Stars on the figure.")
     choice: SweepChoice = SWEEP.get()
     if roles is None:
         problems = [MSG_NO_PROTECTED]
@@ -99,7 +117,9 @@ else:
         st.caption(
             f"{count_of(grid.n_points, 'point')}: {count_of(len(grid.notions), 'notion')} × "
             f"{count_of(len(grid.fairness_bounds), 'bound')} × {count_of(len(grid.depths), 'depth')} × "
-            f"{count_of(len(grid.lambdas), 'λ value')}, and {count_of(grid.n_references, 'tree')} without a "
+            f"{count_of(len(grid.lambdas), 'λ value')}"
+            + (f" × {count_of(len(grid.confidences), 'promise level')}" if grid.promises else "")
+            + f", and {count_of(grid.n_references, 'tree')} without a "
             f"fairness constraint for reference; at most {fmt(grid.n_total * choice.time_limit, 'seconds')} "
             "in all. Other settings as on the Model page; trees learn from the training rows.")
 
@@ -190,8 +210,8 @@ def render_status() -> None:
     else:
         planned = total or (SWEEP_STARTED.get() or {}).get("config", {}).get("grid")
         if total is None and planned:
-            total = (len(planned["notions"]) * len(planned["fairness_bounds"]) + 1) * len(planned["depths"]) * \
-                len(planned["lambdas"])
+            total = (len(planned["notions"]) * len(planned["fairness_bounds"])
+                     * len(planned.get("confidences") or [None]) + 1) * len(planned["depths"]) * len(planned["lambdas"])
         certified = sum(bool(r.get("certified")) for r in snap.main.rows)
         info.progress(done / total if total else 0.0,
                       text=f"{fmt(done, 'int')} of {count_of(total or 0, 'point')} solved · "
@@ -250,8 +270,9 @@ def render_points() -> None:
                "lines mark the bounds δ; the dashed line is the accuracy of predicting the majority class; crosses "
                "are the trees without a fairness constraint and open squares CART of the same depth, placed at each "
                "notion's gap. On the "
-               "test rows each point's bar is the 95 % interval of its gap. Click a point to open its tree. "
-               + POINTS_NOTE)
+               "test rows each point's bar is the 95 % interval of its gap. "
+               + (PROMISE_NOTE if "fairness_confidence" in points and points.apply(is_promise, axis=1).any() else "")
+               + "Click a point to open its tree. " + POINTS_NOTE)
     # A table that wraps its cells (a data grid would cut them at a projector's width).
     st.table(md_table(shown_table(points).set_index("point")), height=min(40 + 31 * len(points), 460))
 
