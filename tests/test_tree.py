@@ -367,6 +367,7 @@ def test_counts_from_patterns_equal_the_counts_from_rows(weighted) -> None:
     merged = FittedTree.from_patterns(structure, plan, ("a", "b", "c"), "t", data, record, weighted=weighted)
     assert merged.node_counts.dtype == rows.node_counts.dtype
     assert np.array_equal(merged.node_counts, rows.node_counts)
+    assert merged.baseline_accuracy == pytest.approx(rows.baseline_accuracy, rel=1e-12)
     if weighted:
         np.testing.assert_allclose(merged.node_weights, rows.node_weights, rtol=1e-12)
     else:

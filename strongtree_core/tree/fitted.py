@@ -246,7 +246,10 @@ class FittedTree:
         if weighted:
             weights = node_class_counts(structure, X, y, len(classes), weight=patterns.weight)
         names = encoding.source_columns if feature_names is None else tuple(feature_names)
-        return cls(structure, encoding, tuple(classes), target, counts, record, names, weights)
+        root = (counts if weights is None else weights)[0].astype(float)
+        baseline = float(root.max() / root.sum()) if root.sum() > 0 else None
+        return cls(structure, encoding, tuple(classes), target, counts, record, names, weights,
+                   baseline_accuracy=baseline)
 
     # ------------------------------------------------------------------ using
 
