@@ -165,3 +165,27 @@ def test_a_first_fit_with_cold_caches_keeps_a_half_second_limit(tmp_path) -> Non
     (measured: benchmarks/first_fit.py)."""
     row = _first_fit(tmp_path)
     assert row["wall"] <= 0.5 + SLACK, f"the first fit took {row['wall']:.2f} s with a 0.5 s limit"
+
+
+def test_a_slow_preparation_leaves_the_solve_only_what_is_left_of_the_limit(monkeypatch) -> None:
+    """Preparation (reading, encoding, starts) that takes most of the limit: the solve is handed what is
+    left, not the whole limit (passing the whole limit passed every other test here: their tables prepare
+    well inside the slack)."""
+    from strongtree_core import estimator
+
+    handed: list[float] = []
+    real_encode, real_solve = StrongTreeClassifier._encode, estimator.solve_tree
+
+    def slow_encode(self, train):
+        time.sleep(1.2)  # a table that takes 1.2 s of a 2 s limit to prepare
+        return real_encode(self, train)
+
+    def recording_solve(*args, **kwargs):
+        handed.append(kwargs["time_limit"])
+        return real_solve(*args, **kwargs)
+
+    monkeypatch.setattr(StrongTreeClassifier, "_encode", slow_encode)
+    monkeypatch.setattr(estimator, "solve_tree", recording_solve)
+    X, y, _ = hard_table(n=200)
+    StrongTreeClassifier(depth=2, time_limit=2.0).fit(X, y)
+    assert len(handed) == 1 and handed[0] <= 2.0 - 1.2, handed
