@@ -9,8 +9,8 @@ ladder of nested feature sets ``F_0 ⊂ F_1 ⊂ ... ⊂ F``:
 * every rung keeps every feature that is not a threshold of a column
   (yes/no columns, categories, missing-value flags) and the thresholds the
   start trees use (CART's on the raw columns among them);
-* rung ``k`` adds, on every *active* column (one the best tree so far, a start
-  or the best tree of depth 2 splits on), every ``2^(K - k)``-th of its
+* rung ``k`` adds, on every *active* column (one the best tree so far, the
+  first start or the best tree of depth 2 splits on), every ``2^(K - k)``-th of its
   thresholds (they are spread over the rows), until the column has them all;
 * the last rung is ``F`` itself;
 * with several starts, a rung before rung 0 keeps only the first start's
@@ -135,7 +135,9 @@ def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure,
     used = set().union(*(tree_features(s) for s in starts)) if starts else set()
     depth_two = best_depth_two(data) if deadline.at > time.perf_counter() else set()
     used |= depth_two
-    active = chains_of(data, used)
+    # Columns refined: the first start's (CART's) and the depth-2 tree's, then every best tree's;
+    # the other starts' thresholds stay in every rung without refining their columns.
+    active = chains_of(data, (tree_features(starts[0]) if starts else set()) | depth_two) or chains_of(data, used)
     best: tuple[float, TreeStructure] | None = None
     certified: Rung | None = None
     ahead = first_rung(data, starts, depth_two)
