@@ -99,11 +99,8 @@ def _watch(ref, flag: np.ndarray) -> None:
             return
         stop, at = deadline.stop, deadline.at
         del deadline
-        wait = min(WATCH_SECONDS, max(0.0, at - time.perf_counter()))
-        if stop is not None:
-            stop.wait(wait)
-        else:
-            time.sleep(wait)
+        del stop  # anything with is_set() (the engine passes several events as one)
+        time.sleep(min(WATCH_SECONDS, max(0.0, at - time.perf_counter())))
 
 
 def subset_key(idx: np.ndarray, depth: int) -> bytes:
