@@ -207,7 +207,15 @@ def _f(x, digits=3) -> str:
     return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
 
 
-def markdown(rows: list[dict]) -> str:
+def _p90(values: list[float]) -> float:
+    return statistics.quantiles(values, n=10, method="inclusive")[-1] if len(values) > 1 else values[0]
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
+
+
+def markdown(rows: list[dict], loads: tuple[str, str] | None = None) -> str:
     out = []
     race = [r for r in rows if r["section"] == "race"]
     if race:
@@ -223,8 +231,9 @@ def markdown(rows: list[dict]) -> str:
         s = [r["search_ratio"] for r in race]
         f = [r["fit_ratio"] for r in race]
         equal = sum(r["ours"] == r["streed"] == r["ours_fit"] for r in race)
-        out += ["", f"{len(race)} instances: search / STreeD median {statistics.median(s):.2f}, worst {max(s):.2f}; "
-                    f"fit / STreeD median {statistics.median(f):.2f}, worst {max(f):.2f}; optima equal on "
+        out += ["", f"{len(race)} instances: search / STreeD median {statistics.median(s):.2f}, 90th percentile "
+                    f"{_p90(s):.2f}, worst {max(s):.2f}; fit / STreeD median {statistics.median(f):.2f}, 90th "
+                    f"percentile {_p90(f):.2f}, worst {max(f):.2f}; optima equal on "
                     f"{equal} of {len(race)}; certified {sum(r['certified'] for r in race)} of {len(race)}."]
     wide = [r for r in rows if r["section"] == "wide"]
     if wide:
@@ -234,6 +243,8 @@ def markdown(rows: list[dict]) -> str:
             out.append(f"| {r['dataset']} | {r['encoding']} | {r['rows']} | {r['features']} | {r['depth']} | "
                        f"{_f(r['search_s'], 2)} | {'yes' if r['certified'] else 'NO'} | {_f(r['ours'])} | "
                        f"{_f(r['streed_s'], 2)} | {'yes' if r['streed_certified'] else 'no'} | {_f(r['streed'])} |")
+    if loads is not None:
+        out += ["", f"Load average (1, 5, 15 min) at the start: {loads[0]}; at the end: {loads[1]}."]
     jobs = [r for r in rows if r["section"] == "jobs"]
     if jobs:
         out += ["", "| dataset | features | depth | n_jobs=1 s | n_jobs=2 s | speed-up | same optimum | load average |",
@@ -284,6 +295,7 @@ def main(argv=None) -> int:
         streed_fit(warm_X, warm_y, d, 10)
     rows: list[dict] = []
     fields: list[str] = []
+    load_start = _load()
     with open(args.out, "w", newline="") as handle:
         writer = None
 
@@ -300,7 +312,7 @@ def main(argv=None) -> int:
 
         for section in args.sections:
             {"race": run_race, "wide": run_wide, "jobs": run_jobs}[section](args, write)
-    text = markdown(rows)
+    text = markdown(rows, (load_start, _load()))
     print(text)
     if args.write:
         write_results(text, args.heading)
