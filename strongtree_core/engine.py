@@ -307,8 +307,12 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
     found = exact_solve(data, spec, time_limit=remaining, stop=stop, report=report, starts=starts)
     if found.status == "infeasible":
         raise StrongTreeError(INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec)))
-    if found.structure is None:
-        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit if stated is None else stated))
+    if found.structure is None:  # stopped before the search checked a start (a late ladder on a million rows)
+        start = _best_feasible_start(data, spec, starts)
+        if start is None:
+            raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit if stated is None else stated))
+        found = replace(found, structure=start, objective=None,
+                        reason=f"{found.reason}; the best feasible start (CART's tree or a single leaf) is returned")
     value = tree_objective(data, spec, found.structure)
     if found.objective is not None and abs(value - found.objective) > 1e-6 * max(1.0, abs(value)):
         raise StrongTreeError(  # a bookkeeping error in the search, never shown as a result
@@ -332,6 +336,26 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
         n_patterns=data.n_patterns, choice=f"exact search: {found.reason}", certified=certified,
         nodes=found.n_explored,
     ), found.features)
+
+
+def _best_feasible_start(data: PatternData, spec: TreeSpec, starts: tuple) -> TreeStructure | None:
+    """The start of largest objective that meets the spec: branchings, features used, leaf sizes
+    (eqs. 8-10) and, measured on its predictions, every side constraint (None if none does)."""
+
+    def meets(tree: TreeStructure) -> bool:
+        if spec.max_branching is not None and tree.n_branching > spec.max_branching:
+            return False
+        if spec.max_features_used is not None and len(tree.features_used) > spec.max_features_used:
+            return False
+        if spec.min_leaf > 0:
+            sizes = np.bincount(tree.apply(data.X), weights=data.count, minlength=2 ** (tree.depth + 1))
+            if np.any(sizes[tree.leaves] < spec.min_leaf):
+                return False
+        return all(c.satisfied for c in check_constraints(spec, data.y, tree.predict(data.X), data.group, data.legit,
+                                                          count=data.count))
+
+    feasible = [tree for tree in starts if meets(tree)]
+    return max(feasible, key=lambda tree: tree_objective(data, spec, tree), default=None)
 
 
 def _solve_local_search(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float,

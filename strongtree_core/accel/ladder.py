@@ -42,8 +42,6 @@ from strongtree_core.structure import TreeStructure
 
 #: Patterns x features from which a problem with continuous columns climbs the ladder.
 LADDER_CELLS = 2_000_000
-#: The first rung runs at least this long (it checks the starts), even past the deadline.
-FIRST_RUNG_SECONDS = 0.01
 
 
 @dataclass(frozen=True)
@@ -126,9 +124,8 @@ def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure,
 
     Returns the last certified rung (None if none was), the result of the full
     problem when the ladder reached it (None otherwise), and the best tree found
-    on the way with its value (on the full features; None if none).  The first
-    rung always runs, if only long enough to check the starts, so a tree comes
-    back whenever a start is feasible.  ``say(k, n_features, result,
+    on the way with its value (on the full features; None if none: the caller
+    then falls back on the best feasible start).  ``say(k, n_features, result,
     result_on_full_features)`` hears every rung's outcome (``k`` = -1 for the
     first start's rung, :func:`first_rung`).
     """
@@ -153,9 +150,8 @@ def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure,
         if features.size == last_size:  # the active columns have every threshold: on to the full problem
             features = np.arange(data.n_features)
         seconds = deadline.at - time.perf_counter()
-        if seconds <= 0 and last_size >= 0:
+        if seconds <= 0:  # a rung on a million rows takes seconds to set up: none is begun late
             return certified, None, best
-        seconds = max(seconds, FIRST_RUNG_SECONDS)
         tries = list(starts) + ([best[1]] if best is not None else [])
         if features.size == data.n_features:
             return certified, solve(data, tuple(tries), seconds), best
