@@ -117,6 +117,17 @@ def first_rung(data: PatternData, starts: tuple[TreeStructure, ...], extra: set[
     return features
 
 
+#: Histogram steps per second of the depth-2 kernel, counted low (a busy machine): its run cannot be cut short.
+DEPTH_TWO_STEPS_PER_SECOND = 2e7
+
+
+def depth_two_seconds(data: PatternData) -> float:
+    """A generous estimate of :func:`best_depth_two`'s time: it runs only when that much is left
+    (on a million rows it takes seconds, and nothing stops it once begun)."""
+    C = len(data.chains) + data.n_features - sum(len(chain) for chain in data.chains)
+    return data.n_patterns * (C * (C + 1) / 2) / DEPTH_TWO_STEPS_PER_SECOND
+
+
 def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure, ...], deadline: Deadline,
           say=None) -> tuple[Rung | None, object | None, tuple[float, TreeStructure] | None]:
     """Solve the rungs in turn with ``solve(sub_data, sub_starts, seconds)`` (the exact
@@ -130,7 +141,7 @@ def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure,
     first start's rung, :func:`first_rung`).
     """
     used = set().union(*(tree_features(s) for s in starts)) if starts else set()
-    depth_two = best_depth_two(data) if deadline.at > time.perf_counter() else set()
+    depth_two = best_depth_two(data) if deadline.at - time.perf_counter() > depth_two_seconds(data) else set()
     used |= depth_two
     # Columns refined: the first start's (CART's) and the depth-2 tree's, then every best tree's;
     # the other starts' thresholds stay in every rung without refining their columns.
