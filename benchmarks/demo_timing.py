@@ -20,7 +20,8 @@ clicks **Live demo**, and records in the page, every 50 ms, from the click:
     the "Explore the tree" link is shown (the comparison tree without fairness
     constraints solved and the run stored);
 
-and, when the banner shows, whether the progress chart lies inside the first 720 px.
+and, when the banner shows and when the run is stored, where the progress chart's bottom
+edge lies (inside the first 720 px when it is at most 720).
 ``--burners N`` runs N busy loops beside the server (a busy machine).  The load average
 before each run is printed: the machine this runs on may be shared.  ``--before PATH``
 also runs another checkout of the app (e.g. ``git archive`` of the commit before a
@@ -82,7 +83,11 @@ RECORDER = """() => {
       const r = chart ? chart.getBoundingClientRect() : null;
       mark('banner', {chart_bottom: r ? r.bottom : null, window: innerHeight});
     }
-    if ([...document.querySelectorAll('a')].some(a => a.innerText.includes('Explore the tree'))) mark('stored');
+    if ([...document.querySelectorAll('a')].some(a => a.innerText.includes('Explore the tree'))) {
+      const chart = document.querySelector('[data-testid="stVegaLiteChart"]');
+      const r = chart ? chart.getBoundingClientRect() : null;
+      mark('stored', {chart_bottom: r ? r.bottom : null, window: innerHeight});
+    }
   }, 50);
 }"""
 
@@ -188,10 +193,13 @@ def main(argv: list[str] | None = None) -> None:
                     rows[label].append(row)
                     cells = "  ".join(f"{name} {row[name]['t']:5.1f}" if name in row else f"{name}   —  "
                                       for name in EVENTS)
-                    banner = row.get("banner", {})
-                    inside = banner.get("chart_bottom") is not None and banner["chart_bottom"] <= banner["window"]
-                    print(f"{label:<6} run {i + 1}  load {row['load']:4.1f}  {cells}  chart in view at the banner: "
-                          f"{inside}", flush=True)
+                    where = []
+                    for event in ("banner", "stored"):
+                        seen = row.get(event, {})
+                        bottom = seen.get("chart_bottom")
+                        where.append(f"{event} {'—' if bottom is None else f'{bottom:.0f}'}")
+                    print(f"{label:<6} run {i + 1}  load {row['load']:4.1f}  {cells}  chart's bottom edge (px of "
+                          f"{VIEWPORT['height']}) at the {', '.join(where)}", flush=True)
             browser.close()
     finally:
         stop.set()

@@ -85,7 +85,7 @@ def splits_chart(root: RootLP, word: str, features: list[int]) -> dict[str, Any]
 
 #: Where the nodes of a depth-2 tree sit in the drawing (x across, y down).
 _POSITIONS = {"source": (4.0, 0.0), "1": (4.0, 1.0), "2": (2.0, 2.0), "3": (6.0, 2.0), "4": (0.8, 3.0),
-              "5": (3.0, 3.0), "6": (5.0, 3.0), "7": (7.2, 3.0), "sink": (4.0, 4.6)}
+              "5": (3.0, 3.0), "6": (5.0, 3.0), "7": (7.2, 3.0), "sink": (4.0, 5.0)}
 
 
 def flow_chart(root: RootLP) -> dict[str, Any] | None:
@@ -102,11 +102,11 @@ def flow_chart(root: RootLP) -> dict[str, Any] | None:
                      "mx": (x + x2) / 2, "my": (y + y2) / 2, "label": fmt(round(value, 3)),
                      "carries": value > INTEGRAL_TOL})
     nodes = [{"x": x, "y": y, "name": name} for name, (x, y) in _POSITIONS.items()]
-    leaves = [{"x": _POSITIONS[str(4 + i)][0], "y": 2.62,
+    leaves = [{"x": _POSITIONS[str(4 + i)][0], "y": 3.42,
                "label": f"predicts {root.row_class}: {fmt(round(share, 2))}"}
               for i, share in enumerate(flow.leaf_class)]
     x = {"type": "quantitative", "scale": {"domain": [0, 8]}, "axis": None}
-    y = {"type": "quantitative", "scale": {"domain": [4.9, -0.3]}, "axis": None}
+    y = {"type": "quantitative", "scale": {"domain": [5.3, -0.3]}, "axis": None}
     return {
         "layer": [
             {"data": {"values": arcs}, "mark": {"type": "rule"},
