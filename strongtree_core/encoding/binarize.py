@@ -528,9 +528,19 @@ def _plain_flags(df: pd.DataFrame, names: list) -> dict:
         if pd.api.types.is_numeric_dtype(dtypes[c]) and not pd.api.types.is_bool_dtype(dtypes[c])
     ]
     found: dict = {}
+    whole = None
+    if numeric and len(dtypes) == df.shape[1] <= FLAG_CHUNK and all(
+        pd.api.types.is_numeric_dtype(d) or pd.api.types.is_bool_dtype(d) for d in dtypes.values()
+    ):
+        # A small all-number table: one copy of it (selecting columns first copies them twice).
+        whole = df.to_numpy(dtype=float, na_value=np.nan)
+        position = {c: j for j, c in enumerate(df.columns.tolist())}
     for start in range(0, len(numeric), FLAG_CHUNK):
         chunk = numeric[start : start + FLAG_CHUNK]
-        values = df[chunk].to_numpy(dtype=float, na_value=np.nan)
+        if whole is not None:
+            values = whole[:, [position[c] for c in chunk]]
+        else:
+            values = df[chunk].to_numpy(dtype=float, na_value=np.nan)
         ones = values == 1.0
         clean = (ones | (values == 0.0)).all(axis=0)
         for j in np.flatnonzero(clean):
@@ -546,6 +556,8 @@ def _check_frame(df, used: Iterable) -> None:
     for name in used:
         if not isinstance(name, (str, int)) or isinstance(name, bool):
             raise EncodingError(BAD_COLUMN_NAME.format(name=name, type=type(name).__name__))
+    if df.columns.is_unique:  # cached by pandas: the common case costs nothing
+        return
     repeated = df.columns[df.columns.duplicated() & df.columns.isin(list(used))].unique()
     if len(repeated):
         raise EncodingError(DUPLICATE_COLUMNS.format(names=_names(repeated)))
