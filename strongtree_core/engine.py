@@ -346,8 +346,13 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
                                time_limit if stated is None else stated)
     if found.status == "infeasible":
         raise StrongTreeError(INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec)))
-    if found.structure is None:
-        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit if stated is None else stated))
+    if found.structure is None:  # stopped before the search checked a start (a late ladder on a million rows)
+        feasible = [tree for tree in starts if _feasible_start(tree, data, spec)]
+        if not feasible:
+            raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit if stated is None else stated))
+        start = max(feasible, key=lambda tree: tree_objective(data, spec, tree))
+        found = replace(found, structure=start, objective=None,
+                        reason=f"{found.reason}; the best feasible start (CART's tree or a single leaf) is returned")
     value = tree_objective(data, spec, found.structure)
     if found.objective is not None and abs(value - found.objective) > 1e-6 * max(1.0, abs(value)):
         raise StrongTreeError(  # a bookkeeping error in the search, never shown as a result

@@ -323,6 +323,9 @@ TREE_TEXT = """() => [...document.querySelectorAll('[data-testid="stGraphVizChar
             smallest: Math.min(...texts.map(t => parseFloat(getComputedStyle(t).fontSize) * scale)),
             scrolls: panel.scrollWidth > panel.clientWidth + 1 || panel.scrollHeight > panel.clientHeight + 1};
   })"""
+#: The first box of a panel's drawing (the root) lies across the panel's frame, left to right.
+ROOT_IN_VIEW = """p => { const r = p.querySelector('svg g.node').getBoundingClientRect(), f = p.getBoundingClientRect();
+  return r.left >= f.left && r.right <= f.right; }"""
 #: A drawn tree on the page, and its boxes.
 TREE = '[data-testid="stGraphVizChart"] svg'
 TREE_NODE = '[data-testid="stGraphVizChart"] svg g.node'
@@ -480,7 +483,16 @@ def test_the_live_demo_closes_its_gap_and_every_page_reads_at_both_sizes(visit):
                 tree_size(page, "Presentation")
                 trees = check_trees(page, f"Tree presentation {viewport}")
                 assert trees[0]["size"] == "natural" and trees[0]["smallest"] >= MIN_TREE_TEXT, trees
+                assert trees[0]["scrolls"], trees  # larger than the panel: it scrolls to the rest
+                panel = page.locator('[class*="st-key-stree-natural-"] [data-testid="stGraphVizChart"]').first
+                assert panel.evaluate(ROOT_IN_VIEW)  # the panel's script opened it on the root
                 shoot(page, f"tree_presentation_{viewport['width']}x{viewport['height']}")
+                box, before = panel.bounding_box(), panel.evaluate("p => p.scrollLeft")
+                page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 40)
+                page.mouse.down()
+                page.mouse.move(box["x"] + box["width"] / 2 + 150, box["y"] + 40, steps=5)
+                page.mouse.up()
+                assert panel.evaluate("p => p.scrollLeft") < before  # a drag to the right shows what lies left
                 tree_size(page, "Fit the panel")
             if name == "Solve":
                 page.get_by_role("tab", name="Best tree").click()
