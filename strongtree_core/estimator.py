@@ -1147,5 +1147,7 @@ def _thinned(solved: Solved, encoded: _Encoded, data: PatternData) -> tuple[Solv
     feature = np.array([where[int(f)] if f >= 0 else int(f) for f in solved.structure.feature], dtype=np.int64)
     thinned = replace(encoded, plan=encoded.plan.restricted(keep), X_binary=np.ascontiguousarray(encoded.X_binary[:, keep]),
                       cart_tree=None)
-    return (replace(solved, structure=replace(solved.structure, feature=feature), features=None), thinned,
-            restrict_features(data, keep)[0])
+    merged, inverse = restrict_features(data, keep)
+    if data.row_to_pattern is not None:  # each row's pattern in the merged patterns (rows routed through them)
+        merged = replace(merged, row_to_pattern=np.asarray(inverse)[data.row_to_pattern])
+    return (replace(solved, structure=replace(solved.structure, feature=feature), features=None), thinned, merged)
