@@ -189,6 +189,7 @@ def solve_tree(
     solver: str = "auto",
     time_limit: float = 60.0,
     threads: int = 1,
+    n_jobs: int = 1,
     exact_search: bool = True,
     heuristic_start: bool = True,
     progress: Callable[[Progress], None] | None = None,
@@ -204,7 +205,7 @@ def solve_tree(
     need more is refused before anything large is built.  ``starts``: named
     trees offered first as incumbents on every route (e.g. CART on the raw
     columns), besides the cheap ones of :func:`~strongtree_core.starts.candidate_starts`.
-    ``stated_limit``: the limit messages name (default ``time_limit``), when
+    ``n_jobs``: threads of the exact search.  ``stated_limit``: the limit messages name (default ``time_limit``), when
     ``time_limit`` is what is left of a caller's own limit (the estimator's,
     after reading the table).
 
@@ -223,7 +224,7 @@ def solve_tree(
         return _solve_local_search(data, spec, time_limit, stop, progress, t0, starts)
     _check_exact_memory(data, spec, memory_limit)
     if formulation == "auto" and exact_search:
-        return _solve_exact(data, spec, time_limit, stop, progress, t0, starts, stated)
+        return _solve_exact(data, spec, time_limit, stop, progress, t0, starts, stated, n_jobs)
     return _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_search, heuristic_start, progress, stop, t0,
                       memory_limit, starts, stated)
 
@@ -315,7 +316,7 @@ class _AnyOf:
 
 
 def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float,
-                 given: tuple = (), stated: float | None = None) -> Solved:
+                 given: tuple = (), stated: float | None = None, n_jobs: int = 1) -> Solved:
     """The exact search (``accel/search.py``), re-scored here.
 
     It runs in a thread that is given up :data:`EXACT_GRACE` seconds past its limit
@@ -338,7 +339,7 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
     remaining = max(0.05, time_limit - (time.perf_counter() - t0))
     halt = _AnyOf(stop, given_up)
     done, found = _within(lambda: exact_solve(data, spec, time_limit=remaining, stop=halt, report=report,
-                                              starts=starts),
+                                              starts=starts, n_jobs=n_jobs),
                           time.perf_counter() + remaining + EXACT_GRACE, stop)
     if not done:
         given_up.set()  # the search stops at its next look at the clock; its result is dropped

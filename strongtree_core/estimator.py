@@ -37,6 +37,7 @@ from strongtree_core.engine import Solved, solve_tree
 from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning, not_proven_message
 from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS, ParityConstraint
 from strongtree_core.formulation.quality import MinPrecision, MinRecall, MinSpecificity
+from strongtree_core.limits import NO_JOBS, cores_for
 from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.progress import Progress
 from strongtree_core.structure import TreeStructure
@@ -147,7 +148,7 @@ CONSTRAINT_BROKEN = (
 
 #: Parameters that are numbers: scikit-learn's intervals take True / False as 1 / 0, so they are refused first.
 NUMBER_PARAMS = (
-    "depth", "time_limit", "threads", "regularization", "max_branching", "max_features_used", "min_leaf",
+    "depth", "time_limit", "threads", "n_jobs", "regularization", "max_branching", "max_features_used", "min_leaf",
     "min_recall", "min_precision", "min_specificity", "fairness_bound", "fairness_confidence", "n_buckets",
     "memory_limit", "max_thresholds",
 )
@@ -250,6 +251,12 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
     time_limit : float, default=60.0
         Seconds.
     threads : int, default=1
+        Threads of the MIO solver.
+    n_jobs : int or None, default=1
+        Threads of the exact search (its dynamic program shares the top's
+        features among them): None is 1, -1 every core, -2 all but one.  The
+        default leaves the other cores free (the dashboard keeps one for the
+        interface); the tree found is the same for any value.
     regularization : float in [0, 1), default=0.0
         The paper's lambda: maximize (1 - lambda) * correct - lambda * branchings.
     max_branching : int or None
@@ -360,6 +367,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         "solver": [_options(SOLVERS)],
         "time_limit": [Interval(Real, 0, math.inf, closed="neither")],
         "threads": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
         "regularization": [_fraction("left")],
         "max_branching": [Interval(Integral, 0, None, closed="left"), None],
         "max_features_used": [Interval(Integral, 0, None, closed="left"), None],
@@ -390,6 +398,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         solver: str = "auto",
         time_limit: float = 60.0,
         threads: int = 1,
+        n_jobs: int | None = 1,
         regularization: float = 0.0,
         max_branching: int | None = None,
         max_features_used: int | None = None,
@@ -419,6 +428,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         self.solver = solver
         self.time_limit = time_limit
         self.threads = threads
+        self.n_jobs = n_jobs
         self.regularization = regularization
         self.max_branching = max_branching
         self.max_features_used = max_features_used
@@ -466,6 +476,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             self._validate_params()
         except InvalidParameterError as exc:
             raise ParameterError(str(exc)) from None
+        if self.n_jobs == 0:
+            raise ParameterError(NO_JOBS)
         if self.max_thresholds is not None and self.n_buckets is not None:
             raise ParameterError(BUCKETS_AND_THRESHOLDS.format(n_buckets=self.n_buckets,
                                                                max_thresholds=self.max_thresholds))
@@ -740,7 +752,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         cart = encoded.cart_tree
         return solve_tree(
             data, spec, formulation=self.formulation, solver=self.solver, time_limit=max(MIN_SOLVE_SECONDS, remaining),
-            threads=int(self.threads), exact_search=self.exact_search, heuristic_start=self.heuristic_start,
+            threads=int(self.threads), n_jobs=cores_for(self.n_jobs), exact_search=self.exact_search, heuristic_start=self.heuristic_start,
             memory_limit=self.memory_limit, starts=() if cart is None else (("CART on the raw columns", cart),),
             stated_limit=float(self.time_limit),
             progress=relay if progress is not None else None, stop=stop,
@@ -1135,5 +1147,7 @@ def _thinned(solved: Solved, encoded: _Encoded, data: PatternData) -> tuple[Solv
     feature = np.array([where[int(f)] if f >= 0 else int(f) for f in solved.structure.feature], dtype=np.int64)
     thinned = replace(encoded, plan=encoded.plan.restricted(keep), X_binary=np.ascontiguousarray(encoded.X_binary[:, keep]),
                       cart_tree=None)
-    return (replace(solved, structure=replace(solved.structure, feature=feature), features=None), thinned,
-            restrict_features(data, keep)[0])
+    merged, inverse = restrict_features(data, keep)
+    if data.row_to_pattern is not None:  # each row's pattern in the merged patterns (rows routed through them)
+        merged = replace(merged, row_to_pattern=np.asarray(inverse)[data.row_to_pattern])
+    return (replace(solved, structure=replace(solved.structure, feature=feature), features=None), thinned, merged)

@@ -248,7 +248,8 @@ def test_fit_defaults_are_the_estimator_s():
     for option, param in [("depth", "depth"), ("time_limit", "time_limit"), ("fairness_bound", "fairness_bound"),
                           ("min_leaf", "min_leaf"), ("n_buckets", "n_buckets"), ("max_thresholds", "max_thresholds"),
                           ("objective", "objective"),
-                          ("formulation", "formulation"), ("solver", "solver"), ("threads", "threads")]:
+                          ("formulation", "formulation"), ("solver", "solver"), ("threads", "threads"),
+                          ("n_jobs", "n_jobs")]:
         assert getattr(args, option) == params[param], option
 
 

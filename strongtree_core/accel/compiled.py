@@ -422,6 +422,8 @@ def _compilable_all(library: KernelLibrary, wrap: Callable[[Callable], Callable]
         for name, value in list(scope.items()):
             if isinstance(value, Kernel) and value.library is library:
                 scope[name] = wrapped[value.name]
+            elif not isinstance(value, type) and hasattr(value, "compiled_extension"):  # made only to compile
+                scope[name] = value.compiled_extension()
     return wrapped
 
 

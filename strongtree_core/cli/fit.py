@@ -93,7 +93,7 @@ def input_problem(args: argparse.Namespace, df: pd.DataFrame) -> str | None:
 def _estimator(args: argparse.Namespace, y: pd.Series) -> StrongTreeClassifier:
     return StrongTreeClassifier(
         depth=args.depth, formulation=args.formulation, solver=args.solver, time_limit=args.time_limit,
-        threads=args.threads, regularization=args.regularization, max_branching=args.max_branching,
+        threads=args.threads, n_jobs=args.n_jobs, regularization=args.regularization, max_branching=args.max_branching,
         max_features_used=args.max_features_used, min_leaf=args.min_leaf, objective=args.objective,
         pos_label=_coerce_label(args.pos_label, y), min_recall=args.min_recall,
         min_precision=args.min_precision, min_specificity=args.min_specificity, fairness=args.fairness,

@@ -174,6 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
     _data_options(f)
     f.add_argument("--depth", type=int, default=defaults["depth"], help="maximum depth of the tree")
     _solve_options(f, defaults)
+    f.add_argument("--n-jobs", type=int, default=defaults["n_jobs"],
+                   help="threads of the exact search: -1 every core, -2 all but one (the tree found is the same)")
     f.add_argument("--regularization", type=float, default=defaults["regularization"],
                    help="the paper's lambda in [0, 1): the price of each branching node against correct rows")
     f.add_argument("--max-branching", type=int, default=defaults["max_branching"],

@@ -556,11 +556,12 @@ def _check_frame(df, used: Iterable) -> None:
     for name in used:
         if not isinstance(name, (str, int)) or isinstance(name, bool):
             raise EncodingError(BAD_COLUMN_NAME.format(name=name, type=type(name).__name__))
-    if df.columns.is_unique:  # cached by pandas: the common case costs nothing
+    if not df.columns.is_unique:  # cached by pandas: the common case costs nothing
+        repeated = df.columns[df.columns.duplicated() & df.columns.isin(list(used))].unique()
+        if len(repeated):
+            raise EncodingError(DUPLICATE_COLUMNS.format(names=_names(repeated)))
+    if all(isinstance(name, str) for name in used):  # unique text names stay unique as text
         return
-    repeated = df.columns[df.columns.duplicated() & df.columns.isin(list(used))].unique()
-    if len(repeated):
-        raise EncodingError(DUPLICATE_COLUMNS.format(names=_names(repeated)))
     as_text: dict[str, list] = {}
     for name in df.columns:
         if name in used:

@@ -30,6 +30,7 @@ from strongtree_studio.views import (
 from strongtree_studio.words import (
     backend_words,
     fmt,
+    gap_words,
     objective_value,
     objective_words,
     route_words,
@@ -246,7 +247,7 @@ def render_details() -> None:
             st.markdown(f"**Route:** {md(record.formulation)}  \n"
                         f"**Solver:** {md(backend_words(record.backend))}; {size}  \n"
                         f"**Rows:** {fmt(record.n_rows, 'int')} training rows in {fmt(record.n_patterns, 'int')} "
-                        f"distinct patterns  \n**Bound:** {fmt(record.bound)} · **gap:** {fmt(record.gap, 'percent')}"
+                        f"distinct patterns  \n**Bound:** {fmt(record.bound)} · {gap_words(record.status, record.gap)}"
                         f"  \n**Why this route:** {md(record.choice)}")
             if record.message:
                 st.caption(md(record.message))
