@@ -278,7 +278,7 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--streed-limit", type=float, default=60.0, help="pystreed's time limit on the wide tables")
     p.add_argument("--out", type=Path, default=Path("dp_against_streed.csv"))
     p.add_argument("--write", action="store_true", help="put the tables in benchmarks/RESULTS.md")
-    p.add_argument("--heading", default="## 20. The exact search against STreeD (`dp_against_streed.py`)")
+    p.add_argument("--heading", default="## 23. The exact search against STreeD (`dp_against_streed.py`)")
     return p.parse_args(argv)
 
 
