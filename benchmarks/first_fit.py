@@ -51,22 +51,21 @@ from strongtree_core import StrongTreeClassifier
 w1, c1 = time.perf_counter(), time.process_time()
 df = pd.read_csv(sys.argv[1])
 X, y = df.drop(columns="target"), df["target"]
-try:
-    from strongtree_core.accel import kernels
-    tier_of = lambda: kernels.library.tier or "-"
-except Exception:  # an older checkout
-    tier_of = lambda: "?"
+from strongtree_core.accel import kernels
+library = getattr(kernels, "library", None)
+if library is not None:
+    tier_of = lambda: library.tier or "-"
+else:  # a checkout from before the kernel library: numba's JIT whenever numba is installed
+    tier_of = lambda: "jit" if kernels.available() else "-"
 fits = []
 for _ in range(3):
     a, b = time.perf_counter(), time.process_time()
     StrongTreeClassifier(depth=3).fit(X, y)
     fits.append((time.perf_counter() - a, time.process_time() - b, tier_of()))
-try:  # this process's background build: stopped, so that the next repeat starts from nothing
-    if kernels.library._builder is not None and os.environ.get("STOP_BUILD"):
-        kernels.library._builder.kill()
-        kernels.library._builder.wait()
-except Exception:
-    pass
+if library is not None and library._builder is not None and os.environ.get("STOP_BUILD"):
+    # this process's background build: stopped, so that the next repeat starts from nothing
+    library._builder.kill()
+    library._builder.wait()
 print(json.dumps({"import": [w1 - w0, c1 - c0], "fits": fits}))
 """
 
@@ -81,13 +80,11 @@ a = time.perf_counter()
 m = StrongTreeClassifier(depth=4, time_limit=0.5, fairness="statistical_parity", fairness_bound=0.01,
                          **{positive: 2}).fit(part.X, part.y, sensitive_features=part.group)
 wall = time.perf_counter() - a
-try:
-    from strongtree_core.accel import kernels
-    if kernels.library._builder is not None and os.environ.get("STOP_BUILD"):
-        kernels.library._builder.kill()
-        kernels.library._builder.wait()
-except Exception:
-    pass
+from strongtree_core.accel import kernels
+library = getattr(kernels, "library", None)
+if library is not None and library._builder is not None and os.environ.get("STOP_BUILD"):
+    library._builder.kill()
+    library._builder.wait()
 print(json.dumps({"wall": wall, "status": m.record_.status}))
 """
 

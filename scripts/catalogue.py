@@ -42,6 +42,9 @@ MODULES = {
     "tests/test_markup_paths.py": ("dashboard: widgets", "user text in labels, help, options and placeholders"),
     "tests/test_codebook.py": ("dashboard: codebooks", "empty, headless, conflicting, malformed JSON, not text, no column"),
     "tests/test_report_cli.py": ("command line: report", "another table, missing columns, an old tree file, stdout"),
+    "tests/test_hostile_sweeps.py": ("library / CLI: sweeps and outputs", "hand-made splits, frontiers, huge grids, "
+                                     "output formats, formula cells"),
+    "tests/test_interrupts.py": ("command line: Ctrl-C and lost workers", "every sweep backend and fit route"),
 }
 HEADER = """# Bad and hostile inputs: the catalogue
 

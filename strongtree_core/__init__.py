@@ -6,7 +6,16 @@ patterns) -> ``formulation`` (FlowOCT / BendersOCT as arrays) -> ``solvers``
 ``metrics`` and exports.  :class:`StrongTreeClassifier` ties them together.
 """
 
-from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning
+import sys as _sys
+
+if _sys.argv and (_sys.argv[0] == "-m" or _sys.argv[0].rsplit("/", 1)[-1] == "strongtree"):
+    # Started as the command line: a Ctrl-C while the libraries load is one line and exit code 130
+    # (strongtree_core.command takes over once they are loaded).
+    from strongtree_core.command import quit_quietly_while_starting
+
+    quit_quietly_while_starting()
+
+from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning  # noqa: E402
 
 __version__ = "0.2.0"
 

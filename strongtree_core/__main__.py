@@ -1,5 +1,3 @@
-import sys
+from strongtree_core.command import run
 
-from strongtree_core.cli import main
-
-sys.exit(main())
+run()

@@ -189,6 +189,7 @@ def solve_tree(
     solver: str = "auto",
     time_limit: float = 60.0,
     threads: int = 1,
+    n_jobs: int = 1,
     exact_search: bool = True,
     heuristic_start: bool = True,
     progress: Callable[[Progress], None] | None = None,
@@ -204,7 +205,7 @@ def solve_tree(
     need more is refused before anything large is built.  ``starts``: named
     trees offered first as incumbents on every route (e.g. CART on the raw
     columns), besides the cheap ones of :func:`~strongtree_core.starts.candidate_starts`.
-    ``stated_limit``: the limit messages name (default ``time_limit``), when
+    ``n_jobs``: threads of the exact search.  ``stated_limit``: the limit messages name (default ``time_limit``), when
     ``time_limit`` is what is left of a caller's own limit (the estimator's,
     after reading the table).
 
@@ -223,7 +224,7 @@ def solve_tree(
         return _solve_local_search(data, spec, time_limit, stop, progress, t0, starts)
     _check_exact_memory(data, spec, memory_limit)
     if formulation == "auto" and exact_search:
-        return _solve_exact(data, spec, time_limit, stop, progress, t0, starts, stated)
+        return _solve_exact(data, spec, time_limit, stop, progress, t0, starts, stated, n_jobs)
     return _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_search, heuristic_start, progress, stop, t0,
                       memory_limit, starts, stated)
 
@@ -294,21 +295,65 @@ def _in_time(work: Callable[[], object], stop_at: StopOrDeadline) -> tuple[bool,
 EXACT_FORMULATION = "exact search: dynamic programming with a Lagrangian bound and branch-and-bound"
 
 
+#: Seconds the exact search may run past its own limit (or past a Stop) before it is given up:
+#: reading a million patterns into its arrays answers no clock.
+EXACT_GRACE = 0.2
+
+EXACT_GIVEN_UP = (
+    "The exact search was still at work on its {patterns:,} patterns when the time ran out: the best tree it "
+    "had found by then is shown. Give more time, or use fewer thresholds per column."
+)
+
+
+class _AnyOf:
+    """Set when any of the events is (the search stops at the user's Stop or when it is given up)."""
+
+    def __init__(self, *events) -> None:
+        self.events = [e for e in events if e is not None]
+
+    def is_set(self) -> bool:
+        return any(e.is_set() for e in self.events)
+
+
 def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float,
-                 given: tuple = (), stated: float | None = None) -> Solved:
-    """The exact search (``accel/search.py``), re-scored here."""
+                 given: tuple = (), stated: float | None = None, n_jobs: int = 1) -> Solved:
+    """The exact search (``accel/search.py``), re-scored here.
+
+    It runs in a thread that is given up :data:`EXACT_GRACE` seconds past its limit
+    (or past a Stop); the best tree it reported by then is returned."""
     starts = tuple(tree for _, tree in tuple(given) + tuple(candidate_starts(data, spec.depth)))
+    latest: dict = {}  # the search's last incumbent and bound, as reported
+    given_up = threading.Event()
 
     def report(objective, bound, explored, tree, message) -> None:
+        if given_up.is_set():
+            return  # nothing reaches the caller once the search is given up
+        if tree is not None:
+            latest["tree"] = tree
+        if bound is not None:
+            latest["bound"] = bound
+        latest["explored"] = explored
         if progress is not None:
             progress(Progress(time.perf_counter() - t0, objective, bound, relative_gap(objective, bound), explored, tree, message))
 
     remaining = max(0.05, time_limit - (time.perf_counter() - t0))
-    found = exact_solve(data, spec, time_limit=remaining, stop=stop, report=report, starts=starts)
+    halt = _AnyOf(stop, given_up)
+    done, found = _within(lambda: exact_solve(data, spec, time_limit=remaining, stop=halt, report=report,
+                                              starts=starts, n_jobs=n_jobs),
+                          time.perf_counter() + remaining + EXACT_GRACE, stop)
+    if not done:
+        given_up.set()  # the search stops at its next look at the clock; its result is dropped
+        return _exact_given_up(data, spec, latest, starts, stop, progress, t0,
+                               time_limit if stated is None else stated)
     if found.status == "infeasible":
         raise StrongTreeError(INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec)))
-    if found.structure is None:
-        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit if stated is None else stated))
+    if found.structure is None:  # stopped before the search checked a start (a late ladder on a million rows)
+        feasible = [tree for tree in starts if _feasible_start(tree, data, spec)]
+        if not feasible:
+            raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit if stated is None else stated))
+        start = max(feasible, key=lambda tree: tree_objective(data, spec, tree))
+        found = replace(found, structure=start, objective=None,
+                        reason=f"{found.reason}; the best feasible start (CART's tree or a single leaf) is returned")
     value = tree_objective(data, spec, found.structure)
     if found.objective is not None and abs(value - found.objective) > 1e-6 * max(1.0, abs(value)):
         raise StrongTreeError(  # a bookkeeping error in the search, never shown as a result
@@ -332,6 +377,74 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
         n_patterns=data.n_patterns, choice=f"exact search: {found.reason}", certified=certified,
         nodes=found.n_explored,
     ), found.features)
+
+
+def _within(work: Callable[[], object], until: float, stop) -> tuple[bool, object]:
+    """Run ``work()`` in a thread; (True, its result), or (False, None) once the clock passes
+    ``until`` or :data:`EXACT_GRACE` after a Stop with the thread still running (it is left to
+    finish in the background)."""
+    done: dict = {}
+
+    def run() -> None:
+        try:
+            done["result"] = work()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            done["error"] = exc
+
+    thread = threading.Thread(target=run, name="exact-search", daemon=True)
+    thread.start()
+    stopped_at = None
+    while thread.is_alive():
+        thread.join(0.02)
+        now = time.perf_counter()
+        if stopped_at is None and stop is not None and stop.is_set():
+            stopped_at = now
+        if thread.is_alive() and (now >= until or (stopped_at is not None and now >= stopped_at + EXACT_GRACE)):
+            return False, None
+    if "error" in done:
+        raise done["error"]
+    return True, done["result"]
+
+
+def _feasible_start(tree: TreeStructure, data: PatternData, spec: TreeSpec) -> bool:
+    """Whether a cheap tree meets the side constraints, the minimum leaf size and the limits on branching
+    nodes and features."""
+    if spec.max_branching is not None and tree.n_branching > spec.max_branching:
+        return False
+    if spec.max_features_used is not None and tree.features_used.size > spec.max_features_used:
+        return False
+    if spec.min_leaf:
+        rows = np.bincount(tree.apply(data.X), weights=data.count, minlength=tree.feature.shape[0] + 1)
+        if (rows[tree.leaves] < spec.min_leaf).any():
+            return False
+    if not spec.side_constraints:
+        return True
+    return all(c.satisfied for c in check_constraints(spec, data.y, tree.predict(data.X), data.group, data.legit,
+                                                      count=data.count))
+
+
+def _exact_given_up(data: PatternData, spec: TreeSpec, latest: dict, starts, stop, progress, t0: float,
+                    stated: float) -> Solved:
+    """The exact search did not return in time: its last incumbent, else the best feasible cheap tree."""
+    structure = latest.get("tree")
+    if structure is None:
+        feasible = [tree for tree in starts if _feasible_start(tree, data, spec)]
+        if not feasible:
+            raise StrongTreeError(NO_TREE_IN_TIME.format(limit=stated))
+        structure = max(feasible, key=lambda tree: tree_objective(data, spec, tree))
+    value = tree_objective(data, spec, structure)
+    bound = latest.get("bound")
+    bound = None if bound is None else max(bound, value)
+    status = Status.INTERRUPTED if stop is not None and stop.is_set() else Status.TIME_LIMIT
+    gap = relative_gap(value, bound)
+    if progress is not None:
+        progress(Progress(time.perf_counter() - t0, value, bound, gap, latest.get("explored", 0), structure, "stopped"))
+    return Solved(structure, SolveRecord(
+        status=status.value, objective=value, bound=bound, gap=gap, runtime=time.perf_counter() - t0,
+        backend="numpy", formulation=EXACT_FORMULATION, method="exact", n_rows=data.n_rows,
+        n_patterns=data.n_patterns, choice="exact search: given up at the time limit", certified=False,
+        nodes=latest.get("explored", 0), message=EXACT_GIVEN_UP.format(patterns=data.n_patterns),
+    ))
 
 
 def _solve_local_search(data: PatternData, spec: TreeSpec, time_limit: float, stop, progress, t0: float,

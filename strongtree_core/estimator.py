@@ -35,6 +35,9 @@ from strongtree_core.encoding.patterns import PatternData, collapse_patterns, re
 from strongtree_core.changed_leaves import changed_leaves
 from strongtree_core.engine import Solved, solve_tree
 from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning, not_proven_message
+from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS, ParityConstraint
+from strongtree_core.formulation.quality import MinPrecision, MinRecall, MinSpecificity
+from strongtree_core.limits import NO_JOBS, cores_for
 from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.progress import Progress
 from strongtree_core.structure import TreeStructure
@@ -145,7 +148,7 @@ CONSTRAINT_BROKEN = (
 
 #: Parameters that are numbers: scikit-learn's intervals take True / False as 1 / 0, so they are refused first.
 NUMBER_PARAMS = (
-    "depth", "time_limit", "threads", "regularization", "max_branching", "max_features_used", "min_leaf",
+    "depth", "time_limit", "threads", "n_jobs", "regularization", "max_branching", "max_features_used", "min_leaf",
     "min_recall", "min_precision", "min_specificity", "fairness_bound", "fairness_confidence", "n_buckets",
     "memory_limit", "max_thresholds",
 )
@@ -209,13 +212,20 @@ class _Encoded:
     cart_tree: TreeStructure | None  # CART on the raw columns, a start for the search
 
 
-def _fitted_tree(structure: TreeStructure, record: SolveRecord, train: _Training, encoded: _Encoded) -> FittedTree:
-    """A solver's tree as a :class:`FittedTree` over the raw columns, with its training counts."""
-    return FittedTree.from_training(
-        structure=structure, encoding=encoded.plan, classes=tuple(train.classes.tolist()), target=train.target,
-        X_binary=encoded.X_binary, y_index=train.y_index, record=record, feature_names=encoded.feature_names,
-        sample_weight=train.weights,
+def _fitted_tree(structure: TreeStructure, record: SolveRecord, train: _Training, encoded: _Encoded,
+                 data: PatternData) -> FittedTree:
+    """A solver's tree as a :class:`FittedTree` over the raw columns, with its training counts
+    (counted on the weighted patterns: the rows' counts, in milliseconds for a million rows)."""
+    return FittedTree.from_patterns(
+        structure, encoded.plan, tuple(train.classes.tolist()), train.target, data, record,
+        feature_names=encoded.feature_names, weighted=train.weights is not None,
     )
+
+
+def _training_predictions(structure: TreeStructure, data: PatternData) -> np.ndarray:
+    """The class index the tree predicts for every training row, shape (n_rows,): each distinct
+    row is routed once and its prediction copied to the rows that are that pattern."""
+    return structure.predict(data.X)[data.row_to_pattern]
 
 
 class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
@@ -241,6 +251,12 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
     time_limit : float, default=60.0
         Seconds.
     threads : int, default=1
+        Threads of the MIO solver.
+    n_jobs : int or None, default=1
+        Threads of the exact search (its dynamic program shares the top's
+        features among them): None is 1, -1 every core, -2 all but one.  The
+        default leaves the other cores free (the dashboard keeps one for the
+        interface); the tree found is the same for any value.
     regularization : float in [0, 1), default=0.0
         The paper's lambda: maximize (1 - lambda) * correct - lambda * branchings.
     max_branching : int or None
@@ -351,6 +367,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         "solver": [_options(SOLVERS)],
         "time_limit": [Interval(Real, 0, math.inf, closed="neither")],
         "threads": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
         "regularization": [_fraction("left")],
         "max_branching": [Interval(Integral, 0, None, closed="left"), None],
         "max_features_used": [Interval(Integral, 0, None, closed="left"), None],
@@ -381,6 +398,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         solver: str = "auto",
         time_limit: float = 60.0,
         threads: int = 1,
+        n_jobs: int | None = 1,
         regularization: float = 0.0,
         max_branching: int | None = None,
         max_features_used: int | None = None,
@@ -410,6 +428,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         self.solver = solver
         self.time_limit = time_limit
         self.threads = threads
+        self.n_jobs = n_jobs
         self.regularization = regularization
         self.max_branching = max_branching
         self.max_features_used = max_features_used
@@ -457,6 +476,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             self._validate_params()
         except InvalidParameterError as exc:
             raise ParameterError(str(exc)) from None
+        if self.n_jobs == 0:
+            raise ParameterError(NO_JOBS)
         if self.max_thresholds is not None and self.n_buckets is not None:
             raise ParameterError(BUCKETS_AND_THRESHOLDS.format(n_buckets=self.n_buckets,
                                                                max_thresholds=self.max_thresholds))
@@ -596,8 +617,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         if solved.features is not None:  # certified over a thinned set of thresholds: keep exactly those
             solved, encoded, data = _thinned(solved, encoded, data)
         self._record(solved, spec, data, train, encoded)
-        self.constraint_checks_ = self._verify(spec.side_constraints, solved.structure, train, encoded)
-        self._judge_against_the_majority(solved, train, encoded)
+        self.constraint_checks_ = self._verify(spec.side_constraints, solved.structure, train, data)
+        self._judge_against_the_majority(solved, train, data)
         self._warn_if_not_proven()
         return self
 
@@ -688,7 +709,9 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _encode(self, train: _Training) -> _Encoded:
         """Binary features of the columns the tree may split on (CART on the raw columns gives cuts and a start)."""
-        features = train.X if self.allow_protected_splits else train.X.drop(columns=list(train.protected_in_x))
+        features = train.X
+        if train.protected_in_x and not self.allow_protected_splits:
+            features = train.X.drop(columns=list(train.protected_in_x))
         plan, cart_tree = self._encoder().fit_with_reference(
             features, sample_weight=train.weights, target=train.y_index, reference_depth=int(self.depth))
         return _Encoded(plan=plan, X_binary=plan.transform(features),
@@ -722,14 +745,14 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         def relay(ev: Progress) -> None:
             if ev.tree is not None:
                 record = SolveRecord.in_progress(ev.elapsed, ev.objective, ev.bound, ev.gap)
-                ev = replace(ev, tree=_fitted_tree(ev.tree, record, train, encoded))
+                ev = replace(ev, tree=_fitted_tree(ev.tree, record, train, encoded, data))
             progress(ev)
 
         remaining = float(self.time_limit) - (time.perf_counter() - started) - FINISH_SECONDS_PER_ROW * len(train.X)
         cart = encoded.cart_tree
         return solve_tree(
             data, spec, formulation=self.formulation, solver=self.solver, time_limit=max(MIN_SOLVE_SECONDS, remaining),
-            threads=int(self.threads), exact_search=self.exact_search, heuristic_start=self.heuristic_start,
+            threads=int(self.threads), n_jobs=cores_for(self.n_jobs), exact_search=self.exact_search, heuristic_start=self.heuristic_start,
             memory_limit=self.memory_limit, starts=() if cart is None else (("CART on the raw columns", cart),),
             stated_limit=float(self.time_limit),
             progress=relay if progress is not None else None, stop=stop,
@@ -744,7 +767,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             notes += [f"{c.name}: skipped {reason}" for reason in c.skipped_reasons(data, train.positive)]
         record = replace(solved.record, message=" ".join(notes))
         self.encoding_ = encoded.plan
-        tree = _fitted_tree(solved.structure, record, train, encoded)
+        tree = _fitted_tree(solved.structure, record, train, encoded, data)
         leaf_weights = tree.node_counts if tree.node_weights is None else tree.node_weights
         context = FitContext(protected=train.protected, legitimate=train.legitimate,
                              pos_label=None if train.positive is None else python_scalar(train.classes[train.positive]),
@@ -762,22 +785,15 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
 
-    def _judge_against_the_majority(self, solved: Solved, train: _Training, encoded: _Encoded) -> None:
+    def _judge_against_the_majority(self, solved: Solved, train: _Training, data: PatternData) -> None:
         """``baseline_accuracy_``, and a TrivialTreeWarning when the tree does no better than one class."""
         self.baseline_accuracy_ = baseline_accuracy(train.y_index, train.classes.size, train.weights)[0]
-        reason = trivial_reason(train.y_index, solved.structure.predict(encoded.X_binary), train.classes,
+        reason = trivial_reason(train.y_index, _training_predictions(solved.structure, data), train.classes,
                                 train.weights, self.objective)
         if reason is not None:
             warnings.warn(reason, TrivialTreeWarning, stacklevel=3)
 
     def _side_constraints(self, fairness: list[str], positive: int | None, groups, legit) -> list:
-        from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS
-        from strongtree_core.formulation.quality import (
-            MinPrecision,
-            MinRecall,
-            MinSpecificity,
-        )
-
         levels = dict(
             group_levels=None if groups is None else groups.levels,
             legit_levels=None if legit is None else legit.levels,
@@ -794,13 +810,13 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             warnings.warn(not_proven_message(self.record_.status), NotProvenWarning, stacklevel=3)
 
     @staticmethod
-    def _verify(constraints, structure, train: _Training, encoded: _Encoded) -> list[dict]:
+    def _verify(constraints, structure, train: _Training, data: PatternData) -> list[dict]:
         """Re-measure every constrained quantity from the training predictions; a broken one is refused."""
         if not constraints:
             return []
         from strongtree_core.metrics import check_constraints
 
-        pred = structure.predict(encoded.X_binary)
+        pred = _training_predictions(structure, data)
         checks = check_constraints(
             constraints, train.y_index, pred,
             group=None if train.groups is None else train.groups.codes,
@@ -1065,8 +1081,9 @@ def _target_classes(y, n: int) -> tuple[np.ndarray, np.ndarray]:
             distinct = np.unique(y_arr)
             examples = ", ".join(repr(float(v)) for v in distinct[distinct != np.round(distinct)][:3])
             raise StrongTreeError(CONTINUOUS_TARGET.format(n=distinct.size, examples=examples))
-    classes, y_idx = np.unique(y_arr, return_inverse=True)
-    return classes, y_idx
+    # Hashing, then sorting the few distinct labels: np.unique sorted a million texts (2 s).
+    y_idx, classes = pd.factorize(y_arr, sort=True)
+    return np.asarray(classes), y_idx.astype(np.int64)
 
 
 def _checked_weights(sample_weight, n: int) -> np.ndarray:
@@ -1106,8 +1123,6 @@ def _checked_weights(sample_weight, n: int) -> np.ndarray:
 
 def _check_comparable(constraints, y_idx, groups: GroupCoding | None, legit: GroupCoding | None, positive) -> None:
     """Refuse a fairness constraint with no pair of groups to compare (its gap could not be measured)."""
-    from strongtree_core.formulation.fairness import ParityConstraint
-
     for c in constraints:
         if not isinstance(c, ParityConstraint) or groups is None:
             continue
@@ -1132,5 +1147,7 @@ def _thinned(solved: Solved, encoded: _Encoded, data: PatternData) -> tuple[Solv
     feature = np.array([where[int(f)] if f >= 0 else int(f) for f in solved.structure.feature], dtype=np.int64)
     thinned = replace(encoded, plan=encoded.plan.restricted(keep), X_binary=np.ascontiguousarray(encoded.X_binary[:, keep]),
                       cart_tree=None)
-    return (replace(solved, structure=replace(solved.structure, feature=feature), features=None), thinned,
-            restrict_features(data, keep)[0])
+    merged, inverse = restrict_features(data, keep)
+    if data.row_to_pattern is not None:  # each row's pattern in the merged patterns (rows routed through them)
+        merged = replace(merged, row_to_pattern=np.asarray(inverse)[data.row_to_pattern])
+    return (replace(solved, structure=replace(solved.structure, feature=feature), features=None), thinned, merged)

@@ -45,6 +45,24 @@ NO_MEMORY_FIGURE = (
 EXACT_FIX = "Use fewer rows or columns (fewer buckets with n_buckets=), or raise memory_limit."
 
 
+#: n_jobs=0 asks for no worker at all.
+NO_JOBS = ("n_jobs=0 asks for no thread at all: give a positive number, -1 for every core (-2 for all but one), "
+           "or None for one.")
+
+
+def cores_for(n_jobs: int | None) -> int:
+    """Threads for ``n_jobs`` in scikit-learn's sense: None is 1, a positive number is
+    itself, -1 every core this process may use, -2 all but one, and so on (at least 1)."""
+    if n_jobs is None:
+        return 1
+    if n_jobs == 0:
+        raise ValueError(NO_JOBS)
+    if n_jobs > 0:
+        return int(n_jobs)
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, usable + 1 + int(n_jobs))
+
+
 def physical_memory() -> int:
     """Bytes of physical memory of this machine, on Linux, macOS and Windows alike.
 

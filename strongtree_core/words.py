@@ -157,6 +157,21 @@ METHODS: dict[str, str] = {
 }
 
 
+#: A solve stopped by its time limit whose bound had just met the best tree: "gap 0.0%" beside "Not proven"
+#: read as a contradiction.
+GAP_MET_AT_LIMIT = (
+    "gap 0.0% (the bound met the best tree's value as the time ran out; the solver had not yet declared the "
+    "proof finished)"
+)
+
+
+def gap_words(status: str, gap: Any) -> str:
+    """The gap beside a solve's status: "gap 1.2%", or what a zero gap means when the solve was not proven."""
+    if status != "optimal" and not _missing(gap) and float(gap) == 0.0:
+        return GAP_MET_AT_LIMIT
+    return f"gap {fmt(gap, 'percent')}"
+
+
 def status_word(status: str) -> Word:
     """The :class:`Word` of a solve status (an unknown one reads as itself, in gray)."""
     return SOLVE_STATUS.get(status) or Word(str(status), str(status), ":material/help:", "gray")

@@ -15,6 +15,8 @@ from pathlib import Path
 
 #: The browser tab's icon, served by this server.
 ICON = Path(__file__).resolve().parent / "assets" / "icon.png"
+#: The product's name over the page list, on every page (an image of this package: nothing fetched).
+WORDMARK = Path(__file__).resolve().parent / "assets" / "wordmark.svg"
 
 
 def main() -> None:
@@ -28,6 +30,7 @@ def main() -> None:
 
     # A file, not a Material icon: Streamlit fetches those from an internet font host (fails offline).
     st.set_page_config(page_title="StrongTree Studio", page_icon=str(ICON), layout="wide")
+    st.logo(str(WORDMARK), size="large", icon_image=str(ICON))
     apply_style()
     init_state()  # the browser's work back after a reload (strongtree_studio.restore)
     keep_token()

@@ -25,7 +25,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from strongtree_core.csv_format import sniff_separator
+from strongtree_core.csv_format import read_spreadsheet_cell, sniff_separator, spreadsheet_cell
 from strongtree_core.encoding.features import level_key
 from strongtree_core.words import count_of
 from strongtree_studio.columns import MAX_LABELLED, ColumnEdit
@@ -154,7 +154,7 @@ def _csv_rows(text: str) -> list[tuple[int, str, str, str]]:
     for line, fields in enumerate(reader, start=2):
         if not any(f.strip() for f in fields):
             continue
-        get = [fields[at[f]] if at[f] < len(fields) else "" for f in FIELDS]
+        get = [read_spreadsheet_cell(fields[at[f]]) if at[f] < len(fields) else "" for f in FIELDS]
         # The column name is kept as written (names match exactly); codes and labels lose outer spaces.
         rows.append((line, get[0].strip(), _clean(get[1]), _clean(get[2])))
     return rows
@@ -237,5 +237,5 @@ def codebook_template(frame: pd.DataFrame, limit: int = MAX_LABELLED) -> str:
             continue
         keys = sorted({level_key(v.item() if hasattr(v, "item") else v) for v in unique}, key=_natural)
         for key in keys:
-            writer.writerow((column, key, ""))
+            writer.writerow((spreadsheet_cell(column), spreadsheet_cell(key), ""))  # opened in a spreadsheet
     return out.getvalue()

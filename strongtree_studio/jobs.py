@@ -248,7 +248,10 @@ class JobRegistry:
         may set ``job.run_id`` and ``job.outcome``.
     prewarm : bool
         Keep one idle worker with the engine already imported, so a solve starts
-        without the import delay.
+        without the import delay.  It is started only while a slot is free: a new
+        worker importing the engine would take a core from the solves running (with
+        one slot, it would slow the live demo's first seconds); the next one starts
+        as soon as a slot frees.
     """
 
     def __init__(
@@ -357,7 +360,7 @@ class JobRegistry:
                 self._reader = threading.Thread(target=self._read_loop, daemon=True, name="solve-progress-reader")
                 self._reader.start()
             self._wake()
-        if self._prewarm and self._idle is None and not self._closed:
+        if self._prewarm and self._idle is None and not self._closed and len(self._running) < self.max_running:
             self._idle = _Worker(self._ctx)
 
     def _wake(self) -> None:

@@ -369,6 +369,8 @@ def nodes_sentence(result: ComparisonResult) -> str:
     flow, benders = rows.get("flow"), rows.get("benders")
     if not flow or not benders or flow.get("nodes") is None or benders.get("nodes") is None:
         return ""
+    at_root = (" FlowOCT's time ran out while its solver was still at the root node (its own cuts and "
+               "heuristics), before any branching." if flow["nodes"] == 0 and flow["status"] != "optimal" else "")
     return (f"**Nodes.** FlowOCT explored {fmt(flow['nodes'], 'int')} nodes and BendersOCT "
             f"{fmt(benders['nodes'], 'int')}, from the same LP bound ({fmt(flow.get('lp_bound'))}): BendersOCT's "
             "main problem (4) starts without cuts, at the trivial bound, and adds the cut-set inequalities (4b) "
@@ -376,7 +378,7 @@ def nodes_sentence(result: ComparisonResult) -> str:
             f"{'so it explores more nodes, each' if benders['nodes'] > flow['nodes'] else 'and each of its nodes is'} "
             f"a much smaller LP ({fmt(benders.get('constraints'), 'int')} rows before its cuts against FlowOCT's "
             f"{fmt(flow.get('constraints'), 'int')}). Its backend ({backend_words(benders['backend']) if benders.get('backend') else fmt(None)}) "
-            "adds its own cuts and heuristics too: compare times, not only nodes (Section 3 of the paper).")
+            "adds its own cuts and heuristics too: compare times, not only nodes (Section 3 of the paper)." + at_root)
 
 
 #: Columns of the downloaded comparison (raw numbers, none formatted).

@@ -42,6 +42,13 @@ ERR_NOT_OWNER = (
     "Run {run_id} belongs to another session or workspace: only its owner can change or delete it."
 )
 ERR_DB = "The run history at {path} cannot be used: {reason}. Set STRONGTREE_RUNS_DB to a writable file."
+ERR_BUSY = (
+    "The run history at {path} is busy: another program has kept it locked for more than {seconds:g} s ({reason}). "
+    "Try again in a moment; if it stays locked, close the other program that has this file open (a second "
+    "dashboard on the same history, or a database browser)."
+)
+#: Seconds a statement waits for another connection's lock on the history before it gives up.
+LOCK_WAIT = 10.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -92,6 +99,15 @@ def translate_config(config: Mapping[str, Any]) -> dict[str, Any]:
     return {section: translate_keys(values, RENAMED_CONFIG[section])
             if section in RENAMED_CONFIG and isinstance(values, Mapping) else values
             for section, values in config.items()}
+
+
+def _db_problem(path, err: BaseException) -> str:
+    """What to say when the history failed: a lock held by another program is a wait, not a wrong path
+    (pointing STRONGTREE_RUNS_DB elsewhere would hide the runs kept in this file)."""
+    text = str(err)
+    if isinstance(err, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+        return ERR_BUSY.format(path=path, seconds=LOCK_WAIT, reason=text)
+    return ERR_DB.format(path=path, reason=text)
 
 
 class RunStoreError(RuntimeError):
@@ -193,10 +209,10 @@ class RunStore:
                 if "owner" not in present:  # runs from before owners were visible to all: they stay so
                     db.execute("UPDATE runs SET shared = 1 WHERE owner IS NULL")
         except (OSError, sqlite3.Error) as err:
-            raise RunStoreError(ERR_DB.format(path=self.path, reason=err)) from None
+            raise RunStoreError(_db_problem(self.path, err)) from None
 
     def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=10)
+        return sqlite3.connect(self.path, timeout=LOCK_WAIT)
 
     def _run(self, sql: str, args: tuple = ()) -> tuple[list[tuple], int | None]:
         """Execute one statement; returns (rows, id of the inserted row)."""
@@ -205,7 +221,7 @@ class RunStore:
                 cursor = db.execute(sql, args)
                 return cursor.fetchall(), cursor.lastrowid
         except sqlite3.Error as err:
-            raise RunStoreError(ERR_DB.format(path=self.path, reason=err)) from None
+            raise RunStoreError(_db_problem(self.path, err)) from None
 
     @staticmethod
     def _visible(viewer: Iterable[str] | None) -> tuple[str, tuple]:

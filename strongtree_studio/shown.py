@@ -26,6 +26,8 @@ from strongtree_studio.state import current_settings, run_viewer
 
 MSG_NO_TREE = "No tree yet: solve one on the **Solve** page, or reopen a run on the **Runs** page."
 MSG_RUNNING = "A solve is running: its latest tree is on the **Solve** page; the result appears here when it ends."
+MSG_COMPARING = ("The solve's tree is final (see the **Solve** page); the tree without fairness constraints is now "
+                 "being solved for the comparison, and the result appears here when it is done.")
 MSG_NO_RESULT = "The last solve has no tree to show."
 MSG_FROM_HISTORY = "Run {run_id} reopened from the history: it shows the settings it was solved with."
 MSG_RUN_GONE = (
@@ -76,7 +78,7 @@ def shown_entry() -> tuple[RunEntry | None, str]:
     if snapshot is None:
         return None, MSG_NO_TREE
     if snapshot.active:
-        return None, MSG_RUNNING
+        return None, MSG_COMPARING if snapshot.main.result is not None else MSG_RUNNING
     if snapshot.outcome is None or snapshot.outcome.entry is None:
         reason = (snapshot.outcome.error if snapshot.outcome else "") or snapshot.message or snapshot.main.error
         return None, f"{MSG_NO_RESULT} {md(reason)}" if reason else MSG_NO_RESULT

@@ -44,12 +44,20 @@ def _solve_status(poll: bool) -> None:
         if snapshot is None:
             return
         # The Solve page, drawn after the sidebar, reruns once if the solve ended in between.
+        was_active = SIDEBAR_ACTIVE.get()
         SIDEBAR_ACTIVE.set(snapshot.active)
         SIDEBAR_STATE.set(job_state_key(snapshot))
         job_state_badge(snapshot)
         latest = snapshot.main.latest
-        if snapshot.active and latest is not None and latest["gap"] is not None:
-            st.caption(f"{fmt(snapshot.elapsed, 'seconds')} · gap {fmt(latest['gap'], 'percent')}")
+        # While the tree is being solved: the solver's clock, the one the Solve page shows (once the
+        # tree is final, the badge says how it ended and the comparison tree's time is not another clock).
+        if snapshot.active and snapshot.main.result is None and latest is not None and latest["gap"] is not None:
+            clock = snapshot.main.now if snapshot.main.now is not None else snapshot.elapsed
+            st.caption(f"{fmt(clock, 'seconds')} · gap {fmt(latest['gap'], 'percent')}")
         st.page_link(screen("solve"), label="Open the solve", icon=":material/play_circle:")
+        if was_active and not snapshot.active:
+            # The solve (and its comparison tree) just ended while a page waited for it ("the
+            # result appears here when it ends"): draw the page again (once: now it reads inactive).
+            st.rerun()
 
     status()

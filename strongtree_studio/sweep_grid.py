@@ -14,7 +14,7 @@ from strongtree_studio.config import ModelConfig, Roles, SplitConfig, check_mode
 from strongtree_studio.explain import FAIRNESS_NOTIONS
 from strongtree_studio.fairview import PROMISE_LEVELS, promise_words
 from strongtree_studio.roles import class_values
-from strongtree_studio.sweep_parse import Unreadable, parse_numbers
+from strongtree_studio.sweep_parse import TooFine, Unreadable, parse_numbers
 
 #: Most points one sweep from the dashboard may have (the command line runs larger ones).
 MAX_SWEEP_POINTS = 120
@@ -38,6 +38,12 @@ MSG_PROMISE_LEVEL = "A promise level must be one of {levels}; {values} is not."
 MSG_BOUNDS_TEXT = (
     "The bounds δ could not be read ({text}): type numbers in percentage points separated by commas, "
     "e.g. 0, 2, 5, 10."
+)
+#: Decimals of a bound δ in percentage points that a sweep tells apart (0.0001 pp: one row in a million).
+BOUND_DECIMALS = 4
+MSG_BOUNDS_TOO_FINE = (
+    "The bound δ {text} pp has more decimals than a sweep tells apart (it keeps {decimals} decimals of a "
+    "percentage point, one row in a million): round it, e.g. to {rounded:g}."
 )
 MSG_BOUNDS_RANGE = (
     "Every bound δ must be between 0 and 100 percentage points; {values} is not. Type the bounds in percentage "
@@ -104,10 +110,15 @@ class SweepGrid:
 
 
 def _read_values(text: str, inside: Callable[[float], bool], unreadable: str, outside: str, shape: str,
-                 problems: list[str]) -> tuple[float, ...]:
-    """The numbers typed in ``text``; a problem is added when one cannot be read or lies outside."""
+                 problems: list[str], decimals: int | None = None) -> tuple[float, ...]:
+    """The numbers typed in ``text``; a problem is added when one cannot be read, is finer than ``decimals``
+    or lies outside."""
     try:
-        values = parse_numbers(text)
+        values = parse_numbers(text, decimals)
+    except TooFine as err:
+        problems.append(MSG_BOUNDS_TOO_FINE.format(text=err, decimals=decimals,
+                                                   rounded=round(float(str(err)), decimals)))
+        return ()
     except Unreadable as err:
         problems.append(unreadable.format(text=err))
         return ()
@@ -141,7 +152,7 @@ def check_sweep(frame: pd.DataFrame, roles: Roles, split: SplitConfig, model: Mo
     problems = check_model(replace(model, fairness=notions or ("statistical_parity",)), roles,
                            len(class_values(frame, roles.target)))
     bounds = _read_values(choice.fairness_bounds, lambda b: 0 <= b <= 100, MSG_BOUNDS_TEXT, MSG_BOUNDS_RANGE, "{:g} pp",
-                          problems)
+                          problems, BOUND_DECIMALS)
     lambdas = _read_values(choice.lambdas, lambda v: 0 <= v < 1, MSG_LAMBDA_TEXT, MSG_LAMBDA_RANGE, "{:g}", problems)
     odd = [c for c in choice.confidences if c not in PROMISE_LEVELS]
     if odd:

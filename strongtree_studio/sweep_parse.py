@@ -10,8 +10,17 @@ class Unreadable(ValueError):
     """A token that is not a finite number (its text is the message)."""
 
 
-def parse_numbers(text: str) -> tuple[float, ...]:
-    """Numbers typed with commas, semicolons or spaces between them, sorted, each once ("pp" and "%" allowed)."""
+class TooFine(Unreadable):
+    """A number with more decimals than the grid keeps (its text is the message): rounded, it would
+    become another value typed, or a value nobody typed."""
+
+
+def parse_numbers(text: str, decimals: int | None = None) -> tuple[float, ...]:
+    """Numbers typed with commas, semicolons or spaces between them, sorted, each once ("pp" and "%" allowed).
+
+    ``decimals``: the grid keeps values to this many decimals; a number finer than that is refused
+    (:class:`TooFine`), never rounded onto another (0.00004 pp became a second δ = 0 point).
+    """
     tokens = [t for t in re.split(r"[,;\s]+", str(text).replace("pp", " ").replace("%", " ")) if t]
     values = []
     for token in tokens:
@@ -21,5 +30,10 @@ def parse_numbers(text: str) -> tuple[float, ...]:
             raise Unreadable(token) from None
         if not math.isfinite(value):
             raise Unreadable(token)
+        if decimals is not None:
+            kept = round(value, decimals)
+            if abs(kept - value) > 1e-9 * max(1.0, abs(value)):
+                raise TooFine(token)
+            value = kept + 0.0  # -0.0 reads as 0
         values.append(value)
     return tuple(sorted(set(values)))

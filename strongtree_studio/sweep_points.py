@@ -10,6 +10,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from strongtree_core.csv_format import spreadsheet_safe
 from strongtree_core.sweep import to_table
 from strongtree_studio.config import ModelConfig, Roles, SplitConfig, split_table
 from strongtree_studio.explain import FAIRNESS_NOTIONS
@@ -66,8 +67,9 @@ def csv_table(table: pd.DataFrame, meta: dict[str, Any] | None = None) -> pd.Dat
 
 
 def csv_bytes(table: pd.DataFrame, meta: dict[str, Any] | None = None) -> bytes:
-    """The CSV download of a sweep (:func:`csv_table`)."""
-    return csv_table(table, meta).to_csv(index=False).encode("utf-8")
+    """The CSV download of a sweep (:func:`csv_table`); text a spreadsheet would run as a formula (a table or
+    column name typed by the user) gets a leading quote (:func:`strongtree_core.csv_format.spreadsheet_safe`)."""
+    return spreadsheet_safe(csv_table(table, meta)).to_csv(index=False).encode("utf-8")
 
 
 def notion_name(key: Any) -> str:

@@ -1,21 +1,32 @@
-"""The tree drawn for the dashboard: the SVG of :mod:`strongtree_core.tree.svg` (every
-box sized from its text, 13-14 px at 100 %) in a panel that scrolls (pan) with a zoom
-choice, a legend, and the path of one row in words.
+"""The tree drawn for the dashboard, as data: the DOT text Graphviz lays out in the
+browser (:func:`screen_dot`, the library's :data:`strongtree_core.tree.dot.SCREEN`
+look), the CSS of its panel at each size (:func:`chart_css`), the subtrees a user
+may collapse, a legend, and the path of one row in words.
 
-The drawing is the library's, so the HTML report and the command line draw the
-same tree; this module adds what only a page needs.  Every user string is
-escaped for HTML by :func:`strongtree_studio.markup.html_text`.
+Streamlit's Graphviz chart lays the DOT out with its bundled WebAssembly build
+(no system package, nothing fetched) and would print every label in one small
+font; :func:`chart_css` gives each text back the size the layout was made for.
+At :data:`SIZES` ``"fit"`` the whole tree is scaled into the panel; at
+``"natural"`` (the presentation size) 1 pt of the layout is 4/3 px, so the
+smallest text (9 pt) reads at 12 px, and the panel scrolls with visible
+scrollbars; ``"large"`` is one and a half times that.  Collapsing subtrees
+(:func:`collapsible_nodes`) keeps a deep tree legible at those sizes.  The page
+side is :mod:`strongtree_studio.treechart`.
+
+Every user string in the DOT is escaped for Graphviz's HTML-like labels by
+:func:`strongtree_core.tree.dot.html_text`; in the legend, by
+:func:`strongtree_studio.markup.html_text`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Collection, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from strongtree_core.tree import FittedTree
-from strongtree_core.tree.dot import class_colours
+from strongtree_core.tree.dot import COLLAPSED_FILL, SCREEN, class_colours, tree_to_dot
 from strongtree_core.tree.svg import (  # noqa: F401  (the drawing and its measures, used by the pages and tests)
     FONT,
     HEAD_SIZE,
@@ -31,19 +42,122 @@ from strongtree_core.tree.svg import (  # noqa: F401  (the drawing and its measu
 from strongtree_studio.markup import html_text
 from strongtree_studio.words import count_of, fmt
 
-#: Zoom choices of the tree panels (1.0 is natural size).
-ZOOMS = {"75%": 0.75, "100%": 1.0, "150%": 1.5}
+#: Sizes of a Graphviz tree panel, by key: the words on the size control.
+SIZES = {"fit": "Fit the panel", "natural": "Presentation", "large": "Large"}
+#: How much larger than natural size each size draws (None: scaled into the panel).
+SIZE_ZOOM = {"fit": None, "natural": 1.0, "large": 1.5}
+#: Pixels per point of a Graphviz layout at natural size (its SVG is measured in points).
+PX_PER_PT = 4 / 3
+#: Smallest text of the screen's drawing at the presentation size (px).
+SMALLEST_TEXT = min(SCREEN.font_sizes) * PX_PER_PT
+#: Tallest a tree panel may be, as a share of the window's height (the page scrolls past it).
+PANEL_HEIGHT = "72vh"
+#: The CSS class prefix of tree panels (Streamlit gives a keyed container the class ``st-key-<key>``).
+PANEL_KEY = "stree"
+#: What each size's panel says above the drawing.
+SIZE_NOTES = {
+    "fit": "The whole tree, scaled into the panel. For larger text choose Presentation, or collapse subtrees.",
+    "natural": "Presentation size (every text 12 px or larger). Where the tree is larger than the panel, "
+               "the panel scrolls: use its scrollbars, or shift and the mouse wheel to move sideways.",
+    "large": "One and a half times the presentation size. Where the tree is larger than the panel, the panel "
+             "scrolls: use its scrollbars, or shift and the mouse wheel to move sideways.",
+}
 
 
-def tree_panel(svg: str, max_height: int | None = None) -> str:
-    """HTML for ``st.markdown(..., unsafe_allow_html=True)``: the drawing in a panel that scrolls."""
-    limit = f" max-height: {max_height}px;" if max_height else ""
-    return (f'<div class="tree-panel" style="overflow: auto;{limit} border: 1px solid #dde3ea; border-radius: 8px; '
-            f'padding: 8px; background: #ffffff;">{svg}</div>')
+def panel_key(size: str, name: str) -> str:
+    """The key of the container that holds a tree drawn at ``size`` (its CSS class is ``st-key-<key>``)."""
+    return f"{PANEL_KEY}-{size}-{name}"
 
 
-def legend_html(tree: FittedTree, highlight: bool = False, groups: bool = False) -> str:
-    """What the colours, the bar, the branch labels and the heavy outline mean (HTML, one line)."""
+def chart_css() -> str:
+    """CSS for every Graphviz tree panel (inside a ``<style>``): each text at the size the layout
+    was made for, the panel's frame, and each size's scaling and scrolling.
+
+    A panel that scrolls shows a shadow on each side where more of the tree lies
+    (backgrounds that scroll with the content cover the shadows at the ends), so a
+    cut-off tree says so even where the system hides scrollbars until they are used.
+    """
+    panel = f'[class*="st-key-{PANEL_KEY}-"] [data-testid="stGraphVizChart"]'
+    rules = [f'{panel} text[font-size="{size:.2f}"] {{ font-size: {size:g}px; }}' for size in SCREEN.font_sizes]
+    rules += [
+        f"{panel} {{ border: 1px solid #dde3ea; border-radius: 8px; padding: 8px; background-color: #ffffff; }}",
+        f"{panel} svg {{ display: block; margin: 0 auto; }}",
+        f"{panel} svg g.graph > polygon {{ fill: transparent; }}",  # the layout's white sheet would hide the shadows
+        f'[class*="st-key-{PANEL_KEY}-fit-"] [data-testid="stGraphVizChart"] svg '
+        f"{{ max-width: 100%; max-height: {PANEL_HEIGHT}; width: auto; height: auto; }}",
+    ]
+    cover, shade = "#ffffff", "rgba(27, 38, 49, 0.28)"
+    shadows = ", ".join([
+        f"linear-gradient(to right, {cover} 40%, rgba(255,255,255,0)) left / 48px 100% no-repeat local",
+        f"linear-gradient(to left, {cover} 40%, rgba(255,255,255,0)) right / 48px 100% no-repeat local",
+        f"linear-gradient(to bottom, {cover} 40%, rgba(255,255,255,0)) top / 100% 48px no-repeat local",
+        f"linear-gradient(to top, {cover} 40%, rgba(255,255,255,0)) bottom / 100% 48px no-repeat local",
+        f"radial-gradient(farthest-side at 0 50%, {shade}, rgba(0,0,0,0)) left / 18px 100% no-repeat scroll",
+        f"radial-gradient(farthest-side at 100% 50%, {shade}, rgba(0,0,0,0)) right / 18px 100% no-repeat scroll",
+        f"radial-gradient(farthest-side at 50% 0, {shade}, rgba(0,0,0,0)) top / 100% 18px no-repeat scroll",
+        f"radial-gradient(farthest-side at 50% 100%, {shade}, rgba(0,0,0,0)) bottom / 100% 18px no-repeat scroll",
+    ])
+    for size, zoom in SIZE_ZOOM.items():
+        if zoom is None:
+            continue
+        scoped = f'[class*="st-key-{PANEL_KEY}-{size}-"] [data-testid="stGraphVizChart"]'
+        rules += [
+            f"{scoped} {{ overflow: auto; max-height: {PANEL_HEIGHT}; background: {shadows}; "
+            f"background-color: #ffffff; scrollbar-width: auto; scrollbar-color: #8a94a0 #eef1f4; }}",
+            f"{scoped}::-webkit-scrollbar {{ width: 12px; height: 12px; }}",
+            f"{scoped}::-webkit-scrollbar-thumb {{ background: #8a94a0; border-radius: 6px; }}",
+            f"{scoped}::-webkit-scrollbar-track {{ background: #eef1f4; }}",
+            f"{scoped} svg {{ max-width: none; max-height: none; zoom: {zoom:g}; margin: 0; }}",
+        ]
+    return "\n".join(rules)
+
+
+def screen_dot(
+    tree: FittedTree,
+    *,
+    highlight: Sequence[int] = (),
+    group_mix: Mapping[int, Mapping] | None = None,
+    collapsed: Collection[int] = (),
+    compact: bool = False,
+) -> str:
+    """The DOT of ``tree`` as the screen draws it (see :func:`strongtree_core.tree.dot.tree_to_dot`)."""
+    return tree_to_dot(tree, highlight=highlight, group_mix=group_mix, style=SCREEN, collapsed=collapsed,
+                       compact=compact)
+
+
+def collapsible_nodes(tree: FittedTree) -> list[int]:
+    """Branching nodes below the root, depth first with the "yes" branch first (the drawing's order)."""
+    out = []
+    stack = [1]
+    while stack:
+        node = stack.pop()
+        if tree.structure.feature[node - 1] < 0:
+            continue
+        if node > 1:
+            out.append(node)
+        stack += [2 * node, 2 * node + 1]
+    return out
+
+
+def nodes_at_level(tree: FittedTree, levels: int) -> list[int]:
+    """The branching nodes to collapse so that ``levels`` levels of questions stay open."""
+    return [n for n in collapsible_nodes(tree) if int(np.log2(n)) == levels]
+
+
+def node_words(tree: FittedTree, node: int) -> str:
+    """A branching node in words for a list: its question, its rows and the answer that leads to it."""
+    features = tree.encoding.features
+    question = features[int(tree.structure.feature[node - 1])].label + "?"
+    rows = count_of(int(np.asarray(tree.node_counts[node - 1]).sum()), "row")
+    parent = features[int(tree.structure.feature[node // 2 - 1])]
+    via = parent.label if node % 2 == 1 else parent.negated_label
+    return f"{question} ({rows}; where {via})"
+
+
+def legend_html(tree: FittedTree, highlight: bool = False, groups: bool = False, collapsed: bool = False,
+                answers: bool = False) -> str:
+    """What the colours, the bar, the branch labels and the heavy outline mean (HTML, one line);
+    ``answers``: the branches are labelled by their answers (the screen's Graphviz drawing)."""
     colours = class_colours(tree.n_classes)
     swatches = "".join(
         f'<span style="display:inline-flex;align-items:center;margin-right:14px;white-space:nowrap">'
@@ -52,6 +166,8 @@ def legend_html(tree: FittedTree, highlight: bool = False, groups: bool = False)
         for k, c in enumerate(tree.classes)
     )
     notes = [
+        "Boxes ask a question; each branch is labelled with its answer (the branch where the question holds "
+        "is drawn on the left)." if answers else
         "Boxes ask a question; each branch is labelled with its answer (the yes branch is drawn first: left, or "
         "above when the tree runs left to right).",
         "Coloured boxes are leaves: the class predicted there. The bar shows the classes of the training rows "
@@ -64,6 +180,10 @@ def legend_html(tree: FittedTree, highlight: bool = False, groups: bool = False)
                      "predicting the majority would break (the rules give the full reason, measured at fit time).")
     if groups:
         notes.append("“groups” gives the protected groups of the training rows reaching a box.")
+    if collapsed:
+        notes.append(f'A grey box with a heavy outline (<span style="background:{COLLAPSED_FILL};padding:0 4px;'
+                     'border-radius:3px">collapsed</span>) stands for its whole subtree: its rows, and how many '
+                     "questions and leaves it holds.")
     text = " ".join(notes)
     return (f'<div class="tree-legend" style="font-size: 14px; color: {MUTED}; margin: 6px 0 2px 0;">'
             f'<div style="margin-bottom:4px"><b style="color:{STRONG}">Classes:</b> {swatches}</div>'

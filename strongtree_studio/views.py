@@ -7,8 +7,10 @@ version and shared by every session watching (:func:`progress_view`).
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 from threading import Lock
 from typing import Any, Sequence
 
@@ -45,8 +47,27 @@ def job_state_key(snapshot: JobSnapshot) -> str:
     return snapshot.state
 
 
+@lru_cache(maxsize=64)
+def _status_of(result_json: str) -> str | None:
+    record = json.loads(result_json).get("record")  # a tree's JSON; other jobs' results have no record
+    return str(record["status"]) if isinstance(record, dict) and "status" in record else None
+
+
+def result_status(snapshot: JobSnapshot) -> str | None:
+    """How the solve ended (a key of :data:`~strongtree_studio.words.SOLVE_STATUS`) once its tree
+    is final, also while the comparison tree is still being solved; else None (also for jobs whose
+    result is not a tree, such as the formulation comparison)."""
+    return _status_of(snapshot.main.result) if snapshot.main.result else None
+
+
 def job_state_badge(snapshot: JobSnapshot) -> None:
-    """A coloured badge with the job's state in words (short enough not to be cut)."""
+    """A coloured badge with the job's state in words (short enough not to be cut); once the solve's
+    tree is final, the word of how it ended ("Proven optimal"), the one the Solve page's banner says."""
+    status = result_status(snapshot)
+    if status is not None and snapshot.state in ("running", "finished"):
+        word = status_word(status)
+        st.badge(word.label, icon=word.icon, color=word.colour)
+        return
     word = JOB_STATE[job_state_key(snapshot)]
     label = word.label
     if snapshot.state == "queued" and snapshot.queue_position:
@@ -120,6 +141,17 @@ def _integral(values: list[float]) -> bool:
     return bool(values) and all(float(v).is_integer() for v in values)
 
 
+def series_legend_html() -> str:
+    """The convergence chart's legend (HTML, inline): a solid line for the best tree, a dashed
+    line for the bound, each in its colour and wide enough to read on a projector."""
+    def entry(name: str, colour: str, line: str) -> str:
+        mark = (f'<span style="display:inline-block;width:30px;border-top:3px {line} {colour};'
+                f'vertical-align:middle"></span>')
+        return (f'<span style="display:inline-flex;align-items:center;gap:6px;margin-left:18px;'
+                f'white-space:nowrap;font-weight:400">{mark}{name}</span>')
+    return entry("best tree", BEST_COLOUR, "solid") + entry("bound", BOUND_COLOUR, "dashed")
+
+
 def objective_spec(points: Sequence[dict[str, Any]], now: float | None = None) -> dict[str, Any] | None:
     """Vega-Lite spec: the best tree's objective and the bound against time, as steps."""
     rows = []
@@ -140,10 +172,10 @@ def objective_spec(points: Sequence[dict[str, Any]], now: float | None = None) -
             "x": {"field": "seconds", "type": "quantitative", "title": None, "scale": {"zero": True}, "axis": SECONDS},
             "y": {"field": "value", "type": "quantitative", "scale": {"zero": False, "domain": y_domain(rows), "clamp": True},
                   "axis": axis},
-            "color": {"field": "series", "type": "nominal", "title": None,
-                      "scale": {"domain": ["best tree", "bound"], "range": [BEST_COLOUR, BOUND_COLOUR]},
-                      "legend": {"orient": "top-left", "labelFontSize": 13, "fillColor": "#ffffffcc",
-                                 "padding": 4}},
+            # The legend is drawn beside the chart's heading (series_legend_html): Vega-Lite's own
+            # merged the line's dash and the points into a blob for the bound.
+            "color": {"field": "series", "type": "nominal", "title": None, "legend": None,
+                      "scale": {"domain": ["best tree", "bound"], "range": [BEST_COLOUR, BOUND_COLOUR]}},
             "tooltip": [{"field": "series"}, {"field": "seconds", "format": ".1f"},
                         {"field": "value", "format": ",.6~g"}],
         },

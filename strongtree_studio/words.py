@@ -22,6 +22,7 @@ from strongtree_core.words import (  # noqa: F401  (the one formatter and vocabu
     class_counts,
     count_of,
     fmt,
+    gap_words,
     method_words,
     objective_value,
     objective_words,

@@ -29,3 +29,42 @@ def pytest_collection_modifyitems(items):
         module = getattr(item, "module", None)
         if module is not None and module.__name__.rsplit(".", 1)[-1] in STOPS_EARLY:
             item.add_marker(pytest.mark.filterwarnings("ignore::strongtree_core.NotProvenWarning"))
+
+
+# -- no unexpected skips in CI -----------------------------------------------------------------------------
+#: The environment variable CI sets (.ci/run) so that a skip for any other reason than these fails the run:
+#: a test that silently stops running (a missing package, browser or program) is a test CI lost.
+STRICT_SKIPS_ENV = "STRONGTREE_FAIL_ON_UNEXPECTED_SKIPS"
+#: Skips CI accepts: data that lives beside the project (not in a clean checkout), a commercial licence,
+#: and a race the test cannot win on a fast machine (the command finished before its Ctrl-C).
+EXPECTED_SKIPS = (
+    "shared datasets not found",
+    "shared fairness",
+    "the benchmark data",
+    "gurobi",
+    "licence",
+    "the command finished loading and solving before the signal arrived",
+)
+
+
+def unexpected_skips(reports) -> list[str]:
+    """``nodeid: reason`` of each skip whose reason matches none of :data:`EXPECTED_SKIPS`."""
+    out = []
+    for report in reports:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        if not any(expected.lower() in reason.lower() for expected in EXPECTED_SKIPS):
+            out.append(f"{report.nodeid}: {reason}")
+    return out
+
+
+def pytest_sessionfinish(session, exitstatus):
+    import os
+
+    if not os.environ.get(STRICT_SKIPS_ENV):
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    found = unexpected_skips(reporter.stats.get("skipped", []) if reporter is not None else [])
+    if found:
+        print(f"\n{len(found)} unexpected skip(s) ({STRICT_SKIPS_ENV} is set):\n" + "\n".join(found))
+        if session.exitstatus == 0:
+            session.exitstatus = 1

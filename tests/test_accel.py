@@ -1,5 +1,7 @@
 """pystreed, the optional cross-check (``requirements-crosscheck.txt``), is exact
-where ``strongtree_core.accel.streed`` claims it is.  Skipped without pystreed.
+where ``strongtree_core.accel.streed`` claims it is.  The comparisons with pystreed skip
+without it; the refusals, the infeasible and single-leaf cases and the cost-complexity
+mapping run either way.
 
 Truth comes from outside it: exhaustive search over every tree (depth 1-2),
 the MIO objective of the same spec evaluated at the tree (``start_vector``),
@@ -9,13 +11,15 @@ and the known optima of the paper's datasets (``oracle_optimal.csv``).
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-pytest.importorskip("pystreed", reason="pystreed is an optional cross-check: pip install -r requirements-crosscheck.txt")
+HAVE_PYSTREED = importlib.util.find_spec("pystreed") is not None
+needs_pystreed = pytest.mark.skipif(not HAVE_PYSTREED, reason="pystreed is an optional cross-check: pip install -r requirements-crosscheck.txt")
 
 from brute_force import all_trees, milp_solve
 
@@ -111,6 +115,7 @@ SPECS = {
 
 
 # ---------------------------------------------------------------- exactness on tiny data
+@needs_pystreed
 @pytest.mark.parametrize("name", list(SPECS))
 @pytest.mark.parametrize("depth", [1, 2])
 @pytest.mark.parametrize("seed", range(3))
@@ -127,6 +132,7 @@ def test_optimum_equals_brute_force(name, depth, seed, weighted):
     assert res.objective == pytest.approx(_mio_value(data, spec, res.structure), abs=1e-9)
 
 
+@needs_pystreed
 @pytest.mark.parametrize("lambda_", [0.0, 0.1])
 @pytest.mark.parametrize("seed", range(2))
 def test_balanced_accuracy_equals_brute_force(seed, lambda_):
@@ -138,6 +144,7 @@ def test_balanced_accuracy_equals_brute_force(seed, lambda_):
     assert res.objective == pytest.approx(_mio_value(data, spec, res.structure), abs=1e-9)
 
 
+@needs_pystreed
 def test_cost_complexity_and_enumeration_agree():
     """Two exact routes to lambda > 0: pystreed's cost complexity (unit weights) and
     the enumeration of branching bounds (the same data with weights scaled by 1 + 1e-9)."""
@@ -160,6 +167,7 @@ def test_cost_complexity_mapping():
 
 
 # ---------------------------------------------------------------- fairness
+@needs_pystreed
 @pytest.mark.parametrize("notion", [StatisticalParity, EqualOpportunity])
 @pytest.mark.parametrize("bound", [0.0, 0.1, 0.25])
 @pytest.mark.parametrize("depth", [1, 2])
@@ -182,6 +190,7 @@ def test_fairness_equals_brute_force(notion, bound, depth, seed):
 GERMAN_TRAIN = DATA / "fairness" / "german" / "splits" / "german_binary_train_enc_1.csv"
 
 
+@needs_pystreed
 @pytest.mark.skipif(not GERMAN_TRAIN.exists(), reason=f"shared datasets not found at {DATA}")
 def test_equal_opportunity_is_never_certified_by_the_dynamic_program():
     """German credit, split 1, depth 1, bound 0.05: pystreed's equal-opportunity task
@@ -200,6 +209,7 @@ def test_equal_opportunity_is_never_certified_by_the_dynamic_program():
     assert _brute_force(data, spec) == pytest.approx(535)
 
 
+@needs_pystreed
 @pytest.mark.parametrize("lambda_,min_leaf", [(0.0, 0), (0.05, 3)])
 def test_statistical_parity_equals_milp(lambda_, min_leaf):
     data = _random_data(3, n=30, group=True)
@@ -213,6 +223,7 @@ def test_statistical_parity_equals_milp(lambda_, min_leaf):
     assert res.objective == pytest.approx(_brute_force(data, spec), abs=1e-9)
 
 
+@needs_pystreed
 @pytest.mark.skipif(not ORACLE.exists(), reason=f"shared datasets not found at {DATA}")
 def test_protected_attribute_is_never_split_on():
     """pystreed's depth-two terminal solver once split on the sensitive attribute here
@@ -229,6 +240,7 @@ def test_protected_attribute_is_never_split_on():
     assert res.objective <= unconstrained
 
 
+@needs_pystreed
 def test_fairness_not_certified_when_pystreed_tolerance_can_bite():
     rng = np.random.default_rng(0)
     n = 2 * 9973 + 101
@@ -252,6 +264,7 @@ def _oracle_cases():
     return [pytest.param(r.dataset, int(r.depth), int(r.optimal_misclassified), id=f"{r.dataset}-d{r.depth}") for r in rows.itertuples()]
 
 
+@needs_pystreed
 @pytest.mark.parametrize("dataset,depth,optimum", _oracle_cases())
 def test_certified_count_equals_oracle(dataset, depth, optimum):
     df = pd.read_csv(DATA / "categorical" / f"{dataset}.csv")
@@ -334,6 +347,7 @@ def _mirrored(tree: TreeStructure) -> TreeStructure:
     return TreeStructure(tree.depth, feature, prediction)
 
 
+@needs_pystreed
 def test_wrong_branch_convention_is_caught(monkeypatch):
     original = streed._PystreedInputs.structure
     monkeypatch.setattr(streed._PystreedInputs, "structure", lambda self, root, depth: _mirrored(original(self, root, depth)))

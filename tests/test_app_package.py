@@ -201,6 +201,7 @@ def test_the_wheel_in_a_new_environment_serves_the_dashboard(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     for inside in ("strongtree_studio/screens/data.py", "strongtree_studio/entry/app.py",
                    "strongtree_studio/assets/config.toml", "strongtree_studio/assets/icon.png",
+                   "strongtree_studio/assets/wordmark.svg", "strongtree_studio/assets/tree_panel.js",
                    "strongtree_core/datasets.py"):
         assert inside in names, inside
     venv = tmp_path / "venv"

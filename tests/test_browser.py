@@ -2,8 +2,8 @@
 solved live and stopped, the live demo closing its gap, trees legible at their
 size, nothing cut off at a projector's 1280x720, stale results labelled, coded
 columns named, identifiers and dates suggested for ignoring, fairness as charts,
-no raw words, nothing fetched from outside, and four users solving while a fifth
-loads a page.
+no raw words, nothing fetched from outside, four users solving while a fifth
+loads a page, and the Learn page showing Theorem 1 with its defaults.
 
 Needs Debian's Chromium and the playwright package (no browser download);
 skipped with the reason otherwise.  Screenshots of every page at 1440x900 and
@@ -245,12 +245,20 @@ def upload(page, name: str, frame: pd.DataFrame) -> None:
     expect(page.get_by_role("heading", name=name)).to_be_visible()
 
 
-def wait_for_outcome(page, timeout: float = 90_000):
-    """The banner of a finished solve on the Solve page."""
+def wait_for_banner(page, timeout: float = 90_000):
+    """The banner of a solve on the Solve page: it comes as soon as the tree is final."""
     banner = page.locator('[data-testid="stAlertContentSuccess"], [data-testid="stAlertContentWarning"]').filter(
         has_text="best tree").locator('[data-testid="stMarkdownContainer"]')
     expect(banner.first).to_be_visible(timeout=timeout)
     return banner.first
+
+
+def wait_for_outcome(page, timeout: float = 90_000):
+    """The banner of a finished solve, then the link to the tree (the comparison tree without
+    fairness constraints solved after the banner, and the run stored)."""
+    banner = wait_for_banner(page, timeout)
+    expect(page.get_by_text("Explore the tree").first).to_be_visible(timeout=timeout)
+    return banner
 
 
 def solve_and_wait(page) -> str:
@@ -264,6 +272,7 @@ def solve_and_wait(page) -> str:
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         if banner.count() and banner.first.is_visible() and banner.first.inner_text() != before:
+            expect(page.get_by_text("Explore the tree").first).to_be_visible(timeout=90_000)  # the run stored
             return banner.first.inner_text()
         page.wait_for_timeout(250)
     raise AssertionError("the solve never finished")
@@ -272,7 +281,7 @@ def solve_and_wait(page) -> str:
 #: Elements whose text is cut with an ellipsis or ends in "…" (inputs and the data grid's canvas aside).
 CUT_TEXT = """() => {
   const out = [];
-  const skip = e => e.closest('[data-baseweb="select"], input, textarea, [data-testid="stDataFrame"], .tree-panel');
+  const skip = e => e.closest('[data-baseweb="select"], input, textarea, [data-testid="stDataFrame"], [data-testid="stGraphVizChart"]');
   for (const el of document.querySelectorAll('[data-testid="stMain"] *, [data-testid="stSidebar"] *')) {
     if (skip(el) || !el.offsetParent) continue;
     const text = (el.innerText || '').trim();
@@ -284,22 +293,64 @@ CUT_TEXT = """() => {
   return [...new Set(out)];
 }"""
 
-#: Every drawn tree: its text sizes as shown (font size times the drawing's scale) and text wider than its box.
-TREE_TEXT = """() => [...document.querySelectorAll('svg.strongtree')].filter(s => s.getBoundingClientRect().width)
-  .map(svg => {
+#: Every drawn tree (a Graphviz chart in a tree panel, strongtree_studio.treechart): the panel's size
+#: ("fit", "natural" for Presentation, "large"), its smallest text as shown (px: the text's computed
+#: size times the drawing's scale on screen), text wider than its box, and the boxes that lie outside
+#: the panel's frame (a panel that scrolls says so with its scrollbars; one that fits must show all).
+TREE_TEXT = """() => [...document.querySelectorAll('[data-testid="stGraphVizChart"]')]
+  .filter(p => p.getBoundingClientRect().width && p.querySelector('svg g.node'))
+  .map(panel => {
+    const svg = panel.querySelector('svg');
     const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
-    const texts = [...svg.querySelectorAll('text')];
+    const texts = [...svg.querySelectorAll('g.node text, g.edge text')];
+    const frame = panel.getBoundingClientRect();
+    const nodes = [...svg.querySelectorAll('g.node')];
     const overflow = [];
-    for (const g of svg.querySelectorAll('g.node')) {
-      const box = g.querySelector('rect').getBBox();
+    for (const g of nodes) {
+      const box = g.querySelector('path, polygon').getBoundingClientRect();
       for (const t of g.querySelectorAll('text')) {
-        const b = t.getBBox();
-        if (b.x < box.x - 0.5 || b.x + b.width > box.x + box.width + 0.5) overflow.push(t.textContent);
+        const b = t.getBoundingClientRect();
+        if (b.left < box.left - 0.5 || b.right > box.right + 0.5) overflow.push(t.textContent);
       }
     }
-    return {n: texts.length, smallest: Math.min(...texts.map(t => parseFloat(t.getAttribute('font-size')) * scale)),
-            overflow};
+    const outside = nodes.filter(g => {
+      const b = g.getBoundingClientRect();
+      return b.left < frame.left - 1 || b.right > frame.right + 1 || b.top < frame.top - 1 || b.bottom > frame.bottom + 1;
+    }).length;
+    const holder = panel.closest('[class*="st-key-stree-"]');
+    const key = holder ? [...holder.classList].find(c => c.startsWith('st-key-stree-')) : '';
+    return {size: key.split('-')[3] || '', n: nodes.length, outside, overflow,
+            smallest: Math.min(...texts.map(t => parseFloat(getComputedStyle(t).fontSize) * scale)),
+            scrolls: panel.scrollWidth > panel.clientWidth + 1 || panel.scrollHeight > panel.clientHeight + 1};
   })"""
+#: The first box of a panel's drawing (the root) lies across the panel's frame, left to right.
+ROOT_IN_VIEW = """p => { const r = p.querySelector('svg g.node').getBoundingClientRect(), f = p.getBoundingClientRect();
+  return r.left >= f.left && r.right <= f.right; }"""
+#: A drawn tree on the page, and its boxes.
+TREE = '[data-testid="stGraphVizChart"] svg'
+TREE_NODE = '[data-testid="stGraphVizChart"] svg g.node'
+
+
+def tree_size(page, size: str) -> None:
+    """Choose a size for the tree panels of the page ("Fit the panel", "Presentation", "Large": one
+    choice per page, for all its trees)."""
+    page.locator('[data-testid="stMain"]').get_by_text(size, exact=True).first.click()
+    settle(page)
+    page.wait_for_timeout(800)
+
+
+def check_trees(page, name: str) -> list[dict]:
+    """Every tree on the page: no text wider than its box; a tree fitted to its panel lies wholly
+    inside it; a tree at a larger size reads at 11 px or more (the panel scrolls to the rest)."""
+    trees = page.evaluate(TREE_TEXT)
+    for tree in trees:
+        assert tree["overflow"] == [], (name, tree)
+        if tree["size"] == "fit":
+            assert tree["outside"] == 0, (name, tree)
+        else:
+            assert tree["smallest"] >= MIN_TREE_TEXT - 1e-6, (name, tree)
+    return trees
+
 
 #: Library words and machine numbers that must not reach the pages.
 RAW_WORDS = re.compile(r"\b(time_limit|time_limit_no_tree|interrupted|pystreed|numpy|heuristic|statistical_parity|"
@@ -318,9 +369,7 @@ def check_page(page, name: str, viewport: dict) -> None:
     size = f"{viewport['width']}x{viewport['height']}"
     shoot(page, f"{name}_{size}")
     assert page.evaluate(CUT_TEXT) == [], (name, size)
-    for tree in page.evaluate(TREE_TEXT):
-        assert tree["smallest"] >= MIN_TREE_TEXT - 1e-6, (name, size, tree)
-        assert tree["overflow"] == [], (name, size, tree)
+    check_trees(page, f"{name} {size}")
     text = main_text(page)
     assert RAW_WORDS.findall(text) == [], (name, RAW_WORDS.findall(text))
     assert LONG_NUMBER.findall(text) == [], (name, LONG_NUMBER.findall(text))
@@ -357,7 +406,7 @@ def test_upload_solve_stop_tree_gap_download(visit):
     page.get_by_role("button", name="Solve", exact=True).click()
     expect(page.locator('[data-testid="stVegaLiteChart"]').first).to_be_visible()
     page.get_by_role("tab", name="Best tree").click()
-    expect(page.locator("svg.strongtree g.node").first).to_be_visible()  # the best tree so far
+    expect(page.locator(TREE_NODE).first).to_be_visible()  # the best tree so far
     page.get_by_role("tab", name="Progress").click()
     first = metric_value(page, "Elapsed")
     elapsed = page.locator('[data-testid="stMetric"]').filter(has_text="Elapsed").first
@@ -373,7 +422,7 @@ def test_upload_solve_stop_tree_gap_download(visit):
     expect(page.get_by_text("Explore the tree")).to_be_visible()
 
     nav(page, "Tree")
-    expect(page.locator("svg.strongtree g.node").first).to_be_visible()
+    expect(page.locator(TREE_NODE).first).to_be_visible()
     with page.expect_download() as download:
         page.get_by_role("button", name="JSON").click()
     tree = json.loads(Path(download.value.path()).read_text())
@@ -402,11 +451,18 @@ def test_the_live_demo_closes_its_gap_and_every_page_reads_at_both_sizes(visit):
     page.get_by_role("button", name="Live demo").click()
     expect(page.get_by_role("heading", name="Solve", exact=True)).to_be_visible()
     expect(page.locator('[data-testid="stVegaLiteChart"]').first).to_be_visible(timeout=60_000)
-    outcome = wait_for_outcome(page, 120_000).inner_text()
+    outcome = wait_for_banner(page, 120_000).inner_text()
     took = time.monotonic() - started
     assert outcome.startswith("Proven optimal"), outcome
     print(f"live demo proven optimal {took:.1f} s after the click")
-    assert took < 60 + 25  # closes its gap within the minute (plus the comparison tree and page loads)
+    assert took < 60 + 25  # closes its gap within the minute (plus page loads)
+    chart = page.locator('[data-testid="stVegaLiteChart"]').first  # the speaker's chart: in the first screen
+    assert chart.bounding_box()["y"] + chart.bounding_box()["height"] <= PROJECTOR["height"], chart.bounding_box()
+    expect(page.get_by_text("Explore the tree").first).to_be_visible(timeout=90_000)  # then the comparison tree
+    assert chart.bounding_box()["y"] + chart.bounding_box()["height"] <= PROJECTOR["height"], chart.bounding_box()
+    logo = page.locator('[data-testid="stSidebar"] img').first  # the product's name over the page list
+    expect(logo).to_be_visible()
+    assert logo.get_attribute("alt") is not None and logo.bounding_box()["y"] < PROJECTOR["height"]
     log = page.locator('[data-testid="stTable"]').filter(has_text="proven optimal").first
     for step in ("tighter bound", "better tree"):  # the steps that closed the gap, in words
         expect(log).to_contain_text(step)
@@ -419,8 +475,25 @@ def test_the_live_demo_closes_its_gap_and_every_page_reads_at_both_sizes(visit):
             slug = {"Fairness & performance": "fairness"}.get(name, name.lower())
             if name == "Tree":
                 page.get_by_text("Protected groups in each box").click()  # more text per box: still legible
-                expect(page.locator("svg.strongtree").first).to_contain_text("groups:")
+                expect(page.locator(TREE).first).to_contain_text("groups:")
             check_page(page, slug, viewport)
+            if name == "Tree":  # the demo's depth-4 tree: whole in its panel, then legible at presentation size
+                trees = check_trees(page, f"Tree fit {viewport}")
+                assert trees[0]["size"] == "fit" and trees[0]["outside"] == 0, trees
+                tree_size(page, "Presentation")
+                trees = check_trees(page, f"Tree presentation {viewport}")
+                assert trees[0]["size"] == "natural" and trees[0]["smallest"] >= MIN_TREE_TEXT, trees
+                assert trees[0]["scrolls"], trees  # larger than the panel: it scrolls to the rest
+                panel = page.locator('[class*="st-key-stree-natural-"] [data-testid="stGraphVizChart"]').first
+                assert panel.evaluate(ROOT_IN_VIEW)  # the panel's script opened it on the root
+                shoot(page, f"tree_presentation_{viewport['width']}x{viewport['height']}")
+                box, before = panel.bounding_box(), panel.evaluate("p => p.scrollLeft")
+                page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 40)
+                page.mouse.down()
+                page.mouse.move(box["x"] + box["width"] / 2 + 150, box["y"] + 40, steps=5)
+                page.mouse.up()
+                assert panel.evaluate("p => p.scrollLeft") < before  # a drag to the right shows what lies left
+                tree_size(page, "Fit the panel")
             if name == "Solve":
                 page.get_by_role("tab", name="Best tree").click()
                 check_page(page, "solve_tree", viewport)
@@ -449,13 +522,15 @@ def test_depth_3_trees_are_legible_and_a_stale_result_is_labelled(visit):
         nav(page, name)
         if name == "Solve":
             page.get_by_role("tab", name="Best tree").click()
-        trees = page.evaluate(TREE_TEXT)
-        assert trees and all(t["smallest"] >= MIN_TREE_TEXT for t in trees), (name, trees)
-        assert all(t["overflow"] == [] for t in trees), trees
+        trees = check_trees(page, name)  # fitted to the panel: every box inside it
+        assert trees and all(t["size"] == "fit" and t["outside"] == 0 for t in trees), (name, trees)
+        tree_size(page, "Presentation")
+        trees = check_trees(page, name)  # at presentation size: every text 11 px or more
+        assert trees and all(t["size"] == "natural" for t in trees), (name, trees)
     page.get_by_text("Protected groups in each box").click()
-    expect(page.locator("svg.strongtree").first).to_contain_text("groups:")
-    trees = page.evaluate(TREE_TEXT)
-    assert trees[0]["smallest"] >= MIN_TREE_TEXT, trees
+    expect(page.locator(TREE).first).to_contain_text("groups:")
+    assert check_trees(page, "Tree with groups")[0]["smallest"] >= MIN_TREE_TEXT
+    tree_size(page, "Fit the panel")
     assert page.locator('[data-testid="stMain"]').get_by_text("From earlier settings").count() == 0
 
     nav(page, "Model")
@@ -510,7 +585,7 @@ def test_identifiers_dates_and_text_are_suggested_and_codes_can_be_named(visit):
 
     page.get_by_role("tab", name="Types & labels").click()
     choose(page, "Column", "race")
-    page.get_by_text("category (no order: one test per value)").click()
+    page.get_by_text("category (no order: one test per value)").first.click()  # a rerun can show it twice a moment
     for code, name in (("1", "White"), ("2", "Black"), ("3", "Hispanic"), ("4", "Other")):
         page.get_by_role("textbox", name=code, exact=True).fill(name)
     page.get_by_role("button", name="Apply to the table").click()
@@ -526,7 +601,7 @@ def test_identifiers_dates_and_text_are_suggested_and_codes_can_be_named(visit):
     nav(page, "Fairness & performance")
     expect(page.locator('[data-testid="stMain"]').get_by_text("Hispanic").first).to_be_visible()  # groups by name
     nav(page, "Tree")
-    tree_text = page.locator("svg.strongtree").first.text_content()
+    tree_text = page.locator(TREE).first.text_content()
     assert "reoffended" in tree_text and not re.search(r"race [≤>=] ?\d", tree_text), tree_text
 
 
@@ -556,7 +631,7 @@ def test_fairness_is_drawn_per_group_with_band_ratio_and_both_trees(visit):
     assert headings[:2] == headings[2:4] == ["gender = female", "gender = male"], headings  # one order
     page.get_by_role("tab", name="Cost of fairness").click()
     expect(main.get_by_text("The two trees side by side")).to_be_visible()
-    assert main.locator("svg.strongtree").count() == 2
+    assert main.locator(TREE).count() == 2
     shoot(page, "cost_of_fairness_1440x900")
 
 
@@ -637,7 +712,7 @@ def test_hostile_names_fetch_nothing_from_outside(visit):
         assert outside_references(page) == []
     nav(page, "Tree")
     page.get_by_text("Protected groups in each box").click()
-    expect(page.locator("svg.strongtree g.node").first).to_be_visible()
+    expect(page.locator(TREE_NODE).first).to_be_visible()
     assert outside_references(page) == []
     nav(page, "Fairness & performance")
     for tab in ("Performance", "Confusion matrices", "Cost of fairness", "Groups"):
@@ -651,7 +726,7 @@ def test_hostile_names_fetch_nothing_from_outside(visit):
         box.press("Enter")
         box.press("Escape")
     page.get_by_text("Only what differs").click()
-    expect(page.locator("svg.strongtree g.node").nth(1)).to_be_visible()
+    expect(page.locator(TREE_NODE).nth(1)).to_be_visible()
     assert outside_references(page) == []
     assert visit.outside_requests() == []
     assert any(u.startswith(visit.url) for u in visit.requests)  # the recorder saw the page's own traffic
@@ -724,3 +799,42 @@ def test_four_users_solving_while_a_fifth_loads_a_page(busy_server, browser):
     finally:
         for session in solvers + ([newcomer] if newcomer else []):
             session.close()
+
+
+# -- 8. the Learn page: Theorem 1 with the defaults, the root LP drawn ---------------------------------------
+
+
+#: The least difference, in % of the rows, the default preset must show between the LP bounds.
+VISIBLY_TIGHTER = 2.0
+
+
+def test_compare_with_the_defaults_shows_theorem_1_and_its_table_reads_at_both_sizes(visit):
+    page = visit.page
+    nav(page, "Learn")
+    expect(page.get_by_text("Preset: FlowOCT's relaxation is tighter.", exact=False)).to_be_visible()
+    page.get_by_role("button", name="Compare", exact=True).click()
+    # Live: the run that is going, then the table of every formulation side by side.
+    expect(page.get_by_text("Solving", exact=True).first).to_be_visible(timeout=30_000)
+    table = page.locator('[data-testid="stTable"]').filter(has_text="LP bound")
+    expect(table).to_be_visible(timeout=60_000)
+    for name in ("OCT", "BinOCT", "FlowOCT", "BendersOCT", "Exact search", "Local search"):
+        expect(table.get_by_role("cell", name=name, exact=True)).to_be_visible()
+    expect(table.get_by_role("cell", name="Proven optimal", exact=True).first).to_be_visible()
+    expect(table.get_by_role("cell", name="Heuristic (no proof)", exact=True)).to_be_visible()
+    theorem = page.get_by_text("Theorem 1 on this table", exact=False)
+    expect(theorem).to_be_visible()
+    sentence = theorem.inner_text()
+    for name in ("OCT", "BinOCT"):
+        found = re.search(rf"tighter than {name}'s \(([\d.,]+)\) by ([\d.,]+) \(([\d.]+) ?% of the 200 rows\)", sentence)
+        assert found, sentence
+        assert float(found.group(3)) >= VISIBLY_TIGHTER, sentence
+    # The root LP drawn: the split values side by side, one row's flow, OCT's big-M rows, in words.
+    expect(page.get_by_text("The root LP, drawn", exact=True)).to_be_visible()
+    expect(page.get_by_text("FlowOCT: the row's flow, source to sink", exact=True)).to_be_visible()
+    expect(page.get_by_text("That is Theorem 1 at work", exact=False)).to_be_visible()
+    expect(page.get_by_role("button", name="Table as CSV")).to_be_visible()
+    expect(page.get_by_role("button", name="Table as LaTeX")).to_be_visible()
+    settle(page)
+    for viewport in (DESKTOP, PROJECTOR):
+        check_page(page, "learn", viewport)
+    assert visit.outside_requests() == []

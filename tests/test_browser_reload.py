@@ -84,7 +84,7 @@ def check_work_is_back(page, run_label: str) -> None:
         has_text="best tree")
     expect(banner.first).to_contain_text(run_label)
     nav(page, "Tree")
-    expect(page.locator("svg.strongtree g.node").first).to_be_visible()
+    expect(page.locator('[data-testid="stGraphVizChart"] svg g.node').first).to_be_visible()
     nav(page, "Fairness & performance")
     page.get_by_role("tab", name="Confusion matrices").click()
     shown = page.locator('[data-testid="stMain"]').get_by_text("woman", exact=True).filter(visible=True)

@@ -68,7 +68,7 @@ def test_a_tiny_sweep_draws_its_frontier_and_opens_a_point(visit):
     assert sorted(csv["fairness_bound_pp"].dropna().unique()) == [0.0, 5.0, 10.0]
     main.get_by_role("button", name="Open its tree").click()
     expect(page.get_by_role("heading", name="Tree", exact=True)).to_be_visible()
-    expect(page.locator("svg.strongtree g.node").first).to_be_visible()
+    expect(page.locator('[data-testid="stGraphVizChart"] svg g.node').first).to_be_visible()
     # The Tree page says which point of which sweep it shows.
     origin = page.locator('[data-testid="stMain"]').get_by_text(re.compile(r"^The tree of point 0 of sweep \d+ \("))
     expect(origin).to_be_visible()
@@ -91,7 +91,7 @@ def test_a_tiny_sweep_draws_its_frontier_and_opens_a_point(visit):
     box = point.bounding_box()  # plotly's drag layer lies over its markers and takes the click
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     expect(page.get_by_role("heading", name="Tree", exact=True)).to_be_visible(timeout=30_000)
-    expect(page.locator("svg.strongtree g.node").first).to_be_visible()
+    expect(page.locator('[data-testid="stGraphVizChart"] svg g.node').first).to_be_visible()
     # Back on the page, the same point opens it again.
     nav(page, "Trade-offs")
     point = page.locator('[data-testid="stMain"] [data-testid="stPlotlyChart"] .scatterlayer path.point').nth(1)

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import builtins
 import math
+import shutil
 import sqlite3
+import subprocess
 from pathlib import Path
 from typing import Callable
 
@@ -121,6 +123,10 @@ CASES = [
      est.BOOL_NOT_NUMBER.format(name="max_branching", value=True)),
     ("min_recall False", "fit", fit(dict(min_recall=False)), StrongTreeError,
      est.BOOL_NOT_NUMBER.format(name="min_recall", value=False)),
+    ("n_jobs zero", "fit", fit(dict(n_jobs=0)), StrongTreeError, est.NO_JOBS),
+    ("n_jobs True", "fit", fit(dict(n_jobs=True)), StrongTreeError, est.BOOL_NOT_NUMBER.format(name="n_jobs", value=True)),
+    ("n_jobs fractional", "fit", fit(dict(n_jobs=1.5)), StrongTreeError,
+     bad("n_jobs", "an instance of 'int' or None", 1.5)),
     ("time_limit zero", "fit", fit(dict(time_limit=0)), StrongTreeError, bad("time_limit", "a float in the range (0.0, inf)", 0)),
     ("time_limit infinite", "fit", fit(dict(time_limit=math.inf)), StrongTreeError,
      bad("time_limit", "a float in the range (0.0, inf)", math.inf)),
@@ -433,6 +439,49 @@ def test_hostile_column_names_flow_through_every_export(name):
             assert raw not in dot
     # JSON round trip keeps the name
     assert FittedTree.from_json(tree.to_json()).feature_names[0] == name
+
+
+#: Category values and class labels that break an export that does not escape them: quotes (SQL's '' and
+#: Python's), SQL comments and statement ends, newlines, backslashes, a NUL byte, DOT's own quoting.
+HOSTILE_VALUES = [
+    ("it's yes", "no'; DROP TABLE people; --"),
+    ('say "hi"', 'no\\" ]; evil [label="x'),
+    ("line\nIF evil THEN hire", "-- comment"),
+    ("back\\slash\\", "tab\there"),
+    ("nul\x00byte", "plain"),
+]
+
+
+@pytest.mark.parametrize("level,label", HOSTILE_VALUES, ids=[f"case {k}" for k in range(len(HOSTILE_VALUES))])
+def test_hostile_category_values_and_class_labels_flow_through_every_export(level, label):
+    """A category value and a class label with quotes, `--`, `;`, newlines, backslashes or a NUL byte: the
+    text, Python, SQL (run in SQLite), DOT and JSON exports each predict exactly as the tree, and nothing
+    in the values runs (dropping SQL's '' doubling fails here)."""
+    rng = np.random.default_rng(3)
+    c = rng.choice([level, "other", "third"], N)
+    X = pd.DataFrame({"c": c, "n": rng.integers(0, 3, N)})
+    y = pd.Series(np.where(c == level, label, "rest"), name="decision")
+    clf = tree_on().fit(X, y)
+    tree = clf.tree_
+    expected = list(clf.predict(X))
+    assert set(expected) == {label, "rest"}
+    text = tree.to_text()
+    assert len(text.splitlines()) == 2 and "\x00" not in text
+    namespace: dict = {}
+    exec(compile(tree.to_python(), "<tree>", "exec"), namespace)
+    assert [namespace["predict"](row) for row in X.to_dict(orient="records")] == expected
+    con = sqlite3.connect(":memory:")
+    X.to_sql("people", con, index=False)
+    assert [r[0] for r in con.execute(f"SELECT {tree.to_sql()} FROM people")] == expected
+    assert con.execute("SELECT COUNT(*) FROM people").fetchone()[0] == N
+    dot = tree.to_dot()
+    assert "\x00" not in dot
+    if shutil.which("dot"):
+        drawn = subprocess.run(["dot", "-Tsvg"], input=dot.encode("utf-8"), capture_output=True, timeout=30)
+        assert drawn.returncode == 0 and not drawn.stderr, drawn.stderr
+        assert b"evil" not in drawn.stdout or b'label="x' not in drawn.stdout
+    again = FittedTree.from_json(tree.to_json())
+    assert list(again.predict(X)) == expected
 
 
 # -- the command line --------------------------------------------------------------------------

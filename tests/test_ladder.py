@@ -69,17 +69,25 @@ def test_each_rung_is_optimal_over_its_thresholds(monkeypatch, spec):
     assert found.objective >= plain(coarser, spec, time_limit=60, ladder=False).objective - 1e-9
 
 
-def test_out_of_time_before_any_rung_the_best_start_comes_back(monkeypatch):
+def test_out_of_time_before_any_rung_no_rung_is_begun_and_the_best_feasible_start_comes_back(monkeypatch):
     monkeypatch.setattr(ladder, "LADDER_CELLS", 0)
     X, y = continuous(2000, seed=5, columns=8)
-    plan, data = patterns(X, y, max_thresholds=32)
-    from strongtree_core.starts import cart_structure
+    _, data = patterns(X, y, max_thresholds=32)
+    from strongtree_core import engine
+    from strongtree_core.starts import candidate_starts, cart_structure
 
     start = cart_structure(data, 4)
-    found = exact_solve(data, TreeSpec(depth=4), time_limit=1e-6, starts=(start,))
-    assert found.structure is not None and found.status in ("stopped", "optimal")
-    assert found.objective >= tree_objective(data, TreeSpec(depth=4), start) - 1e-9
-    assert tree_objective(data, TreeSpec(depth=4), found.structure) == pytest.approx(found.objective)
+    found = exact_solve(data, TreeSpec(depth=4), time_limit=-1.0, starts=(start,))
+    assert found.status == "stopped" and found.structure is None and found.n_explored == 0  # nothing begun late
+    for spec in (TreeSpec(depth=4), TreeSpec(depth=4, min_leaf=400)):
+        monkeypatch.setattr(engine, "exact_solve", lambda *args, **kwargs: found)
+        solved = engine._solve_exact(data, spec, 1.0, None, None, 0.0)
+        assert solved.record.status == "time_limit" and solved.record.bound is None and not solved.record.certified
+        sizes = np.bincount(solved.structure.apply(data.X), weights=data.count, minlength=32)
+        assert np.all(sizes[solved.structure.leaves] >= spec.min_leaf)
+        meets = [t for _, t in candidate_starts(data, 4)
+                 if np.all(np.bincount(t.apply(data.X), weights=data.count, minlength=32)[t.leaves] >= spec.min_leaf)]
+        assert solved.record.objective == max(tree_objective(data, spec, t) for t in meets)
 
 
 def test_the_first_start_has_a_rung_of_its_own_and_the_rungs_stay_nested(monkeypatch):
@@ -120,7 +128,7 @@ def test_a_ladder_with_time_to_spare_reaches_every_threshold(monkeypatch):
 def test_the_estimator_keeps_the_certified_thresholds_and_beats_cart(monkeypatch):
     monkeypatch.setattr(ladder, "LADDER_CELLS", 0)
     X, y = continuous(3000, seed=3, columns=8)
-    model = StrongTreeClassifier(depth=4, max_thresholds=64, time_limit=8).fit(X, y)
+    model = StrongTreeClassifier(depth=4, max_thresholds=64, time_limit=4).fit(X, y)
     record = model.record_
     assert record.certified and record.bound == record.objective
     assert int((model.predict(X) == y).sum()) == record.objective  # re-scored from predictions

@@ -29,6 +29,7 @@ from strongtree_studio import STREAMLIT_BOUND
 from strongtree_studio.config import Roles
 from strongtree_studio.loading import fingerprint
 from strongtree_studio.markup import REPLACEMENT, md, plain_text
+from strongtree_studio.services import job_registry
 from strongtree_studio.table import LoadedTable
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -207,7 +208,8 @@ def test_hostile_names_levels_and_labels_reach_every_widget_escaped(history):
     check_widgets(at)
     goto(at, "solve")
     at.button(key="solve.start").click().run()
-    poll(at, lambda a: len(a.success) + len([w for w in a.warning if "best tree" in w.value]) > 0)
+    poll(at, lambda a: len(a.success) + len([w for w in a.warning if "best tree" in w.value]) > 0
+         and not job_registry().snapshot(a.session_state["job_id"]).active)  # the run stored, the comparison done
     check_widgets(at)
     for page in ("tree", "fairness", "runs", "tradeoffs"):
         check_widgets(goto(at, page))

@@ -38,6 +38,8 @@ TIME_LIMIT = float(os.environ.get("STRONGTREE_ORACLE_SECONDS", "2.5"))
 MUST_PROVE = {("soybean-small", 3)}
 #: Proofs seen across the parametrized cases (checked by the last test).
 PROOFS: list[tuple[str, int, str, str]] = []
+#: The oracle cases run so far in this session (the proof count is checked once all ran).
+RAN: list = []
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not ORACLE.exists(), reason=f"shared datasets not found at {DATA}")]
 
@@ -70,6 +72,7 @@ def _fits(arrays, backend: str) -> bool:
 
 @pytest.mark.parametrize("dataset,depth,optimum_wrong,n_rows", _cases())
 def test_reported_optimal_equals_the_oracle(dataset, depth, optimum_wrong, n_rows):
+    RAN.append((dataset, depth))
     data = _load(dataset)
     assert data.n_rows == n_rows
     best_correct = n_rows - optimum_wrong
@@ -100,10 +103,13 @@ def test_reported_optimal_equals_the_oracle(dataset, depth, optimum_wrong, n_row
     assert len(set(proven.values())) <= 1
 
 
-def test_proofs_are_common_enough_to_mean_something():
-    """Runs after the cases above (pytest keeps file order)."""
-    if not _cases():
-        pytest.skip("no oracle cases")
+@pytest.fixture(scope="module", autouse=True)
+def proofs_are_common_enough_to_mean_something():
+    """After the module's last test, whatever the order: when every oracle case ran, at least 12 solves
+    proved optimality, with both formulations (a run of a few cases, under -k, checks nothing here)."""
+    yield
+    if not _cases() or len(RAN) < len(_cases()):
+        return
     print(f"{len(PROOFS)} proofs:", PROOFS)
     assert len(PROOFS) >= 12, PROOFS
     assert {m for *_, m in PROOFS} == {"flow", "benders"}

@@ -49,10 +49,18 @@ def test_the_version_is_one_string_read_by_the_build():
     assert all(part.isdigit() for part in (major, minor, patch))
 
 
-def test_the_console_script_is_the_cli_main():
+def test_the_console_script_runs_the_cli_main_and_exits_with_its_code(monkeypatch):
+    """The console script is the light entry point of strongtree_core.command, which runs cli.main."""
+    import pytest
+
+    from strongtree_core import cli
+
     target = PYPROJECT["project"]["scripts"]["strongtree"]
     module, function = target.split(":")
-    assert getattr(import_module(module), function) is import_module("strongtree_core.cli").main
+    monkeypatch.setattr(cli, "main", lambda: 7)
+    with pytest.raises(SystemExit) as ended:
+        getattr(import_module(module), function)()
+    assert ended.value.code == 7
 
 
 def test_every_import_of_the_library_is_a_declared_dependency():

@@ -161,3 +161,23 @@ def test_a_history_that_cannot_be_opened_is_the_outcome_error(tmp_path):
     assert job.outcome.entry is not None and job.outcome.entry.id is None and job.run_id is None
     with pytest.raises(RunStoreError):
         RunStore(garbage)
+
+
+def test_the_spare_worker_waits_for_a_free_slot():
+    """One slot: the idle worker (the engine imported) is there for the first solve, no new one
+    imports beside the running solve (it would take a core from it), and one is ready again
+    once the slot frees."""
+    reg = JobRegistry(max_running=1)
+    try:
+        assert reg._idle is not None
+        ctx = context(LONG)
+        job = reg.submit(solve_spec(ctx), ctx)
+        wait(reg, job, lambda s: s.main.tree is not None)
+        assert reg._idle is None
+        for _ in range(2):  # the solve, then its comparison tree
+            reg.stop(job)
+            wait(reg, job, lambda s: s.phase == "baseline" or not s.active, timeout=30)
+        wait(reg, job, lambda s: not s.active, timeout=30)
+        assert reg._idle is not None and reg._idle.process.is_alive()
+    finally:
+        reg.shutdown()

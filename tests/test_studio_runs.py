@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from strongtree_studio import runs as runs_module
 from strongtree_studio.runs import (
+    ERR_BUSY,
     ERR_NO_RUN,
     ERR_NOT_OWNER,
     RunEntry,
@@ -57,6 +59,25 @@ def test_unusable_path_is_a_readable_error(tmp_path):
     blocker.write_text("not a folder")
     with pytest.raises(RunStoreError, match="cannot be used"):
         RunStore(blocker / "runs.sqlite3")
+
+
+def test_a_history_another_program_holds_locked_cannot_be_written_and_says_wait_not_move(tmp_path, monkeypatch):
+    """After "database is locked" the advice was to set STRONGTREE_RUNS_DB, which would hide the runs kept in
+    the file: a lock held past the wait says that another program holds it, and to try again."""
+    path = tmp_path / "runs.sqlite3"
+    store = RunStore(path)
+    monkeypatch.setattr(runs_module, "LOCK_WAIT", 0.2)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(RunStoreError) as err:
+            store.save(entry())
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert str(err.value) == ERR_BUSY.format(path=path, seconds=0.2, reason="database is locked")
+    assert "STRONGTREE_RUNS_DB" not in str(err.value)
+    assert store.get(store.save(entry())).dataset == "hiring"  # the lock gone, the history works again
 
 
 def test_path_comes_from_env_then_secrets(tmp_path, monkeypatch):

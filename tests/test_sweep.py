@@ -445,3 +445,33 @@ def test_the_command_line_writes_every_point_and_the_frontier(tmp_path, capsys):
     assert records and all(isinstance(r["tree"], dict) for r in records)
     assert cli.main(["sweep", str(data), "--target", "hired", "--fairness", "statistical_parity"]) == 2
     assert cli.SWEEP_NEEDS_PROTECTED in capsys.readouterr().err
+
+
+def _read_twice(shared) -> tuple[bool, list[int]]:
+    """In a process worker: the same problem object on the second read, and the worker's BLAS pool sizes."""
+    from threadpoolctl import threadpool_info
+
+    first = shared.load()
+    return shared.load() is first, sorted({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
+
+
+def test_process_workers_read_the_data_once_and_split_the_cores(tmp_path):
+    """The processes backend writes the problem to a file once; a worker reads it at its first point
+    (not with every point) and holds its BLAS pool to its share of the cores."""
+    import pickle
+
+    from joblib.externals.loky import get_reusable_executor
+
+    X, y, group = _data()
+    problem, points = plan(_estimator(), X, y, sensitive_features=group, grid={"depth": [1, 2]})
+    shared = backends.ProblemFile(str(tmp_path / "problem.pickle"), threads=1)
+    with open(shared.path, "wb") as f:
+        pickle.dump(problem, f)
+    same, threads = get_reusable_executor(max_workers=1).submit(_read_twice, shared).result()
+    assert same and threads == [1]
+    from joblib import cpu_count
+
+    assert backends.threads_per_worker(2) == max(1, cpu_count() // 2)
+    row = get_reusable_executor(max_workers=1).submit(backends.work_shared, shared, points[0],
+                                                      backends.FileRelay(str(tmp_path / "stop"))).result()
+    assert row["point"] == 0 and row["tree"] is not None

@@ -165,3 +165,84 @@ def test_a_first_fit_with_cold_caches_keeps_a_half_second_limit(tmp_path) -> Non
     (measured: benchmarks/first_fit.py)."""
     row = _first_fit(tmp_path)
     assert row["wall"] <= 0.5 + SLACK, f"the first fit took {row['wall']:.2f} s with a 0.5 s limit"
+
+
+def test_an_exact_search_that_overruns_its_limit_is_given_up_with_its_best_tree(monkeypatch) -> None:
+    """Reading a million patterns into the search's arrays answers no clock: the engine waits for the
+    search until its limit plus a grace, then returns the last incumbent it reported, with its bound,
+    and nothing the search reports later reaches the caller."""
+    from strongtree_core import engine
+    from strongtree_core.accel.search import ExactResult
+
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.integers(0, 2, (200, 6)), columns=[f"f{j}" for j in range(6)])
+    y = pd.Series((X.f0 ^ X.f1) | (rng.random(200) < 0.1)).astype(int)
+    optimal = StrongTreeClassifier(depth=2).fit(X, y)
+    tree = optimal.tree_.structure
+    finished = threading.Event()
+
+    def stuck(data, spec, *, time_limit, stop, report, starts, n_jobs=1):
+        report(150.0, 190.0, 7, tree, "new incumbent")
+        deadline = time.perf_counter() + time_limit + 3 * engine.EXACT_GRACE + 1.0
+        while time.perf_counter() < deadline:  # a step that looks at no clock, then at its stop
+            time.sleep(0.01)
+        assert stop.is_set()  # the engine told it to stop when it gave up
+        report(199.0, 199.0, 9, None, "late")
+        finished.set()
+        return ExactResult("stopped", None, None, None, 0.0, "late", n_explored=9)
+
+    monkeypatch.setattr(engine, "exact_solve", stuck)
+    events = []
+    clf = StrongTreeClassifier(depth=2, time_limit=0.5).fit(X, y, progress=events.append)
+    assert not finished.is_set(), "fit waited for the search"
+    assert clf.record_.status == "time_limit" and not clf.record_.certified
+    assert np.array_equal(clf.tree_.structure.feature, tree.feature)
+    assert clf.record_.objective == optimal.record_.objective and clf.record_.bound == 190.0
+    assert clf.record_.message.startswith(engine.EXACT_GIVEN_UP.format(patterns=clf.record_.n_patterns))
+    finished.wait(10)
+    assert [e.message for e in events if e.message == "late"] == []
+
+
+def test_a_given_up_search_without_an_incumbent_returns_the_best_feasible_cheap_tree(monkeypatch) -> None:
+    from strongtree_core import engine
+    from strongtree_core.accel.search import ExactResult
+
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame(rng.integers(0, 2, (200, 6)), columns=[f"f{j}" for j in range(6)])
+    y = pd.Series((X.f0 & X.f2) | (rng.random(200) < 0.2)).astype(int)
+
+    def stuck(data, spec, *, time_limit, stop, report, starts, n_jobs=1):
+        while not stop.is_set():
+            time.sleep(0.01)
+        return ExactResult("stopped", None, None, None, 0.0, "stopped")
+
+    monkeypatch.setattr(engine, "exact_solve", stuck)
+    clf = StrongTreeClassifier(depth=2, time_limit=0.3, min_leaf=20).fit(X, y)
+    assert clf.record_.status == "time_limit" and clf.record_.bound is None
+    leaves = clf.tree_.node_counts.sum(axis=1)[clf.tree_.structure.leaves - 1]
+    assert (leaves >= 20).all()  # a cheap tree that breaks the minimum leaf size is not returned
+    assert (clf.predict(X) == y).sum() == clf.record_.objective
+
+
+def test_a_slow_preparation_leaves_the_solve_only_what_is_left_of_the_limit(monkeypatch) -> None:
+    """Preparation (reading, encoding, starts) that takes most of the limit: the solve is handed what is
+    left, not the whole limit (passing the whole limit passed every other test here: their tables prepare
+    well inside the slack)."""
+    from strongtree_core import estimator
+
+    handed: list[float] = []
+    real_encode, real_solve = StrongTreeClassifier._encode, estimator.solve_tree
+
+    def slow_encode(self, train):
+        time.sleep(1.2)  # a table that takes 1.2 s of a 2 s limit to prepare
+        return real_encode(self, train)
+
+    def recording_solve(*args, **kwargs):
+        handed.append(kwargs["time_limit"])
+        return real_solve(*args, **kwargs)
+
+    monkeypatch.setattr(StrongTreeClassifier, "_encode", slow_encode)
+    monkeypatch.setattr(estimator, "solve_tree", recording_solve)
+    X, y, _ = hard_table(n=200)
+    StrongTreeClassifier(depth=2, time_limit=2.0).fit(X, y)
+    assert len(handed) == 1 and handed[0] <= 2.0 - 1.2, handed

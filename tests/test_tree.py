@@ -343,3 +343,32 @@ def test_from_training_with_no_rows():
                                      np.zeros(0, dtype=int), tree.record)
     assert empty.node_counts.sum() == 0
     assert "0 rows" in empty.to_text() and "0 rows" in empty.to_dot()
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_counts_from_patterns_equal_the_counts_from_rows(weighted) -> None:
+    """The estimator counts each node's rows on the merged patterns: the same numbers as on every row."""
+    from strongtree_core.encoding.patterns import collapse_patterns
+
+    rng = np.random.default_rng(5)
+    df = mixed_table(n=2000, seed=5)
+    df = pd.concat([df, df.iloc[:700]], ignore_index=True)  # repeated rows: fewer patterns than rows
+    plan = TableEncoder().fit(df)
+    Xb = plan.transform(df)
+    y = rng.integers(0, 3, len(df))
+    group = rng.integers(0, 2, len(df))
+    weight = rng.uniform(0.5, 3.0, len(df)) if weighted else None
+    data = collapse_patterns(Xb, y, 3, sample_weight=weight, group=group)
+    assert data.n_patterns < len(df)
+    features = rng.integers(0, Xb.shape[1], 7)
+    structure = TreeStructure(3, np.r_[features, [LEAF] * 8], np.r_[[-1] * 7, rng.integers(0, 3, 8)])
+    record = SolveRecord("optimal")
+    rows = FittedTree.from_training(structure, plan, ("a", "b", "c"), "t", Xb, y, record, sample_weight=weight)
+    merged = FittedTree.from_patterns(structure, plan, ("a", "b", "c"), "t", data, record, weighted=weighted)
+    assert merged.node_counts.dtype == rows.node_counts.dtype
+    assert np.array_equal(merged.node_counts, rows.node_counts)
+    assert merged.baseline_accuracy == pytest.approx(rows.baseline_accuracy, rel=1e-12)
+    if weighted:
+        np.testing.assert_allclose(merged.node_weights, rows.node_weights, rtol=1e-12)
+    else:
+        assert merged.node_weights is None and rows.node_weights is None

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from strongtree_core import StrongTreeClassifier
-from strongtree_core.words import class_counts, count_of, fmt
+from strongtree_core.words import GAP_MET_AT_LIMIT, class_counts, count_of, fmt, gap_words
 from strongtree_studio.fairview import judged
 from strongtree_studio.treeview import tree_svg
 
@@ -62,3 +62,14 @@ def test_one_row_is_a_row_everywhere():
     assert not one.search(tree.to_text()) and not one.search(tree.to_dot()) and not one.search(" ".join(texts))
     labels = [r["label"] for r in judged([{"group": "a", "rate": 0.5, "rows": 1}], 0.1, True)]
     assert labels == ["50.0% · 1 row"]
+
+
+def test_a_zero_gap_beside_not_proven_says_what_it_means():
+    """"Not proven (time limit) · bound 426 · gap 0.0%" read as a contradiction: a zero gap of a solve the
+    time limit ended says the bound met the tree as the time ran out; a proven one and a real gap read plainly."""
+    assert gap_words("time_limit", 0.0) == GAP_MET_AT_LIMIT
+    assert gap_words("interrupted", 0) == GAP_MET_AT_LIMIT
+    assert gap_words("optimal", 0.0) == "gap 0.0%"
+    assert gap_words("time_limit", 0.0123) == "gap 1.2%"
+    assert gap_words("time_limit", 0.0004) == "gap <0.1%"
+    assert gap_words("time_limit", None) == "gap –"

@@ -329,13 +329,17 @@ class KernelLibrary:
         package_parent = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join([package_parent, *filter(None, [env.get("PYTHONPATH")])])
         env.pop(MODE_VARIABLE, None)
-        with open(folder / LOG_FILE, "ab") as log:
-            self._builder = subprocess.Popen(
-                [sys.executable, "-m", "strongtree_core.accel.prepare", "--build-one", self.module_name,
-                 "--lock", str(lock)],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, cwd=str(folder),
-                start_new_session=True, close_fds=True,
-            )
+        try:
+            with open(folder / LOG_FILE, "ab") as log:
+                self._builder = subprocess.Popen(
+                    [sys.executable, "-m", "strongtree_core.accel.prepare", "--build-one", self.module_name,
+                     "--lock", str(lock)],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, cwd=str(folder),
+                    start_new_session=True, close_fds=True,
+                )
+        except (OSError, ValueError):  # no interpreter to start (an embedded Python): the numpy path
+            lock.unlink(missing_ok=True)
+            self._next_look = math.inf
 
     def build(self) -> str:
         """Build this library now (in this process): the ahead-of-time module, or
@@ -418,6 +422,8 @@ def _compilable_all(library: KernelLibrary, wrap: Callable[[Callable], Callable]
         for name, value in list(scope.items()):
             if isinstance(value, Kernel) and value.library is library:
                 scope[name] = wrapped[value.name]
+            elif not isinstance(value, type) and hasattr(value, "compiled_extension"):  # made only to compile
+                scope[name] = value.compiled_extension()
     return wrapped
 
 

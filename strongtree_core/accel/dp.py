@@ -32,12 +32,13 @@ import hashlib
 import math
 import threading
 import time
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field
 from typing import Union
 
 import numpy as np
 
-from strongtree_core.accel import kernels
+from strongtree_core.accel import kernels, treedp
 from strongtree_core.accel import ordered as ordered_kernel
 from strongtree_core.structure import LEAF, PRUNED, TreeGraph, TreeStructure
 
@@ -55,14 +56,51 @@ class Deadline:
 
     at: float = math.inf
     stop: threading.Event | None = None
+    _flag: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
+    _closed: bool = field(default=False, init=False, repr=False, compare=False)
+    _watcher: threading.Thread | None = field(default=None, init=False, repr=False, compare=False)
 
     def check(self) -> None:
-        if time.perf_counter() > self.at or (self.stop is not None and self.stop.is_set()):
+        if self.passed:
             raise SearchStopped
 
     @property
     def passed(self) -> bool:
-        return time.perf_counter() > self.at or (self.stop is not None and self.stop.is_set())
+        return time.perf_counter() > self.at or (self.stop is not None and self.stop.is_set()) or (
+            self._flag is not None and bool(self._flag[0]))
+
+    def flag(self) -> np.ndarray:
+        """One byte the compiled search reads: set to 1 when the deadline passes or a
+        stop is requested (a watching thread sets it, at most ``WATCH_SECONDS`` late)."""
+        if self._flag is None:
+            self._flag = np.zeros(1, dtype=np.uint8)
+            if math.isfinite(self.at) or self.stop is not None:
+                self._watcher = threading.Thread(target=_watch, args=(weakref.ref(self), self._flag),
+                                                 name="search-deadline", daemon=True)
+                self._watcher.start()
+        return self._flag
+
+    def close(self) -> None:
+        """The search is over: the watching thread ends."""
+        self._closed = True
+
+
+#: How often the deadline's watching thread looks at the clock and the stop event.
+WATCH_SECONDS = 0.01
+
+
+def _watch(ref, flag: np.ndarray) -> None:
+    while not flag[0]:
+        deadline = ref()
+        if deadline is None or deadline._closed:
+            return
+        if time.perf_counter() > deadline.at or (deadline.stop is not None and deadline.stop.is_set()):
+            flag[0] = 1
+            return
+        stop, at = deadline.stop, deadline.at
+        del deadline
+        del stop  # anything with is_set() (the engine passes several events as one)
+        time.sleep(min(WATCH_SECONDS, max(0.0, at - time.perf_counter())))
 
 
 def subset_key(idx: np.ndarray, depth: int) -> bytes:
@@ -79,6 +117,286 @@ class _Entry:
 
 class GainDP:
     """Best subtrees for the gains ``scores`` (P, K) on binary ``X`` (P, F).
+
+    The compiled program (``accel/treedp.py``) when its kernels are ready and
+    the table fits its pair sums, else :class:`NumpyGainDP`.
+
+    Parameters
+    ----------
+    X : ndarray of float64, shape (P, F)
+    count : ndarray of float64, shape (P,)
+    scores : ndarray of float64, shape (P, K)
+    penalty : float
+        Subtracted per branching node (the paper's lambda, plus any price).
+    min_leaf : int
+    deadline : Deadline, optional
+    ones : (indptr, indices), optional
+        ``X``'s ones as CSR (:func:`kernels.ones_of`), when the caller keeps them.
+    ordered : OrderedColumns, optional
+        The features as chains of nested thresholds (``accel/ordered.py``), for
+        the numpy program's depth-2 kernel.
+    n_jobs : int
+        Threads for a search over all patterns at depth >= 4 (the top's
+        features are shared out; each thread keeps its own cache).
+    """
+
+    def __init__(self, X, count, scores, penalty: float, min_leaf: int, deadline: Deadline | None = None,
+                 ones=None, ordered=None, n_jobs: int = 1) -> None:
+        self.X = X
+        self.count = count
+        self.s = np.ascontiguousarray(scores, dtype=np.float64)
+        self.smax = self.s.max(axis=1)
+        self.smin = self.s.min(axis=1)
+        self.pen = float(penalty)
+        self.min_leaf = int(min_leaf)
+        self.deadline = deadline or Deadline()
+        self.n_jobs = max(1, int(n_jobs))
+        #: Called as ``root_hook(best_value, best_tree, bound)`` now and then while
+        #: the top (all patterns) is searched: an anytime view of the search.
+        self.root_hook = None
+        P, F = X.shape
+        K = self.s.shape[1]
+        self._engine = None
+        self._numpy = None
+        self._workers_solved = 0
+        self._keep = None
+        self._Xe = X
+        if self.counts_budgets(X, K):
+            # Features that split the patterns as an earlier one does (the same column or
+            # its complement, as in DL8.5's tables) or not at all are left out: the same trees.
+            keep = distinct_features(X)
+            if keep.size < F:
+                self._keep = keep
+                self._Xe = np.ascontiguousarray(X[:, keep])
+                ones = None
+            self._engine = treedp.Engine(self._Xe, count, self.s, self.pen, self.min_leaf,
+                                         kernels.ones_of(self._Xe) if ones is None else ones, self.deadline.flag(),
+                                         at=self.deadline.at)
+        else:
+            self._numpy = NumpyGainDP(X, count, scores, penalty, min_leaf, deadline, ones, ordered)
+
+    @staticmethod
+    def counts_budgets(X: np.ndarray, n_classes: int) -> bool:
+        """The compiled program takes this table (it also counts bounds on branching nodes)."""
+        F = X.shape[1]
+        return 0 < F <= treedp.MAX_FEATURES and F * F * (n_classes + 1) <= treedp.MAX_PAIR_ENTRIES and \
+            treedp.available()
+
+    @property
+    def n_solved(self) -> int:
+        """Subproblems solved (depth >= 3 nodes and depth-2 problems counted)."""
+        if self._engine is None:
+            return self._numpy.n_solved
+        st = self._engine.stats
+        return int(st[0] + st[1]) + self._workers_solved
+
+    # -- public -------------------------------------------------------------
+    def best(self, idx: np.ndarray, depth: int, floor: float = NEG, budget: int | None = None) -> tuple[float, Tree] | None:
+        """The best subtree of depth <= ``depth`` (with at most ``budget``
+        branching nodes) on patterns ``idx`` if its value exceeds ``floor``,
+        else None (then no such subtree exceeds ``floor``)."""
+        b = self._budget(depth, budget)
+        if self._engine is None:
+            self._numpy.root_hook = self.root_hook
+            return self._numpy.best(idx, depth, floor)
+        idx = np.ascontiguousarray(idx, dtype=np.int64)
+        if idx.size == self.X.shape[0] and depth >= 4 and (self.root_hook is not None or self.n_jobs > 1):
+            return self._top(idx, depth, b, floor)
+        value = self._solve(idx, depth, b, floor)
+        if not value > floor:
+            return None
+        return value, self._out(self._engine.tree(idx, depth, b))
+
+    def value(self, idx: np.ndarray, depth: int, floor: float = NEG, budget: int | None = None) -> float | None:
+        """The value of :meth:`best` without its tree."""
+        if self._engine is None:
+            found = self.best(idx, depth, floor, budget)
+            return None if found is None else found[0]
+        value = self._solve(np.ascontiguousarray(idx, dtype=np.int64), depth, self._budget(depth, budget), floor)
+        return value if value > floor else None
+
+    def upper(self, idx: np.ndarray, depth: int, budget: int | None = None) -> float:
+        """A proven upper bound on best(idx, depth): cached, else every pattern at its best class."""
+        if self._engine is None:
+            return self._numpy.upper(idx, depth)
+        ub, value, _, _ = self._engine.entry(np.ascontiguousarray(idx, dtype=np.int64), depth, self._budget(depth, budget))
+        if not math.isnan(value):
+            return value
+        return min(ub, float(self.smax[idx].sum()))
+
+    def exact(self, idx: np.ndarray, depth: int, budget: int | None = None) -> tuple[float, Tree]:
+        """The best subtree, always (infeasible subsets give ``-inf`` and a leaf)."""
+        found = self.best(idx, depth, NEG, budget)
+        if found is None:  # only when nothing is feasible (min leaf)
+            return NEG, 0
+        return found
+
+    # -- the compiled search ------------------------------------------------
+    def _budget(self, depth: int, budget: int | None) -> int:
+        full = (1 << depth) - 1
+        if budget is None or budget >= full:
+            return full
+        if self._engine is None:
+            raise ValueError("a bound on branching nodes needs the compiled dynamic program (numba)")
+        return max(0, int(budget))
+
+    def _solve(self, idx: np.ndarray, depth: int, b: int, floor: float) -> float:
+        value = self._engine.solve(idx, depth, b, floor)
+        if self.deadline.flag()[0]:
+            raise SearchStopped
+        return value
+
+    def _top(self, idx: np.ndarray, depth: int, b: int, floor: float) -> tuple[float, Tree] | None:
+        """The search over all patterns, its top features tried in growing pieces
+        (the root hook sees the best so far between pieces), or shared out among
+        ``n_jobs`` threads."""
+        engine = self._engine
+        ha, hb, order, st = engine.prepare(idx, depth, b)
+        if self.n_jobs > 1 and order.size > 1:
+            value, tree = _Parallel(self, idx, depth, b, floor, ha, hb, order, st).run()
+        else:
+            flag = self.deadline.flag()
+            lo, size, last = 0, 1, time.perf_counter()
+            while lo < order.size:
+                hi = min(order.size, lo + size)
+                engine.piece(idx, ha, hb, depth, b, floor, order, lo, hi, st, False)
+                if flag[0]:
+                    self._hook(engine, idx, depth, b, st, float(st[6]) - self.pen)
+                    raise SearchStopped
+                lo, size = hi, 2 * size
+                if self.root_hook is not None and lo < order.size and time.perf_counter() - last > HOOK_SECONDS:
+                    self._hook(engine, idx, depth, b, st, float(st[6]) - self.pen)
+                    last = time.perf_counter()
+            value = float(st[0])
+            engine.store(ha, hb, depth, b, value if value > floor else floor, floor, int(st[1]), int(st[2]))
+            if not value > floor:
+                return None
+            tree = _top_tree(engine, self._Xe, self.s, idx, depth, b, st)
+        if not value > floor:
+            return None
+        return value, self._out(tree)
+
+    def _out(self, tree: Tree) -> Tree:
+        """A tree of the compiled program's features in the caller's feature numbers."""
+        if self._keep is None or not isinstance(tree, tuple):
+            return tree
+        return (int(self._keep[tree[0]]), self._out(tree[1]), self._out(tree[2]))
+
+    def _hook(self, engine, idx, depth, b, st, bound: float) -> None:
+        if self.root_hook is not None and st[0] > NEG:
+            self.root_hook(float(st[0]), self._out(_top_tree(engine, self._Xe, self.s, idx, depth, b, st)),
+                           max(float(st[0]), bound))
+
+
+def distinct_features(X: np.ndarray) -> np.ndarray:
+    """Indices of the features to search: the first of each group of features that
+    split the patterns the same way (equal columns, or one the complement of the
+    other), none that is constant; at least one (a constant one if all are)."""
+    B = np.asarray(X) > 0.5
+    if B.shape[1] == 0:
+        return np.zeros(0, dtype=np.int64)
+    canonical = B ^ B[:1, :]  # complemented so that the first pattern is 0
+    packed = np.packbits(canonical, axis=0).T  # (F, P / 8): one row of bytes per feature
+    _, first = np.unique(packed, axis=0, return_index=True)
+    split = canonical.any(axis=0)
+    keep = np.sort(first[split[first]])
+    return keep if keep.size else np.zeros(1, dtype=np.int64)
+
+
+#: Seconds between two calls of the root hook while the top is searched.
+HOOK_SECONDS = 0.05
+
+
+def _top_tree(engine, X, s, idx, depth, b, st) -> Tree:
+    """The tree of the best split found at the top (state ``st`` of the compiled search)."""
+    f = int(st[1])
+    if f < 0:
+        return int(np.argmax(s[idx].sum(axis=0)))
+    bl = int(st[2])
+    right = X[idx, f] > 0.5
+    cap = (1 << (depth - 1)) - 1
+    return (f, engine.tree(idx[~right], depth - 1, min(bl, cap)), engine.tree(idx[right], depth - 1, min(b - 1 - bl, cap)))
+
+
+class _Parallel:
+    """The top's features shared out among threads (the compiled search runs
+    without the interpreter lock); each thread has its own cache and they
+    share the best value found (a value any of them beats prunes the others)."""
+
+    def __init__(self, dp: GainDP, idx, depth, b, floor, ha, hb, order, st) -> None:
+        self.dp, self.idx, self.depth, self.b, self.floor = dp, idx, depth, b, floor
+        self.ha, self.hb, self.order, self.st0 = ha, hb, order, st
+        self.shared = np.full(1, NEG)
+        self.next = 0
+        self.lock = threading.Lock()
+        self.found: list[tuple[float, int, Tree]] = []  # (value, position, tree)
+        self.error: BaseException | None = None
+
+    def run(self) -> tuple[float, Tree | None]:
+        dp = self.dp
+        base = dp._engine
+        workers = [treedp.Engine(dp._Xe, dp.count, dp.s, dp.pen, dp.min_leaf, None, base.E[8], shared=self.shared,
+                                   base=base, at=dp.deadline.at) for _ in range(dp.n_jobs)]
+        threads = [threading.Thread(target=self.work, args=(w,), name=f"tree-search-{j}", daemon=True)
+                   for j, w in enumerate(workers)]
+        for t in threads:
+            t.start()
+        reported = None
+        last = time.perf_counter()
+        while any(t.is_alive() for t in threads):
+            for t in threads:
+                t.join(HOOK_SECONDS)
+            if dp.root_hook is not None and time.perf_counter() - last > HOOK_SECONDS:
+                best = self.best()
+                if best is not None and best is not reported:
+                    dp.root_hook(best[0], dp._out(best[2]), max(best[0], float(self.st0[6]) - dp.pen))
+                    reported = best
+                last = time.perf_counter()
+        dp._workers_solved += sum(int(w.stats[0] + w.stats[1]) for w in workers)
+        if self.error is not None:
+            raise self.error
+        best = self.best()
+        if dp.deadline.flag()[0]:
+            if best is not None and dp.root_hook is not None:
+                dp.root_hook(best[0], dp._out(best[2]), max(best[0], float(self.st0[6]) - dp.pen))
+            raise SearchStopped
+        leaf = float(self.st0[0])
+        if best is None or not best[0] > leaf:
+            return leaf, _top_tree(base, dp._Xe, dp.s, self.idx, self.depth, self.b, self.st0)
+        return best[0], best[2]
+
+    def best(self):
+        with self.lock:
+            if not self.found:
+                return None
+            return max(self.found, key=lambda t: (t[0], -t[1]))
+
+    def work(self, engine) -> None:
+        try:
+            st = self.st0.copy()
+            flag = self.dp.deadline.flag()
+            while not flag[0]:
+                with self.lock:
+                    pos = self.next
+                    self.next += 1
+                if pos >= self.order.size:
+                    return
+                before = st[0]
+                engine.piece(self.idx, self.ha, self.hb, self.depth, self.b, self.floor, self.order, pos, pos + 1, st,
+                             True)
+                if st[0] > before and not flag[0]:
+                    tree = _top_tree(engine, self.dp._Xe, self.dp.s, self.idx, self.depth, self.b, st)
+                    with self.lock:
+                        self.found.append((float(st[0]), pos, tree))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            self.error = exc
+
+
+
+class NumpyGainDP:
+    """Best subtrees for the gains ``scores`` (P, K) on binary ``X`` (P, F), in numpy
+    (the reference, and the route without numba or for tables too wide for the
+    compiled program's pair sums).
 
     Parameters
     ----------

@@ -9,8 +9,8 @@ ladder of nested feature sets ``F_0 ⊂ F_1 ⊂ ... ⊂ F``:
 * every rung keeps every feature that is not a threshold of a column
   (yes/no columns, categories, missing-value flags) and the thresholds the
   start trees use (CART's on the raw columns among them);
-* rung ``k`` adds, on every *active* column (one the best tree so far, a start
-  or the best tree of depth 2 splits on), every ``2^(K - k)``-th of its
+* rung ``k`` adds, on every *active* column (one the best tree so far, the
+  first start or the best tree of depth 2 splits on), every ``2^(K - k)``-th of its
   thresholds (they are spread over the rows), until the column has them all;
 * the last rung is ``F`` itself;
 * with several starts, a rung before rung 0 keeps only the first start's
@@ -42,8 +42,6 @@ from strongtree_core.structure import TreeStructure
 
 #: Patterns x features from which a problem with continuous columns climbs the ladder.
 LADDER_CELLS = 2_000_000
-#: The first rung runs at least this long (it checks the starts), even past the deadline.
-FIRST_RUNG_SECONDS = 0.01
 
 
 @dataclass(frozen=True)
@@ -119,6 +117,17 @@ def first_rung(data: PatternData, starts: tuple[TreeStructure, ...], extra: set[
     return features
 
 
+#: Histogram steps per second of the depth-2 kernel, counted low (a busy machine): its run cannot be cut short.
+DEPTH_TWO_STEPS_PER_SECOND = 2e7
+
+
+def depth_two_seconds(data: PatternData) -> float:
+    """A generous estimate of :func:`best_depth_two`'s time: it runs only when that much is left
+    (on a million rows it takes seconds, and nothing stops it once begun)."""
+    C = len(data.chains) + data.n_features - sum(len(chain) for chain in data.chains)
+    return data.n_patterns * (C * (C + 1) / 2) / DEPTH_TWO_STEPS_PER_SECOND
+
+
 def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure, ...], deadline: Deadline,
           say=None) -> tuple[Rung | None, object | None, tuple[float, TreeStructure] | None]:
     """Solve the rungs in turn with ``solve(sub_data, sub_starts, seconds)`` (the exact
@@ -126,16 +135,17 @@ def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure,
 
     Returns the last certified rung (None if none was), the result of the full
     problem when the ladder reached it (None otherwise), and the best tree found
-    on the way with its value (on the full features; None if none).  The first
-    rung always runs, if only long enough to check the starts, so a tree comes
-    back whenever a start is feasible.  ``say(k, n_features, result,
+    on the way with its value (on the full features; None if none: the caller
+    then falls back on the best feasible start).  ``say(k, n_features, result,
     result_on_full_features)`` hears every rung's outcome (``k`` = -1 for the
     first start's rung, :func:`first_rung`).
     """
     used = set().union(*(tree_features(s) for s in starts)) if starts else set()
-    depth_two = best_depth_two(data) if deadline.at > time.perf_counter() else set()
+    depth_two = best_depth_two(data) if deadline.at - time.perf_counter() > depth_two_seconds(data) else set()
     used |= depth_two
-    active = chains_of(data, used)
+    # Columns refined: the first start's (CART's) and the depth-2 tree's, then every best tree's;
+    # the other starts' thresholds stay in every rung without refining their columns.
+    active = chains_of(data, (tree_features(starts[0]) if starts else set()) | depth_two) or chains_of(data, used)
     best: tuple[float, TreeStructure] | None = None
     certified: Rung | None = None
     ahead = first_rung(data, starts, depth_two)
@@ -151,9 +161,8 @@ def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure,
         if features.size == last_size:  # the active columns have every threshold: on to the full problem
             features = np.arange(data.n_features)
         seconds = deadline.at - time.perf_counter()
-        if seconds <= 0 and last_size >= 0:
+        if seconds <= 0:  # a rung on a million rows takes seconds to set up: none is begun late
             return certified, None, best
-        seconds = max(seconds, FIRST_RUNG_SECONDS)
         tries = list(starts) + ([best[1]] if best is not None else [])
         if features.size == data.n_features:
             return certified, solve(data, tuple(tries), seconds), best

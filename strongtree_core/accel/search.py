@@ -145,6 +145,7 @@ def exact_solve(
     stop: threading.Event | None = None,
     report: Report | None = None,
     starts: tuple[TreeStructure, ...] = (),
+    n_jobs: int = 1,
     ladder: bool = True,
 ) -> ExactResult:
     """The optimal tree of depth ``spec.depth`` for ``spec`` on ``data``.
@@ -153,6 +154,7 @@ def exact_solve(
     ----------
     starts : TreeStructures to try first as incumbents (checked here).
     report : called with every new incumbent and bound, and now and then while searching.
+    n_jobs : threads for the dynamic program over all patterns at depth >= 4.
     ladder : climb from few thresholds of continuous columns to all of them
         when the problem is large (``accel/ladder.py``); the result may then
         hold over a subset of the features (``ExactResult.features``).
@@ -174,21 +176,24 @@ def exact_solve(
     """
     t0 = time.perf_counter()
     if ladder and ladder_applies(data, spec):
-        return _climb(data, spec, time_limit, stop, report, starts, t0)
+        return _climb(data, spec, time_limit, stop, report, starts, t0, n_jobs)
     deadline = Deadline(t0 + float(time_limit), stop)
     problem = linear_problem(data, spec)
-    run = _Run(problem, deadline, report, t0)
+    run = _Run(problem, deadline, report, t0, n_jobs)
     # The matrix products are small: one BLAS thread each avoids threads that
     # wait on each other when the machine is busy (seen: 30x slower).
-    with one_blas_thread():
-        try:
-            return run.solve(starts)
-        except SearchStopped:
-            return run.result("stopped", "stopped by the time limit or a stop request")
+    try:
+        with one_blas_thread():
+            try:
+                return run.solve(starts)
+            except SearchStopped:
+                return run.result("stopped", "stopped by the time limit or a stop request")
+    finally:
+        deadline.close()
 
 
 def _climb(data: PatternData, spec: TreeSpec, time_limit: float, stop, report: Report | None,
-           starts: tuple[TreeStructure, ...], t0: float) -> ExactResult:
+           starts: tuple[TreeStructure, ...], t0: float, n_jobs: int = 1) -> ExactResult:
     """The ladder of ``accel/ladder.py``: rungs solved by the exact search on merged patterns."""
     deadline = Deadline(t0 + float(time_limit), stop)
     explored = [0]
@@ -197,7 +202,8 @@ def _climb(data: PatternData, spec: TreeSpec, time_limit: float, stop, report: R
     def solve(sub: PatternData, sub_starts: tuple, seconds: float) -> ExactResult:
         full = sub is data
         forward = report if full else None
-        found = exact_solve(sub, spec, time_limit=seconds, stop=stop, report=forward, starts=sub_starts, ladder=False)
+        found = exact_solve(sub, spec, time_limit=seconds, stop=stop, report=forward, starts=sub_starts,
+                            n_jobs=n_jobs, ladder=False)
         explored[0] += found.n_explored
         return found
 
@@ -235,8 +241,10 @@ def _climb(data: PatternData, spec: TreeSpec, time_limit: float, stop, report: R
 
 
 class _Run:
-    def __init__(self, problem: LinearProblem, deadline: Deadline, report: Report | None, t0: float) -> None:
+    def __init__(self, problem: LinearProblem, deadline: Deadline, report: Report | None, t0: float,
+                 n_jobs: int = 1) -> None:
         self.p = problem
+        self.n_jobs = n_jobs
         self.deadline = deadline
         self._report = report
         self.t0 = t0
@@ -342,12 +350,14 @@ class _Run:
         best tree is a tree of this depth too, and often a strong incumbent."""
         now = time.perf_counter()
         budget = SHALLOWER_SHARE * (self.deadline.at - now)
-        sub = _Run(replace(self.p, depth=self.p.depth - 1), Deadline(min(self.deadline.at, now + budget), self.deadline.stop),
-                   None, now)
+        sub_deadline = Deadline(min(self.deadline.at, now + budget), self.deadline.stop)
+        sub = _Run(replace(self.p, depth=self.p.depth - 1), sub_deadline, None, now, self.n_jobs)
         try:
             sub.solve(tuple(t for t in starts if t.depth < self.p.depth))
         except SearchStopped:
             pass
+        finally:
+            sub_deadline.close()
         self.deadline.check()
         if sub.best is not None:
             self.offer(sub.best)
@@ -362,9 +372,11 @@ class _Run:
         for s in starts:
             if s.depth <= p.depth:
                 self.offer_shape(measure_tree(p, structure_to_tree(s)))
-        if not p.constrained:
+        if not p.constrained or _branching_bound_only(p):
+            # Accuracy-like objectives with at most a bound on branching nodes: the
+            # dynamic program alone, the bound counted in its states (eq. 8).
             dp = GainDP(p.X, p.count, (1.0 - p.lambda_) * p.G[:, :, 0], p.lambda_, p.min_leaf, self.deadline, p.ones,
-                         p.ordered)
+                        p.ordered, n_jobs=self.n_jobs)
 
             def anytime(value: float, tree: Tree, bound: float) -> None:
                 self.explored = dp.n_solved
@@ -373,7 +385,7 @@ class _Run:
                 self.prove(bound)
 
             dp.root_hook = anytime
-            value, tree = dp.exact(all_rows, p.depth)
+            value, tree = dp.exact(all_rows, p.depth, p.max_branching)
             self.explored = dp.n_solved
             self.offer(measure_tree(p, tree))
             self.prove(value)
@@ -421,6 +433,12 @@ class _Run:
             if self.closed():
                 return self.result("optimal", f"branch-and-bound on the Lagrangian bound, {self.explored:,} nodes")
             width *= 2
+
+
+def _branching_bound_only(p: LinearProblem) -> bool:
+    """One objective part, no constraint rows, no feature bound: the dynamic
+    program counts a bound on branching nodes itself."""
+    return p.n_rows == 0 and p.n_parts == 1 and p.max_features_used is None and GainDP.counts_budgets(p.X, p.G.shape[1])
 
 
 @dataclass(frozen=True)
@@ -511,12 +529,12 @@ class _BranchAndBound:
         self.target = target
         p = self.p
         root = np.arange(p.n_patterns)
-        found = self.dp.best(root, p.depth, self.limit() - self.const)
+        found = self.dp.value(root, p.depth, self.limit() - self.const)
         if found is None:
             return
-        item = self.open_item(1, root, p.depth, found[0])
+        item = self.open_item(1, root, p.depth, found)
         fixed = _Fixed(self.const, np.zeros(p.n_parts), np.zeros(p.n_rows), 0, frozenset(), ())
-        self.branch(fixed, (item,), self.const + found[0])
+        self.branch(fixed, (item,), self.const + found)
 
     def branch(self, fixed: _Fixed, items: tuple, bound: float) -> None:
         self.tick()
@@ -583,15 +601,15 @@ class _BranchAndBound:
                 break
             left_idx, right_idx = idx[~goes_right[:, f]], idx[goes_right[:, f]]
             need_left = limit - rest_bound + self.pen - min(float(ub_r[f]), self.dp.upper(right_idx, o.depth - 1))
-            lft = self.dp.best(left_idx, o.depth - 1, need_left - TOLERANCE)
+            lft = self.dp.value(left_idx, o.depth - 1, need_left - TOLERANCE)
             if lft is None:
                 continue
-            rgt = self.dp.best(right_idx, o.depth - 1, limit - rest_bound + self.pen - lft[0] - TOLERANCE)
+            rgt = self.dp.value(right_idx, o.depth - 1, limit - rest_bound + self.pen - lft - TOLERANCE)
             if rgt is None:
                 continue
-            value = rest_bound + lft[0] + rgt[0] - self.pen
-            left = self.open_item(2 * o.node, left_idx, o.depth - 1, lft[0])
-            right = self.open_item(2 * o.node + 1, right_idx, o.depth - 1, rgt[0])
+            value = rest_bound + lft + rgt - self.pen
+            left = self.open_item(2 * o.node, left_idx, o.depth - 1, lft)
+            right = self.open_item(2 * o.node + 1, right_idx, o.depth - 1, rgt)
             out.append((value, "split", int(f), left, right))
         return out
 

@@ -25,7 +25,7 @@ from strongtree_core.cli.files import output_problem as _output_problem
 from strongtree_core.cli.files import read_table
 from strongtree_core.cli.fit import run_fit
 from strongtree_core.cli.messages import *  # noqa: F403 - the messages tests assert
-from strongtree_core.cli.messages import EXIT_FAULT, INTERNAL_ERROR
+from strongtree_core.cli.messages import EXIT_FAULT, EXIT_INTERRUPTED, INTERNAL_ERROR, INTERRUPTED_OUTSIDE_SOLVE
 from strongtree_core.cli.parser import build_parser
 from strongtree_core.cli.report import run_report
 from strongtree_core.cli.sweep import run_sweep
@@ -54,6 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=NotProvenWarning)
     try:
         return COMMANDS[args.command](args)
+    except KeyboardInterrupt:  # Ctrl-C outside a solve (reading, writing): one line, no traceback
+        print(INTERRUPTED_OUTSIDE_SOLVE, file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # the reader of standard output went away (e.g. `| head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAULT

@@ -9,6 +9,7 @@ show instead of raising, so that the caller decides the exit code.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
@@ -133,16 +134,42 @@ def write_text(path: Path, text: str) -> str | None:
         sys.stdout.flush()
         return None
     try:
-        path.write_text(text, encoding="utf-8")
+        replace_file(path, text)
     except OSError as exc:
         return WRITE_FAILED.format(path=path, reason=exc.strerror or exc)
     return None
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def replace_file(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all: into a new file beside it, then renamed over it (a
+    Ctrl-C or a full disk mid-way leaves the old file, never half a new one).  A path that is not a
+    regular file (a device, a pipe) is written directly."""
+    path = Path(path)
+    if path.exists() and not path.is_file():
+        path.write_text(text, encoding="utf-8")
+        return
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent if str(path.parent) else ".")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.chmod(temporary, path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
 def write_tree(path: Path, text: str) -> tuple[str, str]:
     """Write the tree; when that fails, keep it in a temporary file.  The file written and what to say."""
     try:
-        path.write_text(text, encoding="utf-8")
+        replace_file(path, text)
         return str(path), f"tree written to {path}"
     except OSError as exc:
         handle, fallback = tempfile.mkstemp(prefix="strongtree-tree-", suffix=".json")

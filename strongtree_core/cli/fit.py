@@ -45,6 +45,7 @@ from strongtree_core.encoding import EncodingError
 from strongtree_core.encoding.groups import MAX_GROUPS
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.estimator import StrongTreeClassifier
+from strongtree_core.sweep.signals import block_sigint_in_this_thread, kill_worker_processes
 
 #: Seconds between two looks at the worker (and two redraws of the progress bar).
 POLL_SECONDS = 0.2
@@ -92,7 +93,7 @@ def input_problem(args: argparse.Namespace, df: pd.DataFrame) -> str | None:
 def _estimator(args: argparse.Namespace, y: pd.Series) -> StrongTreeClassifier:
     return StrongTreeClassifier(
         depth=args.depth, formulation=args.formulation, solver=args.solver, time_limit=args.time_limit,
-        threads=args.threads, regularization=args.regularization, max_branching=args.max_branching,
+        threads=args.threads, n_jobs=args.n_jobs, regularization=args.regularization, max_branching=args.max_branching,
         max_features_used=args.max_features_used, min_leaf=args.min_leaf, objective=args.objective,
         pos_label=_coerce_label(args.pos_label, y), min_recall=args.min_recall,
         min_precision=args.min_precision, min_specificity=args.min_specificity, fairness=args.fairness,
@@ -108,9 +109,13 @@ def _on_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def solve(fit: Callable[[threading.Event], None], progress: Progress) -> tuple[Exception | None, bool]:
+def solve(fit: Callable[[threading.Event], None], progress: Progress, *, stopping: str = STOPPING,
+          quit_now: str = QUIT_NOW) -> tuple[Exception | None, bool]:
     """Run ``fit(stop)`` in a worker thread until it returns; Ctrl-C sets ``stop``.
 
+    The worker thread blocks SIGINT, and so does every thread and process it starts (sweep
+    workers, solver threads): a terminal's Ctrl-C is handled here, on the main thread, and
+    nowhere else.  A second Ctrl-C quits at once, ending the worker processes first.
     Returns the exception ``fit`` raised (None when it returned) and whether Ctrl-C was pressed.
     """
     stop = threading.Event()
@@ -118,6 +123,7 @@ def solve(fit: Callable[[threading.Event], None], progress: Progress) -> tuple[E
     presses: list[int] = []
 
     def work() -> None:
+        block_sigint_in_this_thread()
         try:
             fit(stop)
         except Exception as exc:  # reported by the caller: a user's mistake and a fault read differently
@@ -127,8 +133,9 @@ def solve(fit: Callable[[threading.Event], None], progress: Progress) -> tuple[E
         presses.append(signum)
         if len(presses) > 1:
             progress.end()
-            sys.stderr.write(QUIT_NOW + "\n")
+            sys.stderr.write(quit_now + "\n")
             sys.stderr.flush()
+            kill_worker_processes()
             os._exit(EXIT_INTERRUPTED)
         stop.set()
 
@@ -142,7 +149,7 @@ def solve(fit: Callable[[threading.Event], None], progress: Progress) -> tuple[E
         while True:
             worker.join(POLL_SECONDS)
             if presses and not announced:
-                progress.say(STOPPING)
+                progress.say(stopping)
                 announced = True
             if not worker.is_alive():
                 break

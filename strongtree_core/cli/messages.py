@@ -30,6 +30,11 @@ TOO_MANY_GROUPS = (
     "--{option} {column!r} has {n} distinct values; every value is its own group and at most {limit} groups "
     "can be compared. Add a column of explicit buckets to the file (e.g. age bands) and name that column instead."
 )
+BAD_GIGABYTES = "give the memory limit as a number of GB above 0, e.g. 4 or 0.5 (got {value!r})"
+OUTPUT_FORMAT = (
+    "{path} ends in {suffix!r}: --output writes CSV (.csv, or a name without an extension), JSON records (.json) "
+    "or an Excel workbook (.xlsx). Name the file with one of these; nothing was run."
+)
 OUTPUT_UNWRITABLE = "Cannot write the tree to {path}: {reason}. Choose another --output; nothing was solved."
 OUTPUT_FALLBACK = "Could not write the tree to {path} ({reason}); it was written to {fallback} instead."
 INTERNAL_ERROR = "internal error ({kind}): {detail}. Please report it with the command line and the data file."
@@ -43,6 +48,7 @@ PREDICT_FAILED = "Cannot predict {path} with the tree {tree}: {reason}"
 COLUMN_EXISTS = "{path} already has a column named {column!r}: name the prediction column with --column."
 WRITE_FAILED = "Could not write {path}: {reason}."
 STOPPING = "Stopping: keeping the best tree found so far (press Ctrl-C again to quit without it)..."
+INTERRUPTED_OUTSIDE_SOLVE = "interrupted: stopped before the result was complete; anything not reported above was not written."
 QUIT_NOW = "Quit without a tree."
 INTERRUPTED = "interrupted: the tree is the best found in {elapsed:.1f}s, not proven optimal."
 ACCURACY_AGAINST = "accuracy against the column {target!r}: {accuracy:.4f} ({n} rows)"
@@ -51,6 +57,15 @@ SWEEP_BOUNDS_WITHOUT_FAIRNESS = "--fairness-bound bounds a fairness gap: name th
 #: An option of an earlier version (argparse prints it after "strongtree <command>: error: ").
 RENAMED_FLAG = "{old} is now called {new} (same meaning): use {new}."
 SWEEP_FRONTIER_NEEDS_FAIRNESS = "--frontier draws accuracy against a fairness gap: name the notion(s) with --fairness."
+SWEEP_STOPPING = (
+    "Stopping: running points end with their best tree and every finished point is kept (press Ctrl-C again to "
+    "quit without writing them)..."
+)
+SWEEP_QUIT_NOW = "Quit without writing the points."
+SWEEP_LONG = (
+    "note: {points:,} points of up to {limit:g} s each on {workers} worker(s): up to {duration} in all. Ctrl-C "
+    "stops the sweep and writes the points finished by then."
+)
 SWEEP_STOPPED = "stopped: {done} of {total} points finished; they are kept."
 SWEEP_WRITTEN = "{n} rows written to {path}"
 SWEEP_FAILED_POINTS = "{n} of {total} points have no tree (see the status and error columns)."

@@ -6,11 +6,13 @@ The defaults of ``fit`` are the estimator's own (``StrongTreeClassifier().get_pa
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from strongtree_core import __version__
 from strongtree_core.cli.app import add_app_parser
-from strongtree_core.cli.messages import RENAMED_FLAG, STDIO
+from strongtree_core.cli.messages import BAD_GIGABYTES, RENAMED_FLAG, STDIO
+from strongtree_core.cli.tables import RAW_HELP
 from strongtree_core.estimator import StrongTreeClassifier
 from strongtree_core.sweep import BACKENDS, SCHEDULER_ENV
 from strongtree_core.vocabulary import (
@@ -72,6 +74,17 @@ class RenamedOption(argparse.Action):
 MAX_THRESHOLDS_HELP = ("thresholds per continuous column chosen from the data (CART's always among them); "
                        "none: 16, unless --n-buckets is given")
 N_BUCKETS_HELP = "cut each continuous column at this many quantile buckets instead (the earlier rule; not with --max-thresholds)"
+
+def gigabytes(text: str) -> float:
+    """``--memory-limit-gb``: a finite number of GB above 0 (``nan`` and ``inf`` read as floats, and are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(BAD_GIGABYTES.format(value=text))
+    return value
+
 
 def _sub(sub, name: str, text: str) -> argparse.ArgumentParser:
     parser = sub.add_parser(name, help=text, description=text, formatter_class=HelpFormatter, epilog=EPILOG)
@@ -141,8 +154,9 @@ def _sweep_parser(sub, defaults: dict) -> None:
                    help=f"with --backend dask: the scheduler, e.g. tcp://host:8786; none: ${SCHEDULER_ENV} if set, "
                         "else a local cluster of --n-jobs process workers")
     s.add_argument("--output", type=Path, default=None,
-                   help=f"write the table: CSV, or JSON records when the name ends in .json ({STDIO}: CSV on standard "
-                        "output, the summary then goes to standard error)")
+                   help=f"write the table: CSV (.csv or no extension), JSON records (.json) or an Excel workbook "
+                        f"(.xlsx) ({STDIO}: CSV on standard output, the summary then goes to standard error)")
+    s.add_argument("--raw", action="store_true", help=RAW_HELP)
     s.add_argument("--file-encoding", default=None,
                    help="text encoding of the CSV file; none: UTF-8, or what its byte-order mark says")
 
@@ -160,6 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
     _data_options(f)
     f.add_argument("--depth", type=int, default=defaults["depth"], help="maximum depth of the tree")
     _solve_options(f, defaults)
+    f.add_argument("--n-jobs", type=int, default=defaults["n_jobs"],
+                   help="threads of the exact search: -1 every core, -2 all but one (the tree found is the same)")
     f.add_argument("--regularization", type=float, default=defaults["regularization"],
                    help="the paper's lambda in [0, 1): the price of each branching node against correct rows")
     f.add_argument("--max-branching", type=int, default=defaults["max_branching"],
@@ -195,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--n-buckets", type=int, default=defaults["n_buckets"], help=N_BUCKETS_HELP)
     f.add_argument("--no-exact-search", action="store_true",
                    help="solve by the MIO only (no exact search)")
-    f.add_argument("--memory-limit-gb", type=float, default=None, metavar="GB",
+    f.add_argument("--memory-limit-gb", type=gigabytes, default=None, metavar="GB",
                    help="largest memory a solve may use, in GB; a larger one is refused before it is built "
                         "(none: half of this machine's)")
     f.add_argument("--output", type=Path, default=None,
@@ -213,7 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("data", type=Path, help=f"CSV file with a header row ({STDIO} reads standard input)")
     pr.add_argument("--tree", type=Path, required=True, help="tree written by `strongtree fit --output`")
     pr.add_argument("--output", type=Path, default=Path(STDIO),
-                    help=f"CSV file written: the input columns, then the prediction ({STDIO}: standard output)")
+                    help=f"file written: the input columns, then the prediction; CSV (.csv or no extension), JSON "
+                         f"records (.json) or an Excel workbook (.xlsx) ({STDIO}: CSV on standard output)")
+    pr.add_argument("--raw", action="store_true", help=RAW_HELP)
     pr.add_argument("--column", default=None,
                     help="name of the prediction column; none: predicted_<target>")
     pr.add_argument("--proba", action="store_true",

@@ -2,7 +2,7 @@
 
 The points run on the chosen backend (``--backend``, ``--n-jobs``, ``--scheduler``) while a bar
 counts them on standard error; the table goes to ``--output`` (CSV, or JSON records when the
-name ends in .json; ``-``: CSV on standard output), and a summary to standard output.
+name ends in .json, an Excel workbook for .xlsx; ``-``: CSV on standard output), and a summary to standard output.
 ``--frontier`` keeps only the Pareto frontier of accuracy against the measured gap.  Ctrl-C
 stops the sweep: running fits end with their best tree, the finished points are written, and
 the exit code is 130.
@@ -11,13 +11,12 @@ the exit code is 130.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import threading
 
 import pandas as pd
 
-from strongtree_core.cli.files import output_problem, read_table, write_text
+from strongtree_core.cli.files import output_problem, read_table
 from strongtree_core.cli.fit import _coerce_label, input_problem, refuse, solve
 from strongtree_core.cli.words import SWEEP_FLAGS, cli_words
 from strongtree_core.cli.messages import (
@@ -32,15 +31,20 @@ from strongtree_core.cli.messages import (
     SWEEP_BOUNDS_WITHOUT_FAIRNESS,
     SWEEP_FAILED_POINTS,
     SWEEP_FRONTIER_NEEDS_FAIRNESS,
+    SWEEP_LONG,
     SWEEP_NEEDS_PROTECTED,
+    SWEEP_QUIT_NOW,
     SWEEP_STOPPED,
+    SWEEP_STOPPING,
     SWEEP_WRITTEN,
 )
 from strongtree_core.cli.progress import SweepBar
+from strongtree_core.cli.tables import format_problem, write_table
 from strongtree_core.encoding import EncodingError
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.estimator import StrongTreeClassifier
 from strongtree_core.sweep import best_per_bound, pareto_front, sweep
+from strongtree_core.sweep.backends import n_workers
 from strongtree_core.sweep.run import plan
 
 #: Columns of the summary printed on standard output (those the table has).
@@ -81,20 +85,32 @@ def frontier_rows(table: pd.DataFrame) -> pd.DataFrame:
     return front.sort_values(["fairness", "train_gap", "fairness_bound"], kind="stable").reset_index(drop=True)
 
 
-def table_text(table: pd.DataFrame, path) -> str:
-    """The table as written to ``path``: JSON records (each tree an object) for .json, else CSV."""
-    if str(path).lower().endswith(".json"):
-        records = json.loads(table.to_json(orient="records"))
-        for record in records:
-            if record.get("tree"):
-                record["tree"] = json.loads(record["tree"])
-        return json.dumps(records, ensure_ascii=False, indent=1)
-    return table.to_csv(index=False)
-
-
 def summary(table: pd.DataFrame) -> str:
     shown = table[[c for c in SUMMARY if c in table.columns]].dropna(axis=1, how="all")
     return shown.to_string(index=False, float_format=lambda v: f"{v:.4f}", na_rep="-") if len(shown) else "(no points)"
+
+
+#: A sweep that may run longer than this (points x time limit / workers) is announced with its bound.
+LONG_SWEEP_SECONDS = 3600.0
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("days", 86400.0), ("hours", 3600.0), ("minutes", 60.0)):
+        if seconds >= size:
+            return f"{seconds / size:,.1f} {unit}"
+    return f"{seconds:.0f} s"
+
+
+def long_sweep_note(n_points: int, args: argparse.Namespace) -> str | None:
+    """A line on standard error when the sweep may run for hours: how long at most, and how to stop it."""
+    try:
+        workers = 1 if args.backend == "serial" else n_workers(args.n_jobs)
+    except StrongTreeError:
+        workers = 1
+    bound = n_points * float(args.time_limit) / max(1, workers)
+    if bound <= LONG_SWEEP_SECONDS:
+        return None
+    return SWEEP_LONG.format(points=n_points, limit=float(args.time_limit), workers=workers, duration=_duration(bound))
 
 
 def run_sweep(args: argparse.Namespace) -> int:
@@ -112,6 +128,8 @@ def run_sweep(args: argparse.Namespace) -> int:
         return refuse(df, EXIT_INPUT)
     problem = input_problem(args, df) or sweep_problem(args)
     if problem is None and args.output is not None:
+        problem = format_problem(args.output)
+    if problem is None and args.output is not None:
         reason = output_problem(args.output, args.data)
         problem = None if reason is None else OUTPUT_UNWRITABLE.format(path=args.output, reason=reason)
     if problem is not None:
@@ -125,6 +143,9 @@ def run_sweep(args: argparse.Namespace) -> int:
         _, points = plan(estimator, X, y, **options)
     except (StrongTreeError, EncodingError) as exc:
         return refuse(f"error: {cli_words(str(exc), SWEEP_FLAGS)}", EXIT_SOLVE)
+    note = long_sweep_note(len(points), args)
+    if note is not None:
+        print(note, file=sys.stderr)
     bar = SweepBar(len(points))
     finished: list = []
 
@@ -132,7 +153,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         finished.append(sweep(estimator, X, y, **options, backend=args.backend, n_jobs=args.n_jobs,
                               scheduler=args.scheduler, progress=bar, stop=stop))
 
-    failure, interrupted = solve(run, bar)
+    failure, interrupted = solve(run, bar, stopping=SWEEP_STOPPING, quit_now=SWEEP_QUIT_NOW)
     if failure is not None:
         if isinstance(failure, (StrongTreeError, EncodingError)):
             return refuse(f"error: {cli_words(str(failure), SWEEP_FLAGS)}", EXIT_SOLVE)
@@ -149,7 +170,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     if no_tree:
         print(SWEEP_FAILED_POINTS.format(n=no_tree, total=len(table)), file=out)
     if args.output is not None:
-        failed = write_text(args.output, table_text(table, args.output))
+        failed = write_table(args.output, table, raw=args.raw, nested=("tree",))
         if failed is not None:
             return refuse(failed, EXIT_INPUT)
         if not to_stdout:

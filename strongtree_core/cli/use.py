@@ -9,6 +9,7 @@ import numpy as np
 
 from strongtree_core.cli.files import output_problem, read_table, read_tree, shown, write_text
 from strongtree_core.cli.fit import refuse
+from strongtree_core.cli.tables import format_problem, write_table
 from strongtree_core.cli.messages import (
     ACCURACY_AGAINST,
     BOTH_FROM_STDIN,
@@ -45,6 +46,9 @@ def run_predict(args: argparse.Namespace) -> int:
     """Write the input table with a prediction column (and class shares with --proba)."""
     if str(args.data) == STDIO and str(args.tree) == STDIO:
         return refuse(BOTH_FROM_STDIN, EXIT_INPUT)
+    wrong_format = format_problem(args.output)
+    if wrong_format is not None:
+        return refuse(wrong_format, EXIT_INPUT)
     tree = _tree_to_use(args)
     if not isinstance(tree, FittedTree):
         return tree
@@ -70,7 +74,7 @@ def run_predict(args: argparse.Namespace) -> int:
         truth = df[tree.target].astype(str).to_numpy()
         accuracy = float(np.mean(truth == np.asarray(labels).astype(str)))
         print(ACCURACY_AGAINST.format(target=tree.target, accuracy=accuracy, n=len(df)), file=sys.stderr)
-    failed = write_text(args.output, out.to_csv(index=False))
+    failed = write_table(args.output, out, raw=args.raw)
     return EXIT_OK if failed is None else refuse(failed, EXIT_INPUT)
 
 

@@ -19,6 +19,7 @@ from strongtree_core.estimator import (
     NEEDS_LEGITIMATE,
     NEEDS_SENSITIVE,
 )
+from strongtree_core.sweep.grid import TOO_MANY_FOLDS
 
 #: Estimator parameter -> the option that sets it (``fit`` and ``sweep``).
 FLAGS: dict[str, str] = {
@@ -47,6 +48,10 @@ CLI_NEEDS_LEGITIMATE = (
     "--fairness conditional_statistical_parity needs the legitimate factor: name its column with --legitimate COLUMN."
 )
 CLI_BAD_POSITIVE = "--pos-label {value} is not a value of the target column; its values are {classes}."
+CLI_TOO_MANY_FOLDS = (
+    "--folds {k} asks for {k} folds, but the data has {n} rows and its largest class {label} has {count}: stratified "
+    "folds need at least one row of a class per fold. Choose --folds between 2 and {most}."
+)
 CLI_CONFIDENCE_WITHOUT_FAIRNESS = (
     "--fairness-confidence promises a fairness bound on new rows, but no --fairness notion was given: add "
     "--fairness NOTION --protected COLUMN, or drop --fairness-confidence."
@@ -61,16 +66,23 @@ CLI_METHOD_WITHOUT_CONFIDENCE = (
 def _pattern(template: str) -> re.Pattern:
     """A regular expression that reads the fields back out of a message ``template``."""
     parts = re.split(r"(\{\w+(?:!r)?\})", template)
-    out = []
+    out, seen = [], set()
     for part in parts:
         field = re.fullmatch(r"\{(\w+)(?:!r)?\}", part)
-        out.append(f"(?P<{field.group(1)}>.+?)" if field else re.escape(part))
+        if field and field.group(1) in seen:  # a field named twice reads the same text twice
+            out.append(f"(?P={field.group(1)})")
+        elif field:
+            seen.add(field.group(1))
+            out.append(f"(?P<{field.group(1)}>.+?)")
+        else:
+            out.append(re.escape(part))
     return re.compile("".join(out) + "$", re.S)
 
 
 _BAD_PARAMETER = _pattern(BAD_PARAMETER)
 _BAD_POSITIVE = _pattern(BAD_POSITIVE)
 _NEEDS_SENSITIVE = _pattern(NEEDS_SENSITIVE)
+_TOO_MANY_FOLDS = _pattern(TOO_MANY_FOLDS)
 _METHOD_WITHOUT_CONFIDENCE = _pattern(METHOD_WITHOUT_CONFIDENCE)
 #: Parameters named inside other messages (``fairness_confidence_method='margin'``, ``a larger fairness_bound``).
 _NAMED_VALUE = re.compile(r"\b(fairness_confidence_method|fairness_bound)(?:='([^']*)')?")
@@ -105,6 +117,9 @@ def cli_words(message: str, flags: dict[str, str] = FLAGS) -> str:
     found = _BAD_POSITIVE.match(message)
     if found:
         return CLI_BAD_POSITIVE.format(value=found["value"].strip("'"), classes=found["classes"])
+    found = _TOO_MANY_FOLDS.match(message)
+    if found:
+        return CLI_TOO_MANY_FOLDS.format(**found.groupdict())
     if message == CONFIDENCE_WITHOUT_FAIRNESS:
         return CLI_CONFIDENCE_WITHOUT_FAIRNESS
     found = _METHOD_WITHOUT_CONFIDENCE.match(message)

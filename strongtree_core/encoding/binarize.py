@@ -33,6 +33,7 @@ from strongtree_core.encoding.errors import (
     BUCKETS_AND_THRESHOLDS,
     ONEHOT_NEEDS_BUCKETS,
     DUPLICATE_COLUMNS,
+    NAMES_THE_SAME_AS_TEXT,
     EMPTY_TABLE,
     MISSING_COLUMNS,
     NO_FEATURES,
@@ -527,9 +528,19 @@ def _plain_flags(df: pd.DataFrame, names: list) -> dict:
         if pd.api.types.is_numeric_dtype(dtypes[c]) and not pd.api.types.is_bool_dtype(dtypes[c])
     ]
     found: dict = {}
+    whole = None
+    if numeric and len(dtypes) == df.shape[1] <= FLAG_CHUNK and all(
+        pd.api.types.is_numeric_dtype(d) or pd.api.types.is_bool_dtype(d) for d in dtypes.values()
+    ):
+        # A small all-number table: one copy of it (selecting columns first copies them twice).
+        whole = df.to_numpy(dtype=float, na_value=np.nan)
+        position = {c: j for j, c in enumerate(df.columns.tolist())}
     for start in range(0, len(numeric), FLAG_CHUNK):
         chunk = numeric[start : start + FLAG_CHUNK]
-        values = df[chunk].to_numpy(dtype=float, na_value=np.nan)
+        if whole is not None:
+            values = whole[:, [position[c] for c in chunk]]
+        else:
+            values = df[chunk].to_numpy(dtype=float, na_value=np.nan)
         ones = values == 1.0
         clean = (ones | (values == 0.0)).all(axis=0)
         for j in np.flatnonzero(clean):
@@ -545,9 +556,19 @@ def _check_frame(df, used: Iterable) -> None:
     for name in used:
         if not isinstance(name, (str, int)) or isinstance(name, bool):
             raise EncodingError(BAD_COLUMN_NAME.format(name=name, type=type(name).__name__))
-    repeated = df.columns[df.columns.duplicated() & df.columns.isin(list(used))].unique()
-    if len(repeated):
-        raise EncodingError(DUPLICATE_COLUMNS.format(names=_names(repeated)))
+    if not df.columns.is_unique:  # cached by pandas: the common case costs nothing
+        repeated = df.columns[df.columns.duplicated() & df.columns.isin(list(used))].unique()
+        if len(repeated):
+            raise EncodingError(DUPLICATE_COLUMNS.format(names=_names(repeated)))
+    if all(isinstance(name, str) for name in used):  # unique text names stay unique as text
+        return
+    as_text: dict[str, list] = {}
+    for name in df.columns:
+        if name in used:
+            as_text.setdefault(str(name), []).append(name)
+    for names in as_text.values():
+        if len(names) > 1:  # 0 and '0': the SQL export tested "0" twice and disagreed with predict
+            raise EncodingError(NAMES_THE_SAME_AS_TEXT.format(names=_names(names)))
 
 
 def _names(names: Iterable) -> str:

@@ -42,6 +42,11 @@ DUPLICATE_COLUMNS = (
     "Column names must be unique, but these appear more than once: {names}. "
     "Rename them before encoding."
 )
+NAMES_THE_SAME_AS_TEXT = (
+    "Columns {names} are different names that read the same as text (the tree's text, SQL and DOT exports and "
+    "the dashboard name columns as text, so one would be taken for the other). Rename one of them, e.g. "
+    "X.columns = X.columns.astype(str) after removing the duplicate."
+)
 BAD_COLUMN_NAME = (
     "Column names must be strings or integers, got {name!r} of type {type}. Rename the column."
 )

@@ -50,6 +50,7 @@ HIGHS_BUSY = (
 STOP_GRACE = 0.5
 #: Seconds between two looks at the Stop event while HiGHS runs.
 STOP_POLL = 0.05
+NOT_STARTED = "Interrupted (Stop came before HiGHS started)"
 ABANDONED = "Interrupted (HiGHS was inside an LP solve and finishes it in the background)"
 #: HiGHS checks its own time limit only between some steps (its root cut loop ran 35 s past a
 #: 60 s limit on OCT, kr-vs-kp, depth 2); past the limit plus :data:`STOP_GRACE` it is left behind.
@@ -248,6 +249,10 @@ def run_highs(
     TIME_LIMIT (HiGHS does not check its limit inside some steps).
     """
     highspy = import_highspy()
+    if stop is not None and stop.is_set():
+        # Stop came while the model was built: HiGHS is not started at all (a run started now
+        # would be left behind in presolve, which answers no Stop, and held the process at exit).
+        return RunOutcome(Status.INTERRUPTED, NOT_STARTED, None, None, None, 0)
     abandon = threading.Event()
 
     def guarded(fn: Callable[[Any], None]) -> Callable[[Any], None]:

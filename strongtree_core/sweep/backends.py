@@ -5,6 +5,8 @@
   see :func:`~strongtree_core.sweep.point.highs_slot`);
 * ``processes``: joblib's loky pool of process workers; a point whose worker
   died (killed, out of memory) is run again, up to :data:`MAX_ATTEMPTS` times;
+  the data goes to a file once and each worker reads it once, and the workers'
+  BLAS and OpenMP pools split the cores between them;
 * ``dask``: a ``dask.distributed`` cluster (:mod:`~strongtree_core.sweep.dask_backend`):
   a :class:`LocalCluster` of process workers started for the sweep, or the scheduler
   at an address, or a ``Client`` you pass.  The scheduler reruns the points of a lost
@@ -23,13 +25,14 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import os
+import pickle
 import tempfile
 import threading
 import uuid
 from collections import deque
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.sweep.grid import Point
@@ -144,6 +147,50 @@ class DaskRelay(_Watched):
         self._get().set()
 
 
+class ProblemFile:
+    """A sweep's problem written once to a file that process workers on this machine
+    read once each (instead of the data travelling with every point), and the size
+    of the BLAS and OpenMP pools each worker keeps."""
+
+    def __init__(self, path: str, threads: int) -> None:
+        self.path = path
+        self.threads = threads
+
+    def load(self) -> Problem:
+        problem = _LOADED.get(self.path)
+        if problem is None:
+            with open(self.path, "rb") as f:
+                problem = pickle.load(f)
+            _LOADED.clear()  # a worker serves one sweep at a time
+            _LOADED[self.path] = problem
+            _limit_threads(self.threads)
+        return problem
+
+
+#: The problem a process worker read last, by file.
+_LOADED: dict[str, Problem] = {}
+
+
+def threads_per_worker(slots: int) -> int:
+    """BLAS and OpenMP threads of each of ``slots`` local process workers: the cores split
+    between them (two workers with two threads each on two cores wait on each other)."""
+    from joblib import cpu_count
+
+    return max(1, cpu_count() // max(1, slots))
+
+
+def _limit_threads(threads: int) -> None:
+    """Hold this process's BLAS and OpenMP pools (numpy's, scipy's, scikit-learn's) to ``threads``."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=threads)  # for good: this process is a worker
+
+
+def work_shared(problem: ProblemFile, point: Point, relay) -> dict | None:
+    """:func:`work` on the problem of a file (process workers)."""
+    return work(problem.load(), point, relay)
+
+
 def work(problem: Problem, point: Point, relay) -> dict | None:
     """Run one point in a worker: nothing when Stop came first; a fault is a row with its message, not a lost sweep."""
     if relay.is_set():
@@ -156,10 +203,43 @@ def work(problem: Problem, point: Point, relay) -> dict | None:
 
 
 # ----------------------------------------------------------------- the loops
+class PointQueue:
+    """The points still to submit: the sweep's (lazy) sequence read in order, and points to run again
+    first.  Never copies the sweep's points (a grid of 100,000 need not be built before the first runs)."""
+
+    def __init__(self, points: Iterable[Point]) -> None:
+        self._source = iter(points)
+        self._again: deque[Point] = deque()
+        self._next: Point | None = next(self._source, None)
+
+    def __bool__(self) -> bool:
+        return bool(self._again) or self._next is not None
+
+    def popleft(self) -> Point:
+        if self._again:
+            return self._again.popleft()
+        point, self._next = self._next, next(self._source, None)
+        if point is None:
+            raise IndexError("no point left")
+        return point
+
+    def appendleft(self, point: Point) -> None:
+        self._again.appendleft(point)
+
+    def clear(self) -> None:
+        self._again.clear()
+        self._source, self._next = iter(()), None
+
+    def remaining(self) -> Iterator[Point]:
+        """The points left (consumes them)."""
+        while self:
+            yield self.popleft()
+
+
 def _pool_rows(problem: Problem, points: Sequence[Point], submit: Callable[[Point], cf.Future], relay,
                stop: threading.Event | None, slots: int, lost: tuple[type[BaseException], ...]) -> Iterator[dict]:
     """Rows of a concurrent.futures pool as they finish; points of a lost worker are queued again."""
-    queue = deque(points)
+    queue = PointQueue(points)
     attempts: dict[int, int] = {}
     pending: dict[cf.Future, Point] = {}
     stopped = False
@@ -225,10 +305,13 @@ def process_rows(problem: Problem, points: Sequence[Point], stop, slots: int) ->
 
     with tempfile.TemporaryDirectory(prefix="strongtree-sweep-") as folder:
         relay = FileRelay(os.path.join(folder, "stop"))
+        shared = ProblemFile(os.path.join(folder, "problem.pickle"), threads_per_worker(slots))
+        with open(shared.path, "wb") as f:
+            pickle.dump(problem, f, protocol=pickle.HIGHEST_PROTOCOL)
 
         def submit(point: Point) -> cf.Future:  # a pool broken by a lost worker is replaced by a new one
             pool = process_pool(slots)
             with sigint_blocked():  # loky starts its workers on the first submit
-                return pool.submit(work, problem, point, relay)
+                return pool.submit(work_shared, shared, point, relay)
 
         yield from _pool_rows(problem, points, submit, relay, stop, slots, (BrokenProcessPool,))

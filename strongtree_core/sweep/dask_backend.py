@@ -32,13 +32,12 @@ import threading
 import time
 import uuid
 import warnings
-from collections import deque
 from concurrent.futures import CancelledError
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
 from strongtree_core.errors import StrongTreeError
-from strongtree_core.sweep.backends import MAX_ATTEMPTS, POLL, work
+from strongtree_core.sweep.backends import MAX_ATTEMPTS, POLL, PointQueue, work
 from strongtree_core.sweep.grid import Point
 from strongtree_core.sweep.main_guard import guard_failure, refuse_in_a_bootstrapping_worker
 from strongtree_core.sweep.point import Problem, error_row
@@ -319,7 +318,7 @@ def _rows(problem: Problem, points: Sequence[Point], stop, client, relay) -> Ite
 
     token = uuid.uuid4().hex
     shared = share(client, problem, token)
-    waiting = deque(points)
+    waiting = PointQueue(points)
     attempts: dict[int, int] = {}
     pending: dict[Any, Point] = {}
     done: queue.Queue = queue.Queue()
@@ -337,7 +336,7 @@ def _rows(problem: Problem, points: Sequence[Point], stop, client, relay) -> Ite
                 threads, resized = _threads(client), now
                 no_worker_since = (no_worker_since or now) if threads == 0 else None
             if no_worker_since is not None and now - no_worker_since > NO_WORKER_WAIT:
-                for point in [*pending.values(), *waiting]:
+                for point in [*pending.values(), *waiting.remaining()]:
                     yield error_row(problem, point, NO_WORKER.format(seconds=now - no_worker_since))
                 return
             while waiting and len(pending) < IN_FLIGHT_PER_THREAD * max(threads, 1):

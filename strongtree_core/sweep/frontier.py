@@ -7,17 +7,27 @@ import threading
 from numbers import Real
 from typing import Callable, Sequence
 
+import numpy as np
 import pandas as pd
 
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.renames import RENAMED_FRONTIER_ARGUMENTS, refuses_renamed
 from strongtree_core.sweep.run import SweepProgress, sweep
+from strongtree_core.vocabulary import FAIRNESS_NOTIONS
 
 #: Bounds tried when none are given: 0 to 0.2.
 DEFAULT_BOUNDS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2)
 
 NO_BOUNDS = "fairness_bound is empty: give at least one fairness bound, e.g. fairness_bound=[0.01, 0.05, 0.1]."
 NO_NOTION = "fairness is empty: give a notion (or a list of notions), e.g. fairness='statistical_parity'."
+BAD_NOTIONS = (
+    "fairness={value!r}: a frontier needs a fairness notion or a list of them, each one of {allowed} "
+    "(None, an unconstrained tree, is no notion)."
+)
+BAD_BOUNDS = (
+    "fairness_bound={value!r}: give a fairness bound or a list of them, each a number in [0, 1] (a share of "
+    "rows: 0.05 is 5 percentage points)."
+)
 FRONTIER_GRID_KEY = "grid sets {key!r}, which frontier sets itself from fairness= and fairness_bound=: leave it out of grid."
 
 
@@ -77,6 +87,31 @@ def pareto_front(table: pd.DataFrame, measure: str = "train") -> pd.DataFrame:
     return table.loc[kept]
 
 
+def _notions(fairness) -> list[str]:
+    if isinstance(fairness, str):
+        notions = [fairness]
+    elif isinstance(fairness, (list, tuple)):
+        notions = list(fairness)
+    else:
+        raise StrongTreeError(BAD_NOTIONS.format(value=fairness, allowed=", ".join(map(repr, FAIRNESS_NOTIONS))))
+    if not notions:
+        raise StrongTreeError(NO_NOTION)
+    if not all(isinstance(n, str) and n in FAIRNESS_NOTIONS for n in notions):
+        raise StrongTreeError(BAD_NOTIONS.format(value=fairness, allowed=", ".join(map(repr, FAIRNESS_NOTIONS))))
+    return notions
+
+
+def _bounds(fairness_bound) -> list[float]:
+    values = [fairness_bound] if isinstance(fairness_bound, Real) or isinstance(fairness_bound, str) else fairness_bound
+    if not isinstance(values, (list, tuple, np.ndarray)):
+        raise StrongTreeError(BAD_BOUNDS.format(value=fairness_bound))
+    if len(values) == 0:
+        raise StrongTreeError(NO_BOUNDS)
+    if not all(isinstance(b, Real) and not isinstance(b, (bool, np.bool_)) for b in values):
+        raise StrongTreeError(BAD_BOUNDS.format(value=fairness_bound))
+    return [float(b) for b in values]
+
+
 @refuses_renamed(RENAMED_FRONTIER_ARGUMENTS)
 def frontier(
     estimator, X, y, *, sensitive_features, legitimate_features=None,
@@ -122,12 +157,8 @@ def frontier(
     >>> front[['fairness_bound', 'certified', 'train_accuracy']].to_dict('records')
     [{'fairness_bound': 0.0, 'certified': True, 'train_accuracy': 1.0}]
     """
-    notions = [fairness] if isinstance(fairness, str) else list(fairness)
-    if not notions:
-        raise StrongTreeError(NO_NOTION)
-    bounds = [float(fairness_bound)] if isinstance(fairness_bound, Real) else [float(b) for b in fairness_bound]
-    if not bounds:
-        raise StrongTreeError(NO_BOUNDS)
+    notions = _notions(fairness)
+    bounds = _bounds(fairness_bound)
     extra = dict(grid or {})
     for key in ("fairness", "fairness_bound"):
         if key in extra:

@@ -9,9 +9,10 @@ fold; its number is its place in the sweep (settings first, folds within).
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from numbers import Integral
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 from sklearn.model_selection import check_cv, train_test_split
@@ -25,6 +26,12 @@ BAD_GRID = (
 )
 BAD_GRID_KEY = "grid names {key!r}, which is not a parameter of {estimator}; its parameters are: {params}."
 RENAMED_GRID_KEY = "grid names {key!r}, which is now called {new!r} (same meaning): name {new!r} in the grid instead."
+#: Most points a sweep plans (each one a fit): a grid past it is refused before anything is built.
+MAX_POINTS = 1_000_000
+TOO_MANY_POINTS = (
+    "The grid has {settings:,} combinations of settings x {folds:,} fold(s) = {points:,} points, more than the "
+    "{limit:,} a sweep runs (each point is a fit). Split the grid into several sweeps, or try fewer values."
+)
 EMPTY_GRID_VALUES = "grid gives no value for {key!r}: give at least one (e.g. {key!r}: [value])."
 BAD_CV = (
     "cv must be None (fit on every row), a number of folds (2 or more), a scikit-learn splitter, or a list of "
@@ -33,6 +40,23 @@ BAD_CV = (
 BAD_SPLIT_ROWS = (
     "split {k} of cv names row {row}, but the data has {n} rows (row positions run from 0 to {last})."
 )
+SPLIT_NOT_POSITIONS = (
+    "split {k} of cv names row {value!r}, which is not a row position: give whole numbers (0, 1, ...) or a "
+    "boolean mask with one True/False per row."
+)
+MASK_LENGTH = "split {k} of cv has a boolean mask of {m} values, but the data has {n} rows: give one True/False per row."
+SPLIT_REPEATS_ROW = (
+    "split {k} of cv names row {row} more than once in its {part} part: a row would count twice. Name each row once."
+)
+SPLIT_OVERLAP = (
+    "split {k} of cv puts row {row} in both its {first} and {second} parts: a row measured as held out must not "
+    "be trained on (nor the calibration rows tested on). Give each row to one part."
+)
+TOO_MANY_FOLDS = (
+    "cv={k} asks for {k} folds, but the data has {n} rows and its largest class {label!r} has {count}: stratified "
+    "folds need at least one row of a class per fold. Choose cv between 2 and {most}."
+)
+CV_CANNOT_SPLIT = "cv={value!r} could not split the {n} rows: {reason}"
 EMPTY_TRAIN = "split {k} of cv trains on no rows: every split needs at least one training row."
 BAD_FRACTIONS = (
     "test_size ({test}) and calibration_size ({calibration}) must each be in [0, 1) and leave rows to train on "
@@ -85,11 +109,65 @@ def _values(value) -> list:
     return [v.item() if isinstance(v, np.generic) else v for v in value]
 
 
-def expand_grid(estimator, grid) -> list[dict[str, Any]]:
+class GridSettings(Sequence):
+    """Every combination of a grid's values, computed when asked for (never all held at once).
+
+    A grid of 100,000 combinations planned as a list of dicts took seconds before the first point
+    ran; here ``len`` is a product of sizes, ``settings[i]`` is read off ``i`` digit by digit (the last
+    key varies fastest, as :func:`itertools.product`), and iteration makes one dict at a time.
+
+    Attributes
+    ----------
+    grids : tuple of (keys, values)
+        Each dict of the grid as its keys and, per key, the list of its values.
+    """
+
+    def __init__(self, grids: Sequence[tuple[tuple[str, ...], tuple[list, ...]]]) -> None:
+        self.grids = tuple(grids)
+        self._sizes = [math.prod(len(v) for v in values) for _, values in self.grids]
+
+    def __len__(self) -> int:
+        return sum(self._sizes)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for keys, values in self.grids:
+            for combo in itertools.product(*values):
+                yield dict(zip(keys, combo))
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        for (keys, values), size in zip(self.grids, self._sizes):
+            if i < size:
+                picked = []
+                for v in reversed(values):
+                    i, digit = divmod(i, len(v))
+                    picked.append(v[digit])
+                return dict(zip(keys, reversed(picked)))
+            i -= size
+        raise IndexError(i)  # pragma: no cover - the range was checked above
+
+    def values_with_a_combination(self) -> Iterator[tuple[str, Any, dict[str, Any]]]:
+        """Each (key, value) of each grid once, with the first combination of that grid holding it."""
+        for keys, values in self.grids:
+            first = [v[0] for v in values]
+            for k, key in enumerate(keys):
+                for value in values[k]:
+                    combo = dict(zip(keys, first))
+                    combo[key] = value
+                    yield key, value, combo
+
+
+def expand_grid(estimator, grid) -> GridSettings:
     """Every combination of the grid's values, in the order the grid names them (the last key varies fastest).
 
     ``grid`` is a dict (parameter name to a list of values, a single value counts as one) or a list of
-    dicts, whose combinations are concatenated; ``None`` or ``{}`` is the estimator as it is.
+    dicts, whose combinations are concatenated; ``None`` or ``{}`` is the estimator as it is.  The
+    combinations are a lazy sequence (:class:`GridSettings`).
     """
     if grid is None:
         grids: list[Mapping] = [{}]
@@ -100,7 +178,7 @@ def expand_grid(estimator, grid) -> list[dict[str, Any]]:
     else:
         raise StrongTreeError(BAD_GRID.format(kind=type(grid).__name__))
     params = estimator.get_params(deep=False)
-    out: list[dict[str, Any]] = []
+    parts = []
     for g in grids:
         for key, value in g.items():
             if key not in params and key in RENAMED_PARAMETERS:
@@ -110,20 +188,35 @@ def expand_grid(estimator, grid) -> list[dict[str, Any]]:
                     key=key, estimator=type(estimator).__name__, params=", ".join(sorted(params))))
             if not _values(value):
                 raise StrongTreeError(EMPTY_GRID_VALUES.format(key=key))
-        keys = list(g)
-        for combo in itertools.product(*(_values(g[k]) for k in keys)):
-            out.append(dict(zip(keys, combo)))
-    return out
+        keys = tuple(g)
+        parts.append((keys, tuple(_values(g[k]) for k in keys)))
+    settings = GridSettings(parts)
+    if len(settings) > MAX_POINTS:
+        raise StrongTreeError(TOO_MANY_POINTS.format(settings=len(settings), folds=1, points=len(settings),
+                                                     limit=MAX_POINTS))
+    return settings
 
 
-def _positions(rows: Iterable, n: int, k: int) -> np.ndarray:
-    arr = np.asarray(list(rows) if not isinstance(rows, np.ndarray) else rows)
+def _positions(rows: Iterable, n: int, k: int, part: str = "") -> np.ndarray:
+    """Row positions of one part of a split: whole numbers in range, or a boolean mask of one value per row."""
+    arr = np.asarray(list(rows) if not isinstance(rows, np.ndarray) else rows).ravel()
     if arr.dtype == bool:
-        arr = np.flatnonzero(arr)
-    arr = arr.astype(np.int64, copy=False).ravel()
+        if arr.size != n:
+            raise StrongTreeError(MASK_LENGTH.format(k=k, m=arr.size, n=n))
+        return np.flatnonzero(arr).astype(np.int64)
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        # Floats, text or objects: only whole numbers are row positions (1.0 is row 1; 0.5 is no row).
+        for value in arr.tolist():
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                    or not float(value).is_integer():
+                raise StrongTreeError(SPLIT_NOT_POSITIONS.format(k=k, value=value))
+    arr = arr.astype(np.int64, copy=False) if arr.size else np.zeros(0, dtype=np.int64)
     bad = arr[(arr < 0) | (arr >= n)]
     if bad.size:
         raise StrongTreeError(BAD_SPLIT_ROWS.format(k=k, row=int(bad[0]), n=n, last=n - 1))
+    values, counts = np.unique(arr, return_counts=True)
+    if (counts > 1).any():
+        raise StrongTreeError(SPLIT_REPEATS_ROW.format(k=k, row=int(values[counts > 1][0]), part=part))
     return arr
 
 
@@ -143,8 +236,17 @@ def make_folds(cv, y, n: int) -> list[Fold]:
     if isinstance(cv, Integral) or hasattr(cv, "split"):
         if isinstance(cv, Integral) and cv < 2:
             raise StrongTreeError(BAD_CV.format(value=cv))
-        splitter = check_cv(cv, np.asarray(y), classifier=True)
-        splits = [(train, [], test) for train, test in splitter.split(np.zeros((n, 1)), np.asarray(y))]
+        labels = np.asarray(y)
+        if isinstance(cv, Integral):
+            classes, counts = np.unique(labels.astype(str), return_counts=True)
+            if cv > n or cv > counts.max():
+                raise StrongTreeError(TOO_MANY_FOLDS.format(k=int(cv), n=n, label=str(classes[counts.argmax()]),
+                                                            count=int(counts.max()), most=int(min(n, counts.max()))))
+        splitter = check_cv(cv, labels, classifier=True)
+        try:
+            splits = [(train, [], test) for train, test in splitter.split(np.zeros((n, 1)), labels)]
+        except ValueError as exc:
+            raise StrongTreeError(CV_CANNOT_SPLIT.format(value=cv, n=n, reason=exc)) from None
     elif isinstance(cv, Sequence) and not isinstance(cv, str) and cv and all(
         isinstance(s, (tuple, list)) and len(s) in (2, 3) for s in cv
     ):
@@ -153,9 +255,14 @@ def make_folds(cv, y, n: int) -> list[Fold]:
         raise StrongTreeError(BAD_CV.format(value=cv))
     folds = []
     for k, (train, calibration, test) in enumerate(splits):
-        fold = Fold(k, _positions(train, n, k), _positions(calibration, n, k), _positions(test, n, k))
+        fold = Fold(k, _positions(train, n, k, "train"), _positions(calibration, n, k, "calibration"),
+                    _positions(test, n, k, "test"))
         if fold.train.size == 0:
             raise StrongTreeError(EMPTY_TRAIN.format(k=k))
+        for first, second in (("train", "test"), ("train", "calibration"), ("calibration", "test")):
+            both = np.intersect1d(getattr(fold, first), getattr(fold, second))
+            if both.size:
+                raise StrongTreeError(SPLIT_OVERLAP.format(k=k, row=int(both[0]), first=first, second=second))
         folds.append(fold)
     return folds
 
@@ -186,6 +293,31 @@ def holdout_split(n: int, *, test_size: float = 0.25, calibration_size: float = 
     return np.sort(train), np.sort(calibration), np.sort(test)
 
 
-def make_points(settings: list[dict[str, Any]], folds: list[Fold]) -> list[Point]:
-    """One point per setting and fold, numbered settings first, folds within."""
-    return [Point(i * len(folds) + f.index, s, f.index) for i, s in enumerate(settings) for f in folds]
+class PointList(Sequence):
+    """One point per setting and fold, numbered settings first, folds within; made when asked for."""
+
+    def __init__(self, settings: Sequence[Mapping[str, Any]], folds: Sequence[Fold]) -> None:
+        self.settings = settings
+        self.n_folds = len(folds)
+
+    def __len__(self) -> int:
+        return len(self.settings) * self.n_folds
+
+    def __iter__(self) -> Iterator[Point]:
+        for i, s in enumerate(self.settings):
+            for f in range(self.n_folds):
+                yield Point(i * self.n_folds + f, s, f)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return Point(i, self.settings[i // self.n_folds], i % self.n_folds)
+
+
+def make_points(settings: Sequence[Mapping[str, Any]], folds: Sequence[Fold]) -> PointList:
+    """One point per setting and fold, numbered settings first, folds within (a lazy sequence)."""
+    return PointList(settings, folds)

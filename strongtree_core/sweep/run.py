@@ -7,7 +7,7 @@ import time
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -16,7 +16,16 @@ from sklearn.base import clone
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.estimator import LENGTH_MISMATCH, X_NOT_2D, StrongTreeClassifier
 from strongtree_core.sweep import backends, dask_backend
-from strongtree_core.sweep.grid import Fold, Point, expand_grid, make_folds, make_points
+from strongtree_core.sweep.grid import (
+    MAX_POINTS,
+    TOO_MANY_POINTS,
+    Fold,
+    GridSettings,
+    Point,
+    expand_grid,
+    make_folds,
+    make_points,
+)
 from strongtree_core.sweep.point import (
     PARTS,
     SETTINGS,
@@ -84,22 +93,63 @@ def make_problem(estimator, X, y, sensitive_features, legitimate_features, folds
     )
 
 
-def check_settings(estimator, settings: list[dict[str, Any]]) -> None:
-    """Refuse a bad value of the grid before anything runs (the estimator's own messages)."""
-    for s in settings:
-        candidate = clone(estimator).set_params(**s)
-        for check in ("_check_params", "_fairness_list"):
-            if hasattr(candidate, check):
-                getattr(candidate, check)()
+def _checked(candidate) -> None:
+    for check in ("_check_params", "_fairness_list"):
+        if hasattr(candidate, check):
+            getattr(candidate, check)()
 
 
-def plan(estimator, X, y, *, sensitive_features=None, legitimate_features=None, grid=None, cv=None
-         ) -> tuple[Problem, list[Point]]:
+def _check(estimator, settings: Mapping[str, Any]) -> None:
+    _checked(clone(estimator).set_params(**settings))
+
+
+def check_settings(estimator, settings: Sequence[Mapping[str, Any]], stop: threading.Event | None = None) -> None:
+    """Refuse a bad value of the grid before anything runs (the estimator's own messages).
+
+    Each distinct value of each parameter is checked once, with the estimator's other settings
+    (checking every combination took minutes for a grid of 100,000 points, before the first
+    point and deaf to Stop).  A value refused there is checked again in the first combination
+    of the grid that holds it, so that a value valid only next to another grid value (e.g.
+    ``max_thresholds`` where the grid also sets ``n_buckets`` to None) is not refused; a
+    combination still refused at fit time is a row with its message, as any refused fit is.
+    """
+    if isinstance(settings, GridSettings):
+        pairs = settings.values_with_a_combination()
+    else:
+        pairs = ((k, v, combo) for combo in settings for k, v in combo.items())
+    candidate = clone(estimator)
+    template = candidate.get_params(deep=False)
+    seen: set[tuple[str, str]] = set()
+    for key, value, combo in pairs:
+        if stop is not None and stop.is_set():
+            return
+        marker = (key, _value_key(value))
+        if marker in seen:
+            continue
+        seen.add(marker)
+        try:
+            _checked(candidate.set_params(**{key: value}))
+        except StrongTreeError:
+            _check(estimator, combo)
+        finally:
+            candidate.set_params(**{key: template[key]})
+
+
+def _value_key(value) -> str:
+    """A grid value as a key that tells values apart even when they compare equal (1, 1.0 and True)."""
+    return f"{type(value).__qualname__}:{value!r}"
+
+
+def plan(estimator, X, y, *, sensitive_features=None, legitimate_features=None, grid=None, cv=None,
+         stop: threading.Event | None = None) -> tuple[Problem, list[Point]]:
     """The shared problem and the points of a sweep, checked."""
     settings = expand_grid(estimator, grid)
-    check_settings(estimator, settings)
+    check_settings(estimator, settings, stop)
     problem = make_problem(estimator, X, y, sensitive_features, legitimate_features, ())
     folds = make_folds(cv, problem.y, len(problem.y))
+    if len(settings) * len(folds) > MAX_POINTS:
+        raise StrongTreeError(TOO_MANY_POINTS.format(settings=len(settings), folds=len(folds),
+                                                     points=len(settings) * len(folds), limit=MAX_POINTS))
     return replace(problem, folds=tuple(folds)), make_points(settings, folds)
 
 
@@ -152,7 +202,7 @@ def iter_sweep(
     [1, 2]
     """
     problem, points = plan(estimator, X, y, sensitive_features=sensitive_features,
-                           legitimate_features=legitimate_features, grid=grid, cv=cv)
+                           legitimate_features=legitimate_features, grid=grid, cv=cv, stop=stop)
     with runner(backend, n_jobs, scheduler) as rows:
         yield from progress_events(rows(problem, points, stop), len(points))
 
@@ -250,7 +300,7 @@ def sweep(
     [{'depth': 1, 'status': 'optimal', 'train_accuracy': 1.0}, {'depth': 2, 'status': 'optimal', 'train_accuracy': 1.0}]
     """
     problem, points = plan(estimator, X, y, sensitive_features=sensitive_features,
-                           legitimate_features=legitimate_features, grid=grid, cv=cv)
+                           legitimate_features=legitimate_features, grid=grid, cv=cv, stop=stop)
     with runner(backend, n_jobs, scheduler) as rows:
         return collect(rows(problem, points, stop), problem, len(points), progress)
 

@@ -6,11 +6,18 @@ filled with a tint of the predicted class's colour.  The "yes" edge (the
 test holds, binary value 1) is drawn on the left.  Every piece of user text
 goes through :func:`html_text`, so any column name, level or class label is
 safe in the HTML-like labels.
+
+Two looks share the code (:class:`DotStyle`): :data:`EXPORT` for the files a
+user downloads, and :data:`SCREEN` for the dashboard, where Graphviz lays the
+tree out in the browser; the screen's look names each branch by its answer
+("≤ 7.5", "> 7.5"), keeps every text at 9 pt or more (12 px at natural size)
+and can draw a subtree collapsed into one box.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Collection, Literal, Mapping, Sequence
 
 import numpy as np
 
@@ -35,6 +42,53 @@ FONT = "Helvetica,Arial,sans-serif"
 BAR_WIDTH = 96
 LINE = "#666666"
 STRONG = "#1a1a1a"
+
+
+@dataclass(frozen=True)
+class DotStyle:
+    """How a DOT drawing looks: font sizes (points), the class bar's width, spacing and branch labels.
+
+    Attributes
+    ----------
+    head, text, note, edge : float
+        Font sizes (pt) of a box's heading, its details, a changed leaf's reason and the branch labels.
+    bar_width : int
+        Width of the class bar (pt).
+    nodesep, ranksep : float
+        Graphviz's space between boxes of one level and between levels (inches).
+    answers : bool
+        Branches labelled by their answer ("≤ 7.5" / "> 7.5") and questions ending in "?";
+        else "yes" / "no" under the test.
+    predict_word : bool
+        Leaves read "predict <class>" instead of the class alone.
+    rankdir : {"TB", "LR"}
+        Root on top (TB) or on the left (LR).
+    """
+
+    head: float = 11.0
+    text: float = 9.0
+    note: float = 8.0
+    edge: float = 10.0
+    bar_width: int = 96
+    nodesep: float = 0.3
+    ranksep: float = 0.45
+    answers: bool = False
+    predict_word: bool = False
+    rankdir: Literal["TB", "LR"] = "TB"
+
+    @property
+    def font_sizes(self) -> tuple[float, ...]:
+        """Every font size the drawing uses (pt), smallest first."""
+        return tuple(sorted({self.head, self.text, self.note, self.edge}))
+
+
+#: The look of downloaded DOT, SVG and PNG files.
+EXPORT = DotStyle()
+#: The dashboard's look: nothing under 9 pt, so at natural size (1 pt = 4/3 px) every text is 12 px or more.
+SCREEN = DotStyle(head=11.0, text=9.0, note=9.0, edge=9.0, bar_width=72, nodesep=0.22, ranksep=0.42,
+                  answers=True, predict_word=True)
+#: Fill of a box that stands for a collapsed subtree.
+COLLAPSED_FILL = "#E9EDF2"
 
 
 def class_colours(n_classes: int) -> list[str]:
@@ -63,6 +117,9 @@ def tree_to_dot(
     *,
     highlight: Sequence[int] = (),
     group_mix: Mapping[int, Mapping] | None = None,
+    style: DotStyle = EXPORT,
+    collapsed: Collection[int] = (),
+    compact: bool = False,
 ) -> str:
     """DOT text of ``tree``.
 
@@ -74,6 +131,13 @@ def tree_to_dot(
         edges between two of them are drawn heavy too.
     group_mix : mapping from node number to {group: count}, optional
         Rows per protected group, shown under the class mix of those nodes.
+    style : DotStyle
+        :data:`EXPORT` (default) or :data:`SCREEN`.
+    collapsed : collection of int
+        Branching nodes whose subtree is drawn as one grey box (its question, rows,
+        class mix and how many questions and leaves it holds); nodes below them are left out.
+    compact : bool
+        Leave out the line of counts per class (the bar still shows the mix).
 
     A leaf that does not predict its rows' majority class is drawn dashed, with
     "not the majority (<class>)" and what relabelling it would break.
@@ -82,53 +146,93 @@ def tree_to_dot(
     marked = {int(n) for n in highlight}
     group_mix = group_mix or {}
     changed = {c.node: c for c in getattr(tree, "changed_leaves", ())}
+    folded = {int(n) for n in collapsed if tree.structure.feature[int(n) - 1] >= 0} if collapsed else set()
+    shown = [(node, path) for node, path in reachable_nodes(tree.structure)
+             if not any(parent in folded for parent, _ in path)]
     lines = [
         "digraph tree {",
-        f'  graph [ordering=out, nodesep=0.3, ranksep=0.45, fontname="{FONT}"];',
+        f"  graph [ordering=out, {'rankdir=LR, ' if style.rankdir == 'LR' else ''}nodesep={style.nodesep:g}, "
+        f'ranksep={style.ranksep:g}, fontname="{FONT}"];',
         f'  node [shape=box, style="rounded,filled", fillcolor="#FFFFFF", color="{LINE}", '
-        f'fontname="{FONT}", fontsize=11, margin="0.1,0.05"];',
-        f'  edge [fontname="{FONT}", fontsize=10, color="{LINE}", arrowsize=0.7];',
+        f'fontname="{FONT}", fontsize={style.head:g}, margin="0.1,0.05"];',
+        f'  edge [fontname="{FONT}", fontsize={style.edge:g}, color="{LINE}", arrowsize=0.7];',
     ]
     features = tree.encoding.features
-    for node, path in reachable_nodes(tree.structure):
+    small = f'<FONT POINT-SIZE="{style.text:g}">'
+    note_font = f'<FONT POINT-SIZE="{style.note:g}">'
+    for node, path in shown:
         counts = tree.node_counts[node - 1]
         j = int(tree.structure.feature[node - 1])
         attrs = []
         if j >= 0:
-            head = f"<B>{html_text(features[j].label)}</B>"
+            question = features[j].label + ("?" if style.answers else "")
+            head = f"<B>{html_text(question)}</B>"
             sub = _rows(int(counts.sum()))
         else:
             k = int(tree.structure.prediction[node - 1])
             label = html_text(tree.classes[k])
-            head = f"<B>{label}</B>"
+            head = f"<B>{'predict ' if style.predict_word else ''}{label}</B>"
             total = int(counts.sum())
             share = f", {100.0 * counts[k] / total:.0f}% {label}" if total else ""
             sub = _rows(total) + share
             attrs.append(f'fillcolor="{tint(colours[k], 0.45)}"')
-        rows = [head, f'<FONT POINT-SIZE="9">{sub}</FONT>']
+        rows = [head, f"{small}{sub}</FONT>"]
         if counts.sum() > 0:
-            rows.append(_bar(counts, colours))
-            rows.append(f'<FONT POINT-SIZE="9">{_mix(tree.classes, counts)}</FONT>')
+            rows.append(_bar(counts, colours, style.bar_width))
+            if not compact:
+                rows.append(f"{small}{_mix(tree.classes, counts)}</FONT>")
         if node in group_mix:
-            rows.append(f'<FONT POINT-SIZE="9">{_groups(group_mix[node])}</FONT>')
+            rows.append(f"{small}{_groups(group_mix[node])}</FONT>")
+        if node in folded:
+            questions, leaves = _below(tree, node)
+            rows.append(f"{small}<I>collapsed: {count_of(questions, 'question')} and "
+                        f"{count_of(leaves, 'leaf', 'leaves')} below</I></FONT>")
+            attrs.append(f'fillcolor="{COLLAPSED_FILL}", style="rounded,filled,bold"')
         if node in changed:
             note = changed[node]
-            rows.append(f'<FONT POINT-SIZE="9"><B>not the majority ({html_text(note.majority)})</B></FONT>')
-            rows.append(f'<FONT POINT-SIZE="8">{html_text(changed_short(note))}</FONT>')
+            rows.append(f"{small}<B>not the majority ({html_text(note.majority)})</B></FONT>")
+            rows.append(f"{note_font}{html_text(changed_short(note))}</FONT>")
             attrs.append('style="rounded,filled,dashed"')
         if node in marked:
             attrs.append(f'penwidth=2.5, color="{STRONG}"')
         table = "".join(f"<TR><TD>{r}</TD></TR>" for r in rows)
         label = f'<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">{table}</TABLE>>'
         lines.append(f"  n{node} [label={label}{''.join(', ' + a for a in attrs)}];")
-    for node, path in reachable_nodes(tree.structure):
-        if tree.structure.feature[node - 1] < 0:
+    for node, path in shown:
+        j = int(tree.structure.feature[node - 1])
+        if j < 0 or node in folded:
             continue
-        for child, text in ((2 * node + 1, "yes"), (2 * node, "no")):
+        words = edge_words(features[j].label, features[j].negated_label, features[j].source) if style.answers \
+            else ("yes", "no")
+        for child, text in ((2 * node + 1, words[0]), (2 * node, words[1])):
             heavy = f', penwidth=2.5, color="{STRONG}"' if node in marked and child in marked else ""
-            lines.append(f'  n{node} -> n{child} [label="{text}"{heavy}];')
+            label = f"<{html_text(text)}>" if style.answers else f'"{text}"'  # a test's words are user text
+            lines.append(f"  n{node} -> n{child} [label={label}{heavy}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def edge_words(label: str, negated: str, source: Any) -> tuple[str, str]:
+    """Short texts for the two branches of a test: "≤ 70.5" / "> 70.5", "= yes" / "≠ yes";
+    the whole test when it does not start with its column's name."""
+    prefix = f"{source} "
+    if label.startswith(prefix) and negated.startswith(prefix) and label != prefix.strip():
+        return label[len(prefix):], negated[len(prefix):]
+    return label, negated
+
+
+def _below(tree: "FittedTree", node: int) -> tuple[int, int]:
+    """Questions and leaves in the subtree under ``node`` (``node`` itself not counted)."""
+    questions = leaves = 0
+    stack = [2 * node, 2 * node + 1]
+    while stack:
+        n = stack.pop()
+        if tree.structure.feature[n - 1] >= 0:
+            questions += 1
+            stack += [2 * n, 2 * n + 1]
+        else:
+            leaves += 1
+    return questions, leaves
 
 
 def changed_short(note) -> str:
@@ -142,12 +246,12 @@ def _rows(n: int) -> str:
     return count_of(n, "row")
 
 
-def _bar(counts: np.ndarray, colours: list[str]) -> str:
+def _bar(counts: np.ndarray, colours: list[str], width: int = BAR_WIDTH) -> str:
     """A thin bar split in proportion to the class counts."""
     total = counts.sum()
-    widths = np.floor(BAR_WIDTH * counts / total).astype(int)
+    widths = np.floor(width * counts / total).astype(int)
     widths[counts > 0] = np.maximum(widths[counts > 0], 1)
-    widths[int(np.argmax(counts))] += BAR_WIDTH - widths.sum()
+    widths[int(np.argmax(counts))] += width - widths.sum()
     cells = "".join(
         f'<TD WIDTH="{w}" HEIGHT="7" FIXEDSIZE="TRUE" BGCOLOR="{colours[k]}"></TD>'
         for k, w in enumerate(widths)
@@ -155,7 +259,7 @@ def _bar(counts: np.ndarray, colours: list[str]) -> str:
     )
     return (
         f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0" FIXEDSIZE="TRUE" '
-        f'WIDTH="{BAR_WIDTH}" HEIGHT="7"><TR>{cells}</TR></TABLE>'
+        f'WIDTH="{width}" HEIGHT="7"><TR>{cells}</TR></TABLE>'
     )
 
 

@@ -154,4 +154,8 @@ def _sql_literal(value) -> str:
         return str(value)
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else "NULL"
-    return "'" + str(value).replace("'", "''") + "'"
+    text = str(value)
+    quoted = "'" + text.replace("'", "''") + "'"
+    if "\x00" in text:  # no SQL string literal holds a NUL character: concatenated with CHAR(0) (SQLite, MySQL)
+        quoted = "(" + " || CHAR(0) || ".join("'" + part.replace("'", "''") + "'" for part in text.split("\x00")) + ")"
+    return quoted

@@ -218,6 +218,39 @@ class FittedTree:
         return cls(structure, encoding, tuple(classes), target, counts, record, names, weights,
                    baseline_accuracy=baseline)
 
+    @classmethod
+    def from_patterns(
+        cls,
+        structure: TreeStructure,
+        encoding: EncodingPlan,
+        classes: Sequence,
+        target: str,
+        patterns,
+        record: SolveRecord,
+        *,
+        feature_names: Sequence[ColumnName] | None = None,
+        weighted: bool = False,
+    ) -> "FittedTree":
+        """:meth:`from_training` from the training rows merged into weighted patterns
+        (:class:`~strongtree_core.encoding.patterns.PatternData`): the same counts,
+        found by routing each distinct row once (a million rows are a few thousand
+        patterns: milliseconds instead of seconds).
+
+        ``weighted``: the rows had a ``sample_weight`` (its sums per node are kept,
+        ``node_weights``); without one every pattern's weight is its row count.
+        """
+        X, y = np.asarray(patterns.X), np.asarray(patterns.y)
+        rows = node_class_counts(structure, X, y, len(classes), weight=np.asarray(patterns.count, dtype=np.float64))
+        counts = np.rint(rows).astype(np.int64)  # sums of whole numbers below 2^53: exact
+        weights = None
+        if weighted:
+            weights = node_class_counts(structure, X, y, len(classes), weight=patterns.weight)
+        names = encoding.source_columns if feature_names is None else tuple(feature_names)
+        root = (counts if weights is None else weights)[0].astype(float)
+        baseline = float(root.max() / root.sum()) if root.sum() > 0 else None
+        return cls(structure, encoding, tuple(classes), target, counts, record, names, weights,
+                   baseline_accuracy=baseline)
+
     # ------------------------------------------------------------------ using
 
     @property

@@ -20,11 +20,11 @@ same tree with it when Graphviz's ``dot`` is not installed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
-from strongtree_core.tree.dot import changed_short, class_colours, html_text, tint
+from strongtree_core.tree.dot import changed_short, class_colours, edge_words, html_text, tint
 from strongtree_core.words import class_counts, count_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -135,15 +135,6 @@ class Box:
     x: float = 0.0  # centre
     y: float = 0.0  # top
     changed: bool = False  # a leaf predicting against its rows' majority (drawn dashed)
-
-
-def edge_words(label: str, negated: str, source: Any) -> tuple[str, str]:
-    """Short texts for the two branches of a test: "≤ 70.5" / "> 70.5", "= yes" / "≠ yes";
-    the whole test when it does not start with its column's name."""
-    prefix = f"{source} "
-    if label.startswith(prefix) and negated.startswith(prefix) and label != prefix.strip():
-        return label[len(prefix):], negated[len(prefix):]
-    return label, negated
 
 
 def _counts_line(classes: Sequence, counts: np.ndarray) -> str:

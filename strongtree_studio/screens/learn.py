@@ -37,6 +37,7 @@ from strongtree_studio.learn_view import (
     settings_words,
     theorem_check,
 )
+from strongtree_studio import root_view
 from strongtree_studio.markup import md, md_table, plain_text
 from strongtree_studio.services import job_registry
 from strongtree_studio.session import LEARN, LEARN_JOB, LEARN_STARTED, MODEL, ROLES, TABLE
@@ -217,6 +218,38 @@ def render_result() -> None:
         for sentence in (theorem_check(result), nodes_sentence(result), local_search_sentence(result)):
             if sentence:
                 st.markdown(sentence)
+    render_root(result)
+
+
+def render_root(result: ComparisonResult) -> None:
+    """The root LP drawn: fractional splits side by side, one row's flow, OCT's big-M rows, in words."""
+    st.markdown("#### The root LP, drawn")
+    root = root_view.root_of(result.root)
+    if not root_view.drawable(root):
+        st.caption(root_view.MSG_NOT_DRAWN)
+        return
+    features = root_view.used_features(root)
+    for column, (word, title) in zip(st.columns(len(root_view.DRAWN), gap="medium"), root_view.DRAWN):
+        with column:
+            lp = root_view.relaxation(root, word)
+            st.markdown(f"**{title}**")
+            st.caption(f"LP bound {fmt(None if lp is None else lp.value)} · "
+                       f"{fmt(None if lp is None else lp.fractional_splits, 'int')} fractional split values")
+            spec = root_view.splits_chart(root, word, features)
+            if spec is not None:
+                st.vega_lite_chart(spec=spec, width="stretch", height=30 + 21 * len(features))
+    st.caption(root_view.SPLITS_CAPTION)
+    drawing, table = st.columns([2, 3], gap="large")
+    with drawing:
+        st.markdown("**FlowOCT: the row's flow, source to sink**")
+        st.vega_lite_chart(spec=root_view.flow_chart(root), width="stretch", height=360)
+    with table:
+        st.markdown("**OCT: the same row, and its big-M rows**")
+        frame = root_view.oct_table(root)
+        if frame is not None:
+            st.table(md_table(frame), hide_index=True)
+    for sentence in root_view.root_words(root, result.n_rows):
+        st.markdown(sentence)
 
 
 if snapshot is not None:

@@ -26,7 +26,8 @@ from strongtree_studio.session import (
 )
 from strongtree_studio.state import run_owner, run_viewer, workspace_name
 from strongtree_studio.sweep_store import sweeps_table
-from strongtree_studio.treeview import tree_panel, tree_svg
+from strongtree_studio.treechart import size_control, tree_chart
+from strongtree_studio.treeview import SIZE_NOTES
 from strongtree_studio.words import backend_words, fmt, status_word
 
 st.title("Runs")
@@ -76,7 +77,7 @@ if sweeps is not None and len(sweeps):
     st.table(md_table(sweeps_table(sweeps)))
     pick, open_col = st.columns([3, 1.4], vertical_alignment="bottom")
     chosen_sweep = pick.selectbox("Sweep", list(sweeps["id"].astype(int)), key="runs.sweep",
-                                  format_func=lambda i: plain_text(f"Sweep {i}"))
+                                  format_func=lambda i: plain_text(f"Sweep {fmt(i, 'int')}"))
     if open_col.button("Open on Trade-offs", key="runs.open_sweep", icon=":material/show_chart:", width="stretch",
                        help="Shows its frontier, its points and their trees on the Trade-offs page."):
         SWEEP_SHOWN.set(int(chosen_sweep))
@@ -248,9 +249,10 @@ if len(picked) == 2:
     differs = table.nunique(axis=1) > 1
     only_diff = st.toggle("Only what differs", value=True, key="runs.only_diff")
     st.table(md_table(table[differs] if only_diff else table))
+    size = size_control(st, "runs.tree_size")
+    st.caption(SIZE_NOTES[size])  # once, above both panels, so the two drawings start level
     cols = st.columns(2, gap="medium")
-    for col, entry in zip(cols, entries):
+    for i, (col, entry) in enumerate(zip(cols, entries)):
         with col:
             st.markdown(f"**#{entry.id}** · {md(entry.dataset)}")
-            st.markdown(tree_panel(tree_svg(tree_from_json(entry.tree), compact=True), max_height=460),
-                        unsafe_allow_html=True)
+            tree_chart(tree_from_json(entry.tree), f"runs-{i}", size=size, compact=True, note=False)

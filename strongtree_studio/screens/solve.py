@@ -17,12 +17,20 @@ from strongtree_studio.shown import tree_from_json
 from strongtree_studio.session import JOB_ID, JOB_SETTINGS, MODEL, ROLES, SIDEBAR_ACTIVE, SIDEBAR_STATE, SPLIT, TABLE
 from strongtree_studio.stale import stale_message
 from strongtree_studio.state import current_settings
-from strongtree_studio.treeview import legend_html, tree_panel, tree_svg
-from strongtree_studio.views import job_ending, job_state_badge, job_state_key, progress_view, queue_message
+from strongtree_studio.treechart import size_control, tree_chart
+from strongtree_studio.treeview import SIZE_NOTES, legend_html
+from strongtree_studio.views import (
+    job_ending,
+    job_state_badge,
+    job_state_key,
+    progress_view,
+    queue_message,
+    series_legend_html,
+)
 from strongtree_studio.words import (
-    JOB_STATE,
     backend_words,
     fmt,
+    gap_words,
     objective_value,
     objective_words,
     route_words,
@@ -124,22 +132,33 @@ def explored_words() -> str:
     return "branch-and-bound nodes of the MIO solver"
 
 
+def solver_seconds(snap: JobSnapshot, points: list[dict]) -> float:
+    """The one elapsed time on the page: the solver's clock, which the chart and the log count
+    too; once the tree is final, the time of its last point (the solve's own time)."""
+    if snap.main.result is not None and points:
+        return points[-1]["elapsed"]
+    if snap.main.now is not None:
+        return snap.main.now
+    return snap.elapsed
+
+
 def render_numbers() -> None:
     snap = registry.snapshot(JOB_ID.get())
     if snap is None:
         return
     points = reported(snap)
     latest = points[-1] if points else None
-    head, info = st.columns([1, 4], vertical_alignment="center")
-    with head:
-        job_state_badge(snap)
-    if snap.state == "queued":
-        info.markdown(queue_message(snap, registry.max_running))
-    elif snap.active:
-        info.caption(JOB_STATE["baseline"].sentence.capitalize() + "." if snap.phase == "baseline"
-                     else "The best tree rises, the bound falls; when they meet the tree is proven optimal.")
+    if snap.main.result is None:  # once the tree is final, the banner above says how the solve ended
+        head, info = st.columns([1, 4], vertical_alignment="center")
+        with head:
+            job_state_badge(snap)
+        if snap.state == "queued":
+            info.markdown(queue_message(snap, registry.max_running))
+        elif snap.active:
+            info.caption("The best tree rises, the bound falls; when they meet the tree is proven optimal.")
     cols = st.columns(5)
-    cols[0].metric("Elapsed", fmt(snap.elapsed, "seconds"))
+    cols[0].metric("Elapsed", fmt(solver_seconds(snap, points), "seconds"),
+                   help="Time the solver has worked on this tree (the chart and the log count the same clock).")
     cols[1].metric("Best tree", fmt(latest["objective"] if latest else None),
                    help=md("The objective of the best tree found so far: "
                            + objective_words(model.objective, model.regularization) + "."))
@@ -149,8 +168,9 @@ def render_numbers() -> None:
                    help="(bound − best tree) / best tree: 0 means proven optimal.")
     cols[4].metric("Explored", fmt(latest["nodes"] if latest else None, "int"), help=md(explored_words().capitalize()))
     shown_state = SIDEBAR_STATE.get()
-    if (active and not snap.active) or (shown_state is not None and shown_state != job_state_key(snap)):
-        st.rerun()  # the whole page: the sidebar, the buttons and the outcome follow the new state
+    if (active and not snap.active) or (shown_state is not None and shown_state != job_state_key(snap)) \
+            or (snap.main.result is not None and not banner_drawn):
+        st.rerun()  # the whole page: the banner, the sidebar, the buttons and the outcome follow the new state
 
 
 def render_progress() -> None:
@@ -160,14 +180,14 @@ def render_progress() -> None:
         if snap is not None and snap.active:
             st.caption("The first numbers appear as soon as the solver reports.")
         return
-    view = progress_view(snap, points, snap.main.now if snap.active else None)
+    view = progress_view(snap, points, snap.main.now if snap.active and snap.main.result is None else None)
     chart, log = st.columns([3, 2], gap="medium")
     with chart:
-        st.markdown("**Best tree and bound**")
+        st.markdown(f"**Best tree and bound**{series_legend_html()}", unsafe_allow_html=True)
         if view.objective_chart is not None:
-            st.vega_lite_chart(spec=view.objective_chart, width="stretch", height=230)
+            st.vega_lite_chart(spec=view.objective_chart, width="stretch", height=210)
         if view.gap_chart is not None:
-            st.vega_lite_chart(spec=view.gap_chart, width="stretch", height=140)
+            st.vega_lite_chart(spec=view.gap_chart, width="stretch", height=130)
         st.caption(f"Values count {objective_words(model.objective, model.regularization)}. A bound far above the "
                    "best tree runs along the top edge. The gap reaches 0 when the best tree is proven optimal.")
     with log:
@@ -181,18 +201,21 @@ def render_tree() -> None:
     best = snap.main.best_tree if snap is not None else None
     if best is not None:
         tree = tree_from_json(best)
-        st.caption("The final tree." if snap.main.result else "The best tree so far; it is redrawn as the solver "
-                   "finds better ones.")
-        st.markdown(tree_panel(tree_svg(tree, compact=True), max_height=560), unsafe_allow_html=True)
-        st.markdown(legend_html(tree), unsafe_allow_html=True)
+        words, sizes = st.columns([3, 2], vertical_alignment="center")
+        size = size_control(sizes, "solve.tree_size", label_visibility="collapsed")  # one row: the tree stays high
+        words.caption(("The final tree. " if snap.main.result else "The best tree so far; it is redrawn as the solver "
+                       "finds better ones. ") + SIZE_NOTES[size])
+        tree_chart(tree, "solve", size=size, compact=True, note=False)
+        st.markdown(legend_html(tree, answers=True), unsafe_allow_html=True)
     elif snap is not None and snap.active:
         st.caption("The first tree appears as soon as the solver has one.")
 
 
-def render_outcome() -> None:
-    """How the finished solve ended, in words, with links to the results."""
+def render_banner() -> bool:
+    """How the solve ended, in one banner, as soon as its tree is final (the comparison tree may
+    still be solving); False when there is nothing more to show."""
     if job_ending(snapshot):
-        return
+        return False
     outcome = snapshot.outcome
     if snapshot.main.result is not None:
         record = tree_from_json(snapshot.main.result).record
@@ -200,38 +223,51 @@ def render_outcome() -> None:
         value = objective_value(record.objective, model.objective, model.regularization, record.n_rows)
         stored = f" · run {outcome.entry.id}" if outcome is not None and outcome.entry is not None and \
             outcome.entry.id is not None else ""
-        text = (f"**{word.label}**{stored} · best tree {value} · bound {fmt(record.bound)} · "
-                f"gap {fmt(record.gap, 'percent')} · {fmt(record.runtime, 'seconds')} · "
-                f"{route_words(record.method, record.backend)}  \n{word.sentence.capitalize()}.")
+        text = (f"**{word.label}**{stored} · best tree {value} · {route_words(record.method, record.backend)}  \n"
+                f"{word.sentence.capitalize()}.")
         (st.success if record.status == "optimal" else st.warning)(text, icon=word.icon)
         if snapshot.message:
             st.warning(md(snapshot.message), icon=":material/warning:")
+    elif outcome is not None and outcome.entry is not None:  # the worker ended early: its last tree is kept
+        stored = f" as run {outcome.entry.id}" if outcome.entry.id is not None else ""
+        st.warning(MSG_LAST_TREE_KEPT.format(stored=stored), icon=":material/warning:")
+    if outcome is not None and outcome.error:
+        st.warning(md(outcome.error), icon=":material/warning:")
+    return True
+
+
+def render_details() -> None:
+    """Under the drawings: how the tree was solved, the comparison tree, and where to look next."""
+    outcome = snapshot.outcome
+    if snapshot.main.result is not None:
+        record = tree_from_json(snapshot.main.result).record
         with st.expander("How it was solved", icon=":material/info:"):
             size = (f"{fmt(record.n_variables, 'int')} variables and {fmt(record.n_constraints, 'int')} constraints"
                     if record.method in ("flow", "benders") else "no MIO model was needed")
             st.markdown(f"**Route:** {md(record.formulation)}  \n"
                         f"**Solver:** {md(backend_words(record.backend))}; {size}  \n"
                         f"**Rows:** {fmt(record.n_rows, 'int')} training rows in {fmt(record.n_patterns, 'int')} "
-                        f"distinct patterns  \n**Why this route:** {md(record.choice)}")
+                        f"distinct patterns  \n**Bound:** {fmt(record.bound)} · {gap_words(record.status, record.gap)}"
+                        f"  \n**Why this route:** {md(record.choice)}")
             if record.message:
                 st.caption(md(record.message))
         baseline = snapshot.baseline
-        if baseline is not None and baseline.error:
+        if snapshot.active:
+            st.caption("Now solving the tree without fairness constraints, for the comparison on the Fairness page; "
+                       "the run is stored when it is done.")
+        elif baseline is not None and baseline.error:
             st.caption(f"The comparison tree without fairness constraints could not be solved: {md(baseline.error)}")
-    elif outcome is not None and outcome.entry is not None:  # the worker ended early: its last tree is kept
-        stored = f" as run {outcome.entry.id}" if outcome.entry.id is not None else ""
-        st.warning(MSG_LAST_TREE_KEPT.format(stored=stored), icon=":material/warning:")
-    if outcome is not None and outcome.error:
-        st.warning(md(outcome.error), icon=":material/warning:")
     if outcome is not None and outcome.entry is not None:
         a, b, _ = st.columns([1, 1, 2])
         a.page_link(screen("tree"), label="Explore the tree", icon=":material/account_tree:")
         b.page_link(screen("fairness"), label="Fairness & performance", icon=":material/balance:")
 
 
-if not active:
-    render_outcome()
-
+# The banner first (one line of status), then the numbers and the chart, so that on a
+# projector's 1280x720 the chart stays in the first screen while solving and after;
+# the details of the route and the links come under the drawings.
+banner_drawn = snapshot.main.result is not None or not active
+more = render_banner() if banner_drawn else True
 # The numbers refresh fastest; the drawings less often, in fragments of their own
 # (a redraw in the numbers' fragment would stretch their refresh interval). The
 # progress and the tree share the space under the numbers, so both open above the fold.
@@ -241,6 +277,8 @@ with progress_tab:
     st.fragment(run_every=DRAWING_POLL if active else None)(render_progress)()
 with tree_tab:
     st.fragment(run_every=DRAWING_POLL if active else None)(render_tree)()
+if banner_drawn and more:
+    render_details()
 
 # Last, so the solve above keeps the first screen: the paper's MIO alone on a small table of its own.
 mio_live_panel.section()

@@ -7,9 +7,10 @@ from strongtree_core.tree.summary import tree_summary
 from strongtree_studio.exports import EXPORTS, IMAGE_MIME, IMAGES_UNAVAILABLE, export_bytes, image_bytes, images_available
 from strongtree_studio.markup import md
 from strongtree_studio.shown import group_mix, shown, shown_label
-from strongtree_studio.treeview import ZOOMS, legend_html, path_in_words, tree_panel, tree_svg
+from strongtree_studio.treechart import collapse_controls, size_control, tree_chart
+from strongtree_studio.treeview import legend_html, path_in_words
 from strongtree_studio.views import status_badge
-from strongtree_studio.words import fmt, objective_value, route_words
+from strongtree_studio.words import fmt, gap_words, objective_value, route_words
 
 st.title("Tree")
 
@@ -37,7 +38,9 @@ tables = result.tables
 highlight: list[int] = []
 mix = None
 row = None
-controls = st.columns([1, 1, 1.5, 1.5], vertical_alignment="bottom")
+controls = st.columns([1, 1, 1.6], vertical_alignment="bottom")
+# The drawing's own controls in a row of their own, so the three sizes are never cut at 1280 px.
+levels_col, collapsed_col, size_col = st.columns([1.0, 1.6, 1.9], vertical_alignment="bottom")
 if tables is None:
     st.caption("Load the table this run was learned on (Data page) to follow rows through the tree.")
 else:
@@ -54,11 +57,11 @@ else:
     highlight = tree.decision_path(row)
     if show_mix and result.roles.protected:
         mix = group_mix(tree, tables.train, result.roles.protected)
-zoom = controls[3].segmented_control("Size", list(ZOOMS), default="100%", key="tree.zoom",
-                                     help="100% is the natural size; scroll the panel to move around a large tree.")
-st.markdown(tree_panel(tree_svg(tree, highlight=highlight, group_mix=mix, zoom=ZOOMS.get(zoom or "100%", 1.0)),
-                       max_height=640), unsafe_allow_html=True)
-st.markdown(legend_html(tree, highlight=bool(highlight), groups=mix is not None), unsafe_allow_html=True)
+size = size_control(size_col, "tree.size")
+collapsed = collapse_controls(tree, "tree", levels_col, collapsed_col)
+tree_chart(tree, "tree", size=size, highlight=highlight, group_mix=mix, collapsed=collapsed)
+st.markdown(legend_html(tree, highlight=bool(highlight), groups=mix is not None, collapsed=bool(collapsed),
+                        answers=True), unsafe_allow_html=True)
 
 st.markdown("##### The tree in words")
 st.markdown("\n".join(f"- {md(sentence)}" for sentence in tree_summary(tree)))
@@ -81,7 +84,7 @@ if row is not None:
 st.markdown("##### How it was solved")
 st.markdown(
     f"Best tree {objective_value(record.objective, result.model.objective, result.model.regularization, record.n_rows)}"
-    f" · bound {fmt(record.bound)} · gap {fmt(record.gap, 'percent')} · {fmt(record.runtime, 'seconds')} · "
+    f" · bound {fmt(record.bound)} · {gap_words(record.status, record.gap)} · {fmt(record.runtime, 'seconds')} · "
     f"{route_words(record.method, record.backend)}"
 )
 

@@ -1,0 +1,85 @@
+"""The ``strongtree`` command's entry point (and ``python -m strongtree_core``), light on purpose.
+
+Two things a command-line program owes its terminal and that :func:`strongtree_core.cli.main`
+cannot do alone:
+
+* **Ctrl-C at any moment is exit code 130 and one line**, never a traceback: also while
+  the libraries are still being imported (several seconds on a loaded machine), which is
+  why this module imports nothing heavy before it is ready to catch it.
+* **The process ends when its work is done.**  A HiGHS run that did not answer a Stop
+  or its time limit is left to finish its step in the background
+  (:mod:`strongtree_core.solvers.highs_run`); at interpreter exit Python would wait for
+  it, up to a minute, and then tear down HiGHS's threads under it
+  ("terminate called without an active exception", SIGABRT).  The command has written
+  everything by then, so it flushes its output and leaves at once.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+
+#: Exit code of a program stopped by Ctrl-C (128 + SIGINT), as shells report it.
+EXIT_INTERRUPTED = 130
+INTERRUPTED_EARLY = "interrupted: nothing was solved or written."
+
+
+def _solver_runs_left() -> bool:
+    """Whether a solver run abandoned after a Stop or its time limit still runs in this process."""
+    highs_run = sys.modules.get("strongtree_core.solvers.highs_run")
+    return highs_run is not None and any(t.is_alive() for t in getattr(highs_run, "_abandoned", ()))
+
+
+def _stop_highs_threads() -> None:
+    """Stop HiGHS's worker threads while the interpreter still runs: its scheduler, started from a
+    thread of a pool that has ended since, aborted the process when static destructors met its
+    threads still joinable at exit (seen after a threaded sweep)."""
+    highspy = sys.modules.get("highspy")
+    if highspy is not None:
+        try:
+            highspy.Highs.resetGlobalScheduler(True)
+        except Exception:  # noqa: BLE001 - an older highspy without it: nothing to stop
+            pass
+
+
+def leave(code: int) -> None:
+    """End the process with ``code``: at once when a solver run is still going (after flushing
+    the output), else the normal way (exit handlers run) once HiGHS's threads are stopped."""
+    if not _solver_runs_left():
+        _stop_highs_threads()
+    if _solver_runs_left():
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)
+
+
+def _quit(signum, frame) -> None:
+    sys.stderr.write(INTERRUPTED_EARLY + "\n")
+    sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
+
+
+def quit_quietly_while_starting() -> None:
+    """Until :func:`run` starts, Ctrl-C ends the process at once with one line (nothing has been done yet)."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _quit)
+
+
+def run() -> None:
+    """Run the command line of ``sys.argv`` and exit with its code."""
+    if signal.getsignal(signal.SIGINT) is _quit:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        from strongtree_core.cli import main
+
+        code = main()
+    except KeyboardInterrupt:
+        sys.stderr.write(INTERRUPTED_EARLY + "\n")
+        code = EXIT_INTERRUPTED
+    leave(code)

@@ -1,0 +1,320 @@
+"""The compiled dynamic program (``accel/treedp.py`` behind ``accel/dp.GainDP``)
+is exact: checked against every tree, a plain recursion with no bounds and no
+cache, the numpy program, and itself on several threads.
+
+What it must get right: arbitrary gains (negative ones, several classes), a
+penalty per branching node, a minimum leaf size (eq. 10) and a bound on the
+branching nodes (eq. 8) counted in its states, dense features (counted by their
+zeros), rows that are the sum of the gains (plain accuracy: no row column), the
+floor below which it may give up, and the tree it reads back from its cache.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+from brute_force import all_trees
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from strongtree_core.accel import treedp
+from strongtree_core.accel.dp import Deadline, GainDP, NumpyGainDP, SearchStopped, tree_branchings, tree_to_structure
+from strongtree_core.accel.search import exact_solve
+from strongtree_core.encoding.patterns import collapse_patterns
+from strongtree_core.formulation.objectives import tree_objective
+from strongtree_core.formulation.spec import TreeSpec
+
+pytestmark = pytest.mark.skipif(not treedp.library.usable(), reason="numba is not installed")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled_program():
+    """The compiled program, here and now (built in this process when the
+    installation's build is not there yet): GainDP takes it only when ready."""
+    treedp.library.implementation("_solve")
+    assert treedp.available()
+
+
+def _instance(rng, n: int, F: int, K: int, integer_gains: bool):
+    """Features with a random density each (dense ones are counted by their zeros),
+    gains either arbitrary (a row column of its own) or class counts (rows = their sum)."""
+    X = (rng.random((n, F)) < rng.uniform(0.05, 0.95, F)).astype(float)
+    if integer_gains:
+        s = np.zeros((n, K))
+        s[np.arange(n), rng.integers(0, K, n)] = rng.integers(1, 4, n)
+        s[rng.random(n) < 0.3, 0] += 1  # some patterns hold rows of two classes
+        count = s.sum(axis=1)
+    else:
+        s = rng.normal(size=(n, K)).round(2)
+        count = rng.integers(1, 4, n).astype(float)
+    return X, s, count
+
+
+def _value(X, s, count, tree, pen, min_leaf):
+    """Value of a nested tree on every pattern (-inf if a leaf is below min_leaf), and its branchings."""
+    def walk(t, idx):
+        if isinstance(t, tuple):
+            right = X[idx, t[0]] > 0.5
+            a, na = walk(t[1], idx[~right])
+            b, nb = walk(t[2], idx[right])
+            return a + b - pen, na + nb + 1
+        if count[idx].sum() < min_leaf:
+            return -math.inf, 0
+        return float(s[idx, t].sum()), 0
+
+    return walk(tree, np.arange(X.shape[0]))
+
+
+def _brute_force(X, s, count, depth, pen, min_leaf, budget):
+    best = -math.inf
+    for tree in all_trees(depth, X.shape[1], s.shape[1]):
+        if budget is not None and tree.n_branching > budget:
+            continue
+        leaves = tree.apply(X)
+        if any(count[leaves == n].sum() < min_leaf for n in tree.leaves):
+            continue
+        pred = tree.predict(X)
+        best = max(best, float(s[np.arange(X.shape[0]), pred].sum()) - pen * tree.n_branching)
+    return best
+
+
+def _recursion(X, s, count, idx, depth, pen, min_leaf, budget):
+    """best(D, d, b) by trying every split and every share of the budget: no bounds, no cache."""
+    leaf = float(s[idx].sum(axis=0).max()) if count[idx].sum() >= min_leaf else -math.inf
+    if depth == 0 or budget == 0:
+        return leaf
+    best = leaf
+    need = max(1, min_leaf)
+    for f in range(X.shape[1]):
+        left, right = idx[X[idx, f] < 0.5], idx[X[idx, f] > 0.5]
+        if count[left].sum() < need or count[right].sum() < need:
+            continue
+        cap = 2 ** (depth - 1) - 1
+        for bl in range(max(0, budget - 1 - cap), min(cap, budget - 1) + 1):
+            v = _recursion(X, s, count, left, depth - 1, pen, min_leaf, bl) + \
+                _recursion(X, s, count, right, depth - 1, pen, min_leaf, budget - 1 - bl) - pen
+            best = max(best, v)
+    return best
+
+
+def _check(dp, X, s, count, depth, pen, min_leaf, budget, truth) -> None:
+    idx = np.arange(X.shape[0])
+    value, tree = dp.exact(idx, depth, budget)
+    assert value == pytest.approx(truth, abs=1e-9)
+    if math.isfinite(truth):
+        worth, branchings = _value(X, s, count, tree, pen, min_leaf)
+        assert worth == pytest.approx(value, abs=1e-9)
+        assert branchings == tree_branchings(tree)
+        if budget is not None:
+            assert branchings <= budget
+        tree_to_structure(tree, depth)  # no deeper than asked
+        # a floor below the optimum gives it; at or above it, nothing
+        assert dp.best(idx, depth, value - 0.5, budget)[0] == pytest.approx(value)
+        fresh = GainDP(X, count, s, pen, min_leaf)
+        assert fresh.best(idx, depth, value + 1e-6, budget) is None
+        assert fresh.upper(idx, depth, budget) >= value - 1e-9
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), depth=st.integers(1, 2), K=st.integers(2, 3), integer_gains=st.booleans(),
+       min_leaf=st.sampled_from([0, 1, 2, 4]), pen=st.sampled_from([0.0, 0.3, 2.0]), bounded=st.booleans())
+def test_every_tree_brute_force(seed, depth, K, integer_gains, min_leaf, pen, bounded) -> None:
+    """Against every tree of depth 1 or 2 on up to three features."""
+    rng = np.random.default_rng(seed)
+    F = int(rng.integers(1, 4))
+    X, s, count = _instance(rng, int(rng.integers(2, 25)), F, K, integer_gains)
+    budget = int(rng.integers(0, 2 ** depth)) if bounded else None
+    truth = _brute_force(X, s, count, depth, pen, min_leaf, budget)
+    _check(GainDP(X, count, s, pen, min_leaf), X, s, count, depth, pen, min_leaf, budget, truth)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), depth=st.integers(3, 4), K=st.integers(2, 3), integer_gains=st.booleans(),
+       min_leaf=st.sampled_from([0, 1, 3]), pen=st.sampled_from([0.0, 0.5]), bounded=st.booleans())
+def test_depth_three_and_four_against_the_plain_recursion(seed, depth, K, integer_gains, min_leaf, pen, bounded) -> None:
+    rng = np.random.default_rng(seed)
+    X, s, count = _instance(rng, int(rng.integers(4, 30)), int(rng.integers(2, 5)), K, integer_gains)
+    budget = int(rng.integers(0, 2 ** depth)) if bounded else None
+    idx = np.arange(X.shape[0])
+    truth = _recursion(X, s, count, idx, depth, pen, min_leaf, 2 ** depth - 1 if budget is None else budget)
+    _check(GainDP(X, count, s, pen, min_leaf), X, s, count, depth, pen, min_leaf, budget, truth)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_compiled_and_numpy_programs_agree(seed) -> None:
+    """Larger sets (200 patterns, 14 features, depth 3): both programs find the same optimum."""
+    rng = np.random.default_rng(seed)
+    X, s, count = _instance(rng, 200, 14, 2 + seed % 2, integer_gains=seed % 2 == 0)
+    pen, min_leaf = [(0.0, 0), (0.5, 0), (0.0, 6)][seed % 3]
+    idx = np.arange(200)
+    ours = GainDP(X, count, s, pen, min_leaf).exact(idx, 3)
+    reference = NumpyGainDP(X, count, s, pen, min_leaf).exact(idx, 3)
+    assert ours[0] == pytest.approx(reference[0], abs=1e-9)
+    assert _value(X, s, count, ours[1], pen, min_leaf)[0] == pytest.approx(ours[0], abs=1e-9)
+
+
+@pytest.mark.parametrize("budget,min_leaf,pen", [(None, 0, 0.0), (None, 0, 0.7), (5, 0, 0.0), (None, 8, 0.0), (9, 4, 0.3)])
+def test_threads_agree_with_one_thread_exactly(budget, min_leaf, pen) -> None:
+    """Depth 4, the top's features shared among 2 and 3 threads: the same optimum,
+    to the last bit, and a tree worth it; with the root hook seeing only valid trees."""
+    rng = np.random.default_rng(7)
+    X, s, count = _instance(rng, 400, 12, 2, integer_gains=True)
+    idx = np.arange(400)
+    serial = GainDP(X, count, s, pen, min_leaf).exact(idx, 4, budget)
+    for n_jobs in (2, 3):
+        seen = []
+        dp = GainDP(X, count, s, pen, min_leaf, n_jobs=n_jobs)
+        dp.root_hook = lambda value, tree, bound: seen.append((value, tree, bound))
+        value, tree = dp.exact(idx, 4, budget)
+        assert value == serial[0]
+        worth, branchings = _value(X, s, count, tree, pen, min_leaf)
+        assert worth == pytest.approx(value, abs=1e-9)
+        assert budget is None or branchings <= budget
+        for v, t, bound in seen:
+            assert _value(X, s, count, t, pen, min_leaf)[0] == pytest.approx(v, abs=1e-9)
+            assert v <= value + 1e-9 <= bound + 2e-9
+
+
+def test_exact_solve_with_threads_returns_the_same_optimum() -> None:
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 2, (1500, 16))
+    y = ((X[:, :5].sum(axis=1) + rng.normal(0, 1.2, 1500)) > 2.5).astype(int)
+    data = collapse_patterns(X, y, 2)
+    for spec in (TreeSpec(depth=4), TreeSpec(depth=4, max_branching=6), TreeSpec(depth=4, min_leaf=40)):
+        one = exact_solve(data, spec, time_limit=120)
+        two = exact_solve(data, spec, time_limit=120, n_jobs=2)
+        assert one.status == two.status == "optimal"
+        assert one.objective == two.objective == tree_objective(data, spec, two.structure)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_a_bound_on_branching_nodes_is_certified_by_the_program_alone(seed) -> None:
+    """max_branching with the accuracy objective (and lambda, min leaf): the dynamic
+    program counts the bound in its states, no Lagrangian; brute force agrees
+    (depth 3 on two features: 81,610 trees)."""
+    rng = np.random.default_rng(50 + seed)
+    n = 30
+    X3 = rng.integers(0, 2, (n, 3))
+    y = ((X3[:, 0] ^ X3[:, 1]) | (rng.random(n) < 0.2)).astype(int)
+    lam = [0.0, 0.05][seed % 2]  # seed 0: plain; seed 3: lambda and a minimum leaf
+    min_leaf = [0, 3][seed // 2]
+    for depth, bounds in ((1, (0,)), (2, (1, 2)), (3, (2, 4))):
+        X = X3 if depth <= 2 else X3[:, :2]
+        best = {b: -math.inf for b in bounds}  # best value with at most b branching nodes
+        for tree in all_trees(depth, X.shape[1], 2):
+            if tree.n_branching > max(bounds):
+                continue
+            leaves = tree.apply(X)
+            if any((leaves == m).sum() < min_leaf for m in tree.leaves):
+                continue
+            value = (1 - lam) * float((tree.predict(X) == y).sum()) - lam * tree.n_branching
+            for b in bounds:
+                if tree.n_branching <= b:
+                    best[b] = max(best[b], value)
+        for bound in bounds:
+            spec = TreeSpec(depth=depth, max_branching=bound, lambda_=lam, min_leaf=min_leaf)
+            res = exact_solve(collapse_patterns(X, y, 2), spec, time_limit=30)
+            assert res.status == "optimal" and "dynamic programming" in res.reason
+            assert res.objective == pytest.approx(best[bound], abs=1e-9)
+            assert res.structure.n_branching <= bound
+
+
+def test_a_full_table_overwrites_entries_and_trees_are_still_read_back() -> None:
+    """A table of 16 slots (never grown): entries are overwritten all the time, the
+    optimum and its tree stay right (a lost entry is solved again)."""
+    rng = np.random.default_rng(4)
+    X, s, count = _instance(rng, 80, 7, 2, integer_gains=True)
+    idx = np.arange(80)
+    truth = _recursion(X, s, count, idx, 4, 0.0, 0, 15)
+    dp = GainDP(X, count, s, 0.0, 0)
+    engine = dp._engine
+    engine._replace(11, treedp._empty_table(16))
+    engine.grow = lambda: None
+    value, tree = dp.exact(idx, 4)
+    assert engine.stats[4] > 0  # entries were overwritten
+    assert value == pytest.approx(truth, abs=1e-9)
+    assert _value(X, s, count, tree, 0.0, 0)[0] == pytest.approx(value, abs=1e-9)
+
+
+def test_the_deadline_reaches_the_compiled_search_by_its_own_clock() -> None:
+    """The compiled search reads the monotonic clock itself: an ahead-of-time
+    module holds the interpreter's lock, so no other thread could set its flag."""
+    rng = np.random.default_rng(2)
+    X, s, count = _instance(rng, 3000, 60, 2, integer_gains=True)
+    dp = GainDP(X, count, s, 0.0, 0, Deadline(time.perf_counter() + 0.3))
+    t0 = time.perf_counter()
+    with pytest.raises(SearchStopped):
+        dp.exact(np.arange(3000), 6)
+    assert time.perf_counter() - t0 < 0.3 + 0.5
+    assert dp._engine.E[8][0] == 1  # set by the compiled code or the watching thread
+
+
+def test_the_compiled_clock_is_the_clock_of_the_deadline() -> None:
+    """stats[5] holds the deadline on the clock the compiled code reads."""
+    rng = np.random.default_rng(3)
+    X, s, count = _instance(rng, 20, 4, 2, integer_gains=True)
+    dp = GainDP(X, count, s, 0.0, 0, Deadline(time.perf_counter() + 10.0))
+    left = (int(dp._engine.stats[5]) - treedp.monotonic_ns()) / 1e9
+    assert 9.0 < left <= 10.0
+    assert GainDP(X, count, s, 0.0, 0)._engine.stats[5] == 0  # no deadline
+
+
+def test_the_deadline_watch_ends_with_the_search() -> None:
+    """The thread that sets the flag at the deadline ends when the search closes it
+    (or once the deadline is gone), not at the deadline an hour later."""
+    deadline = Deadline(time.perf_counter() + 3600)
+    flag = deadline.flag()
+    watcher = deadline._watcher
+    assert watcher.is_alive() and not flag[0]
+    deadline.close()
+    watcher.join(1.0)
+    assert not watcher.is_alive() and not flag[0]
+    late = Deadline(time.perf_counter() + 0.05)
+    assert not late.flag()[0]
+    late._watcher.join(1.0)
+    assert late.flag()[0] and late.passed
+
+
+def test_the_estimator_and_the_cli_take_n_jobs() -> None:
+    """n_jobs in scikit-learn's sense (None one thread, -1 every core): the same tree's
+    value whatever the threads; the CLI's --n-jobs reaches the estimator."""
+    from strongtree_core import StrongTreeClassifier
+    from strongtree_core.cli import fit as cli_fit
+    from strongtree_core.cli import parser as cli_parser
+    from strongtree_core.limits import cores_for
+
+    rng = np.random.default_rng(8)
+    X = rng.integers(0, 2, (600, 12))
+    y = ((X[:, :4].sum(axis=1) + rng.normal(0, 1, 600)) > 2).astype(int)
+    scores = set()
+    for n_jobs in (1, None, 2, -1):
+        model = StrongTreeClassifier(depth=4, n_jobs=n_jobs, time_limit=120).fit(X, y)
+        assert model.record_.status == "optimal"
+        scores.add(int((model.predict(X) == y).sum()))
+    assert len(scores) == 1
+    assert cores_for(None) == 1 and cores_for(3) == 3 and cores_for(-1) >= 1 and cores_for(-1000) == 1
+    args = cli_parser.build_parser().parse_args(["fit", "x.csv", "--target", "y", "--n-jobs", "-1"])
+    assert args.n_jobs == -1
+    assert cli_fit._estimator(args, __import__("pandas").Series([0, 1])).n_jobs == -1
+
+
+def test_repeated_and_complementary_features_change_nothing() -> None:
+    """DL8.5's tables hold each threshold twice (x <= t and x > t): the program searches
+    one of each group and a constant feature not at all; same optimum, trees in the
+    caller's feature numbers."""
+    from strongtree_core.accel.dp import distinct_features
+
+    rng = np.random.default_rng(9)
+    X, s, count = _instance(rng, 150, 6, 2, integer_gains=True)
+    wide = np.hstack([X, 1 - X[:, ::-1], X[:, :2], np.ones((150, 1)), np.zeros((150, 1))])
+    assert list(distinct_features(wide)) == list(range(6))
+    idx = np.arange(150)
+    for depth, budget in ((3, None), (4, None), (4, 5)):
+        plain = GainDP(X, count, s, 0.0, 0).exact(idx, depth, budget)
+        value, tree = GainDP(wide, count, s, 0.0, 0).exact(idx, depth, budget)
+        assert value == plain[0]
+        assert _value(wide, s, count, tree, 0.0, 0)[0] == pytest.approx(value, abs=1e-9)

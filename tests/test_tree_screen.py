@@ -1,0 +1,86 @@
+"""The tree as the dashboard draws it: the screen's DOT (strongtree_core.tree.dot.SCREEN),
+collapsed subtrees, and the CSS that gives each text its size in the Graphviz panel
+(strongtree_studio.treeview).  The browser checks of the same panels are in test_browser.py."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+from test_tree import HOSTILE, dot_nodes, mixed_tree
+
+from strongtree_core.tree.dot import EXPORT, SCREEN
+from strongtree_studio.treeview import (
+    PX_PER_PT,
+    SMALLEST_TEXT,
+    chart_css,
+    collapsible_nodes,
+    node_words,
+    nodes_at_level,
+    panel_key,
+    screen_dot,
+)
+
+
+def font_sizes(dot: str) -> list[float]:
+    """Every font size the DOT asks for (pt): node and edge defaults and each FONT tag."""
+    return [float(v) for v in re.findall(r'(?:fontsize=|POINT-SIZE=")([0-9.]+)', dot)]
+
+
+def test_every_text_of_the_screens_drawing_is_12_px_or_more_at_presentation_size():
+    tree, df = mixed_tree()
+    dot = screen_dot(tree, highlight=tree.decision_path(df.iloc[[0]]), group_mix={1: {"women": 3, "men": 1}})
+    sizes = font_sizes(dot)
+    assert sizes and min(sizes) == min(SCREEN.font_sizes) == 9.0
+    assert SMALLEST_TEXT == pytest.approx(9.0 * PX_PER_PT) and SMALLEST_TEXT >= 12.0 - 1e-9
+    css = chart_css()
+    for size in SCREEN.font_sizes:  # each size of the layout comes back in the browser's panel
+        assert f'text[font-size="{size:.2f}"] {{ font-size: {size:g}px; }}' in css
+    assert "max-width: 100%" in css and "overflow: auto" in css  # fit scales down; the other sizes scroll
+
+
+def test_branches_are_labelled_by_their_answers_and_leaves_say_predict():
+    tree, _ = mixed_tree()
+    dot = screen_dot(tree)
+    edges = re.findall(r"^  n(\d+) -> n(\d+) \[label=<([^>]*)>", dot, flags=re.M)
+    assert len(edges) == len(dot_nodes(dot)) - 1
+    words = {(int(a), int(b)): text for a, b, text in edges}
+    assert words[(4, 9)] == "≤ 2" and words[(4, 8)] == "&gt; 2"  # priors_count ≤ 2, shortened to its answer
+    assert words[(3, 7)] == "= Caucasian" and words[(3, 6)] == "≠ Caucasian"
+    assert "<B>priors_count ≤ 2?</B>" in dot and "<B>predict yes</B>" in dot
+    assert HOSTILE not in dot  # user text stays escaped in the answers too
+
+
+def test_a_collapsed_subtree_is_one_box_that_counts_what_it_holds():
+    tree, _ = mixed_tree()
+    full = dot_nodes(screen_dot(tree))
+    dot = screen_dot(tree, collapsed=[3])
+    assert dot_nodes(dot) == full - {6, 7, 12, 13, 14, 15}  # everything under node 3 is left out
+    box = re.search(r"^  n3 \[.*$", dot, flags=re.M).group(0)
+    assert "collapsed: 2 questions and 4 leaves below" in box and "bold" in box
+    assert not re.search(r"^  n3 -> ", dot, flags=re.M)
+    assert dot_nodes(screen_dot(tree, collapsed=[5])) == full  # a leaf cannot be collapsed: nothing changes
+
+
+def test_levels_of_questions_open_choose_the_subtrees_to_collapse():
+    tree, _ = mixed_tree()
+    assert collapsible_nodes(tree) == [3, 7, 6, 2, 4]  # below the root, depth first, the yes branch first
+    assert nodes_at_level(tree, 1) == [3, 2]  # one level open: the root's question alone
+    assert sorted(nodes_at_level(tree, 2)) == [4, 6, 7]
+    assert nodes_at_level(tree, 3) == []
+    shown = dot_nodes(screen_dot(tree, collapsed=nodes_at_level(tree, 1)))
+    assert shown == {1, 2, 3}
+    words = node_words(tree, 4)
+    assert words.startswith("priors_count ≤ 2? (") and "where income missing" not in words  # reached by "no"
+    assert panel_key("natural", "tree") == "stree-natural-tree"
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz 'dot' is not installed")
+def test_the_screens_drawing_with_collapsed_subtrees_renders():
+    tree, df = mixed_tree()
+    dot = screen_dot(tree, highlight=tree.decision_path(df.iloc[[0]]), collapsed=[2], compact=True)
+    done = subprocess.run(["dot", "-Tsvg"], input=dot.encode(), capture_output=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == b"", done.stderr.decode()
+    assert "collapsed: 1 question and 3 leaves below" in done.stdout.decode()
