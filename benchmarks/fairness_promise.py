@@ -177,7 +177,7 @@ def _share(k: int, n: int) -> str:
 
 
 def summary(path: str, draws: int | None = None, settings: list[str] | None = None) -> str:
-    """The tables of RESULTS sections 14 and 18: the promise per cell, and the optimism against the truth
+    """The tables of RESULTS sections 14 and 24: the promise per cell, and the optimism against the truth
     (``draws``: only draws 0 .. draws - 1, so that methods run on different numbers of draws compare
     on the same ones; ``settings``: only these methods, besides ``today``)."""
     df = pd.read_csv(path)

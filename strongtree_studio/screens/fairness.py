@@ -27,7 +27,7 @@ from strongtree_studio.outcome import BASELINE_TIME_LIMIT
 from strongtree_studio.reporting import MSG_NO_ROWS, report_file_name, report_html
 from strongtree_studio.shown import shown, shown_label
 from strongtree_studio.treechart import size_control, tree_chart
-from strongtree_studio.treeview import legend_html
+from strongtree_studio.treeview import SIZE_NOTES, legend_html
 from strongtree_studio.views import status_badge
 from strongtree_studio.words import POINTS_NOTE, count_of, fmt, status_word
 
@@ -251,6 +251,7 @@ with cost_tab:
         heading, sizes = st.columns([3, 2], vertical_alignment="bottom")
         heading.markdown("##### The two trees side by side")
         size = size_control(sizes, "fairness.tree_size")
+        st.caption(SIZE_NOTES[size])  # once, above both panels, so the two drawings start level
         fair_col, free_col = st.columns(2, gap="medium")
         rows = {c["model"]: c for c in comparison}
         for col, tree, title, key in (
@@ -265,7 +266,7 @@ with cost_tab:
                            f"{fmt(row.get('train_accuracy'), 'percent')}"
                            + (f" · gap {fmt(gap, 'points')}" if compared else ""))
                 tree_chart(tree, f"fairness-{'fair' if tree is result.tree else 'free'}", size=size, compact=True,
-                           note=tree is result.tree)
+                           note=False)
         st.markdown(legend_html(result.tree, answers=True), unsafe_allow_html=True)
     elif constrained:
         st.caption("The tree without fairness constraints is missing: its solve did not finish.")

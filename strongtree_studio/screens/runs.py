@@ -27,6 +27,7 @@ from strongtree_studio.session import (
 from strongtree_studio.state import run_owner, run_viewer, workspace_name
 from strongtree_studio.sweep_store import sweeps_table
 from strongtree_studio.treechart import size_control, tree_chart
+from strongtree_studio.treeview import SIZE_NOTES
 from strongtree_studio.words import backend_words, fmt, status_word
 
 st.title("Runs")
@@ -249,8 +250,9 @@ if len(picked) == 2:
     only_diff = st.toggle("Only what differs", value=True, key="runs.only_diff")
     st.table(md_table(table[differs] if only_diff else table))
     size = size_control(st, "runs.tree_size")
+    st.caption(SIZE_NOTES[size])  # once, above both panels, so the two drawings start level
     cols = st.columns(2, gap="medium")
     for i, (col, entry) in enumerate(zip(cols, entries)):
         with col:
             st.markdown(f"**#{entry.id}** · {md(entry.dataset)}")
-            tree_chart(tree_from_json(entry.tree), f"runs-{i}", size=size, compact=True, note=i == 0)
+            tree_chart(tree_from_json(entry.tree), f"runs-{i}", size=size, compact=True, note=False)
