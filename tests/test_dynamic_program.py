@@ -318,3 +318,43 @@ def test_repeated_and_complementary_features_change_nothing() -> None:
         value, tree = GainDP(wide, count, s, 0.0, 0).exact(idx, depth, budget)
         assert value == plain[0]
         assert _value(wide, s, count, tree, 0.0, 0)[0] == pytest.approx(value, abs=1e-9)
+
+
+def test_a_stop_request_ends_the_compiled_search_between_its_slices() -> None:
+    """An ahead-of-time module holds the interpreter's lock: a Stop (an event set by
+    another thread) is read between slices of the compiled search, not at the deadline."""
+    rng = np.random.default_rng(2)
+    X, s, count = _instance(rng, 3000, 60, 2, integer_gains=True)
+    stop = threading.Event()
+    dp = GainDP(X, count, s, 0.0, 0, Deadline(time.perf_counter() + 60.0, stop))
+    threading.Timer(0.3, stop.set).start()
+    t0 = time.perf_counter()
+    with pytest.raises(SearchStopped):
+        dp.exact(np.arange(3000), 6)
+    assert time.perf_counter() - t0 < 0.3 + treedp.MAX_SLICE_NS / 1e9 + 1.0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_search_cut_into_slices_finds_the_same_optimum(seed, monkeypatch) -> None:
+    """Slices of 0.2 ms (the search given up and called again, many times): the same
+    optimum as the numpy program, its tree scoring that value."""
+    monkeypatch.setattr(treedp, "SLICE_NS", 200_000)
+    monkeypatch.setattr(treedp, "MAX_SLICE_NS", 400_000)
+    ended = []
+    for name in ("_solve", "_deep"):
+        kernel = getattr(treedp, name)
+
+        def counted(E, *args, _kernel=kernel):
+            out = _kernel(E, *args)
+            ended.append(bool(E[8][0]))
+            return out
+        monkeypatch.setattr(treedp, name, counted)
+    rng = np.random.default_rng(seed)
+    X, s, count = _instance(rng, 400, 16, 2 + seed % 2, integer_gains=seed % 2 == 0)
+    pen, min_leaf = [(0.0, 0), (0.5, 0), (0.0, 6)][seed]
+    idx = np.arange(400)
+    ours = GainDP(X, count, s, pen, min_leaf, Deadline(time.perf_counter() + 600.0, threading.Event())).exact(idx, 4)
+    assert any(ended), "no slice ended: the test did not cut the search"
+    reference = NumpyGainDP(X, count, s, pen, min_leaf).exact(idx, 4)
+    assert ours[0] == pytest.approx(reference[0], abs=1e-9)
+    assert _value(X, s, count, ours[1], pen, min_leaf)[0] == pytest.approx(ours[0], abs=1e-9)

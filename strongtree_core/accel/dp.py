@@ -34,6 +34,7 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Union
 
 import numpy as np
@@ -68,6 +69,13 @@ class Deadline:
     def passed(self) -> bool:
         return time.perf_counter() > self.at or (self.stop is not None and self.stop.is_set()) or (
             self._flag is not None and bool(self._flag[0]))
+
+    @property
+    def requested(self) -> Callable[[], bool] | None:
+        """A test of the stop event alone (``None`` without one), read by the
+        compiled search between its slices."""
+        stop = self.stop
+        return None if stop is None else stop.is_set
 
     def flag(self) -> np.ndarray:
         """One byte the compiled search reads: set to 1 when the deadline passes or a
@@ -171,7 +179,7 @@ class GainDP:
                 ones = None
             self._engine = treedp.Engine(self._Xe, count, self.s, self.pen, self.min_leaf,
                                          kernels.ones_of(self._Xe) if ones is None else ones, self.deadline.flag(),
-                                         at=self.deadline.at)
+                                         at=self.deadline.at, stop_requested=self.deadline.requested)
         else:
             self._numpy = NumpyGainDP(X, count, scores, penalty, min_leaf, deadline, ones, ordered)
 

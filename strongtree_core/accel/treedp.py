@@ -46,6 +46,7 @@ the deadline or on a stop request.  Trees are read back from the table by
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -1171,6 +1172,15 @@ TABLE_SLOTS = 1 << 14
 #: Most table slots (64 bytes each): past it a full table overwrites entries.
 MAX_TABLE_SLOTS = 1 << 21
 
+#: With a stop request to watch, the compiled search runs in slices of this many
+#: nanoseconds at first (growing by half each time, up to ``MAX_SLICE_NS``): an
+#: ahead-of-time module holds the interpreter's lock, so the request (an event set by
+#: another thread, a Ctrl-C, a Stop button) is read between slices.  A slice ends as
+#: the deadline does (the search gives up, storing nothing unfinished); the call is
+#: then made again and finds every subproblem finished so far in the table.
+SLICE_NS = 100_000_000
+MAX_SLICE_NS = 500_000_000
+
 
 class Engine:
     """The compiled program's arrays and table for one set of gains.
@@ -1190,7 +1200,8 @@ class Engine:
     """
 
     def __init__(self, X, count, scores, pen: float, min_leaf: int, ones, stop: np.ndarray,
-                 shared: np.ndarray | None = None, base: "Engine | None" = None, at: float = np.inf) -> None:
+                 shared: np.ndarray | None = None, base: "Engine | None" = None, at: float = np.inf,
+                 stop_requested: Callable[[], bool] | None = None) -> None:
         P, F = X.shape
         K = scores.shape[1]
         if base is not None:
@@ -1226,6 +1237,8 @@ class Engine:
         stack = _empty_stack(1, P, F)
         self.P, self.F = P, F
         self.E = (*fixed, stop, stats, MC, *table, shared, loc, *stack)
+        self._deadline_ns = int(stats[5])
+        self._stop_requested = stop_requested
 
     # -- the arrays ---------------------------------------------------------------
     @property
@@ -1261,7 +1274,7 @@ class Engine:
         """best(idx, depth, budget) if it exceeds ``floor`` (exact), else a bound <= floor."""
         self._levels(depth)
         self.grow()
-        return float(_solve(self.E, idx, int(depth), int(budget), float(floor)))
+        return float(self._sliced(_solve, idx, int(depth), int(budget), float(floor)))
 
     def entry(self, idx: np.ndarray, depth: int, budget: int) -> tuple[float, float, int, int]:
         """(upper bound, exact value or nan, feature, left budget) known for a state."""
@@ -1279,8 +1292,29 @@ class Engine:
         """Try the top's features ``order[lo:hi]`` (state in ``st``)."""
         self._levels(depth)
         self.grow()
-        _deep(self.E, idx, np.uint64(ha), np.uint64(hb), int(depth), int(budget), float(floor), order, int(lo),
-              int(hi), st, int(bool(top)))
+        self._sliced(_deep, idx, np.uint64(ha), np.uint64(hb), int(depth), int(budget), float(floor), order, int(lo),
+                     int(hi), st, int(bool(top)))
+
+    def _sliced(self, kernel, *args):
+        """``kernel(E, *args)``, in slices when a stop request is to be watched (see
+        ``SLICE_NS``).  Calling a kernel again after a slice is safe: a search that gives
+        up stores nothing unfinished, and the top's state ``st`` keeps only finished
+        features (it is read again from its start, so it is tried again at most once)."""
+        stop, stats = self.E[8], self.E[9]
+        if self._stop_requested is None:
+            return kernel(self.E, *args)
+        real, span = self._deadline_ns, SLICE_NS
+        while True:
+            now = monotonic_ns()
+            if now < 0:  # no monotonic clock here: one call, the deadline read by the watching thread
+                return kernel(self.E, *args)
+            stats[5] = now + span if real <= 0 else min(real, now + span)
+            out = kernel(self.E, *args)
+            if not stop[0] or (real > 0 and monotonic_ns() >= real) or self._stop_requested():
+                stats[5] = real
+                return out
+            stop[0] = 0  # only the slice ended
+            span = min(MAX_SLICE_NS, span * 3 // 2)
 
     def store(self, ha, hb, depth: int, budget: int, value: float, floor: float, feature: int, left_budget: int) -> None:
         _store(self.E, np.uint64(ha), np.uint64(hb), int(depth), int(budget), float(value), float(floor), int(feature),
