@@ -391,6 +391,7 @@ def long_solve_settings(page, limit: str = "300") -> None:
 # -- 1. upload, live solve, Stop, tree, gap, download; nothing fetched from outside ------------------
 
 
+@pytest.mark.timing
 def test_upload_solve_stop_tree_gap_download(visit):
     page = visit.page
     started = time.monotonic()
@@ -441,6 +442,7 @@ def test_upload_solve_stop_tree_gap_download(visit):
 # -- 2. the live demo closes its gap, and every page at both sizes -----------------------------------
 
 
+@pytest.mark.timing
 def test_the_live_demo_closes_its_gap_and_every_page_reads_at_both_sizes(visit):
     """The demo's solve is watched: the best tree rises and the bound falls in steps to a proof
     within a minute; then every page at 1280x720 and 1440x900: nothing cut, trees legible,

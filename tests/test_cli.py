@@ -339,6 +339,7 @@ def _lines(stream, into: queue.Queue) -> None:
     into.put(None)
 
 
+@pytest.mark.timing
 def test_ctrl_c_exits_130_with_the_best_tree_written(tmp_path):
     data, tree_file = _long_problem(tmp_path), tmp_path / "tree.json"
     process = subprocess.Popen(

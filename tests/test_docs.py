@@ -28,6 +28,7 @@ RUN_EXAMPLES = [
 ]
 
 
+@pytest.mark.timing
 def test_the_reference_builds_with_no_warning(tmp_path):
     pytest.importorskip("sphinx", reason="the docs tools are not installed (pip install -r requirements-dev.txt)")
     pytest.importorskip("numpydoc", reason="the docs tools are not installed (pip install -r requirements-dev.txt)")

@@ -240,6 +240,7 @@ def test_a_full_table_overwrites_entries_and_trees_are_still_read_back() -> None
     assert _value(X, s, count, tree, 0.0, 0)[0] == pytest.approx(value, abs=1e-9)
 
 
+@pytest.mark.timing
 def test_the_deadline_reaches_the_compiled_search_by_its_own_clock() -> None:
     """The compiled search reads the monotonic clock itself: an ahead-of-time
     module holds the interpreter's lock, so no other thread could set its flag."""
@@ -320,6 +321,7 @@ def test_repeated_and_complementary_features_change_nothing() -> None:
         assert _value(wide, s, count, tree, 0.0, 0)[0] == pytest.approx(value, abs=1e-9)
 
 
+@pytest.mark.timing
 def test_a_stop_request_ends_the_compiled_search_between_its_slices() -> None:
     """An ahead-of-time module holds the interpreter's lock: a Stop (an event set by
     another thread) is read between slices of the compiled search, not at the deadline."""

@@ -119,6 +119,7 @@ def test_protected_column_is_never_split_on_unless_allowed():
     assert "protected" in allowed.record_.message
 
 
+@pytest.mark.timing
 def test_progress_reports_a_first_tree_and_stop_keeps_the_best():
     rng = np.random.default_rng(7)
     X = pd.DataFrame(rng.integers(0, 2, (300, 14)), columns=[f"f{j}" for j in range(14)])

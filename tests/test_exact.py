@@ -379,6 +379,7 @@ def _hard_problem(seed: int = 0, n: int = 3000, F: int = 30, depth: int = 4):
     return data, spec
 
 
+@pytest.mark.timing
 def test_time_limit_is_kept_and_the_bound_stays_valid() -> None:
     data, spec = _hard_problem()
     t0 = time.perf_counter()
@@ -391,6 +392,7 @@ def test_time_limit_is_kept_and_the_bound_stays_valid() -> None:
         assert tree_objective(data, spec, res.structure) == pytest.approx(res.objective)
 
 
+@pytest.mark.timing
 def test_stop_request_returns_within_a_second() -> None:
     data, spec = _hard_problem(seed=1)
     stop = threading.Event()

@@ -336,6 +336,7 @@ def test_ctrl_c_while_the_libraries_load_is_one_line_and_exit_130(hiring_csv, tm
     assert not tree.exists()
 
 
+@pytest.mark.timing
 def test_a_solver_run_left_behind_does_not_hold_the_command_at_exit(tmp_path):
     """A HiGHS run abandoned after Stop or its limit (it cannot be interrupted inside presolve) made the
     command wait up to a minute at exit, then die of SIGABRT as HiGHS's threads were torn down under

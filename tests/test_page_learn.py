@@ -176,6 +176,7 @@ def test_a_refusal_reads_as_words_in_its_row_and_the_penalty_separates_the_bound
     assert STALE.format(settings=ran) in [shown(w.value) for w in at.warning]
 
 
+@pytest.mark.timing
 def test_stop_keeps_the_finished_runs_and_says_the_rest_did_not_start():
     at = learn_page()
     at.selectbox(key="learn.table").set_value("Breast cancer (Wisconsin, scikit-learn)").run()

@@ -214,6 +214,7 @@ def test_bad_grids_are_messages_and_block_the_sweep(case, message):
     assert at.button(key="tradeoffs.start").disabled
 
 
+@pytest.mark.timing
 def test_stop_keeps_the_finished_points(tmp_path):
     """The first point solves at once, the second (FlowOCT at depth 3, limit 120 s) runs until Stop:
     the sweep then ends within seconds and keeps both, the stopped one not proven."""

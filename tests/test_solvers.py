@@ -167,6 +167,7 @@ def _warm(built: BuiltModel, data: PatternData) -> np.ndarray:
     return built.start(cart_structure(data, built.spec.depth), data)
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("name, built", HARD_CASES)
 def test_time_limit_keeps_a_tree_and_reports_progress(name: str, built: BuiltModel) -> None:
     start = _warm(built, HARD)
@@ -214,6 +215,7 @@ def test_infeasible(name: str) -> None:
     assert result.x is None and result.objective is None
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("name, built", HARD_CASES)
 def test_stop_from_another_thread_keeps_the_best_tree(name: str, built: BuiltModel) -> None:
     start = _warm(built, HARD)
@@ -348,6 +350,7 @@ def test_highs_stopped_by_the_callers_deadline_says_time_limit_not_interrupted(m
     assert BACKENDS["highs"].solve(small.arrays, SolveOptions(time_limit=30)).status == Status.OPTIMAL
 
 
+@pytest.mark.timing
 def test_highs_past_its_time_limit_is_left_behind_with_the_best_tree(monkeypatch) -> None:
     # HiGHS checks its own limit only between some steps (its root cut loop was seen 35 s
     # past a 60 s limit). A negative grace makes the run "late" before HiGHS's own limit.
@@ -438,6 +441,7 @@ def test_scip_benders_adding_one_cut_per_round_reaches_the_same_optimum(monkeypa
     assert result.objective == pytest.approx(optimum.objective)
 
 
+@pytest.mark.timing
 def test_scip_does_not_start_a_model_it_cannot_read_in_the_time_left(monkeypatch) -> None:
     pytest.importorskip("pyscipopt")
     from strongtree_core.solvers import scip

@@ -68,6 +68,7 @@ def test_quick_solve_returns_a_tree_measured_and_stored(registry, store):
     assert stored.context.split == {"test_size": 0.25, "seed": 0, "stratify": True}
 
 
+@pytest.mark.timing
 def test_stop_keeps_the_best_tree_and_the_queue_waits(registry):
     long_ctx = context(LONG)
     first = registry.submit(solve_spec(long_ctx), long_ctx)

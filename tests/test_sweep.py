@@ -359,6 +359,7 @@ def test_the_gurobi_licence_of_the_caller_reaches_the_dask_workers(dask_client, 
 # -- stop ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("backend", ["serial", "processes"])
 def test_a_stopped_sweep_keeps_the_points_that_finished(backend):
     est, X, y, grid_ = _slow_points()

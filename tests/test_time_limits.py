@@ -44,6 +44,7 @@ def _settings(formulation: str, solver: str) -> dict:
                 exact_search=formulation == "auto", **fairness)
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("formulation,solver", ROUTES)
 def test_fit_returns_within_a_second_of_its_time_limit(formulation, solver) -> None:
     X, y, group = hard_table()
@@ -57,6 +58,7 @@ def test_fit_returns_within_a_second_of_its_time_limit(formulation, solver) -> N
     assert clf.record_.bound is None or clf.record_.bound >= clf.record_.objective - 1e-6
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("formulation,solver", ROUTES)
 def test_stop_returns_within_a_second_with_the_best_tree(formulation, solver) -> None:
     X, y, group = hard_table(seed=1)
@@ -72,6 +74,7 @@ def test_stop_returns_within_a_second_with_the_best_tree(formulation, solver) ->
     assert clf.tree_ is not None
 
 
+@pytest.mark.timing
 def test_a_mio_larger_than_the_memory_limit_is_refused_before_it_is_built() -> None:
     from strongtree_core import StrongTreeError
     from strongtree_core.limits import human_bytes
