@@ -321,7 +321,7 @@ def test_highs_stop_inside_an_lp_returns_the_best_tree_at_once(monkeypatch) -> N
     built = HARD_MODELS["flow"]
     start = _warm(built, HARD)
     stop = threading.Event()
-    stop.set()
+    threading.Timer(0.3, stop.set).start()  # once HiGHS runs
     result = BACKENDS["highs"].solve(built.arrays, SolveOptions(time_limit=60, warm_start=start, stop=stop))
     assert result.status == Status.INTERRUPTED
     assert result.message == highs_run.ABANDONED + "."
@@ -332,6 +332,22 @@ def test_highs_stop_inside_an_lp_returns_the_best_tree_at_once(monkeypatch) -> N
     assert after.status == Status.OPTIMAL
 
 
+@pytest.mark.parametrize("by_user", [True, False])
+def test_a_stop_before_highs_starts_does_not_start_it_and_says_why(by_user) -> None:
+    """Stop (or the caller's deadline) already there when the model is handed over: HiGHS is not
+    started (its presolve answers no Stop), the start is kept, and the status says who stopped it."""
+    built = HARD_MODELS["flow"]
+    start = _warm(built, HARD)
+    user = threading.Event()
+    if by_user:
+        user.set()
+    stop = StopOrDeadline(user, at=time.perf_counter() + (60.0 if by_user else -1.0))
+    result = BACKENDS["highs"].solve(built.arrays, SolveOptions(time_limit=60, warm_start=start, stop=stop))
+    assert result.status == (Status.INTERRUPTED if by_user else Status.TIME_LIMIT)
+    assert result.message == (highs_run.NOT_STARTED if by_user else highs_run.NOT_STARTED_AT_LIMIT) + "."
+    assert result.objective == pytest.approx(built.arrays.objective(start))
+
+
 def test_highs_stopped_by_the_callers_deadline_says_time_limit_not_interrupted(monkeypatch) -> None:
     """The backend reports why it stopped as data: a StopOrDeadline whose deadline passed (the user
     asked nothing) ends the run as TIME_LIMIT in the backend's own words, with no caller rewriting them."""
@@ -339,9 +355,9 @@ def test_highs_stopped_by_the_callers_deadline_says_time_limit_not_interrupted(m
     built = HARD_MODELS["flow"]
     start = _warm(built, HARD)
     user = threading.Event()
-    deadline = StopOrDeadline(user, at=time.perf_counter() - 1.0)  # already past
-    assert deadline.is_set() and not deadline.by_user() and stop_status(deadline) == Status.TIME_LIMIT
+    deadline = StopOrDeadline(user, at=time.perf_counter() + 0.3)  # passes once HiGHS runs
     result = BACKENDS["highs"].solve(built.arrays, SolveOptions(time_limit=60, warm_start=start, stop=deadline))
+    assert deadline.is_set() and not deadline.by_user() and stop_status(deadline) == Status.TIME_LIMIT
     assert result.status == Status.TIME_LIMIT
     assert result.message == highs_run.ABANDONED_AT_LIMIT.format(grace=-1.0) + "."
     user.set()

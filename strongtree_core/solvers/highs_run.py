@@ -51,6 +51,7 @@ STOP_GRACE = 0.5
 #: Seconds between two looks at the Stop event while HiGHS runs.
 STOP_POLL = 0.05
 NOT_STARTED = "Interrupted (Stop came before HiGHS started)"
+NOT_STARTED_AT_LIMIT = "Time limit reached before HiGHS started"
 ABANDONED = "Interrupted (HiGHS was inside an LP solve and finishes it in the background)"
 #: HiGHS checks its own time limit only between some steps (its root cut loop ran 35 s past a
 #: 60 s limit on OCT, kr-vs-kp, depth 2); past the limit plus :data:`STOP_GRACE` it is left behind.
@@ -177,7 +178,8 @@ def new_highs(model: ModelArrays, options: SolveOptions) -> Any:
 @dataclass(frozen=True)
 class RunOutcome:
     """What one HiGHS run ended with (``abandoned``: Stop was not answered in
-    time and the run was left to finish on its own)."""
+    time and the run was left to finish on its own, or Stop came before it started;
+    either way there is no solution of its own and no second attempt)."""
 
     status: Status
     status_name: str
@@ -252,7 +254,9 @@ def run_highs(
     if stop is not None and stop.is_set():
         # Stop came while the model was built: HiGHS is not started at all (a run started now
         # would be left behind in presolve, which answers no Stop, and held the process at exit).
-        return RunOutcome(Status.INTERRUPTED, NOT_STARTED, None, None, None, 0)
+        status = stop_status(stop)  # the user's Stop, or the caller's deadline
+        return RunOutcome(status, NOT_STARTED if status == Status.INTERRUPTED else NOT_STARTED_AT_LIMIT,
+                          None, None, None, 0, abandoned=True)
     abandon = threading.Event()
 
     def guarded(fn: Callable[[Any], None]) -> Callable[[Any], None]:
