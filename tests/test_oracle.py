@@ -57,7 +57,9 @@ def _cases():
     oracle = pd.read_csv(ORACLE)
     cases = []
     for row in oracle.itertuples():
-        if row.depth == 2 or (row.depth == 3 and row.n_rows <= 300):
+        # Depth 3 on the smaller tables (at most 150 rows), where the MIOs prove within the limit
+        # often enough to mean something; the larger ones ran to the limit in 12 s each.
+        if row.depth == 2 or (row.depth == 3 and row.n_rows <= 150):
             cases.append(pytest.param(row.dataset, int(row.depth), int(row.optimal_misclassified), int(row.n_rows), id=f"{row.dataset}-d{row.depth}"))
     return cases
 
