@@ -372,4 +372,4 @@ def test_stop_before_highs_starts_does_not_start_it():
     outcome = highs_run.run_highs(object(), None, time_limit=10, stop=stop, on_tick=print, on_incumbent=print,
                                   errors=[])
     assert outcome.status is Status.INTERRUPTED and outcome.status_name == highs_run.NOT_STARTED
-    assert not outcome.abandoned
+    assert outcome.abandoned and outcome.x is None  # no solution of its own, and no second attempt
