@@ -72,3 +72,18 @@ def pytest_sessionfinish(session, exitstatus):
         print(f"\n{len(found)} unexpected skip(s) ({STRICT_SKIPS_ENV} is set):\n" + "\n".join(found))
         if session.exitstatus == 0:
             session.exitstatus = 1
+
+
+@pytest.fixture(autouse=True)
+def _sigint_as_a_terminal_gives_it():
+    """After each test, SIGINT in this process is as a shell hands it to a command: Python's
+    handler, not blocked.  Commands a test starts inherit both, and a Ctrl-C test needs them."""
+    yield
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

@@ -48,7 +48,7 @@ DELTA_POINTS = 2.0
 #: Smallest text a tree may show at its default size (px).
 MIN_TREE_TEXT = 11.0
 #: Longest a fifth session may wait for its first page while four solve (s).
-PAGE_LOAD_LIMIT = 3.0
+PAGE_LOAD_LIMIT = 4.0
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 T0 = time.monotonic()
 
