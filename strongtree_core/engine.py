@@ -268,11 +268,11 @@ def _check_mio_memory(data: PatternData, spec: TreeSpec, method: str, memory_lim
                                                fix=MIO_FIX))
 
 
-def _in_time(work: Callable[[], object], stop_at: StopOrDeadline) -> tuple[bool, object]:
-    """Run ``work()`` in a thread and wait for it unless a stop or the deadline
-    comes first: (True, its result), or (False, None) when given up (the thread
-    finishes in the background and its result is dropped).  Building a model of
-    millions of rows takes tens of seconds that no solver limit counts."""
+def _in_thread(work: Callable[[], object], name: str, poll: float,
+               give_up: Callable[[], bool]) -> tuple[bool, object]:
+    """Run ``work()`` in a thread and wait for it, looking every ``poll`` seconds:
+    (True, its result), or (False, None) once ``give_up()`` with the thread still
+    running (it finishes in the background and its result is dropped)."""
     done: dict = {}
 
     def run() -> None:
@@ -281,15 +281,21 @@ def _in_time(work: Callable[[], object], stop_at: StopOrDeadline) -> tuple[bool,
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             done["error"] = exc
 
-    thread = threading.Thread(target=run, name="model-build", daemon=True)
+    thread = threading.Thread(target=run, name=name, daemon=True)
     thread.start()
     while thread.is_alive():
-        thread.join(0.05)
-        if thread.is_alive() and stop_at.is_set():
+        thread.join(poll)
+        if thread.is_alive() and give_up():
             return False, None
     if "error" in done:
         raise done["error"]
     return True, done["result"]
+
+
+def _in_time(work: Callable[[], object], stop_at: StopOrDeadline) -> tuple[bool, object]:
+    """``work()`` unless a stop or the deadline comes first (see :func:`_in_thread`).
+    Building a model of millions of rows takes tens of seconds that no solver limit counts."""
+    return _in_thread(work, "model-build", 0.05, stop_at.is_set)
 
 
 EXACT_FORMULATION = "exact search: dynamic programming with a Lagrangian bound and branch-and-bound"
@@ -380,30 +386,17 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
 
 
 def _within(work: Callable[[], object], until: float, stop) -> tuple[bool, object]:
-    """Run ``work()`` in a thread; (True, its result), or (False, None) once the clock passes
-    ``until`` or :data:`EXACT_GRACE` after a Stop with the thread still running (it is left to
-    finish in the background)."""
-    done: dict = {}
+    """``work()``, given up once the clock passes ``until`` or :data:`EXACT_GRACE` after a
+    Stop with the thread still running (see :func:`_in_thread`)."""
+    stopped_at: list[float] = []
 
-    def run() -> None:
-        try:
-            done["result"] = work()
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            done["error"] = exc
-
-    thread = threading.Thread(target=run, name="exact-search", daemon=True)
-    thread.start()
-    stopped_at = None
-    while thread.is_alive():
-        thread.join(0.02)
+    def give_up() -> bool:
         now = time.perf_counter()
-        if stopped_at is None and stop is not None and stop.is_set():
-            stopped_at = now
-        if thread.is_alive() and (now >= until or (stopped_at is not None and now >= stopped_at + EXACT_GRACE)):
-            return False, None
-    if "error" in done:
-        raise done["error"]
-    return True, done["result"]
+        if not stopped_at and stop is not None and stop.is_set():
+            stopped_at.append(now)
+        return now >= until or (bool(stopped_at) and now >= stopped_at[0] + EXACT_GRACE)
+
+    return _in_thread(work, "exact-search", 0.02, give_up)
 
 
 def _feasible_start(tree: TreeStructure, data: PatternData, spec: TreeSpec) -> bool:
