@@ -47,6 +47,14 @@ def scaled_total(values, k):
     return total(values) * k, out
 
 
+@library.kernel("f8(i8)")
+def spin(n):
+    s = 0.0
+    for i in range(n):
+        s = s * 0.999999 + 1.0
+    return s
+
+
 library.preload()
 '''
 
@@ -105,6 +113,27 @@ def test_a_fresh_install_never_compiles_in_the_process_and_builds_in_the_backgro
         'print(json.dumps({', 'v, out = k.scaled_total(np.array([1.0, 2.5]), 3)\nprint(json.dumps({"v": v, "out": out.tolist(), '))
     assert later["ready"] is True and later["tier"] == "aot" and later["numba"] is False
     assert later["v"] == 10.5 and later["out"] == [3, 0, 0]
+    free = _run(tmp_path, LOCK_FREE)
+    assert free["tier"] == "aot" and free["kernel_s"] > 0.2, free
+    # a kernel that held the interpreter's lock would stop this thread for its whole run
+    assert free["longest_pause_s"] < free["kernel_s"] / 2, free
+
+
+LOCK_FREE = """
+import json, threading, time
+import toy_kernels as k
+assert k.library.ready()
+t = time.perf_counter(); k.spin(10_000_000); per = (time.perf_counter() - t) / 10_000_000
+n = int(0.4 / max(per, 1e-10))
+done = []
+worker = threading.Thread(target=lambda: done.append(k.spin(n)))
+started = last = time.perf_counter(); longest = 0.0
+worker.start()
+while worker.is_alive():
+    now = time.perf_counter(); longest = max(longest, now - last); last = now
+    time.sleep(0.001)
+print(json.dumps({"tier": k.library.tier, "kernel_s": time.perf_counter() - started, "longest_pause_s": longest}))
+"""
 
 
 @pytest.mark.slow

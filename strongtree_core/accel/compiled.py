@@ -75,8 +75,9 @@ CACHE_VARIABLE = "STRONGTREE_CACHE_DIR"
 RECHECK_SECONDS = 0.5
 #: A build lock older than this is taken to belong to a builder that died.
 STALE_LOCK_SECONDS = 900.0
-#: Bump when the layout of the cache folder or of a built library changes.
-FORMAT = 1
+#: Bump when the layout of the cache folder or of a built library changes
+#: (2: the ahead-of-time kernels release the interpreter's lock).
+FORMAT = 2
 
 BAD_MODE = "{variable}={value!r} is not one of {modes}: unset it, or pick one of those."
 
@@ -450,8 +451,43 @@ def _build_aot(library: KernelLibrary, folder: Path) -> None:
         dispatchers = _compilable_all(library, njit(nogil=True))
         for name, kernel in library.kernels.items():
             cc.export(name, kernel.signature)(dispatchers[name].py_func)
-        cc.compile()
+        with _wrappers_release_the_lock():
+            cc.compile()
         (built,) = [p for p in work.iterdir() if p.name.startswith(library.extension_name())]
         os.replace(built, folder / built.name)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+class _NoGilFlags:
+    """numba's compiler flags with ``release_gil`` set, for ``numba.pycc``.
+
+    ``pycc`` compiles its exported wrappers with default flags, so they hold the
+    interpreter's lock for the whole call, as the JIT does without ``nogil``.
+    The kernels touch no Python object (nopython mode, the same code the JIT
+    tier compiles with ``nogil=True``), so their wrappers can let it go: the
+    dashboard's other threads and the ``n_jobs`` threads of one search then run
+    while a kernel does."""
+
+    def __init__(self, flags_type):
+        self.flags_type = flags_type
+
+    def __call__(self, *args, **kwargs):
+        flags = self.flags_type(*args, **kwargs)
+        flags.release_gil = True
+        return flags
+
+
+class _wrappers_release_the_lock:
+    """Within this block, ``numba.pycc`` builds wrappers that release the lock."""
+
+    def __enter__(self):
+        from numba.pycc import compiler
+
+        self.module, self.flags_type = compiler, compiler.Flags
+        compiler.Flags = _NoGilFlags(self.flags_type)
+        return self
+
+    def __exit__(self, *exc):
+        self.module.Flags = self.flags_type
+        return False
