@@ -297,6 +297,19 @@ def test_workers_killed_at_a_quarter_and_at_three_quarters_lose_no_point_and_ret
     assert len(seen) == len(set(seen))
 
 
+def test_process_workers_wait_for_the_next_sweep_and_serve_it():
+    """The second sweep of a session runs on the workers of the first (no new start-up), and an idle
+    worker waits minutes, not loky's 10 s, before it ends."""
+    X, y, _ = _data()
+    est = _estimator()
+    sweep(est, X, y, grid={"depth": [1, 2]}, backend="processes", n_jobs=2)
+    pool = backends.process_pool(2)
+    first = set(pool._processes)
+    sweep(est, X, y, grid={"depth": [1, 2]}, backend="processes", n_jobs=2)
+    assert backends.process_pool(2) is pool and set(pool._processes) == first
+    assert pool._timeout == backends.IDLE_WORKER_SECONDS >= 60
+
+
 def test_a_killed_process_worker_loses_no_point():
     est, X, y, grid_ = _slow_points()
     seen, killed = [], []

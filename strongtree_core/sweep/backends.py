@@ -44,6 +44,10 @@ BACKENDS = ("serial", "threads", "processes", "dask")
 MAX_ATTEMPTS = 3
 #: Seconds between two looks at Stop while waiting for rows, and between two looks at a relay in a worker.
 POLL = 0.2
+#: Seconds a process worker waits idle for the next sweep before it ends (loky's default is 10 s):
+#: a worker's start-up (importing the library, about 1.5 s of CPU) is paid once per session
+#: of sweeps, not once per sweep.
+IDLE_WORKER_SECONDS = 300.0
 
 BAD_BACKEND = "backend={value!r} is not one of {allowed}."
 BAD_N_JOBS = "n_jobs={value!r} must be a whole number other than 0 (negative: all cores but |n_jobs| - 1), or None."
@@ -293,11 +297,12 @@ def thread_rows(problem: Problem, points: Sequence[Point], stop, slots: int) -> 
 
 
 def process_pool(slots: int):
-    """joblib's reusable loky pool of ``slots`` process workers that ignore Ctrl-C (a broken pool is replaced)."""
+    """joblib's reusable loky pool of ``slots`` process workers that ignore Ctrl-C (a broken pool is
+    replaced); its workers stay up :data:`IDLE_WORKER_SECONDS` for the next sweep."""
     from joblib.externals.loky import get_reusable_executor
 
     with sigint_blocked():  # workers, and the thread that starts new ones, inherit the blocked mask
-        return get_reusable_executor(max_workers=slots, initializer=ignore_sigint)
+        return get_reusable_executor(max_workers=slots, initializer=ignore_sigint, timeout=IDLE_WORKER_SECONDS)
 
 
 def process_rows(problem: Problem, points: Sequence[Point], stop, slots: int) -> Iterator[dict]:
