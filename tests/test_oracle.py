@@ -6,7 +6,8 @@ FlowOCT and BendersOCT, and the two agree.
 Each solve has a short time limit (``STRONGTREE_ORACLE_SECONDS``, default
 2.5 s, so the suite stays short; `benchmarks/` runs the long version): solves
 that stop at the limit are not claims of optimality and are only checked to be
-no better than the optimum.  soybean-small must be proven by every backend,
+no better than the optimum; cases no backend proves within the short limit run
+only with a longer one (``LIMIT_ONLY``).  soybean-small must be proven by every backend,
 and proofs must be common enough overall that the check is not vacuous.
 """
 
@@ -36,6 +37,12 @@ ORACLE = DATA / "oracle_optimal.csv"
 TIME_LIMIT = float(os.environ.get("STRONGTREE_ORACLE_SECONDS", "2.5"))
 #: (dataset, depth) every backend must prove optimal within the limit.
 MUST_PROVE = {("soybean-small", 3)}
+#: Cases no backend proves within the default limit (each of their 4-5 solves ran to 2.5 s, on HiGHS, SCIP and
+#: size-limited Gurobi, FlowOCT and BendersOCT alike: 63 s of a run that proved nothing): run only when
+#: STRONGTREE_ORACLE_SECONDS gives the solvers at least :data:`LONG_LIMIT` seconds.
+LIMIT_ONLY = {("monk3", 3), ("hayes-roth", 3), ("breast-cancer", 2), ("tic-tac-toe", 2), ("car-evaluation", 2),
+              ("kr-vs-kp", 2)}
+LONG_LIMIT = 10.0
 #: Proofs seen across the parametrized cases (checked by the last test).
 PROOFS: list[tuple[str, int, str, str]] = []
 #: The oracle cases run so far in this session (the proof count is checked once all ran).
@@ -59,6 +66,8 @@ def _cases():
     for row in oracle.itertuples():
         # Depth 3 on the smaller tables (at most 150 rows), where the MIOs prove within the limit
         # often enough to mean something; the larger ones ran to the limit in 12 s each.
+        if (row.dataset, row.depth) in LIMIT_ONLY and TIME_LIMIT < LONG_LIMIT:
+            continue
         if row.depth == 2 or (row.depth == 3 and row.n_rows <= 150):
             cases.append(pytest.param(row.dataset, int(row.depth), int(row.optimal_misclassified), int(row.n_rows), id=f"{row.dataset}-d{row.depth}"))
     return cases
