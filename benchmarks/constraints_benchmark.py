@@ -129,6 +129,8 @@ def main(argv=None) -> int:
     ap.add_argument("--encodings", choices=["default", "5 buckets", "both"], default="both")
     ap.add_argument("--streed", action="store_true", help="pystreed side by side where it has the task")
     ap.add_argument("--csv", default=None)
+    ap.add_argument("--n-jobs", type=int, nargs="+", default=[1],
+                    help="threads of our exact search; several values run each instance once per value, interleaved")
     args = ap.parse_args(argv)
     encodings = ["default", "5 buckets"] if args.encodings == "both" else [args.encodings]
     rows = []
@@ -136,11 +138,13 @@ def main(argv=None) -> int:
         X, y, fit_kw, est_kw, depth = instance(name)
         binary_only = name.endswith("-csp")  # German and Adult come one-hot encoded: one encoding
         for encoding in (["default"] if binary_only else encodings):
-            runs = [run_ours]
+            runs = [(run_ours, {**est_kw, "n_jobs": n}) for n in args.n_jobs]
             if args.streed:
-                runs.append(run_streed)
-            for run in runs:  # interleaved: ours, then pystreed on the same features
-                row = run(name, X, y, fit_kw, est_kw, depth, args.limit, encoding)
+                runs.append((run_streed, est_kw))
+            for run, kw in runs:  # interleaved: ours (each n_jobs), then pystreed on the same features
+                row = run(name, X, y, fit_kw, kw, depth, args.limit, encoding)
+                if run is run_ours:
+                    row["method"] = f"ours, n_jobs={kw['n_jobs']}"
                 rows.append(row)
                 print(_line(row), flush=True)
     if args.csv:

@@ -171,11 +171,12 @@ def run_wide(args, write) -> None:
         X, y, K = table(name, encoding)
         data = collapse_patterns(X, y, K)
         for depth in args.depths:
-            s, v, c = search(data, depth, args.wide_limit)
+            s, v, c = search(data, depth, args.wide_limit, args.n_jobs)
             t, v3, c3 = streed_fit(X, y, depth, args.streed_limit)
             write(dict(section="wide", dataset=name, encoding=encoding, rows=data.n_rows, patterns=data.n_patterns,
                        features=data.n_features, depth=depth, search_s=s, streed_s=t, search_ratio=s / t, ours=v,
-                       streed=v3, certified=c, streed_certified=c3, repeats=1, load=os.getloadavg()[0]))
+                       streed=v3, certified=c, streed_certified=c3, repeats=1, load=os.getloadavg()[0],
+                       n_jobs=args.n_jobs))
 
 
 def run_jobs(args, write) -> None:
@@ -237,8 +238,8 @@ def markdown(rows: list[dict], loads: tuple[str, str] | None = None) -> str:
                     f"{equal} of {len(race)}; certified {sum(r['certified'] for r in race)} of {len(race)}."]
     wide = [r for r in rows if r["section"] == "wide"]
     if wide:
-        out += ["", "| dataset | encoding | rows | features | depth | search s (limit 10 s) | certified | ours | "
-                    "STreeD s | STreeD certified | STreeD |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+        out += ["", f"| dataset | encoding | rows | features | depth | search s (limit 10 s, n_jobs={wide[0].get('n_jobs', 1)}) "
+                    "| certified | ours | STreeD s | STreeD certified | STreeD |", "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in wide:
             out.append(f"| {r['dataset']} | {r['encoding']} | {r['rows']} | {r['features']} | {r['depth']} | "
                        f"{_f(r['search_s'], 2)} | {'yes' if r['certified'] else 'NO'} | {_f(r['ours'])} | "
@@ -276,6 +277,7 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--limit", type=float, default=60.0, help="time limit of the race's fits (both sides)")
     p.add_argument("--wide-limit", type=float, default=10.0, help="our time limit on the wide tables")
     p.add_argument("--streed-limit", type=float, default=60.0, help="pystreed's time limit on the wide tables")
+    p.add_argument("--n-jobs", type=int, default=1, help="threads of our search on the wide tables")
     p.add_argument("--out", type=Path, default=Path("dp_against_streed.csv"))
     p.add_argument("--write", action="store_true", help="put the tables in benchmarks/RESULTS.md")
     p.add_argument("--heading", default="## 23. The exact search against STreeD (`dp_against_streed.py`)")

@@ -2,29 +2,37 @@
 
 Each step of a fit is timed by wrapping the function that does it (wall and CPU
 time of this process; CPU time is what a busy machine does not distort), on the
-paper's 12 datasets at depth 3 (accuracy), after a warm-up fit.  Steps:
+paper's 12 datasets at depth 3 (accuracy), after a warm-up fit.  ``--tables
+frame`` (the default) fits each CSV as a DataFrame; ``--tables array`` fits the
+same 0/1 table as an int8 array with ``time_limit=30``, as the race of
+``dp_against_streed.py`` does.  Steps:
 
 validation      parameters, X, y, weights, protected and legitimate columns, groups
 encoding        the binary features (fit and transform of the encoding plan, CART on raw columns)
 patterns        identical rows merged into weighted patterns
 spec            side constraints and the tree specification
-engine set-up   memory check, cheap starts (CART, single leaves), thread limits, the
-                search's arrays (gains and constraint rows of the patterns)
+engine set-up   memory check, thread limits, the search's arrays (gains and constraint
+                rows of the patterns)
+starts          the cheap starts (CART plain and class-balanced, single leaves), ranked
 search          the exact search itself (dynamic program, bound, branch-and-bound)
 re-scoring      the engine's re-scoring of the tree it returns
-tree            per-node counts and the fitted tree value (record included)
+tree            per-node counts and the fitted tree value
+record          the record's notes, the changed leaves, the settings kept in the tree's context
+majority        the majority-class baseline and the trivial-tree test
 checks          constraint checks on the training predictions
 other           the rest of fit (its own lines)
 
 The fixed cost is every step but ``search``.
 
     python -m benchmarks.fit_overhead --repeats 20
+    python -m benchmarks.fit_overhead --repeats 20 --tables array --depth 4
     python -m benchmarks.fit_overhead --profile monk2   # pyinstrument's tree of one dataset
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from collections import defaultdict
@@ -49,6 +57,7 @@ STEPS: dict[str, tuple[tuple[str, str], ...]] = {
     "encoding": (
         ("strongtree_core.encoding.binarize", "TableEncoder.fit"),
         ("strongtree_core.encoding.binarize", "TableEncoder.fit_with_reference"),
+        ("strongtree_core.encoding.binarize", "TableEncoder.fit_transform_with_reference"),
         ("strongtree_core.encoding.binarize", "EncodingPlan.transform"),
     ),
     "patterns": (("strongtree_core.estimator", "collapse_patterns"),),
@@ -62,13 +71,23 @@ STEPS: dict[str, tuple[tuple[str, str], ...]] = {
         ("strongtree_core.accel.search", "linear_problem"),
         ("strongtree_core.engine", "default_memory_limit"),
         ("strongtree_core.engine", "_check_exact_memory"),
-        ("strongtree_core.engine", "candidate_starts"),
     ),
+    "starts": (("strongtree_core.engine", "candidate_starts"),),
     "search": (("strongtree_core.engine", "exact_solve"),),
     "re-scoring": (("strongtree_core.engine", "tree_objective"),),
     "tree": (
         ("strongtree_core.tree.fitted", "FittedTree.from_training"),
         ("strongtree_core.tree.fitted", "FittedTree.from_patterns"),
+    ),
+    "record": (
+        ("strongtree_core.estimator", "changed_leaves"),
+        ("strongtree_core.estimator", "json_value"),
+        ("strongtree_core.estimator", "FitContext"),
+    ),
+    "majority": (
+        ("strongtree_core.estimator", "baseline_accuracy"),
+        ("strongtree_core.estimator", "trivial_reason"),
+        ("strongtree_core.estimator", "_training_predictions"),
     ),
     "checks": (("strongtree_core.estimator", "StrongTreeClassifier._verify"),),
 }
@@ -134,25 +153,35 @@ def instrumented(clock: Clock):
             setattr(owner, name, original)
 
 
-def load(name: str):
+#: Keyword arguments of the fits per ``--tables``: the race of dp_against_streed.py fits with a 30 s limit.
+FIT_OPTIONS = {"frame": {}, "array": {"time_limit": 30.0}}
+
+
+def load(name: str, tables: str = "frame"):
+    """The dataset as a DataFrame and its target, or (``tables="array"``) as the race's int8 0/1 array and class codes."""
+    import numpy as np
     import pandas as pd
 
     df = pd.read_csv(CATEGORICAL / f"{name}.csv")
+    if tables == "array":
+        classes, y = np.unique(df.pop("target").to_numpy(), return_inverse=True)
+        return df.to_numpy().astype(np.int8), y
     return df.drop(columns="target"), df["target"]
 
 
-def measure(name: str, repeats: int, depth: int) -> dict[str, tuple[float, float]]:
+def measure(name: str, repeats: int, depth: int, tables: str = "frame") -> dict[str, tuple[float, float]]:
     """Median wall and CPU milliseconds of each step (and ``total``) over ``repeats`` fits."""
     from strongtree_core import StrongTreeClassifier
 
-    X, y = load(name)
-    StrongTreeClassifier(depth=depth).fit(X, y)  # warm-up
+    X, y = load(name, tables)
+    options = FIT_OPTIONS[tables]
+    StrongTreeClassifier(depth=depth, **options).fit(X, y)  # warm-up
     per_fit: list[tuple[dict, dict, float, float]] = []
     for _ in range(repeats):
         clock = Clock()
         with instrumented(clock):
             w, c = time.perf_counter(), time.process_time()
-            StrongTreeClassifier(depth=depth).fit(X, y)
+            StrongTreeClassifier(depth=depth, **options).fit(X, y)
             wall, cpu = time.perf_counter() - w, time.process_time() - c
         per_fit.append((dict(clock.wall), dict(clock.cpu), wall, cpu))
     out = {}
@@ -176,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
     ap.add_argument("--depth", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--tables", choices=sorted(FIT_OPTIONS), default="frame",
+                    help="frame: each CSV as a DataFrame; array: the race's int8 0/1 array, time_limit=30")
     ap.add_argument("--profile", metavar="DATASET", help="print pyinstrument's call tree of 50 fits of one dataset")
     args = ap.parse_args(argv)
     require_data()
@@ -184,17 +215,21 @@ def main(argv: list[str] | None = None) -> int:
 
         from strongtree_core import StrongTreeClassifier
 
-        X, y = load(args.profile)
-        StrongTreeClassifier(depth=args.depth).fit(X, y)
+        X, y = load(args.profile, args.tables)
+        options = FIT_OPTIONS[args.tables]
+        StrongTreeClassifier(depth=args.depth, **options).fit(X, y)
         profiler = Profiler(interval=0.0002)
         profiler.start()
         for _ in range(50):
-            StrongTreeClassifier(depth=args.depth).fit(X, y)
+            StrongTreeClassifier(depth=args.depth, **options).fit(X, y)
         profiler.stop()
         print(profiler.output_text(unicode=False, color=False))
         return 0
     columns = [*STEPS, "other"]
-    rows = {name: measure(name, args.repeats, args.depth) for name in args.datasets}
+    load_before = os.getloadavg()
+    rows = {name: measure(name, args.repeats, args.depth, args.tables) for name in args.datasets}
+    load_after = os.getloadavg()
+    print(f"tables: {args.tables}; load average (1 min) {load_before[0]:.2f} at start, {load_after[0]:.2f} at end")
     for kind, index in (("CPU", 1), ("wall", 0)):
         print(f"\n{kind} ms per fit (median of {args.repeats}), depth {args.depth}\n")
         print("| dataset | " + " | ".join(columns) + " | total | fixed (all but search) |")

@@ -71,7 +71,7 @@ def changed_leaves(structure: TreeStructure, data: PatternData, spec: TreeSpec, 
         How the solve ended (named when a relabelling would have improved the tree).
     """
     out = []
-    before = tree_objective(data, spec, structure)
+    before = None  # the tree's objective, computed at the first leaf that needs it
     for leaf in structure.leaves:
         weights = np.asarray(leaf_weights[leaf - 1], dtype=float)
         predicted = int(structure.prediction[leaf - 1])
@@ -88,6 +88,8 @@ def changed_leaves(structure: TreeStructure, data: PatternData, spec: TreeSpec, 
         if broken:
             reason = BREAKS.format(label=label, what="; ".join(_broken_text(c) for c in broken))
         else:
+            if before is None:
+                before = tree_objective(data, spec, structure)
             after = tree_objective(data, spec, relabelled)
             objective = _objective_name(spec)
             if after < before - 1e-9:

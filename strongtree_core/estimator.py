@@ -163,6 +163,27 @@ ENCODINGS = tuple(vocabulary.ENCODINGS)
 FAIRNESS = tuple(vocabulary.FAIRNESS_NOTIONS)
 
 
+#: Parameter names of each estimator class (scikit-learn reads them from the signature at every get_params).
+_PARAM_NAMES: dict = {}
+#: Parameter values scikit-learn's check of ``_parameter_constraints`` has accepted, each as
+#: ``(class, ((name, type, value), ...))``: the same values are not checked again (the check reads
+#: nothing but the types and values).  Values that cannot be dict keys are always checked.
+_VALID_PARAMS: set = set()
+MAX_VALID_PARAMS = 256
+
+
+def _validated_key(estimator) -> tuple | None:
+    """The values of ``estimator``'s checked parameters as a set member, or None when one cannot be."""
+    constraints = type(estimator)._parameter_constraints
+    key = (type(estimator), tuple((name, type(value), value) for name, value in sorted(estimator.get_params(deep=False).items())
+                                  if constraints.get(name) != "no_validation"))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 class ParameterError(StrongTreeError, InvalidParameterError):
     """A parameter outside its allowed values (scikit-learn's InvalidParameterError, and a StrongTreeError)."""
 
@@ -450,6 +471,14 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         self.exact_search = exact_search
         self.memory_limit = memory_limit
 
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        """scikit-learn's list of the parameters (read from ``__init__``'s signature), read once per class."""
+        key = (cls, cls.__init__)
+        if key not in _PARAM_NAMES:
+            _PARAM_NAMES[key] = tuple(super()._get_param_names())
+        return list(_PARAM_NAMES[key])
+
     def set_params(self, **params: Any) -> "StrongTreeClassifier":
         """Set parameters (scikit-learn's ``set_params``); a name of an earlier version is refused with its name now."""
         refuse_renamed(type(self).__name__, [name for name in params if name in RENAMED_PARAMETERS])
@@ -472,10 +501,16 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             value = getattr(self, name)
             if isinstance(value, (bool, np.bool_)):
                 raise ParameterError(BOOL_NOT_NUMBER.format(name=name, value=value))
-        try:
-            self._validate_params()
-        except InvalidParameterError as exc:
-            raise ParameterError(str(exc)) from None
+        key = _validated_key(self)
+        if key is None or key not in _VALID_PARAMS:
+            try:
+                self._validate_params()
+            except InvalidParameterError as exc:
+                raise ParameterError(str(exc)) from None
+            if key is not None:
+                if len(_VALID_PARAMS) >= MAX_VALID_PARAMS:
+                    _VALID_PARAMS.clear()
+                _VALID_PARAMS.add(key)
         if self.n_jobs == 0:
             raise ParameterError(NO_JOBS)
         if self.max_thresholds is not None and self.n_buckets is not None:
@@ -498,7 +533,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
                 raise StrongTreeError(NO_COLUMNS.format(n=X.shape[0]))
             return X.reset_index(drop=True)
         arr = _checked_array(X)
-        return pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
+        # The names as a plain Index of Python strings (building pandas' string dtype costs more than the table).
+        return pd.DataFrame(arr, columns=pd.Index([f"x{j}" for j in range(arr.shape[1])], dtype=object))
 
     def _table(self, X) -> pd.DataFrame:
         """X at prediction time: a DataFrame's columns matched by name (fitted on a DataFrame),
@@ -712,9 +748,9 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         features = train.X
         if train.protected_in_x and not self.allow_protected_splits:
             features = train.X.drop(columns=list(train.protected_in_x))
-        plan, cart_tree = self._encoder().fit_with_reference(
+        plan, X_binary, cart_tree = self._encoder().fit_transform_with_reference(
             features, sample_weight=train.weights, target=train.y_index, reference_depth=int(self.depth))
-        return _Encoded(plan=plan, X_binary=plan.transform(features),
+        return _Encoded(plan=plan, X_binary=X_binary,
                         feature_names=tuple(map(str, features.columns.tolist())), cart_tree=cart_tree)
 
     @staticmethod
@@ -1031,6 +1067,8 @@ def _checked_array(X, *, min_rows: int = 1) -> np.ndarray:
         raise StrongTreeError(NO_ROWS)
     if arr.shape[1] == 0:
         raise StrongTreeError(NO_COLUMNS.format(n=arr.shape[0]))
+    if type(X) is np.ndarray:  # check_array returns a plain array itself once the checks above pass
+        return X
     # scikit-learn's conversion (read-only memory maps, array-likes), with the checks above already done.
     return check_array(arr, accept_sparse=False, dtype=None, ensure_all_finite=False, ensure_min_samples=min_rows)
 

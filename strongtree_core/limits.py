@@ -144,7 +144,8 @@ def available_memory() -> int:
     total = physical_memory()
     for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
         try:
-            text = Path(path).read_text().strip()
+            with open(path, encoding="utf-8") as file:
+                text = file.read().strip()
         except OSError:
             continue
         if text.isdigit():

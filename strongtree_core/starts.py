@@ -55,31 +55,34 @@ def cart_structure(data: PatternData, depth: int, *, class_weight=None, random_s
     X = data.X[rows]
     if X.size <= CART_FLOAT_CELLS:
         X = X.astype(np.float64)  # one conversion instead of one per node
+    n_nodes = graph.n_nodes
     stack = [(1, np.arange(rows.size))]
-    while stack:
-        n, idx = stack.pop()
-        Yn = Y[idx]
-        counts = Yn[:, :K].sum(axis=0)
-        prediction[n - 1] = int(np.argmax(counts))
-        feature[n - 1] = LEAF
-        if 2 * n > graph.n_nodes or np.count_nonzero(counts) < 2:
-            continue
-        Xn = X[idx]
-        sums = Xn.T @ Yn  # (F, K + 1): class weights and patterns with x_f = 1
-        right, n_right = sums[:, :K], sums[:, K]
-        left = counts - right
-        ok = (n_right >= 0.5) & (n_right <= idx.size - 0.5)  # patterns on both sides
-        if not ok.any():
-            continue
-        # Gini: minimizing the weighted impurity of the children is maximizing sum_k c_k^2 / w per child
-        with np.errstate(divide="ignore", invalid="ignore"):
+    # Gini: minimizing the weighted impurity of the children is maximizing sum_k c_k^2 / w
+    # per child; an empty side divides 0 by 0 (read as 0), once per node, so the warnings
+    # are silenced once for the whole tree.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        while stack:
+            n, idx = stack.pop()
+            Yn = Y[idx]
+            counts = Yn[:, :K].sum(axis=0)
+            prediction[n - 1] = counts.argmax()
+            feature[n - 1] = LEAF
+            if 2 * n > n_nodes or np.count_nonzero(counts) < 2:
+                continue
+            Xn = X[idx]
+            sums = Xn.T @ Yn  # (F, K + 1): class weights and patterns with x_f = 1
+            right, n_right = sums[:, :K], sums[:, K]
+            left = counts - right
+            ok = (n_right >= 0.5) & (n_right <= idx.size - 0.5)  # patterns on both sides
+            if not ok.any():
+                continue
             score = ((left**2).sum(axis=1) / left.sum(axis=1)) + ((right**2).sum(axis=1) / right.sum(axis=1))
-        score = np.where(ok, np.nan_to_num(score, nan=0.0), -np.inf)
-        f = int(np.argmax(score))
-        feature[n - 1] = f
-        prediction[n - 1] = -1
-        goes_right = Xn[:, f] > 0.5
-        stack += [(2 * n, idx[~goes_right]), (2 * n + 1, idx[goes_right])]
+            score = np.where(ok, np.nan_to_num(score, copy=False, nan=0.0), -np.inf)
+            f = int(score.argmax())
+            feature[n - 1] = f
+            prediction[n - 1] = -1
+            goes_right = Xn[:, f] > 0.5
+            stack += [(2 * n, idx[~goes_right]), (2 * n + 1, idx[goes_right])]
     return TreeStructure(depth, feature, prediction)
 
 
@@ -105,6 +108,13 @@ def candidate_starts(data: PatternData, depth: int) -> list[tuple[str, TreeStruc
             continue
     for k in range(data.n_classes):
         found.append((f"single leaf predicting class {k}", majority_leaf(data, depth, class_index=k)))
-    score = [-(data.weight * (t.predict(data.X) == data.y)).sum() for _, t in found]
+    score = [-(data.weight * _hits(t, data)).sum() for _, t in found]
     order = np.argsort(score, kind="stable")
     return [found[i] for i in order]
+
+
+def _hits(tree: TreeStructure, data: PatternData) -> np.ndarray:
+    """Whether ``tree`` predicts each pattern's class (a single leaf without routing the patterns)."""
+    if tree.feature[0] == LEAF:
+        return data.y == tree.prediction[0]
+    return tree.predict(data.X) == data.y

@@ -515,3 +515,67 @@ def test_agrees_with_pystreed_on_statistical_parity_where_installed() -> None:
         assert ours.status == "optimal"
         if theirs.certified:
             assert ours.objective == pytest.approx(theirs.objective)
+
+
+def _random_shape(rng, depth: int, n_features: int):
+    """A random tree shape (nested ``(feature, left, right)``, leaves 0) of at most ``depth``."""
+    if depth == 0 or rng.random() < 0.2:
+        return 0
+    return (int(rng.integers(n_features)), _random_shape(rng, depth - 1, n_features),
+            _random_shape(rng, depth - 1, n_features))
+
+
+def _first_best_labelling(problem, tree):
+    """Every labelling of the leaves, in the order of ``itertools.product`` (leaf 0's class
+    changes slowest): the first of the best feasible ones, summed in exact fractions (None when
+    none is feasible)."""
+    import itertools
+
+    from strongtree_core.accel.relabel import _leaves, _with_labels
+
+    leaves = _leaves(problem, tree)
+    G = [[[Fraction(float(v)) for v in problem.G[idx, k].sum(axis=0)] for k in range(problem.n_classes)]
+         for idx in leaves]
+    U = [[problem.U[idx, k].sum(axis=0) for k in range(problem.n_classes)] for idx in leaves]
+    best, best_value = None, None
+    for labels in itertools.product(range(problem.n_classes), repeat=len(leaves)):
+        parts = [sum(G[leaf][k][j] for leaf, k in enumerate(labels)) for j in range(problem.n_parts)]
+        q = sum((U[leaf][k] for leaf, k in enumerate(labels)), np.zeros(problem.n_rows))
+        if not problem.feasible(q):
+            continue
+        if best_value is None or min(parts) > best_value:
+            best, best_value = labels, min(parts)
+    return None if best is None else _with_labels(tree, list(best))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_best_labels_is_the_first_best_labelling_of_all(seed) -> None:
+    """The relabelling of a tree's leaves against every labelling, counted exactly: with one
+    objective part and no constraint (each leaf its own best class), with several parts, with
+    a fairness row; row counts and whole weights, so ties between classes are common (the
+    very labelling where the parts are whole numbers, its value where they are fractions)."""
+    from strongtree_core.accel.relabel import best_labels
+
+    rng = np.random.default_rng(seed)
+    n, F, K = int(rng.integers(6, 30)), 4, int(rng.integers(2, 4))
+    X = rng.integers(0, 2, (n, F))
+    y = rng.integers(0, K, n)
+    weight = rng.integers(1, 4, n).astype(float) if seed % 2 else None
+    group = rng.integers(0, 2, n)
+    data = collapse_patterns(X, y, K, sample_weight=weight, group=group)
+    specs = [TreeSpec(depth=3), TreeSpec(depth=3, objective="worst_case_accuracy")]
+    if K == 2:
+        specs.append(TreeSpec(depth=3, pos_label=1, side_constraints=(StatisticalParity(0.2, 1),)))
+    for spec in specs:
+        problem = linear_problem(data, spec)
+        whole = bool(np.all(problem.G == np.round(problem.G)))
+        for _ in range(6):
+            tree = _random_shape(rng, 3, F)
+            found, truth = best_labels(problem, tree, 0), _first_best_labelling(problem, tree)
+            if whole:  # exact sums: the very labelling
+                assert found == truth
+            else:  # the worst-case parts are fractions: float sums may break a tie either way
+                assert (found is None) == (truth is None)
+                if truth is not None:
+                    assert math.isclose(measure_tree(problem, found).parts.min(),
+                                        measure_tree(problem, truth).parts.min(), rel_tol=1e-9)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -215,3 +217,35 @@ def test_input_errors_have_clear_messages() -> None:
     with pytest.raises(ValueError) as err:
         metrics.group_metrics(["a"], ["a"], sensitive_features=None, pos_label="a")
     assert str(err.value) == NEED_SENSITIVE.format(what="group_metrics")
+
+
+@SETTINGS
+@given(case=predictions(), seed=st.integers(0, 2**16))
+def test_each_rate_equals_fairlearns_and_sklearns_with_weights(case, seed) -> None:
+    """The rates the group frames are built from, against the functions of fairlearn and scikit-learn
+    on the same weighted rows (NaN where the denominator has no row, where those return 0)."""
+    from fairlearn.metrics import false_negative_rate, false_positive_rate, selection_rate, true_positive_rate
+
+    from strongtree_core.metrics.rates import rate_functions
+
+    pos = case["positive"]
+    w = np.random.default_rng(seed).uniform(0.1, 3.0, len(case["y_true"]))
+    rates = rate_functions(pos)
+    t = (case["y_true"] == pos).astype(int)
+    p = (case["y_pred"] == pos).astype(int)
+    y, yp = case["y_true"], case["y_pred"]
+    nan = float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = {
+            "count": float(w.sum()),
+            "selection_rate": float(selection_rate(p, p, pos_label=1, sample_weight=w)),
+            "tpr": float(true_positive_rate(t, p, pos_label=1, sample_weight=w)) if t.any() else nan,
+            "fpr": float(false_positive_rate(t, p, pos_label=1, sample_weight=w)) if (t == 0).any() else nan,
+            "fnr": float(false_negative_rate(t, p, pos_label=1, sample_weight=w)) if t.any() else nan,
+            "precision": float(precision_score(t, p, sample_weight=w, zero_division=np.nan)) if p.any() else nan,
+            "accuracy": float(accuracy_score(y, yp, sample_weight=w)),
+        }
+    for name, value in expected.items():
+        got = rates[name](y, yp, w)
+        assert (np.isnan(got) and np.isnan(value)) or abs(got - value) <= 1e-12, (name, got, value)

@@ -48,6 +48,11 @@ def _with_labels(tree: Tree, labels: list[int]) -> Tree:
     return walk(tree)
 
 
+def _exact_sums(parts: np.ndarray) -> bool:
+    """Every part a whole number, and any sum of one per leaf below 2^53 in size: float sums of them are exact."""
+    return bool(np.all(parts == np.round(parts))) and float(np.abs(parts).max(axis=1).sum()) < 2.0 ** 53
+
+
 def best_labels(problem: LinearProblem, tree: Tree, n_branching: int) -> Tree | None:
     """The feasible labelling of ``tree``'s leaves with the largest objective,
     or None (no feasible labelling, or too many to score)."""
@@ -56,6 +61,11 @@ def best_labels(problem: LinearProblem, tree: Tree, n_branching: int) -> Tree | 
     if K ** L > MAX_LABELLINGS:
         return None
     parts = np.stack([problem.G[idx].sum(axis=0) for idx in leaves])  # (L, K, J)
+    if problem.n_rows == 0 and problem.n_parts == 1 and _exact_sums(parts):
+        # One objective part and no constraint row: a labelling's value is the sum of its
+        # leaves' parts, computed exactly here (whole numbers), so the first best of the
+        # K^L labellings in the order below is each leaf's first best class.
+        return _with_labels(tree, np.argmax(parts[:, :, 0], axis=1).tolist())
     q = np.stack([problem.U[idx].sum(axis=0) for idx in leaves])  # (L, K, R)
     labels = np.indices((K,) * L).reshape(L, -1).T  # (K^L, L)
     total_parts = np.zeros((labels.shape[0], problem.n_parts))

@@ -156,8 +156,8 @@ def available() -> bool:
 @library.kernel(_sig("b1(E)"))
 def _halted(E):  # pragma: no cover - compiled
     """True once the stop flag is set, or (setting it) once the clock passes the
-    deadline in ``stats[5]``: the compiled search reads the clock itself, because an
-    ahead-of-time module holds the interpreter's lock and no other thread runs."""
+    deadline in ``stats[5]``: the compiled search reads the clock itself, so that no
+    other thread has to watch the deadline for it."""
     stop = E[8]
     if stop[0]:
         return True
@@ -1173,9 +1173,9 @@ TABLE_SLOTS = 1 << 14
 MAX_TABLE_SLOTS = 1 << 21
 
 #: With a stop request to watch, the compiled search runs in slices of this many
-#: nanoseconds at first (growing by half each time, up to ``MAX_SLICE_NS``): an
-#: ahead-of-time module holds the interpreter's lock, so the request (an event set by
-#: another thread, a Ctrl-C, a Stop button) is read between slices.  A slice ends as
+#: nanoseconds at first (growing by half each time, up to ``MAX_SLICE_NS``): compiled
+#: code cannot read a Python event, so the request (an event set by another thread, a
+#: Ctrl-C, a Stop button) is read between slices.  A slice ends as
 #: the deadline does (the search gives up, storing nothing unfinished); the call is
 #: then made again and finds every subproblem finished so far in the table.
 SLICE_NS = 100_000_000

@@ -183,6 +183,24 @@ class TableEncoder:
         its cuts join the plan's and its tree is returned on the plan's binary
         columns (None otherwise, or when a split of CART has no binary column,
         e.g. one that parts infinite values from the finite ones)."""
+        plan, reference, _ = self._fit(df, exclude, kinds, sample_weight, target, reference_depth)
+        return plan, reference
+
+    def fit_transform_with_reference(
+        self,
+        df: pd.DataFrame,
+        *,
+        sample_weight: np.ndarray | None = None,
+        target=None,
+        reference_depth: int | None = None,
+    ) -> tuple["EncodingPlan", np.ndarray, TreeStructure | None]:
+        """:meth:`fit_with_reference` and the plan's :meth:`EncodingPlan.transform` of the same
+        ``df``, reading its 0/1 columns once: ``(plan, binary matrix, reference tree)``."""
+        plan, reference, plain = self._fit(df, (), None, sample_weight, target, reference_depth)
+        return plan, plan._encode(df, plain), reference
+
+    def _fit(self, df, exclude, kinds, sample_weight, target, reference_depth):
+        """The plan, CART's tree (or None) and the plain 0/1 columns of ``df`` (:func:`_plain_flags`)."""
         _check_frame(df, getattr(df, "columns", ()))
         if len(df) == 0:
             raise EncodingError(EMPTY_TABLE)
@@ -218,8 +236,9 @@ class TableEncoder:
                 )
                 for name in names
             )
-            return self._plan(columns, exclude), None
-        return self._fit_data_cuts(df, names, kinds, plain, sample_weight, target, reference_depth, exclude)
+            return self._plan(columns, exclude), None, plain
+        plan, reference = self._fit_data_cuts(df, names, kinds, plain, sample_weight, target, reference_depth, exclude)
+        return plan, reference, plain
 
     def _plan(self, columns: tuple[ColumnEncoding, ...], exclude: tuple) -> "EncodingPlan":
         return EncodingPlan(
@@ -233,6 +252,8 @@ class TableEncoder:
 
     def _fit_data_cuts(self, df, names, kinds, plain, sample_weight, target, reference_depth, exclude):
         """The ``max_thresholds`` rule: other columns as usual, continuous ones from the data."""
+        if all(name in plain for name in names):  # a 0/1 table: no cuts to choose, no CART to grow
+            return self._plan(tuple(ColumnEncoding(name, "binary") for name in names), exclude), None
         n = len(df)
         if target is None:
             codes, n_classes = np.zeros(n, dtype=np.int64), 1
@@ -424,7 +445,11 @@ class EncodingPlan:
         missing = [name for name in self.source_columns if name not in df.columns]
         if missing:
             raise EncodingError(MISSING_COLUMNS.format(n=len(missing), missing=_names(missing)))
-        plain = _plain_flags(df, [c.name for c in self.columns if c.kind == "binary" and not c.n_missing])
+        return self._encode(df, _plain_flags(df, [c.name for c in self.columns if c.kind == "binary" and not c.n_missing]))
+
+    def _encode(self, df: pd.DataFrame, plain: dict) -> np.ndarray:
+        """:meth:`transform` of a checked ``df`` whose plain 0/1 columns (:func:`_plain_flags`) are ``plain``:
+        those of the plan's binary columns without missing values, or (the training table) of all its columns."""
         blocks = [
             plain[column.name] if column.name in plain else column.encode(df[column.name])
             for column in self.columns
@@ -523,15 +548,11 @@ def _plain_flags(df: pd.DataFrame, names: list) -> dict:
     with a missing or other value, takes the general path with its checks and messages.
     """
     dtypes = dict(zip(df.columns.tolist(), df.dtypes.tolist()))  # one lookup, not a Series per column
-    numeric = [
-        c for c in names
-        if pd.api.types.is_numeric_dtype(dtypes[c]) and not pd.api.types.is_bool_dtype(dtypes[c])
-    ]
+    kinds = _dtype_kinds(dtypes.values())
+    numeric = [c for c in names if kinds[dtypes[c]] == "number"]
     found: dict = {}
     whole = None
-    if numeric and len(dtypes) == df.shape[1] <= FLAG_CHUNK and all(
-        pd.api.types.is_numeric_dtype(d) or pd.api.types.is_bool_dtype(d) for d in dtypes.values()
-    ):
+    if numeric and len(dtypes) == df.shape[1] <= FLAG_CHUNK and all(kind != "other" for kind in kinds.values()):
         # A small all-number table: one copy of it (selecting columns first copies them twice).
         whole = df.to_numpy(dtype=float, na_value=np.nan)
         position = {c: j for j, c in enumerate(df.columns.tolist())}
@@ -546,6 +567,17 @@ def _plain_flags(df: pd.DataFrame, names: list) -> dict:
         for j in np.flatnonzero(clean):
             found[chunk[j]] = ones[:, j : j + 1].astype(np.uint8)
     return found
+
+
+def _dtype_kinds(dtypes: Iterable) -> dict:
+    """Each distinct dtype of ``dtypes`` -> "bool", "number" (numeric, not boolean) or "other"
+    (pandas' tests asked once per dtype, not once per column)."""
+    kinds: dict = {}
+    for dtype in dtypes:
+        if dtype not in kinds:
+            kinds[dtype] = ("bool" if pd.api.types.is_bool_dtype(dtype)
+                            else "number" if pd.api.types.is_numeric_dtype(dtype) else "other")
+    return kinds
 
 
 def _check_frame(df, used: Iterable) -> None:

@@ -1,9 +1,11 @@
 """Per-group rates of a positive label, NaN when their denominator is empty.
 
-Thin wrappers over fairlearn and scikit-learn: those return 0 (with a
-warning) for a rate whose denominator is empty, which would make a group
-with no positive rows look like a group whose positives are all missed.
-Here an empty denominator gives NaN, and NaN rates are left out of gaps.
+The rates are grouped by fairlearn's ``MetricFrame`` (its differences and
+ratios between groups); each rate is a ratio of weighted counts.  fairlearn's
+and scikit-learn's own rate functions return 0 (with a warning) for a rate
+whose denominator is empty, which would make a group with no positive rows
+look like a group whose positives are all missed.  Here an empty denominator
+gives NaN, and NaN rates are left out of gaps.
 
 Every function takes ``sample_weight``: the metrics run on distinct
 (y_true, y_pred, group, legit) combinations weighted by the summed weight of
@@ -15,71 +17,63 @@ fraction of fairlearn's per-row cost.  ``count`` is always a number of rows.
 
 from __future__ import annotations
 
-import functools
-import warnings
 from typing import Callable
 
 import numpy as np
 import pandas as pd
-from fairlearn.metrics import MetricFrame, false_negative_rate, false_positive_rate, selection_rate, true_positive_rate
-from sklearn.metrics import accuracy_score, precision_score
+from fairlearn.metrics import MetricFrame
 
 from strongtree_core.metrics._inputs import Prepared
 
 Rate = Callable[..., float]
 
 
-def _quiet(rate: Rate) -> Rate:
-    """scikit-learn warns about one-label groups, which are normal here."""
-
-    @functools.wraps(rate)
-    def wrapped(y_true, y_pred, sample_weight) -> float:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="A single label was found")
-            return rate(y_true, y_pred, sample_weight)
-
-    return wrapped
-
-
 def rate_functions(pos_label) -> dict[str, Rate]:
     """Rates of one positive label, each ``f(y_true, y_pred, sample_weight) -> float``.
 
     Keys: ``count``, ``selection_rate``, ``tpr``, ``fpr``, ``fnr``, ``precision``, ``accuracy``.
-    Labels are the original ones; the positive label is compared inside.
+    Labels are the original ones; the positive label is compared inside.  Each rate is its
+    textbook ratio of weighted counts (the same numbers as fairlearn's and scikit-learn's
+    functions, ``tests/test_metrics.py`` checks them against those), NaN when its denominator
+    has no row, computed directly: the sweep measures every point's tree with them, and
+    scikit-learn's argument checks cost more than the counts.
     """
 
     def binary(y_true, y_pred):
-        return (np.asarray(y_true) == pos_label).astype(int), (np.asarray(y_pred) == pos_label).astype(int)
+        return np.asarray(y_true) == pos_label, np.asarray(y_pred) == pos_label
+
+    def ratio(numerator, denominator, weight) -> float:
+        below = float(np.sum(weight[denominator]))
+        return float(np.sum(weight[numerator & denominator])) / below if below > 0 else np.nan
 
     def count(y_true, y_pred, sample_weight) -> float:
         return float(np.sum(sample_weight))
 
     def sel(y_true, y_pred, sample_weight) -> float:
         _, p = binary(y_true, y_pred)
-        return float(selection_rate(p, p, pos_label=1, sample_weight=sample_weight)) if len(p) else np.nan
+        return ratio(p, np.ones_like(p), np.asarray(sample_weight, dtype=float)) if len(p) else np.nan
 
     def tpr(y_true, y_pred, sample_weight) -> float:
         t, p = binary(y_true, y_pred)
-        return float(true_positive_rate(t, p, pos_label=1, sample_weight=sample_weight)) if t.any() else np.nan
+        return ratio(p, t, np.asarray(sample_weight, dtype=float)) if t.any() else np.nan
 
     def fpr(y_true, y_pred, sample_weight) -> float:
         t, p = binary(y_true, y_pred)
-        return float(false_positive_rate(t, p, pos_label=1, sample_weight=sample_weight)) if (t == 0).any() else np.nan
+        return ratio(p, ~t, np.asarray(sample_weight, dtype=float)) if (~t).any() else np.nan
 
     def fnr(y_true, y_pred, sample_weight) -> float:
         t, p = binary(y_true, y_pred)
-        return float(false_negative_rate(t, p, pos_label=1, sample_weight=sample_weight)) if t.any() else np.nan
+        return ratio(~p, t, np.asarray(sample_weight, dtype=float)) if t.any() else np.nan
 
     def precision(y_true, y_pred, sample_weight) -> float:
         t, p = binary(y_true, y_pred)
-        if not p.any():
-            return np.nan
-        return float(precision_score(t, p, pos_label=1, zero_division=np.nan, sample_weight=sample_weight))
+        return ratio(t, p, np.asarray(sample_weight, dtype=float)) if p.any() else np.nan
 
     def accuracy(y_true, y_pred, sample_weight) -> float:
-        return float(accuracy_score(y_true, y_pred, sample_weight=sample_weight)) if len(y_true) else np.nan
+        same = np.asarray(y_true) == np.asarray(y_pred)
+        return ratio(same, np.ones_like(same), np.asarray(sample_weight, dtype=float)) if len(same) else np.nan
 
-    rates = {
+    return {
         "count": count,
         "selection_rate": sel,
         "tpr": tpr,
@@ -88,7 +82,6 @@ def rate_functions(pos_label) -> dict[str, Rate]:
         "precision": precision,
         "accuracy": accuracy,
     }
-    return {name: _quiet(rate) for name, rate in rates.items()}
 
 
 def by_group_frame(prep: Prepared, keys, *, conditional: bool) -> MetricFrame:
