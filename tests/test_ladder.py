@@ -3,6 +3,8 @@ patterns; a rung's certificate holds over its thresholds, and the encoding keeps
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -113,6 +115,39 @@ def test_the_first_start_has_a_rung_of_its_own_and_the_rungs_stay_nested(monkeyp
     assert seen[0][2] >= tree_objective(data, TreeSpec(depth=3), first) - 1e-9
     assert full is not None and full.status == "optimal"
     assert full.objective == pytest.approx(exact_solve(data, TreeSpec(depth=3), time_limit=60, ladder=False).objective)
+
+
+def test_the_full_problem_is_not_begun_when_its_estimate_exceeds_the_time_left(monkeypatch):
+    """On a million rows the full problem's set-up takes seconds no clock interrupts: begun too
+    late, the search was given up and the certified rung went with it (bound = the row count).
+    When even the optimistic estimate exceeds the time left, the ladder answers with its rung."""
+    from strongtree_core.accel.dp import Deadline
+    from strongtree_core.starts import cart_structure
+
+    X, y = continuous(2000, seed=6, columns=8)
+    _, data = patterns(X, y, max_thresholds=32)
+    solved, estimates = [], []
+    real_estimate = ladder.full_problem_seconds
+
+    def solve(sub, sub_starts, seconds):
+        assert sub is not data, "the full problem was begun"
+        solved.append(sub.n_features)
+        return exact_solve(sub, TreeSpec(depth=3), time_limit=30, starts=sub_starts, ladder=False)
+
+    def estimate(full, rung_seconds, rung_cells):
+        estimates.append((rung_seconds, rung_cells))
+        assert full is data and 0 < rung_cells < data.n_patterns * data.n_features
+        return 1e9  # more than any time left
+
+    monkeypatch.setattr(ladder, "full_problem_seconds", estimate)
+    certified, full, best = ladder.climb(data, TreeSpec(depth=3), solve, (cart_structure(data, 3),),
+                                         Deadline(time.perf_counter() + 600, None))
+    assert full is None and len(estimates) == 1 and max(solved) < data.n_features
+    found, on_full = certified.result
+    assert found.status == "optimal" and certified.features.size == max(solved)
+    assert best[0] == pytest.approx(found.objective)
+    assert tree_objective(data, TreeSpec(depth=3), on_full) == pytest.approx(found.objective)
+    assert real_estimate(data, 2.0, 1000) == pytest.approx(2.0 * data.n_patterns * data.n_features / 1000)
 
 
 def test_a_ladder_with_time_to_spare_reaches_every_threshold(monkeypatch):

@@ -20,10 +20,11 @@ ladder of nested feature sets ``F_0 ⊂ F_1 ⊂ ... ⊂ F``:
 Each rung is solved exactly by the search on its merged patterns, with the
 best tree so far as a start (a tree over ``F_k`` is a tree over every later
 rung), so the incumbent only improves.  The ladder stops at the first rung
-not finished in time: the answer is then the last rung certified, optimal
-among the trees over its thresholds (``LadderResult.features`` names them), a
-proven statement about a smaller set of thresholds rather than an unproven
-one about all of them.
+not finished in time, or before the full problem when even an optimistic
+estimate of its time (:func:`full_problem_seconds`) exceeds the time left:
+the answer is then the last rung certified, optimal among the trees over its
+thresholds (``LadderResult.features`` names them), a proven statement about a
+smaller set of thresholds rather than an unproven one about all of them.
 """
 
 from __future__ import annotations
@@ -128,6 +129,15 @@ def depth_two_seconds(data: PatternData) -> float:
     return data.n_patterns * (C * (C + 1) / 2) / DEPTH_TWO_STEPS_PER_SECOND
 
 
+def full_problem_seconds(data: PatternData, rung_seconds: float, rung_cells: int) -> float:
+    """An optimistic estimate of the full problem's time from the last rung certified: its
+    time scaled by patterns x features (the search grows faster than that).  The ladder
+    does not begin the full problem when even this exceeds the time left: on a million
+    rows its set-up alone takes seconds that no clock interrupts, the search would be
+    given up, and the rung's certificate with it."""
+    return rung_seconds * (data.n_patterns * data.n_features) / max(1, rung_cells)
+
+
 def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure, ...], deadline: Deadline,
           say=None) -> tuple[Rung | None, object | None, tuple[float, TreeStructure] | None]:
     """Solve the rungs in turn with ``solve(sub_data, sub_starts, seconds)`` (the exact
@@ -150,6 +160,7 @@ def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure,
     certified: Rung | None = None
     ahead = first_rung(data, starts, depth_two)
     k, last_size = (-1, -1) if ahead is not None else (0, -1)
+    last_rung: tuple[float, int] | None = None  # (seconds, patterns x features) of the last rung certified
     while True:
         if k < 0:
             features = ahead
@@ -165,12 +176,18 @@ def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure,
             return certified, None, best
         tries = list(starts) + ([best[1]] if best is not None else [])
         if features.size == data.n_features:
+            if certified is not None and last_rung is not None and \
+                    full_problem_seconds(data, *last_rung) > seconds:
+                return certified, None, best  # begun, it would be given up unfinished, its set-up unstoppable
             return certified, solve(data, tuple(tries), seconds), best
         mapping = {int(f): j for j, f in enumerate(features)}
         back = {j: int(f) for j, f in enumerate(features)}
         sub_starts = tuple(remap(s, mapping) for s in tries if tree_features(s) <= set(mapping))
         sub, _ = restrict_features(data, features)
+        began = time.perf_counter()
         result = solve(sub, sub_starts, seconds)
+        if result.status == "optimal":
+            last_rung = (time.perf_counter() - began, sub.n_patterns * sub.n_features)
         on_full = None if result.structure is None else remap(result.structure, back)
         if on_full is not None and (best is None or result.objective > best[0]):
             best = (result.objective, on_full)
