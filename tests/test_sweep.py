@@ -234,12 +234,13 @@ def test_dask_without_a_scheduler_starts_a_local_cluster_of_process_workers(monk
 
 
 def _slow_points():
-    """Points that each run about a second: FlowOCT alone on HiGHS, stopped by its time limit."""
+    """Points that each run about half a second: FlowOCT alone on HiGHS, stopped by its time limit (long
+    enough for a worker to be caught running one, or for two solves to overlap)."""
     rng = np.random.default_rng(2)
     n = 250
     X = pd.DataFrame(rng.integers(0, 4, (n, 8)), columns=[f"f{j}" for j in range(8)])
     y = pd.Series(np.where(X.sum(axis=1) + rng.normal(0, 2, n) > 12, "yes", "no"))
-    est = _estimator(formulation="flow", exact_search=False, solver="highs", time_limit=1.0)
+    est = _estimator(formulation="flow", exact_search=False, solver="highs", time_limit=0.5)
     return est, X, y, {"min_leaf": list(range(8))}
 
 
