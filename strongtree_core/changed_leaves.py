@@ -72,7 +72,13 @@ def changed_leaves(structure: TreeStructure, data: PatternData, spec: TreeSpec, 
     """
     out = []
     before = None  # the tree's objective, computed at the first leaf that needs it
-    for leaf in structure.leaves:
+    leaves = structure.leaves
+    every = np.asarray(leaf_weights, dtype=float)[leaves - 1]  # (leaves, classes), weights >= 0
+    top = every.max(axis=1)
+    said = every[np.arange(leaves.size), structure.prediction[leaves - 1]]
+    # The leaves with rows whose predicted class weighs less than their heaviest, found at once (weights
+    # >= 0 sum to more than 0 exactly when the largest is more than 0); each is examined below.
+    for leaf in leaves[(top > 0) & (said < top)]:
         weights = np.asarray(leaf_weights[leaf - 1], dtype=float)
         predicted = int(structure.prediction[leaf - 1])
         if weights.sum() <= 0 or weights[predicted] >= weights.max():

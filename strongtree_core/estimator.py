@@ -14,6 +14,7 @@ import threading
 import time
 import warnings
 from dataclasses import dataclass, replace
+from functools import cached_property
 from numbers import Integral, Real
 from typing import Any, Callable, Literal, Sequence
 
@@ -206,9 +207,14 @@ FINISH_SECONDS_PER_ROW = 1e-6
 
 @dataclass(frozen=True)
 class _Training:
-    """The training data as ``fit`` reads it: checked, rows of weight 0 left out."""
+    """The training data as ``fit`` reads it: checked, rows of weight 0 left out.
 
-    X: pd.DataFrame
+    X given as an array is kept as that array (``array``) and becomes a DataFrame
+    (``X``) only when something needs the table: named protected columns, rows left
+    out, or an encoding of other values than 0 and 1."""
+
+    table: pd.DataFrame | None  # X as a DataFrame with a fresh index; None until ``X`` builds it from ``array``
+    array: np.ndarray | None  # X as the 2-D array given (columns x0, x1, ...), every row kept; else None
     y_index: np.ndarray  # class index of every row
     classes: np.ndarray
     target: str
@@ -221,6 +227,11 @@ class _Training:
     legitimate: tuple[str, ...]  # names of the legitimate factors
     columns_in: tuple  # the columns of X as given
     fitted_on_frame: bool
+
+    @cached_property
+    def X(self) -> pd.DataFrame:
+        """X as a DataFrame with a fresh index."""
+        return self.table if self.table is not None else _array_table(self.array)
 
 
 @dataclass(frozen=True)
@@ -532,9 +543,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             if X.shape[1] == 0:
                 raise StrongTreeError(NO_COLUMNS.format(n=X.shape[0]))
             return X.reset_index(drop=True)
-        arr = _checked_array(X)
-        # The names as a plain Index of Python strings (building pandas' string dtype costs more than the table).
-        return pd.DataFrame(arr, columns=pd.Index([f"x{j}" for j in range(arr.shape[1])], dtype=object))
+        return _array_table(_checked_array(X))
 
     def _table(self, X) -> pd.DataFrame:
         """X at prediction time: a DataFrame's columns matched by name (fitted on a DataFrame),
@@ -694,9 +703,14 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         if y is None:
             raise StrongTreeError(Y_NONE)
         fitted_on_frame = isinstance(X, pd.DataFrame)
-        X = self._training_table(X)
-        columns_in = tuple(X.columns.tolist())  # tolist: fast for Arrow-backed names
-        n = len(X)
+        if fitted_on_frame:
+            X, array = self._training_table(X), None
+            columns_in = tuple(X.columns.tolist())  # tolist: fast for Arrow-backed names
+            n = len(X)
+        else:  # an array: its table is built only if needed (below, or when encoding other values than 0 / 1)
+            X, array = None, _checked_array(X)
+            columns_in = tuple(_array_names(array.shape[1]))
+            n = array.shape[0]
         if n == 0:
             raise StrongTreeError(NO_ROWS)
         classes, y_idx = _target_classes(y, n)
@@ -705,13 +719,18 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             raise StrongTreeError(ONE_CLASS.format(label=python_scalar(classes[0])))
         self.classes_ = classes
         positive = self._positive_index(classes, fairness)
+        drop_rows = weights is not None and not weights.all()
+        if X is None and (sensitive_features is not None or legitimate_features is not None or drop_rows):
+            X = _array_table(array)
         sens_frame, sens_in_x = self._columns(X, sensitive_features, "sensitive_features", n)
         legit_frame, _ = self._columns(X, legitimate_features, "legitimate_features", n)
-        if weights is not None and not weights.all():  # weight 0: as if the row were absent
+        if drop_rows:  # weight 0: as if the row were absent
             X, y_idx, sens_frame, legit_frame, weights = _positive_weight_rows(weights, X, y_idx, sens_frame, legit_frame)
+            array = None
         groups, legit = self._code_groups(fairness, sens_frame, legit_frame)
         return _Training(
-            X=X, y_index=y_idx, classes=classes, target=_target_name(y), weights=weights, positive=positive,
+            table=X, array=array, y_index=y_idx, classes=classes, target=_target_name(y), weights=weights,
+            positive=positive,
             groups=groups, legit=legit, protected_in_x=tuple(sens_in_x), columns_in=columns_in,
             protected=() if sens_frame is None else tuple(map(str, sens_frame.columns)),
             legitimate=() if legit_frame is None else tuple(map(str, legit_frame.columns)),
@@ -745,8 +764,13 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _encode(self, train: _Training) -> _Encoded:
         """Binary features of the columns the tree may split on (CART on the raw columns gives cuts and a start)."""
+        drop = bool(train.protected_in_x) and not self.allow_protected_splits
+        if train.array is not None and not drop:  # an array of 0 / 1 numbers: its columns as they are
+            flags = self._encoder().fit_transform_flags(train.array, train.columns_in)
+            if flags is not None:
+                return _Encoded(plan=flags[0], X_binary=flags[1], feature_names=train.columns_in, cart_tree=None)
         features = train.X
-        if train.protected_in_x and not self.allow_protected_splits:
+        if drop:
             features = train.X.drop(columns=list(train.protected_in_x))
         plan, X_binary, cart_tree = self._encoder().fit_transform_with_reference(
             features, sample_weight=train.weights, target=train.y_index, reference_depth=int(self.depth))
@@ -784,7 +808,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
                 ev = replace(ev, tree=_fitted_tree(ev.tree, record, train, encoded, data))
             progress(ev)
 
-        remaining = float(self.time_limit) - (time.perf_counter() - started) - FINISH_SECONDS_PER_ROW * len(train.X)
+        remaining = float(self.time_limit) - (time.perf_counter() - started) - FINISH_SECONDS_PER_ROW * len(train.y_index)
         cart = encoded.cart_tree
         return solve_tree(
             data, spec, formulation=self.formulation, solver=self.solver, time_limit=max(MIN_SOLVE_SECONDS, remaining),
@@ -1073,6 +1097,17 @@ def _checked_array(X, *, min_rows: int = 1) -> np.ndarray:
     return check_array(arr, accept_sparse=False, dtype=None, ensure_all_finite=False, ensure_min_samples=min_rows)
 
 
+def _array_names(n_columns: int) -> list[str]:
+    """The names of an array's columns: x0, x1, ..."""
+    return [f"x{j}" for j in range(n_columns)]
+
+
+def _array_table(arr: np.ndarray) -> pd.DataFrame:
+    """A checked 2-D array as a table with columns x0, x1, ...  (the names as a plain Index of Python
+    strings: building pandas' string dtype costs more than the table)."""
+    return pd.DataFrame(arr, columns=pd.Index(_array_names(arr.shape[1]), dtype=object))
+
+
 def _refuse_complex_columns(X: pd.DataFrame) -> None:
     for name, dtype in X.dtypes.items():
         if getattr(dtype, "kind", "") == "c":
@@ -1084,6 +1119,10 @@ def _positive_weight_rows(weights: np.ndarray, X: pd.DataFrame, y_idx: np.ndarra
     keep = weights > 0
     rows = [None if f is None else f[keep].reset_index(drop=True) for f in frames]
     return (X[keep].reset_index(drop=True), y_idx[keep], *rows, weights[keep])
+
+
+#: Integer labels of at most this many rows are sorted by numpy (faster than pandas' hashing on small data).
+SMALL_TARGET = 10_000
 
 
 def _target_classes(y, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -1119,6 +1158,9 @@ def _target_classes(y, n: int) -> tuple[np.ndarray, np.ndarray]:
             distinct = np.unique(y_arr)
             examples = ", ".join(repr(float(v)) for v in distinct[distinct != np.round(distinct)][:3])
             raise StrongTreeError(CONTINUOUS_TARGET.format(n=distinct.size, examples=examples))
+    if y_arr.dtype.kind in "iu" and y_arr.size <= SMALL_TARGET:  # the same classes and codes, without pandas
+        classes, y_idx = np.unique(y_arr, return_inverse=True)
+        return classes, y_idx.reshape(-1).astype(np.int64)
     # Hashing, then sorting the few distinct labels: np.unique sorted a million texts (2 s).
     y_idx, classes = pd.factorize(y_arr, sort=True)
     return np.asarray(classes), y_idx.astype(np.int64)

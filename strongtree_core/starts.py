@@ -21,6 +21,7 @@ from strongtree_core.structure import LEAF, PRUNED, TreeGraph, TreeStructure
 CART_MAX_PATTERNS = 20_000
 #: Features converted to float once when the table has at most this many cells (32 MB).
 CART_FLOAT_CELLS = 4_000_000
+FLOAT_MAX = float(np.finfo(np.float64).max)
 
 
 def cart_structure(data: PatternData, depth: int, *, class_weight=None, random_state: int = 0) -> TreeStructure:
@@ -58,27 +59,32 @@ def cart_structure(data: PatternData, depth: int, *, class_weight=None, random_s
     n_nodes = graph.n_nodes
     stack = [(1, np.arange(rows.size))]
     # Gini: minimizing the weighted impurity of the children is maximizing sum_k c_k^2 / w
-    # per child; an empty side divides 0 by 0 (read as 0), once per node, so the warnings
-    # are silenced once for the whole tree.
+    # per child.  A feature that leaves one side empty divides 0 by 0 (it is no candidate);
+    # the warnings are silenced once for the whole tree.
+    total = np.add.reduce  # ndarray.sum's own reduction, without its Python wrapper (per node, it counts)
     with np.errstate(divide="ignore", invalid="ignore"):
         while stack:
             n, idx = stack.pop()
-            Yn = Y[idx]
-            counts = Yn[:, :K].sum(axis=0)
+            Yn = Y.take(idx, axis=0)
+            counts = total(Yn[:, :K], axis=0)
             prediction[n - 1] = counts.argmax()
             feature[n - 1] = LEAF
             if 2 * n > n_nodes or np.count_nonzero(counts) < 2:
                 continue
-            Xn = X[idx]
+            Xn = X.take(idx, axis=0)
             sums = Xn.T @ Yn  # (F, K + 1): class weights and patterns with x_f = 1
             right, n_right = sums[:, :K], sums[:, K]
             left = counts - right
             ok = (n_right >= 0.5) & (n_right <= idx.size - 0.5)  # patterns on both sides
             if not ok.any():
                 continue
-            score = ((left**2).sum(axis=1) / left.sum(axis=1)) + ((right**2).sum(axis=1) / right.sum(axis=1))
-            score = np.where(ok, np.nan_to_num(score, copy=False, nan=0.0), -np.inf)
-            f = int(score.argmax())
+            score = (total(left**2, axis=1) / total(left, axis=1)) + (total(right**2, axis=1) / total(right, axis=1))
+            gain = np.where(ok, score, -np.inf)
+            f = int(gain.argmax())
+            if not -FLOAT_MAX < gain[f] < np.inf:
+                # A candidate scored nan or +-inf (a side whose weights cancel to 0): read nan as 0 and
+                # +-inf as the largest floats.  Otherwise the finite best is the same first best either way.
+                f = int(np.where(ok, np.nan_to_num(score, nan=0.0), -np.inf).argmax())
             feature[n - 1] = f
             prediction[n - 1] = -1
             goes_right = Xn[:, f] > 0.5

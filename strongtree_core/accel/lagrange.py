@@ -84,8 +84,9 @@ class TreeQuantities:
     features: frozenset
 
 
-def measure_tree(problem: LinearProblem, tree: Tree) -> TreeQuantities:
-    """Objective parts, constraint quantities and structure of ``tree``."""
+def measure_tree(problem: LinearProblem, tree: Tree, leaves: list | None = None) -> TreeQuantities:
+    """Objective parts, constraint quantities and structure of ``tree``; with a list
+    ``leaves``, the patterns of each leaf are appended to it, rightmost leaf first."""
     P = problem.n_patterns
     parts = np.zeros(problem.n_parts)
     q = np.zeros(problem.n_rows)
@@ -98,8 +99,11 @@ def measure_tree(problem: LinearProblem, tree: Tree) -> TreeQuantities:
             right = problem.X[idx, t[0]] > 0.5
             stack += [(t[1], idx[~right]), (t[2], idx[right])]
         else:
+            if leaves is not None:
+                leaves.append(idx)
             parts += problem.G[idx, t].sum(axis=0)
-            q += problem.U[idx, t].sum(axis=0)
+            if problem.n_rows:  # no constraint row: nothing to add up
+                q += problem.U[idx, t].sum(axis=0)
     return TreeQuantities(tree, parts, q, tree_branchings(tree), frozenset(feats))
 
 

@@ -53,10 +53,11 @@ def _exact_sums(parts: np.ndarray) -> bool:
     return bool(np.all(parts == np.round(parts))) and float(np.abs(parts).max(axis=1).sum()) < 2.0 ** 53
 
 
-def best_labels(problem: LinearProblem, tree: Tree, n_branching: int) -> Tree | None:
+def best_labels(problem: LinearProblem, tree: Tree, n_branching: int, leaves: list | None = None) -> Tree | None:
     """The feasible labelling of ``tree``'s leaves with the largest objective,
-    or None (no feasible labelling, or too many to score)."""
-    leaves = _leaves(problem, tree)
+    or None (no feasible labelling, or too many to score).  ``leaves``: the patterns
+    of each leaf, left to right, when the caller has them already."""
+    leaves = _leaves(problem, tree) if leaves is None else leaves
     L, K = len(leaves), problem.n_classes
     if K ** L > MAX_LABELLINGS:
         return None

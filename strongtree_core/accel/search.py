@@ -287,11 +287,12 @@ class _Run:
             return True
         return False
 
-    def offer_shape(self, m: TreeQuantities) -> None:
-        """Offer ``m`` and the best feasible relabelling of its leaves."""
+    def offer_shape(self, m: TreeQuantities, leaves: list | None = None) -> None:
+        """Offer ``m`` and the best feasible relabelling of its leaves (``leaves``: their
+        patterns, left to right, when known)."""
         self.offer(m)
-        relabelled = best_labels(self.p, m.tree, m.n_branching)
-        if relabelled is not None:
+        relabelled = best_labels(self.p, m.tree, m.n_branching, leaves)
+        if relabelled is not None and relabelled != m.tree:  # the same tree again would change nothing
             self.offer(measure_tree(self.p, relabelled))
 
     def prove(self, bound: float) -> None:
@@ -387,7 +388,9 @@ class _Run:
             return self.result("infeasible", f"every leaf must hold {p.min_leaf} rows, more than the {int(p.count.sum())} there are")
         for s in starts:
             if s.depth <= p.depth:
-                self.offer_shape(measure_tree(p, structure_to_tree(s)))
+                leaves: list = []
+                m = measure_tree(p, structure_to_tree(s), leaves)
+                self.offer_shape(m, leaves[::-1])
         if not p.constrained or _branching_bound_only(p):
             # Accuracy-like objectives with at most a bound on branching nodes: the
             # dynamic program alone, the bound counted in its states (eq. 8).

@@ -199,6 +199,19 @@ class TableEncoder:
         plan, reference, plain = self._fit(df, (), None, sample_weight, target, reference_depth)
         return plan, plan._encode(df, plain), reference
 
+    def fit_transform_flags(self, values: np.ndarray, names: tuple) -> tuple["EncodingPlan", np.ndarray] | None:
+        """:meth:`fit_transform_with_reference` of ``pd.DataFrame(values, columns=names)`` when
+        ``values`` is a 2-D array of integers or floats whose every value is 0 or 1: each column
+        one binary feature (``x = 1``) under both threshold rules, and no reference tree.  None
+        for any other array (its table then takes the general path)."""
+        if values.ndim != 2 or values.dtype.kind not in "iuf" or values.dtype.itemsize > 8 or not values.size:
+            return None
+        ones = values == 1
+        if not (ones | (values == 0)).all():
+            return None
+        return self._plan(tuple(ColumnEncoding(name, "binary") for name in names), ()), \
+            np.ascontiguousarray(ones, dtype=np.uint8)
+
     def _fit(self, df, exclude, kinds, sample_weight, target, reference_depth):
         """The plan, CART's tree (or None) and the plain 0/1 columns of ``df`` (:func:`_plain_flags`)."""
         _check_frame(df, getattr(df, "columns", ()))

@@ -91,7 +91,9 @@ def _unique_rows(X: np.ndarray, extra: np.ndarray) -> tuple[np.ndarray, np.ndarr
     packed = np.packbits(X.astype(bool), axis=1)
     width = -(-packed.shape[1] // 8) * 8
     if width:
-        packed = np.ascontiguousarray(np.pad(packed, ((0, 0), (0, width - packed.shape[1]))))
+        padded = np.zeros((n, width), dtype=np.uint8)  # whole words: zero bits after the last feature
+        padded[:, : packed.shape[1]] = packed
+        packed = padded
         words = packed.view(">u8").astype(np.uint64)  # (n, width / 8), big-endian keeps the bit order
     else:
         words = np.zeros((n, 0), dtype=np.uint64)

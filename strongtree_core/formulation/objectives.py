@@ -60,11 +60,11 @@ def row_objective_weights(data, spec: TreeSpec) -> np.ndarray | None:
     ``objective = (1 - lambda) * sum_i per_row_i * [pattern i correct] - lambda * sum b``.
     Returns None for the worst-case accuracy, which is not of that form.
     """
+    if spec.objective == "accuracy":
+        return np.asarray(data.weight, dtype=float)
     K = data.n_classes
     class_weight = np.bincount(data.y, weights=data.weight, minlength=K)
     total = float(data.weight.sum())
-    if spec.objective == "accuracy":
-        return np.asarray(data.weight, dtype=float)
     if spec.objective == "balanced_accuracy":
         present = class_weight > 0
         return total / present.sum() * data.weight / np.where(present, class_weight, 1.0)[data.y]
