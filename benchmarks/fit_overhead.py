@@ -58,6 +58,7 @@ STEPS: dict[str, tuple[tuple[str, str], ...]] = {
         ("strongtree_core.encoding.binarize", "TableEncoder.fit"),
         ("strongtree_core.encoding.binarize", "TableEncoder.fit_with_reference"),
         ("strongtree_core.encoding.binarize", "TableEncoder.fit_transform_with_reference"),
+        ("strongtree_core.encoding.binarize", "TableEncoder.fit_transform_flags"),
         ("strongtree_core.encoding.binarize", "EncodingPlan.transform"),
     ),
     "patterns": (("strongtree_core.estimator", "collapse_patterns"),),
