@@ -342,15 +342,24 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
         if progress is not None:
             progress(Progress(time.perf_counter() - t0, objective, bound, relative_gap(objective, bound), explored, tree, message))
 
+    def certificate(answer) -> None:  # the ladder's answer if it were stopped now (a rung certified)
+        if not given_up.is_set():
+            latest["answer"] = answer
+
     remaining = max(0.05, time_limit - (time.perf_counter() - t0))
     halt = _AnyOf(stop, given_up)
     done, found = _within(lambda: exact_solve(data, spec, time_limit=remaining, stop=halt, report=report,
-                                              starts=starts, n_jobs=n_jobs),
+                                              starts=starts, n_jobs=n_jobs, certificate=certificate),
                           time.perf_counter() + remaining + EXACT_GRACE, stop)
     if not done:
         given_up.set()  # the search stops at its next look at the clock; its result is dropped
-        return _exact_given_up(data, spec, latest, starts, stop, progress, t0,
-                               time_limit if stated is None else stated)
+        answer = latest.get("answer")
+        if answer is None:
+            return _exact_given_up(data, spec, latest, starts, stop, progress, t0,
+                                   time_limit if stated is None else stated)
+        # the ladder's last certified rung holds, whatever the rung still at work
+        found = replace(answer, runtime=time.perf_counter() - t0,
+                        reason=answer.reason + "; the next rung was given up at the time limit")
     if found.status == "infeasible":
         raise StrongTreeError(INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec)))
     if found.structure is None:  # stopped before the search checked a start (a late ladder on a million rows)

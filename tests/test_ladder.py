@@ -184,3 +184,38 @@ def test_a_fair_tree_through_the_ladder_meets_its_bound(monkeypatch):
     assert all(check["satisfied"] for check in model.constraint_checks_)
     rates = pd.Series(model.predict(X)).groupby(group.to_numpy()).mean()
     assert abs(rates[0] - rates[1]) <= 0.02 + 1e-12
+
+
+def test_a_rung_still_at_work_at_the_limit_keeps_the_certificate_of_the_rung_before(monkeypatch):
+    """A search given up at its limit (a set-up on a million rows answers no clock) used to come
+    back without a bound; the ladder's last certified rung now holds, the encoding cut to it."""
+    from strongtree_core import engine
+
+    monkeypatch.setattr(ladder, "LADDER_CELLS", 0)
+    monkeypatch.setattr(ladder, "full_problem_seconds", lambda *args: 0.0)  # the full problem is begun
+    X, y = continuous(2000, seed=6, columns=8)
+    plain = search.exact_solve
+    full = []
+
+    def from_the_engine(data, spec, **kwargs):
+        full.append(data)
+        return plain(data, spec, **kwargs)
+
+    def deaf_on_the_full_problem(sub, sub_spec, **kwargs):
+        if full and sub is full[0]:
+            time.sleep(6.0)  # hears no stop: past the limit and its grace
+        return plain(sub, sub_spec, **kwargs)
+
+    monkeypatch.setattr(engine, "exact_solve", from_the_engine)
+    monkeypatch.setattr(search, "exact_solve", deaf_on_the_full_problem)
+    started = time.perf_counter()
+    model = StrongTreeClassifier(depth=3, max_thresholds=32, time_limit=4.0).fit(X, y)
+    took = time.perf_counter() - started
+    record = model.record_
+    assert took < 5.5, took
+    assert record.certified and record.status == "optimal" and record.bound == record.objective, record
+    assert "given up" in record.choice and "features" in record.choice, record.choice
+    assert model.encoding_.n_binary < full[0].n_features  # the encoding holds the rung's thresholds only
+    assert int((model.predict(X) == y).sum()) == record.objective  # re-scored from predictions
+    rung = collapse_patterns(model.encoding_.transform(X), y, 2, chains=model.encoding_.chains)
+    assert plain(rung, TreeSpec(depth=3), time_limit=60, ladder=False).objective == pytest.approx(record.objective)

@@ -184,7 +184,7 @@ def test_an_exact_search_that_overruns_its_limit_is_given_up_with_its_best_tree(
     tree = optimal.tree_.structure
     finished = threading.Event()
 
-    def stuck(data, spec, *, time_limit, stop, report, starts, n_jobs=1):
+    def stuck(data, spec, *, time_limit, stop, report, starts, n_jobs=1, certificate=None):
         report(150.0, 190.0, 7, tree, "new incumbent")
         deadline = time.perf_counter() + time_limit + 3 * engine.EXACT_GRACE + 1.0
         while time.perf_counter() < deadline:  # a step that looks at no clock, then at its stop
@@ -214,7 +214,7 @@ def test_a_given_up_search_without_an_incumbent_returns_the_best_feasible_cheap_
     X = pd.DataFrame(rng.integers(0, 2, (200, 6)), columns=[f"f{j}" for j in range(6)])
     y = pd.Series((X.f0 & X.f2) | (rng.random(200) < 0.2)).astype(int)
 
-    def stuck(data, spec, *, time_limit, stop, report, starts, n_jobs=1):
+    def stuck(data, spec, *, time_limit, stop, report, starts, n_jobs=1, certificate=None):
         while not stop.is_set():
             time.sleep(0.01)
         return ExactResult("stopped", None, None, None, 0.0, "stopped")

@@ -139,7 +139,7 @@ def full_problem_seconds(data: PatternData, rung_seconds: float, rung_cells: int
 
 
 def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure, ...], deadline: Deadline,
-          say=None) -> tuple[Rung | None, object | None, tuple[float, TreeStructure] | None]:
+          say=None, on_certified=None) -> tuple[Rung | None, object | None, tuple[float, TreeStructure] | None]:
     """Solve the rungs in turn with ``solve(sub_data, sub_starts, seconds)`` (the exact
     search, returning an ExactResult on ``sub_data``'s features).
 
@@ -148,7 +148,9 @@ def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure,
     on the way with its value (on the full features; None if none: the caller
     then falls back on the best feasible start).  ``say(k, n_features, result,
     result_on_full_features)`` hears every rung's outcome (``k`` = -1 for the
-    first start's rung, :func:`first_rung`).
+    first start's rung, :func:`first_rung`); ``on_certified(rung, best)`` hears each
+    rung certified, with the best tree so far (what the ladder would return if it
+    were stopped then).
     """
     used = set().union(*(tree_features(s) for s in starts)) if starts else set()
     depth_two = best_depth_two(data) if deadline.at - time.perf_counter() > depth_two_seconds(data) else set()
@@ -199,5 +201,7 @@ def climb(data: PatternData, spec: TreeSpec, solve, starts: tuple[TreeStructure,
             return certified, None, best
         if result.status == "optimal":
             certified = Rung(features, (result, on_full))
+            if on_certified is not None:
+                on_certified(certified, best)
         last_size = features.size
         k += 1

@@ -54,7 +54,7 @@ from strongtree_core.accel.dp import (
     subset_key,
     tree_to_structure,
 )
-from strongtree_core.accel.ladder import climb, ladder_applies
+from strongtree_core.accel.ladder import Rung, climb, ladder_applies
 from strongtree_core.accel.lagrange import (
     Prices,
     TreeQuantities,
@@ -147,6 +147,7 @@ def exact_solve(
     starts: tuple[TreeStructure, ...] = (),
     n_jobs: int = 1,
     ladder: bool = True,
+    certificate: Callable[[ExactResult], None] | None = None,
 ) -> ExactResult:
     """The optimal tree of depth ``spec.depth`` for ``spec`` on ``data``.
 
@@ -158,6 +159,10 @@ def exact_solve(
     ladder : climb from few thresholds of continuous columns to all of them
         when the problem is large (``accel/ladder.py``); the result may then
         hold over a subset of the features (``ExactResult.features``).
+    certificate : called, on the ladder, with the result this call would return if
+        it were stopped now, each time a rung is certified: a caller that gives up
+        a search still at work (a set-up on a million rows answers no clock) keeps
+        the certificate of the last rung.
 
     Examples
     --------
@@ -176,7 +181,7 @@ def exact_solve(
     """
     t0 = time.perf_counter()
     if ladder and ladder_applies(data, spec):
-        return _climb(data, spec, time_limit, stop, report, starts, t0, n_jobs)
+        return _climb(data, spec, time_limit, stop, report, starts, t0, n_jobs, certificate)
     deadline = Deadline(t0 + float(time_limit), stop)
     problem = linear_problem(data, spec)
     run = _Run(problem, deadline, report, t0, n_jobs)
@@ -193,7 +198,8 @@ def exact_solve(
 
 
 def _climb(data: PatternData, spec: TreeSpec, time_limit: float, stop, report: Report | None,
-           starts: tuple[TreeStructure, ...], t0: float, n_jobs: int = 1) -> ExactResult:
+           starts: tuple[TreeStructure, ...], t0: float, n_jobs: int = 1,
+           certificate: Callable[[ExactResult], None] | None = None) -> ExactResult:
     """The ladder of ``accel/ladder.py``: rungs solved by the exact search on merged patterns."""
     deadline = Deadline(t0 + float(time_limit), stop)
     explored = [0]
@@ -216,8 +222,12 @@ def _climb(data: PatternData, spec: TreeSpec, time_limit: float, stop, report: R
                        f"{word} tree over {n_features} of the {data.n_features} features "
                        + ("(the first start's rung of the ladder)" if k < 0 else f"(rung {k} of the ladder)"))
 
+    def on_certified(rung: Rung, best_found) -> None:
+        if certificate is not None:
+            certificate(_rung_answer(data, rung, None, best_found, time.perf_counter() - t0, explored[0]))
+
     try:
-        certified, full, best_found = climb(data, spec, solve, tuple(starts), deadline, say)
+        certified, full, best_found = climb(data, spec, solve, tuple(starts), deadline, say, on_certified)
     except SearchStopped:
         certified, full, best_found = None, None, None
     runtime = time.perf_counter() - t0
@@ -228,6 +238,12 @@ def _climb(data: PatternData, spec: TreeSpec, time_limit: float, stop, report: R
         value, tree = (None, None) if best_found is None else best_found
         return ExactResult("stopped", tree, value, None, runtime,
                            "stopped before a rung of the ladder of thresholds was certified", explored[0])
+    return _rung_answer(data, certified, full, best_found, runtime, explored[0])
+
+
+def _rung_answer(data: PatternData, certified: Rung, full: ExactResult | None, best_found, runtime: float,
+                 explored: int) -> ExactResult:
+    """The answer of a ladder whose finest certified rung is ``certified``: optimal over its features."""
     found, on_full = certified.result
     n = certified.features.size
     words = (f"optimal among the trees over {n} of the {data.n_features} features, the thresholds of continuous "
@@ -236,7 +252,7 @@ def _climb(data: PatternData, spec: TreeSpec, time_limit: float, stop, report: R
         words += f"; over all features the search reached {full.objective:g} without a proof"
     elif best_found is not None and best_found[0] > found.objective:
         words += f"; over more thresholds the search reached {best_found[0]:g} without a proof"
-    return ExactResult("optimal", on_full, found.objective, found.objective, runtime, words, explored[0],
+    return ExactResult("optimal", on_full, found.objective, found.objective, runtime, words, explored,
                        tuple(int(f) for f in certified.features))
 
 
