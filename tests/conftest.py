@@ -74,11 +74,7 @@ def pytest_sessionfinish(session, exitstatus):
             session.exitstatus = 1
 
 
-@pytest.fixture(autouse=True)
-def _sigint_as_a_terminal_gives_it():
-    """After each test, SIGINT in this process is as a shell hands it to a command: Python's
-    handler, not blocked.  Commands a test starts inherit both, and a Ctrl-C test needs them."""
-    yield
+def _hand_sigint_as_a_terminal() -> None:
     import signal
     import threading
 
@@ -87,3 +83,14 @@ def _sigint_as_a_terminal_gives_it():
             signal.signal(signal.SIGINT, signal.default_int_handler)
         if hasattr(signal, "pthread_sigmask"):
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@pytest.fixture(autouse=True)
+def _sigint_as_a_terminal_gives_it():
+    """Before and after each test, SIGINT in this process is as a shell hands it to a command: Python's
+    handler, not blocked.  Commands a test starts inherit both, and a Ctrl-C test needs them.  Before: a
+    test run started in the background by a non-interactive shell (``pytest &``) inherits SIGINT ignored,
+    and Python then installs no handler; after: a test that changed it must not pass that on."""
+    _hand_sigint_as_a_terminal()
+    yield
+    _hand_sigint_as_a_terminal()
