@@ -66,13 +66,14 @@ class Warm:
     """A process pool and a Dask cluster of 2 workers started before the clock, the library imported in each."""
 
     def __init__(self) -> None:
-        from distributed import Client, LocalCluster
+        from distributed import Client
 
         from strongtree_core.sweep.backends import process_pool
+        from strongtree_core.sweep.dask_backend import local_cluster
 
         pool = process_pool(2)
         pids = {f.result() for f in [pool.submit(_imported) for _ in range(2)]}
-        self.cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+        self.cluster = local_cluster(2)  # the cluster a sweep would start, kept up
         self.client = Client(self.cluster)
         dask_pids = self.client.run(_imported)
         print(f"# warm: process workers {sorted(pids)}, Dask workers {sorted(dask_pids.values())}", file=sys.stderr)

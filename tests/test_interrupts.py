@@ -255,11 +255,17 @@ def test_process_workers_ignore_sigint_also_when_started_again_after_a_crash():
 def test_dask_workers_of_a_sweep_s_local_cluster_ignore_sigint_also_when_restarted():
     dask = pytest.importorskip("dask")
     pytest.importorskip("dask.distributed")
-    from strongtree_core.sweep.dask_backend import RESTART_WAIT, dask_client
+    from strongtree_core.sweep.dask_backend import RESTART_WAIT, WORKER_MALLOC, dask_client
 
+    def allocator_settings() -> dict:
+        return {name: os.environ.get(name) for name in WORKER_MALLOC}
+
+    settings = {name: str(value) for name, value in WORKER_MALLOC.items()}
     with dask.config.set({"distributed.deploy.lost-worker-timeout": RESTART_WAIT}), dask_client(None, 2) as client:
         pids = list(client.run(os.getpid).values())
         assert len(pids) == 2 and all(ignores_sigint(pid) for pid in pids)
+        # the allocator's settings of WORKER_MALLOC, not Dask's (every large array mapped and unmapped)
+        assert list(client.run(allocator_settings).values()) == [settings, settings]
         os.kill(pids[0], signal.SIGKILL)
         deadline = time.monotonic() + 300
         while True:
@@ -269,6 +275,7 @@ def test_dask_workers_of_a_sweep_s_local_cluster_ignore_sigint_also_when_restart
             assert time.monotonic() < deadline, "the killed worker was not replaced"
             time.sleep(0.5)
         assert all(ignores_sigint(pid) for pid in now)
+        assert list(client.run(allocator_settings).values()) == [settings, settings]
 
 
 # -- Ctrl-C on every fit route ---------------------------------------------------------------------------

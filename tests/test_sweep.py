@@ -227,10 +227,22 @@ def test_threads_processes_and_dask_return_the_serial_table(dask_client, monkeyp
 
 
 def test_dask_without_a_scheduler_starts_a_local_cluster_of_process_workers(monkeypatch):
+    from strongtree_core.sweep import dask_backend
+
     monkeypatch.delenv(SCHEDULER_ENV, raising=False)
     case = _backend_case()
     case["grid"] = {"fairness": ["statistical_parity"], "fairness_bound": [0.05], "depth": [1, 2]}
+    rows, seen = dask_backend.dask_rows, []
+
+    def watched(problem, points, stop, client, relay):
+        seen.append(client.run(lambda: {name: os.environ.get(name) for name in dask_backend.WORKER_MALLOC}))
+        yield from rows(problem, points, stop, client, relay)
+
+    monkeypatch.setattr(dask_backend, "dask_rows", watched)
     _assert_same_table(sweep(**case), sweep(**case, backend="dask", n_jobs=2))
+    # its workers allocate with glibc's upper defaults, not Dask's (every array above 128 KiB mapped and unmapped)
+    settings = {name: str(value) for name, value in dask_backend.WORKER_MALLOC.items()}
+    assert len(seen) == 1 and list(seen[0].values()) == [settings, settings]
 
 
 def _slow_points():
