@@ -230,6 +230,9 @@ def test_dask_without_a_scheduler_starts_a_local_cluster_of_process_workers(monk
     from strongtree_core.sweep import dask_backend
 
     monkeypatch.delenv(SCHEDULER_ENV, raising=False)
+    # as an earlier cluster with Dask's defaults leaves this process (its nanny writes them here)
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
     case = _backend_case()
     case["grid"] = {"fairness": ["statistical_parity"], "fairness_bound": [0.05], "depth": [1, 2]}
     rows, seen = dask_backend.dask_rows, []
@@ -243,6 +246,7 @@ def test_dask_without_a_scheduler_starts_a_local_cluster_of_process_workers(monk
     # its workers allocate with glibc's upper defaults, not Dask's (every array above 128 KiB mapped and unmapped)
     settings = {name: str(value) for name, value in dask_backend.WORKER_MALLOC.items()}
     assert len(seen) == 1 and list(seen[0].values()) == [settings, settings]
+    assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536" and "MALLOC_MMAP_THRESHOLD_" not in os.environ
 
 
 def _slow_points():

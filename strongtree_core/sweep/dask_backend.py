@@ -231,13 +231,30 @@ class _QuietOnCtrlC:
 
 
 def local_cluster(slots: int):
-    """A ``LocalCluster`` of ``slots`` single-thread process workers, allocator set by :data:`WORKER_MALLOC`."""
+    """A ``LocalCluster`` of ``slots`` single-thread process workers, allocator set by :data:`WORKER_MALLOC`.
+
+    Dask's nanny reads these settings from its configuration, but a variable of this
+    process's environment wins over it, and every nanny writes its settings into this
+    process's environment when it starts a worker: after any earlier cluster with Dask's
+    defaults, the configuration alone would be ignored.  So the variables are set here
+    for the start and given back their earlier values afterwards (a worker the nanny
+    starts again later still gets these: the nanny keeps what it read)."""
     from dask import config
 
     distributed = _distributed()
     environ = {f"distributed.nanny.pre-spawn-environ.{name}": value for name, value in WORKER_MALLOC.items()}
-    with config.set(environ):
-        return distributed.LocalCluster(n_workers=slots, threads_per_worker=1, processes=True, dashboard_address=":0")
+    before = {name: os.environ.get(name) for name in WORKER_MALLOC}
+    try:
+        os.environ.update({name: str(value) for name, value in WORKER_MALLOC.items()})
+        with config.set(environ):
+            return distributed.LocalCluster(n_workers=slots, threads_per_worker=1, processes=True,
+                                            dashboard_address=":0")
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @contextmanager
