@@ -58,9 +58,10 @@ import tempfile
 import threading
 import time
 import types
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Callable, Iterator, Literal
 
 import numpy as np
 
@@ -459,35 +460,26 @@ def _build_aot(library: KernelLibrary, folder: Path) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-class _NoGilFlags:
-    """numba's compiler flags with ``release_gil`` set, for ``numba.pycc``.
+@contextmanager
+def _wrappers_release_the_lock() -> Iterator[None]:
+    """Within this block, ``numba.pycc`` builds wrappers that release the interpreter's lock.
 
     ``pycc`` compiles its exported wrappers with default flags, so they hold the
-    interpreter's lock for the whole call, as the JIT does without ``nogil``.
-    The kernels touch no Python object (nopython mode, the same code the JIT
-    tier compiles with ``nogil=True``), so their wrappers can let it go: the
-    dashboard's other threads and the ``n_jobs`` threads of one search then run
-    while a kernel does."""
+    lock for the whole call, as the JIT does without ``nogil``.  The kernels touch
+    no Python object (nopython mode, the same code the JIT tier compiles with
+    ``nogil=True``), so their wrappers can let it go: the dashboard's other threads
+    and the ``n_jobs`` threads of one search then run while a kernel does."""
+    from numba.pycc import compiler
 
-    def __init__(self, flags_type):
-        self.flags_type = flags_type
+    flags_type = compiler.Flags
 
-    def __call__(self, *args, **kwargs):
-        flags = self.flags_type(*args, **kwargs)
-        flags.release_gil = True
-        return flags
+    def flags(*args, **kwargs):
+        made = flags_type(*args, **kwargs)
+        made.release_gil = True
+        return made
 
-
-class _wrappers_release_the_lock:
-    """Within this block, ``numba.pycc`` builds wrappers that release the lock."""
-
-    def __enter__(self):
-        from numba.pycc import compiler
-
-        self.module, self.flags_type = compiler, compiler.Flags
-        compiler.Flags = _NoGilFlags(self.flags_type)
-        return self
-
-    def __exit__(self, *exc):
-        self.module.Flags = self.flags_type
-        return False
+    compiler.Flags = flags
+    try:
+        yield
+    finally:
+        compiler.Flags = flags_type
