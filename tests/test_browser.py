@@ -105,6 +105,12 @@ class Server:
         fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+    def state(self) -> str:
+        """The server's processes (CPU time, state) and the end of its log: for a failure's message."""
+        processes = subprocess.run(["ps", "-o", "pid,ppid,stat,ni,etime,time,rss,args", "-g", str(self.process.pid)],
+                                   capture_output=True, text=True).stdout
+        return f"processes:\n{processes}\nlog (end):\n{self.log_path.read_text(errors='replace')[-4000:]}"
+
     def close(self) -> None:
         try:
             os.killpg(self.process.pid, signal.SIGTERM)
@@ -791,12 +797,20 @@ def test_four_users_solving_while_a_fifth_loads_a_page(busy_server, browser):
         for session in solvers:  # still solving while the fifth loaded: the load was measured under load
             assert session.page.get_by_role("button", name="Stop").is_enabled()
         assert load < PAGE_LOAD_LIMIT
+        stopped = time.monotonic()
         for session in solvers:
-            session.page.get_by_role("button", name="Stop").click()
-        for session in solvers:
+            stop = session.page.get_by_role("button", name="Stop")
+            stop.click()
+            expect(stop).to_be_disabled(timeout=30_000)  # the server has the request
+        print(f"  Stop taken by the four servers' sessions in {time.monotonic() - stopped:.1f} s")
+        for number, session in enumerate(solvers, 1):
             # Four stopped solves then finish their comparison trees and are measured and stored
             # together on two cores: seen once in ten runs to take longer than 60 s.
-            outcome = wait_for_outcome(session.page, 120_000).inner_text()
+            try:
+                outcome = wait_for_outcome(session.page, 120_000).inner_text()
+            except AssertionError as err:  # say what the server and its workers were doing
+                raise AssertionError(f"solve {number} had no outcome 120 s after Stop\n{busy_server.state()}") from err
+            print(f"  solve {number}: outcome {time.monotonic() - stopped:.1f} s after Stop")
             assert outcome.startswith(("Stopped (not proven)", "Proven optimal")), outcome
     finally:
         for session in solvers + ([newcomer] if newcomer else []):
