@@ -198,6 +198,9 @@ def _fraction(closed: str) -> Interval:
     return Interval(Real, 0, 1, closed=closed)
 
 
+#: The note of a fit whose CART start was grown on a sample (the time limit left it no more).
+CART_SAMPLED = ("CART (a start for the search, and the source of some thresholds) was grown on {rows:,} of the "
+                "{n:,} training rows, so that the time limit holds; a longer limit grows it on every row.")
 #: The solve gets at least this long, even when reading the table used up the time limit.
 MIN_SOLVE_SECONDS = 0.05
 #: Seconds per training row kept back from the solve for what follows it (re-scoring the
@@ -242,6 +245,7 @@ class _Encoded:
     X_binary: np.ndarray
     feature_names: tuple[str, ...]
     cart_tree: TreeStructure | None  # CART on the raw columns, a start for the search
+    cart_rows: int | None = None  # the rows CART was grown on, when a sample (see encoding.reference)
 
 
 def _fitted_tree(structure: TreeStructure, record: SolveRecord, train: _Training, encoded: _Encoded,
@@ -655,7 +659,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         if self.fairness_confidence is not None:  # the refit loop that keeps the bound on new rows
             return self._fit_with_promise(X, y, sample_weight, sensitive_features, legitimate_features, progress, stop)
         train = self._read_training_data(X, y, sample_weight, sensitive_features, legitimate_features, fairness)
-        encoded = self._encode(train)
+        encoded = self._encode(train, started)
         data = self._collapse_patterns(train, encoded)
         spec = self._build_spec(train, fairness)
         solved = self._solve(data, spec, train, encoded, started, progress, stop)
@@ -762,8 +766,9 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         legit = encode_groups(legit_frame, role="legitimate") if conditional else None
         return groups, legit
 
-    def _encode(self, train: _Training) -> _Encoded:
-        """Binary features of the columns the tree may split on (CART on the raw columns gives cuts and a start)."""
+    def _encode(self, train: _Training, started: float | None = None) -> _Encoded:
+        """Binary features of the columns the tree may split on (CART on the raw columns gives cuts and a start;
+        with ``started``, the fit's start on :func:`time.perf_counter`, CART keeps to its share of the time limit)."""
         drop = bool(train.protected_in_x) and not self.allow_protected_splits
         if train.array is not None and not drop:  # an array of 0 / 1 numbers: its columns as they are
             flags = self._encoder().fit_transform_flags(train.array, train.columns_in)
@@ -772,10 +777,12 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         features = train.X
         if drop:
             features = train.X.drop(columns=list(train.protected_in_x))
-        plan, X_binary, cart_tree = self._encoder().fit_transform_with_reference(
-            features, sample_weight=train.weights, target=train.y_index, reference_depth=int(self.depth))
-        return _Encoded(plan=plan, X_binary=X_binary,
-                        feature_names=tuple(map(str, features.columns.tolist())), cart_tree=cart_tree)
+        deadline = None if started is None else started + float(self.time_limit)
+        plan, X_binary, cart_tree, cart_rows = self._encoder().fit_transform_with_reference(
+            features, sample_weight=train.weights, target=train.y_index, reference_depth=int(self.depth),
+            deadline=deadline)
+        return _Encoded(plan=plan, X_binary=X_binary, feature_names=tuple(map(str, features.columns.tolist())),
+                        cart_tree=cart_tree, cart_rows=cart_rows if cart_rows < len(train.y_index) else None)
 
     @staticmethod
     def _collapse_patterns(train: _Training, encoded: _Encoded) -> PatternData:
@@ -821,6 +828,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
     def _record(self, solved: Solved, spec: TreeSpec, data: PatternData, train: _Training, encoded: _Encoded) -> None:
         """Set the fitted attributes: the tree, its record (with every note), the columns seen."""
         notes = [solved.record.message] if solved.record.message else []
+        if encoded.cart_rows is not None:
+            notes.append(CART_SAMPLED.format(rows=encoded.cart_rows, n=len(train.y_index)))
         if train.protected_in_x and self.allow_protected_splits:
             notes.append(f"The tree may split on the protected attribute(s) {', '.join(train.protected_in_x)} (allowed).")
         for c in spec.side_constraints:

@@ -125,6 +125,68 @@ def test_cart_tree_on_the_plan_predicts_as_cart_on_the_raw_columns():
     assert len(column_a.cuts) >= len(used)
 
 
+def test_cart_rows_fit_their_share_of_the_time_and_never_go_below_the_floor():
+    from strongtree_core.encoding.reference import MIN_REFERENCE_ROWS, cart_seconds, reference_rows
+
+    levels = [1_000_000] * 8  # eight columns of distinct values
+    assert reference_rows(1_000_000, levels, 4, None) == 1_000_000  # no limit: every row
+    assert reference_rows(1_000_000, levels, 4, 100.0) == 1_000_000  # it fits: every row
+    assert reference_rows(5_000, levels, 4, 0.0) == 5_000  # a small table always whole
+    assert reference_rows(1_000_000, levels, 4, 0.0) == MIN_REFERENCE_ROWS  # no time left: the floor
+    previous = MIN_REFERENCE_ROWS
+    for seconds in (0.2, 0.5, 1.0, 3.0):
+        rows = reference_rows(1_000_000, levels, 4, seconds)
+        assert previous <= rows < 1_000_000
+        assert cart_seconds(rows, levels, 4) <= seconds < cart_seconds(int(rows * 1.02) + 1, levels, 4)
+        previous = rows
+    # 0/1 columns sort fast: twenty of them cost less than eight columns of distinct values
+    assert cart_seconds(1_000_000, [2] * 20, 4) < cart_seconds(1_000_000, levels, 4) / 2
+
+
+def test_cart_on_a_sample_is_cart_of_those_rows_and_its_cuts_are_gaps_of_the_whole_column():
+    """With no time left, CART is grown on the documented sample: its tree on the plan predicts every
+    row as scikit-learn's CART fitted on the raw values of those rows, and its cuts are kept."""
+    import time
+
+    from strongtree_core.encoding.reference import MIN_REFERENCE_ROWS, reference_sample
+
+    rng = np.random.default_rng(5)
+    n = MIN_REFERENCE_ROWS + 7_000
+    X = pd.DataFrame(rng.integers(0, 40_000, size=(n, 3)) / 4.0, columns=["a", "b", "c"])  # exact in float32
+    X["kind"] = rng.choice(["x", "y"], n)
+    y = (((X.a > 5_000) & (X.b < 3_000)) | ((X.kind == "y") & (X.c < 6_000))).astype(int).to_numpy()
+    y = np.where(rng.random(n) < 0.1, 1 - y, y)
+    plan, X_binary, tree, rows = TableEncoder(max_thresholds=2).fit_transform_with_reference(
+        X, target=y, reference_depth=3, deadline=time.perf_counter())
+    assert rows == MIN_REFERENCE_ROWS
+    pick = reference_sample(n, rows)
+    assert pick.size == rows and np.unique(pick).size == rows
+    raw = X.assign(kind=(X.kind == "y").astype(float))
+    cart = DecisionTreeClassifier(max_depth=3, random_state=0).fit(raw.iloc[pick], y[pick])
+    np.testing.assert_array_equal(tree.predict(X_binary), cart.predict(raw))
+    whole = DecisionTreeClassifier(max_depth=3, random_state=0).fit(raw, y)
+    assert not np.array_equal(cart.tree_.threshold, whole.tree_.threshold)  # a sample's CART, not the table's
+    # Without a deadline, the same table grows CART on every row.
+    *_, rows = TableEncoder(max_thresholds=2).fit_transform_with_reference(X, target=y, reference_depth=3)
+    assert rows == n
+
+
+def test_a_fit_whose_cart_was_sampled_says_so(monkeypatch):
+    from strongtree_core.encoding import reference
+
+    monkeypatch.setattr(reference, "CART_SECONDS", 1.0)  # CART priced far beyond any limit: always a sample
+    rng = np.random.default_rng(6)
+    n = reference.MIN_REFERENCE_ROWS + 500
+    X = pd.DataFrame(rng.normal(size=(n, 2)), columns=["a", "b"])
+    y = (X.a + 0.3 * rng.normal(size=n) > 0).astype(int)
+    model = StrongTreeClassifier(depth=2, time_limit=10).fit(X, y)
+    assert (f"CART (a start for the search, and the source of some thresholds) was grown on "
+            f"{reference.MIN_REFERENCE_ROWS:,} of the {n:,} training rows, so that the time limit holds") \
+        in model.record_.message
+    monkeypatch.undo()
+    assert "CART" not in StrongTreeClassifier(depth=2, time_limit=10).fit(X, y).record_.message
+
+
 def test_boundary_points_skip_runs_of_one_class():
     values = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
     y = np.array([0, 0, 0, 1, 1, 0])

@@ -236,9 +236,9 @@ def test_a_slow_preparation_leaves_the_solve_only_what_is_left_of_the_limit(monk
     handed: list[float] = []
     real_encode, real_solve = StrongTreeClassifier._encode, estimator.solve_tree
 
-    def slow_encode(self, train):
+    def slow_encode(self, train, started=None):
         time.sleep(1.2)  # a table that takes 1.2 s of a 2 s limit to prepare
-        return real_encode(self, train)
+        return real_encode(self, train, started)
 
     def recording_solve(*args, **kwargs):
         handed.append(kwargs["time_limit"])

@@ -16,6 +16,7 @@ missing values in training.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
 from typing import Iterable, Literal, Mapping
 
@@ -44,7 +45,13 @@ from strongtree_core.encoding.errors import (
     stored_format_problem,
 )
 from strongtree_core.encoding.features import BinaryFeature, ColumnName, format_number, level_key
-from strongtree_core.encoding.reference import ReferenceTree, fit_reference
+from strongtree_core.encoding.reference import (
+    REFERENCE_SHARE,
+    ReferenceTree,
+    fit_reference,
+    reference_rows,
+    reference_sample,
+)
 from strongtree_core.encoding.thresholds import choose_gaps, gap_cuts, value_classes
 from strongtree_core.structure import TreeStructure
 
@@ -183,7 +190,7 @@ class TableEncoder:
         its cuts join the plan's and its tree is returned on the plan's binary
         columns (None otherwise, or when a split of CART has no binary column,
         e.g. one that parts infinite values from the finite ones)."""
-        plan, reference, _ = self._fit(df, exclude, kinds, sample_weight, target, reference_depth)
+        plan, reference, _, _ = self._fit(df, exclude, kinds, sample_weight, target, reference_depth)
         return plan, reference
 
     def fit_transform_with_reference(
@@ -193,11 +200,18 @@ class TableEncoder:
         sample_weight: np.ndarray | None = None,
         target=None,
         reference_depth: int | None = None,
-    ) -> tuple["EncodingPlan", np.ndarray, TreeStructure | None]:
+        deadline: float | None = None,
+    ) -> tuple["EncodingPlan", np.ndarray, TreeStructure | None, int]:
         """:meth:`fit_with_reference` and the plan's :meth:`EncodingPlan.transform` of the same
-        ``df``, reading its 0/1 columns once: ``(plan, binary matrix, reference tree)``."""
-        plan, reference, plain = self._fit(df, (), None, sample_weight, target, reference_depth)
-        return plan, plan._encode(df, plain), reference
+        ``df``, reading its 0/1 columns once: ``(plan, binary matrix, reference tree, rows)``,
+        ``rows`` the number of rows CART was grown on.
+
+        ``deadline`` (a :func:`time.perf_counter` time): when the fit must be over; CART then gets
+        :data:`~strongtree_core.encoding.reference.REFERENCE_SHARE` of the time left and is grown on a
+        sample of the rows when it would take longer (:func:`~strongtree_core.encoding.reference.reference_rows`)."""
+        plan, reference, plain, rows = self._fit(df, (), None, sample_weight, target, reference_depth,
+                                                 deadline)
+        return plan, plan._encode(df, plain), reference, rows
 
     def fit_transform_flags(self, values: np.ndarray, names: tuple) -> tuple["EncodingPlan", np.ndarray] | None:
         """:meth:`fit_transform_with_reference` of ``pd.DataFrame(values, columns=names)`` when
@@ -212,8 +226,9 @@ class TableEncoder:
         return self._plan(tuple(ColumnEncoding(name, "binary") for name in names), ()), \
             np.ascontiguousarray(ones, dtype=np.uint8)
 
-    def _fit(self, df, exclude, kinds, sample_weight, target, reference_depth):
-        """The plan, CART's tree (or None) and the plain 0/1 columns of ``df`` (:func:`_plain_flags`)."""
+    def _fit(self, df, exclude, kinds, sample_weight, target, reference_depth, deadline=None):
+        """The plan, CART's tree (or None), the plain 0/1 columns of ``df`` (:func:`_plain_flags`) and
+        the rows CART was grown on."""
         _check_frame(df, getattr(df, "columns", ()))
         if len(df) == 0:
             raise EncodingError(EMPTY_TABLE)
@@ -249,9 +264,10 @@ class TableEncoder:
                 )
                 for name in names
             )
-            return self._plan(columns, exclude), None, plain
-        plan, reference = self._fit_data_cuts(df, names, kinds, plain, sample_weight, target, reference_depth, exclude)
-        return plan, reference, plain
+            return self._plan(columns, exclude), None, plain, len(df)
+        plan, reference, rows = self._fit_data_cuts(df, names, kinds, plain, sample_weight, target, reference_depth,
+                                                    exclude, deadline)
+        return plan, reference, plain, rows
 
     def _plan(self, columns: tuple[ColumnEncoding, ...], exclude: tuple) -> "EncodingPlan":
         return EncodingPlan(
@@ -263,10 +279,12 @@ class TableEncoder:
             max_thresholds=self.max_thresholds,
         )
 
-    def _fit_data_cuts(self, df, names, kinds, plain, sample_weight, target, reference_depth, exclude):
-        """The ``max_thresholds`` rule: other columns as usual, continuous ones from the data."""
+    def _fit_data_cuts(self, df, names, kinds, plain, sample_weight, target, reference_depth, exclude,
+                       deadline=None):
+        """The ``max_thresholds`` rule: other columns as usual, continuous ones from the data; with
+        CART's tree and the rows it was grown on."""
         if all(name in plain for name in names):  # a 0/1 table: no cuts to choose, no CART to grow
-            return self._plan(tuple(ColumnEncoding(name, "binary") for name in names), exclude), None
+            return self._plan(tuple(ColumnEncoding(name, "binary") for name in names), exclude), None, len(df)
         n = len(df)
         if target is None:
             codes, n_classes = np.zeros(n, dtype=np.int64), 1
@@ -300,13 +318,21 @@ class TableEncoder:
             ranks[np.isnan(number)] = distinct.size + 1
             numeric[name] = (distinct, per_class, ranks, int(values.isna().sum()), bool(np.isposinf(number).any()))
         ranked = list(numeric)
-        reference = None
+        reference, rows = None, n
         if ranked and target is not None and reference_depth:
             others = [c for c in names if c not in numeric]
             blocks = [plain[c] if c in plain else fitted[c].encode(df[c]) for c in others]
             other_bits = np.hstack(blocks) if blocks else np.zeros((n, 0), dtype=np.uint8)
             ranks = np.column_stack([numeric[c][2] for c in ranked])
-            reference = fit_reference(ranks, other_bits, codes, weight, int(reference_depth))
+            seconds = None if deadline is None else REFERENCE_SHARE * max(0.0, deadline - time.perf_counter())
+            levels = [numeric[c][0].size + 2 for c in ranked] + [2] * other_bits.shape[1]
+            rows = reference_rows(n, levels, int(reference_depth), seconds)
+            if rows < n:  # CART on a sample, so that the time limit holds; its cuts are gaps of the whole column
+                pick = reference_sample(n, rows)
+                reference = fit_reference(ranks[pick], other_bits[pick], codes[pick],
+                                          None if weight is None else weight[pick], int(reference_depth))
+            else:
+                reference = fit_reference(ranks, other_bits, codes, weight, int(reference_depth))
             required = reference.gaps([numeric[c][0].size for c in ranked])
         else:
             required = [None] * len(ranked)
@@ -319,8 +345,8 @@ class TableEncoder:
                                           n_missing=n_missing)
         plan = self._plan(tuple(fitted[name] for name in names), exclude)
         if reference is None:
-            return plan, None
-        return plan, _reference_structure(plan, reference, names, ranked, numeric, gaps_of)
+            return plan, None, rows
+        return plan, _reference_structure(plan, reference, names, ranked, numeric, gaps_of), rows
 
 
 def _reference_structure(plan, reference: ReferenceTree, names, ranked, numeric, gaps_of) -> TreeStructure | None:
