@@ -339,7 +339,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         has at most this many, else boundary points (where the class changes)
         spread over the data; CART's cuts are always among them, so the tree
         found is never worse than CART's of the same depth on the training
-        rows.  None: 16 (:data:`~strongtree_core.encoding.thresholds.DEFAULT_MAX_THRESHOLDS`),
+        rows (CART grown on a sample of the rows when the time limit leaves it
+        too little time for all of them: ``record_.message`` then says so).  None: 16 (:data:`~strongtree_core.encoding.thresholds.DEFAULT_MAX_THRESHOLDS`),
         unless ``n_buckets`` is given.  More thresholds: better trees, a longer search.
     n_buckets : int or None, default=None
         The earlier rule: cut each continuous column at ``k / n_buckets``

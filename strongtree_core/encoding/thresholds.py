@@ -12,7 +12,8 @@ are chosen in this order:
 1. CART's cuts (scikit-learn's tree of the same depth fitted on the raw
    columns), always, even beyond the budget: CART's tree is then one of the
    trees the search may return, so the best tree is never worse than CART's
-   on the training rows;
+   on the training rows (under a short time limit CART may be grown on a
+   sample of the rows: :mod:`~strongtree_core.encoding.reference`);
 2. boundary points (Fayyad and Irani 1992): a gap is not a boundary when
    every row of both neighbouring values has one and the same class.  For a
    split just above two leaves an optimal threshold always lies on a boundary
