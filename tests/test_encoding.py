@@ -366,3 +366,23 @@ def test_wide_zero_one_columns_read_in_bulk_encode_as_one_column_at_a_time(monke
     with pytest.raises(EncodingError) as err:
         plan.transform(bad)
     assert str(err.value) == errors.NOT_BINARY.format(column="c7", examples="5")
+
+
+@settings(deadline=None, max_examples=300)
+@given(values=st.lists(st.one_of(st.integers(-3, 12).map(float), st.sampled_from([0.0, 1.0, 0.5, -2.25]),
+                                 st.just(float("inf")), st.just(float("-inf"))), max_size=30),
+       levels=st.sampled_from([0, 3, 10]))
+def test_a_columns_kind_follows_its_definition_on_the_sorted_distinct_values(values, levels):
+    """0/1 when every value is 0 or 1 (none infinite), ordinal when every finite value is a whole
+    number and there are at most ``levels`` of them, else continuous: read off ``np.unique``."""
+    from strongtree_core.encoding.columns import infer_kind
+
+    number = np.array(values, dtype=float)
+    distinct = np.unique(number[np.isfinite(number)])
+    if np.isin(distinct, (0.0, 1.0)).all() and np.isfinite(number).all():
+        expected = "binary"
+    elif np.all(distinct == np.round(distinct)) and distinct.size <= levels:
+        expected = "ordinal"
+    else:
+        expected = "continuous"
+    assert infer_kind(pd.Series(number), "x", levels) == expected
