@@ -290,7 +290,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         Threads of the MIO solver.
     n_jobs : int or None, default=1
         Threads of the exact search (its dynamic program shares the top's
-        features among them): None is 1, -1 every core, -2 all but one.  The
+        features among them) and of the reading of a long table's continuous
+        columns: None is 1, -1 every core, -2 all but one.  The
         default leaves the other cores free (the dashboard keeps one for the
         interface); the tree found is the same for any value.
     regularization : float in [0, 1), default=0.0
@@ -781,7 +782,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         deadline = None if started is None else started + float(self.time_limit)
         plan, X_binary, cart_tree, cart_rows = self._encoder().fit_transform_with_reference(
             features, sample_weight=train.weights, target=train.y_index, reference_depth=int(self.depth),
-            deadline=deadline)
+            deadline=deadline, n_jobs=cores_for(self.n_jobs))
         return _Encoded(plan=plan, X_binary=X_binary, feature_names=tuple(map(str, features.columns.tolist())),
                         cart_tree=cart_tree, cart_rows=cart_rows if cart_rows < len(train.y_index) else None)
 

@@ -253,3 +253,37 @@ def test_the_estimator_keeps_the_quantile_rule_reachable():
     assert _correct(default, X, y) == 200  # the exact cut 0.3 is among the data's
     for a, b in itertools.pairwise(default.encoding_.columns[0].cuts):
         assert a < b
+
+
+def test_threads_read_the_columns_of_a_long_table_into_the_same_plan():
+    """``n_jobs`` threads read the continuous columns of a long table: the same plan, the same
+    binary matrix and the same CART start as one thread, and the same message for a bad column."""
+    from strongtree_core.encoding.binarize import THREADED_ROWS
+
+    rng = np.random.default_rng(8)
+    n = THREADED_ROWS + 1_000
+    X = pd.DataFrame(rng.normal(size=(n, 5)), columns=list("abcde"))
+    X.loc[::7, "b"] = np.nan
+    X.loc[::11, "c"] = np.inf
+    X["d"] = rng.integers(0, 3_000, n)  # many levels: continuous
+    X["kind"] = rng.choice(["x", "y", "z"], n)
+    y = ((X.a > 0.1) & (X.b.fillna(0) < 0.5) | (X.kind == "z")).astype(int).to_numpy()
+    weight = rng.integers(0, 3, n).astype(float)
+    one = TableEncoder(max_thresholds=8).fit_transform_with_reference(X, sample_weight=weight, target=y,
+                                                                    reference_depth=3)
+    three = TableEncoder(max_thresholds=8).fit_transform_with_reference(X, sample_weight=weight, target=y,
+                                                                      reference_depth=3, n_jobs=3)
+    assert one[0] == three[0] and one[3] == three[3] == n
+    np.testing.assert_array_equal(one[1], three[1])
+    np.testing.assert_array_equal(one[2].feature, three[2].feature)
+    np.testing.assert_array_equal(one[2].prediction, three[2].prediction)
+    assert sum(len(c.cuts) for c in one[0].columns if c.kind == "continuous") >= 5 * 8  # cuts to compare
+    bad = X.assign(c=X.c.astype(object), e=X.e.astype(object))
+    bad.loc[5, "e"] = "1,5"
+    messages = []
+    for jobs in (1, 3):
+        with pytest.raises(EncodingError) as err:
+            TableEncoder(max_thresholds=8).fit_transform_with_reference(bad, target=y, reference_depth=3,
+                                                                        n_jobs=jobs)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "e" in messages[0]

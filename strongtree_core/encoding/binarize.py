@@ -17,6 +17,7 @@ missing values in training.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Iterable, Literal, Mapping
 
@@ -201,6 +202,7 @@ class TableEncoder:
         target=None,
         reference_depth: int | None = None,
         deadline: float | None = None,
+        n_jobs: int = 1,
     ) -> tuple["EncodingPlan", np.ndarray, TreeStructure | None, int]:
         """:meth:`fit_with_reference` and the plan's :meth:`EncodingPlan.transform` of the same
         ``df``, reading its 0/1 columns once: ``(plan, binary matrix, reference tree, rows)``,
@@ -208,9 +210,10 @@ class TableEncoder:
 
         ``deadline`` (a :func:`time.perf_counter` time): when the fit must be over; CART then gets
         :data:`~strongtree_core.encoding.reference.REFERENCE_SHARE` of the time left and is grown on a
-        sample of the rows when it would take longer (:func:`~strongtree_core.encoding.reference.reference_rows`)."""
+        sample of the rows when it would take longer (:func:`~strongtree_core.encoding.reference.reference_rows`).
+        ``n_jobs``: threads that read the continuous columns of a long table (the same plan for any number)."""
         plan, reference, plain, rows = self._fit(df, (), None, sample_weight, target, reference_depth,
-                                                 deadline)
+                                                 deadline, n_jobs)
         return plan, plan._encode(df, plain), reference, rows
 
     def fit_transform_flags(self, values: np.ndarray, names: tuple) -> tuple["EncodingPlan", np.ndarray] | None:
@@ -226,7 +229,7 @@ class TableEncoder:
         return self._plan(tuple(ColumnEncoding(name, "binary") for name in names), ()), \
             np.ascontiguousarray(ones, dtype=np.uint8)
 
-    def _fit(self, df, exclude, kinds, sample_weight, target, reference_depth, deadline=None):
+    def _fit(self, df, exclude, kinds, sample_weight, target, reference_depth, deadline=None, n_jobs=1):
         """The plan, CART's tree (or None), the plain 0/1 columns of ``df`` (:func:`_plain_flags`) and
         the rows CART was grown on."""
         _check_frame(df, getattr(df, "columns", ()))
@@ -266,7 +269,7 @@ class TableEncoder:
             )
             return self._plan(columns, exclude), None, plain, len(df)
         plan, reference, rows = self._fit_data_cuts(df, names, kinds, plain, sample_weight, target, reference_depth,
-                                                    exclude, deadline)
+                                                    exclude, deadline, n_jobs)
         return plan, reference, plain, rows
 
     def _plan(self, columns: tuple[ColumnEncoding, ...], exclude: tuple) -> "EncodingPlan":
@@ -280,7 +283,7 @@ class TableEncoder:
         )
 
     def _fit_data_cuts(self, df, names, kinds, plain, sample_weight, target, reference_depth, exclude,
-                       deadline=None):
+                       deadline=None, n_jobs=1):
         """The ``max_thresholds`` rule: other columns as usual, continuous ones from the data; with
         CART's tree and the rows it was grown on."""
         if all(name in plain for name in names):  # a 0/1 table: no cuts to choose, no CART to grow
@@ -293,7 +296,7 @@ class TableEncoder:
             codes, n_classes = codes.astype(np.int64).reshape(-1), int(classes.size)
         weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         fitted: dict = {}
-        numeric: dict = {}  # continuous column -> (distinct, per_class, ranks, n_missing)
+        continuous: list = []
         for name in names:
             if name in plain:
                 fitted[name] = ColumnEncoding(name, "binary")
@@ -304,19 +307,14 @@ class TableEncoder:
                 fitted[name] = fit_column(values, name, n_buckets=DEFAULT_N_BUCKETS, coding="thermometer",
                                           max_ordinal_levels=self.max_ordinal_levels, kind=kind, weight=weight)
                 continue
-            number = read_numbers(values, name)
-            finite = np.isfinite(number)
-            keep = finite if weight is None else finite & (weight > 0)
-            distinct, per_class, inverse = value_classes(number[keep], codes[keep],
-                                                         None if weight is None else weight[keep], n_classes)
-            if keep.all():  # every row's rank is its position among the distinct values already
-                ranks = inverse.reshape(-1).astype(np.float64)
-            else:
-                ranks = np.searchsorted(distinct, np.where(finite, number, 0.0)).astype(np.float64)
-            ranks[np.isposinf(number)] = distinct.size
-            ranks[np.isneginf(number)] = -1.0
-            ranks[np.isnan(number)] = distinct.size + 1
-            numeric[name] = (distinct, per_class, ranks, int(values.isna().sum()), bool(np.isposinf(number).any()))
+            continuous.append(name)
+
+        def read(name):
+            return _ranked_column(df[name], name, codes, weight, n_classes)
+
+        # continuous column -> (distinct, per_class, ranks, n_missing, has +inf); numpy's sorts let go of
+        # the interpreter's lock, so n_jobs threads read that many columns at once
+        numeric: dict = dict(zip(continuous, _map_columns(read, continuous, n_jobs, n)))
         ranked = list(numeric)
         reference, rows = None, n
         if ranked and target is not None and reference_depth:
@@ -347,6 +345,38 @@ class TableEncoder:
         if reference is None:
             return plan, None, rows
         return plan, _reference_structure(plan, reference, names, ranked, numeric, gaps_of), rows
+
+
+#: Columns are read by several threads (``n_jobs``) only when the table has at least this many rows.
+THREADED_ROWS = 50_000
+
+
+def _map_columns(read, names: list, n_jobs: int, n_rows: int) -> list:
+    """``[read(name) for name in names]``, on up to ``n_jobs`` threads for a long table (same order, same
+    results; the first column's error is the one raised)."""
+    workers = min(int(n_jobs), len(names))
+    if workers <= 1 or n_rows < THREADED_ROWS:
+        return [read(name) for name in names]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="strongtree-encode") as pool:
+        return list(pool.map(read, names))
+
+
+def _ranked_column(values: pd.Series, name, codes: np.ndarray, weight: np.ndarray | None, n_classes: int) -> tuple:
+    """A continuous column's distinct values, their class weights, each row's rank among them (-1 for
+    -inf, one past the last for +inf, two past for missing), its missing count and whether it holds +inf."""
+    number = read_numbers(values, name)
+    finite = np.isfinite(number)
+    keep = finite if weight is None else finite & (weight > 0)
+    distinct, per_class, inverse = value_classes(number[keep], codes[keep],
+                                                 None if weight is None else weight[keep], n_classes)
+    if keep.all():  # every row's rank is its position among the distinct values already
+        ranks = inverse.reshape(-1).astype(np.float64)
+    else:
+        ranks = np.searchsorted(distinct, np.where(finite, number, 0.0)).astype(np.float64)
+    ranks[np.isposinf(number)] = distinct.size
+    ranks[np.isneginf(number)] = -1.0
+    ranks[np.isnan(number)] = distinct.size + 1
+    return distinct, per_class, ranks, int(values.isna().sum()), bool(np.isposinf(number).any())
 
 
 def _reference_structure(plan, reference: ReferenceTree, names, ranked, numeric, gaps_of) -> TreeStructure | None:
