@@ -362,14 +362,13 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
                         reason=answer.reason + "; the next rung was given up at the time limit")
     if found.status == "infeasible":
         raise StrongTreeError(INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec)))
+    value = None
     if found.structure is None:  # stopped before the search checked a start (a late ladder on a million rows)
-        feasible = [tree for tree in starts if _feasible_start(tree, data, spec)]
-        if not feasible:
-            raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit if stated is None else stated))
-        start = max(feasible, key=lambda tree: tree_objective(data, spec, tree))
+        start, value = _best_feasible_start(starts, data, spec, time_limit if stated is None else stated)
         found = replace(found, structure=start, objective=None,
                         reason=f"{found.reason}; the best feasible start (CART's tree or a single leaf) is returned")
-    value = tree_objective(data, spec, found.structure)
+    if value is None:
+        value = tree_objective(data, spec, found.structure)
     if found.objective is not None and abs(value - found.objective) > 1e-6 * max(1.0, abs(value)):
         raise StrongTreeError(  # a bookkeeping error in the search, never shown as a result
             f"The exact search scored its tree at {found.objective:g} but it re-scores to {value:g}; "
@@ -425,16 +424,24 @@ def _feasible_start(tree: TreeStructure, data: PatternData, spec: TreeSpec) -> b
                                                       count=data.count))
 
 
+def _best_feasible_start(starts, data: PatternData, spec: TreeSpec, limit: float) -> tuple[TreeStructure, float]:
+    """The feasible start of the highest objective (the first of equals) and that objective, each
+    start scored once; none feasible: the search had no time to find a tree."""
+    scored = [(tree_objective(data, spec, tree), tree) for tree in starts if _feasible_start(tree, data, spec)]
+    if not scored:
+        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=limit))
+    value, structure = max(scored, key=lambda pair: pair[0])
+    return structure, value
+
+
 def _exact_given_up(data: PatternData, spec: TreeSpec, latest: dict, starts, stop, progress, t0: float,
                     stated: float) -> Solved:
     """The exact search did not return in time: its last incumbent, else the best feasible cheap tree."""
     structure = latest.get("tree")
     if structure is None:
-        feasible = [tree for tree in starts if _feasible_start(tree, data, spec)]
-        if not feasible:
-            raise StrongTreeError(NO_TREE_IN_TIME.format(limit=stated))
-        structure = max(feasible, key=lambda tree: tree_objective(data, spec, tree))
-    value = tree_objective(data, spec, structure)
+        structure, value = _best_feasible_start(starts, data, spec, stated)
+    else:
+        value = tree_objective(data, spec, structure)
     bound = latest.get("bound")
     bound = None if bound is None else max(bound, value)
     status = Status.INTERRUPTED if stop is not None and stop.is_set() else Status.TIME_LIMIT
