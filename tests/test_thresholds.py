@@ -134,11 +134,14 @@ def test_cart_rows_fit_their_share_of_the_time_and_never_go_below_the_floor():
     assert reference_rows(5_000, levels, 4, 0.0) == 5_000  # a small table always whole
     assert reference_rows(1_000_000, levels, 4, 0.0) == MIN_REFERENCE_ROWS  # no time left: the floor
     previous = MIN_REFERENCE_ROWS
-    for seconds in (0.2, 0.5, 1.0, 3.0):
+    for seconds in (0.2, 0.5, 1.0, 3.0, 5.0):
         rows = reference_rows(1_000_000, levels, 4, seconds)
         assert previous <= rows < 1_000_000
-        assert cart_seconds(rows, levels, 4) <= seconds < cart_seconds(int(rows * 1.02) + 1, levels, 4)
+        assert rows % MIN_REFERENCE_ROWS == 0 and (rows // MIN_REFERENCE_ROWS).bit_count() == 1  # a doubling
+        assert cart_seconds(rows, levels, 4) <= seconds
+        assert 2 * rows >= 1_000_000 or cart_seconds(2 * rows, levels, 4) > seconds  # the largest that fits
         previous = rows
+    assert reference_rows(1_000_000, levels, 4, 1.0) == reference_rows(1_000_000, levels, 4, 1.1)  # a little more time
     # 0/1 columns sort fast: twenty of them cost less than eight columns of distinct values
     assert cart_seconds(1_000_000, [2] * 20, 4) < cart_seconds(1_000_000, levels, 4) / 2
 

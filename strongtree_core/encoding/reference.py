@@ -51,18 +51,17 @@ def cart_seconds(n_rows: int, levels: Sequence[int], depth: int) -> float:
 
 
 def reference_rows(n_rows: int, levels: Sequence[int], depth: int, seconds: float | None) -> int:
-    """Rows to grow CART on so that it takes about ``seconds`` (every row when None, or when
-    they fit; never fewer than :data:`MIN_REFERENCE_ROWS`)."""
+    """Rows to grow CART on so that it takes at most about ``seconds``: every row when None or when
+    they fit, else the largest :data:`MIN_REFERENCE_ROWS` x 2^k that fits (never fewer than
+    :data:`MIN_REFERENCE_ROWS`).  Doublings, so that the same fit run again on a machine a little
+    busier or quieter grows CART on the same sample, and so gets the same cuts, unless its time
+    left crosses a doubling."""
     if seconds is None or n_rows <= MIN_REFERENCE_ROWS or cart_seconds(n_rows, levels, depth) <= seconds:
         return int(n_rows)
-    low, high = MIN_REFERENCE_ROWS, int(n_rows)  # cart_seconds(low) may exceed seconds: low is the floor
-    while high - low > max(1, low // 100):
-        middle = (low + high) // 2
-        if cart_seconds(middle, levels, depth) <= seconds:
-            low = middle
-        else:
-            high = middle
-    return low
+    rows = MIN_REFERENCE_ROWS
+    while 2 * rows < n_rows and cart_seconds(2 * rows, levels, depth) <= seconds:
+        rows *= 2
+    return rows
 
 
 def reference_sample(n_rows: int, rows: int) -> np.ndarray:
