@@ -248,6 +248,11 @@ class _Encoded:
     cart_rows: int | None = None  # the rows CART was grown on, when a sample (see encoding.reference)
 
 
+def _present_rows(train: _Training) -> int:
+    """Training rows that count: every row, or those of a weight above 0."""
+    return len(train.y_index) if train.weights is None else int(np.count_nonzero(np.asarray(train.weights) > 0))
+
+
 def _fitted_tree(structure: TreeStructure, record: SolveRecord, train: _Training, encoded: _Encoded,
                  data: PatternData) -> FittedTree:
     """A solver's tree as a :class:`FittedTree` over the raw columns, with its training counts
@@ -784,7 +789,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             features, sample_weight=train.weights, target=train.y_index, reference_depth=int(self.depth),
             deadline=deadline, n_jobs=cores_for(self.n_jobs))
         return _Encoded(plan=plan, X_binary=X_binary, feature_names=tuple(map(str, features.columns.tolist())),
-                        cart_tree=cart_tree, cart_rows=cart_rows if cart_rows < len(train.y_index) else None)
+                        cart_tree=cart_tree, cart_rows=cart_rows if cart_rows < _present_rows(train) else None)
 
     @staticmethod
     def _collapse_patterns(train: _Training, encoded: _Encoded) -> PatternData:
@@ -831,7 +836,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         """Set the fitted attributes: the tree, its record (with every note), the columns seen."""
         notes = [solved.record.message] if solved.record.message else []
         if encoded.cart_rows is not None:
-            notes.append(CART_SAMPLED.format(rows=encoded.cart_rows, n=len(train.y_index)))
+            notes.append(CART_SAMPLED.format(rows=encoded.cart_rows, n=_present_rows(train)))
         if train.protected_in_x and self.allow_protected_splits:
             notes.append(f"The tree may split on the protected attribute(s) {', '.join(train.protected_in_x)} (allowed).")
         for c in spec.side_constraints:

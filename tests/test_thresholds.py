@@ -147,8 +147,10 @@ def test_cart_rows_fit_their_share_of_the_time_and_never_go_below_the_floor():
 
 
 def test_cart_on_a_sample_is_cart_of_those_rows_and_its_cuts_are_gaps_of_the_whole_column():
-    """With no time left, CART is grown on the documented sample: its tree on the plan predicts every
-    row as scikit-learn's CART fitted on the raw values of those rows, and its cuts are kept."""
+    """With no time left, CART is grown on the documented sample: its tree on the plan predicts the
+    sample's rows as scikit-learn's CART fitted on their raw values (a row outside the sample whose value
+    falls between two neighbouring values of the sample may go either way: the cut is in the same gap
+    of the sample, not at its midpoint), and its cuts are kept."""
     import time
 
     from strongtree_core.encoding.reference import MIN_REFERENCE_ROWS, reference_sample
@@ -166,7 +168,8 @@ def test_cart_on_a_sample_is_cart_of_those_rows_and_its_cuts_are_gaps_of_the_who
     assert pick.size == rows and np.unique(pick).size == rows
     raw = X.assign(kind=(X.kind == "y").astype(float))
     cart = DecisionTreeClassifier(max_depth=3, random_state=0).fit(raw.iloc[pick], y[pick])
-    np.testing.assert_array_equal(tree.predict(X_binary), cart.predict(raw))
+    np.testing.assert_array_equal(tree.predict(X_binary[pick]), cart.predict(raw.iloc[pick]))
+    assert (tree.predict(X_binary) == cart.predict(raw)).mean() > 0.99  # the other rows: nearly all the same
     whole = DecisionTreeClassifier(max_depth=3, random_state=0).fit(raw, y)
     assert not np.array_equal(cart.tree_.threshold, whole.tree_.threshold)  # a sample's CART, not the table's
     # Without a deadline, the same table grows CART on every row.
@@ -276,7 +279,7 @@ def test_threads_read_the_columns_of_a_long_table_into_the_same_plan():
                                                                     reference_depth=3)
     three = TableEncoder(max_thresholds=8).fit_transform_with_reference(X, sample_weight=weight, target=y,
                                                                       reference_depth=3, n_jobs=3)
-    assert one[0] == three[0] and one[3] == three[3] == n
+    assert one[0] == three[0] and one[3] == three[3] == np.count_nonzero(weight)  # CART on every row that counts
     np.testing.assert_array_equal(one[1], three[1])
     np.testing.assert_array_equal(one[2].feature, three[2].feature)
     np.testing.assert_array_equal(one[2].prediction, three[2].prediction)
@@ -290,3 +293,31 @@ def test_threads_read_the_columns_of_a_long_table_into_the_same_plan():
                                                                         n_jobs=jobs)
         messages.append(str(err.value))
     assert messages[0] == messages[1] and "e" in messages[0]
+
+
+def test_cart_under_a_limit_samples_only_rows_that_count():
+    """Rows of weight 0 are absent: CART's sample is drawn from the others, so a table of a few
+    weighted rows among many of weight 0 neither crashes scikit-learn (all sampled weights 0)
+    nor samples them away."""
+    import time
+
+    from strongtree_core.encoding.reference import MIN_REFERENCE_ROWS, reference_sample
+
+    rng = np.random.default_rng(9)
+    n = 3 * MIN_REFERENCE_ROWS
+    X = pd.DataFrame(rng.integers(0, 40_000, size=(n, 2)) / 4.0, columns=["a", "b"])
+    y = ((X.a > 5_000) ^ (X.b < 2_000)).astype(int).to_numpy()
+    y = np.where(rng.random(n) < 0.1, 1 - y, y)
+    few = np.zeros(n)
+    few[rng.choice(n, 100, replace=False)] = rng.integers(1, 4, 100)
+    *_, rows = TableEncoder(max_thresholds=4).fit_transform_with_reference(
+        X, sample_weight=few, target=y, reference_depth=2, deadline=time.perf_counter())
+    assert rows == 100  # every row that counts, however little time is left
+    weight = np.where(rng.random(n) < 0.6, rng.integers(1, 4, n), 0).astype(float)
+    present = np.flatnonzero(weight > 0)
+    plan, X_binary, tree, rows = TableEncoder(max_thresholds=4).fit_transform_with_reference(
+        X, sample_weight=weight, target=y, reference_depth=2, deadline=time.perf_counter())
+    assert rows == MIN_REFERENCE_ROWS < present.size
+    pick = present[reference_sample(present.size, rows)]
+    cart = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X.iloc[pick], y[pick], sample_weight=weight[pick])
+    np.testing.assert_array_equal(tree.predict(X_binary[pick]), cart.predict(X.iloc[pick]))

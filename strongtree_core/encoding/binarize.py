@@ -324,9 +324,11 @@ class TableEncoder:
             ranks = np.column_stack([numeric[c][2] for c in ranked])
             seconds = None if deadline is None else REFERENCE_SHARE * max(0.0, deadline - time.perf_counter())
             levels = [numeric[c][0].size + 2 for c in ranked] + [2] * other_bits.shape[1]
-            rows = reference_rows(n, levels, int(reference_depth), seconds)
-            if rows < n:  # CART on a sample, so that the time limit holds; its cuts are gaps of the whole column
-                pick = reference_sample(n, rows)
+            # rows of weight 0 are absent: a sample is drawn from the others (never all of weight 0)
+            present = np.arange(n) if weight is None else np.flatnonzero(weight > 0)
+            rows = reference_rows(present.size, levels, int(reference_depth), seconds)
+            if rows < present.size:  # CART on a sample, so that the time limit holds; its cuts are gaps of the whole column
+                pick = present[reference_sample(present.size, rows)]
                 reference = fit_reference(ranks[pick], other_bits[pick], codes[pick],
                                           None if weight is None else weight[pick], int(reference_depth))
             else:
