@@ -362,12 +362,11 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
                         reason=answer.reason + "; the next rung was given up at the time limit")
     if found.status == "infeasible":
         raise StrongTreeError(INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec)))
-    value = None
     if found.structure is None:  # stopped before the search checked a start (a late ladder on a million rows)
         start, value = _best_feasible_start(starts, data, spec, time_limit if stated is None else stated)
         found = replace(found, structure=start, objective=None,
                         reason=f"{found.reason}; the best feasible start (CART's tree or a single leaf) is returned")
-    if value is None:
+    else:
         value = tree_objective(data, spec, found.structure)
     if found.objective is not None and abs(value - found.objective) > 1e-6 * max(1.0, abs(value)):
         raise StrongTreeError(  # a bookkeeping error in the search, never shown as a result

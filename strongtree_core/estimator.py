@@ -245,12 +245,7 @@ class _Encoded:
     X_binary: np.ndarray
     feature_names: tuple[str, ...]
     cart_tree: TreeStructure | None  # CART on the raw columns, a start for the search
-    cart_rows: int | None = None  # the rows CART was grown on, when a sample (see encoding.reference)
-
-
-def _present_rows(train: _Training) -> int:
-    """Training rows that count: every row, or those of a weight above 0."""
-    return len(train.y_index) if train.weights is None else int(np.count_nonzero(np.asarray(train.weights) > 0))
+    cart_sample: tuple[int, int] | None = None  # CART grown on (rows, of the training rows), when a sample
 
 
 def _fitted_tree(structure: TreeStructure, record: SolveRecord, train: _Training, encoded: _Encoded,
@@ -346,7 +341,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         spread over the data; CART's cuts are always among them, so the tree
         found is never worse than CART's of the same depth on the training
         rows (CART grown on a sample of the rows when the time limit leaves it
-        too little time for all of them: ``record_.message`` then says so).  None: 16 (:data:`~strongtree_core.encoding.thresholds.DEFAULT_MAX_THRESHOLDS`),
+        too little time for all of them: ``record_.message`` then says so).
+        None: 16 (:data:`~strongtree_core.encoding.thresholds.DEFAULT_MAX_THRESHOLDS`),
         unless ``n_buckets`` is given.  More thresholds: better trees, a longer search.
     n_buckets : int or None, default=None
         The earlier rule: cut each continuous column at ``k / n_buckets``
@@ -788,8 +784,9 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         plan, X_binary, cart_tree, cart_rows = self._encoder().fit_transform_with_reference(
             features, sample_weight=train.weights, target=train.y_index, reference_depth=int(self.depth),
             deadline=deadline, n_jobs=cores_for(self.n_jobs))
+        n = len(train.y_index)  # rows of weight 0 were left out when the data were read
         return _Encoded(plan=plan, X_binary=X_binary, feature_names=tuple(map(str, features.columns.tolist())),
-                        cart_tree=cart_tree, cart_rows=cart_rows if cart_rows < _present_rows(train) else None)
+                        cart_tree=cart_tree, cart_sample=(cart_rows, n) if cart_rows < n else None)
 
     @staticmethod
     def _collapse_patterns(train: _Training, encoded: _Encoded) -> PatternData:
@@ -835,8 +832,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
     def _record(self, solved: Solved, spec: TreeSpec, data: PatternData, train: _Training, encoded: _Encoded) -> None:
         """Set the fitted attributes: the tree, its record (with every note), the columns seen."""
         notes = [solved.record.message] if solved.record.message else []
-        if encoded.cart_rows is not None:
-            notes.append(CART_SAMPLED.format(rows=encoded.cart_rows, n=_present_rows(train)))
+        if encoded.cart_sample is not None:
+            notes.append(CART_SAMPLED.format(rows=encoded.cart_sample[0], n=encoded.cart_sample[1]))
         if train.protected_in_x and self.allow_protected_splits:
             notes.append(f"The tree may split on the protected attribute(s) {', '.join(train.protected_in_x)} (allowed).")
         for c in spec.side_constraints:

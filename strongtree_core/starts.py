@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from strongtree_core.encoding.patterns import PatternData
+from strongtree_core.encoding.reference import reference_sample
 from strongtree_core.structure import LEAF, PRUNED, TreeGraph, TreeStructure
 
 #: CART, a start, is grown on at most this many patterns (a seeded sample beyond).
@@ -37,10 +38,8 @@ def cart_structure(data: PatternData, depth: int, *, class_weight=None, random_s
         raise ValueError("no training rows")
     if depth == 0 or data.n_features == 0:
         return majority_leaf(data, depth)
-    rows = np.arange(data.n_patterns)
-    if rows.size > CART_MAX_PATTERNS:
-        # A start only: a seeded sample keeps CART fast on any table.
-        rows = np.sort(np.random.default_rng(random_state).choice(rows, CART_MAX_PATTERNS, replace=False))
+    # A start only: a seeded sample keeps CART fast on any table.
+    rows = reference_sample(data.n_patterns, CART_MAX_PATTERNS, random_state)
     K = data.n_classes
     w = np.maximum(data.weight[rows], 1e-12)
     y = data.y[rows]

@@ -327,12 +327,10 @@ class TableEncoder:
             # rows of weight 0 are absent: a sample is drawn from the others (never all of weight 0)
             present = np.arange(n) if weight is None else np.flatnonzero(weight > 0)
             rows = reference_rows(present.size, levels, int(reference_depth), seconds)
-            if rows < present.size:  # CART on a sample, so that the time limit holds; its cuts are gaps of the whole column
-                pick = present[reference_sample(present.size, rows)]
-                reference = fit_reference(ranks[pick], other_bits[pick], codes[pick],
-                                          None if weight is None else weight[pick], int(reference_depth))
-            else:
-                reference = fit_reference(ranks, other_bits, codes, weight, int(reference_depth))
+            # a sample when time is short, so that the limit holds; its cuts are gaps of the whole column
+            pick = present[reference_sample(present.size, rows)] if rows < present.size else slice(None)
+            reference = fit_reference(ranks[pick], other_bits[pick], codes[pick],
+                                      None if weight is None else weight[pick], int(reference_depth))
             required = reference.gaps([numeric[c][0].size for c in ranked])
         else:
             required = [None] * len(ranked)
