@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from strongtree_core.encoding.thresholds import DEFAULT_MAX_THRESHOLDS
 from strongtree_core.report.rows import split_rows
 
 #: Most classes a target may have.
@@ -135,6 +136,12 @@ def split_table(frame: pd.DataFrame, roles: Roles, split: SplitConfig) -> SplitT
 
 
 FORMULATIONS = {"auto": "Automatic", "flow": "FlowOCT", "benders": "BendersOCT"}
+#: How numeric columns become yes/no questions (``ModelConfig.encoding``).
+ENCODINGS = {
+    "thermometer": "x ≤ t at quantiles",
+    "data": "x ≤ t from the data",
+    "onehot_buckets": "one per bucket",
+}
 SOLVERS = {"auto": "Automatic", "highs": "HiGHS", "scip": "SCIP", "gurobi": "Gurobi"}
 OBJECTIVES = {
     "accuracy": "Accuracy",
@@ -170,14 +177,30 @@ class ModelConfig:
     allow_protected_splits: bool = False
     n_buckets: int = 5
     encoding: str = "thermometer"
+    max_thresholds: int = DEFAULT_MAX_THRESHOLDS
 
     def estimator_params(self, roles: Roles) -> dict[str, Any]:
-        """Keyword arguments of ``StrongTreeClassifier`` (one solver thread)."""
+        """Keyword arguments of ``StrongTreeClassifier`` (one solver thread).
+
+        ``encoding="data"`` is the estimator's thresholds chosen from the data (``max_thresholds``,
+        ``n_buckets=None``); the other codings cut at ``n_buckets`` quantiles."""
         params = asdict(self)
+        if self.encoding == "data":
+            params.update(encoding="thermometer", n_buckets=None)
+        else:
+            params["max_thresholds"] = None
         params["fairness"] = list(self.fairness) or None
         params["pos_label"] = roles.pos_label
         params["threads"] = 1
         return params
+
+    def coding_words(self) -> str:
+        """How numbers become questions, in a few words ("5 quantile cuts per number")."""
+        if self.encoding == "data":
+            return f"up to {self.max_thresholds} cuts per number from the data"
+        if self.encoding == "onehot_buckets":
+            return f"{self.n_buckets} buckets per number"
+        return f"{self.n_buckets} quantile cuts per number"
 
     def without_fairness(self) -> "ModelConfig":
         return replace(self, fairness=(), fairness_confidence=None)

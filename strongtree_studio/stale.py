@@ -12,7 +12,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from strongtree_studio.config import FORMULATIONS, OBJECTIVES, SOLVERS, ModelConfig, Roles, SplitConfig
+from strongtree_studio.config import ENCODINGS, FORMULATIONS, OBJECTIVES, SOLVERS, ModelConfig, Roles, SplitConfig
 from strongtree_studio.explain import FAIRNESS_NOTIONS
 from strongtree_studio.markup import md
 from strongtree_studio.words import fmt
@@ -31,6 +31,7 @@ _MODEL_NAMES = {
     "min_precision": "min. precision", "min_specificity": "min. specificity", "fairness": "fairness notions",
     "fairness_bound": "δ", "fairness_confidence": "promise on new rows", "allow_protected_splits": "splits on the protected attribute",
     "n_buckets": "buckets per numeric column", "encoding": "numeric coding",
+    "max_thresholds": "thresholds per numeric column",
 }
 _ROLE_NAMES = {"target": "target", "pos_label": "positive class", "protected": "protected attribute",
                "legitimate": "legitimate factor", "ignored": "ignored columns"}
@@ -50,8 +51,9 @@ def _value(section: str, name: str, value: Any) -> str:
         return ", ".join(FAIRNESS_NOTIONS[n].name if n in FAIRNESS_NOTIONS else str(n) for n in value)
     if section == "model" and name == "fairness_bound":
         return fmt(value, "points")
-    if section == "model" and name in ("formulation", "solver", "objective"):
-        return {"formulation": FORMULATIONS, "solver": SOLVERS, "objective": OBJECTIVES}[name].get(value, str(value))
+    if section == "model" and name in ("formulation", "solver", "objective", "encoding"):
+        return {"formulation": FORMULATIONS, "solver": SOLVERS, "objective": OBJECTIVES,
+                "encoding": ENCODINGS}[name].get(value, str(value))
     if section == "model" and name == "time_limit":
         return fmt(value, "seconds")
     if section == "split" and name == "test_size":
@@ -77,9 +79,16 @@ def changes(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
             a, b = old.get(name), new.get(name)
             if name == "fairness_bound" and not old.get("fairness") and not new.get("fairness"):
                 continue  # δ bounds nothing without a fairness notion
+            if section == "model" and _unused(name, old, new):
+                continue  # the number of buckets or thresholds that neither coding uses
             if _norm(a) != _norm(b):
                 out.append(f"{label} {_value(section, name, a)} → {_value(section, name, b)}")
     return out
+
+
+def _unused(name: str, old: dict[str, Any], new: dict[str, Any]) -> bool:
+    data = [settings.get("encoding") == "data" for settings in (old, new)]
+    return (name == "max_thresholds" and not any(data)) or (name == "n_buckets" and all(data))
 
 
 def _norm(value: Any) -> Any:

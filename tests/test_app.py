@@ -13,6 +13,7 @@ from hostile import hazards
 from streamlit.testing.v1 import AppTest, element_tree
 
 from strongtree_core.tree.summary import tree_summary
+from strongtree_studio.columns import encoding_table
 from strongtree_studio.config import ERR_BOTH_ROLES, ERR_FAIRNESS_NEEDS_GROUP, Roles, SplitConfig, split_table
 from strongtree_studio.demo_data import make_hiring
 from strongtree_studio.explain import (
@@ -138,6 +139,33 @@ def test_upload_sets_roles_and_previews_the_encoding():
     at.file_uploader(key="data.upload").set_value(("broken.csv", bad, "text/csv")).run()
     assert [e.value for e in at.error] == [md(expected.value)]
     assert at.session_state["table"].name == "hiring.csv"  # the good table stays
+
+
+def test_thresholds_from_the_data_are_previewed_as_the_solve_chooses_them():
+    """The Model page's third numeric coding: the Data page shows the cuts a solve then uses."""
+    at = new_app()
+    at.button(key="data.load_demo").click().run()  # the hiring table: age, experience and test scores
+    goto(at, "strongtree_studio/screens/model.py")
+    assert at.number_input(key="model.n_buckets").value == 5  # quantile buckets unless asked
+    at.selectbox(key="model.encoding").set_value("data").run()
+    assert "model.n_buckets" not in [n.key for n in at.number_input]  # the amount of the coding chosen
+    at.number_input(key="model.max_thresholds").set_value(3).run()
+    at.multiselect(key="model.fairness").set_value([]).run()
+    goto(at, "strongtree_studio/screens/data.py")
+    preview = next(d.value for d in at.dataframe if "yes/no questions" in d.value.columns)
+    assert any("up to 3 cuts chosen from the training rows" in c.value for c in at.caption)
+    numbers = preview[preview["read as"] == "numbers: thresholds"]
+    assert len(numbers) >= 2 and (numbers["yes/no questions"] >= 3).all()  # CART's cuts may add to the 3
+
+    goto(at, "strongtree_studio/screens/solve.py")
+    assert any("up to 3 cuts per number from the data" in m.value for m in at.markdown)
+    at.button(key="solve.start").click().run()
+    poll(at, stored, timeout=90)
+    snapshot = job_registry().snapshot(at.session_state["job_id"])
+    plan = tree_from_json(snapshot.main.result).encoding
+    assert plan.max_thresholds == 3 and plan.n_buckets is None
+    assert encoding_table(plan.summary()).reset_index(drop=True).equals(preview.reset_index(drop=True))
+    assert snapshot.outcome.entry.config["model"]["encoding"] == "data"
 
 
 def test_choices_survive_page_changes_and_problems_block_the_solve():

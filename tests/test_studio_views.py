@@ -81,6 +81,31 @@ def test_a_result_is_stale_exactly_when_its_settings_differ():
     assert changes(then, moved) == ["positive class yes → no", "legitimate factor education → none"]
 
 
+def test_the_numeric_coding_reaches_the_estimator_and_the_stale_label_names_only_what_it_uses():
+    data = ModelConfig(encoding="data", max_thresholds=7)
+    params = data.estimator_params(ROLES)
+    assert (params["encoding"], params["n_buckets"], params["max_thresholds"]) == ("thermometer", None, 7)
+    for coding in ("thermometer", "onehot_buckets"):
+        params = ModelConfig(encoding=coding, n_buckets=4).estimator_params(ROLES)
+        assert (params["encoding"], params["n_buckets"], params["max_thresholds"]) == (coding, 4, None)
+    frame = make_hiring(200, seed=1)
+    fitted = StrongTreeClassifier(**{**data.estimator_params(ROLES), "fairness": None}).fit(
+        frame.drop(columns=["hired", "gender"]), frame["hired"])
+    assert fitted.tree_.encoding.max_thresholds == 7  # the estimator takes the mapped parameters as they are
+    assert [data.coding_words(), ModelConfig().coding_words(), ModelConfig(encoding="onehot_buckets").coding_words()] == [
+        "up to 7 cuts per number from the data", "5 quantile cuts per number", "5 buckets per number"]
+
+    def stale(a, b):
+        return changes(settings("fp", ROLES, SplitConfig(), a), settings("fp", ROLES, SplitConfig(), b))
+    assert stale(ModelConfig(), data) == ["numeric coding x ≤ t at quantiles → x ≤ t from the data",
+                                          "thresholds per numeric column 16 → 7"]
+    assert stale(data, ModelConfig(encoding="data", max_thresholds=7, n_buckets=9)) == []  # buckets unused
+    assert stale(ModelConfig(), ModelConfig(max_thresholds=3)) == []  # thresholds unused by quantile cuts
+    older = settings("fp", ROLES, SplitConfig(), ModelConfig())
+    del older["config"]["model"]["max_thresholds"]  # a run stored before the coding existed
+    assert changes(older, settings("fp", ROLES, SplitConfig(), ModelConfig())) == []
+
+
 def test_column_edits_name_codes_and_change_how_a_column_is_read():
     frame = pd.DataFrame({"race": [1, 2, 3, 4, 2, 1] * 5, "age": ["21", "x", "40", "33", "61", "25"] * 5,
                           "y": [0, 1, 0, 1, 1, 0] * 5})

@@ -185,13 +185,15 @@ class TableEncoder:
         sample_weight: np.ndarray | None = None,
         target=None,
         reference_depth: int | None = None,
+        deadline: float | None = None,
     ) -> tuple["EncodingPlan", TreeStructure | None]:
         """:meth:`fit`, and with ``max_thresholds``, ``target`` and ``reference_depth``
         CART of that depth on the raw columns (:mod:`~strongtree_core.encoding.reference`):
         its cuts join the plan's and its tree is returned on the plan's binary
         columns (None otherwise, or when a split of CART has no binary column,
-        e.g. one that parts infinite values from the finite ones)."""
-        plan, reference, _, _ = self._fit(df, exclude, kinds, sample_weight, target, reference_depth)
+        e.g. one that parts infinite values from the finite ones).
+        ``deadline``: as in :meth:`fit_transform_with_reference` (CART on a sample when time is short)."""
+        plan, reference, _, _ = self._fit(df, exclude, kinds, sample_weight, target, reference_depth, deadline)
         return plan, reference
 
     def fit_transform_with_reference(

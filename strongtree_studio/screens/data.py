@@ -1,6 +1,8 @@
 """Data: choose a table, say what each column is for and how to read it, preview
 the encoding and the split."""
 
+import time
+
 import streamlit as st
 
 from strongtree_core.encoding import EncodingError, TableEncoder
@@ -183,18 +185,40 @@ for problem in problems:
     st.error(md(problem), icon=":material/error:")
 
 
+#: Seconds a preview of thresholds from the data may take until its CART is grown on a sample of the
+#: rows (CART gets a quarter of them, as in a fit).
+PREVIEW_SECONDS = 4.0
+
+
 @st.cache_data(show_spinner=False, max_entries=8)
-def encoding_summary(key: str, _frame, features: tuple, n_buckets: int, coding: str):
-    """The encoding plan's summary (cached per table content and settings; ``key`` stands for ``_frame``)."""
-    return TableEncoder(n_buckets=n_buckets, continuous=coding).fit(_frame[list(features)]).summary()
+def encoding_summary(key: tuple, _frame, features: tuple, coding: str, amount: int, depth: int, _target=None):
+    """The encoding plan's summary (cached per table content, split and settings; ``key`` stands for
+    ``_frame`` and ``_target``).
+
+    Thresholds from the data are chosen as a solve chooses them: from the training rows and their
+    target, CART of the model's ``depth`` included (on a sample of the rows when CART would be slow).
+    ``amount``: the thresholds' budget, else the number of buckets."""
+    rows = _frame[list(features)]
+    if coding == "data":
+        plan, _ = TableEncoder(max_thresholds=amount).fit_with_reference(
+            rows, target=_target, reference_depth=depth, deadline=time.perf_counter() + PREVIEW_SECONDS)
+        return plan.summary()
+    return TableEncoder(n_buckets=amount, continuous=coding).fit(rows).summary()
 
 
 features = roles.feature_columns(frame, model.allow_protected_splits)
+parts = None if problems else split_table(frame, roles, SPLIT.get())
 summary = None
 encoding_error = ""
-if features:
+if features and (model.encoding != "data" or parts is not None):
+    # thresholds from the data depend on the target and the depth; quantile buckets on neither
+    data = model.encoding == "data"
     try:
-        summary = encoding_summary(table.fingerprint, frame, tuple(features), model.n_buckets, model.encoding)
+        if data:
+            summary = encoding_summary((table.fingerprint, SPLIT.get(), roles.target), parts.train, tuple(features),
+                                       "data", model.max_thresholds, model.depth, parts.train[roles.target].to_numpy())
+        else:
+            summary = encoding_summary((table.fingerprint,), frame, tuple(features), model.encoding, model.n_buckets, 0)
     except EncodingError as err:
         encoding_error = str(err)
 if summary is not None:
@@ -348,12 +372,17 @@ with labels_tab:
     for note in EDIT_NOTES.get():
         st.caption(md(note))
 with encoding_tab:
-    st.caption(
+    st.caption(md(
         "Each column the tree may ask about becomes yes/no questions: for numbers, "
-        + (f"a threshold test (x ≤ t) at each of {model.n_buckets} quantile buckets"
-           if model.encoding == "thermometer" else f"one question per quantile bucket ({model.n_buckets} buckets)")
-        + "; for categories, one question per value."
-    )
+        + {"thermometer": f"a threshold test (x ≤ t) at each of {model.n_buckets} quantile buckets",
+           "onehot_buckets": f"one question per quantile bucket ({model.n_buckets} buckets)",
+           "data": f"a threshold test (x ≤ t) at up to {model.max_thresholds} cuts chosen from the training "
+                   f"rows, always including those of CART at depth {model.depth}"}[model.encoding]
+        + "; for categories, one question per value. The numeric coding is chosen on the Model page."
+    ))
+    if model.encoding == "data" and parts is None:
+        st.info("Thresholds from the data are chosen with the target on the training rows: "
+                "fix the problems above to see them.", icon=":material/info:")
     if encoding_error:
         st.error(md(encoding_error), icon=":material/error:")
     elif summary is not None:
@@ -369,8 +398,7 @@ with c2:
     field(st.number_input, "Random seed", SPLIT, "seed", min_value=0, max_value=2**31 - 1, step=1)
 with c3:
     field(st.checkbox, "Stratify by target", SPLIT, "stratify", help="Keep the class proportions equal in both parts.")
-if not problems:
-    parts = split_table(frame, roles, SPLIT.get())
+if parts is not None:
     st.markdown(f"**{fmt(len(parts.train), 'int')}** training rows · **{fmt(len(parts.test), 'int')}** test rows")
     for note in parts.notes:
         st.caption(md(note))

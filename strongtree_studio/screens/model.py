@@ -4,7 +4,7 @@ import streamlit as st
 
 from strongtree_core.solvers.licence import gurobi_licence
 from strongtree_studio.navigation import screen
-from strongtree_studio.config import FORMULATIONS, OBJECTIVES, SOLVERS
+from strongtree_studio.config import ENCODINGS, FORMULATIONS, OBJECTIVES, SOLVERS
 from strongtree_studio.explain import (
     MSG_CSP_NEEDS_LEGIT,
     FAIRNESS_NOTIONS,
@@ -24,7 +24,15 @@ from strongtree_studio.words import fmt
 st.title("Model")
 st.caption("Shape the tree, set what it optimizes and which fairness it must guarantee.")
 
-ENCODINGS = {"thermometer": "thresholds (x ≤ t)", "onehot_buckets": "one bucket each"}
+CODING_HELP = (
+    "**Quantile thresholds**: each numeric column is cut at quantiles into equal-sized buckets (the paper's "
+    "rule; few questions, quick solves).  \n"
+    "**Thresholds from the data**: every cut between two neighbouring values when a column has few of them; "
+    "else the cuts of CART (a greedy tree of the same depth), always kept, and cuts where the class changes, "
+    "spread over the rows. CART's tree is then one of the trees searched, so the tree found is never worse "
+    "than CART's on the training rows.  \n"
+    "**One question per bucket**: is the value in this quantile bucket."
+)
 
 tree_col, fair_col = st.columns(2, gap="large")
 with tree_col:
@@ -109,10 +117,16 @@ with fair_col:
           help="The best tree found so far is kept when time runs out.")
     a, b = st.columns(2)
     with a:
-        field(st.number_input, "Buckets per numeric column", MODEL, "n_buckets", 2, 20, step=1,
-              help="Numeric columns are cut at quantiles into this many buckets.")
+        coding = field(st.selectbox, "Numeric coding", MODEL, "encoding", options=ENCODINGS,
+                       format_func=ENCODINGS.get, help=CODING_HELP)
     with b:
-        field(st.selectbox, "Numeric coding", MODEL, "encoding", options=ENCODINGS, format_func=ENCODINGS.get)
+        if coding == "data":
+            field(st.number_input, "Thresholds per numeric column", MODEL, "max_thresholds", 1, 256, step=1,
+                  help="At most this many cuts per column; CART's cuts are always among them, even past "
+                  "this number. More: better trees and a longer search.")
+        else:
+            field(st.number_input, "Buckets per numeric column", MODEL, "n_buckets", 2, 20, step=1,
+                  help="Numeric columns are cut at quantiles into this many buckets.")
     licence = gurobi_licence()
     icon = {"full": ":material/verified:", "size_limited": ":material/info:", "none": ":material/block:"}[licence.kind]
     st.caption(f"{icon} {md(licence.message)}")  # the solver's own words (paths, error text)

@@ -10,6 +10,7 @@ import streamlit as st
 
 from strongtree_studio.navigation import screen
 from strongtree_studio import runs
+from strongtree_studio.config import ENCODINGS
 from strongtree_studio.explain import FAIRNESS_NOTIONS, MSG_LEGACY_HISTORY, MSG_NO_RUNS, MSG_NOT_YOURS, OWNERSHIP_HELP
 from strongtree_studio.markup import md, md_table, plain_text
 from strongtree_studio.runs import RunStoreError
@@ -93,7 +94,7 @@ COMPARED = {
     "depth": ("depth", "int"), "formulation": ("formulation", None), "objective": ("objective", None),
     "fairness": ("fairness", None), "fairness_bound": ("δ", "points"), "time_limit": ("time limit", "seconds"),
     "regularization": ("λ", "number"), "min_leaf": ("min. leaf rows", "int"), "n_buckets": ("buckets", "int"),
-    "encoding": ("numeric coding", None), "solver": ("solver", None), "allow_protected_splits": ("protected splits", None),
+    "max_thresholds": ("thresholds per column", "int"), "encoding": ("numeric coding", None), "solver": ("solver", None), "allow_protected_splits": ("protected splits", None),
     "max_branching": ("max. splits", "int"), "max_features_used": ("max. features", "int"),
     "min_recall": ("min. recall", "percent"), "min_precision": ("min. precision", "percent"),
     "min_specificity": ("min. specificity", "percent"),
@@ -114,6 +115,8 @@ def compare_values(entry) -> dict[str, str]:
             "protected": ", ".join(roles.protected) or "none", "legitimate": ", ".join(roles.legitimate) or "none",
             "ignored": ", ".join(roles.ignored) or "none"}
     values = dict(entry.config["model"])
+    # the amount that the numeric coding does not use reads "–" (older runs knew only buckets)
+    values.pop("n_buckets" if values.get("encoding") == "data" else "max_thresholds", None)
     values.update({f"split {k}": v for k, v in entry.config["split"].items()})
     summary = dict(entry.summary)
     summary["objective_value"] = summary.pop("objective", None)
@@ -133,7 +136,8 @@ def compare_values(entry) -> dict[str, str]:
         elif kind is not None:
             flat[label] = fmt(value, kind)
         else:
-            flat[label] = {"auto": "automatic", "flow": "FlowOCT", "benders": "BendersOCT"}.get(value, str(value))
+            flat[label] = {"auto": "automatic", "flow": "FlowOCT", "benders": "BendersOCT",
+                           **ENCODINGS}.get(value, str(value))
     return flat
 
 
