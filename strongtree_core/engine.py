@@ -77,7 +77,7 @@ from strongtree_core.solvers import (
 )
 from strongtree_core.solvers.base import StopOrDeadline
 from strongtree_core.solvers.relaxation import lp_relaxation
-from strongtree_core.starts import candidate_starts
+from strongtree_core.starts import candidate_starts, predicted_starts
 from strongtree_core.tree.record import HEURISTIC, SolveRecord
 from strongtree_core.vocabulary import FORMULATIONS
 
@@ -327,7 +327,10 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
 
     It runs in a thread that is given up :data:`EXACT_GRACE` seconds past its limit
     (or past a Stop); the best tree it reported by then is returned."""
-    starts = tuple(tree for _, tree in tuple(given) + tuple(candidate_starts(data, spec.depth)))
+    made = predicted_starts(data, spec.depth)
+    starts = tuple(tree for _, tree in given) + tuple(tree for _, tree, _ in made)
+    # each start's predictions, kept for the give-up path (the given ones are routed only there)
+    predicted = (None,) * len(given) + tuple(p for _, _, p in made)
     latest: dict = {}  # the search's last incumbent and bound, as reported
     given_up = threading.Event()
 
@@ -356,14 +359,14 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
         answer = latest.get("answer")
         if answer is None:
             return _exact_given_up(data, spec, latest, starts, stop, progress, t0,
-                                   time_limit if stated is None else stated)
+                                   time_limit if stated is None else stated, predicted)
         # the ladder's last certified rung holds, whatever the rung still at work
         found = replace(answer, runtime=time.perf_counter() - t0,
                         reason=answer.reason + "; the next rung was given up at the time limit")
     if found.status == "infeasible":
         raise StrongTreeError(INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec)))
     if found.structure is None:  # stopped before the search checked a start (a late ladder on a million rows)
-        start, value = _best_feasible_start(starts, data, spec, time_limit if stated is None else stated)
+        start, value = _best_feasible_start(starts, data, spec, time_limit if stated is None else stated, predicted)
         found = replace(found, structure=start, objective=None,
                         reason=f"{found.reason}; the best feasible start (CART's tree or a single leaf) is returned")
     else:
@@ -406,9 +409,9 @@ def _within(work: Callable[[], object], until: float, stop) -> tuple[bool, objec
     return _in_thread(work, "exact-search", 0.02, give_up)
 
 
-def _feasible_start(tree: TreeStructure, data: PatternData, spec: TreeSpec) -> bool:
+def _feasible_start(tree: TreeStructure, data: PatternData, spec: TreeSpec, predicted=None) -> bool:
     """Whether a cheap tree meets the side constraints, the minimum leaf size and the limits on branching
-    nodes and features."""
+    nodes and features (``predicted``: its class per pattern, else it is routed)."""
     if spec.max_branching is not None and tree.n_branching > spec.max_branching:
         return False
     if spec.max_features_used is not None and tree.features_used.size > spec.max_features_used:
@@ -419,14 +422,23 @@ def _feasible_start(tree: TreeStructure, data: PatternData, spec: TreeSpec) -> b
             return False
     if not spec.side_constraints:
         return True
-    return all(c.satisfied for c in check_constraints(spec, data.y, tree.predict(data.X), data.group, data.legit,
+    if predicted is None:
+        predicted = tree.predict(data.X)
+    return all(c.satisfied for c in check_constraints(spec, data.y, predicted, data.group, data.legit,
                                                       count=data.count))
 
 
-def _best_feasible_start(starts, data: PatternData, spec: TreeSpec, limit: float) -> tuple[TreeStructure, float]:
+def _best_feasible_start(starts, data: PatternData, spec: TreeSpec, limit: float,
+                         predicted=None) -> tuple[TreeStructure, float]:
     """The feasible start of the highest objective (the first of equals) and that objective, each
-    start scored once; none feasible: the search had no time to find a tree."""
-    scored = [(tree_objective(data, spec, tree), tree) for tree in starts if _feasible_start(tree, data, spec)]
+    start routed at most once (``predicted``: the starts' classes per pattern where known, else None);
+    none feasible: the search had no time to find a tree."""
+    scored = []
+    for tree, known in zip(starts, predicted or (None,) * len(starts)):
+        if spec.side_constraints and known is None:
+            known = tree.predict(data.X)  # once for the constraints and the objective
+        if _feasible_start(tree, data, spec, known):
+            scored.append((tree_objective(data, spec, tree, known), tree))
     if not scored:
         raise StrongTreeError(NO_TREE_IN_TIME.format(limit=limit))
     value, structure = max(scored, key=lambda pair: pair[0])
@@ -434,11 +446,11 @@ def _best_feasible_start(starts, data: PatternData, spec: TreeSpec, limit: float
 
 
 def _exact_given_up(data: PatternData, spec: TreeSpec, latest: dict, starts, stop, progress, t0: float,
-                    stated: float) -> Solved:
+                    stated: float, predicted=None) -> Solved:
     """The exact search did not return in time: its last incumbent, else the best feasible cheap tree."""
     structure = latest.get("tree")
     if structure is None:
-        structure, value = _best_feasible_start(starts, data, spec, stated)
+        structure, value = _best_feasible_start(starts, data, spec, stated, predicted)
     else:
         value = tree_objective(data, spec, structure)
     bound = latest.get("bound")

@@ -105,6 +105,12 @@ def candidate_starts(data: PatternData, depth: int) -> list[tuple[str, TreeStruc
     leaf satisfies statistical parity and every "gap" constraint trivially,
     so some start is feasible for most constrained problems.
     """
+    return [(name, tree) for name, tree, _ in predicted_starts(data, depth)]
+
+
+def predicted_starts(data: PatternData, depth: int) -> list[tuple[str, TreeStructure, np.ndarray]]:
+    """:func:`candidate_starts`, each with the class it predicts for every pattern (each tree routed once,
+    a single leaf not at all), so that a caller scores them without routing them again."""
     found: list[tuple[str, TreeStructure]] = []
     for name, cw in (("CART", None), ("CART (balanced classes)", "balanced")):
         try:
@@ -113,13 +119,15 @@ def candidate_starts(data: PatternData, depth: int) -> list[tuple[str, TreeStruc
             continue
     for k in range(data.n_classes):
         found.append((f"single leaf predicting class {k}", majority_leaf(data, depth, class_index=k)))
-    score = [-(data.weight * _hits(t, data)).sum() for _, t in found]
+    predicted = [predictions(t, data) for _, t in found]
+    score = [-(data.weight * (p == data.y)).sum() for p in predicted]
     order = np.argsort(score, kind="stable")
-    return [found[i] for i in order]
+    return [(*found[i], predicted[i]) for i in order]
 
 
-def _hits(tree: TreeStructure, data: PatternData) -> np.ndarray:
-    """Whether ``tree`` predicts each pattern's class (a single leaf without routing the patterns)."""
+def predictions(tree: TreeStructure, data: PatternData) -> np.ndarray:
+    """The class ``tree`` predicts for each pattern (a single leaf without routing the patterns: a
+    read-only view of one number)."""
     if tree.feature[0] == LEAF:
-        return data.y == tree.prediction[0]
-    return tree.predict(data.X) == data.y
+        return np.broadcast_to(np.int64(tree.prediction[0]), data.y.shape)
+    return tree.predict(data.X)

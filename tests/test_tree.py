@@ -372,3 +372,42 @@ def test_counts_from_patterns_equal_the_counts_from_rows(weighted) -> None:
         np.testing.assert_allclose(merged.node_weights, rows.node_weights, rtol=1e-12)
     else:
         assert merged.node_weights is None and rows.node_weights is None
+
+
+def _random_structure(rng, depth: int, n_features: int, n_classes: int) -> TreeStructure:
+    """A valid tree of at most ``depth`` with leaves at every level (PRUNED below them)."""
+    n_nodes = 2 ** (depth + 1) - 1
+    feature = np.full(n_nodes, PRUNED)
+    prediction = np.full(n_nodes, -1)
+    stack = [(1, 0)]
+    while stack:
+        node, level = stack.pop()
+        if level < depth and rng.random() < 0.75:
+            feature[node - 1] = rng.integers(n_features)
+            stack += [(2 * node, level + 1), (2 * node + 1, level + 1)]
+        else:
+            feature[node - 1] = LEAF
+            prediction[node - 1] = rng.integers(n_classes)
+    return TreeStructure(depth, feature, prediction)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_node_counts_are_the_rows_whose_path_passes_each_node(seed):
+    """``node_class_counts`` (rows counted at their leaf, then summed up the tree) against its
+    definition: the rows whose path from the root visits the node, by class, with and without weights."""
+    rng = np.random.default_rng(seed)
+    depth, n_classes = int(rng.integers(1, 5)), int(rng.integers(2, 4))
+    X = rng.integers(0, 2, (200, 6))
+    y = rng.integers(0, n_classes, 200)
+    weight = rng.integers(0, 4, 200).astype(float)
+    tree = _random_structure(rng, depth, 6, n_classes)
+    assert tree.is_valid()
+    paths = tree.path_nodes(X)
+    expected = np.array([[((paths == node).any(axis=1) & (y == k)).sum() for k in range(n_classes)]
+                         for node in range(1, tree.feature.size + 1)])
+    counts = fitted_module.node_class_counts(tree, X, y, n_classes)
+    assert counts.dtype == np.int64 and np.array_equal(counts, expected)
+    weighted = np.array([[weight[(paths == node).any(axis=1) & (y == k)].sum() for k in range(n_classes)]
+                         for node in range(1, tree.feature.size + 1)])
+    assert np.array_equal(fitted_module.node_class_counts(tree, X, y, n_classes, weight=weight), weighted)
+    assert counts[0].sum() == 200 and np.array_equal(counts[tree.leaves - 1].sum(axis=0), np.bincount(y, minlength=n_classes))

@@ -78,11 +78,12 @@ def row_objective_weights(data, spec: TreeSpec) -> np.ndarray | None:
     raise ValueError(f"unknown objective {spec.objective!r}")
 
 
-def tree_objective(data, spec: TreeSpec, tree) -> float:
+def tree_objective(data, spec: TreeSpec, tree, predicted=None) -> float:
     """The objective of ``spec`` at ``tree``, measured from its predictions on the
     patterns, in the units of the MIO objective (the independent re-score of any
-    tree a solver or the dynamic program returns)."""
-    correct = tree.predict(data.X) == data.y
+    tree a solver or the dynamic program returns).  ``predicted``: the tree's class
+    per pattern when the caller has it already (else the patterns are routed)."""
+    correct = (tree.predict(data.X) if predicted is None else predicted) == data.y
     per_row = row_objective_weights(data, spec)
     if per_row is not None:
         value = float(per_row[correct].sum())

@@ -468,15 +468,13 @@ def node_class_counts(
     n_nodes = TreeGraph(structure.depth).n_nodes
     if X_binary.shape[0] == 0:
         return np.zeros((n_nodes, n_classes), dtype=np.int64 if weight is None else np.float64)
-    paths = structure.path_nodes(X_binary)
-    labels = np.repeat(np.asarray(y_index, dtype=np.int64), paths.shape[1])
-    nodes = paths.ravel()
-    on = nodes > 0
-    flat = (nodes[on] - 1) * n_classes + labels[on]
-    if weight is None:
-        return np.bincount(flat, minlength=n_nodes * n_classes).reshape(n_nodes, n_classes)
-    per_row = np.repeat(np.asarray(weight, dtype=np.float64), paths.shape[1])[on]
-    return np.bincount(flat, weights=per_row, minlength=n_nodes * n_classes).reshape(n_nodes, n_classes)
+    # each row counted at its leaf; a node's rows are its children's (a row passes every ancestor of its leaf)
+    flat = (structure.apply(X_binary) - 1) * n_classes + np.asarray(y_index, dtype=np.int64)
+    counts = np.bincount(flat, weights=None if weight is None else np.asarray(weight, dtype=np.float64),
+                         minlength=n_nodes * n_classes).reshape(n_nodes, n_classes)
+    for node in range(n_nodes, 1, -1):
+        counts[node // 2 - 1] += counts[node - 1]
+    return counts
 
 
 def _check_still_text(column, values) -> None:
