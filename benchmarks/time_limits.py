@@ -9,13 +9,20 @@ of 8 continuous columns, depth 4; the dashboard's hiring table at 1,000,000 rows
 statistical parity 0.05.  A CSV row after every fit (``--out``).
 
     python -m benchmarks.time_limits --limits 5 60
+    python -m benchmarks.time_limits --limits 5 3 --routes auto/auto --cases 1M --busy 2
     python -m benchmarks.time_limits --summarize benchmarks/out/time_limits.csv
+
+``--busy N`` keeps N other processes spinning for the whole run (a loaded machine: on 2
+cores, ``--busy 2`` leaves the fit a share of the cores, as a second user's work would).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import csv
+import multiprocessing
 import sys
 import time
 from pathlib import Path
@@ -58,6 +65,25 @@ def cases():
            {"fairness": "statistical_parity", "fairness_bound": 0.05, "pos_label": "yes"}, 3)
 
 
+def _spin() -> None:
+    while True:
+        pass
+
+
+@contextlib.contextmanager
+def busy(n: int):
+    """``n`` processes that spin until the block ends."""
+    workers = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(n)]
+    for w in workers:
+        w.start()
+    try:
+        yield
+    finally:
+        for w in workers:
+            w.terminate()
+            w.join()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limits", nargs="+", type=float, default=[5.0, 60.0])
@@ -65,15 +91,16 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="benchmarks/out/time_limits.csv")
     ap.add_argument("--summarize", metavar="CSV", help="print the Markdown table of this CSV and exit")
     ap.add_argument("--cases", nargs="+", help="only the cases whose name contains one of these words")
+    ap.add_argument("--busy", type=int, default=0, help="other processes kept spinning during the run (load)")
     args = ap.parse_args(argv)
     if args.summarize:
         print(summarize(pd.read_csv(args.summarize)))
         return 0
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fields = ["case", "route", "limit", "wall", "over", "status", "objective", "bound", "note"]
+    fields = ["case", "route", "limit", "wall", "over", "status", "objective", "bound", "note", "busy", "load"]
     new = not out.exists()
-    with out.open("a", newline="") as fh:
+    with out.open("a", newline="") as fh, busy(args.busy):
         writer = csv.DictWriter(fh, fieldnames=fields)
         if new:
             writer.writeheader()
@@ -96,7 +123,8 @@ def main(argv=None) -> int:
                         status, note = "refused", str(exc)[:120]
                     wall = time.perf_counter() - t0
                     row = dict(case=name, route=route, limit=limit, wall=round(wall, 2), over=round(wall - limit, 2),
-                               status=status, objective=objective, bound=bound, note=note)
+                               status=status, objective=objective, bound=bound, note=note, busy=args.busy,
+                               load=round(os.getloadavg()[0], 1))
                     writer.writerow(row)
                     fh.flush()
                     print(" | ".join(str(row[k]) for k in fields), flush=True)
