@@ -33,6 +33,7 @@ from typing import Callable, Literal
 
 import numpy as np
 
+from strongtree_core.accel.ladder import ladder_applies
 from strongtree_core.accel.search import exact_solve
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.errors import StrongTreeError
@@ -326,11 +327,21 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
     """The exact search (``accel/search.py``), re-scored here.
 
     It runs in a thread that is given up :data:`EXACT_GRACE` seconds past its limit
-    (or past a Stop); the best tree it reported by then is returned."""
-    made = predicted_starts(data, spec.depth)
+    (or past a Stop); the best tree it reported by then is returned.  The cheap starts
+    (:func:`~strongtree_core.starts.candidate_starts`) are made first unless they can wait
+    (:func:`_starts_can_wait`), then only when the search comes back without a tree."""
+    made = [] if _starts_can_wait(data, spec, progress) else predicted_starts(data, spec.depth)
     starts = tuple(tree for _, tree in given) + tuple(tree for _, tree, _ in made)
     # each start's predictions, kept for the give-up path (the given ones are routed only there)
     predicted = (None,) * len(given) + tuple(p for _, _, p in made)
+    if not made:  # the search was run without them: made now, when a start is what is returned
+        def fallback():
+            late = predicted_starts(data, spec.depth)
+            return (starts + tuple(tree for _, tree, _ in late),
+                    predicted + tuple(p for _, _, p in late))
+    else:
+        def fallback():
+            return starts, predicted
     latest: dict = {}  # the search's last incumbent and bound, as reported
     given_up = threading.Event()
 
@@ -358,15 +369,15 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
         given_up.set()  # the search stops at its next look at the clock; its result is dropped
         answer = latest.get("answer")
         if answer is None:
-            return _exact_given_up(data, spec, latest, starts, stop, progress, t0,
-                                   time_limit if stated is None else stated, predicted)
+            return _exact_given_up(data, spec, latest, fallback, stop, progress, t0,
+                                   time_limit if stated is None else stated)
         # the ladder's last certified rung holds, whatever the rung still at work
         found = replace(answer, runtime=time.perf_counter() - t0,
                         reason=answer.reason + "; the next rung was given up at the time limit")
     if found.status == "infeasible":
         raise StrongTreeError(INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec)))
     if found.structure is None:  # stopped before the search checked a start (a late ladder on a million rows)
-        start, value = _best_feasible_start(starts, data, spec, time_limit if stated is None else stated, predicted)
+        start, value = _best_feasible_start(*fallback(), data, spec, time_limit if stated is None else stated)
         found = replace(found, structure=start, objective=None,
                         reason=f"{found.reason}; the best feasible start (CART's tree or a single leaf) is returned")
     else:
@@ -393,6 +404,22 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
         n_patterns=data.n_patterns, choice=f"exact search: {found.reason}", certified=certified,
         nodes=found.n_explored,
     ), found.features)
+
+
+#: Patterns up to which a search that the dynamic program solves outright runs without the cheap
+#: starts (their CART trees cost 0.4-2.4 ms per fit on the paper's tables and never speed that
+#: program up); made after it only if it returns no tree, in milliseconds at this size.
+LAZY_STARTS_PATTERNS = 100_000
+
+
+def _starts_can_wait(data: PatternData, spec: TreeSpec, progress) -> bool:
+    """Whether the search may run without the cheap starts: nobody watches for a first tree
+    (``progress`` is None), the dynamic program solves the problem outright (an accuracy objective,
+    no constraint, no bound on splits or features), the ladder of thresholds (which begins from the
+    starts' features) does not apply, and the table is small."""
+    return (progress is None and spec.objective in ("accuracy", "balanced_accuracy") and not spec.side_constraints
+            and spec.max_branching is None and spec.max_features_used is None
+            and data.n_patterns <= LAZY_STARTS_PATTERNS and not ladder_applies(data, spec))
 
 
 def _within(work: Callable[[], object], until: float, stop) -> tuple[bool, object]:
@@ -428,13 +455,13 @@ def _feasible_start(tree: TreeStructure, data: PatternData, spec: TreeSpec, pred
                                                       count=data.count))
 
 
-def _best_feasible_start(starts, data: PatternData, spec: TreeSpec, limit: float,
-                         predicted=None) -> tuple[TreeStructure, float]:
+def _best_feasible_start(starts, predicted, data: PatternData, spec: TreeSpec,
+                         limit: float) -> tuple[TreeStructure, float]:
     """The feasible start of the highest objective (the first of equals) and that objective, each
     start routed at most once (``predicted``: the starts' classes per pattern where known, else None);
     none feasible: the search had no time to find a tree."""
     scored = []
-    for tree, known in zip(starts, predicted or (None,) * len(starts)):
+    for tree, known in zip(starts, predicted):
         if spec.side_constraints and known is None:
             known = tree.predict(data.X)  # once for the constraints and the objective
         if _feasible_start(tree, data, spec, known):
@@ -445,12 +472,13 @@ def _best_feasible_start(starts, data: PatternData, spec: TreeSpec, limit: float
     return structure, value
 
 
-def _exact_given_up(data: PatternData, spec: TreeSpec, latest: dict, starts, stop, progress, t0: float,
-                    stated: float, predicted=None) -> Solved:
-    """The exact search did not return in time: its last incumbent, else the best feasible cheap tree."""
+def _exact_given_up(data: PatternData, spec: TreeSpec, latest: dict, starts: Callable[[], tuple], stop, progress,
+                    t0: float, stated: float) -> Solved:
+    """The exact search did not return in time: its last incumbent, else the best feasible cheap tree
+    (``starts()``: the starts and their predictions, see :func:`_best_feasible_start`)."""
     structure = latest.get("tree")
     if structure is None:
-        structure, value = _best_feasible_start(starts, data, spec, stated, predicted)
+        structure, value = _best_feasible_start(*starts(), data, spec, stated)
     else:
         value = tree_objective(data, spec, structure)
     bound = latest.get("bound")

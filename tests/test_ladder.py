@@ -92,6 +92,36 @@ def test_out_of_time_before_any_rung_no_rung_is_begun_and_the_best_feasible_star
         assert solved.record.objective == max(tree_objective(data, spec, t) for t in meets)
 
 
+def test_starts_wait_for_an_unwatched_search_the_program_solves_and_come_when_it_returns_no_tree(monkeypatch):
+    """The cheap starts (CART, single leaves) are made before a search only when they can matter: someone
+    watches for a first tree, or the search is more than the dynamic program; else only when the search
+    comes back without a tree."""
+    from strongtree_core import engine
+    from strongtree_core.accel.search import ExactResult
+    from strongtree_core.starts import candidate_starts
+
+    X, y = continuous(300, seed=7)
+    _, data = patterns(X, y, max_thresholds=8)
+    made = []
+    real = engine.predicted_starts
+    monkeypatch.setattr(engine, "predicted_starts", lambda d, depth: made.append(depth) or real(d, depth))
+    spec = TreeSpec(depth=3)
+    solved = engine._solve_exact(data, spec, 30.0, None, None, time.perf_counter())
+    assert solved.record.certified and made == []  # the program alone, nothing to wait for
+    assert solved.record.objective == exact_solve(data, spec, time_limit=30,
+                                                  starts=tuple(t for _, t in candidate_starts(data, 3))).objective
+    engine._solve_exact(data, spec, 30.0, None, lambda event: None, time.perf_counter())
+    assert made == [3]  # watched: a first tree to show at once
+    for other in (TreeSpec(depth=3, objective="worst_case_accuracy"), TreeSpec(depth=3, max_branching=3)):
+        engine._solve_exact(data, other, 30.0, None, None, time.perf_counter())
+    assert made == [3, 3, 3]  # more than the program alone: starts are incumbents of the search
+    stopped = ExactResult("stopped", None, None, None, 0.0, "stopped", 0)
+    monkeypatch.setattr(engine, "exact_solve", lambda *args, **kwargs: stopped)
+    late = engine._solve_exact(data, spec, 1.0, None, None, time.perf_counter())
+    assert made == [3, 3, 3, 3] and late.record.status == "time_limit" and not late.record.certified
+    assert late.record.objective == max(tree_objective(data, spec, t) for _, t in candidate_starts(data, 3))
+
+
 def test_the_first_start_has_a_rung_of_its_own_and_the_rungs_stay_nested(monkeypatch):
     X, y = continuous(2000, seed=6, columns=8)
     _, data = patterns(X, y, max_thresholds=32)
