@@ -287,6 +287,16 @@ class _Run:
             return True
         return False
 
+    def adopt(self, m: TreeQuantities) -> None:
+        """Keep the dynamic program's optimum ``m`` over an incumbent of the same value, so that the
+        tree returned does not depend on which starts were offered (a start as good as the optimum
+        is an optimum too, but another one)."""
+        if not self.offer(m) and satisfies(self.p, m) and leaf_sizes_ok(self.p, m.tree) \
+                and self.value(m) >= self.best_value - TOLERANCE * max(1.0, abs(self.best_value)) \
+                and m.tree != self.best.tree:
+            self.best, self.best_value = m, self.value(m)
+            self.say("new incumbent")
+
     def offer_shape(self, m: TreeQuantities, leaves: list | None = None) -> None:
         """Offer ``m`` and the best feasible relabelling of its leaves (``leaves``: their
         patterns, left to right, when known)."""
@@ -406,7 +416,7 @@ class _Run:
             dp.root_hook = anytime
             value, tree = dp.exact(all_rows, p.depth, p.max_branching)
             self.explored = dp.n_solved
-            self.offer(measure_tree(p, tree))
+            self.adopt(measure_tree(p, tree))
             self.prove(value)
             return self.result("optimal", f"dynamic programming over all trees of depth <= {p.depth} "
                                           f"({dp.n_solved:,} {'subproblem' if dp.n_solved == 1 else 'subproblems'} solved)")

@@ -25,13 +25,11 @@ st.title("Model")
 st.caption("Shape the tree, set what it optimizes and which fairness it must guarantee.")
 
 CODING_HELP = (
-    "**Quantile thresholds**: each numeric column is cut at quantiles into equal-sized buckets (the paper's "
-    "rule; few questions, quick solves).  \n"
-    "**Thresholds from the data**: every cut between two neighbouring values when a column has few of them; "
-    "else the cuts of CART (a greedy tree of the same depth), always kept, and cuts where the class changes, "
-    "spread over the rows. CART's tree is then one of the trees searched, so the tree found is never worse "
-    "than CART's on the training rows.  \n"
-    "**One question per bucket**: is the value in this quantile bucket."
+    "Quantile thresholds: each numeric column is cut at quantiles into equal-sized buckets (the paper's rule; "
+    "few questions, quick solves). Thresholds from the data: every cut between two neighbouring values when a "
+    "column has few of them; else the cuts of CART (a greedy tree of the same depth), always kept, and cuts where "
+    "the class changes, spread over the rows, so that the tree found is never worse than CART's on the training "
+    "rows. One question per bucket: is the value in this quantile bucket."
 )
 
 tree_col, fair_col = st.columns(2, gap="large")

@@ -76,7 +76,8 @@ if table is not None:
     positive = f" (positive class {md(roles.pos_label)})" if roles.pos_label is not None else ""
     st.markdown(
         f"**{md(table.name)}** · target {md(roles.target)}{positive}{rows}  \n"
-        f"Depth {model.depth} · {OBJECTIVES[model.objective].lower()} · {fair_words} · {model.coding_words()} · "
+        f"Depth {model.depth} · {OBJECTIVES[model.objective].lower()} · {fair_words} · "
+        + (f"{model.coding_words()} · " if model.encoding != "thermometer" else "") +
         f"{FORMULATIONS[model.formulation].lower()} route, {SOLVERS[model.solver].lower()} solver · "
         f"time limit {fmt(model.time_limit, 'seconds')}"
     )
