@@ -110,8 +110,23 @@ def test_starts_wait_for_an_unwatched_search_the_program_solves_and_come_when_it
     assert solved.record.certified and made == []  # the program alone, nothing to wait for
     assert solved.record.objective == exact_solve(data, spec, time_limit=30,
                                                   starts=tuple(t for _, t in candidate_starts(data, 3))).objective
-    engine._solve_exact(data, spec, 30.0, None, lambda event: None, time.perf_counter())
+    watched = engine._solve_exact(data, spec, 30.0, None, lambda event: None, time.perf_counter())
     assert made == [3]  # watched: a first tree to show at once
+    # the same tree either way: the program's optimum is kept over a start of the same value
+    assert np.array_equal(watched.structure.feature, solved.structure.feature)
+    assert np.array_equal(watched.structure.prediction, solved.structure.prediction)
+    for seed in range(3):  # tables where CART's depth-2 tree is optimal and the program's optimum is a stump
+        rng = np.random.default_rng(seed)
+        Xs = rng.integers(0, 2, (40, 5)).astype(np.uint8)
+        small = collapse_patterns(Xs, (Xs[:, 0] ^ (rng.random(40) < 0.2)).astype(int), 2)
+        quiet = engine._solve_exact(small, TreeSpec(depth=2), 30.0, None, None, time.perf_counter())
+        loud = engine._solve_exact(small, TreeSpec(depth=2), 30.0, None, lambda event: None, time.perf_counter())
+        assert quiet.record.objective == loud.record.objective and quiet.structure.n_branching == 1
+        assert np.array_equal(quiet.structure.feature, loud.structure.feature)
+        assert np.array_equal(quiet.structure.prediction, loud.structure.prediction)
+    made.clear()
+    engine._solve_exact(data, spec, 30.0, None, lambda event: None, time.perf_counter())
+    assert made == [3]
     for other in (TreeSpec(depth=3, objective="worst_case_accuracy"), TreeSpec(depth=3, max_branching=3)):
         engine._solve_exact(data, other, 30.0, None, None, time.perf_counter())
     assert made == [3, 3, 3]  # more than the program alone: starts are incumbents of the search
