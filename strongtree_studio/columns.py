@@ -38,7 +38,8 @@ NOTE_MERGED = "Values {values} of {column!r} now have the same label {label!r} a
 MSG_MANY_FEATURES = (
     "These columns make {n} binary features, {detail}. Each feature is a question the solver must try at every "
     "node, so the solve slows down and the tree may split on an accident of the data. Ignore columns the tree "
-    "should not see, or group their values first."
+    "should not see, group their values first, or ask for fewer buckets or thresholds per numeric column "
+    "on the Model page."
 )
 REASON_ID = "an identifier: every row has its own value"
 REASON_DATE = "dates: every day becomes a test"
