@@ -334,7 +334,8 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
     starts = tuple(tree for _, tree in given) + tuple(tree for _, tree, _ in made)
     # each start's predictions, kept for the give-up path (the given ones are routed only there)
     predicted = (None,) * len(given) + tuple(p for _, _, p in made)
-    if not made:  # the search was run without them: made now, when a start is what is returned
+    lazy = not made
+    if lazy:  # the search was run without them: made now, when a start is what is returned
         def fallback():
             late = predicted_starts(data, spec.depth)
             return (starts + tuple(tree for _, tree, _ in late),
@@ -370,7 +371,7 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
         answer = latest.get("answer")
         if answer is None:
             return _exact_given_up(data, spec, latest, fallback, stop, progress, t0,
-                                   time_limit if stated is None else stated)
+                                   time_limit if stated is None else stated, lazy)
         # the ladder's last certified rung holds, whatever the rung still at work
         found = replace(answer, runtime=time.perf_counter() - t0,
                         reason=answer.reason + "; the next rung was given up at the time limit")
@@ -382,6 +383,11 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
                         reason=f"{found.reason}; the best feasible start (CART's tree or a single leaf) is returned")
     else:
         value = tree_objective(data, spec, found.structure)
+        if lazy and found.status != "optimal":  # stopped without the starts: the better of its tree and theirs
+            better = _better_start(fallback, data, spec, value)
+            if better is not None:
+                found, value = replace(found, structure=better[0], objective=None,
+                                       reason=f"{found.reason}; {BETTER_START}"), better[1]
     if found.objective is not None and abs(value - found.objective) > 1e-6 * max(1.0, abs(value)):
         raise StrongTreeError(  # a bookkeeping error in the search, never shown as a result
             f"The exact search scored its tree at {found.objective:g} but it re-scores to {value:g}; "
@@ -472,15 +478,33 @@ def _best_feasible_start(starts, predicted, data: PatternData, spec: TreeSpec,
     return structure, value
 
 
+BETTER_START = "a start (CART's tree or a single leaf) made after the search is better than its tree and is returned"
+
+
+def _better_start(starts: Callable[[], tuple], data: PatternData, spec: TreeSpec,
+                  value: float) -> tuple[TreeStructure, float] | None:
+    """The best feasible start and its objective when it beats ``value`` (None otherwise, or when
+    no start is feasible)."""
+    try:
+        start, start_value = _best_feasible_start(*starts(), data, spec, 0.0)
+    except StrongTreeError:  # no start meets the minimum leaf size: the search's tree stands
+        return None
+    return (start, start_value) if start_value > value + 1e-9 * max(1.0, abs(value)) else None
+
+
 def _exact_given_up(data: PatternData, spec: TreeSpec, latest: dict, starts: Callable[[], tuple], stop, progress,
-                    t0: float, stated: float) -> Solved:
+                    t0: float, stated: float, lazy: bool = False) -> Solved:
     """The exact search did not return in time: its last incumbent, else the best feasible cheap tree
-    (``starts()``: the starts and their predictions, see :func:`_best_feasible_start`)."""
+    (``starts()``: the starts and their predictions, see :func:`_best_feasible_start`; ``lazy``: the
+    search ran without them, so a start better than its incumbent is returned instead)."""
     structure = latest.get("tree")
     if structure is None:
         structure, value = _best_feasible_start(*starts(), data, spec, stated)
     else:
         value = tree_objective(data, spec, structure)
+        better = _better_start(starts, data, spec, value) if lazy else None
+        if better is not None:
+            structure, value = better
     bound = latest.get("bound")
     bound = None if bound is None else max(bound, value)
     status = Status.INTERRUPTED if stop is not None and stop.is_set() else Status.TIME_LIMIT

@@ -99,6 +99,7 @@ def test_starts_wait_for_an_unwatched_search_the_program_solves_and_come_when_it
     from strongtree_core import engine
     from strongtree_core.accel.search import ExactResult
     from strongtree_core.starts import candidate_starts
+    from strongtree_core.structure import TreeStructure
 
     X, y = continuous(300, seed=7)
     _, data = patterns(X, y, max_thresholds=8)
@@ -134,7 +135,14 @@ def test_starts_wait_for_an_unwatched_search_the_program_solves_and_come_when_it
     monkeypatch.setattr(engine, "exact_solve", lambda *args, **kwargs: stopped)
     late = engine._solve_exact(data, spec, 1.0, None, None, time.perf_counter())
     assert made == [3, 3, 3, 3] and late.record.status == "time_limit" and not late.record.certified
-    assert late.record.objective == max(tree_objective(data, spec, t) for _, t in candidate_starts(data, 3))
+    best_start = max(tree_objective(data, spec, t) for _, t in candidate_starts(data, 3))
+    assert late.record.objective == best_start
+    # stopped with a tree worse than a start (the single leaf of the smaller class): the start is returned
+    minority = TreeStructure.single_leaf(3, int(np.argmin(np.bincount(data.y, weights=data.weight))))
+    poor = ExactResult("stopped", minority, tree_objective(data, spec, minority), None, 0.0, "stopped", 1)
+    monkeypatch.setattr(engine, "exact_solve", lambda *args, **kwargs: poor)
+    kept = engine._solve_exact(data, spec, 1.0, None, None, time.perf_counter())
+    assert kept.record.objective == best_start > poor.objective and engine.BETTER_START in kept.record.choice
 
 
 def test_the_first_start_has_a_rung_of_its_own_and_the_rungs_stay_nested(monkeypatch):
