@@ -455,7 +455,8 @@ def quick_solve(at: AppTest) -> AppTest:
     at.slider(key="model.depth").set_value(1).run()
     goto(at, "strongtree_studio/screens/solve.py")
     at.button(key="solve.start").click().run()
-    return poll(at, stored)
+    poll(at, stored)
+    return at.run()  # the page as drawn once the job is over (the run in poll may predate its outcome)
 
 
 def _can_create(folder: Path) -> bool:

@@ -619,6 +619,7 @@ def test_identifiers_dates_and_text_are_suggested_and_codes_can_be_named(visit):
 def test_fairness_is_drawn_per_group_with_band_ratio_and_both_trees(visit):
     page = visit.page
     page.get_by_role("button", name="Use this table").click()
+    expect(page.get_by_role("heading", name="Hiring (teaching data with planted bias)")).to_be_visible()
     nav(page, "Model")
     slide(page, "Maximum depth", "3", "ArrowRight")
     choose(page, "Fairness notions", "Equalized odds")
@@ -649,6 +650,7 @@ def test_fairness_page_draws_intervals_three_states_the_baseline_and_the_promise
     shown; then a 90 % promise on new rows, whose result the page states."""
     page = visit.page
     page.get_by_role("button", name="Use this table").click()
+    expect(page.get_by_role("heading", name="Hiring (teaching data with planted bias)")).to_be_visible()
     nav(page, "Model")
     choose(page, "Fairness notions", "Statistical parity")
     solve_and_wait(page)

@@ -36,6 +36,7 @@ def type_in(page, label: str, text: str) -> None:
 def test_a_tiny_sweep_draws_its_frontier_and_opens_a_point(visit):
     page = visit.page
     page.get_by_role("button", name="Use this table").click()  # the hiring table: gender protected
+    expect(page.get_by_role("heading", name="Hiring (teaching data with planted bias)")).to_be_visible()
     nav(page, "Trade-offs")
     choose(page, "Fairness notions", "Equalized odds")
     type_in(page, "Bounds δ (percentage points)", "0, 5, 10")
