@@ -265,3 +265,21 @@ def test_the_built_library_of_the_real_kernels_equals_the_numpy_kernel(tmp_path)
     """, **installed)
     assert result["tier"] == "aot" and result["numba"] is False
     assert result["worst"] < 1e-9
+
+
+def test_the_build_lock_names_the_builder_not_the_process_that_started_it(tmp_path, monkeypatch) -> None:
+    """The process that starts a build may end at once (a one-line script); a second process must then
+    still see the lock as held by the live builder, not as stale (seen on a busy CI machine: two builds)."""
+    builder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        monkeypatch.setattr(compiled.subprocess, "Popen", lambda *args, **kwargs: builder)
+        library = compiled.KernelLibrary("toy_lock_module")
+        library._start_build(tmp_path)
+        host, pid, _ = (tmp_path / compiled.LOCK_FILE).read_text().split()
+        assert int(pid) == builder.pid and int(pid) != os.getpid()
+        assert not compiled._stale(tmp_path / compiled.LOCK_FILE)
+        assert not compiled._take_lock(tmp_path / compiled.LOCK_FILE)  # a second process starts no build
+    finally:
+        builder.kill()
+        builder.wait()
+    assert compiled._stale(tmp_path / compiled.LOCK_FILE)  # the builder gone: the lock is stale

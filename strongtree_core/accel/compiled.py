@@ -342,6 +342,10 @@ class KernelLibrary:
         except (OSError, ValueError):  # no interpreter to start (an embedded Python): the numpy path
             lock.unlink(missing_ok=True)
             self._next_look = math.inf
+            return
+        # the builder holds the lock from now on: this process may end before the builder has started
+        # and written its own number, and a lock naming a process that is gone counts as stale
+        lock.write_text(f"{socket.gethostname()} {self._builder.pid} {time.time()}\n")
 
     def build(self) -> str:
         """Build this library now (in this process): the ahead-of-time module, or
