@@ -335,14 +335,10 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
     # each start's predictions, kept for the give-up path (the given ones are routed only there)
     predicted = (None,) * len(given) + tuple(p for _, _, p in made)
     lazy = not made
-    if lazy:  # the search was run without them: made now, when a start is what is returned
-        def fallback():
-            late = predicted_starts(data, spec.depth)
-            return (starts + tuple(tree for _, tree, _ in late),
-                    predicted + tuple(p for _, _, p in late))
-    else:
-        def fallback():
-            return starts, predicted
+
+    def fallback():  # the starts and their predictions; made now if the search ran without them
+        late = predicted_starts(data, spec.depth) if lazy else []
+        return starts + tuple(tree for _, tree, _ in late), predicted + tuple(p for _, _, p in late)
     latest: dict = {}  # the search's last incumbent and bound, as reported
     given_up = threading.Event()
 
