@@ -753,6 +753,49 @@ def busy_server(tmp_path_factory):
     started.close()
 
 
+#: The scheduling priority of the four solving users' browser (Unix ``nice``), as the solve workers'.
+OTHER_USERS_NICENESS = 19
+
+
+class OthersBrowser:
+    """A second Chromium for the four users who solve, which can be put at low priority.
+
+    Their browsers would run on their own machines; here they share two cores with the server and
+    with the browser being measured, and redrawing four live charts took that browser's CPU (its
+    scripts parsed in 2.8 s instead of 1.0 s). Chromium sets its processes' priorities itself, so
+    :meth:`lower` sets every thread's once the pages are open. They still poll the server at their
+    pace, so the server's load is the same, but the measured page is parsed first.
+    """
+
+    def __init__(self, browser, folder: Path) -> None:
+        launcher, self._pid_file = folder / "chromium", folder / "pid"
+        launcher.write_text(f'#!/bin/sh\necho $$ > {self._pid_file}\nexec {CHROMIUM} "$@"\n')
+        launcher.chmod(0o755)
+        self.browser = browser.browser_type.launch(executable_path=str(launcher), args=CHROMIUM_ARGS)
+
+    def lower(self) -> int:
+        """Put every thread of this browser at :data:`OTHER_USERS_NICENESS`; return how many."""
+        import psutil
+
+        root = psutil.Process(int(self._pid_file.read_text()))
+        lowered = 0
+        for process in [root, *root.children(recursive=True)]:
+            for thread in process.threads():
+                try:
+                    os.setpriority(os.PRIO_PROCESS, thread.id, OTHER_USERS_NICENESS)
+                    lowered += 1
+                except ProcessLookupError:  # a thread that ended meanwhile
+                    pass
+        return lowered
+
+
+@pytest.fixture(scope="module")
+def others_browser(browser, tmp_path_factory):
+    others = OthersBrowser(browser, tmp_path_factory.mktemp("others"))
+    yield others
+    others.browser.close()
+
+
 def first_page_seconds(browser, url: str) -> tuple[float, "Visit"]:
     """Seconds from asking for the app to its first page being usable, in a new session."""
     session = Visit(browser, url)
@@ -767,11 +810,11 @@ def first_page_seconds(browser, url: str) -> tuple[float, "Visit"]:
     return took, session
 
 
-def test_four_users_solving_while_a_fifth_loads_a_page(busy_server, browser):
+def test_four_users_solving_while_a_fifth_loads_a_page(busy_server, browser, others_browser):
     for _ in range(2):  # the first visit imports the app's modules into the server: not measured
         idle, first = first_page_seconds(browser, busy_server.url)  # then, for comparison: nobody solving
         first.close()
-    solvers = [Visit(browser, busy_server.url) for _ in range(4)]
+    solvers = [Visit(others_browser.browser, busy_server.url) for _ in range(4)]
     newcomer = None
     try:
         for session in solvers:  # each: the hiring table, FlowOCT at depth 4 for up to 300 s
@@ -786,6 +829,7 @@ def test_four_users_solving_while_a_fifth_loads_a_page(busy_server, browser):
         for session in solvers:  # every worker has started (their imports share the cores) and solves
             expect(session.page.locator('[data-testid="stSidebar"]').get_by_text("Solving")).to_be_visible(
                 timeout=120_000)
+        lowered = others_browser.lower()
         cpu_before, wall_before = busy_server.cpu_seconds(), time.monotonic()
         time.sleep(5.0)  # four sessions polling their solves
         server_share = (busy_server.cpu_seconds() - cpu_before) / (time.monotonic() - wall_before)
@@ -795,7 +839,9 @@ def test_four_users_solving_while_a_fifth_loads_a_page(busy_server, browser):
         nav(newcomer.page, "Runs")
         second = time.monotonic() - asked
         print(f"4 solving: server CPU {server_share:.0%} of a core while polling; a fifth session's first page "
-              f"in {load:.2f} s (nobody solving: {idle:.2f} s), its next page in {second:.2f} s")
+              f"in {load:.2f} s (nobody solving: {idle:.2f} s), its next page in {second:.2f} s; "
+              f"{lowered} threads of their browser at nice {OTHER_USERS_NICENESS}")
+        assert lowered > 0
         for session in solvers:  # still solving while the fifth loaded: the load was measured under load
             assert session.page.get_by_role("button", name="Stop").is_enabled()
         assert load < PAGE_LOAD_LIMIT
@@ -809,8 +855,13 @@ def test_four_users_solving_while_a_fifth_loads_a_page(busy_server, browser):
                                           '[data-testid="stAlertContentWarning"]').filter(has_text="best tree")
             taken = time.monotonic() + 30
 
-            def stop_taken() -> bool:
-                return stop.is_disabled() or banner.count() > 0
+            def stop_taken() -> bool:  # off, or gone with the banner that replaced it
+                if banner.count() > 0:
+                    return True
+                try:
+                    return stop.is_disabled(timeout=1_000)
+                except PlaywrightTimeout:  # not on the page in this second
+                    return banner.count() > 0
 
             while not stop_taken() and time.monotonic() < taken:
                 session.page.wait_for_timeout(100)
