@@ -33,6 +33,7 @@ from typing import Callable, Literal
 
 import numpy as np
 
+from strongtree_core.background import run_in_background
 from strongtree_core.accel.ladder import ladder_applies
 from strongtree_core.accel.search import exact_solve
 from strongtree_core.encoding.patterns import PatternData
@@ -218,7 +219,7 @@ def solve_tree(
         package missing), with a readable message.
     """
     t0 = time.perf_counter()
-    memory_limit = default_memory_limit() if memory_limit is None else int(memory_limit)
+    memory_limit = None if memory_limit is None else int(memory_limit)
     stated = time_limit if stated_limit is None else stated_limit
     starts = tuple(starts) if heuristic_start else ()
     if formulation == "local_search":
@@ -230,14 +231,31 @@ def solve_tree(
                       memory_limit, starts, stated)
 
 
-def _check_exact_memory(data: PatternData, spec: TreeSpec, memory_limit: int) -> None:
+#: An estimate of at most this many bytes is not compared with the default memory limit: the
+#: interpreter with numpy, pandas and scikit-learn already holds more than twice as much, so no machine
+#: that runs a fit refuses it, and reading the machine's memory (three files) costs 0.1-0.3 ms, a
+#: tenth of a whole fit on a small table.
+FITS_ANY_MACHINE = 32 * 2**20
+
+
+def _over_limit(need: int, memory_limit: int | None) -> int | None:
+    """The limit ``need`` exceeds (``memory_limit``, or the default one when None), else None."""
+    if memory_limit is None:
+        if need <= FITS_ANY_MACHINE:
+            return None
+        memory_limit = default_memory_limit()
+    return memory_limit if need > memory_limit else None
+
+
+def _check_exact_memory(data: PatternData, spec: TreeSpec, memory_limit: int | None) -> None:
     """Refuse a table the exact search (also the MIO's start) cannot hold."""
     groups = 1 if data.group is None else int(data.group.max()) + 1
     levels = 1 if data.legit is None else int(data.legit.max()) + 1
     rows = sum(1 if getattr(c, "notion", None) is None else 2 * levels * groups * (groups - 1) // 2
                for c in spec.side_constraints)
     need = exact_search_bytes(data, rows)
-    if need > memory_limit:
+    memory_limit = _over_limit(need, memory_limit)
+    if memory_limit is not None:
         raise StrongTreeError(TOO_LARGE.format(
             need=human_bytes(need), limit=human_bytes(memory_limit),
             what=EXACT_WHAT.format(patterns=data.n_patterns, features=data.n_features), fix=EXACT_FIX))
@@ -258,22 +276,22 @@ def _model_size(data: PatternData, arrays_of: Callable[[PatternData], object]) -
     return extrapolate(sizes[0], sizes[1], 8, 16, P)
 
 
-def _check_mio_memory(data: PatternData, spec: TreeSpec, method: str, memory_limit: int) -> None:
+def _check_mio_memory(data: PatternData, spec: TreeSpec, method: str, memory_limit: int | None) -> None:
     """Refuse a MIO larger than the memory limit, before building it."""
     rows, cols, nnz = _model_size(data, lambda d: build_model(d, spec, method).arrays)
     need = mio_bytes(rows, cols, nnz)
-    if need > memory_limit:
+    memory_limit = _over_limit(need, memory_limit)
+    if memory_limit is not None:
         what = MIO_WHAT.format(formulation=FORMULATIONS.get(method, method), patterns=data.n_patterns,
                                depth=spec.depth, rows=rows, cols=cols, nnz=nnz)
         raise StrongTreeError(TOO_LARGE.format(need=human_bytes(need), limit=human_bytes(memory_limit), what=what,
                                                fix=MIO_FIX))
 
 
-def _in_thread(work: Callable[[], object], name: str, poll: float,
-               give_up: Callable[[], bool]) -> tuple[bool, object]:
-    """Run ``work()`` in a thread and wait for it, looking every ``poll`` seconds:
-    (True, its result), or (False, None) once ``give_up()`` with the thread still
-    running (it finishes in the background and its result is dropped)."""
+def _in_thread(work: Callable[[], object], poll: float, give_up: Callable[[], bool]) -> tuple[bool, object]:
+    """Run ``work()`` in a background thread (:mod:`strongtree_core.background`) and wait for it,
+    looking every ``poll`` seconds: (True, its result), or (False, None) once ``give_up()`` with the
+    work still running (it finishes in the background and its result is dropped)."""
     done: dict = {}
 
     def run() -> None:
@@ -282,11 +300,9 @@ def _in_thread(work: Callable[[], object], name: str, poll: float,
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             done["error"] = exc
 
-    thread = threading.Thread(target=run, name=name, daemon=True)
-    thread.start()
-    while thread.is_alive():
-        thread.join(poll)
-        if thread.is_alive() and give_up():
+    finished = run_in_background(run)
+    while not finished.wait(poll):
+        if give_up():
             return False, None
     if "error" in done:
         raise done["error"]
@@ -296,7 +312,7 @@ def _in_thread(work: Callable[[], object], name: str, poll: float,
 def _in_time(work: Callable[[], object], stop_at: StopOrDeadline) -> tuple[bool, object]:
     """``work()`` unless a stop or the deadline comes first (see :func:`_in_thread`).
     Building a model of millions of rows takes tens of seconds that no solver limit counts."""
-    return _in_thread(work, "model-build", 0.05, stop_at.is_set)
+    return _in_thread(work, 0.05, stop_at.is_set)
 
 
 EXACT_FORMULATION = "exact search: dynamic programming with a Lagrangian bound and branch-and-bound"
@@ -359,9 +375,14 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
 
     remaining = max(0.05, time_limit - (time.perf_counter() - t0))
     halt = _AnyOf(stop, given_up)
-    done, found = _within(lambda: exact_solve(data, spec, time_limit=remaining, stop=halt, report=report,
-                                              starts=starts, n_jobs=n_jobs, certificate=certificate),
-                          time.perf_counter() + remaining + EXACT_GRACE, stop)
+
+    def search():
+        return exact_solve(data, spec, time_limit=remaining, stop=halt, report=report, starts=starts, n_jobs=n_jobs,
+                           certificate=certificate)
+    if _search_inline(data, spec):
+        done, found = True, search()
+    else:
+        done, found = _within(search, time.perf_counter() + remaining + EXACT_GRACE, stop)
     if not done:
         given_up.set()  # the search stops at its next look at the clock; its result is dropped
         answer = latest.get("answer")
@@ -424,6 +445,22 @@ def _starts_can_wait(data: PatternData, spec: TreeSpec, progress) -> bool:
             and data.n_patterns <= LAZY_STARTS_PATTERNS and not ladder_applies(data, spec))
 
 
+#: Patterns x features up to which a search that the dynamic program solves outright runs in the
+#: caller's thread: its arrays are read in about a millisecond, and the compiled program reads the
+#: clock and the stop event between slices of its work, so there is nothing to give up. In a thread
+#: of its own, a search's allocations come from another arena of the C allocator, whose pages were
+#: given back and are faulted in again on every fit (ilpd at depth 3: 9.6 ms in the caller's
+#: thread, 12.1 ms in a kept thread).
+INLINE_CELLS = 1_000_000
+
+
+def _search_inline(data: PatternData, spec: TreeSpec) -> bool:
+    """Whether the exact search runs in the caller's thread (see :data:`INLINE_CELLS`)."""
+    return (spec.objective in ("accuracy", "balanced_accuracy") and not spec.side_constraints
+            and spec.max_branching is None and spec.max_features_used is None
+            and data.n_patterns * data.n_features <= INLINE_CELLS and not ladder_applies(data, spec))
+
+
 def _within(work: Callable[[], object], until: float, stop) -> tuple[bool, object]:
     """``work()``, given up once the clock passes ``until`` or :data:`EXACT_GRACE` after a
     Stop with the thread still running (see :func:`_in_thread`)."""
@@ -435,7 +472,7 @@ def _within(work: Callable[[], object], until: float, stop) -> tuple[bool, objec
             stopped_at.append(now)
         return now >= until or (bool(stopped_at) and now >= stopped_at[0] + EXACT_GRACE)
 
-    return _in_thread(work, "exact-search", 0.02, give_up)
+    return _in_thread(work, 0.02, give_up)
 
 
 def _feasible_start(tree: TreeStructure, data: PatternData, spec: TreeSpec, predicted=None) -> bool:
@@ -577,7 +614,7 @@ def _unsolved_start(data, spec, dp_starts, stop, t0, method, choice, given: tupl
 
 
 def _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_search, heuristic_start, progress, stop, t0,
-               memory_limit: int, given: tuple = (), stated: float | None = None) -> Solved:
+               memory_limit: int | None, given: tuple = (), stated: float | None = None) -> Solved:
     """FlowOCT, BendersOCT, OCT or BinOCT, started from the best cheap tree (and the exact search's)."""
     method, why = _choose_method(spec, formulation, solver, data)  # refusals before any work
     _check_mio_memory(data, spec, method, memory_limit)

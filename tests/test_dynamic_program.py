@@ -269,14 +269,15 @@ def test_the_deadline_watch_ends_with_the_search() -> None:
     (or once the deadline is gone), not at the deadline an hour later."""
     deadline = Deadline(time.perf_counter() + 3600)
     flag = deadline.flag()
-    watcher = deadline._watcher
-    assert watcher.is_alive() and not flag[0]
+    watch_ended = deadline._watcher
+    assert not watch_ended.is_set() and not flag[0]
+    closed = time.perf_counter()
     deadline.close()
-    watcher.join(1.0)
-    assert not watcher.is_alive() and not flag[0]
+    assert watch_ended.wait(1.0) and not flag[0]
+    assert time.perf_counter() - closed < 0.005  # at once, not at its next look at the clock
     late = Deadline(time.perf_counter() + 0.05)
     assert not late.flag()[0]
-    late._watcher.join(1.0)
+    assert late._watcher.wait(1.0)
     assert late.flag()[0] and late.passed
 
 

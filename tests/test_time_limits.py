@@ -195,6 +195,7 @@ def test_an_exact_search_that_overruns_its_limit_is_given_up_with_its_best_tree(
         return ExactResult("stopped", None, None, None, 0.0, "late", n_explored=9)
 
     monkeypatch.setattr(engine, "exact_solve", stuck)
+    monkeypatch.setattr(engine, "INLINE_CELLS", 0)  # as on a million patterns: the search has a thread of its own
     events = []
     clf = StrongTreeClassifier(depth=2, time_limit=0.5).fit(X, y, progress=events.append)
     assert not finished.is_set(), "fit waited for the search"
@@ -220,6 +221,7 @@ def test_a_given_up_search_without_an_incumbent_returns_the_best_feasible_cheap_
         return ExactResult("stopped", None, None, None, 0.0, "stopped")
 
     monkeypatch.setattr(engine, "exact_solve", stuck)
+    monkeypatch.setattr(engine, "INLINE_CELLS", 0)  # as on a million patterns: the search has a thread of its own
     clf = StrongTreeClassifier(depth=2, time_limit=0.3, min_leaf=20).fit(X, y)
     assert clf.record_.status == "time_limit" and clf.record_.bound is None
     leaves = clf.tree_.node_counts.sum(axis=1)[clf.tree_.structure.leaves - 1]

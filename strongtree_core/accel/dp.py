@@ -33,14 +33,16 @@ import math
 import threading
 import time
 import weakref
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Union
 
 import numpy as np
 
 from strongtree_core.accel import kernels, treedp
 from strongtree_core.accel import ordered as ordered_kernel
+from strongtree_core.background import run_in_background
 from strongtree_core.structure import LEAF, PRUNED, TreeGraph, TreeStructure
 
 Tree = Union[int, tuple]
@@ -59,7 +61,8 @@ class Deadline:
     stop: threading.Event | None = None
     _flag: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
     _closed: bool = field(default=False, init=False, repr=False, compare=False)
-    _watcher: threading.Thread | None = field(default=None, init=False, repr=False, compare=False)
+    _closing: threading.Event = field(default_factory=threading.Event, init=False, repr=False, compare=False)
+    _watcher: threading.Event | None = field(default=None, init=False, repr=False, compare=False)  # set when it ends
 
     def check(self) -> None:
         if self.passed:
@@ -83,21 +86,21 @@ class Deadline:
         if self._flag is None:
             self._flag = np.zeros(1, dtype=np.uint8)
             if math.isfinite(self.at) or self.stop is not None:
-                self._watcher = threading.Thread(target=_watch, args=(weakref.ref(self), self._flag),
-                                                 name="search-deadline", daemon=True)
-                self._watcher.start()
+                ref, flag, closing = weakref.ref(self), self._flag, self._closing
+                self._watcher = run_in_background(lambda: _watch(ref, flag, closing))
         return self._flag
 
     def close(self) -> None:
-        """The search is over: the watching thread ends."""
+        """The search is over: the watch ends at once (its thread is free for the next fit's)."""
         self._closed = True
+        self._closing.set()
 
 
 #: How often the deadline's watching thread looks at the clock and the stop event.
 WATCH_SECONDS = 0.01
 
 
-def _watch(ref, flag: np.ndarray) -> None:
+def _watch(ref, flag: np.ndarray, closing: threading.Event) -> None:
     while not flag[0]:
         deadline = ref()
         if deadline is None or deadline._closed:
@@ -108,7 +111,7 @@ def _watch(ref, flag: np.ndarray) -> None:
         stop, at = deadline.stop, deadline.at
         del deadline
         del stop  # anything with is_set() (the engine passes several events as one)
-        time.sleep(min(WATCH_SECONDS, max(0.0, at - time.perf_counter())))
+        closing.wait(min(WATCH_SECONDS, max(0.0, at - time.perf_counter())))
 
 
 def subset_key(idx: np.ndarray, depth: int) -> bytes:
@@ -345,15 +348,12 @@ class _Parallel:
         base = dp._engine
         workers = [treedp.Engine(dp._Xe, dp.count, dp.s, dp.pen, dp.min_leaf, None, base.E[8], shared=self.shared,
                                    base=base, at=dp.deadline.at) for _ in range(dp.n_jobs)]
-        threads = [threading.Thread(target=self.work, args=(w,), name=f"tree-search-{j}", daemon=True)
-                   for j, w in enumerate(workers)]
-        for t in threads:
-            t.start()
+        ended = [run_in_background(partial(self.work, w)) for w in workers]
         reported = None
         last = time.perf_counter()
-        while any(t.is_alive() for t in threads):
-            for t in threads:
-                t.join(HOOK_SECONDS)
+        while not all(e.is_set() for e in ended):
+            for e in ended:
+                e.wait(HOOK_SECONDS)
             if dp.root_hook is not None and time.perf_counter() - last > HOOK_SECONDS:
                 best = self.best()
                 if best is not None and best is not reported:
