@@ -59,3 +59,28 @@ def test_no_source_at_all_is_a_message_that_names_the_way_out(monkeypatch):
     with pytest.raises(limits.StrongTreeError) as info:
         limits.physical_memory()
     assert str(info.value) == limits.NO_MEMORY_FIGURE
+
+
+def test_the_machine_s_memory_is_read_only_for_an_estimate_that_could_exceed_it(monkeypatch):
+    from strongtree_core import engine
+
+    read: list[int] = []
+
+    def default() -> int:
+        read.append(1)
+        return 100 * 2**20
+
+    monkeypatch.setattr(engine, "default_memory_limit", default)
+    assert engine._over_limit(engine.FITS_ANY_MACHINE, None) is None and read == []
+    assert engine._over_limit(engine.FITS_ANY_MACHINE + 1, None) is None and read == [1]
+    assert engine._over_limit(200 * 2**20, None) == 100 * 2**20 and read == [1, 1]
+    assert engine._over_limit(2000, 1000) == 1000 and read == [1, 1]  # a limit given is always kept
+    assert engine._over_limit(1000, 1000) is None
+    # the interpreter that runs a fit holds more than twice the bound: no machine refuses what is under it
+    import psutil
+
+    assert psutil.Process().memory_info().rss > 2 * engine.FITS_ANY_MACHINE
+    from strongtree_core.errors import StrongTreeError
+
+    with pytest.raises(StrongTreeError, match="memory"):
+        StrongTreeClassifier(depth=2, memory_limit=1000).fit(np.eye(6, dtype=int), [0, 1] * 3)
