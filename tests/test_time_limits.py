@@ -251,3 +251,30 @@ def test_a_slow_preparation_leaves_the_solve_only_what_is_left_of_the_limit(monk
     X, y, _ = hard_table(n=200)
     StrongTreeClassifier(depth=2, time_limit=2.0).fit(X, y)
     assert len(handed) == 1 and handed[0] <= 2.0 - 1.2, handed
+
+
+@pytest.mark.timing
+def test_a_search_in_the_caller_s_thread_keeps_the_limit_and_hears_a_stop() -> None:
+    """An unconstrained search on a small table runs in the caller's thread (nothing can give it
+    up): the compiled program itself must look at the clock and at the stop event."""
+    from strongtree_core import engine
+
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 2, size=(600, 300))
+    y = (X[:, :40].sum(axis=1) + rng.integers(0, 6, 600)) % 2
+    data, spec, _ = StrongTreeClassifier(depth=4)._problem(X, y)
+    assert engine._search_inline(data, spec)
+    clf = StrongTreeClassifier(depth=4, time_limit=LIMIT)
+    t0 = time.perf_counter()
+    clf.fit(X, y)
+    wall = time.perf_counter() - t0
+    assert wall <= LIMIT + SLACK, f"fit took {wall:.2f} s with a {LIMIT} s limit"
+    assert clf.record_.status == "time_limit", "the search finished early: the test needs a harder problem"
+    stop = threading.Event()
+    threading.Timer(1.0, stop.set).start()
+    t0 = time.perf_counter()
+    clf = StrongTreeClassifier(depth=4, time_limit=60).fit(X, y, stop=stop)
+    wall = time.perf_counter() - t0
+    assert wall <= 1.0 + SLACK, f"fit took {wall:.2f} s after a stop at 1 s"
+    assert clf.record_.status == "interrupted"
+    assert (clf.predict(X) == y).sum() == clf.record_.objective
