@@ -33,9 +33,9 @@ from typing import Callable, Literal
 
 import numpy as np
 
-from strongtree_core.background import run_in_background
 from strongtree_core.accel.ladder import ladder_applies
 from strongtree_core.accel.search import exact_solve
+from strongtree_core.background import run_in_background
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.formulation import (
@@ -435,14 +435,18 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
 LAZY_STARTS_PATTERNS = 100_000
 
 
+def _solved_outright(data: PatternData, spec: TreeSpec) -> bool:
+    """Whether the dynamic program solves the problem outright (an accuracy objective, no constraint,
+    no bound on splits or features), on all the features (the ladder of thresholds does not apply)."""
+    return (spec.objective in ("accuracy", "balanced_accuracy") and not spec.side_constraints
+            and spec.max_branching is None and spec.max_features_used is None and not ladder_applies(data, spec))
+
+
 def _starts_can_wait(data: PatternData, spec: TreeSpec, progress) -> bool:
     """Whether the search may run without the cheap starts: nobody watches for a first tree
-    (``progress`` is None), the dynamic program solves the problem outright (an accuracy objective,
-    no constraint, no bound on splits or features), the ladder of thresholds (which begins from the
-    starts' features) does not apply, and the table is small."""
-    return (progress is None and spec.objective in ("accuracy", "balanced_accuracy") and not spec.side_constraints
-            and spec.max_branching is None and spec.max_features_used is None
-            and data.n_patterns <= LAZY_STARTS_PATTERNS and not ladder_applies(data, spec))
+    (``progress`` is None), the dynamic program solves the problem outright (the ladder of
+    thresholds, which begins from the starts' features, does not apply), and the table is small."""
+    return progress is None and data.n_patterns <= LAZY_STARTS_PATTERNS and _solved_outright(data, spec)
 
 
 #: Patterns x features up to which a search that the dynamic program solves outright runs in the
@@ -456,9 +460,7 @@ INLINE_CELLS = 1_000_000
 
 def _search_inline(data: PatternData, spec: TreeSpec) -> bool:
     """Whether the exact search runs in the caller's thread (see :data:`INLINE_CELLS`)."""
-    return (spec.objective in ("accuracy", "balanced_accuracy") and not spec.side_constraints
-            and spec.max_branching is None and spec.max_features_used is None
-            and data.n_patterns * data.n_features <= INLINE_CELLS and not ladder_applies(data, spec))
+    return data.n_patterns * data.n_features <= INLINE_CELLS and _solved_outright(data, spec)
 
 
 def _within(work: Callable[[], object], until: float, stop) -> tuple[bool, object]:
