@@ -1,12 +1,12 @@
 """Daemon threads kept between fits, for the work a fit runs beside its caller.
 
-A fit runs its exact search in a thread (so that a search that overruns its limit can be given up)
-and a second thread watches its deadline. Started anew for each fit, the two cost more than the
-search itself on a small table: about 0.1 ms each to start, and the search's thread gets a fresh
-allocator arena from glibc, whose pages are faulted in again on every fit (car-evaluation at
-depth 3: 5.3 ms per fit with new threads, 4.0 ms with the work run in the caller's thread).
-Here a thread that has finished its work waits :data:`IDLE_SECONDS` for the next piece, so
-back-to-back fits reuse it.
+A large or constrained search runs in a thread (so that a search that overruns its limit can be
+given up, see ``engine.INLINE_CELLS`` for the small ones that run in the caller's thread), a second
+thread watches its deadline, and ``n_jobs`` workers share the search out. Started anew for each fit,
+such threads cost about 0.1 ms each to start, and a new thread gets a fresh allocator arena from
+glibc, whose pages are faulted in again on every fit (car-evaluation at depth 3: 5.3 ms per fit
+with new threads, 4.0 ms with the work run in the caller's thread). Here a thread that has finished
+its work waits :data:`IDLE_SECONDS` for the next piece, so back-to-back fits reuse it.
 
 Each piece of work runs in an empty :mod:`contextvars` context, as in a new thread.
 """

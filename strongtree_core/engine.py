@@ -451,10 +451,9 @@ def _starts_can_wait(data: PatternData, spec: TreeSpec, progress) -> bool:
 
 #: Patterns x features up to which a search that the dynamic program solves outright runs in the
 #: caller's thread: its arrays are read in about a millisecond, and the compiled program reads the
-#: clock and the stop event between slices of its work, so there is nothing to give up. In a thread
-#: of its own, a search's allocations come from another arena of the C allocator, whose pages were
-#: given back and are faulted in again on every fit (ilpd at depth 3: 9.6 ms in the caller's
-#: thread, 12.1 ms in a kept thread).
+#: clock and the stop event between slices of its work, so there is nothing to give up. Even a
+#: kept thread (:mod:`strongtree_core.background`) costs it the allocator's page faults: ilpd at
+#: depth 3, 9.6 ms in the caller's thread, 12.1 ms in a kept thread.
 INLINE_CELLS = 1_000_000
 
 

@@ -60,7 +60,6 @@ class Deadline:
     at: float = math.inf
     stop: threading.Event | None = None
     _flag: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
-    _closed: bool = field(default=False, init=False, repr=False, compare=False)
     _closing: threading.Event = field(default_factory=threading.Event, init=False, repr=False, compare=False)
     _watcher: threading.Event | None = field(default=None, init=False, repr=False, compare=False)  # set when it ends
 
@@ -92,7 +91,6 @@ class Deadline:
 
     def close(self) -> None:
         """The search is over: the watch ends at once (its thread is free for the next fit's)."""
-        self._closed = True
         self._closing.set()
 
 
@@ -101,9 +99,9 @@ WATCH_SECONDS = 0.01
 
 
 def _watch(ref, flag: np.ndarray, closing: threading.Event) -> None:
-    while not flag[0]:
+    while not flag[0] and not closing.is_set():
         deadline = ref()
-        if deadline is None or deadline._closed:
+        if deadline is None:
             return
         if time.perf_counter() > deadline.at or (deadline.stop is not None and deadline.stop.is_set()):
             flag[0] = 1
