@@ -19,11 +19,11 @@ import pandas as pd
 
 from strongtree_studio.comparison_job import CompareSpec, ComparisonResult
 from strongtree_studio.learn_view import builtin_sample, run_name
+from strongtree_studio.ticks import seconds_x
 from strongtree_studio.words import backend_words, fmt, status_word
 
-#: The colours of the Solve page's own progress chart (best tree, bound), and its time axis.
+#: The colours of the Solve page's own progress chart (best tree, bound).
 BEST_COLOUR, BOUND_COLOUR = "#1f6f8b", "#c0392b"
-SECONDS = {"labelExpr": "datum.label + ' s'", "labelFontSize": 12, "tickMinStep": 0.5}
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,7 @@ def run_chart(points: Sequence[dict[str, Any]], domain: list[float], lp_bound: f
     spec: dict[str, Any] = {
         "data": {"values": rows},
         "encoding": {
-            "x": {"field": "seconds", "type": "quantitative", "title": None, "scale": {"zero": True}, "axis": SECONDS},
+            "x": seconds_x(rows),
             "y": y, "color": colour,
             "tooltip": [{"field": "series"}, {"field": "seconds", "format": ".1f"}, {"field": "value", "format": ",.6~g"}],
         },

@@ -18,6 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from strongtree_studio.jobs import JobSnapshot
+from strongtree_studio.ticks import seconds_x
 from strongtree_studio.words import JOB_STATE, count_of, event_words, fmt, status_word
 
 MSG_QUEUED = (
@@ -27,8 +28,6 @@ MSG_QUEUED = (
 #: Rows of the solver's log shown (newest first).
 LOG_ROWS = 10
 BEST_COLOUR, BOUND_COLOUR, GAP_COLOUR = "#1f6f8b", "#c0392b", "#7d5ba6"
-#: The time axis of the progress charts: seconds written on the labels, no title.
-SECONDS = {"labelExpr": "datum.label + ' s'", "labelFontSize": 12, "tickMinStep": 0.5}
 
 
 def queue_message(snapshot: JobSnapshot, limit: int) -> str:
@@ -169,7 +168,7 @@ def objective_spec(points: Sequence[dict[str, Any]], now: float | None = None) -
     return {
         "data": {"values": rows},
         "encoding": {
-            "x": {"field": "seconds", "type": "quantitative", "title": None, "scale": {"zero": True}, "axis": SECONDS},
+            "x": seconds_x(rows),
             "y": {"field": "value", "type": "quantitative", "scale": {"zero": False, "domain": y_domain(rows), "clamp": True},
                   "axis": axis},
             # The legend is drawn beside the chart's heading (series_legend_html): Vega-Lite's own
@@ -221,7 +220,7 @@ def gap_spec(points: Sequence[dict[str, Any]], now: float | None = None) -> dict
         "mark": {"type": "line", "interpolate": "step-after", "color": GAP_COLOUR, "strokeWidth": 2.5,
                  "point": {"filled": True, "size": 30, "color": GAP_COLOUR}},
         "encoding": {
-            "x": {"field": "seconds", "type": "quantitative", "title": None, "scale": {"zero": True}, "axis": SECONDS},
+            "x": seconds_x(rows),
             "y": {"field": "gap", "type": "quantitative", "title": "gap %", "scale": {"type": "sqrt", "zero": True},
                   "axis": {"format": ".2~f"}},
             "tooltip": [{"field": "seconds", "format": ".1f"}, {"field": "gap", "format": ".2f", "title": "gap %"}],

@@ -32,7 +32,8 @@ from strongtree_studio.fairview import band, judged
 from strongtree_studio.jobs import PhaseState
 from strongtree_studio.stale import MSG_STALE, changes, settings, stale_message
 from strongtree_studio.treeview import MAX_LINE, TEXT_SIZE, edge_words, path_in_words, text_width, tree_svg, wrap
-from strongtree_studio.views import solver_log, y_domain
+from strongtree_studio.ticks import SHORTEST_SPAN
+from strongtree_studio.views import gap_spec, objective_spec, solver_log, y_domain
 from strongtree_studio.words import SOLVE_STATUS, fmt, objective_value, route_words
 
 
@@ -314,3 +315,21 @@ def test_quiet_progress_is_merged_and_snapshots_are_shared():
     assert [p["nodes"] for p in phase.history] == [0, 49]  # where the quiet stretch began and where it is now
     phase.add_point({"elapsed": 5.0, "objective": 6.0, "bound": 9.0, "gap": 0.5, "nodes": 50, "message": "bound"})
     assert len(phase.history) == 3
+
+
+@pytest.mark.parametrize("last", [0.0, 0.0004, 0.6])
+def test_a_solve_within_a_second_gets_a_time_axis_a_second_wide(last):
+    """A solve done within a millisecond has every point at 0 s; a zero-width axis labelled
+    its one tick "0.000000 s". The axis then runs from 0 to a second."""
+    points = [{"elapsed": 0.0, "objective": 10.0, "bound": 12.0, "gap": 0.2},
+              {"elapsed": last, "objective": 12.0, "bound": 12.0, "gap": 0.0}]
+    for spec in (objective_spec(points), gap_spec(points)):
+        assert spec["encoding"]["x"]["scale"] == {"zero": True, "domain": [0.0, SHORTEST_SPAN]}
+
+
+def test_a_longer_solve_keeps_the_axis_it_needs():
+    points = [{"elapsed": 0.0, "objective": 10.0, "bound": 12.0, "gap": 0.2},
+              {"elapsed": 7.5, "objective": 12.0, "bound": 12.0, "gap": 0.0}]
+    for spec in (objective_spec(points, now=9.0), gap_spec(points)):
+        assert spec["encoding"]["x"]["scale"] == {"zero": True}
+        assert spec["encoding"]["x"]["axis"]["labelExpr"] == "datum.label + ' s'"
