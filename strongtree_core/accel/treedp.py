@@ -476,12 +476,33 @@ def _count(rows, lptr, lidx, S, W, MC, m):  # pragma: no cover - compiled
         i = S[p]
         st = lptr[p]
         en = lptr[p + 1]
-        for j in range(st, en):
-            a = lidx[j]
-            for l in range(j, en):
-                b = lidx[l]
-                for q in range(slots):
-                    MC[a, b, q] += W[i, q]
+        if slots == 2:  # two classes, plain accuracy: written out
+            w0 = W[i, 0]
+            w1 = W[i, 1]
+            for j in range(st, en):
+                Ma = MC[lidx[j]]
+                for l in range(j, en):
+                    b = lidx[l]
+                    Ma[b, 0] += w0
+                    Ma[b, 1] += w1
+        elif slots == 3:  # two classes and the rows
+            w0 = W[i, 0]
+            w1 = W[i, 1]
+            w2 = W[i, 2]
+            for j in range(st, en):
+                Ma = MC[lidx[j]]
+                for l in range(j, en):
+                    b = lidx[l]
+                    Ma[b, 0] += w0
+                    Ma[b, 1] += w1
+                    Ma[b, 2] += w2
+        else:
+            for j in range(st, en):
+                a = lidx[j]
+                for l in range(j, en):
+                    b = lidx[l]
+                    for q in range(slots):
+                        MC[a, b, q] += W[i, q]
 
 
 @library.kernel("void(f8[:, :, ::1], f8[:, :, ::1], i8, i8)")
@@ -503,14 +524,134 @@ def _pair_rows(MC, a, b, K, slots):  # pragma: no cover - compiled
     return c
 
 
+@library.kernel("void(f8[:, :, ::1], f8[:, ::1], f8[::1], b1[::1], f8[::1], i8, i8, i8, f8, f8, f8, "
+                "f8[::1], i8[::1], f8[::1], i8[::1])")
+def _pairs(MC, dg, rows, valid, tot, m, K, slots, N, pen, need, sR, bR, sL, bL):  # pragma: no cover - compiled
+    """The children's best splits of every root (see :func:`_terminal`), any number of classes."""
+    for a in range(m):
+        va = valid[a]
+        ra = rows[a]
+        for b in range(a + 1, m):
+            vb = valid[b]
+            if not va and not vb:
+                continue
+            rb = rows[b]
+            c11 = _pair_rows(MC, a, b, K, slots)
+            c10 = ra - c11
+            c01 = rb - c11
+            g = MC[a, b, 0]
+            m11 = g
+            m10 = dg[a, 0] - g
+            m01 = dg[b, 0] - g
+            for k in range(1, K):
+                g = MC[a, b, k]
+                x = dg[a, k] - g
+                y = dg[b, k] - g
+                if g > m11:
+                    m11 = g
+                if x > m10:
+                    m10 = x
+                if y > m01:
+                    m01 = y
+            if va:
+                if c11 >= need and c10 >= need:  # a's right child (x_a = 1) split on b
+                    v = m11 + m10 - pen
+                    if v > sR[a]:
+                        sR[a] = v
+                        bR[a] = b
+                if c01 >= need and (N - ra) - c01 >= need:  # a's left child split on b
+                    m00 = tot[0] - dg[a, 0] - (dg[b, 0] - MC[a, b, 0])
+                    for k in range(1, K):
+                        y = tot[k] - dg[a, k] - (dg[b, k] - MC[a, b, k])
+                        if y > m00:
+                            m00 = y
+                    v = m01 + m00 - pen
+                    if v > sL[a]:
+                        sL[a] = v
+                        bL[a] = b
+            if vb:
+                if c11 >= need and c01 >= need:  # b's right child split on a
+                    v = m11 + m01 - pen
+                    if v > sR[b]:
+                        sR[b] = v
+                        bR[b] = a
+                if c10 >= need and (N - rb) - c10 >= need:  # b's left child split on a
+                    m00 = tot[0] - dg[b, 0] - (dg[a, 0] - MC[a, b, 0])
+                    for k in range(1, K):
+                        y = tot[k] - dg[b, k] - (dg[a, k] - MC[a, b, k])
+                        if y > m00:
+                            m00 = y
+                    v = m10 + m00 - pen
+                    if v > sL[b]:
+                        sL[b] = v
+                        bL[b] = a
+
+
+@library.kernel("void(f8[:, :, ::1], f8[:, ::1], f8[::1], b1[::1], f8[::1], i8, i8, f8, f8, f8, "
+                "f8[::1], i8[::1], f8[::1], i8[::1])")
+def _pairs_two(MC, dg, rows, valid, tot, m, slots, N, pen, need, sR, bR, sL, bL):  # pragma: no cover - compiled
+    """:func:`_pairs` for two classes, the same values in the same order, written out."""
+    t0 = tot[0]
+    t1 = tot[1]
+    derived = slots == 2
+    for a in range(m):
+        va = valid[a]
+        ra = rows[a]
+        a0 = dg[a, 0]
+        a1 = dg[a, 1]
+        for b in range(a + 1, m):
+            vb = valid[b]
+            if not va and not vb:
+                continue
+            g0 = MC[a, b, 0]
+            g1 = MC[a, b, 1]
+            c11 = g0 + g1 if derived else MC[a, b, 2]
+            c10 = ra - c11
+            c01 = rows[b] - c11
+            b0 = dg[b, 0]
+            b1 = dg[b, 1]
+            m11 = g1 if g1 > g0 else g0
+            x0 = a0 - g0
+            x1 = a1 - g1
+            m10 = x1 if x1 > x0 else x0
+            y0 = b0 - g0
+            y1 = b1 - g1
+            m01 = y1 if y1 > y0 else y0
+            if va:
+                if c11 >= need and c10 >= need:
+                    v = m11 + m10 - pen
+                    if v > sR[a]:
+                        sR[a] = v
+                        bR[a] = b
+                if c01 >= need and (N - ra) - c01 >= need:
+                    z0 = t0 - a0 - (b0 - g0)
+                    z1 = t1 - a1 - (b1 - g1)
+                    v = m01 + (z1 if z1 > z0 else z0) - pen
+                    if v > sL[a]:
+                        sL[a] = v
+                        bL[a] = b
+            if vb:
+                if c11 >= need and c01 >= need:
+                    v = m11 + m01 - pen
+                    if v > sR[b]:
+                        sR[b] = v
+                        bR[b] = a
+                if c10 >= need and (N - rows[b]) - c10 >= need:
+                    z0 = t0 - b0 - (a0 - g0)
+                    z1 = t1 - b1 - (a1 - g1)
+                    v = m10 + (z1 if z1 > z0 else z0) - pen
+                    if v > sL[b]:
+                        sL[b] = v
+                        bL[b] = a
+
+
 @library.kernel("void(f8[:, :, ::1], f8[::1], i8, i8, i8, f8, f8, f8, f8[::1], i8[:, ::1])")
 def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, prof, code):  # pragma: no cover - compiled
     """best(S, 2, b) for b = 0..3 into ``prof`` from the pair sums (upper triangle of
     MC, m features; ``tot`` the sums over S, K gains then the rows).
 
     ``code[b] = (a, left, right)``: the root feature (-1: a leaf) and each child's
-    feature (-1: a leaf), local numbers, left meaning local value 0.  Fills MC's
-    lower triangle.
+    feature (-1: a leaf), local numbers, left meaning local value 0.
     """
     N = tot[K]
     lv = _leaf_value(tot, K, min_leaf)
@@ -524,13 +665,32 @@ def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, prof, code):  # pragma:
             for q in range(slots):
                 MC[b, a, q] = MC[a, b, q]
     rows = np.empty(m)
+    valid = np.empty(m, dtype=np.bool_)
+    dg = np.empty((m, slots))  # each feature's own sums (the diagonal), read for every pair
     for a in range(m):
         rows[a] = _pair_rows(MC, a, a, K, slots)
+        valid[a] = rows[a] >= need and N - rows[a] >= need
+        for q in range(slots):
+            dg[a, q] = MC[a, a, q]
+    # Each root feature's children at their best split: sR / bR for the right child
+    # (x_a = 1), sL / bL for the left one.  One visit of each pair {a, b}, a < b,
+    # serves both roots: the cells of (x_a, x_b) give a's children split on b and b's
+    # split on a.  Each root meets the other features in increasing order (the first
+    # best is kept) and every value is summed in the same order as when each root
+    # is scanned on its own.
+    sR = np.full(m, NEG)
+    bR = np.full(m, -1, dtype=np.int64)
+    sL = np.full(m, NEG)
+    bL = np.full(m, -1, dtype=np.int64)
+    if K == 2:
+        _pairs_two(MC, dg, rows, valid, tot, m, slots, N, pen, need, sR, bR, sL, bL)
+    else:
+        _pairs(MC, dg, rows, valid, tot, m, K, slots, N, pen, need, sR, bR, sL, bL)
     for a in range(m):
+        if not valid[a]:
+            continue
         Rc = rows[a]
         Lc = N - Rc
-        if Rc < need or Lc < need:
-            continue
         leafR = NEG
         leafL = NEG
         if Rc >= min_leaf:
@@ -543,49 +703,10 @@ def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, prof, code):  # pragma:
             for k in range(1, K):
                 if tot[k] - MC[a, a, k] > leafL:
                     leafL = tot[k] - MC[a, a, k]
-        sR = NEG
-        bR = -1
-        sL = NEG
-        bL = -1
-        for b in range(m):
-            if b == a:
-                continue
-            crr = _pair_rows(MC, a, b, K, slots)
-            crl = Rc - crr
-            if crr >= need and crl >= need:  # right child (x_a = 1) split on b
-                m1 = MC[a, b, 0]
-                m2 = MC[a, a, 0] - MC[a, b, 0]
-                for k in range(1, K):
-                    x = MC[a, b, k]
-                    y = MC[a, a, k] - x
-                    if x > m1:
-                        m1 = x
-                    if y > m2:
-                        m2 = y
-                v = m1 + m2 - pen
-                if v > sR:
-                    sR = v
-                    bR = b
-            clr = rows[b] - crr
-            cll = Lc - clr
-            if clr >= need and cll >= need:  # left child (x_a = 0) split on b
-                m1 = MC[b, b, 0] - MC[a, b, 0]
-                m2 = tot[0] - MC[a, a, 0] - m1
-                for k in range(1, K):
-                    x = MC[b, b, k] - MC[a, b, k]
-                    y = tot[k] - MC[a, a, k] - x
-                    if x > m1:
-                        m1 = x
-                    if y > m2:
-                        m2 = y
-                v = m1 + m2 - pen
-                if v > sL:
-                    sL = v
-                    bL = b
-        cR = bR if sR > leafR else -1
-        cL = bL if sL > leafL else -1
-        bestR = sR if sR > leafR else leafR
-        bestL = sL if sL > leafL else leafL
+        cR = bR[a] if sR[a] > leafR else -1
+        cL = bL[a] if sL[a] > leafL else -1
+        bestR = sR[a] if sR[a] > leafR else leafR
+        bestL = sL[a] if sL[a] > leafL else leafL
         v = leafL + leafR - pen
         if v > prof[1]:
             prof[1] = v
