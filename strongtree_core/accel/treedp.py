@@ -514,16 +514,6 @@ def _difference(MCp, MCc, m, slots):  # pragma: no cover - compiled
                 MCc[a, b, q] = MCp[a, b, q] - MCc[a, b, q]
 
 
-@library.kernel("f8(f8[:, :, ::1], i8, i8, i8, i8)")
-def _pair_rows(MC, a, b, K, slots):  # pragma: no cover - compiled
-    if slots > K:
-        return MC[a, b, K]
-    c = MC[a, b, 0]
-    for k in range(1, K):
-        c += MC[a, b, k]
-    return c
-
-
 @library.kernel("void(f8[:, :, ::1], f8[:, ::1], f8[::1], b1[::1], f8[::1], i8, i8, i8, f8, f8, f8, "
                 "f8[::1], i8[::1], f8[::1], i8[::1])")
 def _pairs(MC, dg, rows, valid, tot, m, K, slots, N, pen, need, sR, bR, sL, bL):  # pragma: no cover - compiled
@@ -540,7 +530,12 @@ def _pairs(MC, dg, rows, valid, tot, m, K, slots, N, pen, need, sR, bR, sL, bL):
             if not va and not vb:
                 continue
             rb = rows[b]
-            c11 = _pair_rows(MC, a, b, K, slots)
+            if slots > K:  # (written out: a kernel call per pair costs more than the pair)
+                c11 = MC[a, b, K]
+            else:
+                c11 = MC[a, b, 0]
+                for k in range(1, K):
+                    c11 += MC[a, b, k]
             c10 = ra - c11
             c01 = rb - c11
             g = MC[a, b, 0]
@@ -672,7 +667,11 @@ def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, prof, code):  # pragma:
     valid = np.empty(m, dtype=np.bool_)
     dg = np.empty((m, slots))  # each feature's own sums (the diagonal), read for every pair
     for a in range(m):
-        rows[a] = _pair_rows(MC, a, a, K, slots)
+        c = MC[a, a, K] if slots > K else MC[a, a, 0]
+        if slots == K:
+            for k in range(1, K):
+                c += MC[a, a, k]
+        rows[a] = c
         valid[a] = rows[a] >= need and N - rows[a] >= need
         for q in range(slots):
             dg[a, q] = MC[a, a, q]
@@ -698,15 +697,15 @@ def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, prof, code):  # pragma:
         leafR = NEG
         leafL = NEG
         if Rc >= min_leaf:
-            leafR = MC[a, a, 0]
+            leafR = dg[a, 0]
             for k in range(1, K):
-                if MC[a, a, k] > leafR:
-                    leafR = MC[a, a, k]
+                if dg[a, k] > leafR:
+                    leafR = dg[a, k]
         if Lc >= min_leaf:
-            leafL = tot[0] - MC[a, a, 0]
+            leafL = tot[0] - dg[a, 0]
             for k in range(1, K):
-                if tot[k] - MC[a, a, k] > leafL:
-                    leafL = tot[k] - MC[a, a, k]
+                if tot[k] - dg[a, k] > leafL:
+                    leafL = tot[k] - dg[a, k]
         cR = bR[a] if sR[a] > leafR else -1
         cL = bL[a] if sL[a] > leafL else -1
         bestR = sR[a] if sR[a] > leafR else leafR
