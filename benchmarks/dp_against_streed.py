@@ -176,7 +176,7 @@ def run_wide(args, write) -> None:
             write(dict(section="wide", dataset=name, encoding=encoding, rows=data.n_rows, patterns=data.n_patterns,
                        features=data.n_features, depth=depth, search_s=s, streed_s=t, search_ratio=s / t, ours=v,
                        streed=v3, certified=c, streed_certified=c3, repeats=1, load=os.getloadavg()[0],
-                       n_jobs=args.n_jobs))
+                       n_jobs=args.n_jobs, limit=args.wide_limit))
 
 
 def run_jobs(args, write) -> None:
@@ -238,7 +238,8 @@ def markdown(rows: list[dict], loads: tuple[str, str] | None = None) -> str:
                     f"{equal} of {len(race)}; certified {sum(r['certified'] for r in race)} of {len(race)}."]
     wide = [r for r in rows if r["section"] == "wide"]
     if wide:
-        out += ["", f"| dataset | encoding | rows | features | depth | search s (limit 10 s, n_jobs={wide[0].get('n_jobs', 1)}) "
+        out += ["", f"| dataset | encoding | rows | features | depth | search s (limit {float(wide[0].get('limit', 10.0)):g} s, "
+                    f"n_jobs={wide[0].get('n_jobs', 1)}) "
                     "| certified | ours | STreeD s | STreeD certified | STreeD |", "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in wide:
             out.append(f"| {r['dataset']} | {r['encoding']} | {r['rows']} | {r['features']} | {r['depth']} | "
