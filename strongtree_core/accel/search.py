@@ -44,6 +44,7 @@ from typing import Callable, Literal
 
 import numpy as np
 
+from strongtree_core.accel import polish
 from strongtree_core.accel.dp import (
     NEG,
     Deadline,
@@ -271,6 +272,8 @@ class _Run:
         self.explored = 0
         self.detail = ""
         self._reported: TreeQuantities | None = None
+        self._polished: TreeQuantities | None = None
+        self._polisher: polish.Polisher | None = None
 
     # -- bookkeeping ----------------------------------------------------------
     def value(self, m: TreeQuantities) -> float:
@@ -286,6 +289,22 @@ class _Run:
             self.say("new incumbent")
             return True
         return False
+
+    def polish(self) -> None:
+        """Improve the incumbent one subtree at a time until no node improves
+        (``accel/polish.py``): better trees to prune with, and to return at a limit.
+        Called where the search would otherwise go on with the incumbent it has (after
+        the dual, after a pass of the branch-and-bound), not for every new one: a search
+        that closes at once pays nothing."""
+        if self.best is None or self.best is self._polished or not polish.applies(self.p):
+            return
+        if self._polisher is None:
+            self._polisher = polish.Polisher(self.p, self.deadline)
+        while True:
+            better = self._polisher.better_tree(self.best)
+            if better is None or not self.offer(better):
+                break
+        self._polished = self.best
 
     def adopt(self, m: TreeQuantities) -> None:
         """Keep the dynamic program's optimum ``m`` over an incumbent of the same value, so that the
@@ -438,6 +457,9 @@ class _Run:
                                              "constraints' slack)")
         if self.closed():
             return self.result("optimal", "the Lagrangian bound meets a feasible tree")
+        self.polish()
+        if self.closed():
+            return self.result("optimal", "the Lagrangian bound meets a feasible tree")
         search = _BranchAndBound(self, dual.prices)
         step = p.unit if p.integral else 1e-3 * max(1.0, abs(self.bound))
         width = max(step, 0.002 * max(1.0, abs(self.bound)))
@@ -459,6 +481,9 @@ class _Run:
             self.prove(max(self.best_value, target - p.unit if p.integral else target))
             if self.bound < self.lowest:
                 return self.result("infeasible", "branch-and-bound: no tree satisfies the constraints")
+            if self.closed():
+                return self.result("optimal", f"branch-and-bound on the Lagrangian bound, {self.explored:,} nodes")
+            self.polish()
             if self.closed():
                 return self.result("optimal", f"branch-and-bound on the Lagrangian bound, {self.explored:,} nodes")
             width *= 2
