@@ -476,7 +476,7 @@ def _count(rows, lptr, lidx, S, W, MC, m):  # pragma: no cover - compiled
         i = S[p]
         st = lptr[p]
         en = lptr[p + 1]
-        if slots == 2:  # two classes, plain accuracy: written out
+        if slots == 2:  # two gain slots (two classes, plain accuracy), written out
             w0 = W[i, 0]
             w1 = W[i, 1]
             for j in range(st, en):
@@ -485,7 +485,7 @@ def _count(rows, lptr, lidx, S, W, MC, m):  # pragma: no cover - compiled
                     b = lidx[l]
                     Ma[b, 0] += w0
                     Ma[b, 1] += w1
-        elif slots == 3:  # two classes and the rows
+        elif slots == 3:  # three (two classes and the rows, or three classes)
             w0 = W[i, 0]
             w1 = W[i, 1]
             w2 = W[i, 2]
