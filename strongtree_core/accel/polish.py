@@ -56,7 +56,6 @@ class Polisher:
     def __init__(self, problem: LinearProblem, deadline: Deadline | None = None) -> None:
         self.p = problem
         self.deadline = deadline
-        self.V = np.concatenate([problem.G, problem.U], axis=2)
         lam = problem.lambda_
         self.theta = np.concatenate([[1.0 - lam], np.zeros(problem.n_rows)])
         self._dp: GainDP | None = None
@@ -82,7 +81,7 @@ class Polisher:
                 continue
             if check is not None:
                 check()
-            own = _sums(p, self.V, sub, idx)
+            own = _sums(p, sub, idx)
             own_nb = tree_branchings(sub)
             want = (1.0 - lam) * float(own[0]) - lam * own_nb + step
             slack = 1e-9 * max(1.0, abs(want))
@@ -92,7 +91,7 @@ class Polisher:
             width = max(step, 1e-3 * max(1.0, abs(top)))
             while True:
                 tau = max(want, top - width)
-                found = subtree_list(p.X[idx], self.V[idx], p.count[idx], 2, self.theta, lam, p.min_leaf, 1,
+                found = subtree_list(p.X[idx], p.V[idx], p.count[idx], 2, self.theta, lam, p.min_leaf, 1,
                                      tau - slack, keep_features=p.max_features_used is not None, check=check)
                 winner = self._first_fitting(current, path, own, own_nb, found, value + step * 0.5)
                 if winner is not None:
@@ -137,12 +136,12 @@ def _nodes(p: LinearProblem, tree: Tree) -> Iterator[tuple[tuple[int, ...], np.n
             stack.append((path + (0,), idx[~right], left - 1, t[1]))
 
 
-def _sums(p: LinearProblem, V: np.ndarray, t: Tree, idx: np.ndarray) -> np.ndarray:
+def _sums(p: LinearProblem, t: Tree, idx: np.ndarray) -> np.ndarray:
     """The quantities (objective part, then the rows) a subtree adds up to on ``idx``."""
     if isinstance(t, tuple):
         right = p.X[idx, t[0]] > 0.5
-        return _sums(p, V, t[1], idx[~right]) + _sums(p, V, t[2], idx[right])
-    return V[idx, t].sum(axis=0)
+        return _sums(p, t[1], idx[~right]) + _sums(p, t[2], idx[right])
+    return p.V[idx, t].sum(axis=0)
 
 
 def _replace(t: Tree, path: tuple[int, ...], sub: Tree) -> Tree:

@@ -88,6 +88,12 @@ class LinearProblem:
         return ordered_columns(self.X, self.chains)
 
     @cached_property
+    def V(self) -> np.ndarray:
+        """Objective parts then constraint quantities per pattern and class, shape (P, K, J + R):
+        what a subtree adds up to (``accel/subtrees.py``), computed once."""
+        return np.concatenate([self.G, self.U], axis=2)
+
+    @cached_property
     def ones(self) -> tuple[np.ndarray, np.ndarray]:
         """The ones of ``X`` as CSR (for the compiled kernel), computed once."""
         return ones_of(self.X)

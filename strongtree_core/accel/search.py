@@ -296,7 +296,7 @@ class _Run:
         Called where the search would otherwise go on with the incumbent it has (after
         the dual, after a pass of the branch-and-bound), not for every new one: a search
         that closes at once pays nothing."""
-        if self.best is None or self.best is self._polished or not polish.applies(self.p):
+        if self.best is None or self.best is self._polished or self.closed() or not polish.applies(self.p):
             return
         if self._polisher is None:
             self._polisher = polish.Polisher(self.p, self.deadline)
@@ -455,8 +455,6 @@ class _Run:
         if self.best is None and self.infeasible():
             return self.result("infeasible", "no tree satisfies the constraints (proven by branch-and-bound on the "
                                              "constraints' slack)")
-        if self.closed():
-            return self.result("optimal", "the Lagrangian bound meets a feasible tree")
         self.polish()
         if self.closed():
             return self.result("optimal", "the Lagrangian bound meets a feasible tree")
@@ -481,8 +479,6 @@ class _Run:
             self.prove(max(self.best_value, target - p.unit if p.integral else target))
             if self.bound < self.lowest:
                 return self.result("infeasible", "branch-and-bound: no tree satisfies the constraints")
-            if self.closed():
-                return self.result("optimal", f"branch-and-bound on the Lagrangian bound, {self.explored:,} nodes")
             self.polish()
             if self.closed():
                 return self.result("optimal", f"branch-and-bound on the Lagrangian bound, {self.explored:,} nodes")
@@ -538,7 +534,6 @@ class _BranchAndBound:
         self.const = prices.constant(p)
         self.scores = prices.scores(p)
         self.dp = GainDP(p.X, p.count, self.scores, self.pen, p.min_leaf, run.deadline, p.ones, p.ordered)
-        self.V = np.concatenate([p.G, p.U], axis=2)
         self.umin = p.U.min(axis=1)
         self.umax = p.U.max(axis=1)
         self.lists: dict[bytes, Subtrees] = {}
@@ -674,7 +669,7 @@ class _BranchAndBound:
         if have is not None and have.tau <= tau:
             return have.head(tau)
         p = self.p
-        got = subtree_list(p.X[o.idx], self.V[o.idx], p.count[o.idx], o.depth, self.theta, self.pen, p.min_leaf,
+        got = subtree_list(p.X[o.idx], p.V[o.idx], p.count[o.idx], o.depth, self.theta, self.pen, p.min_leaf,
                            p.n_parts, tau, keep_features=p.max_features_used is not None, check=self.run_.deadline.check)
         self.lists[key] = got
         return got

@@ -659,22 +659,18 @@ def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, prof, code):  # pragma:
         code[j, 0] = -1
         code[j, 1] = -1
         code[j, 2] = -1
-    for a in range(m):
-        for b in range(a + 1, m):
-            for q in range(slots):
-                MC[b, a, q] = MC[a, b, q]
     rows = np.empty(m)
     valid = np.empty(m, dtype=np.bool_)
     dg = np.empty((m, slots))  # each feature's own sums (the diagonal), read for every pair
     for a in range(m):
-        c = MC[a, a, K] if slots > K else MC[a, a, 0]
-        if slots == K:
-            for k in range(1, K):
-                c += MC[a, a, k]
-        rows[a] = c
-        valid[a] = rows[a] >= need and N - rows[a] >= need
         for q in range(slots):
             dg[a, q] = MC[a, a, q]
+        c = dg[a, K] if slots > K else dg[a, 0]
+        if slots == K:
+            for k in range(1, K):
+                c += dg[a, k]
+        rows[a] = c
+        valid[a] = rows[a] >= need and N - rows[a] >= need
     # Each root feature's children at their best split: sR / bR for the right child
     # (x_a = 1), sL / bL for the left one.  One visit of each pair {a, b}, a < b,
     # serves both roots: the cells of (x_a, x_b) give a's children split on b and b's
