@@ -325,6 +325,66 @@ def test_repeated_and_complementary_features_change_nothing() -> None:
         assert _value(wide, s, count, tree, 0.0, 0)[0] == pytest.approx(value, abs=1e-9)
 
 
+def _thresholds(rng, n: int, columns: int, cuts: int) -> np.ndarray:
+    """Thermometer features of a few numeric columns (x > t for ``cuts`` thresholds
+    each): consecutive features differ on few rows, as in a binarized numeric table."""
+    values = rng.integers(0, 3 * cuts, (n, columns))
+    return np.hstack([(values[:, [c]] > np.arange(cuts)[None, :] * 3).astype(float) for c in range(columns)])
+
+
+def test_pair_sums_moved_from_split_to_split_equal_those_counted_afresh() -> None:
+    """A depth-3 node moves a child's pair sums from the last child it held (adding
+    the rows that enter, taking away those that leave): after a chain of moves over
+    both sides of every split they equal the sums counted from nothing."""
+    local_features = treedp.library.implementation("_local_features")
+    shift = treedp.library.implementation("_shift")
+    rng = np.random.default_rng(4)
+    X = _thresholds(rng, 90, 3, 5)
+    X[:, 1] = 1.0 - X[:, 1]  # a dense feature: counted by its zeros
+    n, F = X.shape
+    for slots in (2, 3, 4):
+        W = np.ascontiguousarray(rng.integers(0, 4, (n, slots)).astype(float))
+        indptr = np.concatenate([[0], np.cumsum(X.sum(axis=1))]).astype(np.int64)
+        indices = np.nonzero(X)[1].astype(np.int64)
+        XT = np.ascontiguousarray(X.T, dtype=np.uint8)
+        S = np.arange(n, dtype=np.int64)[rng.random(n) < 0.8]
+        act, flip, lptr, lidx = local_features(S, indptr, indices, W, F, slots if slots < 4 else 3,
+                                               1.0, np.full(F, -1, dtype=np.int64))
+        m = act.shape[0]
+        assert m >= 10
+        moved = np.zeros((F, F, slots))
+        fresh = np.zeros((F, F, slots))
+        g, gside = -1, 0
+        for f, side in [(f, side) for f in range(m) for side in (1, 0, 1)]:
+            fa = int(act[f])
+            shift(S, XT, lptr, lidx, W, moved, m, fa, side, g, gside)
+            shift(S, XT, lptr, lidx, W, fresh, m, fa, side, -1, 0)
+            upper = np.triu(np.ones((m, m), dtype=bool))
+            np.testing.assert_array_equal(moved[:m, :m][upper], fresh[:m, :m][upper])
+            # the sums are those of the rows on that side: the diagonal of a local
+            # feature sums its ones (its zeros when it is counted by them)
+            rows = S[X[S, fa] == side]
+            for a in range(m):
+                on = X[rows, act[a]] != flip[a]
+                np.testing.assert_array_equal(fresh[a, a], W[rows[on]].sum(axis=0))
+            g, gside = fa, side
+
+
+@pytest.mark.parametrize("integer_gains", [True, False])
+@pytest.mark.parametrize("seed", range(4))
+def test_depth_three_on_thresholds_against_the_plain_recursion(seed, integer_gains) -> None:
+    """Thresholds of numeric columns: the depth-3 search moves its children's sums
+    from split to split (with integer gains) or counts them afresh (other gains)."""
+    rng = np.random.default_rng(100 + seed)
+    n = 40
+    X = _thresholds(rng, n, 2, 4)
+    _, s, count = _instance(rng, n, 1, 2, integer_gains)
+    idx = np.arange(n)
+    for depth, budget, pen, min_leaf in ((3, None, 0.0, 0), (3, 4, 0.5, 0), (3, None, 0.0, 3)):
+        truth = _recursion(X, s, count, idx, depth, pen, min_leaf, 2 ** depth - 1 if budget is None else budget)
+        _check(GainDP(X, count, s, pen, min_leaf), X, s, count, depth, pen, min_leaf, budget, truth)
+
+
 @pytest.mark.timing
 def test_a_stop_request_ends_the_compiled_search_between_its_slices() -> None:
     """An ahead-of-time module holds the interpreter's lock: a Stop (an event set by

@@ -73,11 +73,13 @@ MAX_LEVELS = 10
 #  4 smax    f8 (P,)       best gain of each pattern
 #  5 smin    f8 (P,)       worst gain
 #  6 hk      u8 (P, 2)     random keys of the patterns (Zobrist)
-#  7 prm     f8 (5,)       pen, min_leaf, need = max(1, min_leaf), similarity allowed (0/1), K
+#  7 prm     f8 (6,)       pen, min_leaf, need = max(1, min_leaf), similarity allowed (0/1), K,
+#                          integer gains (0/1: pair sums may be moved row by row)
 #  8 stop    u1 (1,)       1: give up
 #  9 stats   i8 (6,)       depth >= 3 nodes solved, depth-2 problems counted, cache hits, table entries,
 #                          entries overwritten, the deadline (ns of the monotonic clock, 0: none)
-# 10 MC      f8 (2, F, F, slots)  pair sums: a depth-3 node's (0) and a child's (1)
+# 10 MC      f8 (3, F, F, slots)  pair sums: a depth-3 node's (0), a child's (1), the child moved
+#                          from split to split (2)
 # 11 tk      u8 (C, 2)     table: keys of the sets
 # 12 tdb     i8 (C, 2)     table: depth (-1 empty) and budget
 # 13 tv      f8 (C, 4)     table: a depth-2 profile, or (upper bound, exact value or nan, feature, left budget)
@@ -462,33 +464,53 @@ def _local_features(S, indptr, indices, W, F, K, need, loc):  # pragma: no cover
     return act[:m].copy(), flip[:m].copy(), lptr, lidx
 
 
-@library.kernel("void(i8[::1], i8[::1], i8[::1], i8[::1], f8[:, ::1], f8[:, :, ::1], i8)")
-def _count(rows, lptr, lidx, S, W, MC, m):  # pragma: no cover - compiled
-    """Pair sums over the positions ``rows`` of S, upper triangle: MC[a, b, q] for
-    a <= b, one slot per column of W."""
-    slots = W.shape[1]
+@library.kernel("void(f8[:, :, ::1], f8[:, :, ::1], f8[:, :, ::1], i8, i8)")
+def _other(MCp, MCc, out, m, slots):  # pragma: no cover - compiled
+    """out := MCp - MCc on the upper triangle: the other child's sums (MCc kept)."""
     for a in range(m):
         for b in range(a, m):
             for q in range(slots):
-                MC[a, b, q] = 0.0
-    for r in range(rows.shape[0]):
-        p = rows[r]
+                out[a, b, q] = MCp[a, b, q] - MCc[a, b, q]
+
+
+@library.kernel("void(i8[::1], u1[:, ::1], i8[::1], i8[::1], f8[:, ::1], f8[:, :, ::1], i8, i8, i8, i8, i8)")
+def _shift(S, XT, lptr, lidx, W, MC, m, f, side, g, gside):  # pragma: no cover - compiled
+    """Pair sums MC[a, b, q] (a <= b: the upper triangle, one slot per column of W)
+    of S's positions with x_f = ``side`` (f = -1: all of them), MC holding those of
+    the positions with x_g = ``gside`` (g = -1: counted afresh).
+
+    Only the positions in one set and not the other are added or taken away, so
+    a split of S next to the last one counted costs the few rows between them (in
+    exact arithmetic only: the search calls it when every gain is an integer)."""
+    slots = W.shape[1]
+    if g < 0:
+        for a in range(m):
+            for b in range(a, m):
+                for q in range(slots):
+                    MC[a, b, q] = 0.0
+    for p in range(S.shape[0]):
         i = S[p]
+        inn = f < 0 or XT[f, i] == side
+        if g >= 0 and (XT[g, i] == gside) == inn:
+            continue
+        if g < 0 and not inn:
+            continue
+        sg = 1.0 if inn else -1.0
         st = lptr[p]
         en = lptr[p + 1]
-        if slots == 2:  # two gain slots (two classes, plain accuracy), written out
-            w0 = W[i, 0]
-            w1 = W[i, 1]
+        if slots == 2:
+            w0 = sg * W[i, 0]
+            w1 = sg * W[i, 1]
             for j in range(st, en):
                 Ma = MC[lidx[j]]
                 for l in range(j, en):
                     b = lidx[l]
                     Ma[b, 0] += w0
                     Ma[b, 1] += w1
-        elif slots == 3:  # three (two classes and the rows, or three classes)
-            w0 = W[i, 0]
-            w1 = W[i, 1]
-            w2 = W[i, 2]
+        elif slots == 3:
+            w0 = sg * W[i, 0]
+            w1 = sg * W[i, 1]
+            w2 = sg * W[i, 2]
             for j in range(st, en):
                 Ma = MC[lidx[j]]
                 for l in range(j, en):
@@ -502,16 +524,7 @@ def _count(rows, lptr, lidx, S, W, MC, m):  # pragma: no cover - compiled
                 for l in range(j, en):
                     b = lidx[l]
                     for q in range(slots):
-                        MC[a, b, q] += W[i, q]
-
-
-@library.kernel("void(f8[:, :, ::1], f8[:, :, ::1], i8, i8)")
-def _difference(MCp, MCc, m, slots):  # pragma: no cover - compiled
-    """MCc := MCp - MCc on the upper triangle: the other child's sums."""
-    for a in range(m):
-        for b in range(a, m):
-            for q in range(slots):
-                MCc[a, b, q] = MCp[a, b, q] - MCc[a, b, q]
+                        MC[a, b, q] += sg * W[i, q]
 
 
 @library.kernel("void(f8[:, :, ::1], f8[:, ::1], f8[::1], b1[::1], f8[::1], i8, i8, i8, f8, f8, f8, "
@@ -750,7 +763,7 @@ def _profile(E, S, ha, hb):  # pragma: no cover - compiled
     act, flip, lptr, lidx = _local_features(S, indptr, indices, W, XT.shape[0], K, prm[2], E[15])
     m = act.shape[0]
     tot, sm, sn = _totals(S, W, smax, smin, K)
-    _count(np.arange(S.shape[0]), lptr, lidx, S, W, MC[1], m)
+    _shift(S, XT, lptr, lidx, W, MC[1], m, -1, 0, -1, 0)
     prof = np.empty(4)
     code = np.empty((4, 3), dtype=np.int64)
     _terminal(MC[1], tot, m, K, W.shape[1], prm[0], prm[1], prm[2], prof, code)
@@ -774,7 +787,7 @@ def _depth_two_tree(E, S, b, feat, cls):  # pragma: no cover - compiled
     act, flip, lptr, lidx = _local_features(S, indptr, indices, W, XT.shape[0], K, prm[2], E[15])
     m = act.shape[0]
     tot, sm, sn = _totals(S, W, smax, smin, K)
-    _count(np.arange(S.shape[0]), lptr, lidx, S, W, MC[1], m)
+    _shift(S, XT, lptr, lidx, W, MC[1], m, -1, 0, -1, 0)
     prof = np.empty(4)
     code = np.empty((4, 3), dtype=np.int64)
     _terminal(MC[1], tot, m, K, W.shape[1], prm[0], prm[1], prm[2], prof, code)
@@ -816,8 +829,10 @@ def _solve3(E, S, ha, hb, b, floor):  # pragma: no cover - compiled
     """best(S, 3, b) if it exceeds ``floor``: (value, feature (-1: a leaf), left budget);
     else (an upper bound <= floor, -1, -1).
 
-    The children's profiles come from the table or from pair sums: the node's own
-    sums are counted once, then only the smaller child of each split."""
+    The features are tried in their numbers' order, so that consecutive splits are
+    alike (the similarity bound is tight, and a child's pair sums move from the
+    last child's by few rows).  The children's profiles come from the table or from
+    pair sums (see ``_shift``)."""
     XT, indptr, indices, W, smax, smin, hk, prm, stop, stats, MC, tk, tdb, tv = E[:14]
     pen = prm[0]
     min_leaf = prm[1]
@@ -843,10 +858,13 @@ def _solve3(E, S, ha, hb, b, floor):  # pragma: no cover - compiled
     R, Rs = _feature_sums(S, indptr, indices, W, smax, F, K)
     order = np.empty(F, dtype=np.int64)
     n_order = _order(R, tot, K, pen, min_leaf, need, order)
+    order[:n_order].sort()  # see above
     n = S.shape[0]
-    pos = np.empty(n, dtype=np.int64)
     split = np.empty(n, dtype=np.int64)
     counted = False
+    exact = prm[5] > 0.5  # integer gains: sums moved row by row stay exact
+    cf = -1  # the split whose child MC[2] holds (side cside)
+    cside = 0
     similar = prm[3] > 0.5 and b == 7
     pf = -1
     pvl = 0.0
@@ -865,10 +883,12 @@ def _solve3(E, S, ha, hb, b, floor):  # pragma: no cover - compiled
         t = max(best, floor)
         if smax_sum - pen <= t:
             break
+        ubL = smax_sum - Rs[f]  # bounds on the children's values
+        ubR = Rs[f]
         if similar and pf >= 0:
             a_, b_, c_, d_ = _similar(S, XT, f, pf, smax, smin)
-            ubL = min(smax_sum - Rs[f], pvl + a_ - b_)
-            ubR = min(Rs[f], pvr + c_ - d_)
+            ubL = min(ubL, pvl + a_ - b_)
+            ubR = min(ubR, pvr + c_ - d_)
             if ubL + ubR - pen <= t:
                 continue
         n0, h1a, h1b, sm1 = _split(S, XT, f, hk, smax, split)
@@ -886,37 +906,66 @@ def _solve3(E, S, ha, hb, b, floor):  # pragma: no cover - compiled
             for q in range(4):
                 pr[q] = tv[j1, q]
         if j0 < 0 or j1 < 0:
-            small_is_right = n - n0 <= n0
-            n_small = n - n0 if small_is_right else n0
-            q = 0
-            for r in range(n):  # positions in S of the smaller child
-                if (XT[f, S[r]] == 1) == small_is_right:
-                    pos[q] = r
-                    q += 1
-            need_small = (j1 < 0) if small_is_right else (j0 < 0)
-            need_large = (j0 < 0) if small_is_right else (j1 < 0)
-            if need_large and not counted:
-                _count(np.arange(n), lptr, lidx, S, W, MC[0], m)
-                counted = True
-            _count(pos[:n_small], lptr, lidx, S, W, MC[1], m)
             for k in range(K + 1):
                 tR[k] = R[f, k]
                 tL[k] = tot[k] - R[f, k]
-            if need_small:
-                out = pr if small_is_right else pl
-                _terminal(MC[1], tR if small_is_right else tL, m, K, slots, pen, min_leaf, need, out, codeT)
+            # MC[2] comes to hold one child's pair sums: counted afresh, or moved from
+            # the child held last when fewer rows lie between them (consecutive
+            # features are often thresholds of one column); the other child, when
+            # needed, is the node's sums (counted once) less those.
+            n1 = n - n0
+            inc1 = n + 1
+            inc0 = n + 1
+            if exact and cf >= 0:
+                inc1 = 0
+                for r in range(n):
+                    i = S[r]
+                    if (XT[cf, i] == cside) != (XT[f, i] == 1):
+                        inc1 += 1
+                inc0 = n - inc1
+            c1 = min(n1, inc1) + (n if j0 < 0 and not counted else 0)
+            c0 = min(n0, inc0) + (n if j1 < 0 and not counted else 0)
+            side = 1 if c1 <= c0 else 0
+            jh = j1 if side == 1 else j0  # the child held in MC[2], and the other
+            jo = j0 if side == 1 else j1
+            ph = pr if side == 1 else pl
+            po = pl if side == 1 else pr
+            ub_o = ubL if side == 1 else ubR
+            # Once the held child's value is known, the other is searched only if the
+            # two can beat t: its bound stands for its profile (see below).
+            pruned = jh >= 0 and ph[hi] + ub_o - pen <= t
+            if jh < 0 or not pruned:
+                if (inc1 < n1) if side == 1 else (inc0 < n0):
+                    _shift(S, XT, lptr, lidx, W, MC[2], m, f, side, cf, cside)
+                else:
+                    _shift(S, XT, lptr, lidx, W, MC[2], m, f, side, -1, 0)
+                cf = f
+                cside = side
+            if jh < 0:
+                _terminal(MC[2], tR if side == 1 else tL, m, K, slots, pen, min_leaf, need, ph, codeT)
                 stats[1] += 1
-                j = _place(tk, tdb, stats, h1a if small_is_right else h0a, h1b if small_is_right else h0b, 2, 0)
+                j = _place(tk, tdb, stats, h1a if side == 1 else h0a, h1b if side == 1 else h0b, 2, 0)
                 for q in range(4):
-                    tv[j, q] = out[q]
-            if need_large:
-                out = pl if small_is_right else pr
-                _difference(MC[0], MC[1], m, slots)
-                _terminal(MC[1], tL if small_is_right else tR, m, K, slots, pen, min_leaf, need, out, codeT)
+                    tv[j, q] = ph[q]
+                pruned = jo < 0 and ph[hi] + ub_o - pen <= t
+            if pruned:
+                for q in range(4):
+                    po[q] = ub_o
+            elif jo < 0:
+                if not counted:
+                    _shift(S, XT, lptr, lidx, W, MC[0], m, -1, 0, -1, 0)
+                    counted = True
+                _other(MC[0], MC[2], MC[1], m, slots)
+                _terminal(MC[1], tL if side == 1 else tR, m, K, slots, pen, min_leaf, need, po, codeT)
                 stats[1] += 1
-                j = _place(tk, tdb, stats, h0a if small_is_right else h1a, h0b if small_is_right else h1b, 2, 0)
+                j = _place(tk, tdb, stats, h0a if side == 1 else h1a, h0b if side == 1 else h1b, 2, 0)
                 for q in range(4):
-                    tv[j, q] = out[q]
+                    tv[j, q] = po[q]
+            if pruned:  # nothing here beats t; the bound serves the next similarity bound
+                pf = f
+                pvl = pl[3]
+                pvr = pr[3]
+                continue
         pf = f
         pvl = pl[3]
         pvr = pr[3]
@@ -1010,6 +1059,7 @@ def _push(E, L, off, n, ha, hb, d, b, floor, ub):  # pragma: no cover - compiled
         return False, v
     R, Rs = _feature_sums(S, indptr, indices, W, smax, XT.shape[0], K)
     n_order = _order(R, tot, K, prm[0], prm[1], prm[2], obuf[L])
+    obuf[L, :n_order].sort()
     cap = (1 << (d - 1)) - 1
     ist[L, 0] = d
     ist[L, 1] = b
@@ -1228,6 +1278,7 @@ def _prepare(E, S, d, b):  # pragma: no cover - compiled
     if not (b == 0 or S.shape[0] <= 1 or st[0] >= sm):
         R, Rs = _feature_sums(S, indptr, indices, W, smax, XT.shape[0], K)
         n_order = _order(R, tot, K, prm[0], prm[1], prm[2], order)
+        order[:n_order].sort()
     return ha, hb, order[:n_order].copy(), st
 
 
@@ -1343,14 +1394,15 @@ class Engine:
             hk = np.random.default_rng(KEY_SEED).integers(0, np.iinfo(np.uint64).max, (P, 2), dtype=np.uint64,
                                                           endpoint=True)
             similar = 1.0 if (pen >= 0 and min_leaf <= 1) else 0.0
-            prm = np.array([float(pen), float(min_leaf), float(max(1, min_leaf)), similar, float(K)])
+            exact = 1.0 if bool(np.all(W == np.round(W))) and float(np.abs(W).sum()) < 2.0 ** 52 else 0.0
+            prm = np.array([float(pen), float(min_leaf), float(max(1, min_leaf)), similar, float(K), exact])
             fixed = (XT, indptr, indices, W, smax, smin, hk, prm)
         W = fixed[3]
         stats = np.zeros(6, dtype=np.int64)
         now = monotonic_ns()
         if np.isfinite(at) and now >= 0:
             stats[5] = max(1, now + int(max(0.0, at - time.perf_counter()) * 1e9))
-        MC = np.empty((2, F, F, W.shape[1]))
+        MC = np.empty((3, F, F, W.shape[1]))
         shared = np.full(1, -np.inf) if shared is None else shared
         loc = np.full(F, -1, dtype=np.int64)
         table = _empty_table(TABLE_SLOTS)
