@@ -527,21 +527,20 @@ def _shift(S, XT, lptr, lidx, W, MC, m, f, side, g, gside):  # pragma: no cover 
                         MC[a, b, q] += sg * W[i, q]
 
 
-@library.kernel("void(f8[:, :, ::1], f8[:, ::1], f8[::1], b1[::1], f8[::1], i8, i8, i8, f8, f8, f8, "
+@library.kernel("void(f8[:, :, ::1], f8[:, ::1], f8[::1], i8[::1], f8[::1], i8, i8, i8, f8, f8, f8, "
                 "f8[::1], i8[::1], f8[::1], i8[::1])")
-def _pairs(MC, dg, rows, valid, tot, m, K, slots, N, pen, need, sR, bR, sL, bL):  # pragma: no cover - compiled
-    """The children's best splits of every root (see :func:`_terminal`), any number of classes.
+def _pairs(MC, dg, rows, vi, tot, mv, K, slots, N, pen, need, sR, bR, sL, bL):  # pragma: no cover - compiled
+    """The children's best splits of every root (see :func:`_terminal`), any number of
+    classes, over the pairs of the ``mv`` features ``vi`` (increasing) that split the set.
 
     The four updates are written out: a kernel called for each (one ``_keep``) made
     the depth-4 searches of the wide tables 1.9-2.3 times slower (every call passes
     its arrays through the runtime)."""
-    for a in range(m):
-        va = valid[a]
+    for ia in range(mv):
+        a = vi[ia]
         ra = rows[a]
-        for b in range(a + 1, m):
-            vb = valid[b]
-            if not va and not vb:
-                continue
+        for ib in range(ia + 1, mv):
+            b = vi[ib]
             rb = rows[b]
             if slots > K:  # (written out: a kernel call per pair costs more than the pair)
                 c11 = MC[a, b, K]
@@ -565,59 +564,56 @@ def _pairs(MC, dg, rows, valid, tot, m, K, slots, N, pen, need, sR, bR, sL, bL):
                     m10 = x
                 if y > m01:
                     m01 = y
-            if va:
-                if c11 >= need and c10 >= need:  # a's right child (x_a = 1) split on b
-                    v = m11 + m10 - pen
-                    if v > sR[a]:
-                        sR[a] = v
-                        bR[a] = b
-                if c01 >= need and (N - ra) - c01 >= need:  # a's left child split on b
-                    m00 = tot[0] - dg[a, 0] - (dg[b, 0] - MC[a, b, 0])
-                    for k in range(1, K):
-                        y = tot[k] - dg[a, k] - (dg[b, k] - MC[a, b, k])
-                        if y > m00:
-                            m00 = y
-                    v = m01 + m00 - pen
-                    if v > sL[a]:
-                        sL[a] = v
-                        bL[a] = b
-            if vb:
-                if c11 >= need and c01 >= need:  # b's right child split on a
-                    v = m11 + m01 - pen
-                    if v > sR[b]:
-                        sR[b] = v
-                        bR[b] = a
-                if c10 >= need and (N - rb) - c10 >= need:  # b's left child split on a
-                    m00 = tot[0] - dg[b, 0] - (dg[a, 0] - MC[a, b, 0])
-                    for k in range(1, K):
-                        y = tot[k] - dg[b, k] - (dg[a, k] - MC[a, b, k])
-                        if y > m00:
-                            m00 = y
-                    v = m10 + m00 - pen
-                    if v > sL[b]:
-                        sL[b] = v
-                        bL[b] = a
+            if c11 >= need and c10 >= need:  # a's right child (x_a = 1) split on b
+                v = m11 + m10 - pen
+                if v > sR[a]:
+                    sR[a] = v
+                    bR[a] = b
+            if c01 >= need and (N - ra) - c01 >= need:  # a's left child split on b
+                m00 = tot[0] - dg[a, 0] - (dg[b, 0] - MC[a, b, 0])
+                for k in range(1, K):
+                    y = tot[k] - dg[a, k] - (dg[b, k] - MC[a, b, k])
+                    if y > m00:
+                        m00 = y
+                v = m01 + m00 - pen
+                if v > sL[a]:
+                    sL[a] = v
+                    bL[a] = b
+            if c11 >= need and c01 >= need:  # b's right child split on a
+                v = m11 + m01 - pen
+                if v > sR[b]:
+                    sR[b] = v
+                    bR[b] = a
+            if c10 >= need and (N - rb) - c10 >= need:  # b's left child split on a
+                m00 = tot[0] - dg[b, 0] - (dg[a, 0] - MC[a, b, 0])
+                for k in range(1, K):
+                    y = tot[k] - dg[b, k] - (dg[a, k] - MC[a, b, k])
+                    if y > m00:
+                        m00 = y
+                v = m10 + m00 - pen
+                if v > sL[b]:
+                    sL[b] = v
+                    bL[b] = a
 
 
-@library.kernel("void(f8[:, :, ::1], f8[:, ::1], f8[::1], b1[::1], f8[::1], i8, i8, f8, f8, f8, "
+@library.kernel("void(f8[:, :, ::1], f8[:, ::1], f8[::1], i8[::1], f8[::1], i8, i8, f8, f8, f8, "
                 "f8[::1], i8[::1], f8[::1], i8[::1])")
-def _pairs_two(MC, dg, rows, valid, tot, m, slots, N, pen, need, sR, bR, sL, bL):  # pragma: no cover - compiled
+def _pairs_two(MC, dg, rows, vi, tot, mv, slots, N, pen, need, sR, bR, sL, bL):  # pragma: no cover - compiled
     """:func:`_pairs` for two classes, the same values in the same order, written out."""
     t0 = tot[0]
     t1 = tot[1]
     derived = slots == 2
-    for a in range(m):
-        va = valid[a]
+    for ia in range(mv):
+        a = vi[ia]
         ra = rows[a]
         a0 = dg[a, 0]
         a1 = dg[a, 1]
-        for b in range(a + 1, m):
-            vb = valid[b]
-            if not va and not vb:
-                continue
-            g0 = MC[a, b, 0]
-            g1 = MC[a, b, 1]
-            c11 = g0 + g1 if derived else MC[a, b, 2]
+        Ma = MC[a]
+        for ib in range(ia + 1, mv):
+            b = vi[ib]
+            g0 = Ma[b, 0]
+            g1 = Ma[b, 1]
+            c11 = g0 + g1 if derived else Ma[b, 2]
             c10 = ra - c11
             c01 = rows[b] - c11
             b0 = dg[b, 0]
@@ -629,32 +625,30 @@ def _pairs_two(MC, dg, rows, valid, tot, m, slots, N, pen, need, sR, bR, sL, bL)
             y0 = b0 - g0
             y1 = b1 - g1
             m01 = y1 if y1 > y0 else y0
-            if va:
-                if c11 >= need and c10 >= need:
-                    v = m11 + m10 - pen
-                    if v > sR[a]:
-                        sR[a] = v
-                        bR[a] = b
-                if c01 >= need and (N - ra) - c01 >= need:
-                    z0 = t0 - a0 - (b0 - g0)
-                    z1 = t1 - a1 - (b1 - g1)
-                    v = m01 + (z1 if z1 > z0 else z0) - pen
-                    if v > sL[a]:
-                        sL[a] = v
-                        bL[a] = b
-            if vb:
-                if c11 >= need and c01 >= need:
-                    v = m11 + m01 - pen
-                    if v > sR[b]:
-                        sR[b] = v
-                        bR[b] = a
-                if c10 >= need and (N - rows[b]) - c10 >= need:
-                    z0 = t0 - b0 - (a0 - g0)
-                    z1 = t1 - b1 - (a1 - g1)
-                    v = m10 + (z1 if z1 > z0 else z0) - pen
-                    if v > sL[b]:
-                        sL[b] = v
-                        bL[b] = a
+            if c11 >= need and c10 >= need:
+                v = m11 + m10 - pen
+                if v > sR[a]:
+                    sR[a] = v
+                    bR[a] = b
+            if c01 >= need and (N - ra) - c01 >= need:
+                z0 = t0 - a0 - (b0 - g0)
+                z1 = t1 - a1 - (b1 - g1)
+                v = m01 + (z1 if z1 > z0 else z0) - pen
+                if v > sL[a]:
+                    sL[a] = v
+                    bL[a] = b
+            if c11 >= need and c01 >= need:
+                v = m11 + m01 - pen
+                if v > sR[b]:
+                    sR[b] = v
+                    bR[b] = a
+            if c10 >= need and (N - rows[b]) - c10 >= need:
+                z0 = t0 - b0 - (a0 - g0)
+                z1 = t1 - b1 - (a1 - g1)
+                v = m10 + (z1 if z1 > z0 else z0) - pen
+                if v > sL[b]:
+                    sL[b] = v
+                    bL[b] = a
 
 
 @library.kernel("void(f8[:, :, ::1], f8[::1], i8, i8, i8, f8, f8, f8, f8[::1], i8[:, ::1])")
@@ -684,6 +678,10 @@ def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, prof, code):  # pragma:
                 c += dg[a, k]
         rows[a] = c
         valid[a] = rows[a] >= need and N - rows[a] >= need
+    # A child split on a feature that does not split the set has a side below
+    # ``need`` (row weights are not negative): only pairs of splitting features count.
+    vi = np.flatnonzero(valid)
+    mv = vi.shape[0]
     # Each root feature's children at their best split: sR / bR for the right child
     # (x_a = 1), sL / bL for the left one.  One visit of each pair {a, b}, a < b,
     # serves both roots: the cells of (x_a, x_b) give a's children split on b and b's
@@ -695,9 +693,9 @@ def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, prof, code):  # pragma:
     sL = np.full(m, NEG)
     bL = np.full(m, -1, dtype=np.int64)
     if K == 2:
-        _pairs_two(MC, dg, rows, valid, tot, m, slots, N, pen, need, sR, bR, sL, bL)
+        _pairs_two(MC, dg, rows, vi, tot, mv, slots, N, pen, need, sR, bR, sL, bL)
     else:
-        _pairs(MC, dg, rows, valid, tot, m, K, slots, N, pen, need, sR, bR, sL, bL)
+        _pairs(MC, dg, rows, vi, tot, mv, K, slots, N, pen, need, sR, bR, sL, bL)
     for a in range(m):
         if not valid[a]:
             continue
