@@ -371,18 +371,27 @@ def test_pair_sums_moved_from_split_to_split_equal_those_counted_afresh() -> Non
 
 
 @pytest.mark.parametrize("integer_gains", [True, False])
-@pytest.mark.parametrize("seed", range(4))
-def test_depth_three_on_thresholds_against_the_plain_recursion(seed, integer_gains) -> None:
+@pytest.mark.parametrize("seed,K", [(0, 2), (1, 2), (2, 3), (3, 3)])
+def test_depth_three_on_thresholds_against_the_plain_recursion(seed, K, integer_gains) -> None:
     """Thresholds of numeric columns: the depth-3 search moves its children's sums
-    from split to split (with integer gains) or counts them afresh (other gains)."""
+    from split to split (with integer gains) or counts them afresh (other gains).
+    Every budget on the whole table and on both sides of a split: each reads
+    other entries of the children's depth-2 profiles."""
     rng = np.random.default_rng(100 + seed)
-    n = 40
-    X = _thresholds(rng, n, 2, 4)
-    _, s, count = _instance(rng, n, 1, 2, integer_gains)
-    idx = np.arange(n)
-    for depth, budget, pen, min_leaf in ((3, None, 0.0, 0), (3, 4, 0.5, 0), (3, None, 0.0, 3)):
-        truth = _recursion(X, s, count, idx, depth, pen, min_leaf, 2 ** depth - 1 if budget is None else budget)
-        _check(GainDP(X, count, s, pen, min_leaf), X, s, count, depth, pen, min_leaf, budget, truth)
+    n = 60
+    X = _thresholds(rng, n, 2, 8)  # neighbours an eighth of the rows apart: moving beats counting
+    _, s, count = _instance(rng, n, 1, K, integer_gains)
+    every = np.arange(n)
+    sets = [every, every[X[:, 3] < 0.5], every[X[:, 3] > 0.5]]
+    for pen, min_leaf in ((0.0, 0), (0.5, 0), (0.0, 3)):
+        dp = GainDP(X, count, s, pen, min_leaf)
+        for idx in sets:
+            for budget in (2, 5, 7):
+                truth = _recursion(X, s, count, idx, 3, pen, min_leaf, budget)
+                value, tree = dp.exact(idx, 3, budget)
+                assert value == pytest.approx(truth, abs=1e-9)
+                if math.isfinite(truth):
+                    assert _value(X[idx], s[idx], count[idx], tree, pen, min_leaf)[0] == pytest.approx(value, abs=1e-9)
 
 
 @pytest.mark.timing
