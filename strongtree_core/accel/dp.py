@@ -336,7 +336,11 @@ class _Parallel:
         self.dp, self.idx, self.depth, self.b, self.floor = dp, idx, depth, b, floor
         self.ha, self.hb, self.order, self.st0 = ha, hb, order, st
         self.shared = np.full(1, NEG)
-        self.next = 0
+        # Each thread walks a block of the top's features in order (neighbouring
+        # features make the similarity bound tight), then helps the block with the
+        # most left, from its end.
+        cuts = np.linspace(0, order.size, dp.n_jobs + 1).astype(int)
+        self.blocks = [[int(a), int(b)] for a, b in zip(cuts[:-1], cuts[1:])]
         self.lock = threading.Lock()
         self.found: list[tuple[float, int, Tree]] = []  # (value, position, tree)
         self.error: BaseException | None = None
@@ -346,7 +350,7 @@ class _Parallel:
         base = dp._engine
         workers = [treedp.Engine(dp._Xe, dp.count, dp.s, dp.pen, dp.min_leaf, None, base.E[8], shared=self.shared,
                                    base=base, at=dp.deadline.at) for _ in range(dp.n_jobs)]
-        ended = [run_in_background(partial(self.work, w)) for w in workers]
+        ended = [run_in_background(partial(self.work, w, k)) for k, w in enumerate(workers)]
         reported = None
         last = time.perf_counter()
         while not all(e.is_set() for e in ended):
@@ -377,15 +381,26 @@ class _Parallel:
                 return None
             return max(self.found, key=lambda t: (t[0], -t[1]))
 
-    def work(self, engine) -> None:
+    def take(self, k: int) -> int | None:
+        """The next top feature's position for thread ``k``, or None when all are taken."""
+        with self.lock:
+            own = self.blocks[k]
+            if own[0] < own[1]:
+                own[0] += 1
+                return own[0] - 1
+            other = max(self.blocks, key=lambda bl: bl[1] - bl[0])
+            if other[0] >= other[1]:
+                return None
+            other[1] -= 1
+            return other[1]
+
+    def work(self, engine, k: int) -> None:
         try:
             st = self.st0.copy()
             flag = self.dp.deadline.flag()
             while not flag[0]:
-                with self.lock:
-                    pos = self.next
-                    self.next += 1
-                if pos >= self.order.size:
+                pos = self.take(k)
+                if pos is None:
                     return
                 before = st[0]
                 engine.piece(self.idx, self.ha, self.hb, self.depth, self.b, self.floor, self.order, pos, pos + 1, st,
