@@ -903,10 +903,23 @@ def _solve3(E, S, ha, hb, b, floor):  # pragma: no cover - compiled
             stats[2] += 1
             for q in range(4):
                 pr[q] = tv[j1, q]
+        for k in range(K + 1):
+            tR[k] = R[f, k]
+            tL[k] = tot[k] - R[f, k]
+        if exact and pen >= 0:  # a child whose leaf is right on every pattern is that leaf at every budget
+            if j0 < 0:
+                lv = _leaf_value(tL, K, min_leaf)
+                if lv >= smax_sum - Rs[f]:
+                    for q in range(4):
+                        pl[q] = lv
+                    j0 = 0  # (known: nothing to count)
+            if j1 < 0:
+                lv = _leaf_value(tR, K, min_leaf)
+                if lv >= Rs[f]:
+                    for q in range(4):
+                        pr[q] = lv
+                    j1 = 0
         if j0 < 0 or j1 < 0:
-            for k in range(K + 1):
-                tR[k] = R[f, k]
-                tL[k] = tot[k] - R[f, k]
             # MC[2] comes to hold one child's pair sums: counted afresh, or moved from
             # the child held last when fewer rows lie between them (consecutive
             # features are often thresholds of one column); the other child, when
