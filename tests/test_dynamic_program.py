@@ -235,10 +235,31 @@ def test_a_full_table_overwrites_entries_and_trees_are_still_read_back() -> None
     engine = dp._engine
     engine._replace(11, treedp._empty_table(16))
     engine.grow = lambda: None
+    engine._resize = lambda slots: None
     value, tree = dp.exact(idx, 4)
     assert engine.stats[4] > 0  # entries were overwritten
     assert value == pytest.approx(truth, abs=1e-9)
     assert _value(X, s, count, tree, 0.0, 0)[0] == pytest.approx(value, abs=1e-9)
+
+
+def test_a_deep_search_in_one_call_has_its_table_made_large_first() -> None:
+    """A search of depth >= 4 made in one compiled call (no root hook, one thread, as
+    the Lagrangian dual makes it) cannot grow its table on the way: the table is made
+    large before, keeping what it held, and nothing is overwritten."""
+    rng = np.random.default_rng(5)
+    X, s, count = _instance(rng, 120, 9, 2, integer_gains=True)
+    idx = np.arange(120)
+    dp = GainDP(X, count, s, 0.0, 0)
+    engine = dp._engine
+    three = dp.exact(idx, 3)
+    assert engine.E[11].shape[0] < treedp.DEEP_TABLE_SLOTS
+    held = int(engine.stats[3])
+    value, tree = dp.exact(idx, 4)
+    assert engine.E[11].shape[0] == treedp.DEEP_TABLE_SLOTS
+    assert engine.stats[4] == 0 and engine.stats[3] > held
+    assert dp.exact(idx, 3) == three  # the same answer after the move
+    truth = _recursion(X, s, count, idx, 4, 0.0, 0, 15)
+    assert value == pytest.approx(truth, abs=1e-9)
 
 
 @pytest.mark.timing
