@@ -919,6 +919,7 @@ def _solve3(E, S, ha, hb, b, floor):  # pragma: no cover - compiled
                     for q in range(4):
                         pr[q] = lv
                     j1 = 0
+        pruned = False
         if j0 < 0 or j1 < 0:
             # MC[2] comes to hold one child's pair sums: counted afresh, or moved from
             # the child held last when fewer rows lie between them (consecutive
@@ -972,14 +973,11 @@ def _solve3(E, S, ha, hb, b, floor):  # pragma: no cover - compiled
                 j = _place(tk, tdb, stats, h0a if side == 1 else h1a, h0b if side == 1 else h1b, 2, 0)
                 for q in range(4):
                     tv[j, q] = po[q]
-            if pruned:  # nothing here beats t; the bound serves the next similarity bound
-                pf = f
-                pvl = pl[3]
-                pvr = pr[3]
-                continue
         pf = f
         pvl = pl[3]
         pvr = pr[3]
+        if pruned:  # nothing here beats t; the bound serves the next similarity bound
+            continue
         for bl in range(hi, lo - 1, -1):
             v = pl[bl] + pr[b - 1 - bl] - pen
             if v > max(best, floor):
