@@ -391,6 +391,49 @@ def test_pair_sums_moved_from_split_to_split_equal_those_counted_afresh() -> Non
             g, gside = fa, side
 
 
+@pytest.mark.parametrize("slots", [2, 3])
+def test_two_classes_scanned_without_side_counts_give_the_checked_profiles(slots) -> None:
+    """With need 1, whole gains and pen >= 0 the two-class scan of pairs counts no side
+    (a split with an empty side is worth the leaf less pen and is never taken): its
+    depth-2 profiles and trees equal those of the general scan, which counts every side,
+    on sets where one side of a split is often empty."""
+    local_features = treedp.library.implementation("_local_features")
+    shift = treedp.library.implementation("_shift")
+    terminal = treedp.library.implementation("_terminal")
+    rng = np.random.default_rng(7)
+    n = 80
+    X = np.hstack([_thresholds(rng, n, 3, 6), (rng.random((n, 6)) < 0.15).astype(float)])
+    n, F = X.shape
+    indptr = np.concatenate([[0], np.cumsum(X.sum(axis=1))]).astype(np.int64)
+    indices = np.nonzero(X)[1].astype(np.int64)
+    XT = np.ascontiguousarray(X.T, dtype=np.uint8)
+    compared = 0
+    for trial in range(60):
+        s = np.zeros((n, 2))
+        s[np.arange(n), rng.integers(0, 2, n)] = rng.integers(1, 3, n)
+        s[rng.random(n) < 0.2, 0] += 1  # patterns holding rows of both classes
+        W = np.ascontiguousarray(s if slots == 2 else np.column_stack([s, s.sum(axis=1) + (s[:, 0] > 1)]))
+        S = np.flatnonzero(rng.random(n) < rng.choice([0.15, 0.4, 0.9]))
+        act, flip, lptr, lidx = local_features(S, indptr, indices, W, F, 2, 1.0, np.full(F, -1, dtype=np.int64))
+        m = act.shape[0]
+        MC = np.zeros((F, F, slots))
+        shift(S, XT, lptr, lidx, W, MC, m, -1, 0, -1, 0)  # every row of S, counted afresh
+        tot = np.zeros(3)
+        tot[:2] = W[S, :2].sum(axis=0)
+        tot[2] = W[S, slots - 1].sum() if slots == 3 else W[S].sum()
+        for pen in (0.0, 0.5, 1.0, 2.0):
+            out = []
+            for free in (True, False):
+                prof = np.zeros(4)
+                code = np.zeros((4, 3), dtype=np.int64)
+                terminal(MC, tot, m, 2, slots, pen, 1.0, 1.0, free, prof, code)
+                out.append((prof, code))
+            np.testing.assert_array_equal(out[0][0], out[1][0])
+            np.testing.assert_array_equal(out[0][1], out[1][1])
+            compared += int(out[1][1][3, 0] >= 0)
+    assert compared > 100  # most of them are trees, not leaves
+
+
 @pytest.mark.parametrize("integer_gains", [True, False])
 @pytest.mark.parametrize("seed,K", [(0, 2), (1, 2), (2, 3), (3, 3)])
 def test_depth_three_on_thresholds_against_the_plain_recursion(seed, K, integer_gains) -> None:
