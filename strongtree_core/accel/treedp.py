@@ -598,15 +598,12 @@ def _pairs(MC, dg, rows, vi, tot, mv, K, slots, N, pen, need, sR, bR, sL, bL):  
 
 @library.kernel("void(f8[:, :, ::1], f8[:, ::1], i8[::1], f8[::1], i8, f8, f8[::1], i8[::1], f8[::1], i8[::1])")
 def _pairs_two(MC, dg, vi, tot, mv, pen, sR, bR, sL, bL):  # pragma: no cover - compiled
-    """:func:`_pairs` for two classes when only an empty side is too small (``need`` is 1,
-    whole gains and rows, ``pen >= 0``): the same profile and trees, no side counted.
-
-    A child "split" on b with an empty side is then worth the child's leaf less ``pen``
-    (the empty side's sums are exactly 0), never more than the leaf :func:`_terminal`
-    compares it with, so it is never taken; and a real split is only ever kept from
-    being recorded by a value at least its own, below the leaf too.  Left without the
-    four tests of each pair (which side is empty varies from pair to pair, so they were
-    mispredicted), the scan of sonar's depth-2 sets took 7.1 ns a pair against 10.7.
+    """:func:`_pairs` for two classes without counting the sides: every pair is taken as
+    a split, also one that leaves a side empty (or below ``need``).  See :func:`_free`
+    for when that gives :func:`_pairs`'s profile and trees; :func:`_terminal` checks the
+    splits kept.  Left without the four tests of each pair (which side is empty varies
+    from pair to pair, so they were mispredicted), the scan of sonar's depth-2 sets took
+    7.1 ns a pair against 10.7.
 
     The features' own sums and best children are first copied in ``vi``'s order (the
     scan reads them in sequence, by position), the outer feature's best children are
@@ -685,9 +682,40 @@ def _pairs_two(MC, dg, vi, tot, mv, pen, sR, bR, sL, bL):  # pragma: no cover - 
 
 @library.kernel("b1(f8[::1])")
 def _free(prm):  # pragma: no cover - compiled
-    """Whether a side of a split is below ``need`` only when empty (need 1, whole gains and
-    rows) and a split never beats a leaf by having one (``pen >= 0``): :func:`_pairs_two`."""
-    return prm[3] > 0.5 and prm[5] > 0.5
+    """Whether two classes may take :func:`_pairs_two` (``pen >= 0``, ``need`` 1).
+
+    A "split" with an empty side is worth the child's leaf less ``pen``, so never more
+    than the leaf; a split recorded in place of a better-placed one whose value is
+    at most its own is then below the leaf too.  So the profile and trees are
+    :func:`_pairs`'s unless a recorded split with a side below ``need`` beats its
+    child's leaf (a side of weight between 0 and 1, or rounding in the sums): then
+    :func:`_terminal` scans again with :func:`_pairs` (:func:`_unsound`)."""
+    return prm[0] >= 0.0 and prm[2] <= 1.0
+
+
+@library.kernel("b1(f8[:, :, ::1], f8[::1], i8[::1], i8, i8, f8, f8, f8[::1], f8[::1], f8[::1], i8[::1], f8[::1], "
+                "i8[::1])")
+def _unsound(MC, rows, vi, mv, slots, N, need, lR, lL, sR, bR, sL, bL):  # pragma: no cover - compiled
+    """Whether a child's best split recorded by :func:`_pairs_two` has a side below
+    ``need`` and beats the child's leaf (``lR``, ``lL``): see :func:`_free`."""
+    for i in range(mv):
+        a = vi[i]
+        for side in range(2):
+            b = bR[a] if side == 1 else bL[a]
+            if b < 0 or (sR[a] if side == 1 else sL[a]) <= (lR[a] if side == 1 else lL[a]):
+                continue
+            lo = min(a, b)
+            hi = max(a, b)
+            c11 = MC[lo, hi, 2] if slots > 2 else MC[lo, hi, 0] + MC[lo, hi, 1]
+            if side == 1:  # x_a = 1, split on b
+                c1 = c11
+                c0 = rows[a] - c11
+            else:
+                c1 = rows[b] - c11
+                c0 = (N - rows[a]) - c1
+            if c1 < need or c0 < need:
+                return True
+    return False
 
 
 @library.kernel("void(f8[:, :, ::1], f8[::1], i8, i8, i8, f8, f8, f8, b1, f8[::1], i8[:, ::1])")
@@ -708,6 +736,8 @@ def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, free, prof, code):  # p
         code[j, 2] = -1
     rows = np.empty(m)
     valid = np.empty(m, dtype=np.bool_)
+    lR = np.empty(m)
+    lL = np.empty(m)
     dg = np.empty((m, slots))  # each feature's own sums (the diagonal), read for every pair
     for a in range(m):
         for q in range(slots):
@@ -718,6 +748,18 @@ def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, free, prof, code):  # p
                 c += dg[a, k]
         rows[a] = c
         valid[a] = rows[a] >= need and N - rows[a] >= need
+        lR[a] = NEG  # each side's leaf
+        lL[a] = NEG
+        if c >= min_leaf:
+            lR[a] = dg[a, 0]
+            for k in range(1, K):
+                if dg[a, k] > lR[a]:
+                    lR[a] = dg[a, k]
+        if N - c >= min_leaf:
+            lL[a] = tot[0] - dg[a, 0]
+            for k in range(1, K):
+                if tot[k] - dg[a, k] > lL[a]:
+                    lL[a] = tot[k] - dg[a, k]
     # A child split on a feature that does not split the set has a side below
     # ``need`` (row weights are not negative): only pairs of splitting features count.
     vi = np.flatnonzero(valid)
@@ -732,27 +774,22 @@ def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, free, prof, code):  # p
     bR = np.full(m, -1, dtype=np.int64)
     sL = np.full(m, NEG)
     bL = np.full(m, -1, dtype=np.int64)
+    scanned = False
     if K == 2 and free:
         _pairs_two(MC, dg, vi, tot, mv, pen, sR, bR, sL, bL)
-    else:
+        scanned = not _unsound(MC, rows, vi, mv, slots, N, need, lR, lL, sR, bR, sL, bL)
+        if not scanned:
+            sR[:] = NEG
+            bR[:] = -1
+            sL[:] = NEG
+            bL[:] = -1
+    if not scanned:
         _pairs(MC, dg, rows, vi, tot, mv, K, slots, N, pen, need, sR, bR, sL, bL)
     for a in range(m):
         if not valid[a]:
             continue
-        Rc = rows[a]
-        Lc = N - Rc
-        leafR = NEG
-        leafL = NEG
-        if Rc >= min_leaf:
-            leafR = dg[a, 0]
-            for k in range(1, K):
-                if dg[a, k] > leafR:
-                    leafR = dg[a, k]
-        if Lc >= min_leaf:
-            leafL = tot[0] - dg[a, 0]
-            for k in range(1, K):
-                if tot[k] - dg[a, k] > leafL:
-                    leafL = tot[k] - dg[a, k]
+        leafR = lR[a]
+        leafL = lL[a]
         cR = bR[a] if sR[a] > leafR else -1
         cL = bL[a] if sL[a] > leafL else -1
         bestR = sR[a] if sR[a] > leafR else leafR
