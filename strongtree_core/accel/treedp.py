@@ -498,13 +498,13 @@ def _shift(S, XT, lptr, lidx, W, MC, m, f, side, g, gside):  # pragma: no cover 
         sg = 1.0 if inn else -1.0
         st = lptr[p]
         en = lptr[p + 1]
-        if slots == 2:
+        if slots == 2:  # (unsigned feature numbers: no test for a negative index on every add)
             w0 = sg * W[i, 0]
             w1 = sg * W[i, 1]
             for j in range(st, en):
-                Ma = MC[lidx[j]]
+                Ma = MC[np.uint64(lidx[j])]
                 for l in range(j, en):
-                    b = lidx[l]
+                    b = np.uint64(lidx[l])
                     Ma[b, 0] += w0
                     Ma[b, 1] += w1
         elif slots == 3:
@@ -512,9 +512,9 @@ def _shift(S, XT, lptr, lidx, W, MC, m, f, side, g, gside):  # pragma: no cover 
             w1 = sg * W[i, 1]
             w2 = sg * W[i, 2]
             for j in range(st, en):
-                Ma = MC[lidx[j]]
+                Ma = MC[np.uint64(lidx[j])]
                 for l in range(j, en):
-                    b = lidx[l]
+                    b = np.uint64(lidx[l])
                     Ma[b, 0] += w0
                     Ma[b, 1] += w1
                     Ma[b, 2] += w2
