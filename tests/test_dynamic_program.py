@@ -391,62 +391,69 @@ def test_pair_sums_moved_from_split_to_split_equal_those_counted_afresh() -> Non
             g, gside = fa, side
 
 
-@pytest.mark.parametrize("gains,slots", [("whole", 2), ("whole", 3), ("any", 3), ("light rows", 3)])
-def test_two_classes_scanned_without_side_counts_give_the_checked_profiles(gains, slots) -> None:
-    """With need 1 and pen >= 0 the two-class scan of pairs counts no side (a split with
-    an empty side is worth the leaf less pen), and scans again with counts only where a
-    split it kept has a side below need and beats the leaf (rows of weight below 1 here).
-    Its depth-2 profiles and trees equal those of the general scan, which counts every
-    side, on sets where one side of a split is often empty."""
+@pytest.mark.parametrize("K", [2, 3])
+@pytest.mark.parametrize("gains,rows_column", [("whole", False), ("whole", True), ("any", True), ("light rows", True)])
+def test_pairs_scanned_without_side_counts_give_the_checked_profiles(K, gains, rows_column) -> None:
+    """With need 1 and pen >= 0 the scan of pairs counts no side (a split with an empty
+    side is worth the leaf less pen), and scans again with counts only where a split it
+    kept has a side below need and beats the leaf (rows of weight below 1 here). Its
+    depth-2 profiles and trees equal those of the scan that counts every side, on sets
+    where one side of a split is often empty."""
     local_features = treedp.library.implementation("_local_features")
     shift = treedp.library.implementation("_shift")
     terminal = treedp.library.implementation("_terminal")
     pairs_two = treedp.library.implementation("_pairs_two")
+    pairs = treedp.library.implementation("_pairs")
     unsound = treedp.library.implementation("_unsound")
-    rng = np.random.default_rng(7)
+    rng = np.random.default_rng(7 + K)
     n = 80
     X = np.hstack([_thresholds(rng, n, 3, 6), (rng.random((n, 6)) < 0.15).astype(float)])
     n, F = X.shape
+    slots = K + 1 if rows_column else K
     indptr = np.concatenate([[0], np.cumsum(X.sum(axis=1))]).astype(np.int64)
     indices = np.nonzero(X)[1].astype(np.int64)
     XT = np.ascontiguousarray(X.T, dtype=np.uint8)
     trees = rescanned = 0
     for trial in range(60):
         if gains == "any":
-            s = rng.normal(size=(n, 2)).round(2)
+            s = rng.normal(size=(n, K)).round(2)
         else:
-            s = np.zeros((n, 2))
-            s[np.arange(n), rng.integers(0, 2, n)] = rng.integers(1, 3, n)
-            s[rng.random(n) < 0.2, 0] += 1  # patterns holding rows of both classes
+            s = np.zeros((n, K))
+            s[np.arange(n), rng.integers(0, K, n)] = rng.integers(1, 3, n)
+            s[rng.random(n) < 0.2, 0] += 1  # patterns holding rows of two classes
         rows = s.sum(axis=1) if gains == "whole" else rng.integers(1, 4, n).astype(float)
         if gains == "light rows":
             rows[rng.random(n) < 0.3] = 0.5
-        W = np.ascontiguousarray(s if slots == 2 else np.column_stack([s, rows]))
+        W = np.ascontiguousarray(np.column_stack([s, rows]) if rows_column else s)
         S = np.flatnonzero(rng.random(n) < rng.choice([0.15, 0.4, 0.9]))
-        act, flip, lptr, lidx = local_features(S, indptr, indices, W, F, 2, 1.0, np.full(F, -1, dtype=np.int64))
+        act, flip, lptr, lidx = local_features(S, indptr, indices, W, F, K, 1.0, np.full(F, -1, dtype=np.int64))
         m = act.shape[0]
         MC = np.zeros((F, F, slots))
         shift(S, XT, lptr, lidx, W, MC, m, -1, 0, -1, 0)  # every row of S, counted afresh
-        tot = np.array([*W[S, :2].sum(axis=0), rows[S].sum()])
+        tot = np.array([*W[S, :K].sum(axis=0), rows[S].sum()])
         for pen in (0.0, 0.5, 1.0, 2.0):
             out = []
             for free in (True, False):
                 prof = np.zeros(4)
                 code = np.zeros((4, 3), dtype=np.int64)
-                terminal(MC, tot, m, 2, slots, pen, 1.0, 1.0, free, prof, code)
+                terminal(MC, tot, m, K, slots, pen, 1.0, 1.0, free, prof, code)
                 out.append((prof, code))
             np.testing.assert_array_equal(out[0][0], out[1][0])
             np.testing.assert_array_equal(out[0][1], out[1][1])
             trees += int(out[1][1][3, 0] >= 0)
             # how often the scan without counts was not enough
             dg = np.ascontiguousarray(MC[np.arange(m), np.arange(m)])
-            own = np.ascontiguousarray(dg[:, 2] if slots == 3 else dg.sum(axis=1))
-            vi = np.flatnonzero((own >= 1) & (tot[2] - own >= 1))
+            own = np.ascontiguousarray(dg[:, K] if rows_column else dg.sum(axis=1))
+            vi = np.flatnonzero((own >= 1) & (tot[K] - own >= 1))
             sR, sL = np.full(m, -np.inf), np.full(m, -np.inf)
             bR, bL = np.full(m, -1), np.full(m, -1)
-            pairs_two(MC, dg, vi, tot, vi.size, pen, sR, bR, sL, bL)
-            lR, lL = dg[:, :2].max(axis=1), (tot[:2] - dg[:, :2]).max(axis=1)
-            rescanned += int(unsound(MC, own, vi, vi.size, slots, tot[2], 1.0, lR, lL, sR, bR, sL, bL))
+            if K == 2:
+                pairs_two(MC, dg, vi, tot, vi.size, pen, sR, bR, sL, bL)
+            else:
+                pairs(MC, dg, own, vi, tot, vi.size, K, slots, tot[K], pen, 1.0, False, sR, bR, sL, bL)
+            lR = np.ascontiguousarray(dg[:, :K].max(axis=1))
+            lL = np.ascontiguousarray((tot[:K] - dg[:, :K]).max(axis=1))
+            rescanned += int(unsound(MC, own, vi, vi.size, K, slots, tot[K], 1.0, lR, lL, sR, bR, sL, bL))
     assert trees > 100  # most of them are trees, not leaves
     if gains == "light rows":
         assert rescanned > 0

@@ -527,11 +527,13 @@ def _shift(S, XT, lptr, lidx, W, MC, m, f, side, g, gside):  # pragma: no cover 
                         MC[a, b, q] += sg * W[i, q]
 
 
-@library.kernel("void(f8[:, :, ::1], f8[:, ::1], f8[::1], i8[::1], f8[::1], i8, i8, i8, f8, f8, f8, "
+@library.kernel("void(f8[:, :, ::1], f8[:, ::1], f8[::1], i8[::1], f8[::1], i8, i8, i8, f8, f8, f8, b1, "
                 "f8[::1], i8[::1], f8[::1], i8[::1])")
-def _pairs(MC, dg, rows, vi, tot, mv, K, slots, N, pen, need, sR, bR, sL, bL):  # pragma: no cover - compiled
+def _pairs(MC, dg, rows, vi, tot, mv, K, slots, N, pen, need, count, sR, bR, sL, bL):  # pragma: no cover - compiled
     """The children's best splits of every root (see :func:`_terminal`), any number of
     classes, over the pairs of the ``mv`` features ``vi`` (increasing) that split the set.
+    ``count``: take only splits with ``need`` rows or more on each side, else every pair
+    (:func:`_free`).
 
     The four updates are written out: a kernel called for each (one ``_keep``) made
     the depth-4 searches of the wide tables 1.9-2.3 times slower (every call passes
@@ -542,14 +544,20 @@ def _pairs(MC, dg, rows, vi, tot, mv, K, slots, N, pen, need, sR, bR, sL, bL):  
         for ib in range(ia + 1, mv):
             b = vi[ib]
             rb = rows[b]
-            if slots > K:  # (written out: a kernel call per pair costs more than the pair)
-                c11 = MC[a, b, K]
-            else:
-                c11 = MC[a, b, 0]
-                for k in range(1, K):
-                    c11 += MC[a, b, k]
-            c10 = ra - c11
-            c01 = rb - c11
+            okRa = okLa = okRb = okLb = True
+            if count:
+                if slots > K:  # (written out: a kernel call per pair costs more than the pair)
+                    c11 = MC[a, b, K]
+                else:
+                    c11 = MC[a, b, 0]
+                    for k in range(1, K):
+                        c11 += MC[a, b, k]
+                c10 = ra - c11
+                c01 = rb - c11
+                okRa = c11 >= need and c10 >= need
+                okLa = c01 >= need and (N - ra) - c01 >= need
+                okRb = c11 >= need and c01 >= need
+                okLb = c10 >= need and (N - rb) - c10 >= need
             g = MC[a, b, 0]
             m11 = g
             m10 = dg[a, 0] - g
@@ -564,12 +572,12 @@ def _pairs(MC, dg, rows, vi, tot, mv, K, slots, N, pen, need, sR, bR, sL, bL):  
                     m10 = x
                 if y > m01:
                     m01 = y
-            if c11 >= need and c10 >= need:  # a's right child (x_a = 1) split on b
+            if okRa:  # a's right child (x_a = 1) split on b
                 v = m11 + m10 - pen
                 if v > sR[a]:
                     sR[a] = v
                     bR[a] = b
-            if c01 >= need and (N - ra) - c01 >= need:  # a's left child split on b
+            if okLa:  # a's left child split on b
                 m00 = tot[0] - dg[a, 0] - (dg[b, 0] - MC[a, b, 0])
                 for k in range(1, K):
                     y = tot[k] - dg[a, k] - (dg[b, k] - MC[a, b, k])
@@ -579,12 +587,12 @@ def _pairs(MC, dg, rows, vi, tot, mv, K, slots, N, pen, need, sR, bR, sL, bL):  
                 if v > sL[a]:
                     sL[a] = v
                     bL[a] = b
-            if c11 >= need and c01 >= need:  # b's right child split on a
+            if okRb:  # b's right child split on a
                 v = m11 + m01 - pen
                 if v > sR[b]:
                     sR[b] = v
                     bR[b] = a
-            if c10 >= need and (N - rb) - c10 >= need:  # b's left child split on a
+            if okLb:  # b's left child split on a
                 m00 = tot[0] - dg[b, 0] - (dg[a, 0] - MC[a, b, 0])
                 for k in range(1, K):
                     y = tot[k] - dg[b, k] - (dg[a, k] - MC[a, b, k])
@@ -682,21 +690,22 @@ def _pairs_two(MC, dg, vi, tot, mv, pen, sR, bR, sL, bL):  # pragma: no cover - 
 
 @library.kernel("b1(f8[::1])")
 def _free(prm):  # pragma: no cover - compiled
-    """Whether two classes may take :func:`_pairs_two` (``pen >= 0``, ``need`` 1).
+    """Whether the pairs may be scanned without counting the sides (``pen >= 0``,
+    ``need`` 1): :func:`_pairs_two` for two classes, :func:`_pairs` for more.
 
     A "split" with an empty side is worth the child's leaf less ``pen``, so never more
     than the leaf; a split recorded in place of a better-placed one whose value is
     at most its own is then below the leaf too.  So the profile and trees are
     :func:`_pairs`'s unless a recorded split with a side below ``need`` beats its
     child's leaf (a side of weight between 0 and 1, or rounding in the sums): then
-    :func:`_terminal` scans again with :func:`_pairs` (:func:`_unsound`)."""
+    :func:`_terminal` scans again, counting (:func:`_unsound`)."""
     return prm[0] >= 0.0 and prm[2] <= 1.0
 
 
-@library.kernel("b1(f8[:, :, ::1], f8[::1], i8[::1], i8, i8, f8, f8, f8[::1], f8[::1], f8[::1], i8[::1], f8[::1], "
-                "i8[::1])")
-def _unsound(MC, rows, vi, mv, slots, N, need, lR, lL, sR, bR, sL, bL):  # pragma: no cover - compiled
-    """Whether a child's best split recorded by :func:`_pairs_two` has a side below
+@library.kernel("b1(f8[:, :, ::1], f8[::1], i8[::1], i8, i8, i8, f8, f8, f8[::1], f8[::1], f8[::1], i8[::1], "
+                "f8[::1], i8[::1])")
+def _unsound(MC, rows, vi, mv, K, slots, N, need, lR, lL, sR, bR, sL, bL):  # pragma: no cover - compiled
+    """Whether a child's best split recorded without counting the sides has a side below
     ``need`` and beats the child's leaf (``lR``, ``lL``): see :func:`_free`."""
     for i in range(mv):
         a = vi[i]
@@ -706,7 +715,12 @@ def _unsound(MC, rows, vi, mv, slots, N, need, lR, lL, sR, bR, sL, bL):  # pragm
                 continue
             lo = min(a, b)
             hi = max(a, b)
-            c11 = MC[lo, hi, 2] if slots > 2 else MC[lo, hi, 0] + MC[lo, hi, 1]
+            if slots > K:
+                c11 = MC[lo, hi, K]
+            else:
+                c11 = MC[lo, hi, 0]
+                for k in range(1, K):
+                    c11 += MC[lo, hi, k]
             if side == 1:  # x_a = 1, split on b
                 c1 = c11
                 c0 = rows[a] - c11
@@ -725,7 +739,7 @@ def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, free, prof, code):  # p
 
     ``code[b] = (a, left, right)``: the root feature (-1: a leaf) and each child's
     feature (-1: a leaf), local numbers, left meaning local value 0.  ``free``:
-    :func:`_free` (two classes then take :func:`_pairs_two`).
+    :func:`_free` (the pairs are then scanned without counting the sides).
     """
     N = tot[K]
     lv = _leaf_value(tot, K, min_leaf)
@@ -775,16 +789,19 @@ def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, free, prof, code):  # p
     sL = np.full(m, NEG)
     bL = np.full(m, -1, dtype=np.int64)
     scanned = False
-    if K == 2 and free:
-        _pairs_two(MC, dg, vi, tot, mv, pen, sR, bR, sL, bL)
-        scanned = not _unsound(MC, rows, vi, mv, slots, N, need, lR, lL, sR, bR, sL, bL)
+    if free:
+        if K == 2:
+            _pairs_two(MC, dg, vi, tot, mv, pen, sR, bR, sL, bL)
+        else:
+            _pairs(MC, dg, rows, vi, tot, mv, K, slots, N, pen, need, False, sR, bR, sL, bL)
+        scanned = not _unsound(MC, rows, vi, mv, K, slots, N, need, lR, lL, sR, bR, sL, bL)
         if not scanned:
             sR[:] = NEG
             bR[:] = -1
             sL[:] = NEG
             bL[:] = -1
     if not scanned:
-        _pairs(MC, dg, rows, vi, tot, mv, K, slots, N, pen, need, sR, bR, sL, bL)
+        _pairs(MC, dg, rows, vi, tot, mv, K, slots, N, pen, need, True, sR, bR, sL, bL)
     for a in range(m):
         if not valid[a]:
             continue
