@@ -20,10 +20,13 @@ sending at least ``max(1, min_leaf)`` rows each way.
   pattern's list of ones, over the features that can split ``S``; a feature
   set on most of ``S`` is listed by its zeros instead (a split on ``x`` is a
   split on ``1 - x``), so a pattern lists at most half of them.  Without a
-  row column when the rows are the sum of the gains (plain accuracy).
+  row column when the rows are the sum of the gains (plain accuracy).  With
+  ``min_leaf <= 1`` and ``pen >= 0`` the pairs are scanned without counting
+  either side of a split (:func:`_free`, :func:`_unsound`).
 * **Depth three, incrementally**: the sums of the node's own patterns are
-  counted once; for each split only the smaller child is counted and the
-  larger one is the difference.
+  counted once; for each split one child's sums are moved from the last
+  child held (the rows between them added or taken away; integer gains) or
+  counted afresh, and the other child is the difference.
 * **Bounds**: every pattern at its best class (``sum max_k s``) bounds any
   subtree; a solved sibling split bounds the next (similarity, MurTree 4.5):
   ``best(D) <= v`` gives ``best(D') <= v + sum_{D' - D} max_k s -
@@ -35,7 +38,9 @@ sending at least ``max(1, min_leaf)`` rows each way.
   open-addressing table of exact values and proven upper bounds per (set,
   depth, budget) and of depth-2 profiles per set.  A full table overwrites
   old entries (the cache only ever saves work).
-* Features are tried in order of their best depth-1 value.
+* The features that can split a set are tried in their numbers' order
+  (neighbouring thresholds split alike: the similarity bound is tight and
+  moved sums are cheap).
 
 Depth four and more run on an explicit stack (no recursion: the library is
 compiled ahead of time).  The search reads a flag that another thread sets at
