@@ -279,7 +279,7 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--wide-limit", type=float, default=10.0, help="our time limit on the wide tables")
     p.add_argument("--streed-limit", type=float, default=60.0, help="pystreed's time limit on the wide tables")
     p.add_argument("--n-jobs", type=int, default=1, help="threads of our search on the wide tables")
-    p.add_argument("--out", type=Path, default=Path("dp_against_streed.csv"))
+    p.add_argument("--out", type=Path, default=Path("benchmarks/out/dp_against_streed.csv"))
     p.add_argument("--write", action="store_true", help="put the tables in benchmarks/RESULTS.md")
     p.add_argument("--heading", default="## 23. The exact search against STreeD (`dp_against_streed.py`)")
     return p.parse_args(argv)
@@ -299,6 +299,7 @@ def main(argv=None) -> int:
     rows: list[dict] = []
     fields: list[str] = []
     load_start = _load()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", newline="") as handle:
         writer = None
 

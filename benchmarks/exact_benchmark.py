@@ -322,7 +322,7 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--splits", nargs="+", type=int, default=[1, 2, 3, 4, 5])
     ap.add_argument("--notions", nargs="+", default=list(NOTIONS.values()), choices=list(NOTIONS.values()))
     ap.add_argument("--deltas", nargs="*", type=float, default=None, help="german: bounds (default 0.01-0.55)")
-    ap.add_argument("--out", default="exact_benchmark.csv", help="CSV written after every instance")
+    ap.add_argument("--out", default="benchmarks/out/exact_benchmark.csv", help="CSV written after every instance")
     ap.add_argument("--summarize", nargs="*", default=None, help="print the summary of these CSV files and exit")
     return ap.parse_args(argv)
 
@@ -334,6 +334,7 @@ def main(argv=None) -> int:
         return 0
     require_data()
     out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
     new = not out.exists()
     with out.open("a", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=FIELDS)
