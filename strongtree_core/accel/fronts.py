@@ -1,0 +1,783 @@
+"""Fronts of the groups' counts: the compiled kernels of the exact search that
+carries counts in its states (``accel/count_search.py``).
+
+A *state* of a subtree on a set of patterns is the vector of its *atoms'*
+counts of rows predicted positive (an atom is a set of rows that every
+fairness comparison counts alike: one cohort and one protected group for a
+single notion), with the best value of any subtree of that vector.  A front is
+the list of such states, one per distinct vector, kept in an open-addressing
+table keyed by the vector.
+
+* :func:`_enumerate`: every subtree of depth <= 2 on a set, by counting
+  (MurTree's terminal solver with counts instead of values): for each root
+  feature ``a``, the sums over the set with ``x_a = 1`` and ``x_b = 1`` for
+  every ``b`` give each child's leaves and splits; a child is a leaf (the
+  positive class, or its best other class) or a split on ``b`` with one leaf
+  positive; a pair of children is kept when its value reaches the thresholds.
+* :func:`_merge`: the states of a split, every pair of a left and a right
+  state whose value reaches the thresholds, into the parent's table.
+* :func:`_reachable`, :func:`_feasible`: whether a vector can still be
+  completed into one that meets every comparison, and whether it meets them.
+* :func:`_rest_best`: for each state, the best value the rest of the tree can
+  add while one cohort's comparisons hold (the rest given as fronts of that
+  cohort's counts alone).
+
+The comparisons are those of formulation (11): for groups ``j``, ``m`` of a
+cohort with ``N_j``, ``N_m`` rows and ``T_j``, ``T_m`` of them predicted
+positive, ``N_m T_j - N_j T_m <= H[j, m]`` with ``H = g floor(delta N_j N_m /
+g)``, ``g = gcd(N_j, N_m)``: the row of (11) times ``g``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from strongtree_core.accel.compiled import KernelLibrary
+
+#: The compiled kernels of this module.
+library = KernelLibrary(__name__)
+
+#: Empty slot of a table.
+EMPTY = -1
+
+
+def available() -> bool:
+    """True when the compiled kernels can run now (never waits for a compiler)."""
+    return library.ready()
+
+
+# ---------------------------------------------------------------------------------------------- tables
+@library.kernel("u8(i8[::1], u8[::1])")
+def _hash(key, mult):  # pragma: no cover - compiled
+    h = np.uint64(1469598103934665603)
+    for t in range(key.shape[0]):
+        h = (h ^ np.uint64(key[t] & 0xFFFFFFFF)) * mult[t]
+        h ^= h >> np.uint64(29)
+    return h
+
+
+@library.kernel("Tuple((i8[::1], u8[::1], i4[:, ::1], f8[::1], i8[:, ::1]))(i8[::1], u8[::1], i4[:, ::1], f8[::1], "
+                "i8[:, ::1], i8)")
+def _grow(slots, hs, keys, obj, back, n):  # pragma: no cover - compiled
+    """The table with twice the room, entries kept in place and slots made again."""
+    cap = slots.shape[0] * 2
+    new_slots = np.full(cap, -1, dtype=np.int64)
+    mask = np.uint64(cap - 1)
+    for e in range(n):
+        s = np.int64(hs[e] & mask)
+        while new_slots[s] >= 0:
+            s = (s + 1) & (cap - 1)
+        new_slots[s] = e
+    room = keys.shape[0] * 2
+    new_hs = np.zeros(room, dtype=np.uint64)
+    new_keys = np.zeros((room, keys.shape[1]), dtype=np.int32)
+    new_obj = np.zeros(room)
+    new_back = np.zeros((room, back.shape[1]), dtype=np.int64)
+    new_hs[:n] = hs[:n]
+    new_keys[:n] = keys[:n]
+    new_obj[:n] = obj[:n]
+    new_back[:n] = back[:n]
+    return new_slots, new_hs, new_keys, new_obj, new_back
+
+
+@library.kernel("i8(i8[::1], u8[::1], i4[:, ::1], f8[::1], i8[:, ::1], i8, i8[::1], u8, f8, i8[::1])")
+def _put(slots, hs, keys, obj, back, n, key, h, value, code):  # pragma: no cover - compiled
+    """Keep ``value`` for ``key`` if the table has no better one: returns the new number of
+    entries (room for one more entry and a slot must be there)."""
+    cap = slots.shape[0]
+    s = np.int64(h & np.uint64(cap - 1))
+    nt = key.shape[0]
+    while True:
+        e = slots[s]
+        if e < 0:
+            break
+        if hs[e] == h:
+            same = True
+            for t in range(nt):
+                if keys[e, t] != key[t]:
+                    same = False
+                    break
+            if same:
+                if value > obj[e]:
+                    obj[e] = value
+                    for t in range(code.shape[0]):
+                        back[e, t] = code[t]
+                return n
+        s = (s + 1) & (cap - 1)
+    slots[s] = n
+    hs[n] = h
+    for t in range(nt):
+        keys[n, t] = key[t]
+    obj[n] = value
+    for t in range(code.shape[0]):
+        back[n, t] = code[t]
+    return n + 1
+
+
+# ---------------------------------------------------------------------------------- subtrees of depth <= 2
+@library.kernel("i8[::1](i8[::1], u1[:, ::1], u8[::1])")
+def _kept_features(S, XT, z):  # pragma: no cover - compiled
+    """The features that split the patterns ``S``, one of each set of features that split them alike
+    (the same column on ``S``, or its complement): the first met.  Columns are matched by sums of
+    the random keys ``z`` of their patterns, then compared pattern by pattern."""
+    F = XT.shape[0]
+    n = S.shape[0]
+    tot = np.uint64(0)
+    for r in range(n):
+        tot += z[S[r]]
+    sig = np.zeros(F, dtype=np.uint64)
+    ones = np.zeros(F, dtype=np.int64)
+    keep = np.zeros(F, dtype=np.int64)
+    m = 0
+    for f in range(F):
+        h = np.uint64(0)
+        c = 0
+        for r in range(n):
+            if XT[f, S[r]]:
+                h += z[S[r]]
+                c += 1
+        if c == 0 or c == n:
+            continue
+        other = tot - h
+        if other < h:
+            h = other
+        dup = False
+        for j in range(m):
+            g = keep[j]
+            if sig[g] != h:
+                continue
+            same = True
+            flip = XT[f, S[0]] != XT[g, S[0]]
+            for r in range(n):
+                if (XT[f, S[r]] != XT[g, S[r]]) != flip:
+                    same = False
+                    break
+            if same:
+                dup = True
+                break
+        if dup:
+            continue
+        sig[f] = h
+        ones[f] = c
+        keep[m] = f
+        m += 1
+    return keep[:m].copy()
+
+
+@library.kernel("Tuple((f8[::1], f8[:, :, ::1]))(i8[::1], i8[::1], i8[::1], f8[:, ::1], i8[::1], i8)")
+def _pair_sums(S, indptr, indices, W, at, Fk):  # pragma: no cover - compiled
+    """Sums of ``W`` over the patterns ``S`` (V,), and over those with ``x_a = x_b = 1`` for every pair
+    of kept features, ``MM[a, b]`` (Fk, Fk, V; ``MM[a, a]``: ``x_a = 1``), numbered by ``at``
+    (a feature's place among the kept ones, -1 when left out), from each pattern's list of ones."""
+    V = W.shape[1]
+    T = np.zeros(V)
+    MM = np.zeros((Fk, Fk, V))
+    for r in range(S.shape[0]):
+        i = S[r]
+        for q in range(V):
+            T[q] += W[i, q]
+        for j in range(indptr[i], indptr[i + 1]):
+            a = at[indices[j]]
+            if a < 0:
+                continue
+            for k in range(j, indptr[i + 1]):
+                b = at[indices[k]]
+                if b < 0:
+                    continue
+                for q in range(V):
+                    MM[a, b, q] += W[i, q]
+    for a in range(Fk):
+        for b in range(a + 1, Fk):
+            for q in range(V):
+                v = MM[a, b, q] + MM[b, a, q]
+                MM[a, b, q] = v
+                MM[b, a, q] = v
+    return T, MM
+
+
+@library.kernel("void(f8[::1], i8[::1], i8, i8, f8[::1], f8[:, ::1], f8[::1], i8[::1])")
+def _leaves(u, cols, K, pos, wv, out_key, out_val, out_cls):  # pragma: no cover - compiled
+    """The two leaves of a set with sums ``u``: positive (its counts of the tracked columns ``cols``),
+    and its best other class (no counts): values in ``out_val``, classes in ``out_cls`` (-1: none)."""
+    best = -np.inf
+    cls = -1
+    for k in range(K):
+        if k != pos and u[k] > best:
+            best = u[k]
+            cls = k
+    out_val[0] = u[pos]
+    out_cls[0] = pos
+    out_val[1] = best
+    out_cls[1] = cls
+    for t in range(cols.shape[0]):
+        out_key[0, t] = u[cols[t]]
+        out_key[1, t] = 0.0
+
+
+@library.kernel("f8(f8[::1], f8[:, :, ::1], i8, i8, i8, i8)")
+def _child_sum(T, MM, a, b, side, q):  # pragma: no cover - compiled
+    """Column ``q`` summed over one child of a split on ``a`` (``side`` 1: ``x_a = 1``), and within it
+    over ``x_b = 1`` (``b >= 0``) or all of it (``b = -1``)."""
+    if b < 0:
+        return MM[a, a, q] if side == 1 else T[q] - MM[a, a, q]
+    return MM[a, b, q] if side == 1 else MM[b, b, q] - MM[a, b, q]
+
+
+@library.kernel("i8(f8[::1], f8[:, :, ::1], i8, i8, b1, i8[::1], i8, i8, i8, f8, f8, f8[::1], f8[:, ::1], f8[::1], "
+                "f8[::1], i8[:, ::1])")
+def _child_options(T, MM, a, side, splits, cols, cnt, K, pos, pen, min_leaf, wv, okey, oval, opv, ocode):  # pragma: no cover
+    """Every subtree of depth <= 1 of one child of a root split on ``a`` (``side`` 1: ``x_a = 1``,
+    0: ``x_a = 0``), into ``okey`` (counts of the columns ``cols``), ``oval`` (value), ``opv``
+    (priced value) and ``ocode`` (``b, k0, k1``; ``b = -1``: a leaf of class ``k0``); without
+    ``splits``, the leaves only.  A leaf holds ``min_leaf`` rows, a split sends at least
+    ``max(1, min_leaf)`` each way; one leaf of a split is positive (or both of other classes,
+    when they differ).  Returns the number of options."""
+    F = MM.shape[0]
+    nt = cols.shape[0]
+    n = 0
+    ccnt = _child_sum(T, MM, a, -1, side, cnt)
+    if ccnt >= min_leaf:
+        best = -np.inf
+        cls = -1
+        for k in range(K):
+            if k != pos:
+                v = _child_sum(T, MM, a, -1, side, k)
+                if v > best:
+                    best = v
+                    cls = k
+        v = _child_sum(T, MM, a, -1, side, pos)
+        p = v
+        for t in range(nt):
+            x = _child_sum(T, MM, a, -1, side, cols[t])
+            okey[n, t] = x
+            p -= wv[t] * x
+        oval[n] = v
+        opv[n] = p
+        ocode[n, 0] = -1
+        ocode[n, 1] = pos
+        ocode[n, 2] = -1
+        n += 1
+        if cls >= 0:
+            for t in range(nt):
+                okey[n, t] = 0.0
+            oval[n] = best
+            opv[n] = best
+            ocode[n, 0] = -1
+            ocode[n, 1] = cls
+            ocode[n, 2] = -1
+            n += 1
+    if not splits:
+        return n
+    need = max(min_leaf, 1.0)
+    g1 = np.empty(K)
+    g0 = np.empty(K)
+    for b in range(F):
+        if b == a:
+            continue
+        c1 = _child_sum(T, MM, a, b, side, cnt)
+        if c1 < need or ccnt - c1 < need:
+            continue
+        for k in range(K):
+            g1[k] = _child_sum(T, MM, a, b, side, k)
+            g0[k] = _child_sum(T, MM, a, -1, side, k) - g1[k]
+        best0 = -np.inf
+        best1 = -np.inf
+        k0 = -1
+        k1 = -1
+        for k in range(K):
+            if k != pos:
+                if g0[k] > best0:
+                    best0 = g0[k]
+                    k0 = k
+                if g1[k] > best1:
+                    best1 = g1[k]
+                    k1 = k
+        if k0 < 0:
+            continue
+        # positive where x_b = 0
+        v = g0[pos] + best1 - pen
+        p = v
+        for t in range(nt):
+            x = _child_sum(T, MM, a, -1, side, cols[t]) - _child_sum(T, MM, a, b, side, cols[t])
+            okey[n, t] = x
+            p -= wv[t] * x
+        oval[n] = v
+        opv[n] = p
+        ocode[n, 0] = b
+        ocode[n, 1] = pos
+        ocode[n, 2] = k1
+        n += 1
+        # positive where x_b = 1
+        v = best0 + g1[pos] - pen
+        p = v
+        for t in range(nt):
+            x = _child_sum(T, MM, a, b, side, cols[t])
+            okey[n, t] = x
+            p -= wv[t] * x
+        oval[n] = v
+        opv[n] = p
+        ocode[n, 0] = b
+        ocode[n, 1] = k0
+        ocode[n, 2] = pos
+        n += 1
+        if k0 != k1:  # two other classes
+            v = best0 + best1 - pen
+            for t in range(nt):
+                okey[n, t] = 0.0
+            oval[n] = v
+            opv[n] = v
+            ocode[n, 0] = b
+            ocode[n, 1] = k0
+            ocode[n, 2] = k1
+            n += 1
+    return n
+
+
+@library.kernel("i8(f8[:, ::1], f8[::1], f8[::1], i8[:, ::1], i8, i8[::1], u8[::1], i8[::1], u8[::1])")
+def _distinct(okey, oval, opv, ocode, n, slots, mult, key, hs):  # pragma: no cover - compiled
+    """Keep the best of the first ``n`` options per vector of counts, moved to the front in the order
+    met; returns how many are left (``slots``: room for the table, ``hs``: for the hashes)."""
+    nt = okey.shape[1]
+    cap = slots.shape[0]
+    slots[:] = -1
+    m = 0
+    for x in range(n):
+        for t in range(nt):
+            key[t] = np.int64(round(okey[x, t]))
+        h = _hash(key, mult)
+        s = np.int64(h & np.uint64(cap - 1))
+        found = -1
+        while slots[s] >= 0:
+            e = slots[s]
+            if hs[e] == h:
+                same = True
+                for t in range(nt):
+                    if np.int64(round(okey[e, t])) != key[t]:
+                        same = False
+                        break
+                if same:
+                    found = e
+                    break
+            s = (s + 1) & (cap - 1)
+        if found >= 0:
+            if oval[x] > oval[found]:
+                oval[found] = oval[x]
+                opv[found] = opv[x]
+                ocode[found, :] = ocode[x]
+            continue
+        if m != x:
+            okey[m, :] = okey[x]
+            oval[m] = oval[x]
+            opv[m] = opv[x]
+            ocode[m, :] = ocode[x]
+        slots[s] = m
+        hs[m] = h
+        m += 1
+    return m
+
+
+@library.kernel("Tuple((i4[:, ::1], f8[::1], i8[:, ::1], b1))(f8[::1], f8[:, :, ::1], i8[::1], i8[::1], i8, i8, i8, f8, "
+                "f8, f8, f8, f8[::1], i8, u8[::1], u1[::1])")
+def _enumerate(T, MM, feats, cols, cnt, K, pos, pen, min_leaf, t0, tv, wv, depth, mult, flag):  # pragma: no cover - compiled
+    """Every subtree of depth <= ``depth`` (0, 1 or 2) on a set whose value reaches ``t0`` and priced
+    value reaches ``tv``, one per vector of counts of the tracked columns ``cols`` (the best).
+
+    ``T`` and ``MM`` are the set's sums (:func:`_pair_sums`) of each pattern's gains per class (the
+    first ``K`` columns), its rows per atom when predicted positive and its rows (column ``cnt``),
+    over the kept features ``feats``; ``wv`` the price of each tracked count.  Returns the counts, values and codes
+    ``(a, lb, lk0, lk1, rb, rk0, rk1)`` (``a = -1``: a leaf of class ``lk0``; a child with
+    ``b = -1``: a leaf of class ``k0``), and False if ``flag`` was raised on the way (partial).
+    """
+    F = MM.shape[0]
+    nt = cols.shape[0]
+    need = max(min_leaf, 1.0)
+    cap = 1024
+    slots = np.full(cap, -1, dtype=np.int64)
+    hs = np.zeros(cap // 2, dtype=np.uint64)
+    keys = np.zeros((cap // 2, nt), dtype=np.int32)
+    obj = np.zeros(cap // 2)
+    back = np.zeros((cap // 2, 7), dtype=np.int64)
+    n = 0
+    key = np.zeros(nt, dtype=np.int64)
+    code = np.full(7, -1, dtype=np.int64)
+    eps = 1e-9 * max(1.0, abs(t0))
+    epsv = 1e-9 * max(1.0, abs(tv))
+    # the set as a leaf
+    if T[cnt] >= min_leaf:
+        lk = np.zeros((2, nt))
+        lv = np.zeros(2)
+        lc = np.zeros(2, dtype=np.int64)
+        _leaves(T, cols, K, pos, wv, lk, lv, lc)
+        for j in range(2):
+            if lc[j] < 0 or lv[j] < t0 - eps:
+                continue
+            p = lv[j]
+            for t in range(nt):
+                key[t] = np.int64(round(lk[j, t]))
+                p -= wv[t] * lk[j, t]
+            if p < tv - epsv:
+                continue
+            code[:] = -1
+            code[2] = lc[j]
+            n = _put(slots, hs, keys, obj, back, n, key, _hash(key, mult), lv[j], code)
+    if depth == 0:
+        return keys[:n].copy(), obj[:n].copy(), back[:n].copy(), True
+    n_opt = 2 + 3 * F
+    lkey = np.zeros((n_opt, nt))
+    lval = np.zeros(n_opt)
+    lpv = np.zeros(n_opt)
+    lcode = np.zeros((n_opt, 3), dtype=np.int64)
+    rkey = np.zeros((n_opt, nt))
+    rval = np.zeros(n_opt)
+    rpv = np.zeros(n_opt)
+    rcode = np.zeros((n_opt, 3), dtype=np.int64)
+    room = 1
+    while room < 4 * n_opt:
+        room *= 2
+    dslots = np.full(room, -1, dtype=np.int64)
+    dhs = np.zeros(n_opt, dtype=np.uint64)
+    for a in range(F):
+        if T[cnt] - MM[a, a, cnt] < need or MM[a, a, cnt] < need:
+            continue
+        if flag[0]:
+            return keys[:n].copy(), obj[:n].copy(), back[:n].copy(), False
+        nl = _child_options(T, MM, a, 0, depth >= 2, cols, cnt, K, pos, pen, min_leaf, wv, lkey, lval, lpv, lcode)
+        nr = _child_options(T, MM, a, 1, depth >= 2, cols, cnt, K, pos, pen, min_leaf, wv, rkey, rval, rpv, rcode)
+        if nl == 0 or nr == 0:
+            continue
+        nl = _distinct(lkey, lval, lpv, lcode, nl, dslots, mult, key, dhs)
+        nr = _distinct(rkey, rval, rpv, rcode, nr, dslots, mult, key, dhs)
+        order = np.argsort(-rval[:nr])
+        for x in range(nl):
+            floor = t0 + pen - lval[x] - eps
+            for yy in range(nr):
+                y = order[yy]
+                if rval[y] < floor:
+                    break
+                if lcode[x, 0] < 0 and rcode[y, 0] < 0 and lcode[x, 1] == rcode[y, 1]:
+                    continue  # two leaves of one class: the set as that leaf is better
+                if lpv[x] + rpv[y] - pen < tv - epsv:
+                    continue
+                for t in range(nt):
+                    key[t] = np.int64(round(lkey[x, t] + rkey[y, t]))
+                if n + 1 >= hs.shape[0] or 2 * (n + 1) > slots.shape[0]:
+                    slots, hs, keys, obj, back = _grow(slots, hs, keys, obj, back, n)
+                code[0] = feats[a]
+                code[1] = feats[lcode[x, 0]] if lcode[x, 0] >= 0 else -1
+                code[2] = lcode[x, 1]
+                code[3] = lcode[x, 2]
+                code[4] = feats[rcode[y, 0]] if rcode[y, 0] >= 0 else -1
+                code[5] = rcode[y, 1]
+                code[6] = rcode[y, 2]
+                n = _put(slots, hs, keys, obj, back, n, key, _hash(key, mult), lval[x] + rval[y] - pen, code)
+    return keys[:n].copy(), obj[:n].copy(), back[:n].copy(), True
+
+
+# ------------------------------------------------------------------------------------------------ merges
+@library.kernel("Tuple((i8[::1], u8[::1], i4[:, ::1], f8[::1], i8[:, ::1], i8, b1))(i4[:, ::1], f8[::1], f8[::1], "
+                "i4[:, ::1], f8[::1], f8[::1], i8[::1], f8, f8, f8, i8, i8[::1], u8[::1], i4[:, ::1], f8[::1], "
+                "i8[:, ::1], i8, u8[::1], u1[::1])")
+def _merge(Ak, Ao, Apv, Bk, Bo, Bpv, Border, pen, t0, tv, g, slots, hs, keys, obj, back, n, mult, flag):  # pragma: no cover
+    """Every pair of a left state (``A``) and a right state (``B``, ``Border``: by value, best first)
+    of a split on ``g`` whose value ``Ao + Bo - pen`` reaches ``t0`` and priced value ``tv``, into
+    the table (``back``: ``g``, the left and the right state).  Returns the table, its number of
+    entries and False if ``flag`` was raised on the way."""
+    nt = Ak.shape[1]
+    key = np.zeros(nt, dtype=np.int64)
+    code = np.zeros(3, dtype=np.int64)
+    code[0] = g
+    eps = 1e-9 * max(1.0, abs(t0))
+    epsv = 1e-9 * max(1.0, abs(tv))
+    for x in range(Ak.shape[0]):
+        if x % 256 == 0 and flag[0]:
+            return slots, hs, keys, obj, back, n, False
+        floor = t0 + pen - Ao[x] - eps
+        for yy in range(Border.shape[0]):
+            y = Border[yy]
+            if Bo[y] < floor:
+                break
+            if Apv[x] + Bpv[y] - pen < tv - epsv:
+                continue
+            for t in range(nt):
+                key[t] = Ak[x, t] + Bk[y, t]
+            if n + 1 >= hs.shape[0] or 2 * (n + 1) > slots.shape[0]:
+                slots, hs, keys, obj, back = _grow(slots, hs, keys, obj, back, n)
+            code[1] = x
+            code[2] = y
+            n = _put(slots, hs, keys, obj, back, n, key, _hash(key, mult), Ao[x] + Bo[y] - pen, code)
+    return slots, hs, keys, obj, back, n, True
+
+
+# ------------------------------------------------------------------------------------------- comparisons
+@library.kernel("i8[:, ::1](i4[:, ::1], i8[::1], i8[::1])")
+def _group_totals(keys, ga_start, ga_atoms):  # pragma: no cover - compiled
+    """Rows predicted positive per group of each cohort, from the atoms' counts: (m, groups)."""
+    m = keys.shape[0]
+    ng = ga_start.shape[0] - 1
+    out = np.zeros((m, ng), dtype=np.int64)
+    for x in range(m):
+        for j in range(ng):
+            s = 0
+            for p in range(ga_start[j], ga_start[j + 1]):
+                s += keys[x, ga_atoms[p]]
+            out[x, j] = s
+    return out
+
+
+@library.kernel("b1(i8[::1], i8, i8[::1], i8[::1], i8[::1], i8[::1])")
+def _cohort_holds(T, c, cg_start, gN, H, ch_start):  # pragma: no cover - compiled
+    """Every comparison of cohort ``c`` holds at the groups' totals ``T``."""
+    g0 = cg_start[c]
+    k = cg_start[c + 1] - g0
+    base = ch_start[c]
+    for j in range(k):
+        for m in range(k):
+            if j != m and gN[g0 + m] * T[g0 + j] - gN[g0 + j] * T[g0 + m] > H[base + j * k + m]:
+                return False
+    return True
+
+
+@library.kernel("b1[::1](i8[:, ::1], i8[::1], i8[::1], i8[::1], i8[::1])")
+def _feasible(GT, cg_start, gN, H, ch_start):  # pragma: no cover - compiled
+    """Whether each row of groups' totals meets every comparison."""
+    m = GT.shape[0]
+    out = np.ones(m, dtype=np.bool_)
+    for x in range(m):
+        for c in range(cg_start.shape[0] - 1):
+            if not _cohort_holds(GT[x], c, cg_start, gN, H, ch_start):
+                out[x] = False
+                break
+    return out
+
+
+@library.kernel("b1(i8[::1], i8[::1], i8, i8[::1], i8[::1], i8[::1], i8[::1])")
+def _cohort_reachable(s, r, c, cg_start, gN, H, ch_start):  # pragma: no cover - compiled
+    """Whether totals ``T`` with ``s <= T <= s + r`` meeting cohort ``c``'s comparisons exist.
+
+    The group ``m`` of the smallest rate is tried in turn with each of its totals; then every other
+    group needs a total whose rate is at least ``m``'s and at most ``delta`` above it (the rows of
+    (11) with ``m``), and all of them then differ by at most ``delta`` pairwise."""
+    g0 = cg_start[c]
+    k = cg_start[c + 1] - g0
+    base = ch_start[c]
+    if k <= 1:
+        return True
+    if k == 2:
+        # loop over the group with the smaller box; the other's interval from both rows
+        a, b = g0, g0 + 1
+        if r[a] > r[b]:
+            a, b = b, a
+        ja, jb = a - g0, b - g0
+        Na, Nb = gN[a], gN[b]
+        h_ba = H[base + jb * k + ja]  # Na T_b - Nb T_a <= h_ba
+        h_ab = H[base + ja * k + jb]  # Nb T_a - Na T_b <= h_ab
+        for Ta in range(s[a], s[a] + r[a] + 1):
+            lo = -((-(Nb * Ta - h_ab)) // Na)
+            hi = (h_ba + Nb * Ta) // Na
+            if lo < s[b]:
+                lo = s[b]
+            if hi > s[b] + r[b]:
+                hi = s[b] + r[b]
+            if lo <= hi:
+                return True
+        return False
+    for mm in range(k):
+        m = g0 + mm
+        Nm = gN[m]
+        for Tm in range(s[m], s[m] + r[m] + 1):
+            ok = True
+            for jj in range(k):
+                if jj == mm:
+                    continue
+                j = g0 + jj
+                lo = -((-(gN[j] * Tm)) // Nm)
+                hi = (H[base + jj * k + mm] + gN[j] * Tm) // Nm
+                if lo < s[j]:
+                    lo = s[j]
+                if hi > s[j] + r[j]:
+                    hi = s[j] + r[j]
+                if lo > hi:
+                    ok = False
+                    break
+            if ok:
+                return True
+    return False
+
+
+@library.kernel("b1[::1](i8[:, ::1], i8[::1], i8[::1], i8[::1], i8[::1], i8[::1])")
+def _reachable(GT, rest, cg_start, gN, H, ch_start):  # pragma: no cover - compiled
+    """Whether each row of groups' totals can still be completed, the rest adding between 0 and
+    ``rest`` rows to each group, into totals that meet every comparison."""
+    m = GT.shape[0]
+    out = np.ones(m, dtype=np.bool_)
+    for x in range(m):
+        for c in range(cg_start.shape[0] - 1):
+            if not _cohort_reachable(GT[x], rest, c, cg_start, gN, H, ch_start):
+                out[x] = False
+                break
+    return out
+
+
+@library.kernel("Tuple((f8, i8, i8, b1))(i4[:, ::1], f8[::1], i8[::1], i4[:, ::1], f8[::1], i8[::1], f8, f8, "
+                "i8[::1], i8[::1], i8[::1], i8[::1], i8[::1], i8[::1], u1[::1])")
+def _pair_best(Ak, Ao, Aorder, Bk, Bo, Border, pen, floor, ga_start, ga_atoms, cg_start, gN, H, ch_start, flag):  # pragma: no cover
+    """The best pair of a left and a right state (each by value, best first) whose counts together
+    meet every comparison and whose value ``Ao + Bo - pen`` exceeds ``floor``: (value, left, right,
+    finished); (-inf, -1, -1, ...) when there is none."""
+    nt = Ak.shape[1]
+    ng = ga_start.shape[0] - 1
+    T = np.zeros(ng, dtype=np.int64)
+    best = floor
+    ba, bb = -1, -1
+    for xx in range(Aorder.shape[0]):
+        if xx % 64 == 0 and flag[0]:
+            return (best if ba >= 0 else -np.inf), ba, bb, False
+        x = Aorder[xx]
+        if Bo.shape[0] == 0 or Ao[x] + Bo[Border[0]] - pen <= best:
+            break
+        for yy in range(Border.shape[0]):
+            y = Border[yy]
+            v = Ao[x] + Bo[y] - pen
+            if v <= best:
+                break
+            for j in range(ng):
+                t = 0
+                for p in range(ga_start[j], ga_start[j + 1]):
+                    t += Ak[x, ga_atoms[p]] + Bk[y, ga_atoms[p]]
+                T[j] = t
+            ok = True
+            for c in range(cg_start.shape[0] - 1):
+                if not _cohort_holds(T, c, cg_start, gN, H, ch_start):
+                    ok = False
+                    break
+            if ok:
+                best, ba, bb = v, x, y
+                break
+    return (best if ba >= 0 else -np.inf), ba, bb, True
+
+
+# ------------------------------------------------------------------------------ one cohort against the rest
+@library.kernel("f8[::1](i8[:, ::1], i8[:, ::1], f8[::1], i8[:, ::1], f8[::1], i8[::1], i8[::1], i8[::1], i8[::1], "
+                "i8, u8[::1])")
+def _rest_best(U, Ik, Iv, Ok, Ov, cg_start, gN, H, ch_start, c, mult):  # pragma: no cover - compiled
+    """For each row of ``U`` (a state's totals of cohort ``c``'s groups), the best ``Iv[i] + Ov[o]``
+    over an inner state ``i`` and an outer state ``o`` (each sorted by value, best first) whose
+    totals with it meet cohort ``c``'s comparisons; ``-inf`` when none does.  The outer states'
+    best for a total ``U + Ik[i]`` is looked up once."""
+    m = U.shape[0]
+    k = U.shape[1]
+    out = np.full(m, -np.inf)
+    if Ik.shape[0] == 0 or Ok.shape[0] == 0:
+        return out
+    cap = 1024
+    slots = np.full(cap, -1, dtype=np.int64)
+    hs = np.zeros(cap // 2, dtype=np.uint64)
+    keys = np.zeros((cap // 2, k), dtype=np.int32)
+    vals = np.zeros(cap // 2)
+    back = np.zeros((cap // 2, 1), dtype=np.int64)
+    n = 0
+    u = np.zeros(k, dtype=np.int64)
+    T = np.zeros(gN.shape[0], dtype=np.int64)
+    g0 = cg_start[c]
+    code = np.zeros(1, dtype=np.int64)
+    top = Ov[0]
+    for x in range(m):
+        best = -np.inf
+        for i in range(Ik.shape[0]):
+            if Iv[i] + top <= best:
+                break
+            for t in range(k):
+                u[t] = U[x, t] + Ik[i, t]
+            h = _hash(u, mult)
+            # the outer states' best for u, from the table or by a scan
+            s = np.int64(h & np.uint64(slots.shape[0] - 1))
+            found = -1
+            while slots[s] >= 0:
+                e = slots[s]
+                if hs[e] == h:
+                    same = True
+                    for t in range(k):
+                        if keys[e, t] != u[t]:
+                            same = False
+                            break
+                    if same:
+                        found = e
+                        break
+                s = (s + 1) & (slots.shape[0] - 1)
+            if found >= 0:
+                ov = vals[found]
+            else:
+                ov = -np.inf
+                for o in range(Ok.shape[0]):
+                    for t in range(k):
+                        T[g0 + t] = u[t] + Ok[o, t]
+                    if _cohort_holds(T, c, cg_start, gN, H, ch_start):
+                        ov = Ov[o]
+                        break
+                if n + 1 >= hs.shape[0] or 2 * (n + 1) > slots.shape[0]:
+                    slots, hs, keys, vals, back = _grow(slots, hs, keys, vals, back, n)
+                n = _put(slots, hs, keys, vals, back, n, u, h, ov, code)
+            if Iv[i] + ov > best:
+                best = Iv[i] + ov
+        out[x] = best
+    return out
+
+
+# -------------------------------------------------------------------------------------------------- rows
+@library.kernel("Tuple((i8[::1], i8[::1], f8[::1]))(i8[:, ::1], f8[::1], u8[::1])")
+def _distinct_rows(R, vals, mult):  # pragma: no cover - compiled
+    """The distinct rows of ``R``: the first row of each (in the order met), each row's distinct row,
+    and the best of ``vals`` over each distinct row's copies."""
+    m = R.shape[0]
+    k = R.shape[1]
+    cap = 16
+    while cap < 2 * m + 2:
+        cap *= 2
+    slots = np.full(cap, -1, dtype=np.int64)
+    hs = np.zeros(m, dtype=np.uint64)
+    first = np.zeros(m, dtype=np.int64)
+    best = np.zeros(m)
+    inverse = np.zeros(m, dtype=np.int64)
+    n = 0
+    for x in range(m):
+        h = _hash(R[x], mult)
+        s = np.int64(h & np.uint64(cap - 1))
+        found = -1
+        while slots[s] >= 0:
+            e = slots[s]
+            if hs[e] == h:
+                same = True
+                for t in range(k):
+                    if R[first[e], t] != R[x, t]:
+                        same = False
+                        break
+                if same:
+                    found = e
+                    break
+            s = (s + 1) & (cap - 1)
+        if found < 0:
+            slots[s] = n
+            hs[n] = h
+            first[n] = x
+            best[n] = vals[x]
+            found = n
+            n += 1
+        elif vals[x] > best[found]:
+            best[found] = vals[x]
+        inverse[x] = found
+    return first[:n].copy(), inverse, best[:n].copy()
+
+
+@library.kernel("Tuple((i8[::1], u8[::1], i4[:, ::1], f8[::1], i8[:, ::1], i8))(i4[:, ::1], f8[::1], i8[:, ::1], "
+                "i8[::1], u8[::1], i4[:, ::1], f8[::1], i8[:, ::1], i8, u8[::1])")
+def _put_all(keys_in, obj_in, back_in, slots, hs, keys, obj, back, n, mult):  # pragma: no cover - compiled
+    """Every given state into the table (the better value per vector)."""
+    nt = keys_in.shape[1]
+    key = np.zeros(nt, dtype=np.int64)
+    for x in range(keys_in.shape[0]):
+        for t in range(nt):
+            key[t] = keys_in[x, t]
+        if n + 1 >= hs.shape[0] or 2 * (n + 1) > slots.shape[0]:
+            slots, hs, keys, obj, back = _grow(slots, hs, keys, obj, back, n)
+        n = _put(slots, hs, keys, obj, back, n, key, _hash(key, mult), obj_in[x], back_in[x])
+    return slots, hs, keys, obj, back, n
