@@ -169,6 +169,7 @@ class CountSearch:
         self.W = np.ascontiguousarray(W)
         self.cnt = self.K + nt
         self.cols = self.K + np.arange(nt, dtype=np.int64)
+        self.one_set = np.array([0, nt], dtype=np.int64)
         self.explored = 0
         self.prices = prices
         if prices is not None and p.n_rows:
@@ -259,16 +260,17 @@ class CountSearch:
         t0, tv = self._thresholds(ctx, splits)
         if depth <= 2:
             feats, T, MM = self._pair_sums(S)
-            keys, obj, back, done = fronts._enumerate(T, MM, feats, self.cols, self.cnt, self.K, self.pos, self.pen,
-                                                      self.min_leaf, t0, tv, self.w_atom, depth, _MULT, self.flag)
+            keys, obj, back, _, done = fronts._enumerate(T, MM, feats, self.cols, self.one_set, self.cnt, self.K,
+                                                         self.pos, self.pen, self.min_leaf, t0, tv, self.w_atom, depth,
+                                                         _MULT, self.flag)
             if not done:
                 raise SearchStopped
-            return self._filter(Front(keys, obj, back, "enumerated"), S, ctx, splits)
+            return self._filter(Front(keys, obj, back, "enumerated"), S, depth, ctx, splits)
         nt = self.counts.n_atoms
         feats, T, MM = self._pair_sums(S)
-        keys, obj, back, _ = fronts._enumerate(T, MM, feats, self.cols, self.cnt, self.K, self.pos, self.pen, self.min_leaf,
-                                               t0, tv, self.w_atom, 0, _MULT, self.flag)
-        leaves = self._filter(Front(keys, obj, back, "enumerated"), S, ctx, splits)
+        keys, obj, back, _, _ = fronts._enumerate(T, MM, feats, self.cols, self.one_set, self.cnt, self.K, self.pos,
+                                                  self.pen, self.min_leaf, t0, tv, self.w_atom, 0, _MULT, self.flag)
+        leaves = self._filter(Front(keys, obj, back, "enumerated"), S, depth, ctx, splits)
         table = _Table(nt)
         table.put_all(leaves.keys, leaves.obj, np.stack([np.full(len(leaves), -1), leaves.back[:, 2],
                                                          np.full(len(leaves), -1)], axis=1))
@@ -289,7 +291,7 @@ class CountSearch:
             pairs = _Table(nt)
             pairs.merge(FA, self._pv(FA), FB, self._pv(FB), self.pen, t0, tv, g, self.flag)
             k, o, b = pairs.arrays()
-            made = self._filter(Front(k, o, b, "merged"), S, ctx, splits)
+            made = self._filter(Front(k, o, b, "merged"), S, depth, ctx, splits)
             if len(made):
                 table.put_all(made.keys, made.obj, made.back)
                 children[g] = (FA, FB)
@@ -313,7 +315,7 @@ class CountSearch:
         return np.array([rest_atoms[counts.ga_atoms[counts.ga_start[j]:counts.ga_start[j + 1]]].sum()
                          for j in range(counts.n_groups)], dtype=np.int64)
 
-    def _filter(self, f: Front, S: np.ndarray, ctx: tuple[_Member, ...], splits: int) -> Front:
+    def _filter(self, f: Front, S: np.ndarray, depth: int, ctx: tuple[_Member, ...], splits: int) -> Front:
         """Drop the states no feasible tree of value ``tau`` holds (reachability, one cohort at a time)."""
         if not len(f):
             return f
@@ -321,15 +323,17 @@ class CountSearch:
         totals = fronts._group_totals(f.keys, c.ga_start, c.ga_atoms)
         keep = fronts._reachable(totals, self._rest(c, S), c.cg_start, c.gN, c.H, c.ch_start)
         if ctx and keep.any():
-            keep = self._cohort_bounds(f, totals, keep, ctx, splits)
+            keep = self._cohort_bounds(f, totals, keep, S, depth, ctx, splits)
         return f.take(keep) if not keep.all() else f
 
-    def _cohort_bounds(self, f: Front, totals: np.ndarray, keep: np.ndarray, ctx: tuple[_Member, ...],
-                       splits: int) -> np.ndarray:
+    def _cohort_bounds(self, f: Front, totals: np.ndarray, keep: np.ndarray, S: np.ndarray, depth: int,
+                       ctx: tuple[_Member, ...], splits: int) -> np.ndarray:
         """For each state, whether for every cohort the rest holds a state of that cohort's counts with
-        which it meets the cohort's comparisons and reaches ``tau``."""
+        which it meets the cohort's comparisons and reaches ``tau``.  A part of the rest is asked for
+        its states of value ``tau`` less the best of everything else (this set's subtrees by the
+        dynamic program: the same ask from every split of the set, so its fronts are made once)."""
         need = self.tau + splits * self.pen
-        top = float(f.obj[keep].max())
+        top = self._ub(_Member(S, depth))[0]
         ubs = [self._ub(m)[0] for m in ctx]
         for ci in self.order:
             if not self.active(ci):
@@ -396,21 +400,24 @@ class CountSearch:
         self.explored += 1
         feats, T, MM = self._pair_sums(S)
         out: dict = {}
-        zero = {ci: np.zeros(self.cohorts[ci].n_atoms) for ci in wanted}
+        cols = np.concatenate([self.cohort_cols[ci] for ci in wanted])
+        cset = np.concatenate([[0], np.cumsum([self.cohort_cols[ci].size for ci in wanted])]).astype(np.int64)
+        k, o, b, start, done = fronts._enumerate(T, MM, feats, cols, cset, self.cnt, self.K, self.pos, self.pen,
+                                                 self.min_leaf, floor, NEG, np.zeros(cols.size),
+                                                 depth if depth <= 2 else 0, _MULT, self.flag)
+        if not done:
+            raise SearchStopped
+        made = {ci: (np.ascontiguousarray(k[start[j]:start[j + 1], :self.cohorts[ci].n_atoms]), o[start[j]:start[j + 1]],
+                     b[start[j]:start[j + 1]]) for j, ci in enumerate(wanted)}
         if depth <= 2:
             for ci in wanted:
-                k, o, b, done = fronts._enumerate(T, MM, feats, self.cohort_cols[ci], self.cnt, self.K, self.pos, self.pen,
-                                                  self.min_leaf, floor, NEG, zero[ci], depth, _MULT, self.flag)
-                if not done:
-                    raise SearchStopped
-                out[ci] = Front(k, o, b, "enumerated")
+                out[ci] = Front(*made[ci], "enumerated")
         else:
             tables = {}
             for ci in wanted:
-                k, o, b, _ = fronts._enumerate(T, MM, feats, self.cohort_cols[ci], self.cnt, self.K, self.pos, self.pen,
-                                               self.min_leaf, floor, NEG, zero[ci], 0, _MULT, self.flag)
+                kk, oo, _ = made[ci]
                 tables[ci] = _Table(self.cohorts[ci].n_atoms)
-                tables[ci].put_all(k, o, np.full((o.size, 3), -1, dtype=np.int64))
+                tables[ci].put_all(kk, oo, np.full((oo.size, 3), -1, dtype=np.int64))
             for g in self._splits(S):
                 right = self.goes_right[S, g]
                 A, B = S[~right], S[right]
@@ -552,3 +559,73 @@ class _Table:
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = self.n
         return self.keys[:n].copy(), self.obj[:n].copy(), self.back[:n].copy()
+
+
+#: How the search that proved a tree optimal, or proved that there is none, is named in the
+#: fitted record (``SolveRecord.choice``).
+PROVED_BY_COUNTS = "dynamic programming over the groups' counts"
+#: The widths of the passes, in steps of the objective below the proven bound (then growing by half).
+FIRST_WIDTHS = (1, 2, 4)
+#: A found tree that breaks a constraint when measured again: a bookkeeping error, never a result.
+BROKEN_TREE = ("The search over the groups' counts returned a tree that breaks a fairness constraint when its "
+               "predictions are measured again; please report this with your data. Use formulation='flow' meanwhile.")
+
+
+class Passes:
+    """The passes of the module docstring, run on behalf of the exact search (``accel/search.py``),
+    which keeps the incumbent and the bound.
+
+    ``run`` has ``best`` (a :class:`~strongtree_core.accel.lagrange.TreeQuantities` or None),
+    ``best_value``, ``bound``, ``lowest`` (below every tree's value), ``explored``,
+    ``offer(m) -> bool``, ``prove(bound)`` and ``say(message)``.
+    """
+
+    def __init__(self, run, problem: LinearProblem, counts: GroupCounts, deadline: Deadline,
+                 prices: Prices | None) -> None:
+        self.run = run
+        self.p = problem
+        self.search = CountSearch(problem, counts, deadline, prices)
+        self.n_passes = 0
+
+    def solve(self) -> str:
+        """Pass after pass until the incumbent is proven optimal ("optimal") or no tree is proven
+        feasible ("infeasible"); raises SearchStopped at the deadline (the bound proven so far
+        stays with ``run``)."""
+        from strongtree_core.accel.lagrange import measure_tree, satisfies
+
+        run, p = self.run, self.p
+        unit = 1.0 if p.integral else 0.0
+        step = 1.0 if p.integral else 1e-3 * max(1.0, abs(run.bound))
+        widths = list(FIRST_WIDTHS)
+        while True:
+            floor = run.best_value if run.best is not None else NEG
+            width = widths.pop(0) if widths else math.ceil(1.5 * last)
+            last = width
+            target = run.bound - width * step
+            if p.integral:
+                target = math.floor(target + 1e-9)
+            final = target <= (floor + unit if run.best is not None else run.lowest) or not math.isfinite(target)
+            if final:
+                target = floor + unit if run.best is not None else NEG
+            run.say(f"searching the groups' counts for a tree of value {target:g} or more" if math.isfinite(target)
+                    else "searching the groups' counts for any feasible tree")
+            before = self.search.explored
+            found = self.search.best_tree(target, floor)
+            self.n_passes += 1
+            run.explored += self.search.explored - before
+            if found.tree is not None:
+                m = measure_tree(p, found.tree)
+                if not satisfies(p, m) or not run.offer(m):
+                    raise RuntimeError(BROKEN_TREE)
+                run.prove(run.best_value)
+                return "optimal"
+            if final:
+                if run.best is None:
+                    return "infeasible"
+                run.prove(run.best_value)
+                return "optimal"
+            run.prove(target - unit if p.integral else target)
+
+    def words(self) -> str:
+        return (f"{PROVED_BY_COUNTS} ({self.n_passes} {'pass' if self.n_passes == 1 else 'passes'}, "
+                f"{self.search.explored:,} fronts)")

@@ -333,26 +333,33 @@ def _child_options(T, MM, a, side, splits, cols, cnt, K, pos, pen, min_leaf, wv,
     return n
 
 
-@library.kernel("i8(f8[:, ::1], f8[::1], f8[::1], i8[:, ::1], i8, i8[::1], u8[::1], i8[::1], u8[::1])")
-def _distinct(okey, oval, opv, ocode, n, slots, mult, key, hs):  # pragma: no cover - compiled
-    """Keep the best of the first ``n`` options per vector of counts, moved to the front in the order
-    met; returns how many are left (``slots``: room for the table, ``hs``: for the hashes)."""
-    nt = okey.shape[1]
+@library.kernel("i8(f8[:, ::1], f8[::1], f8[::1], i8[:, ::1], i8, i8, i8, f8, f8, f8, f8, f8, i8[::1], i8[::1], i8, "
+                "u8[::1], i8[::1], u8[::1], f8[:, ::1], f8[::1], f8[::1], i8[:, ::1])")
+def _project(okey, oval, opv, ocode, n, c0, c1, top, toppv, pen, t0, tv, slots, stamp, gen, mult, key, hs, pkey, pval,
+             ppv, pcode):  # pragma: no cover - compiled
+    """The first ``n`` options with the columns ``c0 .. c1 - 1`` of their counts, those that can still
+    reach ``t0`` (and ``tv``) with the best option of the other child (``top``, ``toppv``), the best
+    per vector kept, into ``pkey`` .. ``pcode``; returns how many.  ``slots`` is a table whose
+    entries count only where ``stamp`` equals ``gen`` (no clearing between calls)."""
+    nt = c1 - c0
     cap = slots.shape[0]
-    slots[:] = -1
     m = 0
+    eps = 1e-9 * max(1.0, abs(t0))
+    epsv = 1e-9 * max(1.0, abs(tv))
     for x in range(n):
+        if oval[x] + top - pen < t0 - eps or opv[x] + toppv - pen < tv - epsv:
+            continue
         for t in range(nt):
-            key[t] = np.int64(round(okey[x, t]))
-        h = _hash(key, mult)
+            key[t] = np.int64(round(okey[x, c0 + t]))
+        h = _hash(key[:nt], mult)
         s = np.int64(h & np.uint64(cap - 1))
         found = -1
-        while slots[s] >= 0:
+        while stamp[s] == gen:
             e = slots[s]
             if hs[e] == h:
                 same = True
                 for t in range(nt):
-                    if np.int64(round(okey[e, t])) != key[t]:
+                    if np.int64(round(pkey[e, t])) != key[t]:
                         same = False
                         break
                 if same:
@@ -360,51 +367,58 @@ def _distinct(okey, oval, opv, ocode, n, slots, mult, key, hs):  # pragma: no co
                     break
             s = (s + 1) & (cap - 1)
         if found >= 0:
-            if oval[x] > oval[found]:
-                oval[found] = oval[x]
-                opv[found] = opv[x]
-                ocode[found, :] = ocode[x]
+            if oval[x] > pval[found]:
+                pval[found] = oval[x]
+                ppv[found] = opv[x]
+                pcode[found, :] = ocode[x]
             continue
-        if m != x:
-            okey[m, :] = okey[x]
-            oval[m] = oval[x]
-            opv[m] = opv[x]
-            ocode[m, :] = ocode[x]
+        for t in range(nt):
+            pkey[m, t] = key[t]
+        pval[m] = oval[x]
+        ppv[m] = opv[x]
+        pcode[m, :] = ocode[x]
+        stamp[s] = gen
         slots[s] = m
         hs[m] = h
         m += 1
     return m
 
 
-@library.kernel("Tuple((i4[:, ::1], f8[::1], i8[:, ::1], b1))(f8[::1], f8[:, :, ::1], i8[::1], i8[::1], i8, i8, i8, f8, "
-                "f8, f8, f8, f8[::1], i8, u8[::1], u1[::1])")
-def _enumerate(T, MM, feats, cols, cnt, K, pos, pen, min_leaf, t0, tv, wv, depth, mult, flag):  # pragma: no cover - compiled
+@library.kernel("Tuple((i4[:, ::1], f8[::1], i8[:, ::1], i8[::1], b1))(f8[::1], f8[:, :, ::1], i8[::1], i8[::1], i8[::1], "
+                "i8, i8, i8, f8, f8, f8, f8, f8[::1], i8, u8[::1], u1[::1])")
+def _enumerate(T, MM, feats, cols, cset, cnt, K, pos, pen, min_leaf, t0, tv, wv, depth, mult, flag):  # pragma: no cover
     """Every subtree of depth <= ``depth`` (0, 1 or 2) on a set whose value reaches ``t0`` and priced
-    value reaches ``tv``, one per vector of counts of the tracked columns ``cols`` (the best).
+    value reaches ``tv``, one per vector of counts (the best), for each of several sets of tracked
+    columns at once: set ``s`` is ``cols[cset[s]:cset[s + 1]]``.
 
     ``T`` and ``MM`` are the set's sums (:func:`_pair_sums`) of each pattern's gains per class (the
     first ``K`` columns), its rows per atom when predicted positive and its rows (column ``cnt``),
-    over the kept features ``feats``; ``wv`` the price of each tracked count.  Returns the counts, values and codes
-    ``(a, lb, lk0, lk1, rb, rk0, rk1)`` (``a = -1``: a leaf of class ``lk0``; a child with
-    ``b = -1``: a leaf of class ``k0``), and False if ``flag`` was raised on the way (partial).
+    over the kept features ``feats``; ``wv`` the price of each column of ``cols``.  Returns the
+    counts (set ``s``'s in its first columns), values and codes ``(a, lb, lk0, lk1, rb, rk0, rk1)``
+    (``a = -1``: a leaf of class ``lk0``; a child with ``b = -1``: a leaf of class ``k0``), the
+    states of set ``s`` from ``start[s]`` on, and False if ``flag`` was raised on the way.
     """
     F = MM.shape[0]
-    nt = cols.shape[0]
+    ncols = cols.shape[0]
+    nsets = cset.shape[0] - 1
+    width = 1
+    for q in range(nsets):
+        width = max(width, cset[q + 1] - cset[q])
     need = max(min_leaf, 1.0)
     cap = 1024
     slots = np.full(cap, -1, dtype=np.int64)
     hs = np.zeros(cap // 2, dtype=np.uint64)
-    keys = np.zeros((cap // 2, nt), dtype=np.int32)
+    keys = np.zeros((cap // 2, width + 1), dtype=np.int32)
     obj = np.zeros(cap // 2)
     back = np.zeros((cap // 2, 7), dtype=np.int64)
     n = 0
-    key = np.zeros(nt, dtype=np.int64)
+    key = np.zeros(width + 1, dtype=np.int64)
     code = np.full(7, -1, dtype=np.int64)
     eps = 1e-9 * max(1.0, abs(t0))
     epsv = 1e-9 * max(1.0, abs(tv))
     # the set as a leaf
     if T[cnt] >= min_leaf:
-        lk = np.zeros((2, nt))
+        lk = np.zeros((2, ncols))
         lv = np.zeros(2)
         lc = np.zeros(2, dtype=np.int64)
         _leaves(T, cols, K, pos, wv, lk, lv, lc)
@@ -412,65 +426,112 @@ def _enumerate(T, MM, feats, cols, cnt, K, pos, pen, min_leaf, t0, tv, wv, depth
             if lc[j] < 0 or lv[j] < t0 - eps:
                 continue
             p = lv[j]
-            for t in range(nt):
-                key[t] = np.int64(round(lk[j, t]))
+            for t in range(ncols):
                 p -= wv[t] * lk[j, t]
             if p < tv - epsv:
                 continue
-            code[:] = -1
-            code[2] = lc[j]
-            n = _put(slots, hs, keys, obj, back, n, key, _hash(key, mult), lv[j], code)
-    if depth == 0:
-        return keys[:n].copy(), obj[:n].copy(), back[:n].copy(), True
-    n_opt = 2 + 3 * F
-    lkey = np.zeros((n_opt, nt))
-    lval = np.zeros(n_opt)
-    lpv = np.zeros(n_opt)
-    lcode = np.zeros((n_opt, 3), dtype=np.int64)
-    rkey = np.zeros((n_opt, nt))
-    rval = np.zeros(n_opt)
-    rpv = np.zeros(n_opt)
-    rcode = np.zeros((n_opt, 3), dtype=np.int64)
-    room = 1
-    while room < 4 * n_opt:
-        room *= 2
-    dslots = np.full(room, -1, dtype=np.int64)
-    dhs = np.zeros(n_opt, dtype=np.uint64)
-    for a in range(F):
-        if T[cnt] - MM[a, a, cnt] < need or MM[a, a, cnt] < need:
-            continue
-        if flag[0]:
-            return keys[:n].copy(), obj[:n].copy(), back[:n].copy(), False
-        nl = _child_options(T, MM, a, 0, depth >= 2, cols, cnt, K, pos, pen, min_leaf, wv, lkey, lval, lpv, lcode)
-        nr = _child_options(T, MM, a, 1, depth >= 2, cols, cnt, K, pos, pen, min_leaf, wv, rkey, rval, rpv, rcode)
-        if nl == 0 or nr == 0:
-            continue
-        nl = _distinct(lkey, lval, lpv, lcode, nl, dslots, mult, key, dhs)
-        nr = _distinct(rkey, rval, rpv, rcode, nr, dslots, mult, key, dhs)
-        order = np.argsort(-rval[:nr])
-        for x in range(nl):
-            floor = t0 + pen - lval[x] - eps
-            for yy in range(nr):
-                y = order[yy]
-                if rval[y] < floor:
-                    break
-                if lcode[x, 0] < 0 and rcode[y, 0] < 0 and lcode[x, 1] == rcode[y, 1]:
-                    continue  # two leaves of one class: the set as that leaf is better
-                if lpv[x] + rpv[y] - pen < tv - epsv:
-                    continue
-                for t in range(nt):
-                    key[t] = np.int64(round(lkey[x, t] + rkey[y, t]))
+            for q in range(nsets):
+                key[:] = 0
+                key[0] = q
+                for t in range(cset[q + 1] - cset[q]):
+                    key[1 + t] = np.int64(round(lk[j, cset[q] + t]))
+                code[:] = -1
+                code[2] = lc[j]
                 if n + 1 >= hs.shape[0] or 2 * (n + 1) > slots.shape[0]:
                     slots, hs, keys, obj, back = _grow(slots, hs, keys, obj, back, n)
-                code[0] = feats[a]
-                code[1] = feats[lcode[x, 0]] if lcode[x, 0] >= 0 else -1
-                code[2] = lcode[x, 1]
-                code[3] = lcode[x, 2]
-                code[4] = feats[rcode[y, 0]] if rcode[y, 0] >= 0 else -1
-                code[5] = rcode[y, 1]
-                code[6] = rcode[y, 2]
-                n = _put(slots, hs, keys, obj, back, n, key, _hash(key, mult), lval[x] + rval[y] - pen, code)
-    return keys[:n].copy(), obj[:n].copy(), back[:n].copy(), True
+                n = _put(slots, hs, keys, obj, back, n, key, _hash(key, mult), lv[j], code)
+    if depth > 0:
+        n_opt = 2 + 3 * F
+        okl = np.zeros((n_opt, ncols))
+        ovl = np.zeros(n_opt)
+        opl = np.zeros(n_opt)
+        ocl = np.zeros((n_opt, 3), dtype=np.int64)
+        okr = np.zeros((n_opt, ncols))
+        ovr = np.zeros(n_opt)
+        opr = np.zeros(n_opt)
+        ocr = np.zeros((n_opt, 3), dtype=np.int64)
+        lkey = np.zeros((n_opt, width))
+        lval = np.zeros(n_opt)
+        lpv = np.zeros(n_opt)
+        lcode = np.zeros((n_opt, 3), dtype=np.int64)
+        rkey = np.zeros((n_opt, width))
+        rval = np.zeros(n_opt)
+        rpv = np.zeros(n_opt)
+        rcode = np.zeros((n_opt, 3), dtype=np.int64)
+        room = 1
+        while room < 4 * n_opt:
+            room *= 2
+        dslots = np.zeros(room, dtype=np.int64)
+        stamp = np.zeros(room, dtype=np.int64)
+        gen = 0
+        dhs = np.zeros(n_opt, dtype=np.uint64)
+        scratch = np.zeros(width + 1, dtype=np.int64)
+        for a in range(F):
+            if T[cnt] - MM[a, a, cnt] < need or MM[a, a, cnt] < need:
+                continue
+            if flag[0]:
+                return keys[:0].copy(), obj[:0].copy(), back[:0].copy(), np.zeros(nsets + 1, dtype=np.int64), False
+            nl = _child_options(T, MM, a, 0, depth >= 2, cols, cnt, K, pos, pen, min_leaf, wv, okl, ovl, opl, ocl)
+            nr = _child_options(T, MM, a, 1, depth >= 2, cols, cnt, K, pos, pen, min_leaf, wv, okr, ovr, opr, ocr)
+            if nl == 0 or nr == 0:
+                continue
+            topl = ovl[:nl].max()
+            topr = ovr[:nr].max()
+            toplp = opl[:nl].max()
+            toprp = opr[:nr].max()
+            for q in range(nsets):
+                c0, c1 = cset[q], cset[q + 1]
+                gen += 1
+                ml = _project(okl, ovl, opl, ocl, nl, c0, c1, topr, toprp, pen, t0, tv, dslots, stamp, gen, mult,
+                              scratch, dhs, lkey, lval, lpv, lcode)
+                gen += 1
+                mr = _project(okr, ovr, opr, ocr, nr, c0, c1, topl, toplp, pen, t0, tv, dslots, stamp, gen, mult,
+                              scratch, dhs, rkey, rval, rpv, rcode)
+                if ml == 0 or mr == 0:
+                    continue
+                order = np.argsort(-rval[:mr])
+                nt = c1 - c0
+                for x in range(ml):
+                    floor = t0 + pen - lval[x] - eps
+                    for yy in range(mr):
+                        y = order[yy]
+                        if rval[y] < floor:
+                            break
+                        if lcode[x, 0] < 0 and rcode[y, 0] < 0 and lcode[x, 1] == rcode[y, 1]:
+                            continue  # two leaves of one class: the set as that leaf is better
+                        if lpv[x] + rpv[y] - pen < tv - epsv:
+                            continue
+                        key[:] = 0
+                        key[0] = q
+                        for t in range(nt):
+                            key[1 + t] = np.int64(round(lkey[x, t] + rkey[y, t]))
+                        if n + 1 >= hs.shape[0] or 2 * (n + 1) > slots.shape[0]:
+                            slots, hs, keys, obj, back = _grow(slots, hs, keys, obj, back, n)
+                        code[0] = feats[a]
+                        code[1] = feats[lcode[x, 0]] if lcode[x, 0] >= 0 else -1
+                        code[2] = lcode[x, 1]
+                        code[3] = lcode[x, 2]
+                        code[4] = feats[rcode[y, 0]] if rcode[y, 0] >= 0 else -1
+                        code[5] = rcode[y, 1]
+                        code[6] = rcode[y, 2]
+                        n = _put(slots, hs, keys, obj, back, n, key, _hash(key, mult), lval[x] + rval[y] - pen, code)
+    # group the states by set
+    counts = np.zeros(nsets + 1, dtype=np.int64)
+    for e in range(n):
+        counts[keys[e, 0] + 1] += 1
+    start = np.cumsum(counts)
+    fill = start[:nsets].copy()
+    out_keys = np.zeros((n, width), dtype=np.int32)
+    out_obj = np.zeros(n)
+    out_back = np.zeros((n, 7), dtype=np.int64)
+    for e in range(n):
+        q = keys[e, 0]
+        d = fill[q]
+        fill[q] += 1
+        out_keys[d, :] = keys[e, 1:]
+        out_obj[d] = obj[e]
+        out_back[d, :] = back[e]
+    return out_keys, out_obj, out_back, start, True
 
 
 # ------------------------------------------------------------------------------------------------ merges

@@ -44,7 +44,7 @@ from typing import Callable, Literal
 
 import numpy as np
 
-from strongtree_core.accel import polish
+from strongtree_core.accel import count_search, polish
 from strongtree_core.accel.dp import (
     NEG,
     Deadline,
@@ -64,6 +64,7 @@ from strongtree_core.accel.lagrange import (
     optimize_dual,
     satisfies,
 )
+from strongtree_core.accel.group_counts import GroupCounts, group_counts
 from strongtree_core.accel.problem import LinearProblem, linear_problem
 from strongtree_core.accel.relabel import best_labels
 from strongtree_core.accel.subtrees import Subtrees, subtree_list
@@ -185,7 +186,7 @@ def exact_solve(
         return _climb(data, spec, time_limit, stop, report, starts, t0, n_jobs, certificate)
     deadline = Deadline(t0 + float(time_limit), stop)
     problem = linear_problem(data, spec)
-    run = _Run(problem, deadline, report, t0, n_jobs)
+    run = _Run(problem, deadline, report, t0, n_jobs, group_counts(data, spec))
     # The matrix products are small: one BLAS thread each avoids threads that
     # wait on each other when the machine is busy (seen: 30x slower).
     try:
@@ -259,8 +260,9 @@ def _rung_answer(data: PatternData, certified: Rung, full: ExactResult | None, b
 
 class _Run:
     def __init__(self, problem: LinearProblem, deadline: Deadline, report: Report | None, t0: float,
-                 n_jobs: int = 1) -> None:
+                 n_jobs: int = 1, counts: GroupCounts | None = None) -> None:
         self.p = problem
+        self.counts = counts  # the fairness rows as groups' counts (accel/group_counts.py), when they are
         self.n_jobs = n_jobs
         self.deadline = deadline
         self._report = report
@@ -391,13 +393,29 @@ class _Run:
             return False
         return self.best is None
 
+    def count_passes(self, prices) -> ExactResult:
+        """Close the Lagrangian bound's gap with the search over the groups' counts
+        (``accel/count_search.py``), after polishing the incumbent."""
+        self.polish()
+        if self.closed():
+            return self.result("optimal", "the Lagrangian bound meets a feasible tree")
+        passes = count_search.Passes(self, self.p, self.counts, self.deadline, prices)
+        try:
+            status = passes.solve()
+        except SearchStopped:
+            self.detail += f"; {passes.words()}"
+            raise
+        if status == "infeasible":
+            return self.result("infeasible", f"no tree satisfies the constraints (proven by {passes.words()})")
+        return self.result("optimal", f"optimal by {passes.words()}")
+
     def shallower(self, starts: tuple[TreeStructure, ...]) -> None:
         """The same problem one level shallower, within a share of the time: its
         best tree is a tree of this depth too, and often a strong incumbent."""
         now = time.perf_counter()
         budget = SHALLOWER_SHARE * (self.deadline.at - now)
         sub_deadline = Deadline(min(self.deadline.at, now + budget), self.deadline.stop)
-        sub = _Run(replace(self.p, depth=self.p.depth - 1), sub_deadline, None, now, self.n_jobs)
+        sub = _Run(replace(self.p, depth=self.p.depth - 1), sub_deadline, None, now, self.n_jobs, self.counts)
         try:
             sub.solve(tuple(t for t in starts if t.depth < self.p.depth))
         except SearchStopped:
@@ -452,6 +470,8 @@ class _Run:
             return self.result("infeasible", f"no tree of depth <= {p.depth} keeps every leaf at {p.min_leaf} rows")
         if self.bound < self.lowest:
             return self.result("infeasible", "the Lagrangian bound proves that no tree satisfies the constraints")
+        if count_search.applies(p, self.counts):
+            return self.count_passes(dual.prices)
         if self.best is None and self.infeasible():
             return self.result("infeasible", "no tree satisfies the constraints (proven by branch-and-bound on the "
                                              "constraints' slack)")
