@@ -53,6 +53,10 @@ from strongtree_core.accel.problem import LinearProblem
 
 #: Relative slack on thresholds (float sums in another order never drop a state).
 SLACK = 1e-9
+#: Largest problem the search takes: patterns (each set's pair sums cost its patterns' ones squared),
+#: and pair sums of one set (features squared times classes, atoms and rows; 8 bytes each).
+MAX_PATTERNS = 50_000
+MAX_PAIR_ENTRIES = 4_000_000
 #: Sets whose pair sums are kept (the last ones asked for).
 SUMS_KEPT = 32
 #: States a cohort's bound sees before it may be left out, and the share of them it must remove.
@@ -64,9 +68,13 @@ _MULT = np.random.default_rng(20_261_129).integers(1, 2**63 - 1, size=4096, dtyp
 
 def applies(problem: LinearProblem, counts: GroupCounts | None) -> bool:
     """The search takes ``problem``: fairness rows only, one objective part, no bound on
-    branching nodes or features, compiled kernels ready, and at least one comparison."""
-    return (counts is not None and counts.n_cohorts > 0 and problem.n_parts == 1 and problem.max_branching is None
-            and problem.max_features_used is None and fronts.available())
+    branching nodes or features, at least one comparison, at most :data:`MAX_PATTERNS` patterns
+    and :data:`MAX_PAIR_ENTRIES` pair sums, and the compiled kernels ready."""
+    if counts is None or counts.n_cohorts == 0 or problem.n_parts != 1 or problem.max_branching is not None \
+            or problem.max_features_used is not None or problem.n_patterns > MAX_PATTERNS:
+        return False
+    width = problem.n_classes + counts.n_atoms + 1
+    return problem.n_features ** 2 * width <= MAX_PAIR_ENTRIES and counts.n_atoms < _MULT.size and fronts.available()
 
 
 @dataclass
@@ -455,8 +463,11 @@ class CountSearch:
         found: tuple[float, Tree] | None = None
         depth = p.depth
         c = self.counts
-        f = self.front(S, min(depth, 2) if depth <= 2 else 0, (), 0)
-        if len(f):
+        first = depth if depth <= 2 else 0  # the root's subtrees of depth <= 2, or the root as a leaf
+        u0, uv = self._ub(_Member(S, first))
+        reach = u0 >= self.tau - _eps(self.tau) and (self.dpv is None or uv + self.const >= self.tau - _eps(self.tau))
+        f = self.front(S, first, (), 0) if reach else None
+        if f is not None and len(f):
             totals = fronts._group_totals(f.keys, c.ga_start, c.ga_atoms)
             ok = fronts._feasible(totals, c.cg_start, c.gN, c.H, c.ch_start) & (f.obj > best)
             if ok.any():
@@ -627,5 +638,6 @@ class Passes:
             run.prove(target - unit if p.integral else target)
 
     def words(self) -> str:
+        n = self.search.explored
         return (f"{PROVED_BY_COUNTS} ({self.n_passes} {'pass' if self.n_passes == 1 else 'passes'}, "
-                f"{self.search.explored:,} fronts)")
+                f"{n:,} {'front' if n == 1 else 'fronts'})")

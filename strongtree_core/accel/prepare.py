@@ -18,7 +18,8 @@ from pathlib import Path
 from strongtree_core.accel.compiled import KernelLibrary
 
 #: Modules that declare kernels (one :class:`KernelLibrary` each).
-KERNEL_MODULES = ("strongtree_core.accel.kernels", "strongtree_core.accel.ordered", "strongtree_core.accel.treedp")
+KERNEL_MODULES = ("strongtree_core.accel.kernels", "strongtree_core.accel.ordered", "strongtree_core.accel.treedp",
+                  "strongtree_core.accel.fronts")
 
 
 def _library_of(module_name: str) -> KernelLibrary:

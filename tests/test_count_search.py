@@ -1,0 +1,665 @@
+"""The search over the groups' counts (``accel/count_search.py``, kernels in
+``accel/fronts.py``) is exact: checked against truth from outside it.
+
+* Every kernel against a plain computation: the subtrees of depth <= 2 of a set
+  against every tree of that depth (``brute_force.all_trees``), one best value
+  per vector of counts and exactly those that reach the thresholds; merges
+  against every pair; reachability and the comparisons against exact fractions
+  over every total in the box; the rest's best against every pair of states.
+* The fronts of a root's children: every part of a feasible tree of value tau
+  is kept, and every state kept passes each bound (value, priced value,
+  reachability, each cohort against the rest's subtrees), on instances where
+  every bound removes some state.
+* The optimum against brute force (depth <= 2, every notion, 2 to 6 groups) and
+  the MILP (depth 3); a threshold above the optimum finds nothing.
+* Through ``exact_solve`` and the estimator: the record says which method proved
+  the tree, and the tree meets the bound when its predictions are measured.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from itertools import product
+
+import numpy as np
+import pytest
+from brute_force import all_trees, holds, milp_solve
+
+from strongtree_core import StrongTreeClassifier
+from strongtree_core.accel import count_search, fronts
+from strongtree_core.accel.count_search import CountSearch, Front, _Member, _MULT
+from strongtree_core.accel.dp import NEG, Deadline, GainDP
+from strongtree_core.accel.group_counts import group_counts
+from strongtree_core.accel.lagrange import Prices, measure_tree, optimize_dual, satisfies
+from strongtree_core.accel.problem import linear_problem
+from strongtree_core.accel.search import exact_solve
+from strongtree_core.encoding.patterns import collapse_patterns
+from strongtree_core.formulation import build_model
+from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS
+from strongtree_core.formulation.spec import TreeSpec
+
+pytestmark = pytest.mark.skipif(not fronts.library.usable(), reason="numba is not installed")
+NOTIONS = tuple(FAIRNESS_NOTIONS)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled_kernels():
+    """The kernels, here and now (compiled in this process when the installation's build is not
+    there yet): the exact search takes the counts' route only when they are ready."""
+    fronts.library.implementation("_enumerate")
+    assert fronts.available()
+
+
+# ---------------------------------------------------------------------------------------- instances
+def instance(seed: int, *, n: int = 16, n_features: int = 3, n_groups: int = 2, n_classes: int = 2,
+             notion: str = "statistical_parity", delta: float = 0.1, depth: int = 2, min_leaf: int = 0,
+             lambda_: float = 0.0, legit_levels: int = 2):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, (n, n_features))
+    group = rng.integers(0, n_groups, n)
+    group[:n_groups] = np.arange(n_groups)  # every group present
+    legit = rng.integers(0, legit_levels, n)
+    y = ((X[:, 0] + X[:, -1] * (group == 0) + rng.random(n) * 1.5) > 1.2).astype(int)
+    if n_classes > 2:
+        y = np.where(rng.random(n) < 0.3, 2, y)
+    data = collapse_patterns(X, y, n_classes, group=group, legit=legit)
+    spec = TreeSpec(depth=depth, pos_label=1, min_leaf=min_leaf, lambda_=lambda_,
+                    side_constraints=(FAIRNESS_NOTIONS[notion](delta, 1),))
+    return X, y, group, legit, data, spec
+
+
+def predict(tree, X: np.ndarray) -> np.ndarray:
+    """Class of each row under a nested tree (``int`` leaf, ``(f, left, right)``)."""
+    out = np.empty(X.shape[0], dtype=np.int64)
+    stack = [(tree, np.arange(X.shape[0]))]
+    while stack:
+        t, idx = stack.pop()
+        if isinstance(t, tuple):
+            right = X[idx, t[0]] > 0.5
+            stack += [(t[1], idx[~right]), (t[2], idx[right])]
+        else:
+            out[idx] = t
+    return out
+
+
+def key_and_value(p, gc, S: np.ndarray, pred: np.ndarray, n_branching: int) -> tuple[tuple, float]:
+    """Rows predicted positive per atom and the value of a subtree predicting ``pred`` on the patterns ``S``."""
+    on = (pred == gc.positive) & (gc.atom[S] >= 0)
+    key = np.bincount(gc.atom[S][on], weights=p.count[S][on], minlength=gc.n_atoms).astype(np.int64)
+    value = (1 - p.lambda_) * float(p.G[S, pred, 0].sum()) - p.lambda_ * n_branching
+    return tuple(int(v) for v in key), value
+
+
+def brute_states(p, gc, S: np.ndarray, depth: int) -> dict[tuple, float]:
+    """Every vector of counts of the subtrees of depth <= ``depth`` on ``S`` (leaves of at least
+    ``min_leaf`` rows), with its best value."""
+    best: dict[tuple, float] = {}
+    X = p.X[S]
+    for tree in all_trees(depth, p.n_features, p.n_classes):
+        leaves = tree.apply(X)
+        if p.min_leaf and any(p.count[S][leaves == node].sum() < p.min_leaf for node in tree.leaves):
+            continue
+        key, value = key_and_value(p, gc, S, tree.predict(X), tree.n_branching)
+        if value > best.get(key, -math.inf):
+            best[key] = value
+    return best
+
+
+def structure_value(p, gc, S, tree) -> tuple[tuple, float]:
+    from strongtree_core.accel.dp import tree_branchings
+
+    return key_and_value(p, gc, S, predict(tree, p.X[S]), tree_branchings(tree))
+
+
+def fraction_holds(gc, totals) -> bool:
+    """Every cohort's rates differ by at most its bound, in exact fractions (from the bounds H:
+    independent of the kernels' arithmetic)."""
+    return gc.holds(np.asarray(totals))
+
+
+# ------------------------------------------------------------------------------- subtrees of depth <= 2
+@pytest.mark.parametrize("seed", range(14))
+def test_enumeration_is_the_best_subtree_of_every_vector_that_reaches_the_thresholds(seed) -> None:
+    notion = NOTIONS[seed % len(NOTIONS)]
+    X, y, group, legit, data, spec = instance(seed, n_groups=2 + seed % 5, n_classes=3 if seed % 4 == 3 else 2,
+                                               notion=notion, min_leaf=2 if seed % 3 == 1 else 0,
+                                               lambda_=0.1 if seed % 5 == 2 else 0.0)
+    p = linear_problem(data, spec)
+    gc = group_counts(data, spec)
+    cs = CountSearch(p, gc, Deadline())
+    rng = np.random.default_rng(seed)
+    S = np.sort(rng.choice(p.n_patterns, size=max(3, int(0.8 * p.n_patterns)), replace=False))
+    depth = seed % 3
+    truth = brute_states(p, gc, S, depth)
+    values = np.array(list(truth.values()))
+    t0 = float(np.quantile(values, 0.4))
+    w = rng.normal(0, 0.3, gc.n_atoms)
+    priced = np.array([v - w @ np.array(k) for k, v in truth.items()])
+    tv = float(np.quantile(priced, 0.3))
+    feats, T, MM = cs._pair_sums(S)
+    keys, obj, back, start, done = fronts._enumerate(T, MM, feats, cs.cols, cs.one_set, cs.cnt, cs.K, cs.pos, cs.pen,
+                                                     cs.min_leaf, t0, tv, w, depth, _MULT, cs.flag)
+    assert done and list(start) == [0, obj.size]
+    expected = {k: v for k, v in truth.items() if v >= t0 - 1e-9 and v - w @ np.array(k) >= tv - 1e-9}
+    got = {tuple(int(v) for v in k): float(o) for k, o in zip(keys, obj)}
+    assert got.keys() == expected.keys()
+    for k, v in expected.items():
+        assert got[k] == pytest.approx(v, abs=1e-9)
+    # each state's code is a subtree with that vector and value
+    f = Front(keys, obj, back, "enumerated")
+    for j in range(len(f)):
+        k, v = structure_value(p, gc, S, f.tree(j))
+        assert k == tuple(int(x) for x in keys[j]) and v == pytest.approx(obj[j], abs=1e-9)
+
+
+def test_each_cohorts_own_counts_in_one_enumeration() -> None:
+    """Several sets of tracked columns at once: each is the enumeration of its columns alone."""
+    X, y, group, legit, data, spec = instance(5, n=18, n_groups=3, notion="conditional_statistical_parity",
+                                               delta=0.0, legit_levels=3)
+    p = linear_problem(data, spec)
+    gc = group_counts(data, spec)
+    cs = CountSearch(p, gc, Deadline())
+    S = np.arange(p.n_patterns)
+    feats, T, MM = cs._pair_sums(S)
+    sets = [cs.cohort_cols[c] for c in range(gc.n_cohorts)]
+    cols = np.concatenate(sets)
+    cset = np.concatenate([[0], np.cumsum([s.size for s in sets])]).astype(np.int64)
+    floor = cs.dp0.value(S, 2) - 3
+    keys, obj, back, start, done = fronts._enumerate(T, MM, feats, cols, cset, cs.cnt, cs.K, cs.pos, 0.0, 0.0, floor,
+                                                     NEG, np.zeros(cols.size), 2, _MULT, cs.flag)
+    for q, one in enumerate(sets):
+        alone = fronts._enumerate(T, MM, feats, one, np.array([0, one.size]), cs.cnt, cs.K, cs.pos, 0.0, 0.0, floor,
+                                  NEG, np.zeros(one.size), 2, _MULT, cs.flag)
+        mine = {tuple(k[:one.size]): o for k, o in zip(keys[start[q]:start[q + 1]], obj[start[q]:start[q + 1]])}
+        assert mine == {tuple(k): o for k, o in zip(alone[0], alone[1])}
+        assert len(mine) > 1
+
+
+def test_pair_sums_and_kept_features() -> None:
+    X, y, group, legit, data, spec = instance(3, n=20, n_features=4)
+    p = linear_problem(data, spec)
+    gc = group_counts(data, spec)
+    cs = CountSearch(p, gc, Deadline())
+    S = np.arange(1, p.n_patterns, 2)
+    Xs = (p.X[S] > 0.5).astype(int)
+    feats = fronts._kept_features(S, cs.XT, cs.z)
+    # one feature of each distinct split of S (a column or its complement), none that splits nothing
+    canon = {tuple(col) if col[0] == 0 else tuple(1 - col) for col in Xs.T if 0 < col.sum() < len(S)}
+    assert {tuple(Xs[:, f]) if Xs[0, f] == 0 else tuple(1 - Xs[:, f]) for f in feats} == canon
+    assert len(feats) == len(canon)
+    at = np.full(p.n_features, -1)
+    at[feats] = np.arange(feats.size)
+    T, MM = fronts._pair_sums(S, cs.indptr, cs.indices, cs.W, at, feats.size)
+    assert np.allclose(T, cs.W[S].sum(axis=0))
+    for i, a in enumerate(feats):
+        for j, b in enumerate(feats):
+            rows = S[(Xs[:, a] == 1) & (Xs[:, b] == 1)]
+            assert np.allclose(MM[i, j], cs.W[rows].sum(axis=0))
+
+
+# --------------------------------------------------------------------------------------------- merges
+@pytest.mark.parametrize("seed", range(6))
+def test_merge_keeps_the_best_pair_of_every_vector_that_reaches_the_thresholds(seed) -> None:
+    rng = np.random.default_rng(seed)
+    nt = 3
+    Ak = rng.integers(0, 4, (30, nt)).astype(np.int32)
+    Bk = rng.integers(0, 4, (25, nt)).astype(np.int32)
+    Ao, Bo = rng.integers(0, 20, 30).astype(float), rng.integers(0, 20, 25).astype(float)
+    w = rng.normal(0, 1, nt)
+    Apv, Bpv = Ao - Ak @ w, Bo - Bk @ w
+    pen, t0, tv = 0.5, 22.0, 15.0
+    table = count_search._Table(nt)
+    table.merge(Front(Ak, Ao, np.zeros((30, 3), np.int64), "merged"), Apv,
+                Front(Bk, Bo, np.zeros((25, 3), np.int64), "merged"), Bpv, pen, t0, tv, 7, np.zeros(1, np.uint8))
+    keys, obj, back = table.arrays()
+    expected: dict = {}
+    for x, yy in product(range(30), range(25)):
+        v = Ao[x] + Bo[yy] - pen
+        if v >= t0 and Apv[x] + Bpv[yy] - pen >= tv:
+            k = tuple(Ak[x] + Bk[yy])
+            expected[k] = max(expected.get(k, -math.inf), v)
+    assert {tuple(k): o for k, o in zip(keys, obj)} == expected
+    for k, o, (g, x, yy) in zip(keys, obj, back):
+        assert g == 7 and tuple(Ak[x] + Bk[yy]) == tuple(k) and Ao[x] + Bo[yy] - pen == o
+
+
+def test_a_table_keeps_the_better_value_of_a_vector_and_grows() -> None:
+    table = count_search._Table(2)
+    table.put_all(np.array([[1, 2], [1, 2], [3, 4]]), np.array([5.0, 7.0, 1.0]), np.array([[0, 0, 0], [1, 1, 1], [2, 2, 2]]))
+    table.put_all(np.array([[1, 2], [3, 4]]), np.array([6.0, 0.5]), np.array([[3, 3, 3], [4, 4, 4]]))
+    keys, obj, back = table.arrays()
+    got = {tuple(k): (o, b[0]) for k, o, b in zip(keys, obj, back)}
+    assert got == {(1, 2): (7.0, 1), (3, 4): (1.0, 2)}
+    many = np.arange(6000).reshape(-1, 2)
+    table.put_all(many, np.arange(3000, dtype=float), np.zeros((3000, 3), np.int64))
+    keys, obj, _ = table.arrays()
+    assert len(obj) == 3000 + 2 and {tuple(k) for k in keys} == {tuple(r) for r in many} | {(1, 2), (3, 4)}
+    lookup = {tuple(k): o for k, o in zip(keys, obj)}
+    assert lookup[(1, 2)] == 7.0 and lookup[(3, 4)] == 1.0 and lookup[(10, 11)] == 5.0
+
+
+# ------------------------------------------------------------------------------- comparisons of counts
+def cohort_of(sizes: list[int], delta: float, notion: str = "statistical_parity"):
+    """GroupCounts of one cohort whose groups have ``sizes`` rows (statistical parity)."""
+    group = np.repeat(np.arange(len(sizes)), sizes)
+    X = np.zeros((group.size, 1), dtype=int)
+    y = np.arange(group.size) % 2
+    data = collapse_patterns(X, y, 2, group=group)
+    spec = TreeSpec(depth=1, pos_label=1, side_constraints=(FAIRNESS_NOTIONS[notion](delta, 1),))
+    return group_counts(data, spec)
+
+
+def rates_ok(T, N, delta: Fraction) -> bool:
+    rates = [Fraction(int(t), int(n)) for t, n in zip(T, N)]
+    return max(rates) - min(rates) <= delta
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_reachability_and_the_comparisons_are_exact(seed) -> None:
+    rng = np.random.default_rng(seed)
+    k = 2 + seed % 5
+    sizes = [int(v) for v in rng.integers(1, 9 if k <= 3 else 5, k)]
+    delta = [0.0, 0.05, 0.1, 1 / 3, 0.25, float(rng.random())][seed % 6]
+    gc = cohort_of(sizes, delta)
+    exact = Fraction(repr(delta))
+    N = gc.gN
+    assert list(N) == sizes
+    totals = np.array(list(product(*[range(n + 1) for n in sizes])), dtype=np.int64)
+    feasible = fronts._feasible(totals, gc.cg_start, gc.gN, gc.H, gc.ch_start)
+    truth = np.array([rates_ok(t, N, exact) for t in totals])
+    assert np.array_equal(feasible, truth)
+    assert all(gc.holds(t) == v for t, v in zip(totals[:200], truth[:200]))
+    # a state s with a rest box r is reachable iff some total in [s, s + r] is feasible
+    ok_set = {tuple(t) for t, v in zip(totals, truth) if v}
+    states, rests, expect = [], [], []
+    for _ in range(60):
+        s = np.array([rng.integers(0, n + 1) for n in sizes])
+        r = np.array([rng.integers(0, n - v + 1) for n, v in zip(sizes, s)])
+        states.append(s)
+        rests.append(r)
+        expect.append(any(tuple(t) in ok_set for t in product(*[range(a, a + b + 1) for a, b in zip(s, r)])))
+    for s, r, e in zip(states, rests, expect):
+        got = fronts._reachable(np.array([s], dtype=np.int64), np.asarray(r, dtype=np.int64), gc.cg_start, gc.gN,
+                                gc.H, gc.ch_start)[0]
+        assert got == e, (sizes, delta, s, r)
+    assert any(expect) and (delta > 0.1 or not all(expect))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_rests_best_is_the_best_compatible_pair(seed) -> None:
+    rng = np.random.default_rng(seed)
+    sizes = [int(v) for v in rng.integers(3, 9, 2 + seed % 2)]
+    gc = cohort_of(sizes, [0.0, 0.1, 0.2][seed % 3])
+    k = len(sizes)
+
+    def states(m, top):
+        K = np.array([[rng.integers(0, n // 2 + 1) for n in sizes] for _ in range(m)] + [[0] * k], dtype=np.int64)
+        V = rng.integers(0, top, m + 1).astype(float)
+        K, V = count_search._best_per_row(K, V)
+        return K, V
+
+    Ik, Iv = states(12, 4 + seed % 7)
+    Ok, Ov = states(15, 5 + seed % 11)
+    U = np.array([[0] * k] + [[rng.integers(0, n - n // 2 - n // 2 + 1) for n in sizes] for _ in range(20)],
+                 dtype=np.int64)
+    got = fronts._rest_best(U, Ik, Iv, Ok, Ov, gc.cg_start, gc.gN, gc.H, gc.ch_start, 0, _MULT)
+    for u, g in zip(U, got):
+        best = -math.inf
+        for i, o in product(range(len(Iv)), range(len(Ov))):
+            if gc.holds(u + Ik[i] + Ok[o]):
+                best = max(best, Iv[i] + Ov[o])
+        assert g == best
+    assert np.isfinite(got).any() and k >= 2
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_best_pair_at_the_root_is_the_best_feasible_pair(seed) -> None:
+    rng = np.random.default_rng(seed)
+    sizes = [6, 4, 3][: 2 + seed % 2]
+    gc = cohort_of(sizes, 0.1)
+    nt = gc.n_atoms
+    Ak = np.array([[rng.integers(0, n // 2 + 1) for n in sizes] for _ in range(15)], dtype=np.int32)
+    Bk = np.array([[rng.integers(0, n - n // 2 + 1) for n in sizes] for _ in range(15)], dtype=np.int32)
+    assert nt == len(sizes)
+    Ao, Bo = rng.integers(0, 30, 15).astype(float), rng.integers(0, 30, 15).astype(float)
+    floor = 10.0
+    v, ia, ib, done = fronts._pair_best(Ak, Ao, np.argsort(-Ao, kind="stable"), Bk, Bo, np.argsort(-Bo, kind="stable"),
+                                        1.0, floor, gc.ga_start, gc.ga_atoms, gc.cg_start, gc.gN, gc.H, gc.ch_start,
+                                        np.zeros(1, np.uint8))
+    best = -math.inf
+    for x, y in product(range(15), range(15)):
+        if Ao[x] + Bo[y] - 1 > floor and gc.holds(gc.group_totals((Ak[x] + Bk[y])[None])[0]):
+            best = max(best, Ao[x] + Bo[y] - 1)
+    assert done and v == best
+    if ia >= 0:
+        assert Ao[ia] + Bo[ib] - 1 == v and gc.holds(gc.group_totals((Ak[ia] + Bk[ib])[None])[0])
+        # nothing above the best itself: a pair must exceed the floor
+        again = fronts._pair_best(Ak, Ao, np.argsort(-Ao, kind="stable"), Bk, Bo, np.argsort(-Bo, kind="stable"), 1.0,
+                                  v, gc.ga_start, gc.ga_atoms, gc.cg_start, gc.gN, gc.H, gc.ch_start,
+                                  np.zeros(1, np.uint8))
+        assert again[0] == -math.inf and again[1] == -1
+
+
+def test_unsatisfiable_comparisons_are_proven_infeasible() -> None:
+    """Counts that no tree can meet (a bound below every difference, written by hand: the notions
+    never make one, since a single leaf meets every fairness bound): the passes prove it."""
+    X, y, group, legit, data, spec = instance(2, n=12)
+    p = linear_problem(data, spec)
+    gc = group_counts(data, spec)
+    from dataclasses import replace
+
+    impossible = replace(gc, H=np.full_like(gc.H, -1))
+
+    class Run:
+        best, best_value, bound, lowest, explored = None, NEG, 100.0, -1e-6, 0
+        proven: list = []
+
+        def offer(self, m):
+            raise AssertionError("no tree meets these counts")
+
+        def prove(self, b):
+            self.proven.append(b)
+
+        def say(self, message):
+            pass
+
+    run = Run()
+    assert count_search.Passes(run, p, impossible, Deadline(), None).solve() == "infeasible"
+    assert CountSearch(p, impossible, Deadline()).best_tree(NEG).tree is None
+
+
+# --------------------------------------------------------------------------- fronts of a root's children
+def test_the_fronts_of_a_roots_children_keep_every_good_part_and_pass_every_bound() -> None:
+    """Depth 3, the root split on feature 0: the left front (the right child's subtrees not explored
+    yet) and the right front (against the left one) hold every part of every feasible tree of
+    value tau, with at least its value; and every state they hold passes each bound, each of which
+    removes something from the plain enumeration on one of the two instances."""
+    removed: set[str] = set()
+    for notion, delta, levels in (("conditional_statistical_parity", 0.0, 3), ("statistical_parity", 0.05, 2)):
+        X, y, group, legit, data, spec = instance(12, n=40, n_features=3, n_groups=3, delta=delta, depth=3,
+                                                   notion=notion, legit_levels=levels)
+        p = linear_problem(data, spec)
+        gc = group_counts(data, spec)
+        dual = optimize_dual(p, Deadline(), max_solves=20)
+        cs = CountSearch(p, gc, Deadline(), dual.prices)
+        right = p.X[:, 0] > 0.5
+        L, R = np.flatnonzero(~right), np.flatnonzero(right)
+        states_L, states_R = brute_states(p, gc, L, 2), brute_states(p, gc, R, 2)
+        feasible = [(vl + vr, kl, vl, kr, vr) for (kl, vl), (kr, vr) in product(states_L.items(), states_R.items())
+                    if gc.holds(gc.group_totals(np.array([kl]) + np.array([kr]))[0])]
+        cs.tau = tau = max(f[0] for f in feasible) - 3
+        FL = cs.front(L, 2, (_Member(R, 2),), 1)
+        FR = cs.front(R, 2, (_Member(L, 2, FL),), 1)
+        fl = {tuple(int(v) for v in k): o for k, o in zip(FL.keys, FL.obj)}
+        fr = {tuple(int(v) for v in k): o for k, o in zip(FR.keys, FR.obj)}
+        # completeness: every part of a feasible tree of value >= tau
+        good = [f for f in feasible if f[0] >= tau]
+        assert len(good) >= 2
+        for _, kl, vl, kr, vr in good:
+            assert fl.get(kl, -math.inf) >= vl and fr.get(kr, -math.inf) >= vr
+        # soundness of each bound on the left front
+        ub_R, ubv_R = cs.dp0.value(R, 2), cs.dpv.value(R, 2)
+        rest = cs._rest(gc, L)
+
+        def each_cohort(k, v):
+            mine = gc.group_totals(np.array([k]))[0]
+            return all(any(v + vr >= tau - 1e-9 and cohort_holds(gc, c, mine + gc.group_totals(np.array([kr]))[0])
+                           for kr, vr in states_R.items()) for c in range(gc.n_cohorts))
+
+        bounds = {
+            "value": lambda k, v: v + ub_R >= tau - 1e-9,
+            "priced value": lambda k, v: v - cs.w_atom @ np.array(k) + ubv_R + cs.const >= tau - 1e-9,
+            "reachability": lambda k, v: bool(fronts._reachable(gc.group_totals(np.array([k])), rest, gc.cg_start,
+                                                                gc.gN, gc.H, gc.ch_start)[0]),
+            "each cohort": each_cohort,
+        }
+        for name, test in bounds.items():
+            assert all(test(k, v) for k, v in fl.items()), name
+            if any(not test(k, v) for k, v in states_L.items()):
+                removed.add(name)
+        # and nothing else is dropped: the left front is every state passing them all, at its best value
+        assert fl == {k: v for k, v in states_L.items() if all(test(k, v) for test in bounds.values())}
+    assert removed == set(bounds)
+
+
+def cohort_holds(gc, c: int, totals: np.ndarray) -> bool:
+    g0, g1 = int(gc.cg_start[c]), int(gc.cg_start[c + 1])
+    k = g1 - g0
+    block = gc.H[gc.ch_start[c]:gc.ch_start[c] + k * k].reshape(k, k)
+    return all(int(gc.gN[g0 + m]) * int(totals[g0 + j]) - int(gc.gN[g0 + j]) * int(totals[g0 + m]) <= int(block[j, m])
+               for j in range(k) for m in range(k) if j != m)
+
+
+# ------------------------------------------------------------------------------------------- optimum
+def brute_optimum(X, y, group, legit, spec, notion, delta) -> int | None:
+    best = None
+    for tree in all_trees(spec.depth, X.shape[1], 2):
+        pred = tree.predict(X)
+        if holds(notion, delta, y, pred, group, legit, 1):
+            v = int((pred == y).sum())
+            best = v if best is None else max(best, v)
+    return best
+
+
+@pytest.mark.parametrize("n_groups", [2, 3, 4, 6])
+@pytest.mark.parametrize("notion", NOTIONS)
+def test_the_best_tree_is_the_brute_force_optimum(notion, n_groups) -> None:
+    for seed, delta, depth in ((n_groups, 0.0, 2), (10 + n_groups, 0.1, 2), (20 + n_groups, 0.05, 1)):
+        X, y, group, legit, data, spec = instance(seed, n=18, n_groups=n_groups, notion=notion, delta=delta,
+                                                   depth=depth, legit_levels=3)
+        p = linear_problem(data, spec)
+        gc = group_counts(data, spec)
+        truth = brute_optimum(X, y, group, legit, spec, notion, delta)
+        found = CountSearch(p, gc, Deadline()).best_tree(NEG)
+        assert found.value == truth
+        pred = predict(found.tree, X)
+        assert holds(notion, delta, y, pred, group, legit, 1) and int((pred == y).sum()) == truth
+        assert CountSearch(p, gc, Deadline()).best_tree(truth).value == truth
+        assert CountSearch(p, gc, Deadline()).best_tree(truth + 1).tree is None
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_depth_three_against_the_milp(seed) -> None:
+    notion = NOTIONS[seed]
+    X, y, group, legit, data, spec = instance(40 + seed, n=16, n_features=3, n_groups=2 + seed % 3, notion=notion,
+                                               delta=[0.0, 0.05][seed % 2], depth=3, legit_levels=2)
+    model = build_model(data, spec, "flow").arrays
+    x = milp_solve(model)
+    p = linear_problem(data, spec)
+    found = CountSearch(p, group_counts(data, spec), Deadline()).best_tree(NEG)
+    assert found.value == pytest.approx(model.objective(x), abs=1e-6)
+    pred = predict(found.tree, X)
+    assert holds(notion, spec.side_constraints[0].bound, y, pred, group, legit, 1)
+
+
+# ------------------------------------------------------------------------------------ through the route
+def tiny(seed: int, n: int = 46, n_features: int = 5):
+    """Random rows, binary features, two groups, three legitimate levels (the instances where the
+    Lagrangian bound leaves a gap: conditional parity 0 or equalized odds 0.005)."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, (n, n_features))
+    group = rng.integers(0, 2, n)
+    legit = rng.integers(0, 3, n)
+    y = ((X[:, 0] + X[:, 1] * (group == 0) + X[:, 2] * legit / 2 + rng.random(n) * 1.5) > 1.4).astype(int)
+    return X, y, group, legit
+
+
+def test_the_route_certifies_by_counts_where_the_lagrangian_leaves_a_gap() -> None:
+    """Depth 2 on 24 rows and 4 features, against every tree: the optimum, its bound measured on its
+    predictions, and the words of the proof (the counts' search on most of these)."""
+    by_counts = 0
+    for seed in range(20, 28):
+        for notion, delta in (("conditional_statistical_parity", 0.0), ("equalized_odds", 0.005)):
+            X, y, group, legit = tiny(seed, 24, 4)
+            data = collapse_patterns(X, y, 2, group=group, legit=legit)
+            spec = TreeSpec(depth=2, pos_label=1, side_constraints=(FAIRNESS_NOTIONS[notion](delta, 1),))
+            found = exact_solve(data, spec, time_limit=60)
+            assert found.status == "optimal" and found.objective == brute_optimum(X, y, group, legit, spec, notion, delta)
+            assert holds(notion, delta, y, found.structure.predict(X), group, legit, 1)
+            by_counts += found.reason.startswith(f"optimal by {count_search.PROVED_BY_COUNTS}")
+    assert by_counts >= 8
+
+
+def test_the_fitted_record_names_the_method_and_the_bound_holds_on_the_predictions(monkeypatch) -> None:
+    """The estimator's record says the counts' search proved the tree; the Lagrangian
+    branch-and-bound (the route before it) certifies the same optimum."""
+    X, y, group, legit = tiny(2)
+    fit = dict(sensitive_features=group, legitimate_features=legit)
+    clf = StrongTreeClassifier(depth=3, fairness="conditional_statistical_parity", fairness_bound=0.1, pos_label=1,
+                               time_limit=60).fit(X, y, **fit)
+    assert clf.record_.certified and clf.record_.status == "optimal"
+    assert count_search.PROVED_BY_COUNTS in clf.record_.choice
+    pred = clf.predict(X)
+    assert holds("conditional_statistical_parity", 0.1, y, pred, group, legit, 1)
+    assert all(c["satisfied"] for c in clf.constraint_checks_)
+    assert clf.record_.objective == int((pred == y).sum()) > max(np.bincount(y))
+    monkeypatch.setattr(count_search, "applies", lambda problem, counts: False)
+    other = StrongTreeClassifier(depth=3, fairness="conditional_statistical_parity", fairness_bound=0.1, pos_label=1,
+                                 time_limit=120).fit(X, y, **fit)
+    assert other.record_.certified and count_search.PROVED_BY_COUNTS not in other.record_.choice
+    assert other.record_.objective == clf.record_.objective
+
+
+# ------------------------------------------------------------------------------------- each bound alone
+def searched(seed: int = 12, depth: int = 3, notion: str = "conditional_statistical_parity", delta: float = 0.0):
+    X, y, group, legit, data, spec = instance(seed, n=40, n_features=4, n_groups=3, delta=delta, depth=depth,
+                                               notion=notion, legit_levels=3)
+    p = linear_problem(data, spec)
+    gc = group_counts(data, spec)
+    dual = optimize_dual(p, Deadline(), max_solves=20)
+    return p, gc, CountSearch(p, gc, Deadline(), dual.prices)
+
+
+def test_reachability_alone_filters_a_front_without_context() -> None:
+    p, gc, cs = searched()
+    S = np.flatnonzero(p.X[:, 1] > 0.5)
+    cs.tau = NEG
+    feats, T, MM = cs._pair_sums(S)
+    keys, obj, back, _, _ = fronts._enumerate(T, MM, feats, cs.cols, cs.one_set, cs.cnt, cs.K, cs.pos, cs.pen,
+                                              cs.min_leaf, NEG, NEG, cs.w_atom, 2, _MULT, cs.flag)
+    f = cs._filter(Front(keys, obj, back, "enumerated"), S, 2, (), 0)
+    rest = cs._rest(gc, S)
+    N = gc.gN
+    expected = set()
+    for k in keys:
+        s = gc.group_totals(k[None])[0]
+        if any(gc.holds(np.array(t)) for t in product(*[range(a, a + b + 1) for a, b in zip(s, rest)])):
+            expected.add(tuple(int(v) for v in k))
+    assert {tuple(int(v) for v in k) for k in f.keys} == expected
+    assert 0 < len(expected) < len(keys) and len(N) == gc.n_groups
+
+
+def test_thresholds_are_tau_less_the_rests_bounds() -> None:
+    p, gc, cs = searched(delta=0.02, notion="statistical_parity")
+    cs.tau = tau = 20.0
+    right = p.X[:, 0] > 0.5
+    L, R = np.flatnonzero(~right), np.flatnonzero(right)
+    FR = cs.front(R, 2, (_Member(L, 2),), 1)
+    t0, tv = cs._thresholds((_Member(L, 2), _Member(R, 2, FR)), 3)
+    ub0 = cs.dp0.value(L, 2) + FR.obj.max()
+    ubv = cs.dpv.value(L, 2) + (FR.obj - FR.keys @ cs.w_atom).max()
+    assert t0 == pytest.approx(tau + 3 * cs.pen - ub0) and tv == pytest.approx(tau - cs.const + 3 * cs.pen - ubv)
+    assert np.any(cs.w_atom != 0)
+
+
+@pytest.mark.parametrize("depth, notion, delta, priced", [(3, "conditional_statistical_parity", 0.0, True),
+                                                          (4, "statistical_parity", 0.05, True),
+                                                          (4, "equalized_odds", 0.0, True),
+                                                          (3, "statistical_parity", 0.0, True),
+                                                          (4, "statistical_parity", 0.05, False)])
+def test_every_front_asked_for_can_reach_its_thresholds(depth, notion, delta, priced) -> None:
+    """A set's front is made only when its subtrees' bounds (the dynamic program, plain and priced)
+    reach the thresholds the rest leaves it: the bounds of each split prune before any front is made."""
+    p, gc, cs = searched(seed=13, depth=depth, notion=notion, delta=delta)
+    if not priced:
+        cs = CountSearch(p, gc, Deadline())
+    made = []
+    front, sc_raw = cs.front, cs._sc_raw
+
+    def watched_front(S, d, ctx, splits):
+        t0, tv = cs._thresholds(ctx, splits)
+        made.append((S, d, t0, tv))
+        return front(S, d, ctx, splits)
+
+    def watched_sc(S, d, floor, wanted):
+        made.append((S, d, floor, NEG))
+        return sc_raw(S, d, floor, wanted)
+
+    cs.front, cs._sc_raw = watched_front, watched_sc
+    optimum = CountSearch(p, gc, Deadline()).best_tree(NEG).value
+    for tau in (optimum + 1, optimum - 2):
+        found = cs.best_tree(tau)
+        assert (found.value == optimum) == (tau <= optimum)
+    assert len(made) > 3
+    for S, d, t0, tv in made:
+        assert cs.dp0.value(S, d) >= t0 - 1e-7
+        assert cs.dpv is None or cs.dpv.value(S, d) >= tv - 1e-7
+
+
+def test_passes_prove_only_what_they_searched() -> None:
+    """Each failed pass proves "nothing of value tau or more", no more; the last finds the optimum."""
+    p, gc, cs = searched(seed=14, depth=3, notion="statistical_parity", delta=0.02)
+    optimum = CountSearch(p, gc, Deadline()).best_tree(NEG).value
+
+    class Run:
+        best, best_value, lowest, explored = None, NEG, -1e-6, 0
+
+        def __init__(self, bound):
+            self.bound, self.proven = bound, []
+
+        def offer(self, m):
+            value = p.value(m.parts, m.n_branching)
+            if satisfies(p, m) and value > self.best_value:
+                self.best, self.best_value = m, value
+                return True
+            return False
+
+        def prove(self, b):
+            self.proven.append(b)
+            self.bound = min(self.bound, b)
+
+        def say(self, message):
+            pass
+
+    for bound in (optimum + 1, optimum + 2, optimum + 9):
+        run = Run(bound)
+        assert count_search.Passes(run, p, gc, Deadline(), None).solve() == "optimal"
+        assert run.best_value == optimum and run.proven[-1] == optimum
+        assert all(b >= optimum for b in run.proven) and len(run.proven) >= (1 if bound == optimum + 1 else 2)
+
+
+def test_options_that_cannot_reach_the_thresholds_are_left_out() -> None:
+    rng = np.random.default_rng(4)
+    n, nt = 40, 2
+    okey = rng.integers(0, 3, (n, 3)).astype(float)
+    oval = rng.integers(0, 10, n).astype(float)
+    opv = oval - okey[:, 1:3] @ np.array([0.5, 1.0])
+    ocode = np.arange(3 * n).reshape(n, 3)
+    pkey, pval, ppv, pcode = np.zeros((n, nt)), np.zeros(n), np.zeros(n), np.zeros((n, 3), np.int64)
+    slots, stamp, hs, key = np.zeros(256, np.int64), np.zeros(256, np.int64), np.zeros(n, np.uint64), np.zeros(nt + 1, np.int64)
+    top, toppv, pen, t0, tv = 6.0, 8.0, 1.0, 10.0, 10.5  # some options fail the value alone, some the price alone
+    m = fronts._project(okey, oval, opv, ocode, n, 1, 3, top, toppv, pen, t0, tv, slots, stamp, 1, _MULT, key, hs, pkey,
+                        pval, ppv, pcode)
+    expected: dict = {}
+    for x in range(n):
+        if oval[x] + top - pen >= t0 and opv[x] + toppv - pen >= tv:
+            k = tuple(okey[x, 1:3])
+            if oval[x] > expected.get(k, (-math.inf,))[0]:
+                expected[k] = (oval[x], tuple(ocode[x]))
+    assert {tuple(k): (v, tuple(c)) for k, v, c in zip(pkey[:m], pval[:m], pcode[:m])} == expected
+    assert 0 < m < n
+
+
+def test_distinct_rows_keep_the_best_value_of_each() -> None:
+    rng = np.random.default_rng(9)
+    rows = rng.integers(0, 3, (200, 2))
+    values = rng.normal(size=200)
+    first, inverse, best = fronts._distinct_rows(np.ascontiguousarray(rows, dtype=np.int64), values, _MULT)
+    expected: dict = {}
+    for r, v in zip(map(tuple, rows), values):
+        expected[r] = max(expected.get(r, -math.inf), v)
+    assert {tuple(rows[f]): b for f, b in zip(first, best)} == expected
+    assert all(tuple(rows[first[inverse[x]]]) == tuple(rows[x]) for x in range(200))
+    keys, vals = count_search._best_per_row(rows, values)
+    assert {tuple(k): v for k, v in zip(keys, vals)} == expected and np.all(np.diff(vals) <= 0)
