@@ -45,6 +45,7 @@ from strongtree_core.structure import TreeStructure
 from strongtree_core.renames import RENAMED_PARAMETERS, refuse_renamed
 from strongtree_core.tree import FittedTree, SolveRecord
 from strongtree_core.tree.context import FitContext, json_value
+from strongtree_core.tree.scope import Scope
 from strongtree_core.trivial import baseline_accuracy, trivial_reason
 
 FairnessNotion = Literal[
@@ -201,6 +202,12 @@ def _fraction(closed: str) -> Interval:
 #: The note of a fit whose CART start was grown on a sample (the time limit left it no more).
 CART_SAMPLED = ("CART (a start for the search, and the source of some thresholds) was grown on {rows:,} of the "
                 "{n:,} training rows, so that the time limit holds; a longer limit grows it on every row.")
+#: The note of a fit whose encoding kept some of the numeric columns' distinct cuts (its certificate is over those).
+THRESHOLDS_KEPT = (
+    "The encoding kept {kept:,} of the {distinct:,} distinct thresholds of the numeric columns: the certificate and "
+    "the bound hold over those. {widest:,} thresholds per numeric column (max_thresholds={widest}) keep every one, "
+    "for a longer search."
+)
 #: The solve gets at least this long, even when reading the table used up the time limit.
 MIN_SOLVE_SECONDS = 0.05
 #: Seconds per training row kept back from the solve for what follows it (re-scoring the
@@ -666,9 +673,10 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         data = self._collapse_patterns(train, encoded)
         spec = self._build_spec(train, fairness)
         solved = self._solve(data, spec, train, encoded, started, progress, stop)
+        encoded_questions = data.n_features
         if solved.features is not None:  # certified over a thinned set of thresholds: keep exactly those
             solved, encoded, data = _thinned(solved, encoded, data)
-        self._record(solved, spec, data, train, encoded)
+        self._record(solved, spec, data, train, encoded, encoded_questions)
         self.constraint_checks_ = self._verify(spec.side_constraints, solved.structure, train, data)
         self._judge_against_the_majority(solved, train, data)
         self._warn_if_not_proven()
@@ -829,16 +837,32 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             progress=relay if progress is not None else None, stop=stop,
         )
 
-    def _record(self, solved: Solved, spec: TreeSpec, data: PatternData, train: _Training, encoded: _Encoded) -> None:
-        """Set the fitted attributes: the tree, its record (with every note), the columns seen."""
+    def _scope(self, spec: TreeSpec, encoded: _Encoded, questions: int, encoded_questions: int) -> Scope:
+        """What the certificate ranges over: the depth, the thresholds kept of the distinct cuts, the
+        questions the ladder certified, the fairness bound enforced on the training rows."""
+        counts = encoded.plan.threshold_counts()
+        kept, distinct, widest = (None, None, None) if counts is None else counts
+        parity = any(isinstance(c, ParityConstraint) for c in spec.side_constraints)
+        return Scope(depth=spec.depth, thresholds=kept, distinct_thresholds=distinct, widest_column=widest,
+                     questions=questions, encoded_questions=encoded_questions,
+                     training_bound=float(self.fairness_bound) if parity else None)
+
+    def _record(self, solved: Solved, spec: TreeSpec, data: PatternData, train: _Training, encoded: _Encoded,
+                encoded_questions: int | None = None) -> None:
+        """Set the fitted attributes: the tree, its record (with every note and its scope), the columns seen."""
+        scope = self._scope(spec, encoded, data.n_features,
+                            data.n_features if encoded_questions is None else encoded_questions)
         notes = [solved.record.message] if solved.record.message else []
+        if scope.thinned and not scope.ladder_thinned:
+            notes.append(THRESHOLDS_KEPT.format(kept=scope.thresholds, distinct=scope.distinct_thresholds,
+                                                widest=scope.widest_column))
         if encoded.cart_sample is not None:
             notes.append(CART_SAMPLED.format(rows=encoded.cart_sample[0], n=encoded.cart_sample[1]))
         if train.protected_in_x and self.allow_protected_splits:
             notes.append(f"The tree may split on the protected attribute(s) {', '.join(train.protected_in_x)} (allowed).")
         for c in spec.side_constraints:
             notes += [f"{c.name}: skipped {reason}" for reason in c.skipped_reasons(data, train.positive)]
-        record = replace(solved.record, message=" ".join(notes))
+        record = replace(solved.record, message=" ".join(notes), scope=scope)
         self.encoding_ = encoded.plan
         tree = _fitted_tree(solved.structure, record, train, encoded, data)
         leaf_weights = tree.node_counts if tree.node_weights is None else tree.node_weights

@@ -34,6 +34,11 @@ class Progress:
         The incumbent, only when it just changed.
     message : str
         What happened ("new incumbent", "bound", "searching", "warm start: CART", ...).
+    stage : str
+        In a fit made of several fits (a promise on new rows), which one this event is of, in
+        words ("fit at the training bound 2.31 pp", "half-sample refit 3 of 10"); "" otherwise.
+        ``elapsed`` then counts from the start of the whole fit, and an internal fit's last
+        event says "stage done", not "certified optimal".
     """
 
     elapsed: float
@@ -43,6 +48,7 @@ class Progress:
     nodes: int
     tree: Any = None
     message: str = ""
+    stage: str = ""
 
 
 def relative_gap(objective: float | None, bound: float | None) -> float | None:
