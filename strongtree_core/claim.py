@@ -61,6 +61,9 @@ class Claim:
         What was proved (or not), in one or two sentences, ending with a full stop.
     promise : str
         The promise on new rows in plain words ("" without one).
+    bound : str
+        Of a solve not proven optimal, what its bound says, the last sentence of ``sentence``
+        ("No tree of depth 2 can do better than the bound 52.", or that there is none yet).
     icon, colour : str
         For badges (Material icon name, a Streamlit badge colour); never green beside a
         constant tree or a certificate over kept thresholds.
@@ -73,6 +76,7 @@ class Claim:
     colour: str
     promise_state: str | None = None
     promise: str = ""
+    bound: str = ""
 
     @property
     def promise_label(self) -> str:
@@ -121,8 +125,8 @@ def _training_bound(scope: Scope | None, promise: Mapping | None) -> str:
     return ""
 
 
-def _certificate(record: SolveRecord) -> tuple[str, str, str, str, str]:
-    """(state, label, sentence, icon, colour) of the certificate alone."""
+def _certificate(record: SolveRecord) -> tuple[str, str, str, str, str, str]:
+    """(state, label, sentence, icon, colour, bound sentence) of the certificate alone."""
     scope, promise = record.scope, record.promise
     status = record.status
     depth = _depth(scope)
@@ -132,35 +136,35 @@ def _certificate(record: SolveRecord) -> tuple[str, str, str, str, str]:
             sentence = (f"No tree {depth} {_kept(scope)} does better {_rows(record)} under these constraints"
                         f"{_training_bound(scope, promise)}; a tree asking another threshold may do better."
                         + _why_kept(scope))
-            return "kept_thresholds", KEPT_LABEL, sentence, ":material/filter_alt:", "blue"
+            return "kept_thresholds", KEPT_LABEL, sentence, ":material/filter_alt:", "blue", ""
         every = (" (every threshold of the numeric columns was searched)"
                  if scope is not None and scope.thresholds else "")
         sentence = (f"No tree {depth} does better {_rows(record)} under these constraints"
                     f"{_training_bound(scope, promise)}{every}.")
         word = status_word("optimal")
-        return "certified", word.label, sentence, word.icon, word.colour
+        return "certified", word.label, sentence, word.icon, word.colour, ""
     if status == "infeasible":
         if kept:
             sentence = (f"No tree {depth} {_kept(scope)} satisfies all the constraints together {_rows(record)}; "
                         "a tree asking another threshold might." + _why_kept(scope))
-            return "infeasible", INFEASIBLE_KEPT_LABEL, sentence, ":material/block:", "red"
+            return "infeasible", INFEASIBLE_KEPT_LABEL, sentence, ":material/block:", "red", ""
         word = status_word("infeasible")
         return "infeasible", word.label, f"No tree {depth} satisfies all the constraints together {_rows(record)}.", \
-            word.icon, word.colour
+            word.icon, word.colour, ""
     word = status_word(status)
     sentence = word.sentence[0].upper() + word.sentence[1:] + "."
     if status == "heuristic":
-        return "heuristic", word.label, sentence, word.icon, word.colour
+        return "heuristic", word.label, sentence, word.icon, word.colour, ""
     if status == "running":
-        return "running", word.label, sentence, word.icon, word.colour
+        return "running", word.label, sentence, word.icon, word.colour, ""
     if status not in ("time_limit", "time_limit_no_tree", "interrupted", "error"):
-        return "other", word.label, sentence, word.icon, word.colour
+        return "other", word.label, sentence, word.icon, word.colour, ""
     over = f" {_kept(scope)}" if kept else ""
     if record.bound is None:
-        sentence += " No bound yet: nothing is proven about how far it is from the best tree."
+        bound = "No bound yet: nothing is proven about how far it is from the best tree."
     else:
-        sentence += f" No tree {depth}{over} can do better than the bound {fmt(record.bound)}."
-    return "not_proven", word.label, sentence, word.icon, word.colour
+        bound = f"No tree {depth}{over} can do better than the bound {fmt(record.bound)}."
+    return "not_proven", word.label, f"{sentence} {bound}", word.icon, word.colour, bound
 
 
 def _promise(record: SolveRecord) -> tuple[str | None, str]:
@@ -211,13 +215,13 @@ def claim(record: SolveRecord) -> Claim:
     >>> claim(kept).sentence[:76]
     'No tree of depth 2 asking only the 48 of the 171 thresholds kept does better'
     """
-    state, label, sentence, icon, colour = _certificate(record)
+    state, label, sentence, icon, colour, bound = _certificate(record)
     promise_state, promise = _promise(record)
     if promise_state == "constant":
         label, icon, colour = CONSTANT_LABEL, ":material/warning:", "orange"
         sentence = ""  # the constant tree's optimality among constant trees is no claim worth making
     return Claim(state=state, label=label, sentence=sentence, icon=icon, colour=colour,
-                 promise_state=promise_state, promise=promise)
+                 promise_state=promise_state, promise=promise, bound=bound)
 
 
 def claim_json(record: SolveRecord) -> dict[str, Any]:

@@ -34,7 +34,8 @@ from strongtree_core.encoding.features import python_scalar
 from strongtree_core.encoding.groups import GroupCoding, encode_groups
 from strongtree_core.encoding.patterns import PatternData, collapse_patterns, restrict_features
 from strongtree_core.changed_leaves import changed_leaves
-from strongtree_core.engine import Solved, solve_tree
+from strongtree_core.claim import claim
+from strongtree_core.engine import InfeasibleError, Solved, solve_tree
 from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning, not_proven_message
 from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS, ParityConstraint
 from strongtree_core.formulation.quality import MinPrecision, MinRecall, MinSpecificity
@@ -207,6 +208,11 @@ THRESHOLDS_KEPT = (
     "The encoding kept {kept:,} of the {distinct:,} distinct thresholds of the numeric columns: the certificate and "
     "the bound hold over those. {widest:,} thresholds per numeric column (max_thresholds={widest}) keep every one, "
     "for a longer search."
+)
+#: Constraints no tree over the thresholds kept meets (the claim's sentence first).
+INFEASIBLE_KEPT = (
+    "{claim} The constraints: {names}. {hint} More thresholds per numeric column (max_thresholds={widest}) may let a "
+    "tree fit."
 )
 #: The solve gets at least this long, even when reading the table used up the time limit.
 MIN_SOLVE_SECONDS = 0.05
@@ -672,7 +678,10 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         encoded = self._encode(train, started)
         data = self._collapse_patterns(train, encoded)
         spec = self._build_spec(train, fairness)
-        solved = self._solve(data, spec, train, encoded, started, progress, stop)
+        try:
+            solved = self._solve(data, spec, train, encoded, started, progress, stop)
+        except InfeasibleError as infeasible:  # proven over the thresholds kept: said so when some were left out
+            raise self._infeasible(infeasible, spec, encoded, data) from None
         encoded_questions = data.n_features
         if solved.features is not None:  # certified over a thinned set of thresholds: keep exactly those
             solved, encoded, data = _thinned(solved, encoded, data)
@@ -837,6 +846,17 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             progress=relay if progress is not None else None, stop=stop,
         )
 
+    def _infeasible(self, infeasible: InfeasibleError, spec: TreeSpec, encoded: _Encoded,
+                    data: PatternData) -> StrongTreeError:
+        """The error of constraints no tree meets, in :func:`~strongtree_core.claim.claim`'s words when the
+        encoding left out some distinct cuts (a tree asking one of them might meet them)."""
+        scope = self._scope(spec, encoded, data.n_features, data.n_features)
+        if not scope.thinned:
+            return infeasible
+        said = claim(SolveRecord("infeasible", n_rows=data.n_rows, scope=scope))
+        return StrongTreeError(INFEASIBLE_KEPT.format(claim=said.sentence, names=infeasible.names, hint=infeasible.hint,
+                                                      widest=scope.widest_column))
+
     def _scope(self, spec: TreeSpec, encoded: _Encoded, questions: int, encoded_questions: int) -> Scope:
         """What the certificate ranges over: the depth, the thresholds kept of the distinct cuts, the
         questions the ladder certified, the fairness bound enforced on the training rows."""
@@ -902,9 +922,13 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         return out
 
     def _warn_if_not_proven(self) -> None:
-        """A :class:`~strongtree_core.errors.NotProvenWarning` when the tree carries no proof of optimality."""
+        """A :class:`~strongtree_core.errors.NotProvenWarning` when the tree carries no proof of optimality (with
+        what its bound ranges over, when the encoding left out some thresholds)."""
         if not self.record_.certified:
-            warnings.warn(not_proven_message(self.record_.status), NotProvenWarning, stacklevel=3)
+            said = claim(self.record_)
+            scope = self.record_.scope
+            extra = f" {said.bound}" if said.state == "not_proven" and scope is not None and scope.thinned else ""
+            warnings.warn(not_proven_message(self.record_.status) + extra, NotProvenWarning, stacklevel=3)
 
     @staticmethod
     def _verify(constraints, structure, train: _Training, data: PatternData) -> list[dict]:

@@ -58,6 +58,7 @@ PROGRESS_EVENTS: dict[str, str] = {
     "searching": "searching",
     "certified optimal": "proven optimal",
     "stopped": "stopped, best kept",
+    "stage done": "done",
     "": "solver update",
 }
 

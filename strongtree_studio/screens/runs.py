@@ -29,6 +29,7 @@ from strongtree_studio.state import run_owner, run_viewer, workspace_name
 from strongtree_studio.sweep_store import sweeps_table
 from strongtree_studio.treechart import size_control, tree_chart
 from strongtree_studio.treeview import SIZE_NOTES
+from strongtree_core.claim import claim
 from strongtree_studio.words import backend_words, fmt, status_word
 
 st.title("Runs")
@@ -110,7 +111,8 @@ COMPARED = {
 def compare_values(entry) -> dict[str, str]:
     """One run's settings and results in words, for the side-by-side table."""
     roles = roles_from_config(entry.config)
-    flat = {"table": entry.dataset, "status": status_word(entry.status).label, "target": roles.target,
+    status = claim(tree_from_json(entry.tree).record).short if entry.tree else status_word(entry.status).label
+    flat = {"table": entry.dataset, "status": status, "target": roles.target,
             "positive class": "none" if roles.pos_label is None else str(roles.pos_label),
             "protected": ", ".join(roles.protected) or "none", "legitimate": ", ".join(roles.legitimate) or "none",
             "ignored": ", ".join(roles.ignored) or "none"}
@@ -175,7 +177,7 @@ shown_history = pd.DataFrame({
     "depth": column("depth"),
     "fairness": [f if f == "none" or d is None or d != d else f"{f} ≤ {fmt(d, 'points')}"
                  for f, d in zip(column("fairness").fillna("none"), column("fairness_bound"))],
-    "status": history["status"].map(lambda s: status_word(s).label),
+    "status": [said.short for said in history["claim"]],
     "accuracy train / test": [ratio_pair(a, b, "percent") for a, b in zip(column("train_accuracy"),
                                                                             column("test_accuracy"))],
     "gap train / test": [ratio_pair(a, b, "points") for a, b in zip(column("train_worst_gap"),

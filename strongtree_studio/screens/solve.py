@@ -3,6 +3,7 @@ fall, read the solver's steps, stop it."""
 
 import streamlit as st
 
+from strongtree_core.claim import claim
 from strongtree_studio import mio_live_panel
 from strongtree_studio.navigation import screen
 from strongtree_studio.actions import start_demo, start_solve
@@ -20,6 +21,7 @@ from strongtree_studio.state import current_settings
 from strongtree_studio.treechart import size_control, tree_chart
 from strongtree_studio.treeview import SIZE_NOTES, legend_html
 from strongtree_studio.views import (
+    closed_points,
     job_ending,
     job_state_badge,
     job_state_key,
@@ -34,8 +36,11 @@ from strongtree_studio.words import (
     objective_value,
     objective_words,
     route_words,
-    status_word,
 )
+
+#: The banner of each claim colour: green alone is a success; blue (a certificate over kept thresholds) an
+#: information; orange and red (not proven, a constant tree, no tree) a warning.
+BANNERS = {"green": st.success, "blue": st.info}
 
 #: Seconds between refreshes of the live numbers, and of the chart, the log and the tree.
 PANEL_POLL = 1.0
@@ -115,16 +120,9 @@ model = ModelConfig.from_dict(job_settings["config"]["model"]) if job_settings e
 
 
 def reported(snap: JobSnapshot) -> list[dict]:
-    """The progress points of the solve, closed by its final record once it has ended."""
-    points = list(snap.main.history)
-    if snap.main.result is not None:
-        record = tree_from_json(snap.main.result).record
-        last = points[-1] if points else {"elapsed": 0.0, "nodes": 0, "objective": None, "bound": None}
-        if (record.objective, record.bound) != (last.get("objective"), last.get("bound")) or not points:
-            final = "certified optimal" if record.status == "optimal" else "stopped"
-            points.append({"elapsed": max(record.runtime, last["elapsed"]), "objective": record.objective,
-                           "bound": record.bound, "gap": record.gap, "nodes": last["nodes"], "message": final})
-    return points
+    """The progress points of the solve, closed once it has ended by one point in the claim's words
+    ("final: Optimal over kept thresholds"): the last of a fit made of several fits too."""
+    return closed_points(snap.main.history, tree_from_json(snap.main.result).record if snap.main.result else None)
 
 
 def explored_words() -> str:
@@ -220,13 +218,13 @@ def render_banner() -> bool:
     outcome = snapshot.outcome
     if snapshot.main.result is not None:
         record = tree_from_json(snapshot.main.result).record
-        word = status_word(record.status)
+        said = claim(record)
         value = objective_value(record.objective, model.objective, model.regularization, record.n_rows)
         stored = f" · run {outcome.entry.id}" if outcome is not None and outcome.entry is not None and \
             outcome.entry.id is not None else ""
-        text = (f"**{word.label}**{stored} · best tree {value} · {route_words(record.method, record.backend)}  \n"
-                f"{word.sentence.capitalize()}.")
-        (st.success if record.status == "optimal" else st.warning)(text, icon=word.icon)
+        text = (f"**{md(said.short)}**{stored} · best tree {value} · {route_words(record.method, record.backend)}"
+                f"  \n{md(said.words)}")
+        BANNERS.get(said.colour, st.warning)(text, icon=said.icon)
         if snapshot.message:
             st.warning(md(snapshot.message), icon=":material/warning:")
     elif outcome is not None and outcome.entry is not None:  # the worker ended early: its last tree is kept
