@@ -19,6 +19,8 @@ from sklearn.base import clone
 
 from strongtree_core import vocabulary
 from strongtree_core.errors import StrongTreeError, TrivialTreeWarning
+from strongtree_core.promise_cost import PLANNED_FITS
+from strongtree_core.tree.context import json_value
 from strongtree_core.trivial import baseline_accuracy
 from strongtree_core.metrics._inputs import _labels
 from strongtree_core.metrics.gap_intervals import compared_counts
@@ -147,8 +149,7 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
     n = len(table)
     weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float).reshape(-1)
     caught: dict[int, list] = {}
-    planned = [{"margin": 3, "bootstrap": 3 + BOOTSTRAP_FITS, "subsample": 3 + 2 * SUBSAMPLE_PAIRS,
-                "crossfit": 3 + 3 * CROSSFIT_FOLDS}.get(method, len(HOLDOUT_STEPS) + 2)]
+    planned = [PLANNED_FITS[method]]
 
     def staged(stage: str):
         """The caller's ``progress`` for one of the fits: one clock from the start of the whole fit, the
@@ -346,7 +347,11 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
     y_index = np.searchsorted(classes_all, y_arr[keep]) if classes_all.dtype != object else np.array(
         [int(np.flatnonzero(classes_all == v)[0]) for v in y_arr[keep]])
     est.baseline_accuracy_ = baseline_accuracy(y_index, classes_all.size, None if weight is None else weight[keep])[0]
-    est.tree_ = replace(model.tree_, record=record, baseline_accuracy=est.baseline_accuracy_)
+    # the tree file keeps the settings asked for (depth, δ, confidence), not those of the internal fit returned
+    context = model.tree_.context
+    if context is not None:
+        context = replace(context, settings=json_value(est.get_params()))
+    est.tree_ = replace(model.tree_, record=record, baseline_accuracy=est.baseline_accuracy_, context=context)
     est.fairness_promise_ = promise
     est._promise_fits = tuple(fits)
     constant_only = promise.constant and promise.message.startswith("Only a constant tree")

@@ -28,6 +28,9 @@ from typing import Any, Sequence
 import pandas as pd
 
 from strongtree_core.metrics.fairness_gaps import NOTION_RATES  # noqa: F401  (the rates each notion compares)
+from strongtree_core.promise import PROMISE_KNOWN
+from strongtree_core.promise_cost import promise_outlook
+from strongtree_core.promise_fit import DEFAULT_PROMISE_METHOD
 from strongtree_core.verdict import gap_verdict
 from strongtree_studio.words import count_of, fmt
 
@@ -343,5 +346,46 @@ def promise_rounds(promise: dict[str, Any]) -> pd.DataFrame:
 PROMISE_LEVELS = (None, 0.8, 0.9, 0.95)
 
 
+#: The method the dashboard's promises use (the library's default), and how it is known.
+PROMISE_METHOD = DEFAULT_PROMISE_METHOD
+PROMISE_HELP = (
+    "The training rows only: δ holds on the rows the tree was fitted on (the solver's certificate). A confidence "
+    f"c: the gap on new rows of the same population is estimated to stay within δ with confidence c ({PROMISE_METHOD} "
+    "method: the training bound is tightened by a margin for sampling error and for the fit's optimism, estimated "
+    "from refits on halves of the rows; an estimate whose coverage is measured by simulation, not a proof). When the "
+    "rows are too few for any tree that splits, only a constant tree keeps it, and the page says so "
+    "(docs/fairness-on-new-rows.md)."
+)
+
+
 def promise_words(level: float | None) -> str:
-    return "training rows only" if level is None else f"{round(100 * level)} % confidence on new rows"
+    """A choice of "Promise on new rows": the dashboard's promises are estimates, and say so."""
+    if level is None:
+        return "training rows only"
+    return f"{round(100 * level)} % confidence on new rows ({PROMISE_KNOWN[PROMISE_METHOD]})"
+
+
+def promise_cost_words(table, roles, model, split) -> str:
+    """What the promise chosen on the Model page will cost with this table's training rows and these roles,
+    before the solve (:func:`strongtree_core.promise_cost.promise_outlook`); "" when there is nothing to measure."""
+    from strongtree_studio.config import split_table
+
+    if table is None or roles is None or not roles.protected or roles.pos_label is None or not model.fairness:
+        return ""
+    frame = table.frame
+    if roles.target not in frame.columns or any(c not in frame.columns for c in (*roles.protected, *roles.legitimate)):
+        return ""
+    try:
+        labelled = split_table(frame, roles, split).train
+    except ValueError:  # the Data page says what is wrong with the roles
+        return ""
+    groups = labelled[list(roles.protected)].astype(str).agg(" & ".join, axis=1)
+    legit = labelled[list(roles.legitimate)].astype(str).agg(" & ".join, axis=1) if roles.legitimate else None
+    notions = [n for n in model.fairness if n != "conditional_statistical_parity" or legit is not None]
+    if not notions:
+        return ""
+    y_positive = labelled[roles.target].astype(str) == str(roles.pos_label)
+    outlook = promise_outlook(y_positive.to_numpy(), groups.to_numpy(), notions, fairness_bound=model.fairness_bound,
+                              confidence=model.fairness_confidence, time_limit=model.time_limit,
+                              method=PROMISE_METHOD, legit=None if legit is None else legit.to_numpy())
+    return "What this promise costs: " + outlook.words(model.fairness_bound, model.fairness_confidence, PROMISE_METHOD)

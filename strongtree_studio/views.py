@@ -181,7 +181,9 @@ def series_legend_html() -> str:
 ALL_ROWS_STAGES = ("fit at ", "constant tree")
 
 
-def _drawn(point: dict[str, Any]) -> bool:
+def drawn_point(point: dict[str, Any]) -> bool:
+    """Whether a progress point's values are drawn (and shown as the best tree and bound): a plain solve's
+    always; of a fit made of several fits, those of the fits on every training row."""
     if point.get("log_only"):
         return False
     stage = point.get("stage") or ""
@@ -201,7 +203,7 @@ def stage_bands(points: Sequence[dict[str, Any]], now: float | None = None) -> l
         else:
             if bands:
                 bands[-1]["end"] = max(bands[-1]["end"], p["elapsed"])
-            bands.append({"stage": stage, "start": p["elapsed"], "end": p["elapsed"], "drawn": _drawn(p)})
+            bands.append({"stage": stage, "start": p["elapsed"], "end": p["elapsed"], "drawn": drawn_point(p)})
     if bands and now is not None:
         bands[-1]["end"] = max(bands[-1]["end"], now)
     for i, band in enumerate(bands):
@@ -240,7 +242,7 @@ def objective_spec(points: Sequence[dict[str, Any]], now: float | None = None) -
     stage (a new fit does not continue the last one's line)."""
     rows = []
     for p in _extended(points, now):
-        if not _drawn(p):
+        if not drawn_point(p):
             continue
         for series, field in (("best tree", "objective"), ("bound", "bound")):
             if p.get(field) is not None:
@@ -304,7 +306,7 @@ def gap_spec(points: Sequence[dict[str, Any]], now: float | None = None) -> dict
     """Vega-Lite spec: the optimality gap (%) against time; it reaches 0 when the tree is proven optimal
     (a staged fit: its stages as bands, the gaps of the fits on every row stage by stage)."""
     rows = [{"seconds": round(p["elapsed"], 2), "gap": 100.0 * p["gap"], "stage": p.get("stage") or ""}
-            for p in _extended(points, now) if p.get("gap") is not None and _drawn(p)]
+            for p in _extended(points, now) if p.get("gap") is not None and drawn_point(p)]
     if not rows:
         return None
     line = {

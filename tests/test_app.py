@@ -96,8 +96,9 @@ def drawings(at: AppTest) -> list[str]:
 
 
 def outcome_text(at: AppTest) -> str:
-    """The Solve page's banner of a finished solve (green when proven optimal, else a warning)."""
-    return next((a.value for a in [*at.success, *at.warning] if "best tree" in a.value), "")
+    """The Solve page's banner of a finished solve (green when proven optimal, blue when optimal over the
+    thresholds kept, else a warning)."""
+    return next((a.value for a in [*at.success, *at.info, *at.warning] if "best tree" in a.value), "")
 
 
 def stored(at: AppTest) -> bool:
@@ -210,7 +211,8 @@ def test_solve_stop_then_tree_fairness_and_runs():
     assert not at.button(key="solve.stop").disabled
     at.button(key="solve.stop").click().run()
     poll(at, stored, timeout=60)
-    assert outcome_text(at).startswith(("**Stopped (not proven)**", "**Proven optimal**"))
+    assert outcome_text(at).startswith(("**Stopped (not proven)**", "**Proven optimal**",
+                                        "**Optimal over kept thresholds**"))
 
     snapshot = job_registry().snapshot(at.session_state["job_id"])
     tree = tree_from_json(snapshot.main.result)
@@ -493,7 +495,7 @@ def test_a_run_that_cannot_be_stored_is_a_warning_on_the_solve_page(tmp_path, ca
     with history_at(path):
         at = quick_solve(new_app())
         assert [w.value for w in at.warning] == [md(ERR_SAVE.format(reason=err.value))]
-        assert "Proven optimal" in at.success[0].value  # the tree is still there
+        assert outcome_text(at).startswith(("**Proven optimal**", "**Optimal over kept thresholds**"))  # the tree is still there
         goto(at, "strongtree_studio/screens/tree.py")
         assert drawings(at) and "unsaved run" in at.caption[0].value
         goto(at, "strongtree_studio/screens/runs.py")

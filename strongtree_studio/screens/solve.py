@@ -10,6 +10,7 @@ from strongtree_studio.actions import start_demo, start_solve
 from strongtree_studio.config import FORMULATIONS, OBJECTIVES, SOLVERS, ModelConfig, check_model, check_roles, split_table
 from strongtree_studio.demo_data import DEMO
 from strongtree_studio.explain import FAIRNESS_NOTIONS, MSG_LAST_TREE_KEPT, MSG_SOLVE_NO_TABLE
+from strongtree_studio.fairview import promise_words
 from strongtree_studio.jobs import JobSnapshot
 from strongtree_studio.markup import md
 from strongtree_studio.roles import class_values
@@ -22,6 +23,7 @@ from strongtree_studio.treechart import size_control, tree_chart
 from strongtree_studio.treeview import SIZE_NOTES, legend_html
 from strongtree_studio.views import (
     closed_points,
+    drawn_point,
     job_ending,
     job_state_badge,
     job_state_key,
@@ -77,7 +79,7 @@ if table is not None:
     fairness = ", ".join(FAIRNESS_NOTIONS[n].name for n in model.fairness)
     fair_words = f"{fairness} within {fmt(model.fairness_bound, 'points')}" if fairness else "no fairness constraint"
     if fairness and model.fairness_confidence is not None:
-        fair_words += f" on new rows with {round(100 * model.fairness_confidence)} % confidence"
+        fair_words += f", {promise_words(model.fairness_confidence)}"
     positive = f" (positive class {md(roles.pos_label)})" if roles.pos_label is not None else ""
     st.markdown(
         f"**{md(table.name)}** · target {md(roles.target)}{positive}{rows}  \n"
@@ -146,13 +148,17 @@ def render_numbers() -> None:
     if snap is None:
         return
     points = reported(snap)
-    latest = points[-1] if points else None
+    drawn = [p for p in points if drawn_point(p)]  # a refit on part of the rows counts other rows: not shown here
+    latest = drawn[-1] if drawn else None
+    stage = next((p.get("stage") for p in reversed(points) if p.get("stage")), "")
     if snap.main.result is None:  # once the tree is final, the banner above says how the solve ended
         head, info = st.columns([1, 4], vertical_alignment="center")
         with head:
             job_state_badge(snap)
         if snap.state == "queued":
             info.markdown(queue_message(snap, registry.max_running))
+        elif snap.active and stage:
+            info.caption(md(f"A promise on new rows is several fits in one solve: now {stage}."))
         elif snap.active:
             info.caption("The best tree rises, the bound falls; when they meet the tree is proven optimal.")
     cols = st.columns(5)
@@ -222,7 +228,7 @@ def render_banner() -> bool:
         value = objective_value(record.objective, model.objective, model.regularization, record.n_rows)
         stored = f" · run {outcome.entry.id}" if outcome is not None and outcome.entry is not None and \
             outcome.entry.id is not None else ""
-        text = (f"**{md(said.short)}**{stored} · best tree {value} · {route_words(record.method, record.backend)}"
+        text = (f"**{said.short}**{stored} · best tree {value} · {route_words(record.method, record.backend)}"
                 f"  \n{md(said.words)}")
         BANNERS.get(said.colour, st.warning)(text, icon=said.icon)
         if snapshot.message:
