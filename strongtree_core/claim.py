@@ -29,7 +29,8 @@ from strongtree_core.tree.record import SolveRecord
 from strongtree_core.tree.scope import Scope
 from strongtree_core.words import count_of, fmt, one_line, status_word
 
-ClaimState = Literal["certified", "kept_thresholds", "not_proven", "infeasible", "heuristic", "running", "other"]
+ClaimState = Literal["certified", "kept_thresholds", "not_proven", "infeasible", "constant", "heuristic", "running",
+                     "other"]
 PromiseState = Literal["estimated", "proved", "constant"]
 
 #: The surfaces that show a solve's outcome (the columns of the table in benchmarks/RESULTS.md).
@@ -52,7 +53,8 @@ class Claim:
     ----------
     state : str
         ``certified`` (over every threshold), ``kept_thresholds`` (certified over the thresholds
-        kept), ``not_proven``, ``infeasible``, ``heuristic``, ``running`` or ``other``.
+        kept), ``not_proven``, ``infeasible``, ``constant`` (a constant tree a promise left),
+        ``heuristic``, ``running`` or ``other``.
     promise_state : str or None
         ``estimated``, ``proved`` or ``constant`` with a promise on new rows, else None.
     label : str
@@ -139,7 +141,8 @@ def _certificate(record: SolveRecord) -> tuple[str, str, str, str, str, str]:
             return "kept_thresholds", KEPT_LABEL, sentence, ":material/filter_alt:", "blue", ""
         every = (" (every threshold of the numeric columns was searched)"
                  if scope is not None and scope.thresholds else "")
-        sentence = (f"No tree {depth} does better {_rows(record)} under these constraints"
+        asking = " asking the questions of its encoding" if scope is None else ""  # made before the scope was kept
+        sentence = (f"No tree {depth}{asking} does better {_rows(record)} under these constraints"
                     f"{_training_bound(scope, promise)}{every}.")
         word = status_word("optimal")
         return "certified", word.label, sentence, word.icon, word.colour, ""
@@ -181,14 +184,18 @@ def _promise(record: SolveRecord) -> tuple[str | None, str]:
         predicts = promise.get("predicts")
         what = f"predicts {one_line(repr(predicts))} for every row" if predicts is not None else \
             "predicts one class for every row"
-        words = (f"Only a constant tree keeps the promise on new rows: it {what}, so its gap is 0 on any rows. "
-                 f"No tree that splits could be shown ({known}, {method} method) to keep the gap on new rows within "
-                 f"{delta} with {confidence} confidence")
-        if smallest is not None:
-            words += (f"; the smallest gap a tree that splits could promise here is {fmt(smallest, 'points')} "
-                      f"({known}).")
+        words = f"Only a constant tree keeps the promise on new rows: it {what}, so its gap is 0 on any rows. "
+        if known == "proved":
+            words += (f"No tree that splits passed the exact test on the held-out rows ({method} method) for a gap "
+                      f"within {delta} at {confidence} confidence")
+            words += (f"; the first one tested would have passed at {fmt(smallest, 'points')}, a bound read after the "
+                      "test (not a proved promise)." if smallest is not None else ".")
         else:
-            words += "; no smaller gap can be named for a tree that splits."
+            words += (f"No tree that splits could be shown to keep the gap on new rows within {delta} with "
+                      f"{confidence} confidence (estimated, {method} method)")
+            words += (f"; the smallest gap a tree that splits could promise here is estimated at "
+                      f"{fmt(smallest, 'points')}." if smallest is not None else
+                      "; no smaller gap can be named for a tree that splits.")
         return "constant", words
     if known == "proved":
         held = promise.get("held_out_rows")
@@ -197,7 +204,7 @@ def _promise(record: SolveRecord) -> tuple[str | None, str]:
                  f"{confidence}: proved by an exact test{on} ({method} method).")
         return "proved", words
     words = (f"Its gap on new rows of the same population is estimated to stay within {delta} with {confidence} "
-             f"confidence ({method} method): an estimate measured by simulation, not a proof.")
+             f"confidence ({method} method): an estimate whose coverage was measured by simulation, not a proof.")
     return "estimated", words
 
 
@@ -218,7 +225,7 @@ def claim(record: SolveRecord) -> Claim:
     state, label, sentence, icon, colour, bound = _certificate(record)
     promise_state, promise = _promise(record)
     if promise_state == "constant":
-        label, icon, colour = CONSTANT_LABEL, ":material/warning:", "orange"
+        state, label, icon, colour = "constant", CONSTANT_LABEL, ":material/warning:", "orange"
         sentence = ""  # the constant tree's optimality among constant trees is no claim worth making
     return Claim(state=state, label=label, sentence=sentence, icon=icon, colour=colour,
                  promise_state=promise_state, promise=promise, bound=bound)
@@ -245,10 +252,18 @@ def cli_lines(record: SolveRecord) -> list[str]:
 
 def surface_words(record: SolveRecord) -> dict[str, str]:
     """What each surface of :data:`SURFACES` shows of ``record``'s outcome (the cells of the table in
-    benchmarks/RESULTS.md)."""
+    benchmarks/RESULTS.md); of an infeasible solve, the error each surface shows instead of a tree (its
+    first sentence is the claim's, the estimator's :data:`~strongtree_core.estimator.INFEASIBLE_KEPT`)."""
     import json
 
+    from strongtree_core.cli.messages import EXIT_SOLVE
+
     said = claim(record)
+    if said.state == "infeasible":  # no tree: the error is shown where the tree would be, nothing is stored
+        error = f"{said.sentence} The constraints: … (then what to loosen)"
+        return {"banner": f"error box: {error}", "tree": "no tree: nothing is stored", "runs": "no run is stored",
+                "report": "no report: there is no tree", "cli": f"error: {error} (exit code {EXIT_SOLVE})",
+                "json": json.dumps({"error": f"error: {error}", "exit_code": EXIT_SOLVE}, ensure_ascii=False)}
     return {
         "banner": banner_words(record),
         "tree": f"badge {said.label}" + (f" + {said.promise_label}" if said.promise_label else "")

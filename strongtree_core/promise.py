@@ -97,10 +97,22 @@ PROMISE_KNOWN: dict[str, str] = {"margin": "estimated", "holdout": "proved", "bo
 
 CONSTANT_ONLY = (
     "Only a constant tree keeps the promise: with these {n} training rows, no tree that splits, fitted at training "
-    "bounds down to {tightest:.2f} pp, could be shown ({known}) to keep the gap on new rows within {delta:.1f} pp with "
-    "confidence {confidence:.0%}: {why}. The tree predicts {label!r} for everyone (gap 0 on any rows). {smallest}"
+    "bounds down to {tightest:.2f} pp, {shown}: {why}. The tree predicts {label!r} for everyone (gap 0 on any rows). "
+    "{smallest}"
 )
-SMALLEST_DELTA = "The smallest gap a tree that splits, fitted here, could promise is {value:.1f} pp ({known})."
+#: How a tree that splits failed, by how the promise is known.
+NOT_SHOWN = {
+    "estimated": "could be shown to keep the gap on new rows within {delta:.1f} pp with confidence {confidence:.0%} "
+                 "(estimated)",
+    "proved": "passed the exact test on the held-out rows for a gap within {delta:.1f} pp at confidence "
+              "{confidence:.0%}",
+}
+SMALLEST_DELTA = "The smallest gap a tree that splits, fitted here, could promise is estimated at {value:.1f} pp."
+#: The holdout's: the failed tree's bound on the held-out rows, read after the test, so no proved promise itself.
+HELD_OUT_SMALLEST = (
+    "The first tree that splits would have passed the test at {value:.1f} pp, a bound read after the test "
+    "(not a proved promise)."
+)
 NO_SMALLEST = "No tree that splits was fitted, so no smaller promise can be named."
 KEPT_ESTIMATED = (
     "Fairness on new rows, estimated ({method} method; not proved): the gap on new rows of the same population is "
@@ -591,9 +603,11 @@ def _promise(method, confidence, delta, chosen: Fitted, first: Fitted, rounds, s
     known = PROMISE_KNOWN[method]
     label = _constant_label(chosen.model) if chosen.constant else None
     if chosen.constant and why:
-        extra = SMALLEST_DELTA.format(value=100 * smallest, known=known) if smallest is not None else NO_SMALLEST
-        message = CONSTANT_ONLY.format(n=rows_used, delta=100 * delta, tightest=100 * TIGHTEST_SHARE * delta,
-                                       confidence=confidence, why=why, known=known, label=label, smallest=extra)
+        said = HELD_OUT_SMALLEST if known == "proved" else SMALLEST_DELTA
+        extra = said.format(value=100 * smallest) if smallest is not None else NO_SMALLEST
+        shown = NOT_SHOWN[known].format(delta=100 * delta, confidence=confidence)
+        message = CONSTANT_ONLY.format(n=rows_used, tightest=100 * TIGHTEST_SHARE * delta, shown=shown, why=why,
+                                       label=label, smallest=extra)
     elif known == "proved":
         message = KEPT_PROVED.format(method=method, delta=100 * delta, confidence=confidence,
                                      held=held_out_rows or 0, bound=100 * chosen.training_bound, fitted=rows_used,

@@ -1,0 +1,203 @@
+"""A promise on new rows says how it is known, in an analyst's words, and a promise solve is one
+solve on screen: one clock, its internal fits as named stages, one end, a title from the tree returned.
+
+Reproducers: the holdout said "No non-constant tree was fitted" after a tree that splits failed the
+held-out test, and ``PromiseRound.training_gap`` held the held-out gap; a promise solve showed
+"Elapsed 0.0 s", a chart restarting at 0 with a "proven optimal" line per internal fit, and a report
+titled "a fair decision tree of depth 0 ... no tree of depth 0 does better" for settings of depth 3."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from strongtree_core import StrongTreeClassifier, TrivialTreeWarning
+from strongtree_core.claim import CONSTANT_LABEL, claim
+from strongtree_core.promise import (
+    HELD_OUT_SMALLEST,
+    NO_SMALLEST,
+    Differences,
+    FairnessPromise,
+    Fitted,
+    holdout_smallest,
+    run_holdout,
+    run_margin,
+)
+from strongtree_core.promise_cost import LIKELY, PLANNED_FITS, POSSIBLE, UNLIKELY, promise_outlook
+from strongtree_studio.fairview import promise_rounds, promise_words
+from strongtree_studio.views import FINAL, closed_points, objective_spec, solver_log
+from test_promise import _population
+
+
+def _fitted(bound: float, constant: bool, held: tuple, fitted_gap: float | None = None) -> Fitted:
+    diffs = Differences(*(np.array([v], dtype=float) for v in held))
+    return Fitted(model=None, training_bound=bound, constant=constant, accuracy=0.8, diffs=diffs,
+                  fitted_gap=fitted_gap)
+
+
+def test_holdout_says_a_tree_that_splits_failed_and_keeps_the_two_gaps_apart():
+    """The first tree splits, its gap is 1.0 pp on the rows it was fitted on and 20 pp on the held-out rows:
+    it fails, the constant tree is returned, and the words say that tree failed (not that none was fitted)."""
+    failing = _fitted(0.001, False, (60, 100, 40, 100), fitted_gap=0.01)  # held-out rates 60 % and 40 %
+    constant = Fitted(model=None, training_bound=0.0, constant=True, accuracy=0.7,
+                      diffs=Differences(*(np.zeros(1) for _ in range(4))))
+    chosen, promise = run_holdout(lambda t: failing, lambda: constant, lambda: _fitted(0.05, False, (50, 100, 50, 100)),
+                                  delta=0.05, confidence=0.9, n_rows=1_000, n_fit_rows=700)
+    assert chosen is constant and promise.constant and promise.held_out_rows == 300
+    first = promise.rounds[0]
+    assert (first.training_gap, first.held_out_gap) == pytest.approx((0.01, 0.20))
+    assert not first.certified and not first.constant
+    smallest = holdout_smallest(failing.diffs, 0.1)
+    assert promise.smallest_delta == pytest.approx(smallest) and 0.20 < smallest < 0.5
+    assert NO_SMALLEST not in promise.message
+    assert "the tree fitted at the training bound 0.10 pp failed the test on the 300 held-out rows" in promise.message
+    assert promise.message.endswith(HELD_OUT_SMALLEST.format(value=100 * smallest))
+    assert promise.known == "proved" and "passed the exact test on the held-out rows" in promise.message
+    table = promise_rounds(promise.to_dict())
+    assert list(table.columns) == ["training bound", "gap on the rows it was fitted on", "gap on the held-out rows",
+                                   "kept the promise"]
+    assert table.iloc[0].tolist() == ["0.1 pp", "1.0 pp", "20.0 pp", "no"]
+
+
+def test_the_margin_says_why_in_plain_words_and_keeps_its_terms_in_details():
+    wide = _fitted(0.05, False, (30, 60, 20, 60))  # too uncertain at any training bound
+    constant = Fitted(model=None, training_bound=0.0, constant=True, accuracy=0.7,
+                      diffs=Differences(*(np.zeros(1) for _ in range(4))))
+    _, promise = run_margin(lambda t: wide, lambda: constant, delta=0.05, confidence=0.9, n_rows=120)
+    assert promise.constant and promise.known == "estimated"
+    assert "even the tree fitted at the tightest training bound, 0.10 pp, has gaps too uncertain" in promise.message
+    for technical in ("risk", "R =", "sqrt", "> 0.100", "1 - c"):
+        assert technical not in promise.message and technical not in claim_words(promise)
+    assert promise.details.startswith("Risk R (summed normal tail probabilities beyond the bound) by round: "
+                                      "training bound 5.00 pp: risk ")
+    assert "> 1 - c = 0.100" in promise.details
+
+
+def claim_words(promise: FairnessPromise) -> str:
+    from strongtree_core.tree import SolveRecord
+
+    return claim(SolveRecord("optimal", certified=True, promise=promise.to_dict())).words
+
+
+def test_an_older_promise_reads_back_with_how_it_is_known():
+    promise = FairnessPromise(confidence=0.9, method="holdout", guarantee="", delta=0.05, training_bound=0.01,
+                              kept=True, constant=False, training_accuracy=0.8, accuracy_at_delta=0.82,
+                              smallest_delta=None, rows_used=700)
+    data = promise.to_dict()
+    for newer in ("known", "predicts", "held_out_rows", "details"):
+        del data[newer]
+    for r in data["rounds"]:
+        r.pop("held_out_gap", None)
+    back = FairnessPromise.from_dict(data)
+    assert back.known == "proved" and back.details == "" and back.held_out_rows is None
+    assert FairnessPromise.from_dict({**data, "method": "subsample"}).known == "estimated"
+
+
+@pytest.fixture(scope="module")
+def promised():
+    """A promise on 1,500 rows by the margin method (its tree splits), with every progress event."""
+    X, y = _population(1500, 2)
+    events = []
+    clf = StrongTreeClassifier(depth=2, fairness="statistical_parity", fairness_bound=0.05, fairness_confidence=0.9,
+                               fairness_confidence_method="margin", time_limit=30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrivialTreeWarning)
+        clf.fit(X, y, sensitive_features="group", progress=events.append)
+    return clf, events
+
+
+def test_a_promise_solve_is_one_solve_on_one_clock(promised):
+    clf, events = promised
+    promise = clf.fairness_promise_
+    assert not promise.constant and promise.training_bound < 0.05  # a tightened bound, a tree that splits
+    stages = [e.stage for e in events]
+    assert all(stages) and stages[0] == "fit at δ = 5.0 pp"
+    assert f"fit at the training bound {100 * promise.training_bound:.2f} pp" in stages
+    times = [e.elapsed for e in events]
+    assert times == sorted(times)  # one clock: no internal fit starts again at 0
+    assert not any(e.message == "certified optimal" for e in events)  # no internal fit says "proven optimal"
+    assert sum(e.message == "stage done" for e in events) == len(dict.fromkeys(stages))
+    assert clf.record_.runtime >= times[-1] > 0  # the whole fit's time, not the last internal fit's
+    points = [{"elapsed": e.elapsed, "objective": e.objective, "bound": e.bound, "gap": e.gap, "nodes": e.nodes,
+               "message": e.message, "stage": e.stage} for e in events]
+    closed = closed_points(points, clf.record_)
+    finals = [p for p in closed if p["message"].startswith(FINAL)]
+    assert len(finals) == 1 and finals[0] is closed[-1] and finals[0]["log_only"]
+    assert finals[0]["message"] == FINAL + "Proven optimal · promise estimated"
+    log = solver_log(closed, rows=1_000)
+    assert log["step"].iloc[0] == "Proven optimal · promise estimated"
+    assert not any(step == "proven optimal" for step in log["step"])
+    assert any(step.startswith("fit at δ = 5.0 pp: ") for step in log["step"])
+    spec = objective_spec(closed)
+    bands = spec["layer"][0]["data"]["values"]
+    assert [b["stage"] for b in bands] == list(dict.fromkeys(stages))
+    assert spec["layer"][2]["layer"][0]["encoding"]["detail"] == {"field": "stage", "type": "nominal"}
+
+
+def test_the_promise_words_are_the_record_and_the_settings_are_those_asked(promised):
+    clf, _ = promised
+    said = claim(clf.record_)
+    assert (said.promise_state, said.label) == ("estimated", "Proven optimal")
+    assert said.sentence.endswith(f"with the fairness bound tightened to {100 * clf.fairness_promise_.training_bound:.1f}"
+                                  " pp on them.")
+    assert clf.record_.promise["known"] == "estimated"
+    settings = clf.tree_.context.settings
+    assert (settings["fairness_bound"], settings["fairness_confidence"], settings["depth"]) == (0.05, 0.9, 2)
+
+
+def test_a_constant_tree_a_promise_left_is_titled_as_one():
+    from strongtree_core.datasets import make_hiring
+    from strongtree_core.report.build import ReportInput, build_report
+
+    X, y = _population(300, 1)
+    clf = StrongTreeClassifier(depth=3, fairness="equalized_odds", fairness_bound=0.01, fairness_confidence=0.95,
+                               fairness_confidence_method="margin", time_limit=30)
+    with pytest.warns(TrivialTreeWarning):
+        clf.fit(X, y, sensitive_features="group")
+    said = claim(clf.record_)
+    assert (said.state, said.label, said.colour) == ("constant", CONSTANT_LABEL, "orange")
+    assert clf.tree_.context.settings["depth"] == 3  # the settings asked for, not the constant fit's depth 0
+    frame = X.assign(target=y)
+    html = build_report(ReportInput(tree=clf.tree_, train=frame, test=None, dataset="population", pos_label=1,
+                                    protected=("group",), fairness=("equalized_odds",), fairness_bound=0.01,
+                                    settings=clf.tree_.context.settings), engine="builtin")
+    title = "population: a constant tree (the fairness promise on new rows left no tree that splits at depth 3)"
+    assert f"<title>{title}</title>" in html
+    assert "depth 0" not in html and "Proven optimal" not in html
+    assert make_hiring  # imported for the hiring table's promise below
+
+
+def test_the_model_page_says_what_a_promise_costs_before_the_click():
+    y = np.tile([True, False], 100)
+    g = np.array(["a"] * 150 + ["b"] * 50)
+    outlook = promise_outlook(y, g, ["statistical_parity"], fairness_bound=0.05, confidence=0.9, time_limit=65)
+    assert (outlook.fits, outlook.group, outlook.rows, outlook.cohort) == (PLANNED_FITS["subsample"], "b", 50,
+                                                                           "all rows")
+    se = np.sqrt(0.25 / 150 + 0.25 / 50)
+    assert outlook.margin == pytest.approx(1.6448536 * se) and outlook.constant == LIKELY
+    assert outlook.seconds_per_fit == pytest.approx(5.0)
+    assert promise_outlook(y, g, ["statistical_parity"], fairness_bound=0.20, confidence=0.9,
+                           time_limit=60).constant == POSSIBLE
+    assert promise_outlook(y, g, ["statistical_parity"], fairness_bound=0.30, confidence=0.9,
+                           time_limit=60).constant == UNLIKELY
+    # equal opportunity compares rows of the positive class only: fewer rows, a wider margin
+    eopp = promise_outlook(y, g, ["equal_opportunity"], fairness_bound=0.05, confidence=0.9, time_limit=60)
+    assert (eopp.cohort, eopp.group, eopp.rows) == ("rows of the positive class", "b", 25)
+    assert eopp.margin == pytest.approx(1.6448536 * np.sqrt(0.25 / 75 + 0.25 / 25))
+    # equalized odds: two differences at once, each at half the error rate (the union bound)
+    eodds = promise_outlook(y, g, ["equalized_odds"], fairness_bound=0.05, confidence=0.9, time_limit=60)
+    assert eodds.margin == pytest.approx(1.9599640 * np.sqrt(0.25 / 75 + 0.25 / 25))
+    assert promise_outlook(y, np.array(["a"] * 200), ["statistical_parity"], fairness_bound=0.05, confidence=0.9,
+                           time_limit=60).margin is None  # one group: nothing to compare
+    held = promise_outlook(y, g, ["statistical_parity"], fairness_bound=0.05, confidence=0.9, time_limit=60,
+                           method="holdout")
+    assert held.fits == PLANNED_FITS["holdout"] and held.margin == pytest.approx(outlook.margin / np.sqrt(0.3))
+    words = outlook.words(0.05, 0.9, "subsample")
+    assert words.startswith("A promise refits the tree about 13 times within the time limit (about 5.0 s each)")
+    assert "the smallest compared group, b among all rows (50 rows), leaves a gap measured on the training rows " \
+           "uncertain by up to ±13.4 pp at 90 % confidence, against δ = 5.0 pp: a constant tree is likely" in words
+    assert "subsample method estimates the promise" in words
+    assert promise_words(0.9) == "90 % confidence on new rows (estimated)"
+    assert promise_words(None) == "training rows only"
