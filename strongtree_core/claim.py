@@ -231,6 +231,26 @@ def claim(record: SolveRecord) -> Claim:
                  promise_state=promise_state, promise=promise, bound=bound)
 
 
+def tree_claim(tree_json: str) -> Claim | None:
+    """The claim of a stored tree's JSON (its record, with the promise and the scope kept beside it) without
+    reading the tree itself; None for JSON that holds no record (other jobs' results).  A record this version
+    cannot read is said by its status alone."""
+    import json
+
+    from strongtree_core.tree.record import STATUSES
+
+    data = json.loads(tree_json)
+    record = data.get("record") if isinstance(data, dict) else None
+    if not isinstance(record, dict) or "status" not in record:
+        return None
+    beside = {key: data[name] for key, name in (("promise", "fairness_promise"), ("scope", "certificate_scope"))
+              if data.get(name)}
+    try:
+        return claim(SolveRecord.from_dict({**record, **beside}))
+    except (TypeError, ValueError):
+        return claim(SolveRecord(record["status"] if record["status"] in STATUSES else "error"))
+
+
 def claim_json(record: SolveRecord) -> dict[str, Any]:
     """The claim for machine readers: state, promise state, label, words and the scope's counts."""
     said = claim(record)

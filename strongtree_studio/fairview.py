@@ -86,13 +86,15 @@ def verdict(gap: float | None, fairness_bound: float | None, constrained: bool, 
                             constant=constant)
         suffix = (": constant tree" if constant else " on these rows" if split == "train" else "")
         icon, colour = STATE_BADGES[found.state]
+        if constant:  # within, for certain; but no green check beside a tree that predicts one class
+            icon, colour = ":material/warning:", "orange"
         found = Verdict(found.text + suffix, icon, colour)
     elif gap > LARGE_GAP:
         found = Verdict(f"large gap (over {fmt(LARGE_GAP, 'points')}), not constrained", ":material/warning:",
                         "orange")
     else:
         return Verdict("not constrained", ":material/remove:", "gray")
-    if found.colour == "green" and not constant and (trivial or (ratio is not None and ratio < FOUR_FIFTHS)):
+    if found.colour == "green" and (trivial or (ratio is not None and ratio < FOUR_FIFTHS)):
         why = "the tree does no better than the majority class" if trivial else (
             f"ratio {fmt(ratio, 'ratio')} is below {fmt(FOUR_FIFTHS, 'ratio')}")
         return Verdict(f"{found.text}, but {why}", ":material/warning:", "orange")
@@ -333,13 +335,14 @@ def promise_rounds(promise: dict[str, Any]) -> pd.DataFrame:
     measured = {"crossfit": "gap on rows out of fold", "holdout": "gap on the rows it was fitted on"}.get(
         promise.get("method"), "gap on the training rows")
     for r in promise.get("rounds", ()):
-        row = {"training bound": "constant tree" if r.get("constant") else fmt(r.get("training_bound"), "points"),
+        # two decimals: the tightest training bound is δ/50 (0.02 pp at δ = 1 pp)
+        row = {"training bound": "constant tree" if r.get("constant") else f"{100 * r.get('training_bound', 0):.2f} pp",
                measured: fmt(r.get("training_gap"), "points")}
         if promise.get("method") == "holdout":
             row["gap on the held-out rows"] = fmt(r.get("held_out_gap"), "points")
         row["kept the promise"] = "yes" if r.get("certified") else "no"
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).set_index("training bound") if rows else pd.DataFrame()
 
 
 #: Choices of the Model page's "Promise on new rows" (None: the training rows only).

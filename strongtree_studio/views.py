@@ -8,6 +8,7 @@ version and shared by every session watching (:func:`progress_view`).
 from __future__ import annotations
 
 import json
+import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -17,8 +18,8 @@ from typing import Any, Sequence
 import pandas as pd
 import streamlit as st
 
-from strongtree_core.claim import Claim, claim
-from strongtree_core.tree.record import STATUSES, SolveRecord
+from strongtree_core.claim import Claim, claim, tree_claim
+from strongtree_core.tree.record import SolveRecord
 from strongtree_studio.jobs import JobSnapshot
 from strongtree_studio.ticks import seconds_x
 from strongtree_studio.words import JOB_STATE, count_of, event_words, fmt, status_word
@@ -48,27 +49,17 @@ def job_state_key(snapshot: JobSnapshot) -> str:
     return snapshot.state
 
 
-@lru_cache(maxsize=64)
-def _claim_of(result_json: str) -> Claim | None:
-    """The claim of a tree's JSON (its record, with the promise and the scope kept beside it); None for
-    other jobs' results, which have no record."""
-    data = json.loads(result_json)
-    record = data.get("record")
-    if not isinstance(record, dict) or "status" not in record:
-        return None
-    extra = {key: data[beside] for key, beside in (("promise", "fairness_promise"), ("scope", "certificate_scope"))
-             if data.get(beside)}
-    try:
-        return claim(SolveRecord.from_dict({**record, **extra}))
-    except ValueError:  # a record this version cannot read: its status alone
-        return claim(SolveRecord(str(record["status"])) if record["status"] in STATUSES else SolveRecord("error"))
+@lru_cache(maxsize=256)
+def claim_of(result_json: str) -> Claim | None:
+    """The claim of a tree's JSON (:func:`strongtree_core.claim.tree_claim`), parsed once per text."""
+    return tree_claim(result_json)
 
 
 def result_claim(snapshot: JobSnapshot) -> Claim | None:
     """How the solve ended, in :func:`~strongtree_core.claim.claim`'s words, once its tree is final
     (also while the comparison tree is still being solved); else None (also for jobs whose result is
     not a tree, such as the formulation comparison)."""
-    return _claim_of(snapshot.main.result) if snapshot.main.result else None
+    return claim_of(snapshot.main.result) if snapshot.main.result else None
 
 
 def claim_badges(said: Claim) -> None:
@@ -190,20 +181,33 @@ def drawn_point(point: dict[str, Any]) -> bool:
     return not stage or stage.startswith(ALL_ROWS_STAGES)
 
 
+#: "half-sample refit 3 of 10", "fold 2 of 4 at the training bound 4.00 pp": one of several alike.
+_ONE_OF = re.compile(r"^(?P<what>.+?) \d+ of (?P<n>\d+)(?P<rest>.*)$")
+
+
+def phase_of(stage: str) -> str:
+    """The phase a stage belongs to: alike refits are one ("half-sample refit 3 of 10" -> "10 half-sample
+    refits"); every other stage is its own."""
+    found = _ONE_OF.match(stage)
+    return f"{found['n']} {found['what']}s{found['rest']}" if found else stage
+
+
 def stage_bands(points: Sequence[dict[str, Any]], now: float | None = None) -> list[dict[str, Any]]:
-    """The stages of a fit made of several fits, in order: ``stage``, ``start``, ``end`` (seconds, on the
-    one clock of the whole fit) and ``drawn`` (its values are drawn as lines); empty for a plain solve."""
+    """The phases of a fit made of several fits, in order: ``stage`` (the phase's name, alike refits as one),
+    ``start``, ``end`` (seconds, on the one clock of the whole fit) and ``drawn`` (its values are drawn as
+    lines); empty for a plain solve."""
     bands: list[dict[str, Any]] = []
     for p in points:
         stage = p.get("stage") or ""
         if not stage:
             continue
-        if bands and bands[-1]["stage"] == stage:
+        phase = phase_of(stage)
+        if bands and bands[-1]["stage"] == phase:
             bands[-1]["end"] = p["elapsed"]
         else:
             if bands:
                 bands[-1]["end"] = max(bands[-1]["end"], p["elapsed"])
-            bands.append({"stage": stage, "start": p["elapsed"], "end": p["elapsed"], "drawn": drawn_point(p)})
+            bands.append({"stage": phase, "start": p["elapsed"], "end": p["elapsed"], "drawn": drawn_point(p)})
     if bands and now is not None:
         bands[-1]["end"] = max(bands[-1]["end"], now)
     for i, band in enumerate(bands):
@@ -212,9 +216,16 @@ def stage_bands(points: Sequence[dict[str, Any]], now: float | None = None) -> l
     return bands
 
 
+def stages_words(points: Sequence[dict[str, Any]], now: float | None = None) -> str:
+    """The phases of a fit made of several fits, for the caption under its chart: "fit at δ = 5.0 pp
+    (0.0-0.3 s) · 10 half-sample refits (0.3-1.5 s) · ..." ("" for a plain solve)."""
+    return " · ".join(f"{b['stage']} ({fmt(b['start'], 'seconds').removesuffix(' s')}-{fmt(b['end'], 'seconds')})"
+                      for b in stage_bands(points, now))
+
+
 def _band_layers(points: Sequence[dict[str, Any]], now: float | None) -> list[dict[str, Any]]:
-    """Shaded bands behind a staged fit's lines, one per stage, named in the tooltip; the fits on every
-    row named on the chart too."""
+    """Shaded bands behind a staged fit's lines, one per phase, named in the tooltip (and in the caption
+    under the chart: names written on the chart would overlap where phases are short)."""
     bands = stage_bands(points, now)
     if not bands:
         return []
@@ -223,14 +234,9 @@ def _band_layers(points: Sequence[dict[str, Any]], now: float | None) -> list[di
          "mark": {"type": "rect", "opacity": 0.5},
          "encoding": {"x": {"field": "start", "type": "quantitative"}, "x2": {"field": "end"},
                       "color": {"field": "shade", "type": "nominal", "legend": None,
-                                "scale": {"domain": [0, 1], "range": ["#eef2f6", "#e2e8ef"]}},
+                                "scale": {"domain": [0, 1], "range": ["#eef2f6", "#dce3ec"]}},
                       "tooltip": [{"field": "stage", "title": "stage"}, {"field": "start", "format": ".1f"},
                                   {"field": "end", "format": ".1f"}]}},
-        {"data": {"values": [b for b in bands if b["drawn"]]},
-         "mark": {"type": "text", "align": "left", "baseline": "top", "dx": 3, "dy": 3, "fontSize": 11,
-                  "color": "#4a5563", "angle": 0},
-         "encoding": {"x": {"field": "start", "type": "quantitative"}, "y": {"value": 0},
-                      "text": {"field": "stage"}}},
     ]
 
 
@@ -320,7 +326,7 @@ def gap_spec(points: Sequence[dict[str, Any]], now: float | None = None) -> dict
             "tooltip": [{"field": "seconds", "format": ".1f"}, {"field": "gap", "format": ".2f", "title": "gap %"}],
         },
     }
-    bands = _band_layers(points, now)[:1]  # the shading only: the names are on the chart above
+    bands = _band_layers(points, now)
     if bands:
         return {"layer": bands + [{"data": {"values": rows}, **line}]}
     return {"data": {"values": rows}, **line}
@@ -330,14 +336,18 @@ def solver_log(points: Sequence[dict[str, Any]], rows: int = LOG_ROWS) -> pd.Dat
     """The solver's steps in words, newest first: every new best tree, bound, proof or stop
     (the exact search's messages; for an MIO, every change of the best tree or the bound).
 
-    A fit made of several fits (points with a ``stage``) is one log: each step says its stage
-    ("half-sample refit 3 of 10: done"), and the whole fit ends once, with the claim's words
-    (the point whose message starts "final: ")."""
+    A fit made of several fits (points with a ``stage``) is one log: one line per internal fit, its
+    end ("half-sample refit 3 of 10: done", with that fit's best tree and bound), and the whole fit
+    ends once, with the claim's words (the point whose message starts "final: ")."""
     entries = []
     previous: dict[str, Any] | None = None
+    staged = any(p.get("stage") for p in points)  # one line per internal fit: its end (its steps are its own)
     for p in points:
         message = p.get("message") or ""
         stage = p.get("stage") or ""
+        if staged and message != "stage done" and not message.startswith(FINAL):
+            previous = p
+            continue
         changed = previous is None or p["objective"] != previous["objective"] or p["bound"] != previous["bound"]
         if message.startswith(FINAL):
             what = message.removeprefix(FINAL)

@@ -8,6 +8,7 @@ titled "a fair decision tree of depth 0 ... no tree of depth 0 does better" for 
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -27,7 +28,7 @@ from strongtree_core.promise import (
 )
 from strongtree_core.promise_cost import LIKELY, PLANNED_FITS, POSSIBLE, UNLIKELY, promise_outlook
 from strongtree_studio.fairview import promise_rounds, promise_words
-from strongtree_studio.views import FINAL, closed_points, objective_spec, solver_log
+from strongtree_studio.views import FINAL, closed_points, objective_spec, phase_of, solver_log, stage_bands, stages_words
 from test_promise import _population
 
 
@@ -56,9 +57,9 @@ def test_holdout_says_a_tree_that_splits_failed_and_keeps_the_two_gaps_apart():
     assert promise.message.endswith(HELD_OUT_SMALLEST.format(value=100 * smallest))
     assert promise.known == "proved" and "passed the exact test on the held-out rows" in promise.message
     table = promise_rounds(promise.to_dict())
-    assert list(table.columns) == ["training bound", "gap on the rows it was fitted on", "gap on the held-out rows",
-                                   "kept the promise"]
-    assert table.iloc[0].tolist() == ["0.1 pp", "1.0 pp", "20.0 pp", "no"]
+    assert table.index.name == "training bound" and list(table.index) == ["0.10 pp", "constant tree"]
+    assert list(table.columns) == ["gap on the rows it was fitted on", "gap on the held-out rows", "kept the promise"]
+    assert table.iloc[0].tolist() == ["1.0 pp", "20.0 pp", "no"]
 
 
 def test_the_margin_says_why_in_plain_words_and_keeps_its_terms_in_details():
@@ -129,11 +130,30 @@ def test_a_promise_solve_is_one_solve_on_one_clock(promised):
     log = solver_log(closed, rows=1_000)
     assert log["step"].iloc[0] == "Proven optimal · promise estimated"
     assert not any(step == "proven optimal" for step in log["step"])
-    assert any(step.startswith("fit at δ = 5.0 pp: ") for step in log["step"])
+    # one line per internal fit, its end, in order, then the whole fit's end
+    assert list(log["step"][::-1]) == [f"{stage}: done" for stage in dict.fromkeys(stages)] + [
+        "Proven optimal · promise estimated"]
     spec = objective_spec(closed)
     bands = spec["layer"][0]["data"]["values"]
     assert [b["stage"] for b in bands] == list(dict.fromkeys(stages))
-    assert spec["layer"][2]["layer"][0]["encoding"]["detail"] == {"field": "stage", "type": "nominal"}
+    assert [b["start"] for b in bands] == sorted(b["start"] for b in bands)
+    assert spec["layer"][1]["layer"][0]["encoding"]["detail"] == {"field": "stage", "type": "nominal"}
+    assert re.match(r"fit at δ = 5\.0 pp \(\d+\.\d-\d+\.\d s\) · fit at the training bound ", stages_words(closed))
+
+
+def test_alike_refits_are_one_phase():
+    assert phase_of("half-sample refit 3 of 10") == "10 half-sample refits"
+    assert phase_of("fold 2 of 4 at the training bound 4.00 pp") == "4 folds at the training bound 4.00 pp"
+    assert phase_of("fit at δ = 5.0 pp") == "fit at δ = 5.0 pp"
+    points = [{"elapsed": t, "stage": s, "objective": 1.0, "bound": 1.0} for t, s in (
+        (0.0, "fit at δ = 5.0 pp"), (0.4, "half-sample refit 1 of 2"), (0.9, "half-sample refit 2 of 2"),
+        (1.2, "constant tree"), (1.3, ""))]
+    assert [(b["stage"], b["start"], b["end"], b["drawn"]) for b in stage_bands(points)] == [
+        ("fit at δ = 5.0 pp", 0.0, 0.4, True), ("2 half-sample refits", 0.4, 1.2, False),
+        ("constant tree", 1.2, 1.2, True)]
+    assert stages_words(points) == ("fit at δ = 5.0 pp (0.0-0.4 s) · 2 half-sample refits (0.4-1.2 s) · "
+                                    "constant tree (1.2-1.2 s)")
+    assert stage_bands(points[-1:]) == [] and stages_words([]) == ""
 
 
 def test_the_promise_words_are_the_record_and_the_settings_are_those_asked(promised):

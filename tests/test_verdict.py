@@ -62,7 +62,7 @@ def test_a_constant_tree_is_within_on_any_rows():
     found = gap_verdict(0.0, 0.05, training=False, constrained=True, interval=(0.0, 0.3), constant=True)
     assert found.words == "within δ = 5.0 pp (a constant tree: gap 0 on any rows)"
     badge = verdict(0.0, 0.05, True, "test", interval=(0.0, 0.3), constant=True)
-    assert (badge.text, badge.colour) == ("within δ = 5.0 pp: constant tree", "green")
+    assert (badge.text, badge.colour) == ("within δ = 5.0 pp: constant tree", "orange")  # no green beside one class
     assert verdict(0.0, 0.05, True, "test", interval=(0.0, 0.3)).text == "undecided against δ = 5.0 pp"
     test = {"gaps": {"statistical_parity": {"difference": 0.0}},
             "intervals": {"statistical_parity": {"low": 0.0, "high": 0.3}}}

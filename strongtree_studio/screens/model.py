@@ -43,7 +43,9 @@ with tree_col:
           help=OBJECTIVE_HELP)
     field(st.number_input, setting_name("regularization"), MODEL, "regularization", 0.0, 0.99, step=0.01, format="%.2f",
           help=REGULARIZATION_HELP)
-    a, b, c = st.columns(3)
+    # two a row: three side by side wrap their names at a projector's 1280 px
+    a, b = st.columns(2)
+    c, _ = st.columns(2)
     with a:
         field(st.number_input, setting_name("max_branching"), MODEL, "max_branching", min_value=1, step=1,
               placeholder="no limit", help="At most this many branching nodes (questions) in the whole tree.")

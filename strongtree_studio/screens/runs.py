@@ -188,7 +188,7 @@ shown_history = pd.DataFrame({
     "time": column("runtime").map(lambda v: fmt(v, "seconds")),
 })
 # A table that wraps its cells (a data grid would cut them at a projector's width).
-st.table(md_table(shown_history.set_index("run")), height=min(44 + 38 * len(shown_history), 460))
+st.table(md_table(shown_history.set_index("run")), height=min(48 + 64 * len(shown_history), 460))  # rows of two lines
 st.caption("Gap: the largest measured gap among the fairness notions the run constrained, in percentage points. "
            "The list below says when each run was solved and whose it is; compare two for every setting.")
 

@@ -30,6 +30,7 @@ from strongtree_studio.views import (
     progress_view,
     queue_message,
     series_legend_html,
+    stages_words,
 )
 from strongtree_studio.words import (
     backend_words,
@@ -193,8 +194,11 @@ def render_progress() -> None:
             st.vega_lite_chart(spec=view.objective_chart, width="stretch", height=210)
         if view.gap_chart is not None:
             st.vega_lite_chart(spec=view.gap_chart, width="stretch", height=130)
+        stages = stages_words(points, snap.main.now if snap.active and snap.main.result is None else None)
         st.caption(f"Values count {objective_words(model.objective, model.regularization)}. A bound far above the "
-                   "best tree runs along the top edge. The gap reaches 0 when the best tree is proven optimal.")
+                   "best tree runs along the top edge. The gap reaches 0 when the best tree is proven optimal."
+                   + (f" One solve in stages (shaded; the refits on parts of the rows count other rows and are not "
+                      f"drawn): {md(stages)}." if stages else ""))
     with log:
         st.markdown("**What the solver did** (newest first)")
         st.table(view.log, hide_index=True)
