@@ -15,7 +15,7 @@ from strongtree_core.sweep import to_table
 from strongtree_studio.config import ModelConfig, Roles, SplitConfig, split_table
 from strongtree_studio.explain import FAIRNESS_NOTIONS
 from strongtree_studio.outcome import SolveContext, build_entry
-from strongtree_studio.words import fmt, status_word
+from strongtree_studio.words import claim_of, fmt, status_word
 
 MSG_FROM_POINT = "The tree of point {point}{sweep} ({label}), opened from the Trade-offs page."
 MSG_POINT_NO_TREE = "Point {point} has no tree to open: {reason}"
@@ -115,8 +115,6 @@ def point_status(row: Any) -> str:
     thresholds", "Constant tree (promise)"), else in its status's (a reference model, a refused fit)."""
     tree = row.get("tree") if hasattr(row, "get") else None
     if isinstance(tree, str) and tree:
-        from strongtree_studio.views import claim_of
-
         said = claim_of(tree)
         if said is not None:
             return said.short

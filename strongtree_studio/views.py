@@ -18,11 +18,11 @@ from typing import Any, Sequence
 import pandas as pd
 import streamlit as st
 
-from strongtree_core.claim import Claim, claim, tree_claim
+from strongtree_core.claim import Claim, claim
 from strongtree_core.tree.record import SolveRecord
 from strongtree_studio.jobs import JobSnapshot
 from strongtree_studio.ticks import seconds_x
-from strongtree_studio.words import JOB_STATE, count_of, event_words, fmt, status_word
+from strongtree_studio.words import JOB_STATE, claim_of, count_of, event_words, fmt, status_word
 
 MSG_QUEUED = (
     "Waiting for a free solver: {running} running now (the server runs at most {limit} at a time) "
@@ -47,12 +47,6 @@ def job_state_key(snapshot: JobSnapshot) -> str:
     if snapshot.state == "running" and snapshot.phase == "baseline":
         return "baseline"
     return snapshot.state
-
-
-@lru_cache(maxsize=256)
-def claim_of(result_json: str) -> Claim | None:
-    """The claim of a tree's JSON (:func:`strongtree_core.claim.tree_claim`), parsed once per text."""
-    return tree_claim(result_json)
 
 
 def result_claim(snapshot: JobSnapshot) -> Claim | None:

@@ -10,6 +10,10 @@ Statuses reach the user through :data:`SOLVE_STATUS`, :data:`JOB_STATE` and
 
 from __future__ import annotations
 
+from functools import lru_cache
+
+from strongtree_core.claim import Claim, tree_claim
+
 from strongtree_core.words import (  # noqa: F401  (the one formatter and vocabulary, re-exported for the pages)
     BACKENDS,
     METHODS,
@@ -68,3 +72,10 @@ def event_words(message: str) -> str:
     if message.startswith("warm start: "):
         return "start: " + message.removeprefix("warm start: ")
     return PROGRESS_EVENTS.get(message, message)
+
+
+@lru_cache(maxsize=256)
+def claim_of(tree_json: str) -> Claim | None:
+    """The claim of a stored tree's JSON (:func:`strongtree_core.claim.tree_claim`), parsed once per text
+    (the Solve page's badge, the sidebar and the Trade-offs table ask for the same trees on every rerun)."""
+    return tree_claim(tree_json)

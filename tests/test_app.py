@@ -708,3 +708,25 @@ def test_the_data_page_suggests_columns_to_ignore_and_names_codes():
     at.button(key="data.reset_edits").click().run()
     assert at.session_state["table"].frame["y"].tolist() == frame["y"].tolist()
     assert at.session_state["roles"].pos_label == 1
+
+
+def test_the_model_page_names_each_setting_as_the_report_does_and_prices_a_promise():
+    """One name per setting (strongtree_core.vocabulary.SETTING_NAMES): the Model page's labels are the
+    report's names; and before the click, a promise says what it costs."""
+    from strongtree_core.vocabulary import SETTING_NAMES
+
+    at = new_app()
+    at.button(key="data.load_demo").click().run()
+    goto(at, "strongtree_studio/screens/model.py")
+    for name in ("max_branching", "max_features_used", "min_leaf", "regularization"):  # labels are markdown
+        assert at.number_input(key=f"model.{name}").label == md(SETTING_NAMES[name])
+    assert at.number_input(key="model.time_limit").label == md(f"{SETTING_NAMES['time_limit']} (seconds)")
+    assert at.slider(key="model.depth").label == md(SETTING_NAMES["depth"])
+    assert at.selectbox(key="model.solver").label == md(SETTING_NAMES["solver"])
+    assert at.selectbox(key="model.fairness_confidence").label == md(SETTING_NAMES["fairness_confidence"])
+    assert not any("What this promise costs" in c.value for c in at.caption)
+    at.multiselect(key="model.fairness").set_value(["statistical_parity"]).run()
+    at.selectbox(key="model.fairness_confidence").set_value(0.9).run()
+    costs = [c.value for c in at.caption if "What this promise costs" in c.value]
+    assert len(costs) == 1 and "A promise refits the tree about 13 times" in costs[0]
+    assert at.selectbox(key="model.fairness_confidence").format_func(0.9) == "90 % confidence on new rows (estimated)"

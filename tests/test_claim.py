@@ -226,3 +226,132 @@ def test_the_table_in_results_is_what_the_one_function_says_now():
     for state in ("certified on all thresholds", "over kept thresholds", "not proven", "infeasible",
                   "promise estimated", "promise proved", "constant fallback"):
         assert re.search(rf"^\| {re.escape(state)} \|", printed, re.M)
+
+
+def test_each_way_a_solve_ends_has_its_own_words():
+    kept = Scope(depth=4, thresholds=128, distinct_thresholds=1_254, widest_column=517)
+    every = Scope(depth=4, thresholds=1_254, distinct_thresholds=1_254)
+    infeasible = claim(SolveRecord("infeasible", n_rows=10, scope=Scope(depth=2)))
+    assert (infeasible.label, infeasible.colour) == ("No tree fits", "red")
+    assert infeasible.sentence == "No tree of depth 2 satisfies all the constraints together on these 10 training rows."
+    bound = claim(SolveRecord("interrupted", objective=600, bound=652, n_rows=768, scope=every))
+    assert bound.state == "not_proven" and bound.label == "Stopped (not proven)"
+    assert bound.bound == "No tree of depth 4 can do better than the bound 652."
+    assert bound.sentence.endswith(" " + bound.bound)
+    assert claim(SolveRecord("time_limit", objective=600, bound=652, n_rows=768, scope=kept)).bound == (
+        "No tree of depth 4 asking only the 128 of the 1,254 thresholds kept can do better than the bound 652.")
+    heuristic = claim(SolveRecord("heuristic", objective=5, scope=kept))
+    assert (heuristic.state, heuristic.label, heuristic.bound) == ("heuristic", "Heuristic (no proof)", "")
+    assert heuristic.sentence == "A heuristic's tree (greedy or local search): no optimality claim."
+    running = claim(SolveRecord("running", objective=5))
+    assert (running.state, running.colour) == ("running", "blue")
+    assert claim(SolveRecord("optimal", certified=False, objective=5)).state == "other"  # a proof the solve refused
+    assert claim(SolveRecord("optimal", certified=True)).sentence == (
+        "No tree of this depth asking the questions of its encoding does better on the training rows under these "
+        "constraints.")
+
+
+def test_a_promise_record_missing_some_facts_claims_no_more():
+    record = STATES["constant fallback"]
+    no_label = claim(SolveRecord("optimal", certified=True, promise={**record.promise, "predicts": None}))
+    assert "it predicts one class for every row, so its gap is 0 on any rows" in no_label.promise
+    held = dict(STATES["promise proved"].promise, held_out_rows=None)
+    assert claim(SolveRecord("optimal", certified=True, promise=held)).promise == (
+        "Its gap on new rows of the same population is at most 5.0 pp with probability at least 90 %: proved by an "
+        "exact test on held-out rows (holdout method).")
+
+
+def test_a_scope_is_a_checked_value():
+    for bad in ({"thresholds": -1}, {"depth": True}, {"questions": 2.5}, {"training_bound": float("nan")},
+                {"training_bound": -0.1}):
+        with pytest.raises(ValueError, match="Not a stored certificate scope"):
+            Scope(**bad)
+    with pytest.raises(ValueError, match="not an object"):
+        Scope.from_dict([2])
+    assert Scope(thresholds=3.0).thresholds == 3 and isinstance(Scope(thresholds=3.0).thresholds, int)
+    assert "scope" not in SolveRecord("optimal", certified=True).to_dict()
+    assert SolveRecord("optimal", certified=True, scope={"depth": 2}).scope == Scope(depth=2)
+
+
+def test_the_encoding_counts_each_numeric_columns_distinct_cuts():
+    from strongtree_core.encoding import EncodingPlan, TableEncoder
+
+    frame = pd.DataFrame({"x": [0.5, 1.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5], "level": [1, 2, 3] * 3 + [1],
+                          "kind": list("ababababab"), "flag": [0, 1] * 5})
+    plan = TableEncoder(n_buckets=3).fit(frame)
+    by_name = {c.name: c for c in plan.columns}
+    assert (by_name["x"].n_gaps, len(by_name["x"].cuts)) == (8, 2)  # 9 distinct values, 2 quantile cuts
+    assert (by_name["level"].n_gaps, len(by_name["level"].cuts)) == (2, 2)  # ordinal: every cut
+    assert by_name["kind"].n_gaps is None and by_name["flag"].n_gaps is None
+    assert plan.threshold_counts() == (4, 10, 8)
+    assert EncodingPlan.from_dict(plan.to_dict()) == plan
+    weighted = TableEncoder(n_buckets=3).fit(frame, sample_weight=np.r_[np.zeros(3), np.ones(7)])
+    assert {c.name: c for c in weighted.columns}["x"].n_gaps == 6  # rows of weight 0 are absent
+    assert TableEncoder().fit(frame[["kind", "flag"]]).threshold_counts() is None
+    data = TableEncoder(max_thresholds=2).fit(frame, target=np.array([0, 1] * 5))
+    assert {c.name: c for c in data.columns}["x"].n_gaps == 8
+
+
+def test_the_scope_carries_the_training_bound_of_a_parity_constraint_only():
+    X, y = fifty_eight_rows()
+    group = np.where(X.c > 0, "g", "h")
+    fair = StrongTreeClassifier(depth=1, time_limit=30, fairness="statistical_parity", fairness_bound=0.3).fit(
+        X.assign(group=group), y, sensitive_features="group")
+    assert fair.record_.scope.training_bound == 0.3 and fair.record_.scope.depth == 1
+    floor = StrongTreeClassifier(depth=1, time_limit=30, min_recall=0.5).fit(X, y)
+    assert floor.record_.scope.training_bound is None
+
+
+def test_a_stored_tree_says_its_claim_without_being_read_whole(kept_and_all, tmp_path):
+    from strongtree_core.claim import tree_claim
+    from strongtree_studio.runs import RunEntry, RunStore, run_claim
+
+    _, _, kept, _ = kept_and_all
+    text = kept.tree_.to_json()
+    assert tree_claim(text) == claim(kept.record_)
+    assert tree_claim(json.dumps({"rows": []})) is None
+    odd = json.loads(text)
+    odd["record"]["status"] = "optimal"
+    odd["record"]["unknown_field"] = 1
+    assert tree_claim(json.dumps(odd)).label == "Proven optimal"  # unreadable: said by its status alone
+    store = RunStore(tmp_path / "runs.sqlite3")
+    store.save(RunEntry(dataset="t", fingerprint="f", status="optimal", config={}, summary={}, evaluation=None,
+                        tree=text, baseline=None))
+    store.save(RunEntry(dataset="t", fingerprint="f", status="time_limit", config={}, summary={}, evaluation=None,
+                        tree=None, baseline=None))
+    shown = store.table()
+    assert [c.short for c in shown["claim"]] == ["Not proven (time limit)", KEPT_LABEL]
+    assert run_claim("optimal", json.dumps(kept.record_.to_dict())).label == KEPT_LABEL
+    assert run_claim("interrupted", "not json").label == "Stopped (not proven)"
+
+
+def test_the_rules_file_and_the_report_say_the_claim(kept_and_all):
+    from strongtree_core.report.build import ReportInput, build_report
+    from strongtree_studio.exports import export_bytes
+
+    X, y, kept, _ = kept_and_all
+    rules = export_bytes(kept.tree_, "rules").decode()
+    assert rules.startswith(f"# {KEPT_LABEL}. No tree of depth 2 asking only the 48 of the 171 thresholds kept")
+    html = build_report(ReportInput(tree=kept.tree_, train=X.assign(target=y), test=None, dataset="58 rows",
+                                    settings={"depth": 2}), engine="builtin")
+    assert "<dt>Thresholds searched</dt><dd>48 of the 171 distinct cuts</dd>" in html
+    assert f'<span class="badge blue">{KEPT_LABEL}</span>' in html
+    assert re.search(rf"<tr><th scope=\"row\">This tree</th><td>{KEPT_LABEL}</td>", html)
+    assert "<title>58 rows: a decision tree of depth 2</title>" in html
+
+
+def test_the_settings_have_one_name_from_the_page_to_the_report():
+    from strongtree_core.report.settings import settings_rows
+    from strongtree_core.vocabulary import SETTING_NAMES, setting_name
+    from strongtree_studio.stale import _MODEL_NAMES
+
+    rows = dict(settings_rows({"max_features_used": 3, "max_branching": None, "min_leaf": 5, "regularization": 0.1,
+                               "fairness": "statistical_parity", "fairness_bound": 0.05, "fairness_confidence": 0.9}))
+    assert rows["Max. features used"] == "3" and rows["Max. splits"] == "no limit"
+    assert rows["Min. rows per leaf"] == "5" and rows["Largest allowed gap δ"] == "5.0 pp"
+    assert rows["Promise on new rows"] == "90 % confidence" and rows["Simplicity weight λ"] == "0.1"
+    assert "Most distinct questions" not in rows
+    assert dict(settings_rows({"max_features": 2}))["Max. features used"] == "2"  # a run stored before 0.2
+    assert "Promise on new rows" not in dict(settings_rows({"fairness_confidence": 0.9}))  # nothing promised
+    assert _MODEL_NAMES["max_features_used"] == "max. features used" == setting_name("max_features_used", inside=True)
+    assert setting_name("unknown_thing") == "unknown thing" and SETTING_NAMES["depth"] == "Maximum depth"

@@ -18,7 +18,9 @@ from strongtree_core import StrongTreeClassifier, TrivialTreeWarning
 from strongtree_core.claim import CONSTANT_LABEL, claim
 from strongtree_core.promise import (
     HELD_OUT_SMALLEST,
+    KEPT_PROVED,
     NO_SMALLEST,
+    SMALLEST_DELTA,
     Differences,
     FairnessPromise,
     Fitted,
@@ -221,3 +223,94 @@ def test_the_model_page_says_what_a_promise_costs_before_the_click():
     assert "subsample method estimates the promise" in words
     assert promise_words(0.9) == "90 % confidence on new rows (estimated)"
     assert promise_words(None) == "training rows only"
+
+
+def test_a_held_out_promise_kept_says_it_is_proved():
+    passing = _fitted(0.05, False, (2_000, 4_000, 2_040, 4_000), fitted_gap=0.004)  # 1 pp apart, 8,000 held out
+    chosen, promise = run_holdout(lambda t: passing, lambda: None, lambda: _fitted(0.05, False, (50, 100, 50, 100)),
+                                  delta=0.05, confidence=0.9, n_rows=20_000, n_fit_rows=12_000)
+    assert chosen is passing and not promise.constant and promise.known == "proved"
+    assert promise.message == KEPT_PROVED.format(method="holdout", delta=5.0, confidence=0.9, held=8_000, bound=5.0,
+                                                 fitted=12_000, accuracy=80.0, today=80.0)
+    assert [r.certified for r in promise.rounds] == [True] * 5 and promise.rounds[-1].held_out_gap == pytest.approx(0.01)
+    assert promise.details.startswith("Exact test on the held-out rows by round: training bound 0.10 pp: gap 1.00 pp "
+                                      "on the held-out rows, certified;")
+
+
+def test_the_margin_says_estimated_when_only_a_constant_tree_is_left():
+    wide = _fitted(0.05, False, (30, 60, 20, 60))
+    constant = Fitted(model=None, training_bound=0.0, constant=True, accuracy=0.7,
+                      diffs=Differences(*(np.zeros(1) for _ in range(4))))
+    _, promise = run_margin(lambda t: wide, lambda: constant, delta=0.05, confidence=0.9, n_rows=120)
+    assert ("no tree that splits, fitted at training bounds down to 0.10 pp, could be shown to keep the gap on new "
+            "rows within 5.0 pp with confidence 90% (estimated)") in promise.message
+    assert promise.message.endswith(SMALLEST_DELTA.format(value=100 * promise.smallest_delta))
+    kept = _fitted(0.05, False, (300, 1000, 310, 1000))
+    _, kept_promise = run_margin(lambda t: kept, lambda: constant, delta=0.05, confidence=0.9, n_rows=2_000)
+    assert kept_promise.message.startswith("Fairness on new rows, estimated (margin method; not proved): the gap on "
+                                           "new rows of the same population is estimated to stay within 5.0 pp")
+
+
+def test_a_real_holdout_keeps_the_fitted_rows_gap_apart_from_the_held_out_gap():
+    X, y = _population(1500, 2)
+    clf = StrongTreeClassifier(depth=1, fairness="statistical_parity", fairness_bound=0.10, fairness_confidence=0.9,
+                               fairness_confidence_method="holdout", time_limit=30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrivialTreeWarning)
+        clf.fit(X, y, sensitive_features="group")
+    promise = clf.fairness_promise_
+    tried = [r for r in promise.rounds if not r.constant]
+    assert tried and all(r.held_out_gap is not None for r in tried)
+    assert any(abs(r.training_gap - r.held_out_gap) > 1e-9 for r in tried)  # two sets of rows, two gaps
+    assert all(r.training_gap <= r.training_bound + 1e-9 for r in tried)  # the certificate on the rows fitted on
+    assert promise.held_out_rows == 1500 - promise.rows_used if not promise.constant else promise.held_out_rows > 0
+
+
+def test_the_cli_says_the_verdict_of_each_parity_check(capsys):
+    from strongtree_core.cli.fit import report
+
+    X, y = _population(600, 3)
+    clf = StrongTreeClassifier(depth=1, fairness="statistical_parity", fairness_bound=0.05, min_recall=0.2,
+                               time_limit=30).fit(X, y, sensitive_features="group")
+    report(clf, 0.8, None)
+    lines = capsys.readouterr().out.splitlines()
+    parity = next(line for line in lines if line.startswith("statistical parity difference: measured"))
+    assert parity.endswith("): within δ = 5.0 pp (the certificate on these rows)")
+    recall = next(line for line in lines if line.startswith("recall: measured"))
+    assert recall.endswith(")")  # a floor reads the other way: no gap verdict
+
+
+def test_a_plain_solve_ends_once_in_the_claims_words():
+    from strongtree_core.tree import SolveRecord
+
+    record = SolveRecord("optimal", objective=10, bound=10, gap=0.0, certified=True, runtime=1.5, n_rows=20)
+    points = [{"elapsed": 0.5, "objective": 8, "bound": 12, "gap": 0.5, "nodes": 3, "message": "new incumbent"},
+              {"elapsed": 1.0, "objective": 10, "bound": 10, "gap": 0.0, "nodes": 5, "message": "certified optimal"}]
+    closed = closed_points(points, record)
+    assert len(closed) == 2 and closed[-1]["message"] == FINAL + "Proven optimal"
+    assert points[-1]["message"] == "certified optimal"  # the job's history is not changed
+    moved = closed_points(points[:1], record)
+    assert len(moved) == 2 and moved[-1]["elapsed"] == 1.5 and not moved[-1]["log_only"]
+    assert closed_points(points, None) == points
+    log = solver_log(closed)
+    assert list(log["step"]) == ["Proven optimal", "better tree"]
+
+
+def test_the_model_page_cost_words_read_the_training_rows():
+    from types import SimpleNamespace
+
+    from strongtree_studio.config import ModelConfig, Roles, SplitConfig
+    from strongtree_studio.demo_data import make_hiring
+    from strongtree_studio.fairview import promise_cost_words
+
+    table = SimpleNamespace(frame=make_hiring(800, seed=1))
+    roles = Roles("hired", "yes", ("gender",), ())
+    model = ModelConfig(fairness=("statistical_parity",), fairness_bound=0.01, fairness_confidence=0.95)
+    words = promise_cost_words(table, roles, model, SplitConfig(test_size=0.25, seed=0))
+    assert words.startswith("What this promise costs: A promise refits the tree about 13 times within the time limit")
+    rows = int(re.search(r"\(([\d,]+) rows\)", words).group(1).replace(",", ""))
+    assert rows < 400  # a group of the 600 training rows, not of all 800
+    assert "against δ = 1.0 pp: a constant tree is likely" in words
+    assert promise_cost_words(table, roles, ModelConfig(fairness_confidence=0.9), SplitConfig()) == ""  # no notion
+    assert promise_cost_words(None, roles, model, SplitConfig()) == ""
+    assert promise_cost_words(table, Roles("hired", None, ("gender",), ()), model, SplitConfig()) == ""
