@@ -121,8 +121,10 @@ def _why_kept(scope: Scope) -> str:
     return ""
 
 
-def _training_bound(scope: Scope | None, promise: Mapping | None) -> str:
-    if promise is not None and not promise.get("constant"):
+def _training_bound(promise: Mapping | None) -> str:
+    """With a promise, the training bound it tightened the constraint to (a constant tree's words say no more
+    than the promise's, :func:`claim`)."""
+    if promise is not None:
         return f", with the fairness bound tightened to {fmt(promise.get('training_bound'), 'points')} on them"
     return ""
 
@@ -136,14 +138,14 @@ def _certificate(record: SolveRecord) -> tuple[str, str, str, str, str, str]:
     if status == "optimal" and record.certified:
         if kept:
             sentence = (f"No tree {depth} {_kept(scope)} does better {_rows(record)} under these constraints"
-                        f"{_training_bound(scope, promise)}; a tree asking another threshold may do better."
+                        f"{_training_bound(promise)}; a tree asking another threshold may do better."
                         + _why_kept(scope))
             return "kept_thresholds", KEPT_LABEL, sentence, ":material/filter_alt:", "blue", ""
         every = (" (every threshold of the numeric columns was searched)"
                  if scope is not None and scope.thresholds else "")
         asking = " asking the questions of its encoding" if scope is None else ""  # made before the scope was kept
         sentence = (f"No tree {depth}{asking} does better {_rows(record)} under these constraints"
-                    f"{_training_bound(scope, promise)}{every}.")
+                    f"{_training_bound(promise)}{every}.")
         word = status_word("optimal")
         return "certified", word.label, sentence, word.icon, word.colour, ""
     if status == "infeasible":

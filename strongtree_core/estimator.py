@@ -888,9 +888,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         scope = self._scope(spec, encoded, data.n_features,
                             data.n_features if encoded_questions is None else encoded_questions)
         notes = [solved.record.message] if solved.record.message else []
-        if scope.thinned and not scope.ladder_thinned:
-            notes.append(THRESHOLDS_KEPT.format(kept=scope.thresholds, distinct=scope.distinct_thresholds,
-                                                widest=scope.widest_column))
+        notes += [thresholds_note(scope)] if thresholds_note(scope) else []
         if encoded.cart_sample is not None:
             notes.append(CART_SAMPLED.format(rows=encoded.cart_sample[0], n=encoded.cart_sample[1]))
         if train.protected_in_x and self.allow_protected_splits:
@@ -1293,6 +1291,14 @@ def _check_comparable(constraints, y_idx, groups: GroupCoding | None, legit: Gro
                     notion=c.notion, column=groups.name, cohorts=" and the ".join(cohort.label for cohort in cohorts)
                 )
             )
+
+
+def thresholds_note(scope: Scope) -> str:
+    """The record's note of an encoding that kept some of the distinct cuts (:data:`THRESHOLDS_KEPT`); "" when
+    it kept every one, and when the ladder thinned them within the time (its own words say so)."""
+    if not scope.thinned or scope.ladder_thinned:
+        return ""
+    return THRESHOLDS_KEPT.format(kept=scope.thresholds, distinct=scope.distinct_thresholds, widest=scope.widest_column)
 
 
 def _thinned(solved: Solved, encoded: _Encoded, data: PatternData) -> tuple[Solved, _Encoded, PatternData]:

@@ -161,8 +161,14 @@ def test_a_bound_not_proven_optimal_says_what_it_ranges_over(kept_and_all):
 
 
 def test_the_ladder_says_the_time_thinned_the_thresholds():
+    from strongtree_core.estimator import thresholds_note
+
     scope = Scope(depth=3, thresholds=48, distinct_thresholds=4_212, questions=48, encoded_questions=160)
     assert scope.ladder_thinned and scope.thinned
+    assert thresholds_note(scope) == ""  # the ladder's own words (record_.choice) say why, not the encoding's
+    assert thresholds_note(Scope(thresholds=48, distinct_thresholds=171, widest_column=57, questions=48,
+                                 encoded_questions=48)) == THRESHOLDS_KEPT.format(kept=48, distinct=171, widest=57)
+    assert thresholds_note(Scope(thresholds=171, distinct_thresholds=171)) == ""
     said = claim(SolveRecord("optimal", objective=5, bound=5, certified=True, n_rows=200_000, scope=scope))
     assert said.sentence.endswith(" The time allowed a proof over 48 of the encoding's 160 questions; a longer time "
                                   "limit may prove more.")

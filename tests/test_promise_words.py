@@ -140,6 +140,8 @@ def test_a_promise_solve_is_one_solve_on_one_clock(promised):
     assert [b["stage"] for b in bands] == list(dict.fromkeys(stages))
     assert [b["start"] for b in bands] == sorted(b["start"] for b in bands)
     assert spec["layer"][1]["layer"][0]["encoding"]["detail"] == {"field": "stage", "type": "nominal"}
+    drawn = spec["layer"][1]["data"]["values"]
+    assert drawn and all(r["stage"].startswith("fit at") for r in drawn)  # the end is logged, not drawn
     assert re.match(r"fit at δ = 5\.0 pp \(\d+\.\d-\d+\.\d s\) · fit at the training bound ", stages_words(closed))
 
 
@@ -277,7 +279,7 @@ def test_the_cli_says_the_verdict_of_each_parity_check(capsys):
     parity = next(line for line in lines if line.startswith("statistical parity difference: measured"))
     assert parity.endswith("): within δ = 5.0 pp (the certificate on these rows)")
     recall = next(line for line in lines if line.startswith("recall: measured"))
-    assert recall.endswith(")")  # a floor reads the other way: no gap verdict
+    assert re.fullmatch(r"recall: measured [\d.]+ \(bound 0\.2000\)", recall), recall  # a floor: no gap verdict
 
 
 def test_a_plain_solve_ends_once_in_the_claims_words():
