@@ -99,11 +99,12 @@ def collapse_controls(tree: FittedTree, key: str, left=None, right=None, readabl
     left.select_slider("Levels of questions open", list(range(1, deepest + 1)), key=levels_key,
                        format_func=lambda n: fmt(n, "int"), on_change=open_levels,
                        help="Fewer levels collapse every subtree below them into one box.")
+    names = node_words(tree, nodes)
     valid = [n for n in widget_value(chosen_key, []) if n in nodes]
     if valid != widget_value(chosen_key, []):
         set_widget_value(chosen_key, valid)
     return right.multiselect(
-        "Collapsed subtrees", nodes, key=chosen_key, format_func=lambda n: plain_text(node_words(tree, n)),
+        "Collapsed subtrees", nodes, key=chosen_key, format_func=lambda n: plain_text(names[n]),
         on_change=chosen, placeholder="None: every box is shown", help="Each subtree chosen here is drawn as one "
         "grey box; take it out of the list to open it again.",
     )

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 from typing import Any, Collection, Mapping, Sequence
 
 import numpy as np
@@ -233,14 +234,16 @@ def drawing_size(dot: str) -> tuple[float, float]:
     return span(1) * PX_PER_PT, height * PX_PER_PT
 
 
-def node_words(tree: FittedTree, node: int) -> str:
-    """A branching node in words for a list: its question, its rows and the answer that leads to it."""
+def node_words(tree: FittedTree, nodes: Sequence[int]) -> dict[int, str]:
+    """A short name for each branching node of ``nodes``, for the list of collapsed subtrees: its
+    question, and its rows where two of the nodes ask the same question.  Short, because the
+    list's chips show at most about 170 px of text (Streamlit's multiselect, measured at 1280x720):
+    a question of the usual length fits, a question with its rows and path did not."""
     features = tree.encoding.features
-    question = features[int(tree.structure.feature[node - 1])].label + "?"
-    rows = count_of(int(np.asarray(tree.node_counts[node - 1]).sum()), "row")
-    parent = features[int(tree.structure.feature[node // 2 - 1])]
-    via = parent.label if node % 2 == 1 else parent.negated_label
-    return f"{question} ({rows}; where {via})"
+    question = {n: features[int(tree.structure.feature[n - 1])].label + "?" for n in nodes}
+    asked = Counter(question.values())
+    return {n: q if asked[q] == 1 else f"{q} {count_of(int(np.asarray(tree.node_counts[n - 1]).sum()), 'row')}"
+            for n, q in question.items()}
 
 
 def legend_html(tree: FittedTree, highlight: bool = False, groups: bool = False, collapsed: bool = False,

@@ -7,10 +7,12 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 
 import pytest
 from test_tree import HOSTILE, dot_nodes, mixed_tree
 
+from strongtree_core.structure import TreeStructure
 from strongtree_core.tree.dot import EXPORT, SCREEN
 from strongtree_studio.treeview import (
     PX_PER_PT,
@@ -72,8 +74,13 @@ def test_levels_of_questions_open_choose_the_subtrees_to_collapse():
     assert nodes_at_level(tree, 3) == []
     shown = dot_nodes(screen_dot(tree, collapsed=nodes_at_level(tree, 1)))
     assert shown == {1, 2, 3}
-    words = node_words(tree, 4)
-    assert words.startswith("priors_count ≤ 2? (") and "where income missing" not in words  # reached by "no"
+    names = node_words(tree, collapsible_nodes(tree))
+    assert names[4] == "priors_count ≤ 2?" and names[3] == "race = Caucasian?"  # the question, short for a chip
+    same = TreeStructure(3, tree.structure.feature.copy(), tree.structure.prediction.copy())
+    same.feature[6] = same.feature[2]  # node 7 asks node 3's question: the rows tell them apart
+    clone = replace(tree, structure=same)
+    named = node_words(clone, [3, 7])
+    assert named[3] != named[7] and named[3].startswith("race = Caucasian? ") and named[3].endswith("rows")
     assert panel_key("natural", "tree") == "stree-natural-tree"
 
 
