@@ -51,7 +51,7 @@ def test_the_guide_and_reference_build_with_no_warning(built):
     assert not out.stderr.strip(), out.stderr
     for page in ("api/metrics.html", "guide/analyst.html", "guide/teacher.html", "references.html"):
         assert (html / page).exists(), page
-    assert seconds < 90
+    assert seconds < 60
 
 
 def public_api() -> dict[str, set[str]]:
