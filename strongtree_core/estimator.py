@@ -206,13 +206,12 @@ CART_SAMPLED = ("CART (a start for the search, and the source of some thresholds
 #: The note of a fit whose encoding kept some of the numeric columns' distinct cuts (its certificate is over those).
 THRESHOLDS_KEPT = (
     "The encoding kept {kept:,} of the {distinct:,} distinct thresholds of the numeric columns: the certificate and "
-    "the bound hold over those. {widest:,} thresholds per numeric column (max_thresholds={widest}) keep every one, "
-    "for a longer search."
+    "the bound hold over those; max_thresholds={widest} keeps every one, for a longer search."
 )
 #: Constraints no tree over the thresholds kept meets (the claim's sentence first).
 INFEASIBLE_KEPT = (
-    "{claim} The constraints: {names}. {hint} More thresholds per numeric column (max_thresholds={widest}) may let a "
-    "tree fit."
+    "{claim} The constraints: {names}. {hint} Keeping more thresholds may let a tree fit: max_thresholds={widest} "
+    "keeps every one."
 )
 #: The solve gets at least this long, even when reading the table used up the time limit.
 MIN_SOLVE_SECONDS = 0.05

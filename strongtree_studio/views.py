@@ -22,7 +22,7 @@ from strongtree_core.claim import Claim, claim
 from strongtree_core.tree.record import SolveRecord
 from strongtree_studio.jobs import JobSnapshot
 from strongtree_studio.ticks import seconds_x
-from strongtree_studio.words import JOB_STATE, claim_of, count_of, event_words, fmt, status_word
+from strongtree_studio.words import JOB_STATE, claim_of, count_of, event_words, fmt, page_words, status_word
 
 MSG_QUEUED = (
     "Waiting for a free solver: {running} running now (the server runs at most {limit} at a time) "
@@ -92,7 +92,7 @@ def job_ending(snapshot: JobSnapshot) -> bool:
         st.info(md(snapshot.message), icon=":material/cancel:")
         return True
     if snapshot.main.error:
-        st.error(md(snapshot.main.error), icon=":material/error:")
+        st.error(md(page_words(snapshot.main.error)), icon=":material/error:")
     elif snapshot.state == "failed":
         st.error(md(snapshot.message), icon=":material/error:")
     return False

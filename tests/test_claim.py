@@ -115,7 +115,12 @@ def test_the_cli_prints_the_claim_and_its_note_in_its_own_words(kept_and_all, ca
     out = capsys.readouterr().out.splitlines()
     assert f"outcome: {KEPT_LABEL} (status optimal)" in out and f"proof: {KEPT_WORDS}" in out
     assert f"note: {cli_words(kept.record_.message)}" in out
-    assert "(--max-thresholds 57) keep every one" in cli_words(kept.record_.message)
+    assert "--max-thresholds 57 keeps every one" in cli_words(kept.record_.message)
+    from strongtree_studio.words import page_words
+
+    assert page_words(kept.record_.message).endswith(
+        "hold over those; 57 thresholds per numeric column (numeric coding “x ≤ t from the data”) keeps every one, "
+        "for a longer search.")
     as_json = result(kept, 0.9, False, None)
     assert (as_json["claim"], as_json["label"], as_json["words"]) == ("kept_thresholds", KEPT_LABEL, KEPT_WORDS)
     assert as_json["scope"]["distinct_thresholds"] == 171

@@ -118,3 +118,31 @@ def run():
     inp = report_input("hiring.csv", fair, None, ROLES, model, SplitConfig(test_size=0.25, seed=0), tables)
     html = build_report(inp, engine="builtin", created=WHEN)
     return inp, html, parse(html)
+
+
+def test_a_sweep_says_each_points_claim_and_verdicts_in_its_table():
+    """The exports (the sweep's table, the CLI's and the Trade-offs page's CSV) carry the claim and the verdict."""
+    import pandas as pd
+
+    from strongtree_core import StrongTreeClassifier
+    from strongtree_core.claim import claim
+    from strongtree_core.sweep import sweep
+    from strongtree_core.tree import FittedTree
+
+    rng = np.random.default_rng(5)
+    n = 400
+    X = pd.DataFrame({"score": rng.normal(size=n), "age": rng.integers(18, 70, n)})
+    group = rng.choice(["a", "b"], n)
+    y = ((X.score + 0.4 * (group == "a") + rng.normal(scale=0.8, size=n)) > 0).astype(int)
+    table = sweep(StrongTreeClassifier(depth=1, time_limit=20), X, y, sensitive_features=group,
+                  grid={"fairness": ["statistical_parity"], "fairness_bound": [0.02, 0.3]}, cv=[(np.arange(300),
+                                                                                               np.arange(300, n))])
+    for row in table.to_dict("records"):
+        record = FittedTree.from_json(row["tree"]).record
+        assert row["claim"] == claim(record).short == "Optimal over kept thresholds"
+        expected = gap_verdict(row["train_gap"], row["fairness_bound"], training=True, constrained=True)
+        assert row["train_verdict"] == expected.words == (
+            f"within δ = {100 * row['fairness_bound']:.1f} pp (the certificate on these rows)")
+        test = gap_verdict(row["test_gap"], row["fairness_bound"], training=False, constrained=True,
+                           interval=(row["test_gap_low"], row["test_gap_high"]))
+        assert row["test_verdict"] == test.words and "interval" in test.words

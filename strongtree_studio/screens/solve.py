@@ -38,6 +38,7 @@ from strongtree_studio.words import (
     gap_words,
     objective_value,
     objective_words,
+    page_words,
     route_words,
 )
 
@@ -259,7 +260,7 @@ def render_details() -> None:
                         f"distinct patterns  \n**Bound:** {fmt(record.bound)} · {gap_words(record.status, record.gap)}"
                         f"  \n**Why this route:** {md(record.choice)}")
             if record.message:
-                st.caption(md(record.message))
+                st.caption(md(page_words(record.message)))
         baseline = snapshot.baseline
         if snapshot.active:
             st.caption("Now solving the tree without fairness constraints, for the comparison on the Fairness page; "
