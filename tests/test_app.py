@@ -724,12 +724,12 @@ def test_the_model_page_names_each_setting_as_the_report_does_and_prices_a_promi
     at = new_app()
     at.button(key="data.load_demo").click().run()
     goto(at, "strongtree_studio/screens/model.py")
-    for name in ("max_branching", "max_features_used", "min_leaf", "regularization"):  # labels are markdown
-        assert at.number_input(key=f"model.{name}").label == md(SETTING_NAMES[name])
-    assert at.number_input(key="model.time_limit").label == md(f"{SETTING_NAMES['time_limit']} (seconds)")
-    assert at.slider(key="model.depth").label == md(SETTING_NAMES["depth"])
-    assert at.selectbox(key="model.solver").label == md(SETTING_NAMES["solver"])
-    assert at.selectbox(key="model.fairness_confidence").label == md(SETTING_NAMES["fairness_confidence"])
+    for name in ("max_branching", "max_features_used", "min_leaf", "regularization"):
+        assert at.number_input(key=f"model.{name}").label == SETTING_NAMES[name]
+    assert at.number_input(key="model.time_limit").label == f"{SETTING_NAMES['time_limit']} (seconds)"
+    assert at.slider(key="model.depth").label == SETTING_NAMES["depth"]
+    assert at.selectbox(key="model.solver").label == SETTING_NAMES["solver"]
+    assert at.selectbox(key="model.fairness_confidence").label == SETTING_NAMES["fairness_confidence"]
     assert not any("What this promise costs" in c.value for c in at.caption)
     at.multiselect(key="model.fairness").set_value(["statistical_parity"]).run()
     at.selectbox(key="model.fairness_confidence").set_value(0.9).run()
