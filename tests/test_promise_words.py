@@ -316,3 +316,19 @@ def test_the_model_page_cost_words_read_the_training_rows():
     assert promise_cost_words(table, roles, ModelConfig(fairness_confidence=0.9), SplitConfig()) == ""  # no notion
     assert promise_cost_words(None, roles, model, SplitConfig()) == ""
     assert promise_cost_words(table, Roles("hired", None, ("gender",), ()), model, SplitConfig()) == ""
+
+
+def test_the_report_folds_the_promise_internals_away(promised):
+    from strongtree_core.report.build import ReportInput, build_report
+    from test_promise import _population as population
+
+    clf, _ = promised
+    X, y = population(1500, 2)
+    html = build_report(ReportInput(tree=clf.tree_, train=X.assign(target=y), test=None, dataset="p", pos_label=1,
+                                    protected=("group",), fairness=("statistical_parity",), fairness_bound=0.05,
+                                    settings=clf.tree_.context.settings), engine="builtin")
+    folded = html[html.index('<details id="promise-details">'):]
+    folded = folded[:folded.index("</details>")]
+    assert "Risk R (summed normal tail probabilities" in folded
+    assert html.count("Risk R (summed normal tail probabilities") == 1  # nowhere in the open
+    assert "promise estimated" in html and "an estimate whose coverage was measured by simulation" in html

@@ -210,14 +210,21 @@ def _certificate(inp: ReportInput) -> tuple[str, list[tuple[str, str]]]:
         facts.append(("Formulation", record.formulation))
     if record.message:
         facts.append(("Solver's note", record.message))
-    details = (record.promise or {}).get("details")
-    if details:
-        facts.append(("How the promise was checked", details))
     found = (f" Best tree {objective_value(record.objective, objective, regularization, record.n_rows)}, bound "
              f"{fmt(record.bound) if record.bound is not None else 'none yet'}, {gap_words(record.status, record.gap)}, "
              f"found in {fmt(record.runtime, 'seconds')} by {route_words(record.method, record.backend)}."
              if record.objective is not None and said.promise_state != "constant" else "")
     return f"{said.label}: {said.words}{found}", facts
+
+
+def _promise_details(tree: FittedTree) -> str:
+    """How a promise on new rows was checked, in its method's own terms, folded away (the words above say what
+    was promised; the risks and the optimism's rescaling are for the reader who opens them)."""
+    details = (tree.record.promise or {}).get("details")
+    if not details:
+        return ""
+    return (f'<details id="promise-details"><summary>How the promise was checked</summary>'
+            f'<p class="note">{e(details)}</p></details>')
 
 
 def _title(inp: ReportInput) -> str:
@@ -438,7 +445,8 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
         f"{e(said.label)}</span>"
         + (f' <span class="badge {"green" if said.promise_state == "proved" else "blue"}">{e(said.promise_label)}</span>'
            if said.promise_label else "")
-        + f"</p><p>{e(certificate)}</p>" + facts_list(facts, "certificate-facts") + "</section>",
+        + f"</p><p>{e(certificate)}</p>" + facts_list(facts, "certificate-facts") + _promise_details(tree)
+        + "</section>",
         '<section id="tree" class="new-page"><h2>The tree</h2>'
         f'<figure><div class="drawing">{drawing.svg}</div><figcaption class="note">Drawn by {e(drawing.engine)}. '
         "Each box asks a question; the left branch is the answer yes. Coloured boxes are leaves: the class "
