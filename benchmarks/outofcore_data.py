@@ -1,6 +1,7 @@
 """A generated administrative table on disk, in Parquet parts: the data of ``outofcore_benchmark.py``.
 
-Each row is one application: 16 yes/no flags ``b00`` .. ``b15`` (prevalence 5 % to 50 %), four
+Each row is one application: 16 yes/no flags ``b00`` .. ``b15`` (prevalence 2 % to 25 %, as the
+flags of administrative records mostly are: a prior claim, a disability, a dependant, ...), four
 numbers (``age`` whole years 18-90, ``income`` log-normal with 2 % missing, ``score`` normal,
 ``tenure`` exponential), the protected ``group`` ("A" 40 %, "B" 60 %) and the label
 ``approved`` (0 / 1) drawn from a logistic model of a few flags, thresholds of the numbers and
@@ -26,7 +27,7 @@ N_FLAGS = 16
 
 def make_part(rows: int, seed: int) -> pa.Table:
     rng = np.random.default_rng(seed)
-    prevalence = np.linspace(0.05, 0.5, N_FLAGS)
+    prevalence = np.linspace(0.02, 0.25, N_FLAGS)
     flags = rng.random((rows, N_FLAGS)) < prevalence
     group_b = rng.random(rows) < 0.6
     age = rng.integers(18, 91, rows)

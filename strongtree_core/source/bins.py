@@ -70,16 +70,34 @@ def histogram_batch(spec: HistogramSpec, df: pd.DataFrame) -> dict:
     for name, shift in spec.columns:
         x = pd.to_numeric(df[name], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
         finite = np.isfinite(x)
-        out[name] = _bins(x[finite] + 0.0, y[finite], None if w is None else w[finite], k, shift)
+        if not finite.all():
+            x, y_, w_ = x[finite], y[finite], None if w is None else w[finite]
+        else:
+            y_, w_ = y, w
+        out[name] = _bins(x + 0.0, y_, w_, k, shift)
     return out
 
 
 def _bins(x: np.ndarray, y: np.ndarray, w: np.ndarray | None, k: int, shift: int) -> Histogram:
+    """The bins of one batch: its keys hashed (one pass over the rows), then the few distinct ones sorted."""
     keys = order_key(x) >> np.uint64(shift)
-    order = np.argsort(keys, kind="stable")
-    keys, x, y = keys[order], x[order], y[order]
-    weights = np.ones(x.size) if w is None else w[order]
-    return _reduce(keys, np.eye(k)[y] * weights[:, None] if x.size else np.zeros((0, k)), x, x)
+    codes, distinct = pd.factorize(keys, sort=False)
+    m = distinct.size
+    per_class = np.bincount(codes * k + y, weights=w, minlength=m * k).reshape(m, k).astype(float)
+    if shift == 0:
+        low = high = np.empty(m)
+        low[codes] = x  # one number per key
+    else:
+        grouped = pd.Series(x).groupby(codes, sort=False)
+        low = np.empty(m)
+        high = np.empty(m)
+        found = grouped.min()
+        low[found.index.to_numpy()] = found.to_numpy()
+        found = grouped.max()
+        high[found.index.to_numpy()] = found.to_numpy()
+    order = np.argsort(distinct)
+    return Histogram(np.asarray(distinct, dtype=np.uint64)[order], per_class[order], low[order],
+                     (low if shift == 0 else high)[order])
 
 
 def _reduce(keys: np.ndarray, per_class: np.ndarray, low: np.ndarray, high: np.ndarray) -> Histogram:

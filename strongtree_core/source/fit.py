@@ -66,9 +66,10 @@ def _names(value) -> tuple[str, ...]:
     return tuple(str(v) for v in value)
 
 
-def make_reader(table, scheduler):
+def make_reader(table, scheduler, threads: int = 1):
+    """The reader of the passes: on this machine (``threads`` summing batches), or on a Dask cluster."""
     if scheduler is None:
-        return LocalReader(table)
+        return LocalReader(table, threads)
     from strongtree_core.source.cluster import ClusterReader
 
     return ClusterReader(table, scheduler)
@@ -84,7 +85,7 @@ def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sen
     fairness = clf._validate_parameters()
     _refuse_in_memory_options(clf)
     table = resolve(source)
-    reader = make_reader(table, scheduler)
+    reader = make_reader(table, scheduler, cores_for(clf.n_jobs))
     try:
         protected, legitimate = _names(sensitive_features), _names(legitimate_features)
         features = _roles(clf, reader, table, target, sample_weight, protected, legitimate)

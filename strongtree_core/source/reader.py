@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -91,8 +93,9 @@ def _arrow():
 class LocalReader:
     """The passes of one table on this machine (pyarrow datasets: Parquet files or CSV)."""
 
-    def __init__(self, table: TableFiles) -> None:
+    def __init__(self, table: TableFiles, threads: int = 2) -> None:
         ds = _arrow()
+        self.threads = max(1, int(threads))
         if ds is None:
             raise StrongTreeError(NO_PYARROW.format(path=table.name))
         self.table = table
@@ -109,7 +112,7 @@ class LocalReader:
                                        fragment_readahead=1, use_threads=True)
         try:
             for batch in scanner.to_batches():
-                yield batch.to_pandas()
+                yield batch.to_pandas(strings_to_categorical=True)  # texts hashed once per batch, as codes
         except (OSError, ValueError) as exc:
             raise StrongTreeError(READ_FAILED.format(path=self.table.name, reason=exc)) from None
 
@@ -117,27 +120,27 @@ class LocalReader:
             size: Callable | None = None):
         """``merge`` of ``summarize(batch)`` over every batch.  ``size(summary)``: its patterns, for the cap
         and the progress (a pattern pass); summaries are then merged in growing groups, so that a long table
-        costs a few merges of the whole table, not one per batch."""
+        costs a few merges of the whole table, not one per batch.  Batches are summarized on
+        :attr:`threads` threads (numpy's sorts let go of the interpreter's lock), at most that many at once."""
         total, rows, pending, pending_size = None, 0, [], 0
         self.rows_seen = 0
-        for df in self.batches(columns):
-            watch.check()
-            part = summarize(df)
-            rows += len(df)
-            self.rows_seen = rows
-            if size is None:
-                total = part if total is None else merge(total, part)
-                patterns = 0
-            else:
-                pending.append(part)
-                pending_size += size(part)
-                held = 0 if total is None else size(total)
-                if pending_size >= max(held, 1_000_000):
-                    total = merge(*([] if total is None else [total]), *pending)
-                    pending, pending_size = [], 0
-                patterns = (0 if total is None else size(total)) + pending_size
-                watch.cap(0 if total is None else size(total))
-            watch.report(Reading(stage, rows, self.rows_total, patterns, memory_in_use()))
+        with ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="strongtree-read") as pool:
+            for part, n in _in_order(pool, summarize, self.batches(columns), self.threads, watch):
+                rows += n
+                self.rows_seen = rows
+                if size is None:
+                    total = part if total is None else merge(total, part)
+                    patterns = 0
+                else:
+                    pending.append(part)
+                    pending_size += size(part)
+                    held = 0 if total is None else size(total)
+                    if pending_size >= max(held, MERGE_PATTERNS):
+                        total = merge(*([] if total is None else [total]), *pending)
+                        pending, pending_size = [], 0
+                        watch.cap(size(total))
+                    patterns = (0 if total is None else size(total)) + pending_size
+                watch.report(Reading(stage, rows, self.rows_total, patterns, memory_in_use()))
         if size is not None and (pending or total is None):
             total = merge(*([] if total is None else [total]), *pending)
         if size is not None:
@@ -145,3 +148,23 @@ class LocalReader:
         watch.report(Reading(stage, rows, self.rows_total, 0 if size is None else size(total), memory_in_use()),
                      force=True)
         return total
+
+
+#: Patterns held unmerged before they are merged with the table's (a merge sorts them all).
+MERGE_PATTERNS = 1_000_000
+
+
+def _in_order(pool, summarize, batches, ahead: int, watch: Watch):
+    """``(summarize(batch), rows)`` for every batch, in order, with up to ``ahead`` batches at work;
+    the watch is looked at before each batch is begun."""
+    queue: deque = deque()
+    for df in batches:
+        watch.check()
+        queue.append((pool.submit(summarize, df), len(df)))
+        if len(queue) >= ahead:
+            future, n = queue.popleft()
+            yield future.result(), n
+    while queue:
+        watch.check()
+        future, n = queue.popleft()
+        yield future.result(), n

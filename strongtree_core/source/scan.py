@@ -92,7 +92,9 @@ def column_type(series: pd.Series) -> str:
     if pd.api.types.is_bool_dtype(dtype):
         return "bool"
     if isinstance(dtype, pd.CategoricalDtype):
-        return "category"
+        # texts read as categories (the readers do, for speed) are texts, as in a table read whole
+        categories = dtype.categories
+        return "text" if categories.dtype == object or pd.api.types.is_string_dtype(categories.dtype) else "category"
     if pd.api.types.is_numeric_dtype(dtype):
         return "number"
     return "text"
@@ -128,7 +130,11 @@ def scan_batch(spec: ScanSpec, df: pd.DataFrame) -> Scan:
 
 def _levels(series: pd.Series) -> tuple[dict | None, int]:
     """The distinct present values of a column by their level key, and its missing count."""
-    uniques = pd.unique(series.dropna())
+    if isinstance(series.dtype, pd.CategoricalDtype):  # the categories present, not every one declared
+        codes = np.unique(series.cat.codes.to_numpy())
+        uniques = series.cat.categories.to_numpy()[codes[codes >= 0]]
+    else:
+        uniques = pd.unique(series.dropna())
     levels: dict = {}
     for value in uniques:
         levels.setdefault(level_key(python_scalar(value)), python_scalar(value))
@@ -168,16 +174,17 @@ def column_scan(series: pd.Series) -> ColumnScan:
         flags = kind == "bool" or (levels is not None and all(type(v).__name__ in ("bool", "bool_") for v in levels.values()))
         return ColumnScan(kind, n_missing, n_present, all_flags=flags, levels=levels)
     x = series.to_numpy(dtype=float, na_value=np.nan)
-    present = x[~np.isnan(x)]
-    finite = present[np.isfinite(present)] + 0.0  # -0.0 is 0.0
-    values = np.unique(finite)
+    present = x[~np.isnan(x)] if n_missing else x
+    distinct = np.unique(present + 0.0)  # sorted (numpy's sort beats hashing here); -0.0 is 0.0
+    finite = distinct[np.isfinite(distinct)]
     return ColumnScan(
         "number", n_missing, n_present,
-        all_flags=finite.size == present.size and bool(((finite == 0.0) | (finite == 1.0)).all()),
+        all_flags=finite.size == distinct.size and bool(((finite == 0.0) | (finite == 1.0)).all()),
         whole=bool((finite == np.round(finite)).all()),
-        has_posinf=bool(np.isposinf(present).any()), has_neginf=bool(np.isneginf(present).any()),
-        values=values if values.size <= DISTINCT_CAP else None,
-        low=float(values[0]) if values.size else np.inf, high=float(values[-1]) if values.size else -np.inf,
+        has_posinf=bool(distinct.size and np.isposinf(distinct[-1])),
+        has_neginf=bool(distinct.size and np.isneginf(distinct[0])),
+        values=finite if finite.size <= DISTINCT_CAP else None,
+        low=float(finite[0]) if finite.size else np.inf, high=float(finite[-1]) if finite.size else -np.inf,
     )
 
 
