@@ -21,7 +21,7 @@ from functools import reduce
 
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.progress import Reading
-from strongtree_core.source.paths import NO_PYARROW, TableFiles
+from strongtree_core.source.paths import NO_PYARROW, TableError, TableFiles
 from strongtree_core.source.reader import READ_FAILED, Watch
 
 #: Summaries merged by one task.
@@ -59,7 +59,7 @@ class ClusterReader:
         try:
             import pyarrow.dataset as ds
         except ImportError:
-            raise StrongTreeError(NO_PYARROW.format(path=table.name)) from None
+            raise TableError(NO_PYARROW.format(path=table.name)) from None
         from strongtree_core.sweep.dask_backend import BAD_SCHEDULER, CONNECT_TIMEOUT, connect_client
 
         self.dask, self.dd, self.table = dask, dd, table
@@ -76,7 +76,7 @@ class ClusterReader:
             self.rows_total = int(dataset.count_rows()) if table.format == "parquet" else 0
         except (OSError, ValueError) as exc:
             self.close()
-            raise StrongTreeError(READ_FAILED.format(path=table.name, reason=exc)) from None
+            raise TableError(READ_FAILED.format(path=table.name, reason=exc)) from None
 
     def close(self) -> None:
         if self.owned:

@@ -30,7 +30,7 @@ from strongtree_core.limits import cores_for, default_memory_limit
 from strongtree_core.progress import Progress
 from strongtree_core.source.bins import HistogramSpec, histogram_batch, merge_histograms
 from strongtree_core.source.climb import climb, read_patterns
-from strongtree_core.source.paths import resolve
+from strongtree_core.source.paths import TableError, resolve
 from strongtree_core.source.plan import (
     bin_shift,
     check_weights,
@@ -94,7 +94,7 @@ def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sen
                         legitimate if "conditional_statistical_parity" in fairness else ())
         scan = _pass(reader, "scan", spec.columns, partial(scan_batch, spec), merge_scans, watch, table, clf)
         if scan is None or scan.rows_read == 0:
-            raise StrongTreeError(NO_ROWS_IN_TABLE.format(path=table.name))
+            raise TableError(NO_ROWS_IN_TABLE.format(path=table.name))
         if sample_weight is not None:
             check_weights(scan)
         classes = target_classes(scan, target)
@@ -136,6 +136,7 @@ def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sen
             return data
 
         def relay(ev: Progress) -> None:
+            ev = replace(ev, elapsed=time.perf_counter() - started)  # one clock for the reads and the searches
             if ev.tree is not None and "plan" in current:
                 record = est.SolveRecord.in_progress(ev.elapsed, ev.objective, ev.bound, ev.gap)
                 ev = replace(ev, tree=est.FittedTree.from_patterns(
@@ -173,6 +174,8 @@ def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sen
         clf.constraint_checks_ = clf._verify(tree_spec.side_constraints, solved.structure, train, data)
         clf._judge_against_the_majority(solved, train, data)
         clf.reading_ = _reading(table, scheduler, scan, climbed, time.perf_counter() - started)
+        pred = solved.structure.predict(data.X)
+        clf.reading_["training_accuracy"] = float(data.weight[pred == data.y].sum() / data.weight.sum())
         clf._warn_if_not_proven()
         return clf
     finally:
@@ -196,19 +199,19 @@ def _roles(clf, reader, table, target, weight, protected, legitimate) -> tuple[s
     columns = list(reader.columns)
     shown = ", ".join(columns[:30]) + (", ..." if len(columns) > 30 else "")
     if target not in columns:
-        raise StrongTreeError(NO_TARGET.format(path=table.name, target=target, columns=shown))
+        raise TableError(NO_TARGET.format(path=table.name, target=target, columns=shown))
     for what, names in (("weight", (weight,) if weight else ()), ("protected", protected),
                         ("legitimate", legitimate)):
         missing = [n for n in names if n not in columns]
         if missing:
-            raise StrongTreeError(NO_COLUMN.format(path=table.name, what=what, names=", ".join(map(repr, missing)),
+            raise TableError(NO_COLUMN.format(path=table.name, what=what, names=", ".join(map(repr, missing)),
                                                    columns=shown))
     drop = {target} | ({weight} if weight else set())
     if not clf.allow_protected_splits:
         drop |= set(protected)
     features = tuple(c for c in columns if c not in drop)
     if not features:
-        raise StrongTreeError(NO_FEATURE.format(path=table.name))
+        raise TableError(NO_FEATURE.format(path=table.name))
     return features
 
 

@@ -33,6 +33,10 @@ NO_PYARROW = ("Reading {path} where it lies needs pyarrow, which is not installe
               "(or pip install pyarrow).")
 
 
+class TableError(StrongTreeError):
+    """The table named cannot be read as asked: no such file, no such column, an unreadable file."""
+
+
 @dataclass(frozen=True)
 class TableFiles:
     """The files of one table and their format.
@@ -65,29 +69,29 @@ def resolve(source: str | os.PathLike | Sequence[str | os.PathLike]) -> TableFil
         name = f"{len(files)} files" if len(files) != 1 else files[0]
         for f in files:
             if not Path(f).is_file():
-                raise StrongTreeError(NO_SUCH_TABLE.format(path=f))
+                raise TableError(NO_SUCH_TABLE.format(path=f))
         return _one_format(sorted(files), name)
     text = str(source)
     path = Path(text)
     if path.is_file():
         if path.suffix.lower() not in SUFFIXES:
-            raise StrongTreeError(UNKNOWN_FORMAT.format(path=text))
+            raise TableError(UNKNOWN_FORMAT.format(path=text))
         return TableFiles((str(path),), SUFFIXES[path.suffix.lower()], text)
     if path.is_dir():
         found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES
                        and not any(part.startswith((".", "_")) for part in p.relative_to(path).parts))
         if not found:
-            raise StrongTreeError(EMPTY_FOLDER.format(path=text))
+            raise TableError(EMPTY_FOLDER.format(path=text))
         return _one_format(found, text)
     if globbing.has_magic(text):
         found = sorted(p for p in globbing.glob(text, recursive=True) if Path(p).is_file())
         if not found:
-            raise StrongTreeError(NO_MATCH.format(pattern=text))
+            raise TableError(NO_MATCH.format(pattern=text))
         unknown = [p for p in found if Path(p).suffix.lower() not in SUFFIXES]
         if unknown:
-            raise StrongTreeError(UNKNOWN_FORMAT.format(path=unknown[0]))
+            raise TableError(UNKNOWN_FORMAT.format(path=unknown[0]))
         return _one_format(found, text)
-    raise StrongTreeError(NO_SUCH_TABLE.format(path=text))
+    raise TableError(NO_SUCH_TABLE.format(path=text))
 
 
 def _one_format(files: list[str], name: str) -> TableFiles:
@@ -95,7 +99,7 @@ def _one_format(files: list[str], name: str) -> TableFiles:
     if len(formats) > 1:
         parquet = next(f for f in files if SUFFIXES[Path(f).suffix.lower()] == "parquet")
         csv = next(f for f in files if SUFFIXES[Path(f).suffix.lower()] == "csv")
-        raise StrongTreeError(MIXED_FORMATS.format(path=name, parquet=parquet, csv=csv,
+        raise TableError(MIXED_FORMATS.format(path=name, parquet=parquet, csv=csv,
                                                    glob=str(Path(name) / "**" / "*.parquet")))
     return TableFiles(tuple(files), formats.pop(), name)
 

@@ -21,7 +21,7 @@ from typing import Callable
 
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.progress import Progress, Reading
-from strongtree_core.source.paths import NO_PYARROW, TableFiles
+from strongtree_core.source.paths import NO_PYARROW, TableError, TableFiles
 
 #: Rows per batch: a batch of 22 columns is about 100 MB as pandas columns.
 BATCH_ROWS = 500_000
@@ -97,7 +97,7 @@ class LocalReader:
         ds = _arrow()
         self.threads = max(1, int(threads))
         if ds is None:
-            raise StrongTreeError(NO_PYARROW.format(path=table.name))
+            raise TableError(NO_PYARROW.format(path=table.name))
         self.table = table
         self.rows_seen = 0
         try:
@@ -105,7 +105,7 @@ class LocalReader:
             self.columns = tuple(self.dataset.schema.names)
             self.rows_total = int(self.dataset.count_rows()) if table.format == "parquet" else 0
         except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-            raise StrongTreeError(READ_FAILED.format(path=table.name, reason=exc)) from None
+            raise TableError(READ_FAILED.format(path=table.name, reason=exc)) from None
 
     def batches(self, columns: tuple[str, ...]):
         scanner = self.dataset.scanner(columns=list(columns), batch_size=BATCH_ROWS, batch_readahead=1,
@@ -114,7 +114,7 @@ class LocalReader:
             for batch in scanner.to_batches():
                 yield batch.to_pandas(strings_to_categorical=True)  # texts hashed once per batch, as codes
         except (OSError, ValueError) as exc:
-            raise StrongTreeError(READ_FAILED.format(path=self.table.name, reason=exc)) from None
+            raise TableError(READ_FAILED.format(path=self.table.name, reason=exc)) from None
 
     def run(self, stage: str, columns: tuple[str, ...], summarize: Callable, merge: Callable, watch: Watch,
             size: Callable | None = None):
