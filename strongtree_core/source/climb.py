@@ -117,6 +117,8 @@ def climb(plan: EncodingPlan, ordered: dict, read: Callable, solve: Callable, wa
         try:
             data = read(rung_plan, watch)
         except TooManyPatterns as over:
+            if best is None:  # not even the coarsest rung fits: nothing to answer with
+                raise
             ended = "memory"
             notes.append(f"the next rung ({sum(len(c) for c in cuts.values())} thresholds) passed "
                          f"{over.patterns:,} patterns, more than memory_limit allows, and was not solved")

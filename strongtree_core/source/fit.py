@@ -19,18 +19,18 @@ the same functions on the same rows give the same summaries, hence the same tree
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
 
 from strongtree_core.encoding.groups import GroupCoding
 from strongtree_core.errors import StrongTreeError
-from strongtree_core.limits import cores_for, default_memory_limit
+from strongtree_core.limits import cores_for, default_memory_limit, human_bytes
 from strongtree_core.progress import Progress
 from strongtree_core.source.bins import HistogramSpec, histogram_batch, merge_histograms
 from strongtree_core.source.climb import climb, read_patterns
-from strongtree_core.source.paths import TableError, resolve
+from strongtree_core.source.paths import TableError, TableFiles, resolve
 from strongtree_core.source.plan import (
     bin_shift,
     check_weights,
@@ -41,7 +41,7 @@ from strongtree_core.source.plan import (
     make_plan,
     target_classes,
 )
-from strongtree_core.source.reader import LocalReader, ReadStopped, Watch
+from strongtree_core.source.reader import LocalReader, ReadStopped, TooManyPatterns, Watch
 from strongtree_core.source.scan import ScanSpec, merge_scans, scan_batch
 
 NO_TARGET = "The table {path} has no column {target!r} to predict. Its columns are: {columns}."
@@ -53,6 +53,9 @@ NOT_READ_IN_TIME = ("The table {path} was not read within the time limit of {lim
 STOPPED_WHILE_READING = "Stopped while reading {path}, before any tree was found."
 ROWS_NOT_IN_MEMORY = ("{option} is not available for a table read where it lies: {why}")
 NO_ROWS_IN_TABLE = "The table {path} has no rows."
+FIRST_RUNG_TOO_LARGE = ("Even the coarsest patterns of {path} (each continuous column cut once) passed {patterns:,}, more "
+                        "than the search may hold within memory_limit ({limit}); the read was stopped there. Raise "
+                        "memory_limit (--memory-limit-gb), or leave out columns with many categories.")
 
 #: Bytes per pattern of the search besides 24 per feature and 24 per class and constraint row (limits.exact_search_bytes).
 PATTERN_OVERHEAD = 96
@@ -75,10 +78,58 @@ def make_reader(table, scheduler, threads: int = 1):
     return ClusterReader(table, scheduler)
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What the first two passes learned: the encoding at every threshold of the budget, each
+    continuous column's thresholds in ladder order, the classes, the groups, and the roles of the
+    pattern passes (:func:`~strongtree_core.source.climb.read_patterns`)."""
+
+    table: TableFiles
+    features: tuple[str, ...]
+    scan: object
+    classes: np.ndarray
+    groups: GroupCoding | None
+    legit: GroupCoding | None
+    plan: object
+    ordered: dict
+    roles: dict
+
+
+def prepare(reader, table: TableFiles, *, target: str, sample_weight: str | None = None, protected: tuple = (),
+            legitimate: tuple = (), fairness: tuple = (), max_thresholds: int = 16, allow_protected_splits: bool = False,
+            watch: Watch | None = None, limit: float = float("inf")) -> Prepared:
+    """The first two passes over ``table`` (the scan, the thresholds) and what they decide."""
+    from strongtree_core import estimator as est
+
+    watch = Watch() if watch is None else watch
+    features = _roles(allow_protected_splits, reader, table, target, sample_weight, protected, legitimate)
+    conditional = "conditional_statistical_parity" in fairness
+    spec = ScanSpec(features, target, sample_weight, protected if fairness else (), legitimate if conditional else ())
+    scan = _pass(reader, "scan", spec.columns, partial(scan_batch, spec), merge_scans, watch, table, limit)
+    if scan is None or scan.rows_read == 0:
+        raise TableError(NO_ROWS_IN_TABLE.format(path=table.name))
+    if sample_weight is not None:
+        check_weights(scan)
+    classes = target_classes(scan, target)
+    if classes.size < 2:
+        raise StrongTreeError(est.ONE_CLASS.format(label=classes[0].item() if hasattr(classes[0], "item") else classes[0]))
+    if fairness and not protected:
+        raise StrongTreeError(est.NEEDS_SENSITIVE.format(fairness=list(fairness)))
+    if conditional and not legitimate:
+        raise StrongTreeError(est.NEEDS_LEGITIMATE)
+    groups, group_of = group_coding(scan, "protected", protected) if fairness else (None, None)
+    legit, level_of = group_coding(scan, "legitimate", legitimate) if conditional else (None, None)
+    plan, ordered = _plan(max_thresholds, reader, scan, features, target, classes, sample_weight, watch, table, limit)
+    roles = dict(target=target, classes=tuple(classes.tolist()), weight=sample_weight, protected=spec.protected,
+                 groups=group_of, legitimate=spec.legitimate, levels=level_of)
+    return Prepared(table, features, scan, classes, groups, legit, plan, ordered, roles)
+
+
 def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sensitive_features=None,
               legitimate_features=None, scheduler=None, progress=None, stop=None):
     """See :meth:`StrongTreeClassifier.fit_table <strongtree_core.estimator.StrongTreeClassifier.fit_table>`."""
     from strongtree_core import estimator as est
+    from strongtree_core.encoding.thresholds import DEFAULT_MAX_THRESHOLDS
     from strongtree_core.engine import solve_tree
 
     started = time.perf_counter()
@@ -87,36 +138,22 @@ def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sen
     table = resolve(source)
     reader = make_reader(table, scheduler, cores_for(clf.n_jobs))
     try:
-        protected, legitimate = _names(sensitive_features), _names(legitimate_features)
-        features = _roles(clf, reader, table, target, sample_weight, protected, legitimate)
         watch = Watch(t0=started, deadline=started + float(clf.time_limit), stop=stop, progress=progress)
-        spec = ScanSpec(features, target, sample_weight, protected if fairness else (),
-                        legitimate if "conditional_statistical_parity" in fairness else ())
-        scan = _pass(reader, "scan", spec.columns, partial(scan_batch, spec), merge_scans, watch, table, clf)
-        if scan is None or scan.rows_read == 0:
-            raise TableError(NO_ROWS_IN_TABLE.format(path=table.name))
-        if sample_weight is not None:
-            check_weights(scan)
-        classes = target_classes(scan, target)
-        if classes.size < 2:
-            raise StrongTreeError(est.ONE_CLASS.format(label=classes[0].item() if hasattr(classes[0], "item") else classes[0]))
+        ready = prepare(reader, table, target=target, sample_weight=sample_weight,
+                        protected=_names(sensitive_features), legitimate=_names(legitimate_features),
+                        fairness=tuple(fairness), allow_protected_splits=bool(clf.allow_protected_splits),
+                        max_thresholds=DEFAULT_MAX_THRESHOLDS if clf.max_thresholds is None else int(clf.max_thresholds),
+                        watch=watch, limit=float(clf.time_limit))
+        features, scan, classes = ready.features, ready.scan, ready.classes
+        groups, legit, plan, ordered, roles = ready.groups, ready.legit, ready.plan, ready.ordered, ready.roles
         clf.classes_ = classes
         positive = clf._positive_index(classes, fairness)
-        if fairness and not protected:
-            raise StrongTreeError(est.NEEDS_SENSITIVE.format(fairness=clf.fairness))
-        if "conditional_statistical_parity" in fairness and not legitimate:
-            raise StrongTreeError(est.NEEDS_LEGITIMATE)
-        groups, group_of = group_coding(scan, "protected", protected) if fairness else (None, None)
-        legit, level_of = (group_coding(scan, "legitimate", legitimate)
-                           if "conditional_statistical_parity" in fairness else (None, None))
-        plan, ordered = _plan(clf, reader, scan, features, target, classes, sample_weight, watch, table)
+        spec_protected, spec_legitimate = roles["protected"], roles["legitimate"]
         constraints = clf._side_constraints(fairness, positive, groups, legit)
         tree_spec = est.TreeSpec(
             depth=int(clf.depth), lambda_=float(clf.regularization), max_branching=clf.max_branching,
             max_features_used=clf.max_features_used, min_leaf=int(clf.min_leaf), objective=clf.objective,
             pos_label=positive, side_constraints=tuple(constraints))
-        roles = dict(target=target, classes=tuple(classes.tolist()), weight=sample_weight,
-                     protected=spec.protected, groups=group_of, legitimate=spec.legitimate, levels=level_of)
         memory_limit = default_memory_limit() if clf.memory_limit is None else int(clf.memory_limit)
         rows_per_constraint = 1 + sum(1 if getattr(c, "notion", None) is None else
                                       2 * max(1, legit.n_levels if legit else 1) * (groups.n_levels if groups else 1) ** 2
@@ -155,8 +192,11 @@ def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sen
 
         try:
             climbed = climb(plan, ordered, read, solve, watch, max_patterns)
+        except TooManyPatterns as over:
+            raise StrongTreeError(FIRST_RUNG_TOO_LARGE.format(path=table.name, patterns=over.patterns,
+                                                              limit=human_bytes(memory_limit))) from None
         except ReadStopped:
-            _not_read(watch, table, clf, "patterns", reader)
+            _not_read(watch, table, float(clf.time_limit), "patterns", reader)
         answer = climbed.answer
         solved, data = answer.solved, answer.data
         encoded = est._Encoded(plan=answer.plan, X_binary=data.X, feature_names=features, cart_tree=None)
@@ -166,7 +206,7 @@ def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sen
             table=None, array=None, y_index=data.y, classes=classes, target=target,
             weights=None if sample_weight is None else data.weight, positive=positive,
             groups=_coding(groups, data.group), legit=_coding(legit, data.legit), protected_in_x=(),
-            protected=spec.protected, legitimate=spec.legitimate, columns_in=features, fitted_on_frame=True)
+            protected=spec_protected, legitimate=spec_legitimate, columns_in=features, fitted_on_frame=True)
         notes = list(climbed.notes)
         solved = replace(solved, record=replace(solved.record, n_rows=int(scan.rows), choice=_choice(solved, climbed),
                                                 message=" ".join([solved.record.message] + notes).strip()))
@@ -195,7 +235,7 @@ def _refuse_in_memory_options(clf) -> None:
                                                      "leave n_buckets and encoding at their defaults."))
 
 
-def _roles(clf, reader, table, target, weight, protected, legitimate) -> tuple[str, ...]:
+def _roles(allow_protected_splits, reader, table, target, weight, protected, legitimate) -> tuple[str, ...]:
     columns = list(reader.columns)
     shown = ", ".join(columns[:30]) + (", ..." if len(columns) > 30 else "")
     if target not in columns:
@@ -207,7 +247,7 @@ def _roles(clf, reader, table, target, weight, protected, legitimate) -> tuple[s
             raise TableError(NO_COLUMN.format(path=table.name, what=what, names=", ".join(map(repr, missing)),
                                                    columns=shown))
     drop = {target} | ({weight} if weight else set())
-    if not clf.allow_protected_splits:
+    if not allow_protected_splits:
         drop |= set(protected)
     features = tuple(c for c in columns if c not in drop)
     if not features:
@@ -215,26 +255,23 @@ def _roles(clf, reader, table, target, weight, protected, legitimate) -> tuple[s
     return features
 
 
-def _pass(reader, stage, columns, summarize, merge, watch, table, clf):
+def _pass(reader, stage, columns, summarize, merge, watch, table, limit):
     try:
         return reader.run(stage, columns, summarize, merge, watch)
     except ReadStopped:
-        _not_read(watch, table, clf, stage, reader)
+        _not_read(watch, table, limit, stage, reader)
 
 
-def _not_read(watch, table, clf, stage, reader) -> None:
+def _not_read(watch, table, limit, stage, reader) -> None:
     if watch.stop is not None and watch.stop.is_set():
         raise StrongTreeError(STOPPED_WHILE_READING.format(path=table.name))
     total = f"{reader.rows_total:,}" if reader.rows_total else "all the"
-    raise StrongTreeError(NOT_READ_IN_TIME.format(path=table.name, limit=float(clf.time_limit), stage=stage,
+    raise StrongTreeError(NOT_READ_IN_TIME.format(path=table.name, limit=limit, stage=stage,
                                                   rows=getattr(reader, "rows_seen", 0), total=total))
 
 
-def _plan(clf, reader, scan, features, target, classes, weight, watch, table):
+def _plan(budget, reader, scan, features, target, classes, weight, watch, table, limit):
     """The encoding at every threshold of the budget, and each continuous column's thresholds in ladder order."""
-    from strongtree_core.encoding.thresholds import DEFAULT_MAX_THRESHOLDS
-
-    budget = DEFAULT_MAX_THRESHOLDS if clf.max_thresholds is None else int(clf.max_thresholds)
     kinds = {name: kind_of(name, scan.columns[name], 10) for name in features}
     continuous = [name for name in features if kinds[name] == "continuous"]
     fitted = {name: fixed_column(name, scan.columns[name], kinds[name]) for name in features if name not in continuous}
@@ -243,7 +280,7 @@ def _plan(clf, reader, scan, features, target, classes, weight, watch, table):
         spec = HistogramSpec(tuple((name, bin_shift(scan.columns[name])) for name in continuous), target,
                              tuple(classes.tolist()), weight)
         hists = _pass(reader, "thresholds", (*continuous, target, *((weight,) if weight else ())),
-                      partial(histogram_batch, spec), merge_histograms, watch, table, clf)
+                      partial(histogram_batch, spec), merge_histograms, watch, table, limit)
         for name in continuous:
             fitted[name], ordered[name] = continuous_column(name, scan.columns[name], hists[name], budget)
     plan = make_plan([fitted[name] for name in features], (), budget, 10)
@@ -258,7 +295,9 @@ def _choice(solved, climbed) -> str:
     kept, total = climbed.thresholds_kept, climbed.thresholds_total
     where = (f"the table read where it lies, in {len(climbed.rungs)} pass(es) of patterns; thresholds of the "
              f"continuous columns: {kept} of the {total} kept, refined where the best tree splits")
-    return f"{solved.record.choice}; {where}"
+    inner = solved.record.choice.replace("climbed a ladder of thresholds to all of them",
+                                         "climbed to every threshold of the last rung")
+    return f"{inner}; {where}"
 
 
 def _reading(table, scheduler, scan, climbed, seconds) -> dict:
