@@ -74,12 +74,13 @@ def histogram_batch(spec: HistogramSpec, df: pd.DataFrame) -> dict:
             x, y_, w_ = x[finite], y[finite], None if w is None else w[finite]
         else:
             y_, w_ = y, w
-        out[name] = _bins(x + 0.0, y_, w_, k, shift)
+        out[name] = _bins(x, y_, w_, k, shift)
     return out
 
 
 def _bins(x: np.ndarray, y: np.ndarray, w: np.ndarray | None, k: int, shift: int) -> Histogram:
     """The bins of one batch: its keys hashed (one pass over the rows), then the few distinct ones sorted."""
+    x = x + 0.0  # -0.0 is 0.0
     keys = order_key(x) >> np.uint64(shift)
     codes, distinct = pd.factorize(keys, sort=False)
     m = distinct.size
