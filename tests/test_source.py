@@ -44,6 +44,7 @@ def table(n: int = 10_000, seed: int = 0) -> pd.DataFrame:
     df = pd.DataFrame({
         "f0": (rng.random(n) < 0.2).astype(np.int8), "f1": rng.random(n) < 0.5, "f2": flag_missing,
         "region": category, "urban": rng.choice(["yes town", "no town"], n), "level": rng.integers(1, 6, n),
+        "rooms": rng.integers(1, 11, n),  # ten values: ordinal, the most an ordinal column may have
         "score": number, "amount": amount,
         "g": rng.choice(["A", "B", "C"], n), "lvl": rng.choice(["low", "high"], n),
         "w": rng.choice([0.0, 0.5, 1.0, 2.0], n, p=[0.1, 0.3, 0.4, 0.2]),
@@ -56,6 +57,7 @@ def table(n: int = 10_000, seed: int = 0) -> pd.DataFrame:
 @pytest.fixture
 def small_batches(monkeypatch):
     monkeypatch.setattr(reader, "BATCH_ROWS", 997)
+    monkeypatch.setattr(reader, "MERGE_PATTERNS", 1_500)  # the patterns so far merged several times
 
 
 def write(df: pd.DataFrame, folder, parts: int = 3):
