@@ -235,9 +235,7 @@ def run_fit_table(args: argparse.Namespace, to_stdout: bool) -> int:
         reason = output_problem(args.output)
         if reason is not None:
             return refuse(OUTPUT_UNWRITABLE.format(path=args.output, reason=reason), EXIT_INPUT, args.json)
-    clf = _estimator(args, pd.Series([], dtype=object))
-    if args.pos_label is not None:
-        clf.set_params(pos_label=_label_from_text(args.pos_label))
+    clf = _estimator(args, pd.Series([], dtype=object))  # --pos-label as text: fit_table finds the class it names
     progress = Progress(args.time_limit)
 
     def fit(stop: threading.Event) -> None:
@@ -252,15 +250,6 @@ def run_fit_table(args: argparse.Namespace, to_stdout: bool) -> int:
         return _fail(failure, interrupted, args.json)
     accuracy = float(clf.reading_["training_accuracy"])
     return _finish(args, clf, accuracy, interrupted, to_stdout)
-
-
-def _label_from_text(value: str):
-    """``--pos-label`` as the label it names: a whole number when it reads as one (the table's labels are typed)."""
-    try:
-        number = float(value)
-    except ValueError:
-        return value
-    return int(number) if number.is_integer() else number
 
 
 def run_fit(args: argparse.Namespace) -> int:

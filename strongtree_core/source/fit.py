@@ -147,7 +147,7 @@ def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sen
         features, scan, classes = ready.features, ready.scan, ready.classes
         groups, legit, plan, ordered, roles = ready.groups, ready.legit, ready.plan, ready.ordered, ready.roles
         clf.classes_ = classes
-        positive = clf._positive_index(classes, fairness)
+        positive = _positive(clf, classes, fairness)
         spec_protected, spec_legitimate = roles["protected"], roles["legitimate"]
         constraints = clf._side_constraints(fairness, positive, groups, legit)
         tree_spec = est.TreeSpec(
@@ -222,6 +222,26 @@ def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sen
         close = getattr(reader, "close", None)
         if close is not None:
             close()
+
+
+def _positive(clf, classes: np.ndarray, fairness) -> int | None:
+    """The index of ``pos_label`` among the classes; a label given as text (the command line's) names the
+    class that reads as it (``"1"`` names the class 1 of a column of numbers)."""
+    label = clf.pos_label
+    if isinstance(label, str) and not (classes == label).any():
+        named = [i for i, c in enumerate(classes.tolist()) if str(c) == label]
+        if named:
+            return _index_with(clf, classes, fairness, classes[named[0]])
+    return clf._positive_index(classes, fairness)
+
+
+def _index_with(clf, classes, fairness, label) -> int | None:
+    given = clf.pos_label
+    clf.pos_label = label.item() if hasattr(label, "item") else label
+    try:
+        return clf._positive_index(classes, fairness)
+    finally:
+        clf.pos_label = given
 
 
 def _refuse_in_memory_options(clf) -> None:
