@@ -34,18 +34,18 @@ FIT = ["--target", "approved", "--protected", "group", "--fairness", "statistica
        "--pos-label", "1", "--depth", "3"]
 
 
-def ensure(rows: int, data: Path) -> None:
+def ensure(rows: int, data: Path, flags: str = "sparse") -> None:
     parts = -(-rows // PART_ROWS)
     if len(list(data.glob("part-*.parquet"))) != parts:
         shutil.rmtree(data, ignore_errors=True)
         began = time.perf_counter()
-        write(rows, data)
+        write(rows, data, flags=flags)
         print(f"generated {rows:,} rows in {parts} parts under {data} ({time.perf_counter() - began:.0f} s, "
               f"{sum(p.stat().st_size for p in data.glob('*.parquet')) / 2**20:,.0f} MB)", flush=True)
 
 
 def single(args) -> None:
-    ensure(args.rows, args.data)
+    ensure(args.rows, args.data, args.flags)
     command = ["/usr/bin/time", "-v", sys.executable, "-m", "strongtree_core", "fit", str(args.data), *FIT,
                "--n-jobs", "2", "--time-limit", str(args.time_limit), "--memory-limit-gb", str(args.memory_limit_gb),
                "--json"]
@@ -117,6 +117,8 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=None)
     parser.add_argument("--memory-limit-gb", type=float, default=3.0)
     parser.add_argument("--delete", action="store_true")
+    parser.add_argument("--flags", choices=["sparse", "dense"], default="sparse",
+                        help="the flags' prevalence (outofcore_data.py); a table already under --data is used as it is")
     args = parser.parse_args()
     if args.rows is None:
         args.rows = 10_000_000 if args.mode == "single" else 100_000_000

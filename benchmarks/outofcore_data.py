@@ -23,11 +23,14 @@ import pyarrow.parquet as pq
 
 PART_ROWS = 1_000_000
 N_FLAGS = 16
+#: The flags' prevalences: "sparse" (the default, 2-25 %) or "dense" (5-50 %: nearly every combination
+#: of the 16 flags occurs, four times the patterns).
+PREVALENCE = {"sparse": (0.02, 0.25), "dense": (0.05, 0.5)}
 
 
-def make_part(rows: int, seed: int) -> pa.Table:
+def make_part(rows: int, seed: int, flags: str = "sparse") -> pa.Table:
     rng = np.random.default_rng(seed)
-    prevalence = np.linspace(0.02, 0.25, N_FLAGS)
+    prevalence = np.linspace(*PREVALENCE[flags], N_FLAGS)
     flags = rng.random((rows, N_FLAGS)) < prevalence
     group_b = rng.random(rows) < 0.6
     age = rng.integers(18, 91, rows)
@@ -45,13 +48,14 @@ def make_part(rows: int, seed: int) -> pa.Table:
     return pa.table(columns)
 
 
-def write(rows: int, out: Path, seed: int = 0) -> list[Path]:
+def write(rows: int, out: Path, seed: int = 0, flags: str = "sparse") -> list[Path]:
     """The table of ``rows`` rows as Parquet parts under ``out`` (made if absent); their paths."""
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for k, start in enumerate(range(0, rows, PART_ROWS)):
         path = out / f"part-{k:05d}.parquet"
-        pq.write_table(make_part(min(PART_ROWS, rows - start), seed * 100_003 + k), path, row_group_size=250_000)
+        pq.write_table(make_part(min(PART_ROWS, rows - start), seed * 100_003 + k, flags), path,
+                       row_group_size=250_000)
         paths.append(path)
     return paths
 
@@ -61,8 +65,9 @@ def main() -> None:
     parser.add_argument("--rows", type=int, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--flags", choices=list(PREVALENCE), default="sparse")
     args = parser.parse_args()
-    paths = write(args.rows, args.out, args.seed)
+    paths = write(args.rows, args.out, args.seed, args.flags)
     print(f"{len(paths)} parts, {sum(p.stat().st_size for p in paths) / 2**20:.0f} MB under {args.out}")
 
 
