@@ -161,8 +161,11 @@ def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sen
         current: dict = {}
 
         def max_patterns(n_features: int) -> int:
+            """The most patterns a search over ``n_features`` may hold within the limit (limits.exact_search_bytes,
+            every feature counted as a one)."""
             per = 24 * n_features + 24 * classes.size * rows_per_constraint + PATTERN_OVERHEAD
-            return max(1, int(memory_limit // per))
+            kernel = 20 * 8 * min(n_features * n_features, 1 << 20)
+            return max(1, int((memory_limit - kernel) // per))
 
         def read(plan_k, w):
             data = read_patterns(reader, plan_k, w, **roles)
