@@ -47,3 +47,23 @@ def test_a_small_table_is_loaded_whole_and_a_large_one_as_an_even_sample(tmp_pat
     sample, notes = server.load(entry, rows=300)
     assert sample["x"].tolist() == list(range(0, 1_000, 4))  # every 4th row of the whole table, across its files
     assert notes == (server.NOTE_SAMPLE.format(name="data/claims/", total=1_000, kept=250, step=4),)
+
+
+def test_the_data_page_offers_the_servers_tables_only_when_its_owner_names_a_folder(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    app = str(Path(__file__).resolve().parents[1] / "app.py")
+    monkeypatch.delenv(server.DATA_DIR_ENV, raising=False)
+    at = AppTest.from_file(app, default_timeout=60).run()
+    assert at.tabs and not any("On this server" in t.label for t in at.tabs)
+    df = parquet(tmp_path / "data" / "claims", 300)
+    monkeypatch.setenv(server.DATA_DIR_ENV, str(tmp_path / "data"))
+    at = AppTest.from_file(app, default_timeout=60).run()
+    assert any("On this server" in t.label for t in at.tabs)
+    assert at.selectbox(key="data.server_table").options == ["data/claims/"]
+    at.button(key="data.load_server").click().run()
+    assert not at.exception and not at.error
+    table = at.session_state["table"]
+    assert table.name == "data/claims/" and table.frame["x"].tolist() == df["x"].tolist()
