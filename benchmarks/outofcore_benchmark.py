@@ -65,6 +65,7 @@ def single(args) -> None:
           f"{reading['thresholds_kept']} of {reading['thresholds_total']} | "
           f"{reading['rungs'][-1]['patterns']:,} | {100 * checks['measured']:.2f} pp |")
     print("rungs:", json.dumps(reading["rungs"]))
+    print("ended:", reading["ended"])
     print("choice:", result["tree"]["record"]["choice"])
     print("message:", result["tree"]["record"]["message"])
 
@@ -100,6 +101,7 @@ def cluster(args) -> None:
                   f"{_peak_rss() / 2**30:.2f} | {clf.record_.status} | {clf.record_.objective:,.0f} | "
                   f"{r['thresholds_kept']} of {r['thresholds_total']} | {r['rungs'][-1]['patterns']:,} |", flush=True)
             print("  rungs:", json.dumps(r["rungs"]), flush=True)
+            print(f"  ended: {r['ended']}; {clf.record_.message}", flush=True)
             print("  " + clf.tree_.to_text().replace("\n", "\n  "), flush=True)
         same = out["cluster, subset"].tree_.to_dict() == out["this machine, subset"].tree_.to_dict()
         print(f"the subset's tree through the cluster and through this machine alone: {'the same' if same else 'DIFFERENT'}")
