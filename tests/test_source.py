@@ -192,6 +192,8 @@ def test_a_fitted_tree_re_measures_on_the_raw_rows_and_is_optimal_over_the_thres
     best = solve_tree(data, TreeSpec(depth=2, pos_label=1, side_constraints=tuple(_sp(0.02))), time_limit=120)
     assert best.record.certified and best.record.objective == pytest.approx(clf.record_.objective)
     assert f"{clf.reading_['thresholds_kept']} of the {clf.reading_['thresholds_total']} kept" in clf.record_.choice
+    assert clf.reading_["thresholds_kept"] == sum(len(c.cuts) for c in clf.encoding_.columns if c.kind == "continuous")
+    assert clf.reading_["features_kept"] == clf.encoding_.n_binary
 
 
 def _sp(bound):

@@ -87,10 +87,6 @@ class Climbed:
     features_total: int = 0
     notes: tuple = field(default_factory=tuple)
 
-    @property
-    def thresholds_kept(self) -> int:
-        return sum(len(c.cuts) for c in self.answer.plan.columns if c.kind == "continuous")
-
 
 def climb(plan: EncodingPlan, ordered: dict, read: Callable, solve: Callable, watch: Watch,
           max_patterns: Callable[[int], int]) -> Climbed:

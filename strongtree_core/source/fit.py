@@ -211,12 +211,13 @@ def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sen
             groups=_coding(groups, data.group), legit=_coding(legit, data.legit), protected_in_x=(),
             protected=spec_protected, legitimate=spec_legitimate, columns_in=features, fitted_on_frame=True)
         notes = list(climbed.notes)
-        solved = replace(solved, record=replace(solved.record, n_rows=int(scan.rows), choice=_choice(solved, climbed),
+        kept = sum(len(c.cuts) for c in encoded.plan.columns if c.kind == "continuous")  # after the engine's thinning
+        solved = replace(solved, record=replace(solved.record, n_rows=int(scan.rows), choice=_choice(solved, climbed, kept),
                                                 message=" ".join([solved.record.message] + notes).strip()))
         clf._record(solved, tree_spec, data, train, encoded)
         clf.constraint_checks_ = clf._verify(tree_spec.side_constraints, solved.structure, train, data)
         clf._judge_against_the_majority(solved, train, data)
-        clf.reading_ = _reading(table, scheduler, scan, climbed, time.perf_counter() - started)
+        clf.reading_ = _reading(table, scheduler, scan, climbed, kept, data.n_features, time.perf_counter() - started)
         pred = solved.structure.predict(data.X)
         clf.reading_["training_accuracy"] = float(data.weight[pred == data.y].sum() / data.weight.sum())
         clf._warn_if_not_proven()
@@ -314,8 +315,8 @@ def _coding(coding: GroupCoding | None, codes) -> GroupCoding | None:
     return None if coding is None or codes is None else GroupCoding(coding.name, np.asarray(codes), coding.levels)
 
 
-def _choice(solved, climbed) -> str:
-    kept, total = climbed.thresholds_kept, climbed.thresholds_total
+def _choice(solved, climbed, kept: int) -> str:
+    total = climbed.thresholds_total
     where = (f"the table read where it lies, in {len(climbed.rungs)} pass(es) of patterns; thresholds of the "
              f"continuous columns: {kept} of the {total} kept, refined where the best tree splits")
     inner = solved.record.choice.replace("climbed a ladder of thresholds to all of them",
@@ -323,14 +324,14 @@ def _choice(solved, climbed) -> str:
     return f"{inner}; {where}"
 
 
-def _reading(table, scheduler, scan, climbed, seconds) -> dict:
+def _reading(table, scheduler, scan, climbed, kept: int, features: int, seconds: float) -> dict:
     """What reading the table did: the record of how the patterns were made."""
     return {
         "table": table.name, "files": len(table.files), "format": table.format,
         "where": "this machine" if scheduler is None else "a Dask cluster",
         "rows": int(scan.rows), "rows_read": int(scan.rows_read),
-        "thresholds_kept": climbed.thresholds_kept, "thresholds_total": climbed.thresholds_total,
-        "features_kept": climbed.answer.data.n_features, "features_total": climbed.features_total,
+        "thresholds_kept": kept, "thresholds_total": climbed.thresholds_total,
+        "features_kept": features, "features_total": climbed.features_total,
         "rungs": [dict(zip(("thresholds", "patterns", "features", "certified", "read_seconds", "solve_seconds"), r))
                   for r in climbed.rungs],
         "ended": climbed.ended, "seconds": seconds,
