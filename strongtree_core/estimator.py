@@ -267,6 +267,11 @@ def _training_predictions(structure: TreeStructure, data: PatternData) -> np.nda
 class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
     """Provably optimal (and optionally fair) classification tree of bounded depth.
 
+    The mixed-integer formulations are those of Aghaei, Gómez and Vayanos [1]_: FlowOCT
+    (formulations (1), (7) and (11)), BendersOCT (the master (4) with the cuts of its
+    Algorithms 1 and 2), with the side constraints of its Section 4; where it is exact, a
+    dynamic program with a Lagrangian bound and branch-and-bound finds the same optimum.
+
     Parameters
     ----------
     depth : int, default=2
@@ -384,6 +389,11 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
     feature_names_in_ : ndarray of str, shape (``n_features_in_``,)
         Column names of X at fit; only when X was a DataFrame whose column names
         are all strings.
+
+    References
+    ----------
+    .. [1] Sina Aghaei, Andrés Gómez and Phebe Vayanos, *Strong Optimal Classification Trees*,
+       arXiv:2103.15965 (Operations Research).
 
     Examples
     --------
