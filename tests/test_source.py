@@ -211,6 +211,11 @@ def test_a_dask_cluster_of_two_workers_finds_the_tree_this_machine_finds(tmp_pat
     here = StrongTreeClassifier(**settings).fit_table(str(folder), **roles)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as lc:
         there = StrongTreeClassifier(**settings).fit_table(str(folder), scheduler=lc.scheduler_address, **roles)
+        stop = threading.Event()
+        stop.set()
+        with pytest.raises(StrongTreeError) as err:  # a Stop ends the cluster's pass too, in words
+            StrongTreeClassifier(**settings).fit_table(str(folder), scheduler=lc.scheduler_address, stop=stop, **roles)
+        assert str(err.value) == fit.STOPPED_WHILE_READING.format(path=str(folder))
     assert there.reading_["where"] == "a Dask cluster"
     assert there.tree_.to_dict()["structure"] == here.tree_.to_dict()["structure"]
     assert there.tree_.node_counts.tolist() == here.tree_.node_counts.tolist()
