@@ -332,3 +332,21 @@ def test_the_command_line_fits_a_folder_of_parquet_files(tmp_path, capsys):
     code = main(["fit", str(folder), "--target", "nope"])
     assert code == 2
     assert "has no column 'nope' to predict" in capsys.readouterr().err
+
+
+def test_files_of_different_columns_and_unlabelled_rows_are_refused_in_words(tmp_path):
+    folder = tmp_path / "t"
+    folder.mkdir()
+    pd.DataFrame({"x": [1.0, 2.0], "y": [0, 1]}).to_parquet(folder / "a.parquet", index=False)
+    pd.DataFrame({"z": [1.0, 2.0], "y": [0, 1]}).to_parquet(folder / "b.parquet", index=False)
+    with pytest.raises(StrongTreeError) as err:  # pyarrow alone would read x as missing in b's rows
+        StrongTreeClassifier(depth=1).fit_table(str(folder), target="y")
+    assert str(err.value) == reader.COLUMNS_DIFFER.format(path=str(folder / "b.parquet"), missing="'x'", extra="'z'",
+                                                         first=str(folder / "a.parquet"))
+    (folder / "b.parquet").unlink()
+    pd.DataFrame({"x": [3.0, 4.0], "y": [None, 1.0]}).to_parquet(folder / "b.parquet", index=False)
+    with pytest.raises(StrongTreeError) as err:
+        StrongTreeClassifier(depth=1).fit_table(str(folder), target="y")
+    from strongtree_core.source.plan import TARGET_MISSING
+
+    assert str(err.value) == TARGET_MISSING.format(target="y", n=1, total=4)

@@ -22,7 +22,7 @@ from functools import reduce
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.progress import Reading
 from strongtree_core.source.paths import NO_PYARROW, TableError, TableFiles
-from strongtree_core.source.reader import READ_FAILED, Watch
+from strongtree_core.source.reader import READ_FAILED, Watch, same_columns
 
 #: Summaries merged by one task.
 FAN_IN = 8
@@ -72,10 +72,12 @@ class ClusterReader:
             raise StrongTreeError(BAD_SCHEDULER.format(value=scheduler))
         try:
             dataset = ds.dataset(list(table.files), format=table.format)
-            self.columns = tuple(dataset.schema.names)
+            self.columns = same_columns(table, dataset)
             self.rows_total = int(dataset.count_rows()) if table.format == "parquet" else 0
         except (OSError, ValueError) as exc:
             self.close()
+            if isinstance(exc, TableError):
+                raise
             raise TableError(READ_FAILED.format(path=table.name, reason=exc)) from None
 
     def close(self) -> None:

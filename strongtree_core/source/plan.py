@@ -34,6 +34,8 @@ NUMBERS_AS_TEXT = ("The column {column!r} holds numbers written as text (e.g. {e
                    "lies is read by its types: store the column as numbers.")
 TOO_MANY_LABELS = ("The target {target!r} has more than {cap:,} distinct labels: pick a column of classes, or bin "
                    "the numbers into classes.")
+TARGET_MISSING = ("The target {target!r} is missing in {n:,} of {total:,} rows: a tree learns only from labelled rows. "
+                  "Leave those rows out of the table (or give them their label).")
 TOO_MANY_COMBINATIONS = ("The {role} column(s) {columns} have more than {cap:,} distinct values (or combinations): "
                          "at most 20 groups can be compared. Bucket them into fewer groups.")
 
@@ -122,12 +124,12 @@ def with_cuts(plan: EncodingPlan, cuts: dict) -> EncodingPlan:
 
 def target_classes(scan: Scan, target: str) -> np.ndarray:
     """The classes of the target, checked as ``fit`` checks ``y`` (its distinct labels are enough)."""
-    from strongtree_core.estimator import MISSING_TARGET, _target_classes
+    from strongtree_core.estimator import _target_classes
 
     if scan.labels is None:
         raise StrongTreeError(TOO_MANY_LABELS.format(target=target, cap=CATEGORY_CAP))
     if scan.target_missing:
-        raise StrongTreeError(MISSING_TARGET.format(n=scan.target_missing, total=scan.rows_read, first="?"))
+        raise StrongTreeError(TARGET_MISSING.format(target=target, n=scan.target_missing, total=scan.rows_read))
     labels = list(scan.labels.values())
     values = np.asarray(labels, dtype=object)
     if all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in labels):

@@ -29,7 +29,8 @@ BATCH_ROWS = 500_000
 REPORT_EVERY = 1.0
 
 READ_FAILED = "Could not read {path}: {reason}"
-MISSING_COLUMNS = "The table {path} has no column {names}. Its columns are: {columns}."
+COLUMNS_DIFFER = ("The files of one table must have the same columns: {path} lacks {missing} and has {extra} "
+                  "beside {first}. Name the files of one table (a folder or glob of those only).")
 
 
 class ReadStopped(Exception):
@@ -82,6 +83,24 @@ class Watch:
             raise TooManyPatterns(patterns)
 
 
+def same_columns(table: TableFiles, dataset) -> tuple[str, ...]:
+    """The table's columns, once every file is known to have the same ones (pyarrow would read a column a
+    file lacks as missing values: a silent hole in the table).  Parquet files' columns are read from their
+    footers, not their rows."""
+    columns = tuple(dataset.schema.names)
+    if table.format != "parquet" or len(table.files) < 2:
+        return columns
+    import pyarrow.parquet as pq
+
+    for path in table.files:
+        names = tuple(pq.read_schema(path).names)
+        if set(names) != set(columns):
+            raise TableError(COLUMNS_DIFFER.format(
+                path=path, first=table.files[0], missing=", ".join(repr(c) for c in columns if c not in names) or "none",
+                extra=", ".join(repr(c) for c in names if c not in columns) or "none"))
+    return columns
+
+
 def _arrow():
     try:
         import pyarrow.dataset as ds
@@ -102,8 +121,10 @@ class LocalReader:
         self.rows_seen = 0
         try:
             self.dataset = ds.dataset(list(table.files), format=table.format)
-            self.columns = tuple(self.dataset.schema.names)
+            self.columns = same_columns(table, self.dataset)
             self.rows_total = int(self.dataset.count_rows()) if table.format == "parquet" else 0
+        except TableError:
+            raise
         except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
             raise TableError(READ_FAILED.format(path=table.name, reason=exc)) from None
 
