@@ -295,7 +295,8 @@ def test_the_encoding_counts_each_numeric_columns_distinct_cuts():
     assert (by_name["level"].n_gaps, len(by_name["level"].cuts)) == (2, 2)  # ordinal: every cut
     assert by_name["kind"].n_gaps is None and by_name["flag"].n_gaps is None
     assert plan.threshold_counts() == (4, 10, 8)
-    assert EncodingPlan.from_dict(plan.to_dict()) == plan
+    back = EncodingPlan.from_dict(plan.to_dict())
+    assert back == plan and [c.n_gaps for c in back.columns] == [c.n_gaps for c in plan.columns]
     weighted = TableEncoder(n_buckets=3).fit(frame, sample_weight=np.r_[np.zeros(3), np.ones(7)])
     assert {c.name: c for c in weighted.columns}["x"].n_gaps == 6  # rows of weight 0 are absent
     assert TableEncoder().fit(frame[["kind", "flag"]]).threshold_counts() is None

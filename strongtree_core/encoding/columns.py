@@ -89,7 +89,8 @@ class ColumnEncoding:
     levels: tuple[Level, ...] = ()
     coding: Coding = "thermometer"
     n_missing: int = 0
-    n_gaps: int | None = None
+    # a fact about the training rows, not about how rows are encoded: two codings that encode alike are equal
+    n_gaps: int | None = field(default=None, compare=False)
     features: tuple[BinaryFeature, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
