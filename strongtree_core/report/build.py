@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from strongtree_core import __version__, vocabulary
-from strongtree_core.metrics import fairness_gap
+from strongtree_core.metrics import fairness_gap, positive_present
 from strongtree_core.metrics.gap_intervals import SMALL_OUTCOME
 from strongtree_core.metrics.group_summary import SMALL_ROWS, group_summary
 from strongtree_core.report.cost import THIS_TREE, UNCONSTRAINED, CostOfFairness, cost_of_fairness
@@ -133,6 +133,8 @@ def _accuracy(predicted: np.ndarray, frame: pd.DataFrame, target: str) -> float:
 def _gap(inp: ReportInput, frame: pd.DataFrame, predicted: np.ndarray, notion: str) -> float | None:
     if not inp.protected or inp.pos_label is None:
         return None
+    if not positive_present(frame[inp.target].to_numpy(), predicted, inp.pos_label):
+        return None  # no positive row, true or predicted: no rate to compare
     gap = fairness_gap(
         notion, frame[inp.target].to_numpy(), np.asarray(predicted), sensitive_features=frame[list(inp.protected)],
         legitimate_features=frame[list(inp.legitimate)] if inp.legitimate else None, pos_label=inp.pos_label,
@@ -252,9 +254,13 @@ def _rates_section(inp: ReportInput, notions: Sequence[str]) -> str:
     constrained = set(inp.fairness)
     for split, frame in inp.parts().items():
         predicted = inp.tree.predict(frame)
+        out.append(f"<h3>On the {e(PARTS[split])} ({fmt(len(frame), 'int')})</h3>")
+        if not positive_present(frame[inp.target].to_numpy(), predicted, inp.pos_label):
+            out.append(f"<p>No row here is of the positive class {e(inp.pos_label)} or predicted so: no rate to "
+                       "compare.</p>")
+            continue
         table = group_rates(frame, predicted, target=inp.target, protected=inp.protected, legitimate=inp.legitimate,
                             pos_label=inp.pos_label, notions=notions)
-        out.append(f"<h3>On the {e(PARTS[split])} ({fmt(len(frame), 'int')})</h3>")
         for notion, part in table.groupby("notion", sort=False):
             first = part.iloc[0]
             name = vocabulary.FAIRNESS_NOTIONS.get(notion, notion)
