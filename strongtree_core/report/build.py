@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -104,9 +105,15 @@ class ReportInput:
         return out
 
 
+#: Control characters other than tab and line breaks (a NUL byte, an escape, ...).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
 def e(value: Any) -> str:
-    """``value`` as HTML text (markup characters as entities, on one line)."""
-    return html.escape(" ".join(str(value).splitlines()), quote=True)
+    """``value`` as HTML text: on one line, control characters written as escapes (``\\x00``, as the
+    drawing writes them), markup characters and quotes as entities."""
+    text = _CONTROL.sub(lambda m: repr(m.group(0))[1:-1], " ".join(str(value).splitlines()))
+    return html.escape(text, quote=True)
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], table_id: str = "", numeric_from: int = 1,
