@@ -44,7 +44,8 @@ class Mutant:
     function: str = ""  # "module:Class.method": mutate that function's source in the tests' process, not the file
 
 
-PROMISE_TESTS = ("tests/test_promise_rounds.py", "tests/test_promise_fits.py", "tests/test_promise.py")
+PROMISE_TESTS = ("tests/test_promise_rounds.py", "tests/test_promise_fits.py", "tests/test_promise_driver.py",
+                 "tests/test_promise.py")
 REPORT_TESTS = ("tests/test_report_escaping.py", "tests/test_report.py")
 PAGES_TESTS = ("tests/test_studio_views.py", "tests/test_studio_markup.py", "tests/test_app.py::test_the_hazard_check_finds_raw_markup",
                "tests/test_app.py::test_hostile_names_never_become_markup_on_any_page")
@@ -110,8 +111,18 @@ MUTANTS = [
     Mutant("driver: excess read backwards", "promise", PF,
            "return excess(diffs_on(pred, fit_part), diffs_on(pred, fresh))",
            "return excess(diffs_on(pred, fresh), diffs_on(pred, fit_part))", PROMISE_TESTS),
-    Mutant("driver: one half of each pair", "promise", PF, "units = [(fit_excess(a, b) + fit_excess(b, a)) / 2",
-           "units = [fit_excess(a, b)", PROMISE_TESTS),
+    Mutant("driver: one half of each pair", "promise", PF, "return (there + back) / 2", "return there", PROMISE_TESTS),
+    Mutant("driver: the halves offered no incumbent", "promise", PF, "there, model = fit_excess(a, b, (first,))",
+           "there, model = fit_excess(a, b, ())", PROMISE_TESTS),
+    Mutant("driver: parts binarized anew on a 0/1 table", "promise", PF,
+           "if rows is not None and not (parts and encoded.cut_free):", "if rows is not None:", PROMISE_TESTS),
+    Mutant("driver: thresholds chosen on all rows reused on parts", "promise", "strongtree_core/estimator.py",
+           'return all(column.kind in ("binary", "categorical") for column in self.plan.columns)', "return True",
+           PROMISE_TESTS),
+    Mutant("driver: a part's rows keep every row's weight", "promise", "strongtree_core/estimator.py",
+           "weights=None if self.weights is None else self.weights[rows],", "weights=self.weights,", PROMISE_TESTS),
+    Mutant("driver: refits on parts on the caller's thread only", "promise", PF,
+           "            if workers == 1 or len(tasks) == 1:", "            if True:", PROMISE_TESTS),
     Mutant("driver: bootstrap without replacement", "promise", PF, "rng.choice(c, size=c.size, replace=True)",
            "rng.choice(c, size=c.size, replace=False)", PROMISE_TESTS),
     Mutant("driver: strata without the class", "promise", PF,

@@ -101,3 +101,27 @@ def test_a_coding_with_thresholds_is_made_again_on_each_half(spy):
             pair.append(excess_by_hand(sp_rows(pred[part], group[part]), sp_rows(pred[fresh], group[fresh])))
         units.append(np.mean(pair))
     assert promise.optimism_at_resample == pytest.approx(np.mean(units), abs=1e-12)
+
+
+def test_halves_carry_their_rows_weights():
+    """With weights (0 leaves a row out), each half's fit weighs its rows as a plain fit on that half does."""
+    X, y = _population(2000, 5)
+    w = np.where(np.arange(2000) % 9 == 0, 0.0, np.where(np.arange(2000) % 4 == 0, 3.0, 1.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrivialTreeWarning)
+        clf = promised(depth=2, delta=0.06).fit(X, y, sensitive_features="group", sample_weight=w)
+    group = X["group"].to_numpy()
+    strata = np.where(w > 0, (group == "b").astype(int) * 2 + y, -1)
+    units = []
+    for a, b in half_sample_pairs(strata, SUBSAMPLE_PAIRS):
+        pair = []
+        for part, fresh in ((a, b), (b, a)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = StrongTreeClassifier(depth=2, fairness="statistical_parity", fairness_bound=0.06,
+                                             time_limit=60).fit(X.iloc[part].reset_index(drop=True), y[part],
+                                                                sensitive_features="group", sample_weight=w[part])
+            pred = model.predict(X) == 1
+            pair.append(excess_by_hand(sp_rows(pred[part], group[part]), sp_rows(pred[fresh], group[fresh])))
+        units.append(np.mean(pair))
+    assert clf.fairness_promise_.optimism_at_resample == pytest.approx(np.mean(units), abs=1e-12)
