@@ -236,17 +236,19 @@ def test_holdout_verdicts_are_the_exact_test_on_the_held_out_rows_of_plain_fits_
     promise = clf.fairness_promise_
     held = holdout_split(_strata(X, y))
     rest = np.flatnonzero(~held)
-    verdicts, last = [], None
+    verdicts, held_gaps, last = [], [], None
     for step in HOLDOUT_STEPS:
         model = fit(plain(2, step * 0.12), X, y, rows=rest)
         pred = model.predict(X)
         constant = np.unique(model.predict(X.iloc[rest])).size == 1
         ok = constant or certified_by_hand(sp_rows(pred[held] == 1, group[held]), 0.12)
         verdicts.append(ok)
+        held_gaps.append(gap(sp_rows(pred[held] == 1, group[held])))  # what each round measured: the held-out rows
         if not ok:
             break
         last = (step * 0.12, pred, constant)
     assert [r.certified for r in promise.rounds] == verdicts
+    assert [r.training_gap for r in promise.rounds] == pytest.approx(held_gaps, abs=1e-12)
     assert [r.training_bound for r in promise.rounds] == pytest.approx([s * 0.12 for s in HOLDOUT_STEPS[:len(verdicts)]])
     assert last is not None and not last[2]  # the last certified tree is not constant
     assert not promise.constant and promise.rows_used == rest.size
