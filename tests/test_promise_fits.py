@@ -243,12 +243,13 @@ def test_holdout_verdicts_are_the_exact_test_on_the_held_out_rows_of_plain_fits_
         constant = np.unique(model.predict(X.iloc[rest])).size == 1
         ok = constant or certified_by_hand(sp_rows(pred[held] == 1, group[held]), 0.12)
         verdicts.append(ok)
-        held_gaps.append(gap(sp_rows(pred[held] == 1, group[held])))  # what each round measured: the held-out rows
+        held_gaps.append((gap(sp_rows(pred[held] == 1, group[held])), gap(sp_rows(pred[rest] == 1, group[rest]))))
         if not ok:
             break
         last = (step * 0.12, pred, constant)
     assert [r.certified for r in promise.rounds] == verdicts
-    assert [r.training_gap for r in promise.rounds] == pytest.approx(held_gaps, abs=1e-12)
+    assert [r.held_out_gap for r in promise.rounds] == pytest.approx([h for h, _ in held_gaps], abs=1e-12)
+    assert [r.training_gap for r in promise.rounds] == pytest.approx([f for _, f in held_gaps], abs=1e-12)
     assert [r.training_bound for r in promise.rounds] == pytest.approx([s * 0.12 for s in HOLDOUT_STEPS[:len(verdicts)]])
     assert last is not None and not last[2]  # the last certified tree is not constant
     assert not promise.constant and promise.rows_used == rest.size

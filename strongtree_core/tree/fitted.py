@@ -65,11 +65,13 @@ class ChangedLeaf:
     breaks: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
+        """JSON-safe description; :meth:`from_dict` reads it back."""
         return {"node": self.node, "majority": self.majority, "predicted": self.predicted, "reason": self.reason,
                 "breaks": list(self.breaks)}
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "ChangedLeaf":
+        """Read a changed leaf written by :meth:`to_dict`."""
         return cls(int(data["node"]), data["majority"], data["predicted"], str(data["reason"]),
                    tuple(data.get("breaks", ())))
 
@@ -255,6 +257,7 @@ class FittedTree:
 
     @property
     def n_classes(self) -> int:
+        """How many classes the tree knows (``len(classes)``)."""
         return len(self.classes)
 
     @property
@@ -364,6 +367,7 @@ class FittedTree:
         """JSON-safe description; :meth:`from_dict` reads it back exactly."""
         record = self.record.to_dict()
         promise = record.pop("promise", None)
+        scope = record.pop("scope", None)
         return {
             "format": TREE_FORMAT,
             "version": TREE_VERSION,
@@ -381,6 +385,7 @@ class FittedTree:
             "record": record,
             # Kept beside the record, where earlier versions of this format ignore it.
             **({} if promise is None else {"fairness_promise": promise}),
+            **({} if scope is None else {"certificate_scope": scope}),
             **({"changed_leaves": [c.to_dict() for c in self.changed_leaves]} if self.changed_leaves else {}),
             **({} if self.context is None else {"context": self.context.to_dict()}),
             **({} if self.baseline_accuracy is None else {"baseline_accuracy": self.baseline_accuracy}),
@@ -408,7 +413,8 @@ class FittedTree:
                     -1, len(data["classes"])
                 ),
                 record=SolveRecord.from_dict(
-                    {**data["record"], **({"promise": data["fairness_promise"]} if data.get("fairness_promise") else {})}
+                    {**data["record"], **({"promise": data["fairness_promise"]} if data.get("fairness_promise") else {}),
+                     **({"scope": data["certificate_scope"]} if data.get("certificate_scope") else {})}
                 ),
                 feature_names=tuple(data["feature_names"]),
                 node_weights=None if data.get("node_weights") is None else np.asarray(
@@ -422,10 +428,12 @@ class FittedTree:
             raise ValueError(BAD_TREE_JSON.format(reason=f"missing or malformed entry {err}")) from err
 
     def to_json(self, indent: int | None = None) -> str:
+        """The tree as JSON text (:meth:`to_dict`); ``indent`` as in :func:`json.dumps`."""
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
 
     @classmethod
     def from_json(cls, text: str) -> "FittedTree":
+        """Read a tree written by :meth:`to_json`."""
         return cls.from_dict(json.loads(text))
 
     def __eq__(self, other) -> bool:

@@ -7,9 +7,16 @@ from strongtree_core.tree.summary import tree_summary
 from strongtree_studio.exports import EXPORTS, IMAGE_MIME, IMAGES_UNAVAILABLE, export_bytes, image_bytes, images_available
 from strongtree_studio.markup import md
 from strongtree_studio.shown import group_mix, shown, shown_label
-from strongtree_studio.treechart import collapse_controls, size_control, tree_chart
-from strongtree_studio.treeview import legend_html, path_in_words
-from strongtree_studio.views import status_badge
+from strongtree_core.claim import claim
+from strongtree_studio.treechart import (
+    collapse_controls,
+    legibility_note,
+    open_all_levels,
+    size_control,
+    tree_chart,
+)
+from strongtree_studio.treeview import legend_html, path_in_words, readable_levels
+from strongtree_studio.views import claim_badges
 from strongtree_studio.words import fmt, gap_words, objective_value, route_words
 
 st.title("Tree")
@@ -26,10 +33,11 @@ if result is None:
     st.stop()
 
 tree, record = result.tree, result.tree.record
-head, badge = st.columns([5, 1.3], vertical_alignment="center")
+said = claim(record)
+head, badge = st.columns([4, 2.3], vertical_alignment="center")
 head.caption(md(result.title))
 with badge:
-    status_badge(record.status)
+    claim_badges(said)
 label, stale = shown_label(result)
 if label:
     (st.warning if stale else st.info)(label, icon=":material/history:")
@@ -58,8 +66,16 @@ else:
     if show_mix and result.roles.protected:
         mix = group_mix(tree, tables.train, result.roles.protected)
 size = size_control(size_col, "tree.size")
-collapsed = collapse_controls(tree, "tree", levels_col, collapsed_col)
-tree_chart(tree, "tree", size=size, highlight=highlight, group_mix=mix, collapsed=collapsed)
+# Fitted to the panel, a deep tree opens as many levels as read at 10 px or more at 1280x720.
+readable = readable_levels(tree, group_mix=mix) if size == "fit" else None
+collapsed = collapse_controls(tree, "tree", levels_col, collapsed_col, readable=readable)
+closed = legibility_note(tree, "tree")
+if closed:
+    note, expand = st.columns([4.2, 1], vertical_alignment="center")
+    note.caption(closed)
+    expand.button("Open all levels", key="tree.expand", icon=":material/unfold_more:", on_click=open_all_levels,
+                  args=(tree, "tree"), width="stretch")
+tree_chart(tree, "tree", size=size, highlight=highlight, group_mix=mix, collapsed=collapsed, note=not closed)
 st.markdown(legend_html(tree, highlight=bool(highlight), groups=mix is not None, collapsed=bool(collapsed),
                         answers=True), unsafe_allow_html=True)
 
@@ -84,8 +100,8 @@ if row is not None:
 st.markdown("##### How it was solved")
 st.markdown(
     f"Best tree {objective_value(record.objective, result.model.objective, result.model.regularization, record.n_rows)}"
-    f" · bound {fmt(record.bound)} · {gap_words(record.status, record.gap)} · {fmt(record.runtime, 'seconds')} · "
-    f"{route_words(record.method, record.backend)}"
+    f" · bound {fmt(record.bound) if record.bound is not None else 'none yet'} · {gap_words(record.status, record.gap)}"
+    f" · {fmt(record.runtime, 'seconds')} · {route_words(record.method, record.backend)}  \n{md(said.words)}"
 )
 
 st.markdown("##### Rules")
