@@ -248,6 +248,16 @@ class _Training:
         """X as a DataFrame with a fresh index."""
         return self.table if self.table is not None else _array_table(self.array)
 
+    def subset(self, rows: np.ndarray) -> "_Training":
+        """These rows (positions among the rows kept; repeats allowed), groups coded as on all of them."""
+        return replace(
+            self, table=None if self.table is None else self.table.iloc[rows].reset_index(drop=True),
+            array=None if self.array is None else self.array[rows], y_index=self.y_index[rows],
+            weights=None if self.weights is None else self.weights[rows],
+            groups=None if self.groups is None else replace(self.groups, codes=self.groups.codes[rows]),
+            legit=None if self.legit is None else replace(self.legit, codes=self.legit.codes[rows]),
+        )
+
 
 @dataclass(frozen=True)
 class _Encoded:
@@ -258,6 +268,16 @@ class _Encoded:
     feature_names: tuple[str, ...]
     cart_tree: TreeStructure | None  # CART on the raw columns, a start for the search
     cart_sample: tuple[int, int] | None = None  # CART grown on (rows, of the training rows), when a sample
+
+    def subset(self, rows: np.ndarray) -> "_Encoded":
+        """The same binary features on these rows (positions among the training rows kept)."""
+        return replace(self, X_binary=self.X_binary[rows], cart_sample=None)
+
+    @property
+    def cut_free(self) -> bool:
+        """No threshold of the coding was chosen from the rows (every column 0/1 or categorical): the same
+        features on a part of the rows are those a fit on that part alone would make (levels aside)."""
+        return all(column.kind in ("binary", "categorical") for column in self.plan.columns)
 
 
 def _fitted_tree(structure: TreeStructure, record: SolveRecord, train: _Training, encoded: _Encoded,
@@ -700,10 +720,20 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             return self._fit_with_promise(X, y, sample_weight, sensitive_features, legitimate_features, progress, stop)
         train = self._read_training_data(X, y, sample_weight, sensitive_features, legitimate_features, fairness)
         encoded = self._encode(train, started)
+        return self._fit_encoded(train, encoded, fairness, started, progress, stop)
+
+    def _fit_encoded(self, train: _Training, encoded: _Encoded, fairness: list[str], started: float,
+                     progress: Callable[[Progress], None] | None, stop: threading.Event | None,
+                     starts: tuple[TreeStructure, ...] = ()) -> "StrongTreeClassifier":
+        """The steps of ``fit`` after the table is read and binarized: patterns, spec, solve, record,
+        checks.  The promise's refits on parts of the rows call it with parts of ``train`` and
+        ``encoded`` (:meth:`_Training.subset`, :meth:`_Encoded.subset`) and ``starts``, trees over
+        the same binary features offered to the search as incumbents."""
+        self.classes_ = train.classes
         data = self._collapse_patterns(train, encoded)
         spec = self._build_spec(train, fairness)
         try:
-            solved = self._solve(data, spec, train, encoded, started, progress, stop)
+            solved = self._solve(data, spec, train, encoded, started, progress, stop, starts)
         except InfeasibleError as infeasible:  # proven over the thresholds kept: said so when some were left out
             raise self._infeasible(infeasible, spec, encoded, data) from None
         encoded_questions = data.n_features
@@ -905,7 +935,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         )
 
     def _solve(self, data: PatternData, spec: TreeSpec, train: _Training, encoded: _Encoded, started: float,
-               progress: Callable[[Progress], None] | None, stop: threading.Event | None) -> Solved:
+               progress: Callable[[Progress], None] | None, stop: threading.Event | None,
+               starts: tuple[TreeStructure, ...] = ()) -> Solved:
         """Hand the problem to the engine with what is left of the time limit; incumbents reach
         ``progress`` as fitted trees."""
 
@@ -920,7 +951,9 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         return solve_tree(
             data, spec, formulation=self.formulation, solver=self.solver, time_limit=max(MIN_SOLVE_SECONDS, remaining),
             threads=int(self.threads), n_jobs=cores_for(self.n_jobs), exact_search=self.exact_search, heuristic_start=self.heuristic_start,
-            memory_limit=self.memory_limit, starts=() if cart is None else (("CART on the raw columns", cart),),
+            memory_limit=self.memory_limit,
+            starts=(() if cart is None else (("CART on the raw columns", cart),)) + tuple(
+                (f"a tree over the same features ({k + 1})", tree) for k, tree in enumerate(starts)),
             stated_limit=float(self.time_limit),
             progress=relay if progress is not None else None, stop=stop,
         )
@@ -988,7 +1021,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         self.baseline_accuracy_ = baseline_accuracy(y, train.classes.size, weight)[0]
         reason = trivial_reason(y, pred, train.classes, weight, self.objective)
         if reason is not None:
-            warnings.warn(reason, TrivialTreeWarning, stacklevel=3)
+            warnings.warn(reason, TrivialTreeWarning, stacklevel=4)
 
     def _side_constraints(self, fairness: list[str], positive: int | None, groups, legit) -> list:
         levels = dict(
@@ -1008,7 +1041,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             said = claim(self.record_)
             scope = self.record_.scope
             extra = f" {said.bound}" if said.state == "not_proven" and scope is not None and scope.thinned else ""
-            warnings.warn(not_proven_message(self.record_.status) + extra, NotProvenWarning, stacklevel=3)
+            warnings.warn(not_proven_message(self.record_.status) + extra, NotProvenWarning, stacklevel=4)
 
     @staticmethod
     def _verify(constraints, structure, train: _Training, data: PatternData) -> list[dict]:

@@ -1,16 +1,29 @@
 """Fit a :class:`~strongtree_core.estimator.StrongTreeClassifier` that keeps a fairness promise
 on new rows (``fairness_confidence``): the driver of :mod:`strongtree_core.promise`.
 
-Each tree is an ordinary fit of a copy of the estimator (``fairness_confidence=None``) at a
-training bound, on all training rows (margin) or on the fitting part (holdout), sharing
-the estimator's ``time_limit``; the chosen copy's fitted attributes become the
+Each tree is a fit of a copy of the estimator (``fairness_confidence=None``) at a training
+bound, sharing the estimator's ``time_limit``; the chosen copy's fitted attributes become the
 estimator's, and its record carries the promise.
+
+The table is read, checked and binarized once, by the first fit (at delta, on all training
+rows); every later fit on all rows takes the same binary features.  The refits on parts of the
+rows that estimate the fit's optimism (the subsample's halves, the bootstrap's resamples, the
+crossfit's folds) take them too when no threshold of the coding was chosen from the rows (every
+column 0/1 or categorical: a part's own coding would be the same, so the rows left out stay
+unseen); a coding with thresholds is made again on each part, as the fit on that part alone
+would.  Those refits run on ``n_jobs`` threads, and each is offered trees over the same features
+as incumbents to start from: the fit at delta on all rows, in a pair of halves the first half's
+tree for the second, in a fold its tree at the previous bound.  A fit on all rows is offered none:
+its tree is the one a plain fit at its bound returns.  The holdout method's trees are returned as
+they are, so they are ordinary fits on the fitting part (its coding sees no held-out row).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import numpy as np
@@ -18,7 +31,9 @@ import pandas as pd
 from sklearn.base import clone
 
 from strongtree_core import vocabulary
+from strongtree_core.accel.threads import one_blas_thread
 from strongtree_core.errors import StrongTreeError, TrivialTreeWarning
+from strongtree_core.limits import cores_for
 from strongtree_core.promise_cost import PLANNED_FITS
 from strongtree_core.tree.context import json_value
 from strongtree_core.trivial import baseline_accuracy
@@ -150,6 +165,8 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
     weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float).reshape(-1)
     caught: dict[int, list] = {}
     planned = [PLANNED_FITS[method]]
+    workers = cores_for(est.n_jobs)
+    lock = threading.Lock()  # the time shares, and the caller's progress: refits on threads report one at a time
 
     def staged(stage: str):
         """The caller's ``progress`` for one of the fits: one clock from the start of the whole fit, the
@@ -159,22 +176,28 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
 
         def relay(event):
             message = "stage done" if event.message in ("certified optimal", "stopped") else event.message
-            progress(replace(event, elapsed=time.perf_counter() - started, message=message, stage=stage))
+            with lock:
+                progress(replace(event, elapsed=time.perf_counter() - started, message=message, stage=stage))
         return relay
 
     def copy(bound: float, **extra):
-        remaining = deadline - time.perf_counter()
-        share = max(MIN_FIT_SECONDS, remaining / max(1, planned[0]))
-        planned[0] = max(1, planned[0] - 1)
+        with lock:
+            remaining = deadline - time.perf_counter()
+            share = max(MIN_FIT_SECONDS, remaining / max(1.0, planned[0] / workers))
+            planned[0] = max(1, planned[0] - 1)
         return clone(est).set_params(fairness_confidence=None, fairness_confidence_method=None, fairness_bound=float(bound),
                                       time_limit=share, **extra)
 
-    def fit_rows(model, rows: np.ndarray | None, stage: str):
+    def fit_rows(model, rows: np.ndarray | None, stage: str, record: bool = True):
+        """An ordinary fit of ``model`` on ``rows`` of the table (None: all); its warnings kept when ``record``."""
         Xs = table if rows is None else table.iloc[rows].reset_index(drop=True)
         ys = y_arr if rows is None else y_arr[rows]
         ws = weight if (weight is None or rows is None) else weight[rows]
         sf = sensitive_features if rows is None else _subset(sensitive_features, table, rows)
         lf = legitimate_features if rows is None else _subset(legitimate_features, table, rows)
+        if not record:  # on a worker thread: the caller ignores every warning while the workers run
+            return model.fit(Xs, ys, sample_weight=ws, sensitive_features=sf, legitimate_features=lf,
+                             progress=staged(stage), stop=stop)
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
             model.fit(Xs, ys, sample_weight=ws, sensitive_features=sf, legitimate_features=lf,
@@ -182,7 +205,53 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
         caught[id(model)] = seen
         return model
 
-    first = fit_rows(copy(delta), None, f"fit at δ = {100 * delta:.1f} pp")  # checks every input as an ordinary fit does
+    # The first fit reads, checks and binarizes the table as an ordinary fit does; the others reuse that.
+    first = copy(delta)
+    fairness = first._validate_parameters()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        train = first._read_training_data(table, y_arr, weight, sensitive_features, legitimate_features, fairness)
+        encoded = first._encode(train, started)
+        first._fit_encoded(train, encoded, fairness, started, staged(f"fit at δ = {100 * delta:.1f} pp"), stop)
+    caught[id(first)] = seen
+    position = np.cumsum(np.ones(n, dtype=bool) if weight is None else weight > 0) - 1  # a row's place among those kept
+
+    def over_features(models) -> tuple:
+        """The trees of ``models`` that are over the binary features of ``encoded`` (a tree certified over
+        thinned thresholds is not), to offer as incumbents."""
+        return tuple(m.tree_.structure for m in models if m is not None and getattr(m, "encoding_", None) is encoded.plan)
+
+    def refit(bound: float, rows: np.ndarray | None, stage: str, starts=(), record: bool = True, parts: bool = False,
+              **extra):
+        """A fit at ``bound`` on ``rows`` (None: all), on the binary features of the first fit when they
+        may be reused (all rows; ``parts`` of the rows with a coding free of thresholds), else an
+        ordinary fit; ``starts``: fitted copies whose trees are offered as incumbents; ``extra``: other
+        parameters of the copy."""
+        model = copy(bound, **({"n_jobs": 1} if parts and workers > 1 else {}), **extra)
+        if rows is not None and not (parts and encoded.cut_free):
+            return fit_rows(model, rows, stage, record)
+        model._validate_parameters()
+        kept = None if rows is None else position[rows]
+        args = (train if kept is None else train.subset(kept), encoded if kept is None else encoded.subset(kept),
+                fairness, time.perf_counter(), staged(stage), stop, over_features(starts))
+        if not record:
+            return model._fit_encoded(*args)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            model._fit_encoded(*args)
+        caught[id(model)] = seen
+        return model
+
+    def on_workers(tasks: list) -> list:
+        """``task()`` for every task, on ``workers`` threads (in order; the first error is raised), every
+        warning of the refits ignored (their trees are not returned)."""
+        with warnings.catch_warnings(), one_blas_thread():
+            warnings.simplefilter("ignore")
+            if workers == 1 or len(tasks) == 1:
+                return [task() for task in tasks]
+            with ThreadPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
+                return list(pool.map(lambda task: task(), tasks))
+
     classes = first.classes_
     positive_index = 1 if est.pos_label is None else int(np.flatnonzero(classes == est.pos_label)[0])
     positive_label = classes[positive_index]
@@ -218,11 +287,18 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
         return tree_differences(notions, y_pos[rows], pred[rows], group[rows], n_groups,
                                 None if legit is None else legit[rows])
 
-    def fit_excess(fit_part: np.ndarray, fresh: np.ndarray, stage: str) -> float:
-        """A fit at delta on ``fit_part``: its gap on ``fresh`` rows minus its gap on ``fit_part``."""
-        model = fit_rows(copy(delta), fit_part, stage)
+    def fit_excess(fit_part: np.ndarray, fresh: np.ndarray, stage: str, starts=()) -> tuple[float, object]:
+        """A fit at delta on ``fit_part`` (on a worker): its gap on ``fresh`` rows minus its gap on ``fit_part``."""
+        model = refit(delta, fit_part, stage, starts, record=False, parts=True)
         pred = np.asarray(model.predict(table)) == positive_label
-        return excess(diffs_on(pred, fit_part), diffs_on(pred, fresh))
+        return excess(diffs_on(pred, fit_part), diffs_on(pred, fresh)), model
+
+    def pair_excess(i: int, a: np.ndarray, b: np.ndarray) -> float:
+        """A pair of complementary halves, the second half's fit offered the first's tree."""
+        total = 2 * SUBSAMPLE_PAIRS
+        there, model = fit_excess(a, b, f"half-sample refit {2 * i + 1} of {total}", (first,))
+        back, _ = fit_excess(b, a, f"half-sample refit {2 * i + 2} of {total}", (first, model))
+        return (there + back) / 2
 
     def resample_optimism() -> Optimism:
         """The optimism of the fit at delta, measured on resamples and rescaled to n rows."""
@@ -231,21 +307,20 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
             rng = np.random.default_rng(0)
             cell = group[rows] * 2 + y_pos[rows]
             cells = [rows[cell == s_] for s_ in np.unique(cell)]
-            units = []
-            for i in range(BOOTSTRAP_FITS):
-                drawn = np.sort(np.concatenate([rng.choice(c, size=c.size, replace=True) for c in cells]))
-                units.append(fit_excess(drawn, np.setdiff1d(rows, drawn), f"bootstrap refit {i + 1} of {BOOTSTRAP_FITS}"))
+            draws = [np.sort(np.concatenate([rng.choice(c, size=c.size, replace=True) for c in cells]))
+                     for _ in range(BOOTSTRAP_FITS)]
+            units = on_workers([lambda i=i, d=d: fit_excess(d, np.setdiff1d(rows, d),
+                                                            f"bootstrap refit {i + 1} of {BOOTSTRAP_FITS}", (first,))[0]
+                                for i, d in enumerate(draws)])
         else:  # complementary half-samples, each stratum (group, class) halved; a pair is one unit
-            total = 2 * SUBSAMPLE_PAIRS
-            units = [(fit_excess(a, b, f"half-sample refit {2 * i + 1} of {total}")
-                      + fit_excess(b, a, f"half-sample refit {2 * i + 2} of {total}")) / 2
-                     for i, (a, b) in enumerate(half_sample_pairs(np.where(keep, strata, -1), SUBSAMPLE_PAIRS))]
+            units = on_workers([lambda i=i, a=a, b=b: pair_excess(i, a, b)
+                                for i, (a, b) in enumerate(half_sample_pairs(np.where(keep, strata, -1), SUBSAMPLE_PAIRS))])
         return optimism_estimate(units, RESAMPLE_SHARE[method])
 
     fits: list[tuple[float, object]] = [(delta, first.tree_)]  # every tree fitted, for the record of a study
 
     def fit_constant() -> Fitted:
-        model = fit_rows(copy(0.0, depth=0), None, "constant tree")
+        model = refit(0.0, None, "constant tree", depth=0)
         return judged(model, everyone, 0.0)
 
     if method in ("margin", "bootstrap", "subsample"):
@@ -255,7 +330,8 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
         def fit_at(t: float) -> Fitted:
             model = cache.pop(t, None)
             if model is None:
-                model = fit_rows(copy(t), None, f"fit at the training bound {100 * t:.2f} pp")
+                # no incumbent offered: the tree a plain fit at t returns
+                model = refit(t, None, f"fit at the training bound {100 * t:.2f} pp")
                 fits.append((t, model.tree_))
             return judged(model, everyone, t)
 
@@ -286,18 +362,23 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
             members = rng.permutation(np.flatnonzero(fold_strata == s_))
             fold[members] = np.arange(members.size) % CROSSFIT_FOLDS
 
+        last_fold: dict[int, object] = {}
+
+        def fold_at(t: float, f: int) -> Differences:
+            model = refit(t, np.flatnonzero((fold != f) & (fold >= 0)),
+                          f"fold {f + 1} of {CROSSFIT_FOLDS} at the training bound {100 * t:.2f} pp",
+                          (first, last_fold.get(f)), record=False, parts=True)
+            last_fold[f] = model
+            rows = np.flatnonzero(fold == f)
+            said = np.asarray(model.predict(table.iloc[rows].reset_index(drop=True))) == positive_label
+            return tree_differences(notions, y_pos[rows], said, group[rows], n_groups,
+                                    None if legit is None else legit[rows])
+
         def out_of_fold_at(t: float):
             """Each fold's tree judged on its own held-out fold; the estimate of every difference is the
             mean over folds of its absolute value (pooling the predictions instead would let trees whose
             gaps differ average out), carried on the counts of all rows for the standard error."""
-            per_fold = []
-            for f in range(CROSSFIT_FOLDS):
-                model = fit_rows(copy(t), np.flatnonzero((fold != f) & (fold >= 0)),
-                                 f"fold {f + 1} of {CROSSFIT_FOLDS} at the training bound {100 * t:.2f} pp")
-                rows = np.flatnonzero(fold == f)
-                said = np.asarray(model.predict(table.iloc[rows].reset_index(drop=True))) == positive_label
-                per_fold.append(tree_differences(notions, y_pos[rows], said, group[rows], n_groups,
-                                                 None if legit is None else legit[rows]))
+            per_fold = on_workers([lambda f=f: fold_at(t, f) for f in range(CROSSFIT_FOLDS)])
             rows = np.flatnonzero(keep)
             pooled = tree_differences(notions, y_pos[rows], np.zeros(rows.size, dtype=bool), group[rows], n_groups,
                                       None if legit is None else legit[rows])
@@ -309,7 +390,7 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
             return Differences(k_a, pooled.n_a, k_b, pooled.n_b)
 
         def fit_all_at(t: float) -> Fitted:
-            model = fit_rows(copy(t), None, f"fit at the training bound {100 * t:.2f} pp")
+            model = refit(t, None, f"fit at the training bound {100 * t:.2f} pp")
             fits.append((t, model.tree_))
             return judged(model, everyone, t)
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from strongtree_core.metrics.group_summary import group_labels
 from strongtree_core.tree import FittedTree
 from strongtree_studio.config import ModelConfig, Roles, SplitConfig, SplitTables, split_table
 from strongtree_studio.markup import md
@@ -124,21 +125,10 @@ def shown_label(result: Shown) -> tuple[str, bool]:
     return text, bool(text)
 
 
-def group_labels(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.Series:
-    """One group label per row: the value, or ``col=value & col=value`` for several columns."""
-    if len(columns) == 1:
-        return frame[columns[0]].astype(object).where(frame[columns[0]].notna(), "missing").astype(str)
-    parts = [f"{c}=" + frame[c].astype(object).where(frame[c].notna(), "missing").astype(str) for c in columns]
-    label = parts[0]
-    for part in parts[1:]:
-        label = label + " & " + part
-    return label
-
-
 def group_mix(tree: FittedTree, frame: pd.DataFrame, columns: tuple[str, ...]) -> dict[int, dict[str, int]]:
     """Rows of each protected group reaching every node (counted at the leaves, summed upwards)."""
     leaves = tree.apply(frame)
-    groups = group_labels(frame, columns).to_numpy()
+    groups = group_labels(frame, list(columns)).to_numpy()  # named as the metrics name them
     mix: dict[int, dict[str, int]] = {}
     for leaf, group in zip(leaves.tolist(), groups.tolist()):
         node = int(leaf)

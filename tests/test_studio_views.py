@@ -225,6 +225,29 @@ def test_hostile_labels_stay_text_in_the_drawing():
     assert hostile.CLASSES[1] in svg  # Markdown means nothing in SVG text: shown as typed
 
 
+def test_hostile_labels_stay_text_in_the_legend_and_the_screen_drawing():
+    """The legend (classes) and the screen's DOT (questions, levels, classes, groups) of a tree that asks about
+    the hostile column and level: markup in a label is entities, never a tag."""
+    from strongtree_studio.treeview import legend_html, screen_dot
+
+    table = hostile.hostile_table(80, seed=2)  # rows on which the tree asks about the hostile level
+    tree = StrongTreeClassifier(depth=2, pos_label=hostile.CLASSES[0]).fit(
+        table.drop(columns=[hostile.TARGET, hostile.GROUP]), table[hostile.TARGET]).tree_
+    rules = tree.to_text()
+    assert hostile.FEATURE in rules and hostile.CATEGORY_VALUES[1] in rules  # it asks about both
+    legend = legend_html(tree, groups=True)
+    parsed = Boxes()
+    parsed.feed(legend)
+    assert parsed.tags <= {"div", "span", "b"}, parsed.tags
+    assert "&lt;u&gt;y&lt;/u&gt; &amp; &#x27;q&#x27;" in legend and "<u>" not in legend
+    mix = {1: {hostile.GROUP_VALUES[1]: 3, hostile.GROUP_VALUES[0]: 2}}
+    dot = screen_dot(tree, group_mix=mix)
+    assert "<u>" not in dot and "<marquee>" not in dot and "<img" not in dot
+    assert "&lt;u&gt;c&lt;/u&gt;" in dot  # the level, in a question
+    assert "&lt;u&gt;y&lt;/u&gt; &amp; &#39;q&#39;" in dot  # a class, in a leaf
+    assert "&lt;marquee&gt;m&lt;/marquee&gt;" in dot  # a group, in the mix
+
+
 def test_wrapped_lines_fit_and_branches_read_as_answers():
     text = "groups: " + " · ".join(f"group number {i}: 12%" for i in range(6))
     lines = wrap(text, TEXT_SIZE)

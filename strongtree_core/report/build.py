@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -31,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from strongtree_core import __version__, vocabulary
-from strongtree_core.metrics import fairness_gap
+from strongtree_core.metrics import fairness_gap, positive_present
 from strongtree_core.metrics.gap_intervals import SMALL_OUTCOME
 from strongtree_core.metrics.group_summary import SMALL_ROWS, group_summary
 from strongtree_core.report.cost import THIS_TREE, UNCONSTRAINED, CostOfFairness, cost_of_fairness
@@ -106,9 +107,15 @@ class ReportInput:
         return out
 
 
+#: Control characters other than tab and line breaks (a NUL byte, an escape, ...).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
 def e(value: Any) -> str:
-    """``value`` as HTML text (markup characters as entities, on one line)."""
-    return html.escape(" ".join(str(value).splitlines()), quote=True)
+    """``value`` as HTML text: on one line, control characters written as escapes (``\\x00``, as the
+    drawing writes them), markup characters and quotes as entities."""
+    text = _CONTROL.sub(lambda m: repr(m.group(0))[1:-1], " ".join(str(value).splitlines()))
+    return html.escape(text, quote=True)
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], table_id: str = "", numeric_from: int = 1,
@@ -135,6 +142,8 @@ def _accuracy(predicted: np.ndarray, frame: pd.DataFrame, target: str) -> float:
 def _gap(inp: ReportInput, frame: pd.DataFrame, predicted: np.ndarray, notion: str) -> float | None:
     if not inp.protected or inp.pos_label is None:
         return None
+    if not positive_present(frame[inp.target].to_numpy(), predicted, inp.pos_label):
+        return None  # no positive row, true or predicted: no rate to compare
     gap = fairness_gap(
         notion, frame[inp.target].to_numpy(), np.asarray(predicted), sensitive_features=frame[list(inp.protected)],
         legitimate_features=frame[list(inp.legitimate)] if inp.legitimate else None, pos_label=inp.pos_label,
@@ -277,9 +286,13 @@ def _rates_section(inp: ReportInput, notions: Sequence[str]) -> str:
     constant = bool(np.unique(inp.tree.structure.prediction[inp.tree.structure.leaves - 1]).size == 1)
     for split, frame in inp.parts().items():
         predicted = inp.tree.predict(frame)
+        out.append(f"<h3>On the {e(PARTS[split])} ({fmt(len(frame), 'int')})</h3>")
+        if not positive_present(frame[inp.target].to_numpy(), predicted, inp.pos_label):
+            out.append(f"<p>No row here is of the positive class {e(inp.pos_label)} or predicted so: no rate to "
+                       "compare.</p>")
+            continue
         table = group_rates(frame, predicted, target=inp.target, protected=inp.protected, legitimate=inp.legitimate,
                             pos_label=inp.pos_label, notions=notions)
-        out.append(f"<h3>On the {e(PARTS[split])} ({fmt(len(frame), 'int')})</h3>")
         for notion, part in table.groupby("notion", sort=False):
             first = part.iloc[0]
             name = vocabulary.FAIRNESS_NOTIONS.get(notion, notion)

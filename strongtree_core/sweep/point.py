@@ -24,7 +24,7 @@ from sklearn.base import clone
 from strongtree_core.claim import claim
 from strongtree_core.engine import INFEASIBLE, NO_TREE_IN_TIME
 from strongtree_core.errors import StrongTreeError
-from strongtree_core.metrics import fairness_intervals, fairness_report
+from strongtree_core.metrics import fairness_intervals, fairness_report, positive_present
 from strongtree_core.promise import is_constant
 from strongtree_core.solvers.licence import WLS_KEYS, licence_params, set_licence_params
 from strongtree_core.sweep.grid import Fold, Point
@@ -212,7 +212,7 @@ def _measure(problem: Problem, clf, rows: np.ndarray, own: list[str], part: str,
     if majority is not None:
         out[f"{part}_baseline_accuracy"] = float(np.mean(truth == majority))
     positive = _pos_label(clf)
-    if problem.notions and positive is not None:
+    if problem.notions and positive is not None and positive_present(truth, pred, positive):
         report = fairness_report(
             truth, pred, sensitive_features=_take(problem.sensitive, rows),
             legitimate_features=_take(problem.legitimate, rows), pos_label=positive, notions=problem.notions,
