@@ -13,6 +13,7 @@ tests/test_interrupts.py`` runs the rest.
 from __future__ import annotations
 
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -380,3 +381,39 @@ def test_stop_before_highs_starts_does_not_start_it():
                                   errors=[])
     assert outcome.status is Status.INTERRUPTED and outcome.status_name == highs_run.NOT_STARTED
     assert outcome.abandoned and outcome.x is None  # no solution of its own, and no second attempt
+
+
+def test_a_second_ctrl_c_kills_the_workers_and_their_children_but_spares_resource_trackers(tmp_path):
+    """``kill_worker_processes`` (the command's second Ctrl-C): every descendant is killed through
+    psutil, a grandchild too, and a process whose command names a resource tracker is left to end
+    on its own.  Run in a process of its own: in this one it would kill the suite's own helpers."""
+    script = tmp_path / "killer.py"
+    script.write_text(textwrap.dedent("""
+        import json, subprocess, sys, time
+        import psutil
+        from strongtree_core.sweep.signals import kill_worker_processes
+        sleeper = "import time; time.sleep(120)"
+        parent = subprocess.Popen([sys.executable, "-c",
+                                   "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', "
+                                   + repr(sleeper) + "]); time.sleep(120)"])
+        tracker = subprocess.Popen([sys.executable, "-c", sleeper, "resource_tracker"])
+        deadline = time.monotonic() + 60
+        while len(psutil.Process(parent.pid).children()) < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        grandchild = psutil.Process(parent.pid).children()[0].pid
+        killed = kill_worker_processes()
+        parent.wait(timeout=30)
+        gone = psutil.wait_procs([psutil.Process(grandchild)], timeout=30)[0] if psutil.pid_exists(grandchild) else []
+        alive = tracker.poll() is None
+        tracker.kill()
+        print(json.dumps({"killed": sorted(killed), "expected": sorted([parent.pid, grandchild]),
+                          "parent": parent.returncode, "grandchild_gone": not psutil.pid_exists(grandchild)
+                          or bool(gone), "tracker_alive": alive}))
+    """), encoding="utf-8")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT, timeout=200,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["killed"] == result["expected"], result
+    assert result["parent"] == -signal.SIGKILL and result["grandchild_gone"], result
+    assert result["tracker_alive"], result

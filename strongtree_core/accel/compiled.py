@@ -394,19 +394,27 @@ def _stale(lock: Path) -> bool:
         return False
     if age > STALE_LOCK_SECONDS:
         return True
-    if len(text) >= 2 and text[0] == socket.gethostname() and text[1].isdigit():
-        return not _alive(int(text[1]))
+    if len(text) >= 3 and text[0] == socket.gethostname() and text[1].isdigit():
+        try:
+            taken = float(text[2])
+        except ValueError:
+            return False
+        return not _alive(int(text[1]), taken)
     return False
 
 
-def _alive(pid: int) -> bool:
+def _alive(pid: int, since: float) -> bool:
+    """Whether process ``pid`` runs and is the one that took a lock at ``since`` (a pid the system
+    gave to a later process, or a zombie, is not)."""
+    import psutil
+
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        process = psutil.Process(pid)
+        return process.status() != psutil.STATUS_ZOMBIE and process.create_time() <= since + 1.0
+    except psutil.NoSuchProcess:
         return False
-    except OSError:
+    except psutil.Error:  # not ours to look at: taken to be alive
         return True
-    return True
 
 
 def _compilable(kernel: Kernel) -> tuple[types.FunctionType, dict]:
