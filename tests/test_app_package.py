@@ -23,6 +23,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from processes import listening_hosts
 
 from strongtree_core.cli import app as cli_app
 from strongtree_studio import launch
@@ -72,6 +73,7 @@ def test_the_packaged_settings_are_the_checkouts():
     checkout = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
     assert packaged == checkout
     assert packaged["server"]["maxUploadSize"] == 50 and packaged["runner"]["postScriptGC"] is False
+    assert packaged["server"]["address"] == "localhost"  # the app holds uploaded tables: this machine only
 
 
 def test_the_command_passes_the_settings_and_the_users_options_win():
@@ -176,6 +178,8 @@ def serve_and_check(strongtree: list[str], folder: Path, env: dict[str, str]) ->
     served = Served([*strongtree, "app", "--server.headless", "true", "--server.port", str(port),
                      "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"], folder, env, port)
     try:
+        hosts = listening_hosts(served.process.pid)
+        assert hosts and hosts <= {"127.0.0.1", "::1"}, hosts  # the packaged server.address: this machine only
         text = open_in_chromium(served.url)
         assert "50MB per file" in text, text  # the app's upload size (Streamlit's default is 200 MB)
         assert "This app has encountered an error" not in text

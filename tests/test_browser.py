@@ -27,6 +27,7 @@ import hostile
 import numpy as np
 import pandas as pd
 import pytest
+from processes import listening_hosts
 
 from strongtree_studio.demo_data import make_hiring
 
@@ -124,10 +125,22 @@ class Server:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def served(tmp_path_factory):
     started = Server(tmp_path_factory.mktemp("server"))
-    yield started.url
+    yield started
     started.close()
+
+
+@pytest.fixture(scope="module")
+def server(served):
+    return served.url
+
+
+def test_the_dashboard_listens_on_this_machine_only(served):
+    """`streamlit run app.py` as the README gives it: loopback only (.streamlit/config.toml's
+    server.address), not every interface (Streamlit's default)."""
+    hosts = listening_hosts(served.process.pid)
+    assert hosts and hosts <= {"127.0.0.1", "::1"}, hosts
 
 
 @pytest.fixture(scope="module")
