@@ -126,14 +126,15 @@ t0 = time.perf_counter()
 clf = StrongTreeClassifier(depth=4, time_limit=0.5, fairness="equalized_odds", fairness_bound=0.01, pos_label=1)
 clf.fit(X, y, sensitive_features=group)
 wall = time.perf_counter() - t0
+import importlib
 from strongtree_core.accel import kernels
+from strongtree_core.accel.prepare import KERNEL_MODULES
 compiled_here = "numba" in sys.modules
-builder = kernels.library._builder
-if builder is not None:  # the background build this process started: not needed after the test
-    builder.kill()
-    builder.wait()
+started = kernels.library.build_started
+for name in KERNEL_MODULES:  # the background builds this process started: not needed after the test
+    importlib.import_module(name).library.stop_build()
 print(json.dumps({{"wall": wall, "status": clf.record_.status, "numba_loaded": compiled_here,
-                  "tier": kernels.library.tier, "build_started": builder is not None}}))
+                  "tier": kernels.library.tier, "build_started": started}}))
 """
 
 

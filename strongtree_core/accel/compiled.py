@@ -347,6 +347,28 @@ class KernelLibrary:
         # and written its own number, and a lock naming a process that is gone counts as stale
         lock.write_text(f"{socket.gethostname()} {self._builder.pid} {time.time()}\n")
 
+    def stop_build(self) -> None:
+        """End the background build this process started, and the compiler processes under it
+        (the lock goes with it: the next process that needs the kernels starts it again)."""
+        builder, self._builder = self._builder, None
+        if builder is None or builder.poll() is not None:
+            return
+        import psutil
+
+        try:
+            tree = psutil.Process(builder.pid)
+            doomed = [*tree.children(recursive=True), tree]
+        except psutil.NoSuchProcess:
+            doomed = []
+        for process in doomed:
+            try:
+                process.kill()
+            except psutil.Error:
+                pass
+        builder.wait()
+        psutil.wait_procs(doomed, timeout=10)
+        (self.folder() / LOCK_FILE).unlink(missing_ok=True)
+
     def build(self) -> str:
         """Build this library now (in this process): the ahead-of-time module, or
         when that fails numba's cache; returns the tier built."""
