@@ -100,9 +100,10 @@ def _no_process_left_behind(session) -> None:
 
     from processes import RUN_MARK, described, started_by_this_run
 
-    loky = sys.modules.get("joblib.externals.loky")
-    if loky is not None:
-        loky.get_reusable_executor().shutdown(wait=True, kill_workers=True)
+    reusable = sys.modules.get("joblib.externals.loky.reusable_executor")
+    executor = getattr(reusable, "_executor", None)  # asking for one would start one
+    if executor is not None:
+        executor.shutdown(wait=True, kill_workers=True)
     me = os.getpid()
 
     def ours() -> list:

@@ -659,6 +659,33 @@ def test_the_live_demo_loads_its_table_and_preset_and_solves():
     poll(at, lambda a: not job_registry().snapshot(job_id).active, timeout=60)
 
 
+def test_on_a_fresh_machine_the_live_demo_says_what_it_waits_for_then_starts(monkeypatch):
+    """While the compiled exact search is being prepared, the demo does not spend its minute on the
+    slow path: the Solve page says what it waits for and how far that is, and starts it once ready."""
+    from strongtree_core.accel.compiled import LibraryStatus
+    from strongtree_core.accel.prepare import Preparation
+    from strongtree_studio import preparing
+
+    building = [True]
+    parts = (LibraryStatus("kernels", "ready"), LibraryStatus("ordered", "ready"),
+             LibraryStatus("treedp", "building", 12, 33, 41.0))
+    monkeypatch.setattr(preparing, "waiting", lambda: building[0])
+    monkeypatch.setattr(preparing, "status", lambda: Preparation(parts))
+    at = new_app()
+    at.button(key="data.start_demo").click().run()
+    assert not at.exception
+    assert at.session_state["job_id"] is None  # nothing submitted yet
+    shown = [i.value for i in at.info]
+    assert ("The live demo starts when the exact search is ready. " + Preparation(parts).words()) in shown, shown
+    building[0] = False
+    at.run()
+    job_id = at.session_state["job_id"]
+    assert job_id is not None and job_registry().snapshot(job_id).active
+    assert not any("The live demo starts when" in i.value for i in at.info)
+    job_registry().stop(job_id)
+    poll(at, lambda a: not job_registry().snapshot(job_id).active, timeout=60)
+
+
 def test_a_stale_result_is_labelled_with_what_changed():
     from strongtree_studio.stale import stale_message
 

@@ -283,3 +283,103 @@ def test_the_build_lock_names_the_builder_not_the_process_that_started_it(tmp_pa
         builder.kill()
         builder.wait()
     assert compiled._stale(tmp_path / compiled.LOCK_FILE)  # the builder gone: the lock is stale
+
+
+@pytest.mark.slow
+def test_a_build_reports_each_kernel_then_the_machine_code_and_its_status_follows(tmp_path) -> None:
+    """The steps a page or a terminal shows: one per kernel in their order, then the module's machine
+    code and link, then done; the progress file says the same; the status goes from not built to ready."""
+    (tmp_path / "toy_kernels.py").write_text(TOY_KERNELS)
+    out = _run(tmp_path, """
+        import json
+        import toy_kernels as k
+        from strongtree_core.accel import compiled
+        before = k.library.status().state
+        steps = []
+        tier = k.library.build(report=lambda done, total, stage: steps.append([done, total, stage]))
+        written = json.loads((k.library.folder() / compiled.PROGRESS_FILE).read_text())
+        print(json.dumps({"before": before, "tier": tier, "steps": steps, "after": k.library.status().state,
+                          "file": [written["done"], written["total"], written["stage"]]}))
+    """)
+    assert out["before"] == "not built" and out["tier"] == "aot" and out["after"] == "ready"
+    assert out["steps"] == [[0, 4, "starting"], [0, 4, "compiling total"], [1, 4, "compiling scaled_total"],
+                            [2, 4, "compiling spin"], [3, 4, "optimizing, writing the machine code and linking"],
+                            [4, 4, "done"]]
+    assert out["file"] == [4, 4, "done"]
+
+
+def test_a_running_build_is_read_from_its_lock_and_progress_file(tmp_path, monkeypatch) -> None:
+    """What a waiting page shows while another process builds: its steps and seconds so far; a lock
+    whose builder is gone is no build."""
+    (tmp_path / "toy_status.py").write_text(TOY_KERNELS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv(compiled.CACHE_VARIABLE, str(tmp_path / "cache"))
+    monkeypatch.delenv(compiled.MODE_VARIABLE, raising=False)
+    import toy_status
+
+    folder = toy_status.library.folder()
+    folder.mkdir(parents=True)
+    import socket
+
+    (folder / compiled.LOCK_FILE).write_text(f"{socket.gethostname()} {os.getpid()} {time.time()}\n")
+    (folder / compiled.PROGRESS_FILE).write_text(json.dumps({"done": 2, "total": 4, "stage": "compiling spin",
+                                                             "started": time.time() - 30}))
+    status = toy_status.library.status()
+    assert (status.state, status.done, status.total) == ("building", 2, 4) and 29 <= status.seconds < 60
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (folder / compiled.LOCK_FILE).write_text(f"{socket.gethostname()} {dead.stdout.strip()} {time.time()}\n")
+    assert toy_status.library.status().state == "not built"
+
+
+def test_the_preparation_in_words() -> None:
+    from strongtree_core.accel.compiled import LibraryStatus
+    from strongtree_core.accel.prepare import Preparation
+
+    going = Preparation((LibraryStatus("kernels", "ready"), LibraryStatus("ordered", "ready"),
+                         LibraryStatus("treedp", "building", 12, 33, 41.4)))
+    assert not going.ready
+    assert going.words() == (
+        "Preparing the exact search's compiled code, once on this machine (about a minute; longer when the "
+        "machine is busy): 2 of 3 parts ready; treedp: 12 of 33 steps, 41 s so far."
+    )
+    done = Preparation((LibraryStatus("kernels", "ready"), LibraryStatus("ordered", "not used")))
+    assert done.ready and done.words() == "The exact search's compiled code is ready."
+
+
+@pytest.mark.slow
+def test_a_real_deprecation_of_numba_pycc_takes_numbas_jit_cache_and_says_why(tmp_path) -> None:
+    """numba's maintainers deprecate ``numba.pycc`` for real only once its replacement exists: from then
+    on the build fills numba's JIT cache instead (the kernels are the same) and records why."""
+    (tmp_path / "toy_kernels.py").write_text(TOY_KERNELS)
+    out = _run(tmp_path, """
+        import importlib, json, warnings
+        from numba.core.errors import NumbaDeprecationWarning
+        import toy_kernels as k
+        from strongtree_core.accel import compiled
+        real = importlib.import_module
+
+        def deprecated(name, *args):
+            if name == "numba.pycc":
+                warnings.warn(NumbaDeprecationWarning("numba.pycc is deprecated: use its replacement"))
+            return real(name, *args)
+
+        compiled.importlib.import_module = deprecated
+        tier = k.library.build()
+        compiled.importlib.import_module = real
+        print(json.dumps({"tier": tier, "why": (k.library.folder() / compiled.FAILED_FILE).read_text()}))
+    """)
+    assert out["tier"] == "jit"
+    assert out["why"].startswith("NumbaDeprecationWarning: ") and "numba.pycc is deprecated" in out["why"]
+
+
+def test_the_installed_numba_pycc_is_only_pending_deprecation(tmp_path) -> None:
+    """What the build silences (docs/compiled-kernels.md): a pending deprecation, nothing more.  A numba
+    whose ``pycc`` warns otherwise fails here first: read numba's deprecation notices then."""
+    out = _run(tmp_path, """
+        import json, warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import numba.pycc
+        print(json.dumps(sorted({type(w.message).__name__ for w in caught})))
+    """)
+    assert out == ["NumbaPendingDeprecationWarning"]
