@@ -191,6 +191,7 @@ def serve_and_check(strongtree: list[str], folder: Path, env: dict[str, str]) ->
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_strongtree_app_serves_the_dashboard_from_another_folder(tmp_path):
     """The checkout's command, started in an empty folder (no .streamlit/config.toml there)."""
     env = dict(os.environ, STRONGTREE_RUNS_DB=str(tmp_path / "runs.sqlite3"), PYTHONPATH=str(ROOT))
@@ -215,6 +216,7 @@ def new_environment_with_these_packages(venv: Path) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_the_wheel_in_a_new_environment_serves_the_dashboard(tmp_path):
     wheels = tmp_path / "wheels"
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(wheels), str(ROOT)],

@@ -164,6 +164,7 @@ def sweep_args(data: Path, out: Path, backend: str, bounds: int = 12) -> list:
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", [pytest.param("serial", marks=pytest.mark.soak),
                                      pytest.param("threads", marks=pytest.mark.soak), "processes", "dask"])
+@pytest.mark.timing
 def test_ctrl_c_on_a_sweep_writes_the_finished_points_and_exits_130_with_no_process_left(backend, hiring_csv,
                                                                                         tmp_path):
     """The terminal's SIGINT reaches the whole process group; workers ignore it, the command stops them:
@@ -188,6 +189,7 @@ def test_ctrl_c_on_a_sweep_writes_the_finished_points_and_exits_130_with_no_proc
 @pytest.mark.slow
 @pytest.mark.soak
 @pytest.mark.parametrize("backend", ["processes", "dask"])
+@pytest.mark.timing
 def test_a_second_ctrl_c_quits_at_once_and_ends_the_workers(backend, hiring_csv, tmp_path):
     """Ctrl-C twice: the command quits without writing, and takes its worker processes with it."""
     out = tmp_path / "sweep.csv"
@@ -205,6 +207,7 @@ def test_a_second_ctrl_c_quits_at_once_and_ends_the_workers(backend, hiring_csv,
 @pytest.mark.slow
 @pytest.mark.soak
 @pytest.mark.parametrize("backend", ["processes", "dask"])
+@pytest.mark.timing
 def test_a_worker_killed_under_the_command_line_loses_no_point(backend, hiring_csv, tmp_path):
     """SIGKILL to a worker process of `strongtree sweep`: every point is written once, with its tree."""
     out = tmp_path / "sweep.csv"
@@ -224,6 +227,7 @@ def test_a_worker_killed_under_the_command_line_loses_no_point(backend, hiring_c
 # -- workers never take the terminal's Ctrl-C --------------------------------------------------------------
 @pytest.mark.slow
 @pytest.mark.soak
+@pytest.mark.timing
 def test_process_workers_ignore_sigint_also_when_started_again_after_a_crash():
     """Workers start with SIGINT blocked (loky starts them on submit, which the sweep does with SIGINT
     blocked) and then ignore it; so do the workers of the pool that replaces a broken one."""
@@ -253,6 +257,7 @@ def test_process_workers_ignore_sigint_also_when_started_again_after_a_crash():
 
 @pytest.mark.slow
 @pytest.mark.soak
+@pytest.mark.timing
 def test_dask_workers_of_a_sweep_s_local_cluster_ignore_sigint_also_when_restarted():
     dask = pytest.importorskip("dask")
     pytest.importorskip("dask.distributed")
@@ -305,6 +310,7 @@ def hard_csv(tmp_path_factory) -> Path:
 @pytest.mark.slow
 @pytest.mark.soak  # in the suite: tests/test_cli.py's Ctrl-C on FlowOCT/HiGHS, the route that died of SIGABRT
 @pytest.mark.parametrize("route", list(FIT_ROUTES))
+@pytest.mark.timing
 def test_ctrl_c_on_every_fit_route_writes_the_best_tree_and_exits_130(route, hard_csv, tmp_path):
     """Once the solve reports progress, Ctrl-C to the group: the best tree so far written and readable,
     exit code 130 within a few seconds, no traceback, nothing left running."""
@@ -322,6 +328,7 @@ def test_ctrl_c_on_every_fit_route_writes_the_best_tree_and_exits_130(route, har
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_ctrl_c_while_the_libraries_load_is_one_line_and_exit_130(hiring_csv, tmp_path):
     """Ctrl-C before the command has even loaded numpy (seconds on a loaded machine): no traceback."""
     tree = tmp_path / "tree.json"

@@ -171,6 +171,7 @@ def test_a_first_fit_with_cold_caches_keeps_a_half_second_limit(tmp_path) -> Non
     assert row["wall"] <= 0.5 + SLACK, f"the first fit took {row['wall']:.2f} s with a 0.5 s limit"
 
 
+@pytest.mark.timing
 def test_an_exact_search_that_overruns_its_limit_is_given_up_with_its_best_tree(monkeypatch) -> None:
     """Reading a million patterns into the search's arrays answers no clock: the engine waits for the
     search until its limit plus a grace, then returns the last incumbent it reported, with its bound,
@@ -208,6 +209,7 @@ def test_an_exact_search_that_overruns_its_limit_is_given_up_with_its_best_tree(
     assert [e.message for e in events if e.message == "late"] == []
 
 
+@pytest.mark.timing
 def test_a_given_up_search_without_an_incumbent_returns_the_best_feasible_cheap_tree(monkeypatch) -> None:
     from strongtree_core import engine
     from strongtree_core.accel.search import ExactResult
@@ -230,6 +232,7 @@ def test_a_given_up_search_without_an_incumbent_returns_the_best_feasible_cheap_
     assert (clf.predict(X) == y).sum() == clf.record_.objective
 
 
+@pytest.mark.timing
 def test_a_slow_preparation_leaves_the_solve_only_what_is_left_of_the_limit(monkeypatch) -> None:
     """Preparation (reading, encoding, starts) that takes most of the limit: the solve is handed what is
     left, not the whole limit (passing the whole limit passed every other test here: their tables prepare
