@@ -67,7 +67,6 @@ def unexpected_skips(reports) -> list[str]:
 
 
 def pytest_sessionfinish(session, exitstatus):
-    _no_process_left_behind(session)
     if not os.environ.get(STRICT_SKIPS_ENV):
         return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
@@ -86,14 +85,18 @@ GRACE_SECONDS = 10.0
 def pytest_configure(config):
     from processes import RUN_MARK
 
-    os.environ.setdefault(RUN_MARK, f"{os.getpid()}-{time.time():.0f}")  # inherited by every process started
+    # this run's own mark (a worker of pytest-xdist has its own): every process started inherits it
+    os.environ[RUN_MARK] = f"{os.getpid()}-{time.time():.0f}"
 
 
-def _no_process_left_behind(session) -> None:
+@pytest.fixture(scope="session", autouse=True)
+def no_process_left_behind():
     """Fail the run when a process a test started is still alive at its end (a server, a worker, a kernel
     build): it would go on taking the machine's cores after pytest exits.  Each one is named, then killed.
-    The pools the library keeps for reuse (loky's process workers, idle for minutes on purpose) are shut
-    down first, and the resource trackers of this process end with it."""
+    Torn down last (set up first), after every other fixture of the run; the pools the library keeps for
+    reuse (loky's process workers, idle for minutes on purpose) are shut down first, and the resource
+    trackers of this process end with it.  With pytest-xdist each worker checks its own."""
+    yield
     import sys
 
     import psutil
@@ -116,15 +119,14 @@ def _no_process_left_behind(session) -> None:
         left = ours()
     if not left:
         return
-    print(f"\n{len(left)} process(es) started by the tests still alive at the end (killed now):\n"
-          + "\n".join(described(left)))
+    named = described(left)
     for process in left:
         try:
             process.kill()
         except psutil.Error:
             pass
-    if session.exitstatus == 0:
-        session.exitstatus = 1
+    pytest.fail(f"{len(named)} process(es) started by the tests still alive at the end (killed now):\n"
+                + "\n".join(named), pytrace=False)
 
 
 def _ppid(process) -> int | None:

@@ -824,6 +824,7 @@ def first_page_seconds(browser, url: str) -> tuple[float, "Visit"]:
 
 
 @pytest.mark.timing
+@pytest.mark.soak  # a minute of four solves at once: a load test (python -m pytest -m soak)
 def test_four_users_solving_while_a_fifth_loads_a_page(busy_server, browser, others_browser):
     for _ in range(2):  # the first visit imports the app's modules into the server: not measured
         idle, first = first_page_seconds(browser, busy_server.url)  # then, for comparison: nobody solving
