@@ -103,8 +103,10 @@ class Server:
 
     def cpu_seconds(self) -> float:
         """User and system CPU time of the server process so far."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        import psutil
+
+        times = psutil.Process(self.process.pid).cpu_times()
+        return times.user + times.system
 
     def state(self) -> str:
         """The server's processes (CPU time, state) and the end of its log: for a failure's message."""

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import psutil
 import pytest
 
 from strongtree_core import cli
@@ -32,49 +33,41 @@ from strongtree_core.sweep import backends
 from strongtree_core.tree import FittedTree
 
 ROOT = Path(__file__).resolve().parents[1]
-#: A process group member's state letter when it is a zombie (dead, waiting to be reaped by its parent).
-ZOMBIE = "Z"
 
 
-# -- processes of a group, read from /proc ---------------------------------------------------------------
+# -- processes of a group, through psutil -----------------------------------------------------------------
 def group_members(pgid: int) -> list[tuple[int, str]]:
     """(pid, command line) of the live processes of a process group."""
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for process in psutil.process_iter():
         try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
+            if os.getpgid(process.pid) == pgid and process.status() != psutil.STATUS_ZOMBIE:
+                found.append((process.pid, " ".join(process.cmdline())[:160]))
+        except (psutil.Error, ProcessLookupError, PermissionError):
             continue
-        if int(fields[2]) == pgid and fields[0] != ZOMBIE:
-            found.append((int(entry.name), command[:160]))
     return found
 
 
 def children_of(pid: int) -> list[int]:
     """Every live descendant of ``pid``."""
-    parents: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != ZOMBIE:
-                parents.setdefault(int(fields[1]), []).append(int(entry.name))
-    out, todo = [], list(parents.get(pid, []))
-    while todo:
-        child = todo.pop()
-        out.append(child)
-        todo.extend(parents.get(child, []))
+    try:
+        descendants = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    out = []
+    for process in descendants:
+        try:
+            if process.status() != psutil.STATUS_ZOMBIE:
+                out.append(process.pid)
+        except psutil.Error:
+            continue
     return out
 
 
 def ignores_sigint(pid: int) -> bool:
     """Whether process ``pid`` ignores SIGINT, or blocks it (a worker still starting, before its
-    initializer ignores it): its SigIgn and SigBlk masks in /proc/<pid>/status."""
+    initializer ignores it): its SigIgn and SigBlk masks in /proc/<pid>/status (psutil does not read
+    signal masks)."""
     deaf = False
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(("SigIgn:", "SigBlk:")):
@@ -214,7 +207,7 @@ def test_a_worker_killed_under_the_command_line_loses_no_point(backend, hiring_c
     command = Command(sweep_args(hiring_csv, out, backend, bounds=6), tmp_path)
     command.wait_for(lambda err: points_done(err) >= 1)
     workers = [pid for pid in children_of(command.process.pid)
-               if "resource_tracker" not in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")]
+               if "resource_tracker" not in " ".join(psutil.Process(pid).cmdline())]
     assert workers
     os.kill(workers[-1], signal.SIGKILL)
     code, _ = command.finish(timeout=400)
@@ -336,9 +329,9 @@ def test_ctrl_c_while_the_libraries_load_is_one_line_and_exit_130(hiring_csv, tm
     deadline = time.monotonic() + 60
     while True:  # the handler is in place once the package starts to load its libraries
         try:
-            if "numpy" in Path(f"/proc/{command.process.pid}/maps").read_text():
+            if any("numpy" in m.path for m in psutil.Process(command.process.pid).memory_maps(grouped=False)):
                 break
-        except OSError:
+        except (OSError, psutil.Error):
             pass
         assert time.monotonic() < deadline
         time.sleep(0.005)
