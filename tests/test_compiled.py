@@ -115,7 +115,7 @@ def test_a_fresh_install_never_compiles_in_the_process_and_builds_in_the_backgro
     assert later["ready"] is True and later["tier"] == "aot" and later["numba"] is False
     assert later["v"] == 10.5 and later["out"] == [3, 0, 0]
     free = _run(tmp_path, LOCK_FREE)
-    assert free["tier"] == "aot" and free["kernel_s"] > 0.2, free
+    assert free["tier"] == "aot" and free["kernel_s"] > 0.1, free  # a hundred of the thread's 1 ms looks
     # a kernel that held the interpreter's lock would stop this thread for its whole run
     assert free["longest_pause_s"] < free["kernel_s"] / 2, free
 
@@ -125,7 +125,7 @@ import json, threading, time
 import toy_kernels as k
 assert k.library.ready()
 t = time.perf_counter(); k.spin(10_000_000); per = (time.perf_counter() - t) / 10_000_000
-n = int(0.4 / max(per, 1e-10))
+n = int(0.8 / max(per, 1e-10))  # about 0.8 s as calibrated: shorter when the machine frees up meanwhile
 done = []
 worker = threading.Thread(target=lambda: done.append(k.spin(n)))
 started = last = time.perf_counter(); longest = 0.0
