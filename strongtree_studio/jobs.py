@@ -82,7 +82,8 @@ class PhaseState:
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return a["objective"] == b["objective"] and a["bound"] == b["bound"] and a["message"] == b["message"]
+    return (a["objective"] == b["objective"] and a["bound"] == b["bound"] and a["message"] == b["message"]
+            and a.get("stage", "") == b.get("stage", ""))
 
 
 @dataclass(frozen=True)
@@ -469,7 +470,8 @@ class JobRegistry:
                 job.stop_requested = None
             job.state = "running"
             if kind == "progress":
-                phase.add_point({k: message[k] for k in ("elapsed", "objective", "bound", "gap", "nodes", "message")})
+                phase.add_point({**{k: message[k] for k in ("elapsed", "objective", "bound", "gap", "nodes", "message")},
+                                 "stage": message.get("stage", "")})
                 phase.received = time.monotonic()
                 if message["tree"] is not None:
                     phase.tree = message["tree"]
