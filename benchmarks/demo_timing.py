@@ -15,7 +15,8 @@ clicks **Live demo**, and records in the page, every 50 ms, from the click:
 ``proof``
     the Gap card reads 0.0 %;
 ``banner``
-    the green "Proven optimal" banner is shown;
+    the banner of a certificate is shown (green "Proven optimal", or blue "Optimal over kept
+    thresholds" when the thresholds searched are those the encoding kept);
 ``stored``
     the "Explore the tree" link is shown (the comparison tree without fairness
     constraints solved and the run stored);
@@ -81,8 +82,8 @@ RECORDER = """() => {
     }
     if (filled(explored) && explored !== '0') mark('explored');
     if (gap === '0.0%') mark('proof');
-    const banner = [...document.querySelectorAll('[data-testid="stAlertContentSuccess"]')]
-      .find(e => e.innerText.includes('Proven optimal'));
+    const banner = [...document.querySelectorAll('[data-testid="stAlertContentSuccess"], [data-testid="stAlertContentInfo"]')]
+      .find(e => e.innerText.includes('Proven optimal') || e.innerText.includes('Optimal over kept thresholds'));
     if (banner) {
       const chart = document.querySelector('[data-testid="stVegaLiteChart"]');
       const r = chart ? chart.getBoundingClientRect() : null;
