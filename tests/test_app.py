@@ -142,6 +142,7 @@ def test_upload_sets_roles_and_previews_the_encoding():
     assert at.session_state["table"].name == "hiring.csv"  # the good table stays
 
 
+@pytest.mark.timing
 def test_thresholds_from_the_data_are_previewed_as_the_solve_chooses_them():
     """The Model page's third numeric coding: the Data page shows the cuts a solve then uses."""
     at = new_app()
@@ -192,6 +193,7 @@ def test_choices_survive_page_changes_and_problems_block_the_solve():
     assert at.multiselect(key=role(at, "protected")).value == []
 
 
+@pytest.mark.timing
 def test_solve_stop_then_tree_fairness_and_runs():
     at = new_app()
     at.button(key="data.load_demo").click().run()  # the hiring table: gender protected, education legitimate
@@ -248,6 +250,7 @@ def test_solve_stop_then_tree_fairness_and_runs():
     assert [i.value for i in at.info] == [MSG_NO_RUNS]
 
 
+@pytest.mark.timing
 def test_infeasible_constraints_are_a_message_on_the_solve_page():
     at = new_app()
     at.button(key="data.load_demo").click().run()
@@ -389,6 +392,7 @@ def test_the_hazard_check_finds_raw_markup():
         assert hazards(md(raw)) == [], raw
 
 
+@pytest.mark.timing
 def test_hostile_names_never_become_markup_on_any_page():
     table = hostile.hostile_table()
     at = new_app()
@@ -477,6 +481,7 @@ def _can_create(folder: Path) -> bool:
 
 
 @pytest.mark.parametrize("case", ["garbage file", "folder cannot be made", "path is a folder", "read-only folder"])
+@pytest.mark.timing
 def test_a_run_that_cannot_be_stored_is_a_warning_on_the_solve_page(tmp_path, case):
     if case == "garbage file":
         path = tmp_path / "runs.sqlite3"
@@ -508,6 +513,7 @@ def test_a_run_that_cannot_be_stored_is_a_warning_on_the_solve_page(tmp_path, ca
         assert [e.value for e in at.error] == [md(err.value)]
 
 
+@pytest.mark.timing
 def test_deleting_the_run_on_screen_takes_it_off_the_tree_and_fairness_pages():
     at = quick_solve(new_app())
     run_id = job_registry().snapshot(at.session_state["job_id"]).run_id
@@ -522,6 +528,7 @@ def test_deleting_the_run_on_screen_takes_it_off_the_tree_and_fairness_pages():
         assert not drawings(at) and not at.metric
 
 
+@pytest.mark.timing
 def test_runs_belong_to_their_session_or_workspace_unless_shared():
     mine = quick_solve(new_app())
     run_id = job_registry().snapshot(mine.session_state["job_id"]).run_id
@@ -617,6 +624,7 @@ def test_a_latin1_upload_reads_its_letters_and_says_which_encoding():
     assert utf16.session_state["table"].frame.equals(frame) and not utf16.info
 
 
+@pytest.mark.timing
 def test_a_lost_worker_leaves_its_last_tree_on_the_solve_and_tree_pages():
     at = new_app()
     at.button(key="data.load_demo").click().run()
@@ -653,6 +661,7 @@ def test_the_runs_page_points_to_a_history_left_in_the_old_place(tmp_path, monke
     assert MSG_LEGACY_HISTORY.format(path=md(old)) in [c.value for c in at.caption]
 
 
+@pytest.mark.timing
 def test_the_live_demo_loads_its_table_and_preset_and_solves():
     from strongtree_studio.demo_data import DEMO
 
@@ -667,6 +676,35 @@ def test_the_live_demo_loads_its_table_and_preset_and_solves():
     poll(at, lambda a: not job_registry().snapshot(job_id).active, timeout=60)
 
 
+@pytest.mark.timing
+def test_on_a_fresh_machine_the_live_demo_says_what_it_waits_for_then_starts(monkeypatch):
+    """While the compiled exact search is being prepared, the demo does not spend its minute on the
+    slow path: the Solve page says what it waits for and how far that is, and starts it once ready."""
+    from strongtree_core.accel.compiled import LibraryStatus
+    from strongtree_core.accel.prepare import Preparation
+    from strongtree_studio import preparing
+
+    building = [True]
+    parts = (LibraryStatus("kernels", "ready"), LibraryStatus("ordered", "ready"),
+             LibraryStatus("treedp", "building", 12, 33, 41.0))
+    monkeypatch.setattr(preparing, "waiting", lambda: building[0])
+    monkeypatch.setattr(preparing, "status", lambda: Preparation(parts))
+    at = new_app()
+    at.button(key="data.start_demo").click().run()
+    assert not at.exception
+    assert at.session_state["job_id"] is None  # nothing submitted yet
+    shown = [i.value for i in at.info]
+    assert ("The live demo starts when the exact search is ready. " + Preparation(parts).words()) in shown, shown
+    building[0] = False
+    at.run()
+    job_id = at.session_state["job_id"]
+    assert job_id is not None and job_registry().snapshot(job_id).active
+    assert not any("The live demo starts when" in i.value for i in at.info)
+    job_registry().stop(job_id)
+    poll(at, lambda a: not job_registry().snapshot(job_id).active, timeout=60)
+
+
+@pytest.mark.timing
 def test_a_stale_result_is_labelled_with_what_changed():
     from strongtree_studio.stale import stale_message
 

@@ -27,6 +27,7 @@ import hostile
 import numpy as np
 import pandas as pd
 import pytest
+from processes import listening_hosts
 
 from strongtree_studio.demo_data import make_hiring
 
@@ -104,8 +105,10 @@ class Server:
 
     def cpu_seconds(self) -> float:
         """User and system CPU time of the server process so far."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        import psutil
+
+        times = psutil.Process(self.process.pid).cpu_times()
+        return times.user + times.system
 
     def state(self) -> str:
         """The server's processes (CPU time, state) and the end of its log: for a failure's message."""
@@ -126,10 +129,22 @@ class Server:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def served(tmp_path_factory):
     started = Server(tmp_path_factory.mktemp("server"))
-    yield started.url
+    yield started
     started.close()
+
+
+@pytest.fixture(scope="module")
+def server(served):
+    return served.url
+
+
+def test_the_dashboard_listens_on_this_machine_only(served):
+    """`streamlit run app.py` as the README gives it: loopback only (.streamlit/config.toml's
+    server.address), not every interface (Streamlit's default)."""
+    hosts = listening_hosts(served.process.pid)
+    assert hosts and hosts <= {"127.0.0.1", "::1"}, hosts
 
 
 @pytest.fixture(scope="module")
@@ -902,6 +917,8 @@ def first_page_seconds(browser, url: str) -> tuple[float, "Visit"]:
     return took, session
 
 
+@pytest.mark.timing
+@pytest.mark.soak  # a minute of four solves at once: a load test (python -m pytest -m soak)
 def test_four_users_solving_while_a_fifth_loads_a_page(busy_server, browser, others_browser):
     for _ in range(2):  # the first visit imports the app's modules into the server: not measured
         idle, first = first_page_seconds(browser, busy_server.url)  # then, for comparison: nobody solving

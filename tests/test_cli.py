@@ -74,6 +74,21 @@ def test_fit_json_is_one_object_whose_numbers_are_those_of_its_tree(tmp_path, ca
     assert FittedTree.from_json((tmp_path / "t.json").read_text(encoding="utf-8")) == tree
 
 
+def test_a_fit_on_a_fresh_machine_says_the_compiled_code_is_being_prepared(tmp_path, capsys, monkeypatch):
+    from strongtree_core.accel import prepare
+    from strongtree_core.accel.compiled import LibraryStatus
+    from strongtree_core.cli import fit as cli_fit
+
+    building = prepare.Preparation((LibraryStatus("kernels", "ready"), LibraryStatus("treedp", "building", 3, 33, 9.0)))
+    monkeypatch.setattr(prepare, "preparation", lambda: building)
+    assert cli.main(_fit_args(_csv(tmp_path), "--output", tmp_path / "t.json")) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == cli_fit.PREPARING_NOTE.format(words=building.words())
+    monkeypatch.setattr(prepare, "preparation", lambda: prepare.Preparation((LibraryStatus("kernels", "ready"),)))
+    assert cli.main(_fit_args(_csv(tmp_path), "--output", tmp_path / "t2.json")) == 0
+    assert "compiled code" not in capsys.readouterr().err
+
+
 def test_fit_json_reports_the_constraint_checks(tmp_path, capsys):
     data = _csv(tmp_path)
     args = _fit_args(data, "--json", "--protected", "gender", "--fairness", "statistical_parity", "--fairness-bound", "0.1",

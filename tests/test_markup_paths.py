@@ -184,6 +184,7 @@ def goto(at: AppTest, name: str) -> AppTest:
     return at
 
 
+@pytest.mark.timing
 def test_hostile_names_levels_and_labels_reach_every_widget_escaped(history):
     frame = hostile.widget_frame(VALUES)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()

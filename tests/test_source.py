@@ -262,6 +262,7 @@ def test_stop_during_the_read_ends_it_in_words(tmp_path, small_batches):
     assert str(err.value) == fit.STOPPED_WHILE_READING.format(path=str(folder))
 
 
+@pytest.mark.timing
 def test_a_read_past_the_time_limit_says_how_far_it_got(tmp_path, small_batches, monkeypatch):
     folder = write(table(5_000), tmp_path / "t")
     slow = fit.scan_batch

@@ -39,6 +39,7 @@ from strongtree_core.cli.messages import (
     STOPPING,
     TOO_MANY_GROUPS,
 )
+from strongtree_core.accel import prepare
 from strongtree_core.claim import claim_json, cli_lines
 from strongtree_core.cli.progress import Progress
 from strongtree_core.cli.words import cli_words
@@ -50,6 +51,8 @@ from strongtree_core.source.paths import TableError, is_table_path
 from strongtree_core.verdict import gap_verdict
 from strongtree_core.sweep.signals import block_sigint_in_this_thread, kill_worker_processes
 
+#: Said after a fit while the exact search's compiled code is still being prepared (a fresh machine).
+PREPARING_NOTE = "note: {words} Until it is ready, fits run without it (slower, same trees)."
 #: Seconds between two looks at the worker (and two redraws of the progress bar).
 POLL_SECONDS = 0.2
 
@@ -317,4 +320,7 @@ def _finish(args: argparse.Namespace, clf: StrongTreeClassifier, accuracy: float
         write_text(args.output, clf.tree_.to_json())
     if interrupted and not clf.record_.certified:
         print(INTERRUPTED.format(elapsed=clf.record_.runtime), file=sys.stderr)
+    preparing = prepare.preparation()
+    if any(part.state == "building" for part in preparing.parts):  # the first runs on a fresh machine
+        print(PREPARING_NOTE.format(words=preparing.words()), file=sys.stderr)
     return EXIT_INTERRUPTED if interrupted else EXIT_OK

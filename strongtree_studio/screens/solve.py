@@ -16,7 +16,18 @@ from strongtree_studio.markup import md
 from strongtree_studio.roles import class_values
 from strongtree_studio.services import job_registry
 from strongtree_studio.shown import tree_from_json
-from strongtree_studio.session import JOB_ID, JOB_SETTINGS, MODEL, ROLES, SIDEBAR_ACTIVE, SIDEBAR_STATE, SPLIT, TABLE
+from strongtree_studio import preparing
+from strongtree_studio.session import (
+    DEMO_WAITING,
+    JOB_ID,
+    JOB_SETTINGS,
+    MODEL,
+    ROLES,
+    SIDEBAR_ACTIVE,
+    SIDEBAR_STATE,
+    SPLIT,
+    TABLE,
+)
 from strongtree_studio.stale import stale_message
 from strongtree_studio.state import current_settings
 from strongtree_studio.treechart import size_control, tree_chart
@@ -51,6 +62,22 @@ PANEL_POLL = 1.0
 DRAWING_POLL = 3.0
 
 st.title("Solve")
+
+
+def wait_for_the_compiled_code() -> None:
+    """The live demo on a fresh machine: what it waits for and how far that is, until it can start."""
+    if preparing.waiting():
+        st.info(f"The live demo starts when the exact search is ready. {preparing.status().words()}",
+                icon=":material/hourglass_top:")
+        return
+    DEMO_WAITING.set(False)
+    start_solve()
+    st.rerun()
+
+
+if DEMO_WAITING.get():
+    st.fragment(run_every=1.0)(wait_for_the_compiled_code)()
+    st.stop()
 registry = job_registry()
 snapshot = registry.snapshot(JOB_ID.get())
 table = TABLE.get()
