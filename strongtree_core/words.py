@@ -94,12 +94,44 @@ def class_counts(classes: Sequence[Any], counts: Sequence[float]) -> str:
     A coded class written right before its count ("1 225 · 2 525") reads as one
     number with a thousands separator; the colon keeps them apart.
     """
-    return " · ".join(f"{one_line(c)}: {fmt(n, 'int')}" for c, n in zip(classes, counts))
+    return " · ".join(f"{label_text(c)}: {fmt(n, 'int')}" for c, n in zip(classes, counts))
 
 
 def one_line(value: Any) -> str:
     """``value`` as text on one line (control characters written as escapes)."""
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(value))
+
+
+#: Shown for a label with no character, and for one of spaces only (which would read as nothing).
+EMPTY_LABEL = "(empty)"
+BLANK_LABEL = "({n} space{s})"
+#: Longest label (characters) a drawing shows; a longer one is cut with :data:`CUT_MARK`.
+LABEL_LIMIT = 80
+#: Longest tooltip (characters) that holds a cut label's text (Graphviz reads no string over 16,384).
+TOOLTIP_LIMIT = 2000
+CUT_MARK = "…"
+
+
+def label_text(value: Any) -> str:
+    """A label (column name, category value, class or group) as visible text on one line:
+    control characters as escapes (:func:`one_line`, so a NUL byte reads ``\\x00``), an empty
+    label as :data:`EMPTY_LABEL`, one of spaces only as "(3 spaces)"."""
+    return shown_name(one_line(value))
+
+
+def shown_name(value: Any) -> str:
+    """``str(value)``, or :data:`EMPTY_LABEL` / "(3 spaces)" when it is empty or spaces only."""
+    text = str(value)
+    if not text:
+        return EMPTY_LABEL
+    if not text.strip(" "):
+        return BLANK_LABEL.format(n=len(text), s="" if len(text) == 1 else "s")
+    return text
+
+
+def cut_text(text: str, limit: int = LABEL_LIMIT) -> str:
+    """``text`` if it has at most ``limit`` characters, else its first ``limit - 1`` and :data:`CUT_MARK`."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + CUT_MARK
 
 
 @dataclass(frozen=True)

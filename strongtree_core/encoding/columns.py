@@ -39,6 +39,7 @@ from strongtree_core.encoding.features import (
     python_scalar,
     readable_cut,
 )
+from strongtree_core.words import shown_name
 
 ColumnKind = Literal["binary", "categorical", "ordinal", "continuous"]
 KINDS: tuple[str, ...] = ("binary", "categorical", "ordinal", "continuous")
@@ -279,13 +280,13 @@ def _level_order(level) -> tuple:
 
 def _features(column: ColumnEncoding) -> list[BinaryFeature]:
     name = column.name
-    shown = str(name)
+    shown = shown_name(name)
     features: list[BinaryFeature] = []
     if column.kind == "binary":
         features.append(BinaryFeature(name, "is_one", shown, f"not {shown}"))
     elif column.kind == "categorical":
         for level in column.one_hot_levels:
-            text = level_key(level)
+            text = shown_name(level_key(level))
             features.append(
                 BinaryFeature(name, "equals", f"{shown} = {text}", f"{shown} ≠ {text}", level=level)
             )

@@ -40,8 +40,19 @@ from strongtree_core.report.rates import CONFIDENCE, group_rates, shown_notions
 from strongtree_core.report.references import CART_NAME, references
 from strongtree_core.report.settings import settings_rows
 from strongtree_core.tree import FittedTree
+from strongtree_core.tree.dot import drawn_text
 from strongtree_core.tree.summary import tree_summary
-from strongtree_core.words import class_counts, count_of, fmt, objective_value, route_words, status_word
+from strongtree_core.words import (
+    LABEL_LIMIT,
+    class_counts,
+    count_of,
+    fmt,
+    label_text,
+    objective_value,
+    one_line,
+    route_words,
+    status_word,
+)
 
 PARTS = {"train": "training rows", "test": "test rows"}
 MODEL_WORDS = {THIS_TREE: "This tree", UNCONSTRAINED: "The same tree without the fairness constraint",
@@ -105,8 +116,53 @@ class ReportInput:
 
 
 def e(value: Any) -> str:
-    """``value`` as HTML text (markup characters as entities, on one line)."""
-    return html.escape(" ".join(str(value).splitlines()), quote=True)
+    """``value`` as HTML text: on one line, markup characters as entities, other control characters
+    (a NUL byte, an escape) written as visible escapes (``\\x00``), never raw."""
+    return html.escape(one_line(" ".join(str(value).splitlines())), quote=True)
+
+
+class Shortened:
+    """Names longer than :data:`~strongtree_core.words.LABEL_LIMIT` characters shown cut, before any layout
+    (a 20,000-character column name is no sentence), each listed once in full in the section
+    "Names shown cut".
+
+    ``names`` are the report's column names, classes, levels and groups; :meth:`text` cuts every one of
+    them met in a sentence (as :func:`~strongtree_core.words.label_text` writes it), :meth:`name` one name.
+    """
+
+    def __init__(self, names: Sequence[Any]) -> None:
+        self.full: dict[str, str] = {}  # cut form -> whole text, in the order met
+        self._long = {}
+        for name in names:
+            whole = label_text(name)
+            if drawn_text(whole) != whole:
+                self._long[whole] = drawn_text(whole)
+        self._order = sorted(self._long, key=len, reverse=True)  # a name inside another: the longer first
+
+    def name(self, value: Any) -> str:
+        """``value`` as a label, cut when long (and then listed in full)."""
+        whole = label_text(value)
+        cut = drawn_text(whole)
+        if cut != whole:
+            self.full.setdefault(cut, whole)
+        return cut
+
+    def text(self, sentence: str) -> str:
+        """``sentence`` with every long name in it cut."""
+        for whole in self._order:
+            if whole in sentence:
+                sentence = sentence.replace(whole, self._long[whole])
+                self.full.setdefault(self._long[whole], whole)
+        return sentence
+
+    def section(self) -> str:
+        """The names shown cut, in full ("" when none was)."""
+        if not self.full:
+            return ""
+        rows = [[cut, whole] for cut, whole in self.full.items()]
+        return ('<section id="names"><h2>Names shown cut</h2><p class="note">These names are longer than '
+                f"{fmt(LABEL_LIMIT, 'int')} characters: the report shows them cut; here they are in full.</p>"
+                + _table(["shown as", "in full"], rows, "names-in-full", numeric_from=2) + "</section>")
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], table_id: str = "", numeric_from: int = 1,
@@ -214,22 +270,22 @@ def _certificate(inp: ReportInput) -> tuple[str, list[tuple[str, str]]]:
     return sentence, facts
 
 
-def _groups_section(inp: ReportInput) -> str:
+def _groups_section(inp: ReportInput, short: Shortened) -> str:
     if not inp.protected:
         return "<p>No protected column was chosen: there are no groups to compare.</p>"
     summary = group_summary(inp.train, inp.test, target=inp.target, protected=inp.protected, pos_label=inp.pos_label)
     positive = inp.pos_label
     has_test = bool(summary["test_rows"].sum())
-    headers = [" & ".join(inp.protected), "rows", "share of rows"]
+    headers = [" & ".join(map(short.name, inp.protected)), "rows", "share of rows"]
     if positive is not None:
-        headers.append(f"share {positive}")
+        headers.append(f"share {short.name(positive)}")
     headers.append("training rows")
     if has_test:
         headers.append("test rows")
     headers.append("flag")
     rows = []
     for r in summary.itertuples():
-        row = [r.group, fmt(r.rows, "int"), fmt(r.share, "percent")]
+        row = [short.name(r.group), fmt(r.rows, "int"), fmt(r.share, "percent")]
         if positive is not None:
             row.append(fmt(r.base_rate, "percent"))
         row.append(fmt(r.train_rows, "int"))
@@ -244,7 +300,7 @@ def _groups_section(inp: ReportInput) -> str:
         f'<p class="note">{e(note)}</p>'
 
 
-def _rates_section(inp: ReportInput, notions: Sequence[str]) -> str:
+def _rates_section(inp: ReportInput, notions: Sequence[str], short: Shortened) -> str:
     if not inp.protected or inp.pos_label is None:
         return ("<p>Per-group rates need a protected column and a positive class; this tree has "
                 + ("no protected column." if not inp.protected else "no positive class.") + "</p>")
@@ -269,11 +325,11 @@ def _rates_section(inp: ReportInput, notions: Sequence[str]) -> str:
                 f"{e(fmt(first['gap'], 'points'))} ({e(fmt(CONFIDENCE, 'percent').replace('.0', ''))} interval "
                 f"{e(fmt(first['gap_low'], 'points'))} to {e(fmt(first['gap_high'], 'points'))}, simultaneous over "
                 f"{e(count_of(int(first['n_differences']), 'difference'))}){e(bound)}.</p>")
-            rows = [[r.group, r.cohort, r.rate, fmt(r.value, "percent"),
+            rows = [[short.name(r.group), short.text(str(r.cohort)), short.text(str(r.rate)), fmt(r.value, "percent"),
                      f"{fmt(r.low, 'percent')} to {fmt(r.high, 'percent')}",
                      f"{fmt(r.positives, 'int')} of {fmt(r.denominator, 'int')}", "small" if r.small else ""]
                     for r in part.itertuples()]
-            out.append(_table([" & ".join(inp.protected), "among", "rate", "value", "95% interval",
+            out.append(_table([" & ".join(map(short.name, inp.protected)), "among", "rate", "value", "95% interval",
                                "predicted positive", "flag"], rows, f"rates-{split}-{notion}", numeric_from=3,
                               classes=["small" if r.small else "" for r in part.itertuples()]))
     out.append('<p class="note">A group\'s interval is a Wilson score interval; a gap\'s interval holds for all of '
@@ -316,7 +372,8 @@ STYLE = """
 * { box-sizing: border-box; }
 html { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 body { font-family: "Source Sans 3", "Source Sans Pro", "Segoe UI", Helvetica, Arial, sans-serif; color: var(--ink);
-       margin: 0 auto; padding: 28px 32px 48px; max-width: 1120px; font-size: 16px; line-height: 1.45; }
+       margin: 0 auto; padding: 28px 32px 48px; max-width: 1120px; font-size: 16px; line-height: 1.45;
+       overflow-wrap: anywhere; }
 header { border-bottom: 3px solid var(--ink); padding-bottom: 10px; margin-bottom: 18px; }
 header .brand { font-size: 14px; letter-spacing: 0.08em; text-transform: uppercase; color: var(--muted); }
 h1 { font-size: 30px; margin: 4px 0 6px; }
@@ -336,7 +393,7 @@ thead th { background: var(--soft); font-weight: 600; }
 tbody th { font-weight: 400; }
 .num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.small td, tr.small th { background: #fdf2e4; }
-dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 8px 0; }
+dl.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 4px 16px; margin: 8px 0; }
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; }
 .note { color: var(--muted); font-size: 14px; }
 .drawing { border: 1px solid var(--line); border-radius: 8px; padding: 10px; background: #fff; }
@@ -379,23 +436,26 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
     classes = list(tree.classes)
     counts = [int((both[inp.target] == c).sum()) for c in classes]
 
+    short = Shortened([inp.dataset, tree.target, *tree.feature_names, *classes, *inp.protected, *inp.legitimate,
+                       *(f.level for f in tree.encoding.features if f.level is not None)])
+    summary = tuple(short.text(s) for s in summary)
     glance = [certificate]
     if cost is not None and cost.headline():
-        glance.append(cost.headline())
+        glance.append(short.text(cost.headline()))
     glance.append(summary[-1] if len(summary) > 1 else summary[0])
     split_words = inp.split or (f"{fmt(len(inp.train), 'int')} training rows"
                                 + (f" and {fmt(len(inp.test), 'int')} test rows" if "test" in parts else ""))
     table_facts = [
         ("Rows", f"{fmt(len(both), 'int')} ({split_words})"),
-        ("Target", f"{inp.target}: {class_counts(classes, counts)}"),
-        ("Positive class", "none (several classes)" if inp.pos_label is None else str(inp.pos_label)),
-        ("Protected", ", ".join(inp.protected) or "none"),
-        ("Legitimate factors", ", ".join(inp.legitimate) or "none"),
-        ("Columns the tree may ask about", ", ".join(map(str, tree.feature_names))),
+        ("Target", f"{short.name(inp.target)}: {class_counts(list(map(short.name, classes)), counts)}"),
+        ("Positive class", "none (several classes)" if inp.pos_label is None else short.name(inp.pos_label)),
+        ("Protected", ", ".join(map(short.name, inp.protected)) or "none"),
+        ("Legitimate factors", ", ".join(map(short.name, inp.legitimate)) or "none"),
+        ("Columns the tree may ask about", ", ".join(map(short.name, tree.feature_names))),
     ]
     settings = settings_rows(inp.settings)
-    rules = tree.to_text().splitlines()
-    title = f"{inp.dataset}: a {'fair ' if inp.fairness else ''}decision tree of depth {tree.structure.depth}"
+    rules = [short.text(r) for r in tree.to_text().splitlines()]
+    title = f"{short.name(inp.dataset)}: a {'fair ' if inp.fairness else ''}decision tree of depth {tree.structure.depth}"
 
     def facts_list(items: Sequence[tuple[str, str]], ident: str) -> str:
         return f'<dl class="facts" id="{ident}">' + "".join(
@@ -406,7 +466,7 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
         + "".join(f"<li>{e(s)}</li>" for s in glance) + "</ul></div></section>",
         '<section id="table"><h2>The table and its groups</h2>' + facts_list(table_facts, "table-facts")
         + "".join(f'<p class="note">{e(n)}</p>' for n in inp.notes) + "<h3>Protected groups</h3>"
-        + _groups_section(inp) + "</section>",
+        + _groups_section(inp, short) + "</section>",
         '<section id="settings"><h2>Settings</h2>' + facts_list(settings, "settings-facts") + "</section>",
         f'<section id="certificate"><h2>The certificate</h2><p><span class="badge {e(word.colour)}">'
         f"{e(word.label)}</span></p><p>{e(certificate)}</p>" + facts_list(facts, "certificate-facts") + "</section>",
@@ -418,12 +478,13 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
         "<h3>Rules</h3><ol class=\"rules\" id=\"rules\">" + "".join(f"<li>{e(r)}</li>" for r in rules) + "</ol>"
         "</section>",
         '<section id="fairness" class="new-page"><h2>Each group\'s rates</h2>'
-        + (f"<p>Rates compared between groups are rates of predicting {e(inp.pos_label)}, measured from this "
+        + (f"<p>Rates compared between groups are rates of predicting {e(short.name(inp.pos_label))}, measured from this "
            "tree's predictions.</p>" if inp.pos_label is not None else "")
-        + _rates_section(inp, notions) + "</section>",
+        + _rates_section(inp, notions, short) + "</section>",
         '<section id="cost" class="new-page"><h2>The cost of fairness</h2>' + _cost_section(inp, rows, notion, cost)
         + "</section>",
     ]
+    sections.append(short.section())  # after every other: it lists the names they cut
     stamp = created.strftime("%Y-%m-%d %H:%M %Z").strip()
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
