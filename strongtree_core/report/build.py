@@ -40,14 +40,13 @@ from strongtree_core.report.rates import CONFIDENCE, group_rates, shown_notions
 from strongtree_core.report.references import CART_NAME, references
 from strongtree_core.report.settings import settings_rows
 from strongtree_core.tree import FittedTree
-from strongtree_core.tree.dot import drawn_text
 from strongtree_core.tree.summary import tree_summary
 from strongtree_core.words import (
     LABEL_LIMIT,
+    Shortened,
     class_counts,
     count_of,
     fmt,
-    label_text,
     objective_value,
     one_line,
     route_words,
@@ -121,48 +120,14 @@ def e(value: Any) -> str:
     return html.escape(one_line(" ".join(str(value).splitlines())), quote=True)
 
 
-class Shortened:
-    """Names longer than :data:`~strongtree_core.words.LABEL_LIMIT` characters shown cut, before any layout
-    (a 20,000-character column name is no sentence), each listed once in full in the section
-    "Names shown cut".
-
-    ``names`` are the report's column names, classes, levels and groups; :meth:`text` cuts every one of
-    them met in a sentence (as :func:`~strongtree_core.words.label_text` writes it), :meth:`name` one name.
-    """
-
-    def __init__(self, names: Sequence[Any]) -> None:
-        self.full: dict[str, str] = {}  # cut form -> whole text, in the order met
-        self._long = {}
-        for name in names:
-            whole = label_text(name)
-            if drawn_text(whole) != whole:
-                self._long[whole] = drawn_text(whole)
-        self._order = sorted(self._long, key=len, reverse=True)  # a name inside another: the longer first
-
-    def name(self, value: Any) -> str:
-        """``value`` as a label, cut when long (and then listed in full)."""
-        whole = label_text(value)
-        cut = drawn_text(whole)
-        if cut != whole:
-            self.full.setdefault(cut, whole)
-        return cut
-
-    def text(self, sentence: str) -> str:
-        """``sentence`` with every long name in it cut."""
-        for whole in self._order:
-            if whole in sentence:
-                sentence = sentence.replace(whole, self._long[whole])
-                self.full.setdefault(self._long[whole], whole)
-        return sentence
-
-    def section(self) -> str:
-        """The names shown cut, in full ("" when none was)."""
-        if not self.full:
-            return ""
-        rows = [[cut, whole] for cut, whole in self.full.items()]
-        return ('<section id="names"><h2>Names shown cut</h2><p class="note">These names are longer than '
-                f"{fmt(LABEL_LIMIT, 'int')} characters: the report shows them cut; here they are in full.</p>"
-                + _table(["shown as", "in full"], rows, "names-in-full", numeric_from=2) + "</section>")
+def _names_section(short: Shortened) -> str:
+    """The names the report shows cut, in full ("" when none was)."""
+    if not short.full:
+        return ""
+    rows = [[cut, whole] for cut, whole in short.full.items()]
+    return ('<section id="names"><h2>Names shown cut</h2><p class="note">These names are longer than '
+            f"{fmt(LABEL_LIMIT, 'int')} characters: the report shows them cut; here they are in full.</p>"
+            + _table(["shown as", "in full"], rows, "names-in-full", numeric_from=2) + "</section>")
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], table_id: str = "", numeric_from: int = 1,
@@ -436,8 +401,7 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
     classes = list(tree.classes)
     counts = [int((both[inp.target] == c).sum()) for c in classes]
 
-    short = Shortened([inp.dataset, tree.target, *tree.feature_names, *classes, *inp.protected, *inp.legitimate,
-                       *(f.level for f in tree.encoding.features if f.level is not None)])
+    short = Shortened.of_tree(tree, [inp.dataset, *inp.protected, *inp.legitimate])
     summary = tuple(short.text(s) for s in summary)
     glance = [certificate]
     if cost is not None and cost.headline():
@@ -484,7 +448,7 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
         '<section id="cost" class="new-page"><h2>The cost of fairness</h2>' + _cost_section(inp, rows, notion, cost)
         + "</section>",
     ]
-    sections.append(short.section())  # after every other: it lists the names they cut
+    sections.append(_names_section(short))  # after every other: it lists the names they cut
     stamp = created.strftime("%Y-%m-%d %H:%M %Z").strip()
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

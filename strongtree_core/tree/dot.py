@@ -22,7 +22,17 @@ from typing import TYPE_CHECKING, Any, Collection, Literal, Mapping, Sequence
 import numpy as np
 
 from strongtree_core.tree.rules import reachable_nodes
-from strongtree_core.words import TOOLTIP_LIMIT, class_counts, count_of, cut_text, fmt, label_text, shown_name
+from strongtree_core.words import (
+    TOOLTIP_LIMIT,
+    class_counts,
+    count_of,
+    cut_text,
+    drawn_test,
+    drawn_text,
+    fmt,
+    label_text,
+    shown_name,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from strongtree_core.tree.fitted import FittedTree
@@ -111,21 +121,6 @@ def html_text(text) -> str:
 
 
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
-
-
-def drawn_text(value) -> str:
-    """A label as a drawing shows it: visible (:func:`~strongtree_core.words.label_text`) and cut to
-    :data:`~strongtree_core.words.LABEL_LIMIT` characters before any layout (the full text goes in a tooltip)."""
-    return cut_text(label_text(value))
-
-
-def drawn_test(label: str, source: Any) -> str:
-    """A test's text for a drawing: its column's name and the rest of the test each cut on their own
-    (a long name keeps its "≤ 7.5"); see :func:`drawn_text`."""
-    name = shown_name(source)
-    if label.startswith(name + " ") and len(label) > len(name) + 1:
-        return f"{drawn_text(name)} {drawn_text(label[len(name) + 1:])}"
-    return drawn_text(label)
 
 
 def tooltip_text(value) -> str:
