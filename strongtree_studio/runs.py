@@ -17,6 +17,7 @@ the same way; older files gain it when first opened and older versions ignore it
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import sys
@@ -29,6 +30,7 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from strongtree_core.renames import translate_keys
+from strongtree_studio.private import private_file, private_folder
 
 #: Folder of the app's files inside the user's data folder.
 APP_FOLDER = "strongtree-studio"
@@ -41,12 +43,17 @@ ERR_NO_SWEEP = "Sweep {sweep_id} is not in the history (it may have been deleted
 ERR_NOT_OWNER = (
     "Run {run_id} belongs to another session or workspace: only its owner can change or delete it."
 )
-ERR_DB = "The run history at {path} cannot be used: {reason}. Set STRONGTREE_RUNS_DB to a writable file."
-ERR_BUSY = (
-    "The run history at {path} is busy: another program has kept it locked for more than {seconds:g} s ({reason}). "
-    "Try again in a moment; if it stays locked, close the other program that has this file open (a second "
-    "dashboard on the same history, or a database browser)."
+#: What a visitor reads when the history fails: never the server's paths (they go to the server's log).
+ERR_DB = (
+    "The run history cannot be used: {reason}. The server's operator can set STRONGTREE_RUNS_DB to a writable file "
+    "(its log names the file)."
 )
+ERR_BUSY = (
+    "The run history is busy: another program has kept it locked for more than {seconds:g} s ({reason}). "
+    "Try again in a moment; if it stays locked, the server's operator can close the other program that has the "
+    "file open (a second dashboard on the same history, or a database browser)."
+)
+LOG = logging.getLogger(__name__)
 #: Seconds a statement waits for another connection's lock on the history before it gives up.
 LOCK_WAIT = 10.0
 
@@ -103,11 +110,13 @@ def translate_config(config: Mapping[str, Any]) -> dict[str, Any]:
 
 def _db_problem(path, err: BaseException) -> str:
     """What to say when the history failed: a lock held by another program is a wait, not a wrong path
-    (pointing STRONGTREE_RUNS_DB elsewhere would hide the runs kept in this file)."""
-    text = str(err)
+    (pointing STRONGTREE_RUNS_DB elsewhere would hide the runs kept in this file).  The path goes to the
+    server's log only: a visitor is told no path of the server."""
+    text = (err.strerror or type(err).__name__) if isinstance(err, OSError) else str(err)
+    LOG.warning("the run history at %s cannot be used: %s", path, err)
     if isinstance(err, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
-        return ERR_BUSY.format(path=path, seconds=LOCK_WAIT, reason=text)
-    return ERR_DB.format(path=path, reason=text)
+        return ERR_BUSY.format(seconds=LOCK_WAIT, reason=text)
+    return ERR_DB.format(reason=text)
 
 
 class RunStoreError(RuntimeError):
@@ -116,6 +125,16 @@ class RunStoreError(RuntimeError):
 
 class UnknownRun(RunStoreError):
     """The run is not in the history, or not visible to the caller."""
+
+
+_LOGGED: set[Path] = set()
+
+
+def legacy_history_logged(path: Path) -> None:
+    """Name a history left in the old place in the server's log, once per server (the page does not)."""
+    if path not in _LOGGED:
+        _LOGGED.add(path)
+        LOG.warning("runs of earlier versions are in %s; set STRONGTREE_RUNS_DB to that file to list them", path)
 
 
 def user_data_dir() -> Path:
@@ -198,7 +217,9 @@ class RunStore:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Every browser's runs: 0600 in a 0700 folder, whatever the umask (strongtree_studio.private).
+            private_folder(self.path.parent, own=self.path.parent == user_data_dir())
+            private_file(self.path)
             with closing(self._connect()) as db, db:
                 db.execute(_SCHEMA)
                 db.execute(_SWEEPS_SCHEMA)

@@ -6,7 +6,8 @@ from typing import Any
 
 import streamlit as st
 
-from strongtree_studio.browser_store import BrowserStore, browsers_db_path
+from strongtree_studio.browser_store import KEY_NAME, BrowserStore, browsers_db_path
+from strongtree_studio.browser_store import session_key as read_session_key
 from strongtree_studio.jobs import JobRegistry
 from strongtree_studio.licence import install_wls_licence
 from strongtree_studio.outcome import finish_job
@@ -48,6 +49,12 @@ def job_registry() -> JobRegistry:
         finish(job, lambda: RunStore(path))
 
     return JobRegistry(on_finished=finished)
+
+
+@st.cache_resource(show_spinner=False)
+def session_key() -> bytes:
+    """The key that signs the browser tokens this server issues (beside the store; see :mod:`strongtree_studio.restore`)."""
+    return read_session_key(browsers_db_path(secrets()).with_name(KEY_NAME))
 
 
 @st.cache_resource(show_spinner=False)
