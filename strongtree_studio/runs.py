@@ -87,8 +87,13 @@ CREATE TABLE IF NOT EXISTS sweeps (
     shared INTEGER NOT NULL DEFAULT 0
 )
 """
-#: Columns added since the first schema, with their definitions (older files are upgraded).
-_ADDED_COLUMNS = {"owner": "TEXT", "shared": "INTEGER NOT NULL DEFAULT 0"}
+#: Columns added since the first schema, with their definitions (older files are upgraded).  ``job`` and
+#: ``server`` belong to a solve still running: the job's id, and the server process it runs under.
+_ADDED_COLUMNS = {"owner": "TEXT", "shared": "INTEGER NOT NULL DEFAULT 0", "job": "TEXT", "server": "TEXT"}
+#: The status of a run whose solve is still going (not listed: it is on the Solve page).
+RUNNING = "running"
+#: The status a run is given when its server stopped during the solve (killed, crashed, restarted).
+INTERRUPTED = "interrupted"
 
 
 #: Keys that versions before 0.2 stored under other names (translated on read, so older runs open as they were).
@@ -202,6 +207,35 @@ class SweepEntry:
     shared: bool = False
 
 
+def server_id() -> str:
+    """This server process: host, process id and start time (a process id alone is reused)."""
+    import socket
+
+    import psutil
+
+    return f"{socket.gethostname()}/{os.getpid()}/{psutil.Process().create_time():.3f}"
+
+
+def server_alive(server: str | None) -> bool:
+    """Whether the server process ``server`` (:func:`server_id`) still runs; one of another host counts as alive
+    (it cannot be asked)."""
+    import socket
+
+    import psutil
+
+    try:
+        host, pid, started = str(server).rsplit("/", 2)
+        pid_number, start_time = int(pid), float(started)
+    except ValueError:
+        return False
+    if host != socket.gethostname():
+        return True
+    try:
+        return abs(psutil.Process(pid_number).create_time() - start_time) < 0.01
+    except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
+        return False
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
@@ -285,6 +319,63 @@ class RunStore:
         )
         return int(run_id)
 
+    # -- a solve while it runs: journaled, so a server killed mid-solve leaves its run behind --------
+
+    def begin(self, entry: RunEntry, job: str, server: str) -> int:
+        """Store a solve that has just started (status :data:`RUNNING`); returns its id."""
+        _, run_id = self._run(
+            "INSERT INTO runs (created_at, dataset, fingerprint, status, config, summary, evaluation, tree, baseline,"
+            " owner, shared, job, server) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (_now(), entry.dataset, entry.fingerprint, RUNNING, json.dumps(entry.config, default=str),
+             json.dumps(entry.summary, default=str),
+             None if entry.evaluation is None else json.dumps(entry.evaluation, default=str), entry.tree,
+             entry.baseline, entry.owner, int(entry.shared), job, server),
+        )
+        return int(run_id)
+
+    def update(self, run_id: int, entry: RunEntry, final: bool = False) -> None:
+        """Write what a solve has reported so far into its run (``final``: its result, and the run is listed)."""
+        self._run(
+            "UPDATE runs SET status = ?, config = ?, summary = ?, evaluation = ?, tree = ?, baseline = ?"
+            + (", server = NULL" if final else "") + " WHERE id = ?" + ("" if final else " AND status = ?"),
+            (entry.status if final else RUNNING, json.dumps(entry.config, default=str),
+             json.dumps(entry.summary, default=str),
+             None if entry.evaluation is None else json.dumps(entry.evaluation, default=str), entry.tree,
+             entry.baseline, int(run_id), *(() if final else (RUNNING,))),
+        )
+
+    def drop_running(self, run_id: int) -> None:
+        """Forget a solve that ended without any tree (its page says why)."""
+        self._run("DELETE FROM runs WHERE id = ? AND status = ?", (int(run_id), RUNNING))
+
+    def by_job(self, job: str, viewer: Iterable[str] | None = None) -> RunEntry | None:
+        """The run of solve job ``job`` (None when there is none visible to ``viewer``)."""
+        condition, args = self._visible(viewer)
+        rows, _ = self._run(f"SELECT id FROM runs WHERE job = ? AND {condition} ORDER BY id DESC LIMIT 1",
+                            (str(job), *args))
+        return self.get(rows[0][0], viewer) if rows else None
+
+    def recover(self, alive=server_alive) -> list[int]:
+        """List again every run still :data:`RUNNING` whose server process is gone (killed mid-solve):
+        its status becomes its last tree's (:data:`INTERRUPTED` for a tree the solve had not finished,
+        as the journal wrote it) or :data:`INTERRUPTED` when it reported none; its summary says
+        ``server_stopped``.  Returns their ids."""
+        rows, _ = self._run("SELECT id, server, tree, summary FROM runs WHERE status = ?", (RUNNING,))
+        gone = []
+        for run_id, server, tree, summary in rows:
+            if alive(server):
+                continue
+            status = INTERRUPTED
+            try:
+                status = str(json.loads(tree)["record"]["status"]) if tree else INTERRUPTED
+                summary = json.dumps({**json.loads(summary), "server_stopped": True})
+            except (ValueError, TypeError, KeyError):
+                pass
+            self._run("UPDATE runs SET status = ?, summary = ?, server = NULL WHERE id = ? AND status = ?",
+                      (status, summary, int(run_id), RUNNING))
+            gone.append(int(run_id))
+        return gone
+
     def get(self, run_id: int, viewer: Iterable[str] | None = None) -> RunEntry:
         """The stored run ``run_id``; raises :class:`RunStoreError` when absent or not visible to ``viewer``."""
         rows = self._visible_row("runs", "id, created_at, dataset, fingerprint, status, config, summary, evaluation,"
@@ -311,8 +402,8 @@ class RunStore:
         condition, args = self._visible(viewer)
         rows, _ = self._run(
             f"SELECT id, created_at, dataset, status, owner, shared, summary FROM runs WHERE {condition}"
-            " ORDER BY id DESC",
-            args,
+            " AND status != ? ORDER BY id DESC",  # a solve still running is on the Solve page, not here
+            (*args, RUNNING),
         )
         records = [
             {"id": rid, "created": created, "dataset": dataset, "status": status, "owner": owner or "",
