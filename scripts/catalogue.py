@@ -45,6 +45,13 @@ MODULES = {
     "tests/test_hostile_sweeps.py": ("library / CLI: sweeps and outputs", "hand-made splits, frontiers, huge grids, "
                                      "output formats, formula cells"),
     "tests/test_interrupts.py": ("command line: Ctrl-C and lost workers", "every sweep backend and fit route"),
+    "tests/test_hostile_numbers.py": ("library / CLI / app: numbers and options", "typed numbers, option values, "
+                                      "bounds a solver cannot tell from 0, stored text that is not a tree"),
+    "tests/test_hostile_text.py": ("library / CLI / dashboard: labels", "long, empty, blank, NUL and control-character "
+                                   "names through drawings, rules, reports and pages"),
+    "tests/test_hostile_private.py": ("dashboard: private files and sessions", "file modes under any umask, forged "
+                                      "and foreign tokens, server paths"),
+    "tests/test_hostile_restart.py": ("dashboard: a server killed mid-solve", "the run left behind, the open tab"),
 }
 HEADER = """# Bad and hostile inputs: the catalogue
 

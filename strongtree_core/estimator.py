@@ -30,7 +30,7 @@ from strongtree_core import vocabulary
 from strongtree_core.encoding import EncodingPlan, TableEncoder
 from strongtree_core.encoding.errors import BUCKETS_AND_THRESHOLDS, ONEHOT_NEEDS_BUCKETS
 from strongtree_core.encoding.thresholds import DEFAULT_MAX_THRESHOLDS
-from strongtree_core.encoding.features import python_scalar
+from strongtree_core.encoding.features import equals_label, python_scalar
 from strongtree_core.encoding.groups import GroupCoding, encode_groups
 from strongtree_core.encoding.patterns import PatternData, collapse_patterns, restrict_features
 from strongtree_core.changed_leaves import changed_leaves
@@ -788,7 +788,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         if needs_positive and classes.size != 2:
             raise StrongTreeError(NEEDS_BINARY.format(what="this objective or constraint", n=classes.size, classes=_shown(classes)))
         if self.pos_label is not None:
-            hits = np.flatnonzero(classes == self.pos_label)
+            hits = np.flatnonzero(equals_label(classes, self.pos_label))
             if hits.size == 0:
                 raise StrongTreeError(BAD_POSITIVE.format(value=self.pos_label, classes=_shown(classes)))
             return int(hits[0])
@@ -986,7 +986,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         legit, _ = self._columns(table, legitimate_features, "legitimate_features", n)
         if notions is None and self.fairness is not None:
             notions = self._fairness_list()
-        positive = 1 if self.pos_label is None else int(np.flatnonzero(self.classes_ == self.pos_label)[0])
+        positive = 1 if self.pos_label is None else int(np.flatnonzero(equals_label(self.classes_, self.pos_label))[0])
         y_arr = y.to_numpy() if isinstance(y, pd.Series) else np.asarray(y).reshape(-1)
         return fairness_intervals(
             y_arr, pred, sensitive_features=sens, legitimate_features=legit,

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import accuracy_score
 
+from strongtree_core.encoding.features import equals_label
 from strongtree_core.metrics import (
     balanced_accuracy,
     classification_quality,
@@ -56,7 +57,7 @@ def applicable_notions(roles: Roles) -> list[str]:
 
 def quality(y_true: np.ndarray, y_pred: np.ndarray, positive: Any) -> dict[str, float]:
     """Accuracy and its relatives; recall, precision and specificity when there is a positive class."""
-    if positive is not None and (np.any(y_true == positive) or np.any(y_pred == positive)):
+    if positive is not None and (np.any(equals_label(y_true, positive)) or np.any(equals_label(y_pred, positive))):
         return classification_quality(y_true, y_pred, pos_label=positive)
     return {
         "accuracy": float(accuracy_score(y_true, y_pred)),

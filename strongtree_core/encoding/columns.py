@@ -32,6 +32,7 @@ from strongtree_core.encoding.errors import (
 from strongtree_core.encoding.features import (
     BinaryFeature,
     ColumnName,
+    equals_label,
     Level,
     flag_value,
     format_number,
@@ -106,7 +107,7 @@ class ColumnEncoding:
             keys = np.array([level_key(u) for u in uniques], dtype=object)
             for j, feature in enumerate(self.features):
                 if feature.kind == "equals":
-                    hit = np.flatnonzero(keys == level_key(feature.level))
+                    hit = np.flatnonzero(equals_label(keys, level_key(feature.level)))
                     out[:, j] = np.isin(codes, hit)
                 else:
                     out[:, j] = missing

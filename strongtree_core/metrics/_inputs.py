@@ -17,7 +17,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from strongtree_core.encoding.features import python_scalar
+from strongtree_core.encoding.features import equals_label, python_scalar
 
 #: Error texts (tests assert them).
 EMPTY_INPUT = "y_true is empty: pass at least one row"
@@ -63,11 +63,11 @@ class Prepared:
 
     @property
     def true_positive(self) -> np.ndarray:
-        return self.y_true == self.pos_label
+        return equals_label(self.y_true, self.pos_label)
 
     @property
     def pred_positive(self) -> np.ndarray:
-        return self.y_pred == self.pos_label
+        return equals_label(self.y_pred, self.pos_label)
 
 
 def _as_columns(values, what: str, n: int) -> pd.DataFrame | np.ndarray:
@@ -173,7 +173,7 @@ def prepare(
         raise ValueError(EMPTY_INPUT)
     if yp.shape[0] != yt.shape[0]:
         raise ValueError(LENGTH_MISMATCH.format(what="y_pred", got=yp.shape[0], expected=yt.shape[0]))
-    if need_positive and not (np.any(yt == pos_label) or np.any(yp == pos_label)):
+    if need_positive and not (np.any(equals_label(yt, pos_label)) or np.any(equals_label(yp, pos_label))):
         # Absent from both is normal on a small subset (no positive row, none predicted);
         # a label of another kind (1 against "yes") is a mistake.
         seen = sorted({*pd.unique(yt).tolist(), *pd.unique(yp).tolist()}, key=repr)

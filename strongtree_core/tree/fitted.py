@@ -538,8 +538,9 @@ def _value_kind(value) -> str:
 
 
 def _label_array(classes: tuple) -> np.ndarray:
-    """Class labels as an array: numbers stay numbers, anything mixed becomes object."""
-    if all(isinstance(c, str) for c in classes) or all(
+    """Class labels as an array: numbers stay numbers, anything mixed becomes object (and text ending in a
+    NUL byte, which a numpy text array would lose)."""
+    if all(isinstance(c, str) and not c.endswith("\x00") for c in classes) or all(
         isinstance(c, (int, float)) and not isinstance(c, bool) for c in classes
     ):
         return np.asarray(classes)

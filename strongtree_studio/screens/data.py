@@ -24,7 +24,7 @@ from strongtree_studio.columns import (
 from strongtree_studio.config import Roles, check_roles, split_table
 from strongtree_studio.demo_data import DEMO, DEMOS
 from strongtree_studio.explain import MSG_NO_TABLE
-from strongtree_studio.loading import UPLOAD_TYPES, LoadError, column_overview, fingerprint, load_file
+from strongtree_studio.loading import UPLOAD_TYPES, LoadError, column_overview, fingerprint, load_file, table_name
 from strongtree_studio.columns import encoding_table
 from strongtree_studio.groups_view import group_sentence, group_summary_table, small_note
 from strongtree_studio.markup import md, md_table, plain_text
@@ -93,13 +93,13 @@ with upload_tab:
     )
     if upload is not None and UPLOAD_SEEN.get() != upload.file_id:
         try:
-            loaded = load_file(upload.name, upload.getvalue())
+            loaded = load_file(table_name(upload.name), upload.getvalue())
         except LoadError as err:
             st.error(md(err), icon=":material/error:")
         else:
             UPLOAD_SEEN.set(upload.file_id)
             frame = loaded.frame
-            use_table(LoadedTable(upload.name, frame, fingerprint(frame), loaded.notes, raw=frame),
+            use_table(LoadedTable(table_name(upload.name), frame, fingerprint(frame), loaded.notes, raw=frame),
                       suggest_roles(frame))
             st.rerun()
 
