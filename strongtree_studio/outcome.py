@@ -111,9 +111,9 @@ def journal_entry(context: SolveContext, main, previous: RunEntry | None = None)
                      gap=numbers["gap"] if numbers["gap"] is not None else tree.record.gap,
                      runtime=float(latest.get("elapsed", tree.record.runtime) or 0.0))
     tree_json = context.with_context(replace(tree, record=record)).to_json()
-    if previous is not None and previous.tree is not None and _same_tree(previous.tree, tree_json):
-        return replace(previous, tree=tree_json, summary={**previous.summary, "bound": record.bound, "gap": record.gap})
-    return build_entry(context, tree_json, None)
+    if previous is None or previous.tree is None or not _same_tree(previous.tree, tree_json):
+        previous = build_entry(context, tree_json, None)  # a new tree: measured on the rows
+    return replace(previous, tree=tree_json, summary={**previous.summary, "bound": record.bound, "gap": record.gap})
 
 
 def _same_tree(a: str, b: str) -> bool:
