@@ -133,14 +133,14 @@ for value in ("0", "nan", "-1"):
                         _err("report", "--baseline-time-limit", cli.BAD_SECONDS.format(value=value))))
 
 
-@pytest.mark.parametrize("case,argv,message", BAD_OPTIONS, ids=[c[0] for c in BAD_OPTIONS])
-def test_an_option_value_is_refused_in_the_command_s_words(case, argv, message, capsys, tmp_path, monkeypatch):
+@pytest.mark.parametrize("case,argv,message,code", [(*c, 2) for c in BAD_OPTIONS], ids=[c[0] for c in BAD_OPTIONS])
+def test_an_option_value_is_refused_in_the_command_s_words(case, argv, message, code, capsys, tmp_path, monkeypatch):
     """Refused while the options are read: exit code 2, one line in the command's words, nothing read or solved
     (the data file does not even exist)."""
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as info:
         cli.main(argv)
-    assert info.value.code == 2
+    assert info.value.code == code
     err = capsys.readouterr().err
     assert err.strip().splitlines()[-1] == message
     assert "Traceback" not in err and "StrongTreeClassifier" not in err
@@ -191,8 +191,8 @@ APP_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case,args,message", APP_CASES, ids=[c[0] for c in APP_CASES])
-def test_strongtree_app_refuses_an_option_streamlit_cannot_start_with(case, args, message):
+@pytest.mark.parametrize("case,args,message,code", [(*c, 2) for c in APP_CASES], ids=[c[0] for c in APP_CASES])
+def test_strongtree_app_refuses_an_option_streamlit_cannot_start_with(case, args, message, code):
     """Checked before Streamlit starts (a port past 65535 ended in Streamlit's traceback): one line, exit code 2."""
     assert launch.option_problem(args, KNOWN) == message
 
@@ -224,11 +224,12 @@ def test_strongtree_app_with_a_port_past_65535_is_one_line_and_exit_2():
 TOO_SMALL = [1e-300, 5e-324, 1e-7, 9.99e-7, 0.0000001]
 
 
-@pytest.mark.parametrize("bound", TOO_SMALL, ids=[repr(b) for b in TOO_SMALL])
-def test_the_library_refuses_a_bound_a_solver_cannot_tell_from_0(bound):
+@pytest.mark.parametrize("case,bound,message", [(f"fairness_bound={b!r} (fit, sweep, frontier)", b,
+                                                 BOUND_TOO_SMALL.format(value=b, smallest=MIN_FAIRNESS_BOUND))
+                                                for b in TOO_SMALL], ids=[repr(b) for b in TOO_SMALL])
+def test_the_library_refuses_a_bound_a_solver_cannot_tell_from_0(case, bound, message):
     """fit, sweep and frontier say the same: 1e-300 was solved as δ = 0 without a word."""
     X, y = table()
-    message = BOUND_TOO_SMALL.format(value=bound, smallest=MIN_FAIRNESS_BOUND)
     with pytest.raises(ParameterError) as info:
         StrongTreeClassifier(depth=1, time_limit=5, fairness="statistical_parity", fairness_bound=bound).fit(
             X, y, sensitive_features=["g"])
@@ -246,26 +247,31 @@ def test_the_library_refuses_a_bound_a_solver_cannot_tell_from_0(bound):
 GRID_TOO_FINE = ["1e-300", "0.000001", "0.00004", "1E-20", "0, 2.5, 1e-300"]
 
 
-@pytest.mark.parametrize("text", GRID_TOO_FINE)
-def test_the_trade_offs_grid_refuses_1e_300_as_it_refuses_0_000001(text):
+def _too_fine(text: str) -> str:
+    token = [t for t in text.split(", ") if finer_than(float(t), BOUND_DECIMALS)][0]
+    return MSG_BOUNDS_TOO_FINE.format(text=token, decimals=BOUND_DECIMALS, rounded=round(float(token), BOUND_DECIMALS))
+
+
+@pytest.mark.parametrize("case,text,message", [(f"Trade-offs bounds {t!r}", t, _too_fine(t)) for t in GRID_TOO_FINE],
+                         ids=GRID_TOO_FINE)
+def test_the_trade_offs_grid_refuses_1e_300_as_it_refuses_0_000001(case, text, message):
     """The grid keeps 4 decimals of a percentage point; a bound finer than that, however written, is the same
     message (1e-300 became δ = 0 in silence)."""
     demo = DEMOS[HIRING]
     frame = demo.load()
     roles = suggest_roles(frame, demo)
     grid, problems = check_sweep(frame, roles, SplitConfig(), ModelConfig(), SweepChoice(fairness_bounds=text))
-    token = [t for t in text.split(", ") if finer_than(float(t), BOUND_DECIMALS)][0]
-    assert grid is None
-    assert problems == [MSG_BOUNDS_TOO_FINE.format(text=token, decimals=BOUND_DECIMALS,
-                                                   rounded=round(float(token), BOUND_DECIMALS))]
+    assert grid is None and problems == [message]
 
 
-@pytest.mark.parametrize("bound", [1e-300, 1e-8, 9e-7])
-def test_the_model_page_refuses_a_stored_bound_a_solver_cannot_tell_from_0(bound):
+@pytest.mark.parametrize("case,bound,message", [
+    (f"Model page: a stored bound {b!r}", b, ERR_BOUND_TOO_SMALL.format(value=100.0 * b, smallest=100.0 * MIN_FAIRNESS_BOUND))
+    for b in (1e-300, 1e-8, 9e-7)], ids=["1e-300", "1e-8", "9e-7"])
+def test_the_model_page_refuses_a_stored_bound_a_solver_cannot_tell_from_0(case, bound, message):
     """A bound from a stored run or a restored session that the slider could not make: a problem on the page."""
     roles = Roles(target="y", protected=("g",))
     problems = check_model(ModelConfig(fairness=("statistical_parity",), fairness_bound=bound), roles, 2)
-    assert problems == [ERR_BOUND_TOO_SMALL.format(value=100.0 * bound, smallest=100.0 * MIN_FAIRNESS_BOUND)]
+    assert problems == [message]
     assert check_model(ModelConfig(fairness=("statistical_parity",), fairness_bound=MIN_FAIRNESS_BOUND), roles, 2) == []
 
 
@@ -285,12 +291,13 @@ NOT_TREES = [
 ]
 
 
-@pytest.mark.parametrize("case,text,reason", NOT_TREES, ids=[c[0] for c in NOT_TREES])
-def test_from_json_names_what_is_wrong(case, text, reason):
+@pytest.mark.parametrize("case,text,reason,message", [(f"from_json: {c}", t, r, fitted.BAD_TREE_JSON.format(reason=r))
+                                                      for c, t, r in NOT_TREES], ids=[c[0] for c in NOT_TREES])
+def test_from_json_names_what_is_wrong(case, text, reason, message):
     """FittedTree.from_json('not json') raised json's own JSONDecodeError, and 100 KB of '[' a RecursionError."""
     with pytest.raises(StoredTreeError) as info:
         FittedTree.from_json(text)
-    assert str(info.value) == fitted.BAD_TREE_JSON.format(reason=reason)
+    assert str(info.value) == message
     assert info.value.reason == reason and isinstance(info.value, ValueError)
 
 
@@ -298,11 +305,12 @@ DEEP_CODEBOOKS = [("100 KB of [", "[" * 100_000), ("100 KB of {\"a\":", '{"a":' 
                   ("deep inside a record", '[{"column": "a", "code": 1, "label": ' + "[" * 50_000 + "]" * 50_000 + "}]")]
 
 
-@pytest.mark.parametrize("case,text", DEEP_CODEBOOKS, ids=[c[0] for c in DEEP_CODEBOOKS])
-def test_a_deeply_nested_json_codebook_is_a_message(case, text):
+@pytest.mark.parametrize("case,text,message", [(f"codebook: {c}", t, ERR_JSON.format(reason=JSON_TOO_DEEP))
+                                                for c, t in DEEP_CODEBOOKS], ids=[c[0] for c in DEEP_CODEBOOKS])
+def test_a_deeply_nested_json_codebook_is_a_message(case, text, message):
     """Under the 2 MB limit, nested deeper than the parser goes: the codebook's message, not RecursionError
     ('This app has encountered an error')."""
     assert len(text) < 2_000_000
     with pytest.raises(CodebookError) as info:
         read_codebook(text)
-    assert str(info.value) == ERR_JSON.format(reason=JSON_TOO_DEEP)
+    assert str(info.value) == message

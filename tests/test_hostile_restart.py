@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -86,7 +87,9 @@ def test_kill_9_mid_solve_then_restart_lists_the_run_as_interrupted(tmp_path):
     server = subprocess.Popen([sys.executable, "-c", STAND_IN], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True, start_new_session=True)
     try:
-        line = server.stdout.readline()  # blocks until the run holds a tree
+        ready, _, _ = select.select([server.stdout], [], [], 240.0)  # the run holds a tree
+        assert ready, "the solve's run never held a tree"
+        line = server.stdout.readline()
         run_id, job = int(line.split()[0]), line.split()[1]
         time.sleep(2.5)  # a journal write or two more (bound)
         os.kill(server.pid, signal.SIGKILL)

@@ -531,6 +531,7 @@ def test_100000_valid_bounds_are_checked_in_bulk_without_a_full_check_each(monke
             "Got '0.1' instead."),
 ])
 def test_one_bad_value_among_100000_is_refused_with_its_message(bad, message):
+    """A grid of 100,000 bounds with one bad value: refused before anything runs, as a grid of one."""
     bounds = np.linspace(0, 0.2, 100_000).round(6).tolist() + [bad]
     with pytest.raises(StrongTreeError) as info:
         plan_with(grid={"fairness": ["statistical_parity"], "fairness_bound": bounds})()
