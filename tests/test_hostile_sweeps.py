@@ -406,8 +406,11 @@ def test_a_cluster_that_fails_as_it_closes_loses_no_point(monkeypatch):
 def test_a_fault_of_the_serial_backend_is_not_hidden(monkeypatch):
     """In this process there is nothing to fall back on: the fault itself is raised."""
     monkeypatch.setattr(backends, "serial_rows", _failing_after(1, ZeroDivisionError("a fault")))
-    with pytest.raises(ZeroDivisionError):
-        _sweep_caught(backend="serial")
+    X, y = table()
+    with warnings.catch_warnings(record=True) as caught, pytest.raises(ZeroDivisionError):
+        warnings.simplefilter("always")
+        run_sweep(StrongTreeClassifier(depth=1, time_limit=5), X, y, grid=_grid(), backend="serial")
+    assert not [w for w in caught if issubclass(w.category, BackendLostWarning)]  # no backend was lost
 
 
 def test_stop_during_a_lost_backend_runs_nothing_more(monkeypatch):

@@ -99,7 +99,8 @@ def test_every_label_is_shown_visibly_and_drawn(case, label, shown, surface):
         assert float(root.get("width")) < 2000  # the drawing keeps its size, whatever the label
     else:
         page = build_report(ReportInput(tree=tree, train=X.assign(decision=y), test=None, dataset="t.csv",
-                                        settings={"depth": 1}), engine="builtin")
+                                        settings={"depth": 1, "solver": label}, notes=(f"note {label}",)),
+                            engine="builtin")  # a tree file's settings and notes are text from anywhere too
         assert not RAW_CONTROL.search(page)
         assert _html(drawn_text(label)) in page
         if shown != drawn_text(label):  # a long label: whole in the names' table, cut everywhere else
@@ -115,8 +116,12 @@ def _html(text: str) -> str:
 @pytest.mark.parametrize("value,shown", [("", "(empty)"), (" ", "(1 space)"), ("  ", "(2 spaces)"),
                                          ("\x00", "\\x00"), (0, "0"), (None, "None"), ("a", "a"), (" a", " a")])
 def test_label_text_makes_every_label_visible(value, shown):
-    """Empty and spaces-only labels read as words; a NUL byte as its escape; others as they are."""
+    """Empty and spaces-only labels read as words; a NUL byte as its escape; others as they are; the same in
+    a Graphviz label (whatever text reaches it, escaped for its HTML-like labels)."""
+    from strongtree_core.tree.dot import html_text
+
     assert label_text(value) == shown
+    assert html_text(value) == _html(shown).replace("'", "&#39;")
 
 
 # -- long text: linear, cut before layout, whole where it can be read ---------------------------------------

@@ -417,7 +417,9 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
         ("Legitimate factors", ", ".join(map(short.name, inp.legitimate)) or "none"),
         ("Columns the tree may ask about", ", ".join(map(short.name, tree.feature_names))),
     ]
-    settings = settings_rows(inp.settings)
+    # A tree file's settings are text from anywhere: a value past the label limit is cut like a name.
+    settings = [(name, short.name(value) if len(value) > LABEL_LIMIT else value)
+                for name, value in settings_rows(inp.settings)]
     rules = [short.text(r) for r in tree.to_text().splitlines()]
     title = f"{short.name(inp.dataset)}: a {'fair ' if inp.fairness else ''}decision tree of depth {tree.structure.depth}"
 
@@ -429,7 +431,7 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
         f'<section id="glance"><h2>At a glance</h2><div class="glance"><ul>'
         + "".join(f"<li>{e(s)}</li>" for s in glance) + "</ul></div></section>",
         '<section id="table"><h2>The table and its groups</h2>' + facts_list(table_facts, "table-facts")
-        + "".join(f'<p class="note">{e(n)}</p>' for n in inp.notes) + "<h3>Protected groups</h3>"
+        + "".join(f'<p class="note">{e(short.text(n))}</p>' for n in inp.notes) + "<h3>Protected groups</h3>"
         + _groups_section(inp, short) + "</section>",
         '<section id="settings"><h2>Settings</h2>' + facts_list(settings, "settings-facts") + "</section>",
         f'<section id="certificate"><h2>The certificate</h2><p><span class="badge {e(word.colour)}">'
