@@ -279,6 +279,11 @@ def _training_predictions(structure: TreeStructure, data: PatternData) -> np.nda
 class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
     """Provably optimal (and optionally fair) classification tree of bounded depth.
 
+    The mixed-integer formulations are those of Aghaei, Gómez and Vayanos [1]_: FlowOCT
+    (formulations (1), (7) and (11)), BendersOCT (the master (4) with the cuts of its
+    Algorithms 1 and 2), with the side constraints of its Section 4; where it is exact, a
+    dynamic program with a Lagrangian bound and branch-and-bound finds the same optimum.
+
     Parameters
     ----------
     depth : int, default=2
@@ -396,6 +401,11 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
     feature_names_in_ : ndarray of str, shape (``n_features_in_``,)
         Column names of X at fit; only when X was a DataFrame whose column names
         are all strings.
+
+    References
+    ----------
+    .. [1] Sina Aghaei, Andrés Gómez and Phebe Vayanos, *Strong Optimal Classification Trees*,
+       arXiv:2103.15965 (Operations Research).
 
     Examples
     --------
@@ -710,6 +720,61 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         self._warn_if_not_proven()
         return self
 
+    def fit_table(
+        self,
+        source,
+        *,
+        target: str,
+        sample_weight: str | None = None,
+        sensitive_features=None,
+        legitimate_features=None,
+        scheduler=None,
+        progress: Callable[[Progress], None] | None = None,
+        stop: threading.Event | None = None,
+    ) -> "StrongTreeClassifier":
+        """Find the best tree for a table read where it lies, never held in memory whole.
+
+        The rows are read in passes (:mod:`strongtree_core.source`): what each column holds,
+        the class weights of the continuous columns' values for their thresholds, then the rows
+        summed into weighted patterns, once per rung of a ladder of thresholds that is refined
+        where the best tree splits (``record_.choice`` says over how many of the thresholds
+        the certificate holds).  The same settings as :meth:`fit`, but ``fairness_confidence``
+        and ``n_buckets`` (they need the rows in memory).
+
+        Parameters
+        ----------
+        source : str, path or list of paths
+            A Parquet file, a folder of Parquet files (read with its sub-folders), a glob such as
+            ``"claims/part-*.parquet"``, or a CSV file.
+        target : str
+            The column to predict.
+        sample_weight : str, optional
+            The column of row weights (as :meth:`fit`'s ``sample_weight``).
+        sensitive_features, legitimate_features : column name(s), optional
+            The protected attribute(s) and the legitimate factor(s), columns of the table.
+        scheduler : str or dask.distributed.Client, optional
+            A Dask scheduler's address (``tcp://host:8786``) or client: the passes then run on
+            the cluster's workers over the table's partitions, and only their summaries and the
+            patterns travel back; the tree is the one this machine finds on the same rows.
+            None: the passes run here (pyarrow reads the batches).
+        progress : callable, optional
+            Receives :class:`~strongtree_core.progress.Progress`: while reading, with
+            ``reading`` set (rows read, patterns so far, memory in use); then as in :meth:`fit`.
+        stop : threading.Event, optional
+            Set it to stop: a read in progress ends at its next batch; a search keeps its best tree.
+
+        Returns
+        -------
+        self
+            With the attributes of :meth:`fit`, and ``reading_``: a dict of what the reading
+            did (rows, passes, patterns and thresholds per rung, why the ladder ended).
+        """
+        from strongtree_core.source.fit import fit_table
+
+        return fit_table(self, source, target=target, sample_weight=sample_weight,
+                         sensitive_features=sensitive_features, legitimate_features=legitimate_features,
+                         scheduler=scheduler, progress=progress, stop=stop)
+
     def _problem(self, X, y, sample_weight=None) -> tuple[PatternData, TreeSpec, tuple[str, ...]]:
         """The patterns, the spec and the binary features' labels ``fit`` would give the
         formulations for (X, y) (no fairness notion): for looking at the formulations themselves
@@ -896,9 +961,12 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _judge_against_the_majority(self, solved: Solved, train: _Training, data: PatternData) -> None:
         """``baseline_accuracy_``, and a TrivialTreeWarning when the tree does no better than one class."""
-        self.baseline_accuracy_ = baseline_accuracy(train.y_index, train.classes.size, train.weights)[0]
-        reason = trivial_reason(train.y_index, _training_predictions(solved.structure, data), train.classes,
-                                train.weights, self.objective)
+        if data.row_to_pattern is None:  # patterns of a table read where it lies: each weighs its rows
+            y, pred, weight = data.y, solved.structure.predict(data.X), data.weight
+        else:
+            y, pred, weight = train.y_index, _training_predictions(solved.structure, data), train.weights
+        self.baseline_accuracy_ = baseline_accuracy(y, train.classes.size, weight)[0]
+        reason = trivial_reason(y, pred, train.classes, weight, self.objective)
         if reason is not None:
             warnings.warn(reason, TrivialTreeWarning, stacklevel=3)
 
@@ -925,13 +993,16 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             return []
         from strongtree_core.metrics import check_constraints
 
-        pred = _training_predictions(structure, data)
-        checks = check_constraints(
-            constraints, train.y_index, pred,
-            group=None if train.groups is None else train.groups.codes,
-            legit=None if train.legit is None else train.legit.codes,
-            positive=train.positive,
-        )
+        if data.row_to_pattern is None:  # patterns of a table read where it lies: each counts its rows
+            checks = check_constraints(constraints, data.y, structure.predict(data.X), group=data.group,
+                                       legit=data.legit, positive=train.positive, count=data.count)
+        else:
+            checks = check_constraints(
+                constraints, train.y_index, _training_predictions(structure, data),
+                group=None if train.groups is None else train.groups.codes,
+                legit=None if train.legit is None else train.legit.codes,
+                positive=train.positive,
+            )
         out = []
         for check in checks:
             name, measured, bound, ok = check
@@ -1250,16 +1321,19 @@ def _checked_weights(sample_weight, n: int) -> np.ndarray:
     return weights
 
 
-def _check_comparable(constraints, y_idx, groups: GroupCoding | None, legit: GroupCoding | None, positive) -> None:
-    """Refuse a fairness constraint with no pair of groups to compare (its gap could not be measured)."""
+def _check_comparable(constraints, y_idx, groups: GroupCoding | None, legit: GroupCoding | None, positive,
+                      count=None) -> None:
+    """Refuse a fairness constraint with no pair of groups to compare (its gap could not be measured);
+    ``count``: the rows behind each entry when they are patterns."""
     for c in constraints:
         if not isinstance(c, ParityConstraint) or groups is None:
             continue
         if groups.n_levels == 1:
             raise StrongTreeError(
-                ONE_GROUP.format(column=groups.name, value=groups.levels[0], n=len(groups.codes), notion=c.notion)
+                ONE_GROUP.format(column=groups.name, value=groups.levels[0],
+                                 n=len(groups.codes) if count is None else int(np.sum(count)), notion=c.notion)
             )
-        cohorts, _ = c.cohorts(y_idx, groups.codes, None if legit is None else legit.codes, positive)
+        cohorts, _ = c.cohorts(y_idx, groups.codes, None if legit is None else legit.codes, positive, count=count)
         if not any(cohort.pairs() for cohort in cohorts):
             raise StrongTreeError(
                 NOTHING_TO_COMPARE.format(

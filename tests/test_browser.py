@@ -45,8 +45,10 @@ CHROMIUM_ARGS = [
 PROJECTOR = {"width": 1280, "height": 720}
 DESKTOP = {"width": 1440, "height": 900}
 DELTA_POINTS = 2.0
-#: Smallest text a tree may show at its default size (px).
+#: Smallest text a tree may show at a size larger than the panel (px).
 MIN_TREE_TEXT = 11.0
+#: Smallest text the Tree page's tree shows by default, fitted to its panel (px).
+MIN_DEFAULT_TREE_TEXT = 10.0
 #: Longest a fifth session may wait for its first page while four solve (s).
 PAGE_LOAD_LIMIT = 4.0
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
@@ -548,6 +550,36 @@ def test_depth_3_trees_are_legible_and_a_stale_result_is_labelled(visit):
         label = page.locator('[data-testid="stAlertContentWarning"]').filter(has_text="From earlier settings")
         expect(label.first).to_contain_text("depth 3 → 2")
     shoot(page, "stale_label_1280x720")
+
+
+def test_a_depth_4_tree_reads_at_10_px_at_1280x720_by_default_and_opens_whole_on_request(visit):
+    """The Tree page fits a deep tree to its panel with the levels that keep every text at 10 px or
+    more (the rest collapsed into grey boxes), says so, and opens every level on a click."""
+    page = visit.page
+    page.set_viewport_size(PROJECTOR)
+    page.get_by_role("button", name="Use this table").click()  # the 800-row hiring table
+    expect(page.get_by_role("heading", name="Hiring (teaching data with planted bias)")).to_be_visible()
+    nav(page, "Model")
+    slide(page, "Maximum depth", "4", "ArrowRight")
+    solve_and_wait(page)
+    nav(page, "Tree")
+    expect(page.locator(TREE_NODE).first).to_be_visible()
+    for viewport in (PROJECTOR, DESKTOP):
+        page.set_viewport_size(viewport)
+        page.wait_for_timeout(800)
+        tree = check_trees(page, f"Tree default {viewport}")[0]
+        assert tree["size"] == "fit" and tree["outside"] == 0, tree  # every box in the panel
+        assert tree["smallest"] >= MIN_DEFAULT_TREE_TEXT, tree
+    assert tree["n"] < 29, tree  # some subtrees are collapsed into one box each
+    expect(page.get_by_text("of 4 levels of questions open").first).to_be_visible()
+    shoot(page, "tree_deep_1440x900")
+    page.get_by_role("button", name="Open all levels").click()
+    settle(page)
+    expect(page.get_by_role("button", name="Open all levels")).to_have_count(0)
+    opened = check_trees(page, "Tree opened")[0]
+    assert opened["n"] > tree["n"], (opened, tree)
+    slider = page.locator('[data-testid="stSlider"]').filter(has_text="Levels of questions open").get_by_role("slider")
+    assert slider.get_attribute("aria-valuetext") == "4"
 
 
 # -- 4. coded columns named, identifiers and dates suggested for ignoring ------------------------------

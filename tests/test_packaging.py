@@ -16,7 +16,8 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 #: Import names whose distribution is named differently.
 DISTRIBUTION = {"sklearn": "scikit-learn", "pyscipopt": "PySCIPOpt"}
 #: Imported only inside a function, behind a clear message when absent: optional extras.
-OPTIONAL = {"gurobipy": "gurobi", "pystreed": "crosscheck", "dask": "dask", "distributed": "dask"}
+OPTIONAL = {"gurobipy": "gurobi", "pystreed": "crosscheck", "dask": "dask", "distributed": "dask",
+            "pyarrow": "outofcore"}
 
 
 def _name(requirement: str) -> str:

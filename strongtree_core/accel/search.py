@@ -131,6 +131,7 @@ class ExactResult:
 
     @property
     def certified(self) -> bool:
+        """Whether the search proved its answer: an optimum, or that no tree is feasible."""
         return self.status in ("optimal", "infeasible")
 
 

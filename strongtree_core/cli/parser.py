@@ -101,6 +101,11 @@ def _data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", required=True, help="name of the column to predict")
 
 
+FIT_DATA_HELP = (f"the table: a CSV file with a header row ({STDIO} reads standard input), or, read where it lies without "
+                 "loading it whole, a Parquet file, a folder of Parquet files, or a glob such as 'claims/*.parquet' "
+                 "(quote it)")
+
+
 def _solve_options(parser: argparse.ArgumentParser, defaults: dict) -> None:
     parser.add_argument("--formulation", choices=list(FORMULATIONS), default=defaults["formulation"],
                         help="auto: the fastest exact route; flow / benders: the paper's FlowOCT / BendersOCT")
@@ -171,8 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}", help="print the version and exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="{fit,sweep,predict,export,report,app}")
 
-    f = _sub(sub, "fit", "learn a tree from a CSV file")
-    _data_options(f)
+    f = _sub(sub, "fit", "learn a tree from a CSV or Parquet table")
+    f.add_argument("data", type=Path, help=FIT_DATA_HELP)
+    f.add_argument("--target", required=True, help="name of the column to predict")
     f.add_argument("--depth", type=options.depth, default=defaults["depth"], help="maximum depth of the tree")
     _solve_options(f, defaults)
     f.add_argument("--n-jobs", type=options.jobs, default=defaults["n_jobs"],
@@ -212,6 +218,14 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--n-buckets", type=options.count(2, 5), default=defaults["n_buckets"], help=N_BUCKETS_HELP)
     f.add_argument("--no-exact-search", action="store_true",
                    help="solve by the MIO only (no exact search)")
+    f.add_argument("--sample-weight", default=None, metavar="COLUMN",
+                   help="column of row weights (a row of weight k counts as k rows; 0 leaves it out)")
+    f.add_argument("--out-of-core", action="store_true",
+                   help="read a CSV file where it lies, in passes, without loading it whole (Parquet files, folders "
+                        "and globs always are)")
+    f.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="read the table on a Dask cluster: its scheduler, e.g. tcp://host:8786 (the rows are "
+                        "summed into patterns on the workers; implies --out-of-core)")
     f.add_argument("--memory-limit-gb", type=gigabytes, default=None, metavar="GB",
                    help="largest memory a solve may use, in GB; a larger one is refused before it is built "
                         "(none: half of this machine's)")

@@ -499,6 +499,7 @@ class EncodingPlan:
 
     @property
     def n_binary(self) -> int:
+        """How many binary features the plan makes (every column's tests together)."""
         return sum(len(column.features) for column in self.columns)
 
     def transform(self, df: pd.DataFrame) -> np.ndarray:

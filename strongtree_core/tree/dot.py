@@ -211,8 +211,9 @@ def tree_to_dot(
             rows.append(f"{small}{_groups(group_mix[node])}</FONT>")
         if node in folded:
             questions, leaves = _below(tree, node)
-            rows.append(f"{small}<I>collapsed: {count_of(questions, 'question')} and "
-                        f"{count_of(leaves, 'leaf', 'leaves')} below</I></FONT>")
+            # Two short lines: a collapsed box no wider than an open one, so the level fits the panel.
+            rows.append(f"{small}<I>collapsed: {count_of(questions, 'question')}</I></FONT>")
+            rows.append(f"{small}<I>and {count_of(leaves, 'leaf', 'leaves')} below</I></FONT>")
             attrs.append(f'fillcolor="{COLLAPSED_FILL}", style="rounded,filled,bold"')
         if node in changed:
             note = changed[node]

@@ -79,11 +79,13 @@ class ChangedLeaf:
     breaks: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
+        """JSON-safe description; :meth:`from_dict` reads it back."""
         return {"node": self.node, "majority": self.majority, "predicted": self.predicted, "reason": self.reason,
                 "breaks": list(self.breaks)}
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "ChangedLeaf":
+        """Read a changed leaf written by :meth:`to_dict`."""
         return cls(int(data["node"]), data["majority"], data["predicted"], str(data["reason"]),
                    tuple(data.get("breaks", ())))
 
@@ -269,6 +271,7 @@ class FittedTree:
 
     @property
     def n_classes(self) -> int:
+        """How many classes the tree knows (``len(classes)``)."""
         return len(self.classes)
 
     @property
@@ -436,6 +439,7 @@ class FittedTree:
             raise StoredTreeError(f"missing or malformed entry {err}") from err
 
     def to_json(self, indent: int | None = None) -> str:
+        """The tree as JSON text (:meth:`to_dict`); ``indent`` as in :func:`json.dumps`."""
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
 
     @classmethod

@@ -73,6 +73,7 @@ class Rule:
 
     @property
     def n_rows(self) -> int:
+        """How many training rows reach the rule's leaf."""
         return sum(self.class_counts)
 
 

@@ -24,7 +24,17 @@ from strongtree_studio.columns import (
 from strongtree_studio.config import Roles, check_roles, split_table
 from strongtree_studio.demo_data import DEMO, DEMOS
 from strongtree_studio.explain import MSG_NO_TABLE
-from strongtree_studio.loading import UPLOAD_TYPES, LoadError, column_overview, fingerprint, load_file, table_name
+from strongtree_studio.loading import (
+    UPLOAD_TYPES,
+    LoadError,
+    check_table,
+    column_overview,
+    fingerprint,
+    load_file,
+    table_name,
+)
+from strongtree_studio.server_tables import LOAD_ROWS, allowed_folders, list_tables, pick
+from strongtree_studio.server_tables import load as load_server_table
 from strongtree_studio.columns import encoding_table
 from strongtree_studio.groups_view import group_sentence, group_summary_table, small_note
 from strongtree_studio.markup import md, md_table, plain_text
@@ -70,7 +80,11 @@ def load_demo() -> None:
     load_demo_table(widget_value("data.demo"))
 
 
-source_tab, upload_tab = st.tabs([":material/dataset: Built-in tables", ":material/upload_file: Upload a file"])
+server_folders = allowed_folders()
+tab_names = [":material/dataset: Built-in tables", ":material/upload_file: Upload a file"]
+if server_folders:  # only where the server's owner named folders (STRONGTREE_DATA_DIR)
+    tab_names.append(":material/storage: On this server")
+source_tab, upload_tab, *server_tab = st.tabs(tab_names)
 with source_tab:
     names = list(DEMOS)
     current = TABLE.get()
@@ -102,6 +116,31 @@ with upload_tab:
             use_table(LoadedTable(table_name(upload.name), frame, fingerprint(frame), loaded.notes, raw=frame),
                       suggest_roles(frame))
             st.rerun()
+
+for tab in server_tab:
+    with tab:
+        listed = list_tables(server_folders)
+        if not listed:
+            st.info("The folders this server offers hold no Parquet or CSV table.", icon=":material/info:")
+        else:
+            col_table, col_use = st.columns([4, 1.2], vertical_alignment="bottom")
+            label = col_table.selectbox("Table on this server", [t.label for t in listed], key="data.server_table",
+                                        help="Tables too large to upload, in the folders the server's owner allows. "
+                                             f"At most {LOAD_ROWS:,} rows are loaded: a larger table is sampled "
+                                             "evenly, and the note says how to fit all of it.")
+            if col_use.button("Use this table", key="data.load_server", icon=":material/download_done:",
+                              width="stretch"):
+                try:
+                    entry = pick(label, server_folders)
+                    with st.spinner(f"Reading {entry.label} ..."):
+                        frame, server_notes = load_server_table(entry)
+                        frame = check_table(entry.label, frame)
+                except (ValueError, LoadError) as err:
+                    st.error(md(err), icon=":material/error:")
+                else:
+                    use_table(LoadedTable(entry.label, frame, fingerprint(frame), server_notes, raw=frame),
+                              suggest_roles(frame))
+                    st.rerun()
 
 table: LoadedTable | None = TABLE.get()
 if table is None:

@@ -9,8 +9,14 @@ from strongtree_studio.explain import MSG_NAMES_CUT
 from strongtree_studio.exports import EXPORTS, IMAGE_MIME, IMAGES_UNAVAILABLE, export_bytes, image_bytes, images_available
 from strongtree_studio.markup import md
 from strongtree_studio.shown import group_mix, shown, shown_label
-from strongtree_studio.treechart import collapse_controls, size_control, tree_chart
-from strongtree_studio.treeview import legend_html, path_in_words
+from strongtree_studio.treechart import (
+    collapse_controls,
+    legibility_note,
+    open_all_levels,
+    size_control,
+    tree_chart,
+)
+from strongtree_studio.treeview import legend_html, path_in_words, readable_levels
 from strongtree_studio.views import status_badge
 from strongtree_studio.words import fmt, gap_words, objective_value, route_words
 
@@ -61,8 +67,16 @@ else:
     if show_mix and result.roles.protected:
         mix = group_mix(tree, tables.train, result.roles.protected)
 size = size_control(size_col, "tree.size")
-collapsed = collapse_controls(tree, "tree", levels_col, collapsed_col)
-tree_chart(tree, "tree", size=size, highlight=highlight, group_mix=mix, collapsed=collapsed)
+# Fitted to the panel, a deep tree opens as many levels as read at 10 px or more at 1280x720.
+readable = readable_levels(tree, group_mix=mix) if size == "fit" else None
+collapsed = collapse_controls(tree, "tree", levels_col, collapsed_col, readable=readable)
+closed = legibility_note(tree, "tree")
+if closed:
+    note, expand = st.columns([4.2, 1], vertical_alignment="center")
+    note.caption(closed)
+    expand.button("Open all levels", key="tree.expand", icon=":material/unfold_more:", on_click=open_all_levels,
+                  args=(tree, "tree"), width="stretch")
+tree_chart(tree, "tree", size=size, highlight=highlight, group_mix=mix, collapsed=collapsed, note=not closed)
 st.markdown(legend_html(tree, highlight=bool(highlight), groups=mix is not None, collapsed=bool(collapsed),
                         answers=True), unsafe_allow_html=True)
 
