@@ -202,7 +202,7 @@ def _options(names: Sequence[str]) -> StrOptions:
 
 #: Parameters checked against another one (thresholds and buckets, the notions of a list): never quick.
 _CHECKED_TOGETHER = frozenset({"max_thresholds", "n_buckets", "encoding", "fairness"})
-#: Each parameter's constraints as scikit-learn objects, made once (:meth:`StrongTreeClassifier.valid_alone`).
+#: Each parameter's constraints as scikit-learn objects, made once (:meth:`StrongTreeClassifier._valid_alone`).
 _CONSTRAINTS: dict[tuple[type, str], list] = {}
 
 
@@ -526,7 +526,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ checks
     @classmethod
-    def valid_alone(cls, name: str, value: Any) -> bool:
+    def _valid_alone(cls, name: str, value: Any) -> bool:
         """Whether ``value`` of parameter ``name`` passes every check of :meth:`_check_params` whatever
         the other parameters are: a quick test for a sweep's grid, which checks its distinct values in
         bulk (scikit-learn's check of every parameter, per value, took 6 CPU seconds for 100,000 bounds).

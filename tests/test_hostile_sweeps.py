@@ -551,7 +551,7 @@ VALUES = {"depth": [0, 3, 8, 9, -1, 2.0, True, "2"], "time_limit": [0.1, 0, -1, 
 def test_a_value_quick_to_accept_passes_the_full_check(name):
     """The bulk check never accepts what the full check refuses (it may leave a value to the full check)."""
     for value in VALUES[name]:
-        if StrongTreeClassifier.valid_alone(name, value):
+        if StrongTreeClassifier._valid_alone(name, value):
             StrongTreeClassifier(**{name: value})._check_params()  # raises if it should not have been accepted
         else:
             with pytest.raises(StrongTreeError):

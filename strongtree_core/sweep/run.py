@@ -136,7 +136,7 @@ def check_settings(estimator, settings: Sequence[Mapping[str, Any]], stop: threa
         pairs = ((k, v, combo) for combo in settings for k, v in combo.items())
     candidate = clone(estimator)
     template = candidate.get_params(deep=False)
-    quick = getattr(type(estimator), "valid_alone", None)
+    quick = getattr(type(estimator), "_valid_alone", None)
     seen: set[tuple[str, str]] = set()
     for n, (key, value, combo) in enumerate(pairs):
         if stop is not None and n % 1024 == 0 and stop.is_set():

@@ -35,7 +35,17 @@ NOT_TEXT = "it is a {kind}, not JSON text"
 
 class StoredTreeError(StrongTreeError):
     """Text or data that is not a stored tree (:data:`BAD_TREE_JSON` says why); a ``ValueError`` as before.
-    ``reason`` is the why alone (the command line words the rest its own way)."""
+    ``reason`` is the why alone (the command line words the rest its own way).
+
+    Examples
+    --------
+    >>> from strongtree_core.tree import FittedTree, StoredTreeError
+    >>> try:
+    ...     FittedTree.from_json("not json")
+    ... except StoredTreeError as error:
+    ...     print(error.reason)
+    it is not JSON (Expecting value at line 1 column 1)
+    """
 
     def __init__(self, reason: str) -> None:
         super().__init__(BAD_TREE_JSON.format(reason=reason))
