@@ -8,8 +8,8 @@ per point.  ``predict`` adds a prediction column to a CSV file;
 ``export`` writes a stored tree as rules, JSON, DOT, SQL or Python; ``report`` writes a
 self-contained HTML report of a stored tree on its table; ``app`` starts the dashboard
 (options as for ``streamlit run``).  Input is checked
-before any solve: a problem there is a message and exit code 2; a problem the solve
-finds (bad settings, infeasible constraints) exit code 1; a fault of the program exit
+before any solve: a problem there (a file, an option's value) is a message and exit code 2; a
+problem the solve finds (settings that do not go together, infeasible constraints) exit code 1; a fault of the program exit
 code 3, in one line; Ctrl-C exit code 130, with the best tree so far reported and written.
 """
 

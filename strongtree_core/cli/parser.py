@@ -29,7 +29,8 @@ REPORT_BASELINE_LIMIT = 60.0
 #: What ``strongtree export --format`` writes.
 EXPORT_FORMATS = ("text", "json", "dot", "sql", "python")
 EPILOG = (
-    "Exit codes: 0 done; 1 the solve refused the settings (bad values, infeasible constraints); 2 bad input, "
+    "Exit codes: 0 done; 1 the solve refused the settings (values that do not go together, infeasible "
+    "constraints); 2 bad input (a file, an option's value), "
     "nothing solved; 3 a fault of the program; 130 stopped by Ctrl-C (the best tree so far is still written)."
 )
 
