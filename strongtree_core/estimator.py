@@ -34,7 +34,8 @@ from strongtree_core.encoding.features import equals_label, python_scalar
 from strongtree_core.encoding.groups import GroupCoding, encode_groups
 from strongtree_core.encoding.patterns import PatternData, collapse_patterns, restrict_features
 from strongtree_core.changed_leaves import changed_leaves
-from strongtree_core.engine import Solved, solve_tree
+from strongtree_core.claim import claim
+from strongtree_core.engine import InfeasibleError, Solved, solve_tree
 from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning, not_proven_message
 from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS, ParityConstraint
 from strongtree_core.formulation.quality import MinPrecision, MinRecall, MinSpecificity
@@ -46,6 +47,7 @@ from strongtree_core.structure import TreeStructure
 from strongtree_core.renames import RENAMED_PARAMETERS, refuse_renamed
 from strongtree_core.tree import FittedTree, SolveRecord
 from strongtree_core.tree.context import FitContext, json_value
+from strongtree_core.tree.scope import Scope
 from strongtree_core.trivial import baseline_accuracy, trivial_reason
 
 FairnessNotion = Literal[
@@ -213,6 +215,16 @@ def _fraction(closed: str) -> Interval:
 #: The note of a fit whose CART start was grown on a sample (the time limit left it no more).
 CART_SAMPLED = ("CART (a start for the search, and the source of some thresholds) was grown on {rows:,} of the "
                 "{n:,} training rows, so that the time limit holds; a longer limit grows it on every row.")
+#: The note of a fit whose encoding kept some of the numeric columns' distinct cuts (its certificate is over those).
+THRESHOLDS_KEPT = (
+    "The encoding kept {kept:,} of the {distinct:,} distinct thresholds of the numeric columns: the certificate and "
+    "the bound hold over those; max_thresholds={widest} keeps every one, for a longer search."
+)
+#: Constraints no tree over the thresholds kept meets (the claim's sentence first).
+INFEASIBLE_KEPT = (
+    "{claim} The constraints: {names}. {hint} Keeping more thresholds may let a tree fit: max_thresholds={widest} "
+    "keeps every one."
+)
 #: The solve gets at least this long, even when reading the table used up the time limit.
 MIN_SOLVE_SECONDS = 0.05
 #: Seconds per training row kept back from the solve for what follows it (re-scoring the
@@ -331,13 +343,21 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         The largest allowed pairwise gap (delta).
     fairness_confidence : float in (0, 1) or None, default=None
         None: ``fairness_bound`` holds on the training rows (the certificate's
-        promise).  A number c: the tree's gap on new rows from the same population
-        is at most ``fairness_bound`` with probability at least c over the draw of
-        the training rows, by tightening the training bound (and, when only a
-        constant tree can keep it, that tree, with a :class:`TrivialTreeWarning`).
-        ``record_.promise`` says how (docs/fairness-on-new-rows.md).
+        promise).  A number c: a promise about new rows from the same population,
+        kept by tightening the training bound (and, when only a constant tree can
+        keep it, that tree, with a :class:`TrivialTreeWarning` naming the smallest
+        gap a tree that splits could promise).  How it is known depends on the
+        method: *estimated* by the default and every method but "holdout" (the gap
+        on new rows is estimated to stay within ``fairness_bound`` with confidence
+        c: an asymptotic argument whose coverage is measured by simulation, not
+        proved; measured at 1,500 rows, 6 of 100 draws broke δ at c = 0.9);
+        *proved* by "holdout" (at most ``fairness_bound`` with probability at
+        least c over the draw of the training rows, a finite-sample guarantee).
+        ``record_.promise["known"]`` says which, ``record_.promise`` how
+        (docs/fairness-on-new-rows.md).  The whole fit shares ``time_limit``.
     fairness_confidence_method : {"subsample", "bootstrap", "crossfit", "margin", "holdout"} or None, default=None
-        None means "subsample".  "subsample": a normal-approximation margin on the
+        None means "subsample".  Every method but "holdout" *estimates* the promise.
+        "subsample": a normal-approximation margin on the
         training rows after subtracting a half-sample estimate of the fit's
         optimism (5 pairs of complementary halves, 10 refits, rescaled from n/2 to
         n rows; asymptotic, coverage measured by simulation); "bootstrap": the
@@ -359,8 +379,15 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         found is never worse than CART's of the same depth on the training
         rows (CART grown on a sample of the rows when the time limit leaves it
         too little time for all of them: ``record_.message`` then says so).
-        None: 16 (:data:`~strongtree_core.encoding.thresholds.DEFAULT_MAX_THRESHOLDS`),
-        unless ``n_buckets`` is given.  More thresholds: better trees, a longer search.
+        None: at most 16 per column
+        (:data:`~strongtree_core.encoding.thresholds.DEFAULT_MAX_THRESHOLDS`), not
+        every cut, unless ``n_buckets`` is given.  A column with more distinct
+        values keeps only some of its cuts, and the certificate then holds over
+        the thresholds kept only: ``record_.scope`` counts them against the
+        distinct cuts, and every surface says "optimal over the N of M thresholds
+        kept".  To search every cut, pass ``record_.scope.widest_column`` (the most
+        distinct cuts of one column) or more.  More thresholds: better trees, a
+        longer search (benchmarks/RESULTS.md, "Say exactly what was proved").
     n_buckets : int or None, default=None
         The earlier rule: cut each continuous column at ``k / n_buckets``
         quantiles (the paper's experiments use 5).  Give either ``n_buckets``
@@ -711,10 +738,14 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         encoded = self._encode(train, started)
         data = self._collapse_patterns(train, encoded)
         spec = self._build_spec(train, fairness)
-        solved = self._solve(data, spec, train, encoded, started, progress, stop)
+        try:
+            solved = self._solve(data, spec, train, encoded, started, progress, stop)
+        except InfeasibleError as infeasible:  # proven over the thresholds kept: said so when some were left out
+            raise self._infeasible(infeasible, spec, encoded, data) from None
+        encoded_questions = data.n_features
         if solved.features is not None:  # certified over a thinned set of thresholds: keep exactly those
             solved, encoded, data = _thinned(solved, encoded, data)
-        self._record(solved, spec, data, train, encoded)
+        self._record(solved, spec, data, train, encoded, encoded_questions)
         self.constraint_checks_ = self._verify(spec.side_constraints, solved.structure, train, data)
         self._judge_against_the_majority(solved, train, data)
         self._warn_if_not_proven()
@@ -930,16 +961,41 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             progress=relay if progress is not None else None, stop=stop,
         )
 
-    def _record(self, solved: Solved, spec: TreeSpec, data: PatternData, train: _Training, encoded: _Encoded) -> None:
-        """Set the fitted attributes: the tree, its record (with every note), the columns seen."""
+    def _infeasible(self, infeasible: InfeasibleError, spec: TreeSpec, encoded: _Encoded,
+                    data: PatternData) -> StrongTreeError:
+        """The error of constraints no tree meets, in :func:`~strongtree_core.claim.claim`'s words when the
+        encoding left out some distinct cuts (a tree asking one of them might meet them)."""
+        scope = self._scope(spec, encoded, data.n_features, data.n_features)
+        if not scope.thinned:
+            return infeasible
+        said = claim(SolveRecord("infeasible", n_rows=data.n_rows, scope=scope))
+        return StrongTreeError(INFEASIBLE_KEPT.format(claim=said.sentence, names=infeasible.names, hint=infeasible.hint,
+                                                      widest=scope.widest_column))
+
+    def _scope(self, spec: TreeSpec, encoded: _Encoded, questions: int, encoded_questions: int) -> Scope:
+        """What the certificate ranges over: the depth, the thresholds kept of the distinct cuts, the
+        questions the ladder certified, the fairness bound enforced on the training rows."""
+        counts = encoded.plan.threshold_counts()
+        kept, distinct, widest = (None, None, None) if counts is None else counts
+        parity = any(isinstance(c, ParityConstraint) for c in spec.side_constraints)
+        return Scope(depth=spec.depth, thresholds=kept, distinct_thresholds=distinct, widest_column=widest,
+                     questions=questions, encoded_questions=encoded_questions,
+                     training_bound=float(self.fairness_bound) if parity else None)
+
+    def _record(self, solved: Solved, spec: TreeSpec, data: PatternData, train: _Training, encoded: _Encoded,
+                encoded_questions: int | None = None) -> None:
+        """Set the fitted attributes: the tree, its record (with every note and its scope), the columns seen."""
+        scope = self._scope(spec, encoded, data.n_features,
+                            data.n_features if encoded_questions is None else encoded_questions)
         notes = [solved.record.message] if solved.record.message else []
+        notes += [thresholds_note(scope)] if thresholds_note(scope) else []
         if encoded.cart_sample is not None:
             notes.append(CART_SAMPLED.format(rows=encoded.cart_sample[0], n=encoded.cart_sample[1]))
         if train.protected_in_x and self.allow_protected_splits:
             notes.append(f"The tree may split on the protected attribute(s) {', '.join(train.protected_in_x)} (allowed).")
         for c in spec.side_constraints:
             notes += [f"{c.name}: skipped {reason}" for reason in c.skipped_reasons(data, train.positive)]
-        record = replace(solved.record, message=" ".join(notes))
+        record = replace(solved.record, message=" ".join(notes), scope=scope)
         self.encoding_ = encoded.plan
         tree = _fitted_tree(solved.structure, record, train, encoded, data)
         leaf_weights = tree.node_counts if tree.node_weights is None else tree.node_weights
@@ -982,9 +1038,13 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         return out
 
     def _warn_if_not_proven(self) -> None:
-        """A :class:`~strongtree_core.errors.NotProvenWarning` when the tree carries no proof of optimality."""
+        """A :class:`~strongtree_core.errors.NotProvenWarning` when the tree carries no proof of optimality (with
+        what its bound ranges over, when the encoding left out some thresholds)."""
         if not self.record_.certified:
-            warnings.warn(not_proven_message(self.record_.status), NotProvenWarning, stacklevel=3)
+            said = claim(self.record_)
+            scope = self.record_.scope
+            extra = f" {said.bound}" if said.state == "not_proven" and scope is not None and scope.thinned else ""
+            warnings.warn(not_proven_message(self.record_.status) + extra, NotProvenWarning, stacklevel=3)
 
     @staticmethod
     def _verify(constraints, structure, train: _Training, data: PatternData) -> list[dict]:
@@ -1340,6 +1400,14 @@ def _check_comparable(constraints, y_idx, groups: GroupCoding | None, legit: Gro
                     notion=c.notion, column=groups.name, cohorts=" and the ".join(cohort.label for cohort in cohorts)
                 )
             )
+
+
+def thresholds_note(scope: Scope) -> str:
+    """The record's note of an encoding that kept some of the distinct cuts (:data:`THRESHOLDS_KEPT`); "" when
+    it kept every one, and when the ladder thinned them within the time (its own words say so)."""
+    if not scope.thinned or scope.ladder_thinned:
+        return ""
+    return THRESHOLDS_KEPT.format(kept=scope.thresholds, distinct=scope.distinct_thresholds, widest=scope.widest_column)
 
 
 def _thinned(solved: Solved, encoded: _Encoded, data: PatternData) -> tuple[Solved, _Encoded, PatternData]:

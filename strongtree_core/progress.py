@@ -34,6 +34,11 @@ class Progress:
         The incumbent, only when it just changed.
     message : str
         What happened ("new incumbent", "bound", "searching", "warm start: CART", ...).
+    stage : str
+        In a fit made of several fits (a promise on new rows), which one this event is of, in
+        words ("fit at the training bound 2.31 pp", "half-sample refit 3 of 10"); "" otherwise.
+        ``elapsed`` then counts from the start of the whole fit, and an internal fit's last
+        event says "stage done", not "certified optimal".
     reading : Reading or None
         While a table too large for memory is read where it lies (out of core, or on a
         cluster): rows read, patterns so far, memory in use.  None during a solve.
@@ -46,6 +51,7 @@ class Progress:
     nodes: int
     tree: Any = None
     message: str = ""
+    stage: str = ""
     reading: "Reading | None" = None
 
 

@@ -19,6 +19,8 @@ from sklearn.base import clone
 
 from strongtree_core import vocabulary
 from strongtree_core.errors import StrongTreeError, TrivialTreeWarning
+from strongtree_core.promise_cost import PLANNED_FITS
+from strongtree_core.tree.context import json_value
 from strongtree_core.trivial import baseline_accuracy
 from strongtree_core.numbers import bound_too_small
 from strongtree_core.metrics._inputs import _labels
@@ -148,8 +150,18 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
     n = len(table)
     weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float).reshape(-1)
     caught: dict[int, list] = {}
-    planned = [{"margin": 3, "bootstrap": 3 + BOOTSTRAP_FITS, "subsample": 3 + 2 * SUBSAMPLE_PAIRS,
-                "crossfit": 3 + 3 * CROSSFIT_FOLDS}.get(method, len(HOLDOUT_STEPS) + 2)]
+    planned = [PLANNED_FITS[method]]
+
+    def staged(stage: str):
+        """The caller's ``progress`` for one of the fits: one clock from the start of the whole fit, the
+        stage named, and the fit's own end said as the end of a stage (the whole fit ends once)."""
+        if progress is None:
+            return None
+
+        def relay(event):
+            message = "stage done" if event.message in ("certified optimal", "stopped") else event.message
+            progress(replace(event, elapsed=time.perf_counter() - started, message=message, stage=stage))
+        return relay
 
     def copy(bound: float, **extra):
         remaining = deadline - time.perf_counter()
@@ -159,7 +171,7 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
         return clone(est).set_params(fairness_confidence=None, fairness_confidence_method=None, fairness_bound=bound,
                                       time_limit=share, **extra)
 
-    def fit_rows(model, rows: np.ndarray | None):
+    def fit_rows(model, rows: np.ndarray | None, stage: str):
         Xs = table if rows is None else table.iloc[rows].reset_index(drop=True)
         ys = y_arr if rows is None else y_arr[rows]
         ws = weight if (weight is None or rows is None) else weight[rows]
@@ -168,11 +180,11 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
             model.fit(Xs, ys, sample_weight=ws, sensitive_features=sf, legitimate_features=lf,
-                      progress=progress, stop=stop)
+                      progress=staged(stage), stop=stop)
         caught[id(model)] = seen
         return model
 
-    first = fit_rows(copy(delta), None)  # checks every input as an ordinary fit does
+    first = fit_rows(copy(delta), None, f"fit at δ = {100 * delta:.1f} pp")  # checks every input as an ordinary fit does
     classes = first.classes_
     positive_index = 1 if est.pos_label is None else int(np.flatnonzero(classes == est.pos_label)[0])
     positive_label = classes[positive_index]
@@ -187,13 +199,17 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
     if problem:
         raise StrongTreeError(problem)
 
-    def judged(model, rows: np.ndarray, bound: float) -> Fitted:
+    def judged(model, rows: np.ndarray, bound: float, fitted_rows: np.ndarray | None = None) -> Fitted:
+        """The tree judged on ``rows`` (and its gap on ``fitted_rows``, the rows it was fitted on, when those differ)."""
         pred_all = np.asarray(model.predict(table))
         acc = float(np.average(pred_all[keep] == y_arr[keep], weights=None if weight is None else weight[keep]))
-        sub = rows[keep[rows]]
-        diffs = tree_differences(notions, y_pos[sub], pred_all[sub] == positive_label, group[sub], n_groups,
-                                 None if legit is None else legit[sub])
-        return Fitted(model, bound, is_constant(model.tree_.structure), acc, diffs)
+
+        def on(part):
+            sub = part[keep[part]]
+            return tree_differences(notions, y_pos[sub], pred_all[sub] == positive_label, group[sub], n_groups,
+                                    None if legit is None else legit[sub])
+        fitted_gap = None if fitted_rows is None else on(fitted_rows).gap
+        return Fitted(model, bound, is_constant(model.tree_.structure), acc, on(rows), fitted_gap)
 
     everyone = np.arange(n)
     strata = group * 2 + y_pos.astype(int)  # group and class (and legitimate level), for every split
@@ -204,9 +220,9 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
         return tree_differences(notions, y_pos[rows], pred[rows], group[rows], n_groups,
                                 None if legit is None else legit[rows])
 
-    def fit_excess(fit_part: np.ndarray, fresh: np.ndarray) -> float:
+    def fit_excess(fit_part: np.ndarray, fresh: np.ndarray, stage: str) -> float:
         """A fit at delta on ``fit_part``: its gap on ``fresh`` rows minus its gap on ``fit_part``."""
-        model = fit_rows(copy(delta), fit_part)
+        model = fit_rows(copy(delta), fit_part, stage)
         pred = np.asarray(model.predict(table)) == positive_label
         return excess(diffs_on(pred, fit_part), diffs_on(pred, fresh))
 
@@ -218,18 +234,20 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
             cell = group[rows] * 2 + y_pos[rows]
             cells = [rows[cell == s_] for s_ in np.unique(cell)]
             units = []
-            for _ in range(BOOTSTRAP_FITS):
+            for i in range(BOOTSTRAP_FITS):
                 drawn = np.sort(np.concatenate([rng.choice(c, size=c.size, replace=True) for c in cells]))
-                units.append(fit_excess(drawn, np.setdiff1d(rows, drawn)))
+                units.append(fit_excess(drawn, np.setdiff1d(rows, drawn), f"bootstrap refit {i + 1} of {BOOTSTRAP_FITS}"))
         else:  # complementary half-samples, each stratum (group, class) halved; a pair is one unit
-            units = [(fit_excess(a, b) + fit_excess(b, a)) / 2
-                     for a, b in half_sample_pairs(np.where(keep, strata, -1), SUBSAMPLE_PAIRS)]
+            total = 2 * SUBSAMPLE_PAIRS
+            units = [(fit_excess(a, b, f"half-sample refit {2 * i + 1} of {total}")
+                      + fit_excess(b, a, f"half-sample refit {2 * i + 2} of {total}")) / 2
+                     for i, (a, b) in enumerate(half_sample_pairs(np.where(keep, strata, -1), SUBSAMPLE_PAIRS))]
         return optimism_estimate(units, RESAMPLE_SHARE[method])
 
     fits: list[tuple[float, object]] = [(delta, first.tree_)]  # every tree fitted, for the record of a study
 
     def fit_constant() -> Fitted:
-        model = fit_rows(copy(0.0, depth=0), None)
+        model = fit_rows(copy(0.0, depth=0), None, "constant tree")
         return judged(model, everyone, 0.0)
 
     if method in ("margin", "bootstrap", "subsample"):
@@ -239,7 +257,7 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
         def fit_at(t: float) -> Fitted:
             model = cache.pop(t, None)
             if model is None:
-                model = fit_rows(copy(t), None)
+                model = fit_rows(copy(t), None, f"fit at the training bound {100 * t:.2f} pp")
                 fits.append((t, model.tree_))
             return judged(model, everyone, t)
 
@@ -251,13 +269,17 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
             how = (f"{BOOTSTRAP_FITS} bootstrap refits (gap on the rows not drawn minus gap on the rows drawn)"
                    if method == "bootstrap" else
                    f"{SUBSAMPLE_PAIRS} pairs of half-sample refits (gap on the other half minus gap on the half fitted)")
+            refits = "bootstrap resamples" if method == "bootstrap" else "halves of the rows"
             promise = replace(
                 promise, optimism=optimism.value, optimism_sd=optimism.sd, optimism_at_resample=optimism.raw,
                 message=promise.message + (
-                    f" The fit's optimism (population gap minus training gap), from {how}: {100 * optimism.raw:.2f} pp "
-                    f"at n/2 rows, rescaled by sqrt(1/2) to {100 * optimism.value:.2f} pp (standard error "
-                    f"{100 * optimism.sd:.2f} pp); the margin is taken from "
-                    f"{100 * (delta - max(0.0, optimism.value)):.2f} pp."))
+                    f" A gap measured on the training rows is estimated to grow by {100 * optimism.value:.2f} pp on "
+                    f"new rows (from refits on {refits})." if optimism.value > 0 else
+                    f" A gap measured on the training rows is not estimated to grow on new rows (refits on {refits})."),
+                details=(f"The fit's optimism (population gap minus training gap), from {how}: "
+                         f"{100 * optimism.raw:.2f} pp at n/2 rows, rescaled by sqrt(1/2) to {100 * optimism.value:.2f} "
+                         f"pp (standard error {100 * optimism.sd:.2f} pp); the margin is taken from "
+                         f"{100 * (delta - max(0.0, optimism.value)):.2f} pp. " + promise.details).strip())
     elif method == "crossfit":
         rng = np.random.default_rng(0)
         fold = np.full(n, -1)
@@ -272,7 +294,8 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
             gaps differ average out), carried on the counts of all rows for the standard error."""
             per_fold = []
             for f in range(CROSSFIT_FOLDS):
-                model = fit_rows(copy(t), np.flatnonzero((fold != f) & (fold >= 0)))
+                model = fit_rows(copy(t), np.flatnonzero((fold != f) & (fold >= 0)),
+                                 f"fold {f + 1} of {CROSSFIT_FOLDS} at the training bound {100 * t:.2f} pp")
                 rows = np.flatnonzero(fold == f)
                 said = np.asarray(model.predict(table.iloc[rows].reset_index(drop=True))) == positive_label
                 per_fold.append(tree_differences(notions, y_pos[rows], said, group[rows], n_groups,
@@ -288,7 +311,7 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
             return Differences(k_a, pooled.n_a, k_b, pooled.n_b)
 
         def fit_all_at(t: float) -> Fitted:
-            model = fit_rows(copy(t), None)
+            model = fit_rows(copy(t), None, f"fit at the training bound {100 * t:.2f} pp")
             fits.append((t, model.tree_))
             return judged(model, everyone, t)
 
@@ -305,10 +328,12 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
         if problem:
             raise StrongTreeError(problem)
 
+        share = f"{1 - HOLDOUT_SHARE:.0%}"
+
         def fit_at(t: float) -> Fitted:
-            model = fit_rows(copy(t), fit_part)
+            model = fit_rows(copy(t), fit_part, f"fit on {share} of the rows at the training bound {100 * t:.2f} pp")
             fits.append((t, model.tree_))
-            return judged(model, held_rows, t)
+            return judged(model, held_rows, t, fit_part)
 
         chosen, promise = run_holdout(fit_at, fit_constant, lambda: judged(first, everyone, delta), delta=delta,
                                       confidence=confidence, n_rows=n, n_fit_rows=int(fit_part.size))
@@ -316,14 +341,19 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
     for key, value in vars(model).items():
         if key.endswith("_") or key.startswith("_") and not key.startswith("__"):
             setattr(est, key, value)
+    # the whole fit's time (every internal fit), and the scope of the fit returned (its rows, its training bound)
     record = replace(model.record_, message=" ".join(filter(None, [model.record_.message, promise.message])),
-                     promise=promise.to_dict())
+                     promise=promise.to_dict(), runtime=time.perf_counter() - started)
     est.record_ = record
     classes_all = np.asarray(est.classes_)
     y_index = np.searchsorted(classes_all, y_arr[keep]) if classes_all.dtype != object else np.array(
         [int(np.flatnonzero(classes_all == v)[0]) for v in y_arr[keep]])
     est.baseline_accuracy_ = baseline_accuracy(y_index, classes_all.size, None if weight is None else weight[keep])[0]
-    est.tree_ = replace(model.tree_, record=record, baseline_accuracy=est.baseline_accuracy_)
+    # the tree file keeps the settings asked for (depth, δ, confidence), not those of the internal fit returned
+    context = model.tree_.context
+    if context is not None:
+        context = replace(context, settings=json_value(est.get_params()))
+    est.tree_ = replace(model.tree_, record=record, baseline_accuracy=est.baseline_accuracy_, context=context)
     est.fairness_promise_ = promise
     est._promise_fits = tuple(fits)
     constant_only = promise.constant and promise.message.startswith("Only a constant tree")

@@ -63,6 +63,7 @@ class PhaseState:
 
     history: list[dict[str, Any]] = field(default_factory=list)
     tree: str | None = None
+    tree_stage: str = ""  # the stage whose fit reported ``tree`` (a fit made of several fits; "" for a plain solve)
     result: str | None = None
     error: str | None = None
     user_error: bool = False
@@ -84,8 +85,26 @@ class PhaseState:
             del history[1 : len(history) - MAX_POINTS // 2]
 
 
+#: Stages of a fit made of several fits (a promise on new rows) drawn as lines: the fits on every training
+#: row, whose values count the same rows; refits on parts of the rows (halves, resamples, folds, the
+#: holdout's fitting part) count other rows and are drawn as labelled bands only.
+ALL_ROWS_STAGES = ("fit at ", "constant tree")
+
+
+def drawn_point(point: dict[str, Any]) -> bool:
+    """Whether a progress point's values are drawn (and shown as the best tree and bound): a plain solve's
+    always; of a fit made of several fits, those of the fits on every training row.  Only such a point's tree
+    is the solve's tree so far (shown, and journaled as the run a killed server leaves behind): a refit on part
+    of the rows is fitted, and bounded, on other rows."""
+    if point.get("log_only"):
+        return False
+    stage = point.get("stage") or ""
+    return not stage or stage.startswith(ALL_ROWS_STAGES)
+
+
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return a["objective"] == b["objective"] and a["bound"] == b["bound"] and a["message"] == b["message"]
+    return (a["objective"] == b["objective"] and a["bound"] == b["bound"] and a["message"] == b["message"]
+            and a.get("stage", "") == b.get("stage", ""))
 
 
 @dataclass(frozen=True)
@@ -518,14 +537,17 @@ class JobRegistry:
                 job.stop_requested = None
             job.state = "running"
             if kind == "progress":
-                before = phase.history[-1] if phase.history else None
-                phase.add_point({k: message[k] for k in ("elapsed", "objective", "bound", "gap", "nodes", "message")})
+                before = next((p for p in reversed(phase.history) if drawn_point(p)), None)
+                point = {**{k: message[k] for k in ("elapsed", "objective", "bound", "gap", "nodes", "message")},
+                         "stage": message.get("stage", "")}
+                phase.add_point(point)
                 phase.received = time.monotonic()
-                if message["tree"] is not None:
-                    phase.tree = message["tree"]
-                if message["phase"] == "main" and (message["tree"] is not None or before is None
-                                                   or (before["objective"], before["bound"])
-                                                   != (message["objective"], message["bound"])):
+                whole = drawn_point(point)  # a refit on part of the rows: not the solve's tree, nor its bound
+                if message["tree"] is not None and whole:
+                    phase.tree, phase.tree_stage = message["tree"], point["stage"]
+                if message["phase"] == "main" and whole and (message["tree"] is not None or before is None
+                                                             or (before["objective"], before["bound"])
+                                                             != (message["objective"], message["bound"])):
                     job.journal_due = True
             elif kind == "result":
                 phase.result = message["tree"]

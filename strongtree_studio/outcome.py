@@ -11,7 +11,7 @@ from strongtree_core.tree import FitContext, FittedTree
 from strongtree_studio.config import ModelConfig, Roles, SplitConfig, SplitTables
 from strongtree_studio.evaluation import evaluate, headline
 from strongtree_studio.explain import FAIRNESS_NOTIONS
-from strongtree_studio.jobs import Job
+from strongtree_studio.jobs import Job, drawn_point
 from strongtree_studio.runs import RunEntry, RunStore, RunStoreError
 from strongtree_studio.worker import SolveSpec
 
@@ -94,9 +94,13 @@ def journal_entry(context: SolveContext, main, previous: RunEntry | None = None)
     """What a running solve has reported so far, as the run a killed server leaves behind: its last tree
     marked interrupted (:data:`MSG_SERVER_STOPPED`) with the last bound reported, measured on the rows;
     before any tree, the settings alone.  ``main`` is the job's main phase; ``previous`` the last entry
-    written (its measures are reused while the tree is the same)."""
-    latest = main.history[-1] if main.history else {}
+    written (its measures are reused while the tree is the same).  Of a fit made of several fits (a promise),
+    the bound is the one the fit that reported the tree reached (another fit bounds other rows or another
+    training bound); the time is the whole fit's."""
+    latest = next((p for p in reversed(main.history)
+                   if drawn_point(p) and (main.tree is None or p.get("stage", "") == main.tree_stage)), {})
     numbers = {k: latest.get(k) for k in ("objective", "bound", "gap")}
+    elapsed = main.history[-1].get("elapsed") if main.history else None
     summary = {"depth": context.model.depth,
                "fairness": ", ".join(FAIRNESS_NOTIONS[n].name for n in context.model.fairness) or "none",
                "fairness_bound": context.model.fairness_bound if context.model.fairness else None}
@@ -109,7 +113,7 @@ def journal_entry(context: SolveContext, main, previous: RunEntry | None = None)
     record = replace(tree.record, status="interrupted", certified=False, message=MSG_SERVER_STOPPED,
                      bound=numbers["bound"] if numbers["bound"] is not None else tree.record.bound,
                      gap=numbers["gap"] if numbers["gap"] is not None else tree.record.gap,
-                     runtime=float(latest.get("elapsed", tree.record.runtime) or 0.0))
+                     runtime=float(elapsed if elapsed is not None else tree.record.runtime or 0.0))
     tree_json = context.with_context(replace(tree, record=record)).to_json()
     if previous is None or previous.tree is None or not _same_tree(previous.tree, tree_json):
         previous = build_entry(context, tree_json, None)  # a new tree: measured on the rows

@@ -29,7 +29,9 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
+from strongtree_core.claim import Claim, claim
 from strongtree_core.renames import translate_keys
+from strongtree_core.tree.record import STATUSES, SolveRecord
 from strongtree_studio.private import private_file, private_folder
 
 #: Folder of the app's files inside the user's data folder.
@@ -122,6 +124,17 @@ def _db_problem(path, err: BaseException) -> str:
     if isinstance(err, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
         return ERR_BUSY.format(seconds=LOCK_WAIT, reason=text)
     return ERR_DB.format(reason=text)
+
+
+def run_claim(status: str, record: str | None, promise: str | None = None, scope: str | None = None) -> Claim:
+    """The claim of a stored run (:func:`strongtree_core.claim.claim`) from its tree's record, promise
+    and scope as stored (JSON texts); a run whose record cannot be read is said by its status alone."""
+    try:
+        data = {**json.loads(record), **({"promise": json.loads(promise)} if promise else {}),
+                **({"scope": json.loads(scope)} if scope else {})}
+        return claim(SolveRecord.from_dict(data))
+    except (TypeError, ValueError):
+        return claim(SolveRecord(status if status in STATUSES else "error"))
 
 
 class RunStoreError(RuntimeError):
@@ -400,17 +413,21 @@ class RunStore:
         """One row per run ``viewer`` may see, newest first: id, time, dataset, status,
         owner, shared and the summary's numbers."""
         condition, args = self._visible(viewer)
+        # the tree's record, promise and scope, read by SQLite from its JSON (the trees are not parsed here)
+        beside = ", ".join(f"CASE WHEN json_valid(tree) THEN json_extract(tree, '$.{key}') END"
+                           for key in ("record", "fairness_promise", "certificate_scope"))
         rows, _ = self._run(
-            f"SELECT id, created_at, dataset, status, owner, shared, summary FROM runs WHERE {condition}"
+            f"SELECT id, created_at, dataset, status, owner, shared, summary, {beside} FROM runs WHERE {condition}"
             " AND status != ? ORDER BY id DESC",  # a solve still running is on the Solve page, not here
             (*args, RUNNING),
         )
         records = [
             {"id": rid, "created": created, "dataset": dataset, "status": status, "owner": owner or "",
-             "shared": bool(shared), **translate_keys(json.loads(summary), RENAMED_SUMMARY)}
-            for rid, created, dataset, status, owner, shared, summary in rows
+             "shared": bool(shared), **translate_keys(json.loads(summary), RENAMED_SUMMARY),
+             "claim": run_claim(status, record, promise, scope)}
+            for rid, created, dataset, status, owner, shared, summary, record, promise, scope in rows
         ]
-        columns = ["id", "created", "dataset", "status", "owner", "shared"]
+        columns = ["id", "created", "dataset", "status", "owner", "shared", "claim"]
         return pd.DataFrame.from_records(records, columns=None if records else columns)
 
     def _owned(self, run_id: int, viewer: Iterable[str] | None) -> None:

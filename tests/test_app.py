@@ -96,8 +96,9 @@ def drawings(at: AppTest) -> list[str]:
 
 
 def outcome_text(at: AppTest) -> str:
-    """The Solve page's banner of a finished solve (green when proven optimal, else a warning)."""
-    return next((a.value for a in [*at.success, *at.warning] if "best tree" in a.value), "")
+    """The Solve page's banner of a finished solve (green when proven optimal, blue when optimal over the
+    thresholds kept, else a warning)."""
+    return next((a.value for a in [*at.success, *at.info, *at.warning] if "best tree" in a.value), "")
 
 
 def stored(at: AppTest) -> bool:
@@ -210,7 +211,8 @@ def test_solve_stop_then_tree_fairness_and_runs():
     assert not at.button(key="solve.stop").disabled
     at.button(key="solve.stop").click().run()
     poll(at, stored, timeout=60)
-    assert outcome_text(at).startswith(("**Stopped (not proven)**", "**Proven optimal**"))
+    assert outcome_text(at).startswith(("**Stopped (not proven)**", "**Proven optimal**",
+                                        "**Optimal over kept thresholds**"))
 
     snapshot = job_registry().snapshot(at.session_state["job_id"])
     tree = tree_from_json(snapshot.main.result)
@@ -256,7 +258,13 @@ def test_infeasible_constraints_are_a_message_on_the_solve_page():
     goto(at, "strongtree_studio/screens/solve.py")
     at.button(key="solve.start").click().run()
     poll(at, lambda a: len(a.error) > 0)
-    assert at.error[0].value.startswith("No tree of depth 1 satisfies all the constraints together")
+    # the hiring table's numbers cut at 5 quantiles: the proof is over the thresholds kept, and says so in the
+    # page's names for the settings
+    error = at.error[0].value.replace("\\", "")
+    assert error.startswith("No tree of depth 1 asking only the 12 of the 128 thresholds kept satisfies all the "
+                            "constraints together on these 600 training rows; a tree asking another threshold might.")
+    assert error.endswith("Keeping more thresholds may let a tree fit: 64 thresholds per numeric column (numeric "
+                          "coding “x ≤ t from the data”) keeps every one.") and "max_thresholds" not in error
     assert not at.exception and not at.success
     goto(at, "strongtree_studio/screens/tree.py")
     assert at.info[0].value.startswith("The last solve has no tree to show.")
@@ -292,7 +300,7 @@ def test_runs_page_compares_two_stored_runs():
     assert not at.button(key="runs.compare").disabled and at.button(key="runs.open").disabled
     settings = at.table[1].value  # the history is the first table
     assert list(settings.columns) == [f"\\#{i}" for i in ids]  # table cells are Markdown: escaped
-    assert list(settings.loc["depth"]) == ["1", "2"]  # only what differs is listed
+    assert list(settings.loc["Maximum depth"]) == ["1", "2"]  # only what differs is listed, by its one name
     assert "dataset" not in settings.index
     assert len(drawings(at)) == 2
 
@@ -493,7 +501,7 @@ def test_a_run_that_cannot_be_stored_is_a_warning_on_the_solve_page(tmp_path, ca
     with history_at(path):
         at = quick_solve(new_app())
         assert [w.value for w in at.warning] == [md(ERR_SAVE.format(reason=err.value))]
-        assert "Proven optimal" in at.success[0].value  # the tree is still there
+        assert outcome_text(at).startswith(("**Proven optimal**", "**Optimal over kept thresholds**"))  # the tree is still there
         goto(at, "strongtree_studio/screens/tree.py")
         assert drawings(at) and "unsaved run" in at.caption[0].value
         goto(at, "strongtree_studio/screens/runs.py")
@@ -707,3 +715,25 @@ def test_the_data_page_suggests_columns_to_ignore_and_names_codes():
     at.button(key="data.reset_edits").click().run()
     assert at.session_state["table"].frame["y"].tolist() == frame["y"].tolist()
     assert at.session_state["roles"].pos_label == 1
+
+
+def test_the_model_page_names_each_setting_as_the_report_does_and_prices_a_promise():
+    """One name per setting (strongtree_core.vocabulary.SETTING_NAMES): the Model page's labels are the
+    report's names; and before the click, a promise says what it costs."""
+    from strongtree_core.vocabulary import SETTING_NAMES
+
+    at = new_app()
+    at.button(key="data.load_demo").click().run()
+    goto(at, "strongtree_studio/screens/model.py")
+    for name in ("max_branching", "max_features_used", "min_leaf", "regularization"):
+        assert at.number_input(key=f"model.{name}").label == SETTING_NAMES[name]
+    assert at.number_input(key="model.time_limit").label == f"{SETTING_NAMES['time_limit']} (seconds)"
+    assert at.slider(key="model.depth").label == SETTING_NAMES["depth"]
+    assert at.selectbox(key="model.solver").label == SETTING_NAMES["solver"]
+    assert at.selectbox(key="model.fairness_confidence").label == SETTING_NAMES["fairness_confidence"]
+    assert not any("What this promise costs" in c.value for c in at.caption)
+    at.multiselect(key="model.fairness").set_value(["statistical_parity"]).run()
+    at.selectbox(key="model.fairness_confidence").set_value(0.9).run()
+    costs = [c.value for c in at.caption if "What this promise costs" in c.value]
+    assert len(costs) == 1 and "A promise refits the tree about 13 times" in costs[0]
+    assert at.selectbox(key="model.fairness_confidence").format_func(0.9) == "90 % confidence on new rows (estimated)"

@@ -298,10 +298,13 @@ def test_no_bar_off_a_terminal_only_log_lines():
     progress(_Event(2.0, objective=510))
     now[0] = 30.0
     progress.tick()
+    progress(_Event(31.0, objective=510, bound=510, message="certified optimal"))
     progress.end()
     assert log.getvalue().splitlines() == [
         "   0.5s  best 500  nodes 0  warm start: CART",
         "   2.0s  best 510  nodes 0",
+        # the search closing is no claim: the outcome's proof line says over what it holds
+        "  31.0s  best 510  bound 510  nodes 0  search closed (bound met)",
     ]
 
 

@@ -157,6 +157,42 @@ def test_the_journal_keeps_the_last_bound_and_marks_the_tree_not_proven(tmp_path
     assert FittedTree.from_json(final.tree).record.status == FittedTree.from_json(tree).record.status
 
 
+def test_a_refit_on_part_of_the_rows_is_neither_the_solves_tree_nor_its_bound():
+    """A promise on new rows is several fits in one solve: the fits on every training row, and refits on parts
+    of the rows whose trees and bounds count other rows.  The solve's tree so far (shown, and journaled for a
+    killed server) is the last tree of a fit on every row, with that fit's bound: a refit's bound written as
+    the run's would say "no tree can do better than" a number about other rows."""
+    from strongtree_studio.jobs import Job, JobRegistry
+    from strongtree_studio.outcome import solve_spec
+
+    context = _context()
+    whole = _a_tree(context)
+    part = FittedTree.from_json(whole)
+    part = replace(part, record=replace(part.record, objective=60.0)).to_json()
+    registry = JobRegistry(max_running=1, prewarm=False)
+    try:
+        job = Job(solve_spec(context), context, 10.0)
+
+        def event(stage, bound, tree=None, elapsed=1.0):
+            registry._apply(job, {"kind": "progress", "phase": "main", "elapsed": elapsed, "objective": 180.0,
+                                  "bound": bound, "gap": 0.1, "nodes": 1, "message": "", "stage": stage,
+                                  "tree": tree})
+
+        event("fit at δ = 5.0 pp", 201.0, whole)
+        event("fit at δ = 5.0 pp", 195.0, elapsed=1.5)
+        job.journal_due = False
+        event("half-sample refit 1 of 10", 90.0, part, elapsed=2.0)  # half the rows: their tree, their bound
+        event("half-sample refit 1 of 10", 85.0, elapsed=2.5)
+        main = job.phases["main"]
+        assert main.tree == whole and not job.journal_due
+        event("fit at the training bound 1.00 pp", 150.0, elapsed=3.0)  # every row, another training bound
+        assert job.journal_due
+        record = FittedTree.from_json(journal_entry(context, main).tree).record
+        assert (record.bound, record.runtime) == (195.0, 3.0)  # the bound of the fit that reported the tree
+    finally:
+        registry.shutdown()
+
+
 @pytest.fixture
 def history(tmp_path, monkeypatch):
     monkeypatch.setenv("STRONGTREE_RUNS_DB", str(tmp_path / "runs.sqlite3"))

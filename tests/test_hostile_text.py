@@ -109,6 +109,36 @@ def test_every_label_is_shown_visibly_and_drawn(case, label, shown, surface):
             assert 'id="names"' not in page
 
 
+@pytest.mark.parametrize("case,label,shown", LABELS, ids=[c[0] for c in LABELS])
+def test_the_claims_words_in_the_report_show_a_label_visibly_and_cut(case, label, shown):
+    """The report's words that name what the tree and its table are: the title (the table's name, and "a constant
+    tree" when a promise left one), the certificate (the class a constant tree predicts, the solver's note) and
+    how the promise was checked; each label visible and cut to the label limit, a long one whole once (in the
+    names' table)."""
+    from dataclasses import replace
+
+    clf, X, y, _ = fitted(case)
+    tree = clf.tree_
+    promise = {"method": "subsample", "known": "estimated", "delta": 0.05, "confidence": 0.9, "constant": True,
+               "predicts": label, "smallest_delta": 0.124, "training_bound": 0.001, "details": f"risks of {label}"}
+    tree = replace(tree, record=replace(tree.record, promise=promise, message=f"a note on {label}"))
+    long = shown != drawn_text(label)
+    asked = "0" * 4000 + "1" if long else 1  # a tree file's settings are text from anywhere: its depth too
+    page = build_report(ReportInput(tree=tree, train=X.assign(decision=y), test=None, dataset=label,
+                                    settings={"depth": asked}), engine="builtin")
+    assert not RAW_CONTROL.search(page)
+    cut = _html(drawn_text(label)).replace("'", "&#x27;")
+    depth = drawn_text(asked)
+    assert (f"<h1>{cut}: a constant tree (the fairness promise on new rows left no tree that splits at depth "
+            f"{depth})</h1>") in page
+    assert f"it predicts &#x27;{cut}&#x27; for every row" in page
+    details = page[page.index('id="promise-details"'):]
+    details = details[:details.index("</details>")]  # a sentence: its label as the notes' (on one line)
+    if long:
+        assert details.endswith(f'<p class="note">risks of {cut}</p>')
+        assert page.count(_html(shown)) == 1 and 'id="names-in-full"' in page
+
+
 def _html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 

@@ -305,7 +305,7 @@ def test_resampling_promise_is_the_margin_from_delta_minus_the_estimated_optimis
     assert promise.optimism == pytest.approx(np.sqrt(0.5) * promise.optimism_at_resample)
     assert promise.optimism_sd > 0
     assert f"{100 * promise.optimism_at_resample:.2f} pp at n/2 rows, rescaled by sqrt(1/2) to " \
-           f"{100 * promise.optimism:.2f} pp" in promise.message
+           f"{100 * promise.optimism:.2f} pp" in promise.details  # the method's own terms, behind the plain words
     pred = clf.predict(X)
     assert _gap(pred, y, X["group"].to_numpy()) <= promise.training_bound + 1e-12
     assert clf.tree_.baseline_accuracy == pytest.approx(clf.baseline_accuracy_)

@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from strongtree_core.claim import claim
+
 from strongtree_core import StrongTreeClassifier
 from strongtree_core.encoding import TableEncoder, collapse_patterns
 from strongtree_core.encoding.groups import encode_groups
@@ -194,6 +196,15 @@ def test_a_fitted_tree_re_measures_on_the_raw_rows_and_is_optimal_over_the_thres
     assert f"{clf.reading_['thresholds_kept']} of the {clf.reading_['thresholds_total']} kept" in clf.record_.choice
     assert clf.reading_["thresholds_kept"] == sum(len(c.cuts) for c in clf.encoding_.columns if c.kind == "continuous")
     assert clf.reading_["features_kept"] == clf.encoding_.n_binary
+    # the certificate's scope counts every numeric column's distinct cuts among the rows read, as the
+    # in-memory encoding of the same rows does, and the claim says over how many of them it holds
+    in_memory = {c.name: c.n_gaps for c in TableEncoder().fit(X).columns}
+    numeric = [c.name for c in clf.encoding_.columns if c.kind in ("ordinal", "continuous")]
+    gaps = [in_memory[name] for name in numeric]
+    scope = clf.record_.scope
+    assert numeric and scope.distinct_thresholds == sum(gaps) and scope.widest_column == max(gaps)
+    assert scope.encoded_questions >= scope.questions == clf.encoding_.n_binary
+    assert f"of the {sum(gaps):,} thresholds" in claim(clf.record_).sentence
 
 
 def _sp(bound):
@@ -280,6 +291,10 @@ def test_the_memory_cap_stops_the_rung_that_would_pass_it(tmp_path, small_batche
     assert capped.reading_["ended"] == "memory" and len(capped.reading_["rungs"]) == 1
     assert capped.reading_["rungs"][0]["patterns"] == rungs[0]["patterns"]
     assert "more than memory_limit allows" in capped.record_.message
+    # the certificate holds over the coarser rung's questions only, and its words say so
+    scope = capped.record_.scope
+    assert scope.questions == capped.encoding_.n_binary < scope.encoded_questions and scope.ladder_thinned
+    assert capped.record_.certified and claim(capped.record_).state == "kept_thresholds"
     with pytest.raises(StrongTreeError, match="Even the coarsest patterns"):
         StrongTreeClassifier(depth=2, time_limit=120, memory_limit=per * 10).fit_table(str(folder), target="y")
 

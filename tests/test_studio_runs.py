@@ -51,7 +51,7 @@ def test_save_get_table_delete(tmp_path):
 
 def test_empty_table_has_columns(tmp_path):
     table = RunStore(tmp_path / "r.sqlite3").table()
-    assert table.empty and list(table.columns) == ["id", "created", "dataset", "status", "owner", "shared"]
+    assert table.empty and list(table.columns) == ["id", "created", "dataset", "status", "owner", "shared", "claim"]
 
 
 def test_unusable_path_is_a_readable_error(tmp_path):

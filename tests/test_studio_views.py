@@ -72,10 +72,12 @@ def test_a_result_is_stale_exactly_when_its_settings_differ():
     assert changes(then, settings("other", ROLES, SplitConfig(), ModelConfig())) == ["the table"]
     now = settings("fp", ROLES, SplitConfig(seed=3), ModelConfig(depth=3, fairness=("statistical_parity",),
                                                                  fairness_bound=0.02))
-    assert changes(then, now) == ["depth 2 → 3", "fairness notions none → Statistical parity", "δ 5.0 pp → 2.0 pp",
-                                  "random seed 0 → 3"]
+    # each setting by its one name (the Model page's, the report's: strongtree_core.vocabulary.SETTING_NAMES)
+    assert changes(then, now) == ["maximum depth 2 → 3", "fairness notions none → Statistical parity",
+                                  "largest allowed gap δ 5.0 pp → 2.0 pp", "random seed 0 → 3"]
     assert stale_message(then, now) == MSG_STALE.format(
-        changes="depth 2 → 3, fairness notions none → Statistical parity, δ 5\\.0 pp → 2\\.0 pp and 1 more setting")
+        changes="maximum depth 2 → 3, fairness notions none → Statistical parity, largest allowed gap δ 5\\.0 pp → "
+                "2\\.0 pp and 1 more setting")
     # δ bounds nothing without a fairness notion: changing it alone changes no result
     assert changes(then, settings("fp", ROLES, SplitConfig(), ModelConfig(fairness_bound=0.1))) == []
     moved = settings("fp", Roles("hired", "no", ("gender",)), SplitConfig(), ModelConfig())

@@ -438,7 +438,7 @@ class _Run:
             self.explored = dp.n_solved
             self.adopt(measure_tree(p, tree))
             self.prove(value)
-            return self.result("optimal", f"dynamic programming over all trees of depth <= {p.depth} "
+            return self.result("optimal", f"dynamic programming over every tree of depth <= {p.depth} asking the encoded questions "
                                           f"({dp.n_solved:,} {'subproblem' if dp.n_solved == 1 else 'subproblems'} solved)")
         if p.depth >= 3:
             self.shallower(starts)

@@ -39,6 +39,7 @@ from strongtree_core.cli.messages import (
     STOPPING,
     TOO_MANY_GROUPS,
 )
+from strongtree_core.claim import claim_json, cli_lines
 from strongtree_core.cli.progress import Progress
 from strongtree_core.cli.words import cli_words
 from strongtree_core.encoding import EncodingError
@@ -46,6 +47,7 @@ from strongtree_core.encoding.groups import MAX_GROUPS
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.estimator import StrongTreeClassifier
 from strongtree_core.source.paths import TableError, is_table_path
+from strongtree_core.verdict import gap_verdict
 from strongtree_core.sweep.signals import block_sigint_in_this_thread, kill_worker_processes
 
 #: Seconds between two looks at the worker (and two redraws of the progress bar).
@@ -179,7 +181,8 @@ def result(clf: StrongTreeClassifier, accuracy: float, interrupted: bool, tree_f
     """The machine-readable result of ``fit --json``."""
     rec = clf.record_
     return _plain({
-        "status": rec.status, "certified": rec.certified, "objective": rec.objective, "bound": rec.bound,
+        "status": rec.status, "certified": rec.certified, **claim_json(rec), "objective": rec.objective,
+        "bound": rec.bound,
         "gap": rec.gap, "runtime": rec.runtime, "interrupted": interrupted, "training_accuracy": accuracy,
         "baseline_accuracy": clf.baseline_accuracy_, "fairness_promise": rec.promise,
         "constraint_checks": clf.constraint_checks_, "tree_file": tree_file, "tree": clf.tree_.to_dict(),
@@ -192,21 +195,27 @@ def report(clf: StrongTreeClassifier, accuracy: float, out) -> None:
     rec = clf.record_
     print(clf.tree_.to_text(), file=out)
     print(file=out)
+    for line in cli_lines(rec):
+        print(line, file=out)
     gap = "n/a" if rec.gap is None else f"{100 * rec.gap:.2f}%"
-    print(f"status: {rec.status}{' (certified optimal)' if rec.certified else ''}   gap: {gap}   time: {rec.runtime:.2f}s",
-          file=out)
+    bound = "none yet" if rec.bound is None else f"{rec.bound:g}"
+    print(f"status: {rec.status}   bound: {bound}   gap: {gap}   time: {rec.runtime:.2f}s", file=out)
     print(f"method: {rec.formulation} on {rec.backend}; {rec.choice}", file=out)
     print(f"rows: {rec.n_rows}, patterns: {rec.n_patterns}, variables: {rec.n_variables}, constraints: {rec.n_constraints}",
           file=out)
     print(f"training accuracy: {accuracy:.4f}   majority-class baseline: {clf.baseline_accuracy_:.4f}", file=out)
+    constant = rec.promise is not None and bool(rec.promise.get("constant"))
     for check in clf.constraint_checks_:
-        print(f"{check['constraint']}: measured {check['measured']:.4f} (bound {check['bound']:.4f})", file=out)
+        found = gap_verdict(check["measured"], check["bound"], training=True, constrained=True, constant=constant) \
+            if check["constraint"].endswith(" difference") else None  # a parity gap (the floors read the other way)
+        said = f": {found.words}" if found is not None else ""
+        print(f"{check['constraint']}: measured {check['measured']:.4f} (bound {check['bound']:.4f}){said}", file=out)
     reading = getattr(clf, "reading_", None)
     if reading is not None:
         print(f"read where it lies ({reading['where']}): {reading['rows']:,} rows in {len(reading['rungs']) + 2} passes; "
               f"thresholds kept: {reading['thresholds_kept']} of {reading['thresholds_total']}", file=out)
     if rec.message:
-        print(f"note: {rec.message}", file=out)
+        print(f"note: {cli_words(rec.message)}", file=out)
 
 
 def out_of_core(args: argparse.Namespace) -> bool:

@@ -49,13 +49,18 @@ def _figures(ev) -> list[str]:
     return parts
 
 
+#: The search's news as a log line says it: the search closing is no claim of its own (over which
+#: thresholds, under which promise, the outcome's "proof:" line says once the fit has ended).
+LOG_NEWS = {"certified optimal": "search closed (bound met)"}
+
+
 def describe(ev) -> str:
     """One log line of a progress event: time, best, bound, gap, nodes, news."""
     if getattr(ev, "reading", None) is not None:
         return f"{ev.elapsed:6.1f}s  {reading_line(ev.reading)}"
     parts = [f"{ev.elapsed:6.1f}s", *_figures(ev), f"nodes {ev.nodes}"]
     if ev.message:
-        parts.append(ev.message)
+        parts.append(LOG_NEWS.get(ev.message, ev.message))
     return "  ".join(parts)
 
 

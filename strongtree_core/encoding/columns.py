@@ -64,6 +64,11 @@ class ColumnEncoding:
         How a continuous column's buckets are coded.
     n_missing : int
         Missing training values.
+    n_gaps : int or None
+        Of an ordinal or continuous column: its distinct cuts among the training rows (the
+        gaps between neighbouring distinct finite values, each one split of the rows), of
+        which ``cuts`` keeps some or all; None for other kinds, and for plans stored before
+        it was counted.
     features : tuple of BinaryFeature
         The binary columns, derived from the fields above.
 
@@ -86,6 +91,8 @@ class ColumnEncoding:
     levels: tuple[Level, ...] = ()
     coding: Coding = "thermometer"
     n_missing: int = 0
+    # a fact about the training rows, not about how rows are encoded: two codings that encode alike are equal
+    n_gaps: int | None = field(default=None, compare=False)
     features: tuple[BinaryFeature, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -170,10 +177,12 @@ def fit_column(
     number = number[finite]
     if kind == "ordinal":
         cuts = tuple(float(v) for v in np.unique(number)[:-1])
-        return ColumnEncoding(name, "ordinal", cuts=cuts, n_missing=n_missing)
+        return ColumnEncoding(name, "ordinal", cuts=cuts, n_missing=n_missing, n_gaps=len(cuts))
     w = None if weight is None else np.asarray(weight, dtype=float)[notna][finite]
+    counted = number if w is None else number[w > 0]  # rows of weight 0 are absent
     return ColumnEncoding(
-        name, "continuous", cuts=quantile_cuts(number, n_buckets, w), coding=coding, n_missing=n_missing
+        name, "continuous", cuts=quantile_cuts(number, n_buckets, w), coding=coding, n_missing=n_missing,
+        n_gaps=max(0, int(np.unique(counted).size) - 1),
     )
 
 

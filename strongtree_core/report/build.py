@@ -41,12 +41,15 @@ from strongtree_core.report.references import CART_NAME, references
 from strongtree_core.report.settings import settings_rows
 from strongtree_core.tree import FittedTree
 from strongtree_core.tree.summary import tree_summary
+from strongtree_core.claim import claim
+from strongtree_core.verdict import gap_verdict, small_words
 from strongtree_core.words import (
     LABEL_LIMIT,
     Shortened,
     class_counts,
     count_of,
     fmt,
+    gap_words,
     objective_value,
     one_line,
     route_words,
@@ -202,37 +205,69 @@ def comparison_rows(inp: ReportInput, models: Sequence[Compared], notion: str | 
 # -- sections ----------------------------------------------------------------------------------------------
 
 
-def _certificate(inp: ReportInput) -> tuple[str, list[tuple[str, str]]]:
+def _certificate(inp: ReportInput, short: Shortened) -> tuple[str, list[tuple[str, str]]]:
+    """The certificate in :func:`~strongtree_core.claim.claim`'s words, and its facts (a name in them, such as the
+    class a constant tree predicts or a column in the solver's note, cut as ``short`` cuts it)."""
     tree = inp.tree
     record = tree.record
-    word = status_word(record.status)
+    said = claim(record)
     objective = str(inp.settings.get("objective", "accuracy"))
     regularization = float(inp.settings.get("regularization", 0.0) or 0.0)
     facts = [
-        ("Status", f"{word.label}: {word.sentence}"),
+        ("Outcome", said.short),
         ("Best tree", objective_value(record.objective, objective, regularization, record.n_rows)
          if record.objective is not None else "–"),
-        ("Bound", fmt(record.bound) if record.bound is not None else "none (no proof was attempted)"),
-        ("Gap", fmt(record.gap, "percent")),
+        ("Bound", fmt(record.bound) if record.bound is not None else "none yet (nothing proven about the distance "
+                                                                      "to the best tree)"),
+        ("Gap", gap_words(record.status, record.gap).removeprefix("gap ")),
         ("Time", fmt(record.runtime, "seconds")),
         ("Method", route_words(record.method, record.backend) if record.method else "–"),
         ("Training rows", f"{fmt(record.n_rows, 'int')} in {count_of(record.n_patterns, 'distinct pattern')}"),
     ]
+    scope = record.scope
+    if scope is not None and scope.thresholds is not None:
+        kept = fmt(scope.thresholds, "int") + ("" if scope.distinct_thresholds is None else
+                                               f" of the {fmt(scope.distinct_thresholds, 'int')} distinct cuts")
+        facts.append(("Thresholds searched", kept))
     if record.formulation:
         facts.append(("Formulation", record.formulation))
     if record.message:
-        facts.append(("Solver's note", record.message))
-    best = objective_value(record.objective, objective, regularization, record.n_rows)
-    if record.certified:
-        sentence = (f"Proven optimal: no tree of depth {tree.structure.depth} does better under these constraints "
-                    f"(best tree {best}, bound {fmt(record.bound)}, gap {fmt(record.gap, 'percent')}), found in "
-                    f"{fmt(record.runtime, 'seconds')} by {route_words(record.method, record.backend)}.")
-    else:
-        sentence = f"{word.label}: {word.sentence}."
-        if record.gap is not None:
-            sentence += (f" The best tree found is within {fmt(record.gap, 'percent')} of the best possible (bound "
-                         f"{fmt(record.bound)}) after {fmt(record.runtime, 'seconds')}.")
-    return sentence, facts
+        facts.append(("Solver's note", short.text(record.message)))
+    found = (f" Best tree {objective_value(record.objective, objective, regularization, record.n_rows)}, bound "
+             f"{fmt(record.bound) if record.bound is not None else 'none yet'}, {gap_words(record.status, record.gap)}, "
+             f"found in {fmt(record.runtime, 'seconds')} by {route_words(record.method, record.backend)}."
+             if record.objective is not None and said.promise_state != "constant" else "")
+    return short.text(f"{said.label}: {said.words}{found}"), facts
+
+
+def _promise_details(tree: FittedTree, short: Shortened) -> str:
+    """How a promise on new rows was checked, in its method's own terms, folded away (the words above say what
+    was promised; the risks and the optimism's rescaling are for the reader who opens them)."""
+    details = (tree.record.promise or {}).get("details")
+    if not details:
+        return ""
+    return (f'<details id="promise-details"><summary>How the promise was checked</summary>'
+            f'<p class="note">{e(short.text(str(details)))}</p></details>')
+
+
+def _setting(short: Shortened, value: Any) -> str:
+    """A setting's value as the report shows it: a tree file's settings are text from anywhere, so a value past
+    the label limit is cut like a name (and listed in full under "Names shown cut")."""
+    text = str(value)
+    return short.name(text) if len(text) > LABEL_LIMIT else text
+
+
+def _title(inp: ReportInput, short: Shortened) -> str:
+    """The report's title, from the tree returned: a constant tree that a promise left is called one.  The
+    table's name (and a depth read from a tree file) cut as ``short`` cuts a name."""
+    tree = inp.tree
+    said = claim(tree.record)
+    dataset = short.name(inp.dataset)
+    if said.promise_state == "constant":
+        asked = inp.settings.get("depth")
+        return (f"{dataset}: a constant tree (the fairness promise on new rows left no tree that splits"
+                + (f" at depth {_setting(short, asked)})" if asked is not None else ")"))
+    return f"{dataset}: a {'fair ' if inp.fairness else ''}decision tree of depth {tree.structure.depth}"
 
 
 def _groups_section(inp: ReportInput, short: Shortened) -> str:
@@ -271,6 +306,7 @@ def _rates_section(inp: ReportInput, notions: Sequence[str], short: Shortened) -
                 + ("no protected column." if not inp.protected else "no positive class.") + "</p>")
     out = []
     constrained = set(inp.fairness)
+    constant = bool(np.unique(inp.tree.structure.prediction[inp.tree.structure.leaves - 1]).size == 1)
     for split, frame in inp.parts().items():
         predicted = inp.tree.predict(frame)
         table = group_rates(frame, predicted, target=inp.target, protected=inp.protected, legitimate=inp.legitimate,
@@ -281,10 +317,10 @@ def _rates_section(inp: ReportInput, notions: Sequence[str], short: Shortened) -
             name = vocabulary.FAIRNESS_NOTIONS.get(notion, notion)
             bound = ""
             if notion in constrained and inp.fairness_bound is not None:
-                within = first["gap"] <= inp.fairness_bound + 1e-9
-                bound = (f"; bound δ = {fmt(inp.fairness_bound, 'points')}: "
-                         + ("within" if within else ("above (enforced on the training rows only)" if split == "test"
-                                                     else "above")))
+                found = gap_verdict(first["gap"], inp.fairness_bound, training=split == "train", constrained=True,
+                                    interval=(first["gap_low"], first["gap_high"]), constant=constant,
+                                    confidence=CONFIDENCE)
+                bound = "" if found is None else f"; {found.words}"
             out.append(
                 f'<p class="gap" data-notion="{e(notion)}" data-part="{e(split)}"><b>{e(name)}</b>: gap '
                 f"{e(fmt(first['gap'], 'points'))} ({e(fmt(CONFIDENCE, 'percent').replace('.0', ''))} interval "
@@ -292,14 +328,17 @@ def _rates_section(inp: ReportInput, notions: Sequence[str], short: Shortened) -
                 f"{e(count_of(int(first['n_differences']), 'difference'))}){e(bound)}.</p>")
             rows = [[short.name(r.group), short.text(str(r.cohort)), short.text(str(r.rate)), fmt(r.value, "percent"),
                      f"{fmt(r.low, 'percent')} to {fmt(r.high, 'percent')}",
-                     f"{fmt(r.positives, 'int')} of {fmt(r.denominator, 'int')}", "small" if r.small else ""]
+                     f"{fmt(r.positives, 'int')} of {fmt(r.denominator, 'int')}",
+                     small_words(r.denominator) if r.small else ""]
                     for r in part.itertuples()]
             out.append(_table([" & ".join(map(short.name, inp.protected)), "among", "rate", "value", "95% interval",
                                "predicted positive", "flag"], rows, f"rates-{split}-{notion}", numeric_from=3,
                               classes=["small" if r.small else "" for r in part.itertuples()]))
     out.append('<p class="note">A group\'s interval is a Wilson score interval; a gap\'s interval holds for all of '
-               "its differences at once (Bonferroni). A rate flagged small is measured on fewer than "
-               f"{fmt(SMALL_ROWS, 'int')} rows or fewer than {fmt(SMALL_OUTCOME, 'int')} of either outcome.</p>")
+               "its differences at once (Bonferroni). On the training rows the certificate decides whether the gap "
+               "is within δ; on other rows its interval does (undecided when the interval straddles δ); a constant "
+               "tree's gap is 0 on any rows. A rate flagged small is measured on fewer than "
+               f"{fmt(SMALL_ROWS, 'int')} rows.</p>")
     return "".join(out)
 
 
@@ -311,8 +350,13 @@ def _cost_section(inp: ReportInput, rows: list[dict[str, Any]], notion: str | No
         if notion is not None:
             headers.append(f"{PARTS[split].split()[0]} gap")
     body = []
+    # the two StrongTrees in their claim's words (a constant tree a promise left is not "Proven optimal")
+    claimed = {THIS_TREE: claim(inp.tree.record).short}
+    if inp.unconstrained is not None:
+        claimed[UNCONSTRAINED] = claim(inp.unconstrained.record).short
     for r in rows:
-        line = [MODEL_WORDS.get(r["model"], r["model"]), status_word(r["status"]).label, fmt(r["leaves"], "int")]
+        line = [MODEL_WORDS.get(r["model"], r["model"]), claimed.get(r["model"]) or status_word(r["status"]).label,
+                fmt(r["leaves"], "int")]
         for split in parts:
             line.append(fmt(r[f"{split}_accuracy"], "percent"))
             if notion is not None:
@@ -393,15 +437,15 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
     models = compared_models(inp)
     rows = comparison_rows(inp, models, notion)
     cost = cost_of_fairness(rows, notion, notion_name, bool(inp.fairness))
-    certificate, facts = _certificate(inp)
+    short = Shortened.of_tree(tree, [inp.dataset, *inp.protected, *inp.legitimate])
+    certificate, facts = _certificate(inp, short)
     summary = tree_summary(tree)
     drawing = tree_drawing(tree, engine)
-    word = status_word(tree.record.status)
+    said = claim(tree.record)
     both = pd.concat(list(parts.values()), ignore_index=True)
     classes = list(tree.classes)
     counts = [int((both[inp.target] == c).sum()) for c in classes]
 
-    short = Shortened.of_tree(tree, [inp.dataset, *inp.protected, *inp.legitimate])
     summary = tuple(short.text(s) for s in summary)
     glance = [certificate]
     if cost is not None and cost.headline():
@@ -418,10 +462,9 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
         ("Columns the tree may ask about", ", ".join(map(short.name, tree.feature_names))),
     ]
     # A tree file's settings are text from anywhere: a value past the label limit is cut like a name.
-    settings = [(name, short.name(value) if len(value) > LABEL_LIMIT else value)
-                for name, value in settings_rows(inp.settings)]
+    settings = [(name, _setting(short, value)) for name, value in settings_rows(inp.settings)]
     rules = [short.text(r) for r in tree.to_text().splitlines()]
-    title = f"{short.name(inp.dataset)}: a {'fair ' if inp.fairness else ''}decision tree of depth {tree.structure.depth}"
+    title = _title(inp, short)
 
     def facts_list(items: Sequence[tuple[str, str]], ident: str) -> str:
         return f'<dl class="facts" id="{ident}">' + "".join(
@@ -434,8 +477,12 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
         + "".join(f'<p class="note">{e(short.text(n))}</p>' for n in inp.notes) + "<h3>Protected groups</h3>"
         + _groups_section(inp, short) + "</section>",
         '<section id="settings"><h2>Settings</h2>' + facts_list(settings, "settings-facts") + "</section>",
-        f'<section id="certificate"><h2>The certificate</h2><p><span class="badge {e(word.colour)}">'
-        f"{e(word.label)}</span></p><p>{e(certificate)}</p>" + facts_list(facts, "certificate-facts") + "</section>",
+        f'<section id="certificate"><h2>The certificate</h2><p><span class="badge {e(said.colour)}">'
+        f"{e(said.label)}</span>"
+        + (f' <span class="badge {"green" if said.promise_state == "proved" else "blue"}">{e(said.promise_label)}</span>'
+           if said.promise_label else "")
+        + f"</p><p>{e(certificate)}</p>" + facts_list(facts, "certificate-facts") + _promise_details(tree, short)
+        + "</section>",
         '<section id="tree" class="new-page"><h2>The tree</h2>'
         f'<figure><div class="drawing">{drawing.svg}</div><figcaption class="note">Drawn by {e(drawing.engine)}. '
         "Each box asks a question; the left branch is the answer yes. Coloured boxes are leaves: the class "
@@ -459,7 +506,7 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
         f"<title>{e(title)}</title><style>{STYLE}</style></head><body>"
         f'<header><div class="brand">StrongTree report</div><h1>{e(title)}</h1>'
         f'<p class="meta" id="stamp">Made {e(stamp)} with strongtree {e(__version__)} · '
-        f"{e(tree.record.status and word.label)}</p></header>"
+        f"{e(said.short)}</p></header>"
         + "".join(sections)
         + f'<footer>Made {e(stamp)} by strongtree {e(__version__)} (StrongTree Studio). Every number in this report '
           "was measured from the trees' predictions on the rows named above.</footer></body></html>\n"

@@ -214,7 +214,7 @@ def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sen
         kept = sum(len(c.cuts) for c in encoded.plan.columns if c.kind == "continuous")  # after the engine's thinning
         solved = replace(solved, record=replace(solved.record, n_rows=int(scan.rows), choice=_choice(solved, climbed, kept),
                                                 message=" ".join([solved.record.message] + notes).strip()))
-        clf._record(solved, tree_spec, data, train, encoded)
+        clf._record(solved, tree_spec, data, train, encoded, encoded_questions=plan.n_binary)
         clf.constraint_checks_ = clf._verify(tree_spec.side_constraints, solved.structure, train, data)
         clf._judge_against_the_majority(solved, train, data)
         clf.reading_ = _reading(table, scheduler, scan, climbed, kept, data.n_features, time.perf_counter() - started)

@@ -71,7 +71,8 @@ def fixed_column(name: str, col, kind: str) -> ColumnEncoding:
     if kind == "categorical":
         levels = tuple(sorted(col.levels.values(), key=_level_order))
         return ColumnEncoding(name, "categorical", levels=levels, n_missing=col.n_missing)
-    return ColumnEncoding(name, "ordinal", cuts=tuple(float(v) for v in col.values[:-1]), n_missing=col.n_missing)
+    cuts = tuple(float(v) for v in col.values[:-1])
+    return ColumnEncoding(name, "ordinal", cuts=cuts, n_missing=col.n_missing, n_gaps=len(cuts))
 
 
 def bin_shift(col) -> int:
@@ -104,8 +105,11 @@ def continuous_column(name: str, col, hist: Histogram, max_thresholds: int) -> t
     """A continuous column's coding with every threshold of its budget, and those thresholds in ladder order."""
     gaps = threshold_gaps(hist, max_thresholds)
     ordered = tuple(gap_cut(hist, int(g)) for g in ladder_order(hist, gaps))
+    # Counted value by value (no bits dropped), the histogram's bins are the column's distinct values:
+    # its distinct cuts are known; binned, they are not (the certificate's words then claim no count).
+    n_gaps = max(0, int(hist.keys.size) - 1) if bin_shift(col) == 0 else None
     column = ColumnEncoding(name, "continuous", cuts=tuple(sorted(ordered)), coding="thermometer",
-                            n_missing=col.n_missing)
+                            n_missing=col.n_missing, n_gaps=n_gaps)
     return column, ordered
 
 

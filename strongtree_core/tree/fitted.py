@@ -391,6 +391,7 @@ class FittedTree:
         """JSON-safe description; :meth:`from_dict` reads it back exactly."""
         record = self.record.to_dict()
         promise = record.pop("promise", None)
+        scope = record.pop("scope", None)
         return {
             "format": TREE_FORMAT,
             "version": TREE_VERSION,
@@ -408,6 +409,7 @@ class FittedTree:
             "record": record,
             # Kept beside the record, where earlier versions of this format ignore it.
             **({} if promise is None else {"fairness_promise": promise}),
+            **({} if scope is None else {"certificate_scope": scope}),
             **({"changed_leaves": [c.to_dict() for c in self.changed_leaves]} if self.changed_leaves else {}),
             **({} if self.context is None else {"context": self.context.to_dict()}),
             **({} if self.baseline_accuracy is None else {"baseline_accuracy": self.baseline_accuracy}),
@@ -435,7 +437,8 @@ class FittedTree:
                     -1, len(data["classes"])
                 ),
                 record=SolveRecord.from_dict(
-                    {**data["record"], **({"promise": data["fairness_promise"]} if data.get("fairness_promise") else {})}
+                    {**data["record"], **({"promise": data["fairness_promise"]} if data.get("fairness_promise") else {}),
+                     **({"scope": data["certificate_scope"]} if data.get("certificate_scope") else {})}
                 ),
                 feature_names=tuple(data["feature_names"]),
                 node_weights=None if data.get("node_weights") is None else np.asarray(

@@ -9,6 +9,7 @@ from strongtree_studio.explain import MSG_NAMES_CUT
 from strongtree_studio.exports import EXPORTS, IMAGE_MIME, IMAGES_UNAVAILABLE, export_bytes, image_bytes, images_available
 from strongtree_studio.markup import md
 from strongtree_studio.shown import group_mix, shown, shown_label
+from strongtree_core.claim import claim
 from strongtree_studio.treechart import (
     collapse_controls,
     legibility_note,
@@ -17,7 +18,7 @@ from strongtree_studio.treechart import (
     tree_chart,
 )
 from strongtree_studio.treeview import legend_html, path_in_words, readable_levels
-from strongtree_studio.views import status_badge
+from strongtree_studio.views import claim_badges
 from strongtree_studio.words import fmt, gap_words, objective_value, route_words
 
 st.title("Tree")
@@ -34,10 +35,11 @@ if result is None:
     st.stop()
 
 tree, record = result.tree, result.tree.record
-head, badge = st.columns([5, 1.3], vertical_alignment="center")
+said = claim(record)
+head, badge = st.columns([4, 2.3], vertical_alignment="center")
 head.caption(md(result.title))
 with badge:
-    status_badge(record.status)
+    claim_badges(said)
 label, stale = shown_label(result)
 if label:
     (st.warning if stale else st.info)(label, icon=":material/history:")
@@ -101,8 +103,8 @@ if row is not None:
 st.markdown("##### How it was solved")
 st.markdown(
     f"Best tree {objective_value(record.objective, result.model.objective, result.model.regularization, record.n_rows)}"
-    f" · bound {fmt(record.bound)} · {gap_words(record.status, record.gap)} · {fmt(record.runtime, 'seconds')} · "
-    f"{route_words(record.method, record.backend)}"
+    f" · bound {fmt(record.bound) if record.bound is not None else 'none yet'} · {gap_words(record.status, record.gap)}"
+    f" · {fmt(record.runtime, 'seconds')} · {route_words(record.method, record.backend)}  \n{md(short.text(said.words))}"
 )
 
 st.markdown("##### Rules")
