@@ -27,7 +27,7 @@ from typing import Any, Literal, Mapping
 from strongtree_core.promise import PROMISE_KNOWN
 from strongtree_core.tree.record import SolveRecord
 from strongtree_core.tree.scope import Scope
-from strongtree_core.words import count_of, fmt, one_line, status_word
+from strongtree_core.words import count_of, fmt, label_text, one_line, status_word
 
 ClaimState = Literal["certified", "kept_thresholds", "not_proven", "infeasible", "constant", "heuristic", "running",
                      "other"]
@@ -172,6 +172,13 @@ def _certificate(record: SolveRecord) -> tuple[str, str, str, str, str, str]:
     return "not_proven", word.label, f"{sentence} {bound}", word.icon, word.colour, bound
 
 
+def _class_words(value: Any) -> str:
+    """A class in a sentence: a text label quoted and visible as the rules write it (:func:`label_text`: an empty
+    one reads "(empty)", a NUL byte "\\x00", its backslashes as typed), so a surface that cuts long names finds it
+    whole; another value as Python writes it."""
+    return f"'{label_text(value)}'" if isinstance(value, str) else one_line(repr(value))
+
+
 def _promise(record: SolveRecord) -> tuple[str | None, str]:
     """(promise state, its words) of a record's promise on new rows."""
     promise = record.promise
@@ -184,7 +191,7 @@ def _promise(record: SolveRecord) -> tuple[str | None, str]:
     if promise.get("constant"):
         smallest = promise.get("smallest_delta")
         predicts = promise.get("predicts")
-        what = f"predicts {one_line(repr(predicts))} for every row" if predicts is not None else \
+        what = f"predicts {_class_words(predicts)} for every row" if predicts is not None else \
             "predicts one class for every row"
         words = f"Only a constant tree keeps the promise on new rows: it {what}, so its gap is 0 on any rows. "
         if known == "proved":

@@ -43,6 +43,12 @@ class StrongTreeError(ValueError):
     """
 
 
+class BackendLostWarning(UserWarning):
+    """A sweep's backend failed (its cluster did not start, or lost every worker it could not
+    replace): the points it had not finished ran in the calling process, and every finished point
+    was kept.  The message says what failed and how many points were left."""
+
+
 class TrivialTreeWarning(UserWarning):
     """The fitted tree does no better than guessing: its training accuracy is within one
     point of the majority class's, or it predicts one class for nearly every row.

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
+from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions, make_constraint
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
@@ -30,7 +30,7 @@ from strongtree_core import vocabulary
 from strongtree_core.encoding import EncodingPlan, TableEncoder
 from strongtree_core.encoding.errors import BUCKETS_AND_THRESHOLDS, ONEHOT_NEEDS_BUCKETS
 from strongtree_core.encoding.thresholds import DEFAULT_MAX_THRESHOLDS
-from strongtree_core.encoding.features import python_scalar
+from strongtree_core.encoding.features import equals_label, python_scalar
 from strongtree_core.encoding.groups import GroupCoding, encode_groups
 from strongtree_core.encoding.patterns import PatternData, collapse_patterns, restrict_features
 from strongtree_core.changed_leaves import changed_leaves
@@ -40,6 +40,7 @@ from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTre
 from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS, ParityConstraint
 from strongtree_core.formulation.quality import MinPrecision, MinRecall, MinSpecificity
 from strongtree_core.limits import NO_JOBS, cores_for
+from strongtree_core.numbers import MIN_FAIRNESS_BOUND, bound_too_small
 from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.progress import Progress
 from strongtree_core.structure import TreeStructure
@@ -60,6 +61,11 @@ FairnessNotion = Literal[
 # Messages for bad input; tests assert their text.  Parameters are checked against
 # ``_parameter_constraints`` by scikit-learn, whose messages read as BAD_PARAMETER.
 BAD_PARAMETER = "The {name!r} parameter of StrongTreeClassifier must be {allowed}. Got {value!r} instead."
+#: A fairness bound above 0 that a solver cannot tell from 0 (strongtree_core.numbers.MIN_FAIRNESS_BOUND).
+BOUND_TOO_SMALL = (
+    "fairness_bound={value!r} is above 0 but below {smallest:g} (0.0001 percentage points, one row in a million), "
+    "the smallest bound a solver tells apart from 0: give 0 for no gap at all, or a bound of at least {smallest:g}."
+)
 BOOL_NOT_NUMBER = "The {name!r} parameter of StrongTreeClassifier must be a number, not True or False. Got {value!r} instead."
 BAD_FAIRNESS = (
     "The 'fairness' parameter of StrongTreeClassifier must be one notion or a list of notions among {allowed}. "
@@ -194,6 +200,12 @@ class ParameterError(StrongTreeError, InvalidParameterError):
 def _options(names: Sequence[str]) -> StrOptions:
     """scikit-learn's StrOptions, printing its options in the order given (a set would print them in hash order)."""
     return StrOptions(dict.fromkeys(names).keys())
+
+
+#: Parameters checked against another one (thresholds and buckets, the notions of a list): never quick.
+_CHECKED_TOGETHER = frozenset({"max_thresholds", "n_buckets", "encoding", "fairness"})
+#: Each parameter's constraints as scikit-learn objects, made once (:meth:`StrongTreeClassifier._valid_alone`).
+_CONSTRAINTS: dict[tuple[type, str], list] = {}
 
 
 def _fraction(closed: str) -> Interval:
@@ -560,6 +572,28 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         return super().set_params(**params)
 
     # ------------------------------------------------------------------ checks
+    @classmethod
+    def _valid_alone(cls, name: str, value: Any) -> bool:
+        """Whether ``value`` of parameter ``name`` passes every check of :meth:`_check_params` whatever
+        the other parameters are: a quick test for a sweep's grid, which checks its distinct values in
+        bulk (scikit-learn's check of every parameter, per value, took 6 CPU seconds for 100,000 bounds).
+        False is no refusal: the value is then checked in full, with its message."""
+        if name in _CHECKED_TOGETHER or name not in cls._parameter_constraints:
+            return False
+        if name in NUMBER_PARAMS and isinstance(value, (bool, np.bool_)):
+            return False
+        spec = cls._parameter_constraints[name]
+        if spec == "no_validation":
+            return True
+        constraints = _CONSTRAINTS.get((cls, name))
+        if constraints is None:
+            constraints = _CONSTRAINTS[(cls, name)] = [make_constraint(c) for c in spec]
+        if constraints and not any(c.is_satisfied_by(value) for c in constraints):
+            return False
+        if name == "n_jobs" and value == 0:
+            return False
+        return not (name == "fairness_bound" and bound_too_small(float(value)))
+
     def _fairness_list(self) -> list[str]:
         if self.fairness is None:
             return []
@@ -588,6 +622,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
                 _VALID_PARAMS.add(key)
         if self.n_jobs == 0:
             raise ParameterError(NO_JOBS)
+        if bound_too_small(float(self.fairness_bound)):
+            raise ParameterError(BOUND_TOO_SMALL.format(value=self.fairness_bound, smallest=MIN_FAIRNESS_BOUND))
         if self.max_thresholds is not None and self.n_buckets is not None:
             raise ParameterError(BUCKETS_AND_THRESHOLDS.format(n_buckets=self.n_buckets,
                                                                max_thresholds=self.max_thresholds))
@@ -878,7 +914,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         if needs_positive and classes.size != 2:
             raise StrongTreeError(NEEDS_BINARY.format(what="this objective or constraint", n=classes.size, classes=_shown(classes)))
         if self.pos_label is not None:
-            hits = np.flatnonzero(classes == self.pos_label)
+            hits = np.flatnonzero(equals_label(classes, self.pos_label))
             if hits.size == 0:
                 raise StrongTreeError(BAD_POSITIVE.format(value=self.pos_label, classes=_shown(classes)))
             return int(hits[0])
@@ -1114,7 +1150,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         legit, _ = self._columns(table, legitimate_features, "legitimate_features", n)
         if notions is None and self.fairness is not None:
             notions = self._fairness_list()
-        positive = 1 if self.pos_label is None else int(np.flatnonzero(self.classes_ == self.pos_label)[0])
+        positive = 1 if self.pos_label is None else int(np.flatnonzero(equals_label(self.classes_, self.pos_label))[0])
         y_arr = y.to_numpy() if isinstance(y, pd.Series) else np.asarray(y).reshape(-1)
         return fairness_intervals(
             y_arr, pred, sensitive_features=sens, legitimate_features=legit,

@@ -37,13 +37,13 @@ from strongtree_core.limits import cores_for
 from strongtree_core.promise_cost import PLANNED_FITS
 from strongtree_core.tree.context import json_value
 from strongtree_core.trivial import baseline_accuracy
+from strongtree_core.numbers import bound_too_small
 from strongtree_core.metrics._inputs import _labels
 from strongtree_core.metrics.gap_intervals import compared_counts
 from strongtree_core.promise import (
     BOOTSTRAP_FITS,
     CROSSFIT_FOLDS,
     HOLDOUT_SHARE,
-    HOLDOUT_STEPS,
     MARGIN_ROUNDS,
     RESAMPLE_SHARE,
     SUBSAMPLE_PAIRS,
@@ -185,7 +185,8 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
             remaining = deadline - time.perf_counter()
             share = max(MIN_FIT_SECONDS, remaining / max(1.0, planned[0] / workers))
             planned[0] = max(1, planned[0] - 1)
-        return clone(est).set_params(fairness_confidence=None, fairness_confidence_method=None, fairness_bound=float(bound),
+        bound = float(bound) if not bound_too_small(float(bound)) else 0.0  # tighter, never below what a solver tells
+        return clone(est).set_params(fairness_confidence=None, fairness_confidence_method=None, fairness_bound=bound,
                                       time_limit=share, **extra)
 
     def fit_rows(model, rows: np.ndarray | None, stage: str, record: bool = True):

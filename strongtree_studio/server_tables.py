@@ -12,6 +12,7 @@ note says so and names the command that fits the whole table where it lies.
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ DATA_DIR_ENV = "STRONGTREE_DATA_DIR"
 LOAD_ROWS = 1_000_000
 #: Entries listed per folder at most.
 MAX_ENTRIES = 500
+LOG = logging.getLogger(__name__)
 
 ERR_NOT_ALLOWED = "{name!r} is not among the tables this server offers. Pick one from the list."
 ERR_READ = "Could not read {name!r}: {reason}"
@@ -109,7 +111,11 @@ def load(entry: ServerTable, rows: int = LOAD_ROWS) -> tuple[pd.DataFrame, tuple
         frame = pd.concat(parts, ignore_index=True)
         return _texts(frame), (_note(entry, total, step, len(frame)),)
     except (OSError, ValueError) as exc:
-        raise ValueError(ERR_READ.format(name=entry.label, reason=exc)) from None
+        # A visitor is told no path of the server (its log has them): the reader's words name the table's
+        # files under the allowed folder's name, as the list shows them.
+        LOG.warning("could not read the server's table %s: %s", entry.path, exc)
+        reason = str(exc).replace(str(entry.path.parent), entry.path.parent.name)
+        raise ValueError(ERR_READ.format(name=entry.label, reason=reason)) from None
 
 
 def _texts(frame: pd.DataFrame) -> pd.DataFrame:

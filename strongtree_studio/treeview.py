@@ -42,6 +42,7 @@ from strongtree_core.tree.svg import (  # noqa: F401  (the drawing and its measu
     tree_svg,
     wrap,
 )
+from strongtree_core.words import drawn_text
 from strongtree_studio.markup import html_text
 from strongtree_studio.words import count_of, fmt
 
@@ -254,7 +255,7 @@ def legend_html(tree: FittedTree, highlight: bool = False, groups: bool = False,
     swatches = "".join(
         f'<span style="display:inline-flex;align-items:center;margin-right:14px;white-space:nowrap">'
         f'<span style="width:14px;height:14px;border-radius:3px;background:{colours[k]};margin-right:5px;'
-        f'display:inline-block"></span>{html_text(c)}</span>'
+        f'display:inline-block"></span>{html_text(drawn_text(c))}</span>'
         for k, c in enumerate(tree.classes)
     )
     notes = [

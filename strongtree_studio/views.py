@@ -20,7 +20,7 @@ import streamlit as st
 
 from strongtree_core.claim import Claim, claim
 from strongtree_core.tree.record import SolveRecord
-from strongtree_studio.jobs import JobSnapshot
+from strongtree_studio.jobs import JobSnapshot, drawn_point
 from strongtree_studio.ticks import seconds_x
 from strongtree_studio.words import JOB_STATE, claim_of, count_of, event_words, fmt, page_words, status_word
 
@@ -158,21 +158,6 @@ def series_legend_html() -> str:
         return (f'<span style="display:inline-flex;align-items:center;gap:6px;margin-left:18px;'
                 f'white-space:nowrap;font-weight:400">{mark}{name}</span>')
     return entry("best tree", BEST_COLOUR, "solid") + entry("bound", BOUND_COLOUR, "dashed")
-
-
-#: Stages of a fit made of several fits (a promise on new rows) drawn as lines: the fits on every training
-#: row, whose values count the same rows; refits on parts of the rows (halves, resamples, folds, the
-#: holdout's fitting part) count other rows and are drawn as labelled bands only.
-ALL_ROWS_STAGES = ("fit at ", "constant tree")
-
-
-def drawn_point(point: dict[str, Any]) -> bool:
-    """Whether a progress point's values are drawn (and shown as the best tree and bound): a plain solve's
-    always; of a fit made of several fits, those of the fits on every training row."""
-    if point.get("log_only"):
-        return False
-    stage = point.get("stage") or ""
-    return not stage or stage.startswith(ALL_ROWS_STAGES)
 
 
 #: "half-sample refit 3 of 10", "fold 2 of 4 at the training bound 4.00 pp": one of several alike.

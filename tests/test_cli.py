@@ -202,7 +202,7 @@ def test_predict_refuses_with_the_exact_message(stored, tmp_path, capsys):
         (["predict", str(data), "--tree", str(tmp_path / "none.json")],
          cli.TREE_UNREADABLE.format(path=tmp_path / "none.json", reason="No such file or directory")),
         (["predict", str(data), "--tree", str(data)],
-         cli.TREE_UNREADABLE.format(path=data, reason="Expecting value: line 1 column 1 (char 0)")),
+         cli.TREE_UNREADABLE.format(path=data, reason="it is not JSON (Expecting value at line 1 column 1)")),
         (["predict", str(_csv(tmp_path, "part.csv", frame=_table()[["referral", "gender"]])), "--tree", str(tree_file)],
          cli.PREDICT_FAILED.format(path=tmp_path / "part.csv", tree=tree_file,
                                    reason=encoding_errors.MISSING_COLUMNS.format(n=1, missing="'score'"))),

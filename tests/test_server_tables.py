@@ -67,3 +67,15 @@ def test_the_data_page_offers_the_servers_tables_only_when_its_owner_names_a_fol
     assert not at.exception and not at.error
     table = at.session_state["table"]
     assert table.name == "data/claims/" and table.frame["x"].tolist() == df["x"].tolist()
+
+
+def test_a_table_that_cannot_be_read_is_named_as_listed_never_by_the_servers_path(tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "broken.parquet").write_bytes(b"not parquet")
+    entry = server.pick("data/broken.parquet", (folder.resolve(),))
+    with pytest.raises(ValueError) as err:
+        server.load(entry)
+    said = str(err.value)
+    assert said.startswith("Could not read 'data/broken.parquet': Could not read data/broken.parquet: ")
+    assert str(tmp_path) not in said  # a visitor is told no path of the server

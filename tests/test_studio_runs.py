@@ -75,7 +75,7 @@ def test_a_history_another_program_holds_locked_cannot_be_written_and_says_wait_
     finally:
         other.execute("ROLLBACK")
         other.close()
-    assert str(err.value) == ERR_BUSY.format(path=path, seconds=0.2, reason="database is locked")
+    assert str(err.value) == ERR_BUSY.format(seconds=0.2, reason="database is locked")
     assert "STRONGTREE_RUNS_DB" not in str(err.value)
     assert store.get(store.save(entry())).dataset == "hiring"  # the lock gone, the history works again
 

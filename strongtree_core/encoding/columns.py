@@ -32,6 +32,7 @@ from strongtree_core.encoding.errors import (
 from strongtree_core.encoding.features import (
     BinaryFeature,
     ColumnName,
+    equals_label,
     Level,
     flag_value,
     format_number,
@@ -39,6 +40,7 @@ from strongtree_core.encoding.features import (
     python_scalar,
     readable_cut,
 )
+from strongtree_core.words import shown_name
 
 ColumnKind = Literal["binary", "categorical", "ordinal", "continuous"]
 KINDS: tuple[str, ...] = ("binary", "categorical", "ordinal", "continuous")
@@ -112,7 +114,7 @@ class ColumnEncoding:
             keys = np.array([level_key(u) for u in uniques], dtype=object)
             for j, feature in enumerate(self.features):
                 if feature.kind == "equals":
-                    hit = np.flatnonzero(keys == level_key(feature.level))
+                    hit = np.flatnonzero(equals_label(keys, level_key(feature.level)))
                     out[:, j] = np.isin(codes, hit)
                 else:
                     out[:, j] = missing
@@ -288,13 +290,13 @@ def _level_order(level) -> tuple:
 
 def _features(column: ColumnEncoding) -> list[BinaryFeature]:
     name = column.name
-    shown = str(name)
+    shown = shown_name(name)
     features: list[BinaryFeature] = []
     if column.kind == "binary":
         features.append(BinaryFeature(name, "is_one", shown, f"not {shown}"))
     elif column.kind == "categorical":
         for level in column.one_hot_levels:
-            text = level_key(level)
+            text = shown_name(level_key(level))
             features.append(
                 BinaryFeature(name, "equals", f"{shown} = {text}", f"{shown} ≠ {text}", level=level)
             )

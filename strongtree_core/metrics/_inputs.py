@@ -17,7 +17,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from strongtree_core.encoding.features import python_scalar
+from strongtree_core.encoding.features import equals_label, python_scalar
 from strongtree_core.encoding.groups import group_text, missing_group_name
 
 #: Error texts (tests assert them).
@@ -72,11 +72,11 @@ class Prepared:
 
     @property
     def true_positive(self) -> np.ndarray:
-        return self.y_true == self.pos_label
+        return equals_label(self.y_true, self.pos_label)
 
     @property
     def pred_positive(self) -> np.ndarray:
-        return self.y_pred == self.pos_label
+        return equals_label(self.y_pred, self.pos_label)
 
 
 def _as_columns(values, what: str, n: int) -> pd.DataFrame | np.ndarray:
@@ -180,7 +180,7 @@ def positive_present(y_true, y_pred, pos_label) -> bool:
     >>> positive_present(['no', 'no'], ['no', 'yes'], 'yes'), positive_present(['no'], ['no'], 'yes')
     (True, False)
     """
-    return bool(np.any(_labels_array(y_true) == pos_label) or np.any(_labels_array(y_pred) == pos_label))
+    return bool(np.any(equals_label(_labels_array(y_true), pos_label)) or np.any(equals_label(_labels_array(y_pred), pos_label)))
 
 
 def _check_positive(pos_label, yt: np.ndarray, yp: np.ndarray) -> None:
@@ -190,7 +190,7 @@ def _check_positive(pos_label, yt: np.ndarray, yp: np.ndarray) -> None:
     gap would read 0 ("fair") for a mistyped label; the message names the labels present,
     or the one that differs from ``pos_label`` only in case or spaces ('Yes' for 'yes').
     """
-    if np.any(yt == pos_label) or np.any(yp == pos_label):
+    if np.any(equals_label(yt, pos_label)) or np.any(equals_label(yp, pos_label)):  # NUL-safe
         return
     seen = sorted({*pd.unique(yt).tolist(), *pd.unique(yp).tolist()}, key=repr)
     if not any(_same_kind(pos_label, v) for v in seen):

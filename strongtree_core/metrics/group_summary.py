@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from strongtree_core.encoding.features import equals_label
 from strongtree_core.encoding.groups import group_text
 from strongtree_core.metrics.gap_intervals import SMALL_N, SMALL_OUTCOME
 
@@ -119,5 +120,5 @@ def group_summary(
 def _positives(y: np.ndarray, pos_label: Any) -> tuple[int, float]:
     if pos_label is None or len(y) == 0:
         return 0, float("nan")
-    k = int(np.sum(np.asarray(y, dtype=object) == pos_label))  # as the metrics count the positive class
+    k = int(np.sum(equals_label(np.asarray(y, dtype=object), pos_label)))  # as the metrics count the positive class
     return k, k / len(y)

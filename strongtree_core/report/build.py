@@ -44,7 +44,18 @@ from strongtree_core.tree import FittedTree
 from strongtree_core.tree.summary import tree_summary
 from strongtree_core.claim import claim
 from strongtree_core.verdict import gap_verdict, small_words
-from strongtree_core.words import class_counts, count_of, fmt, gap_words, objective_value, route_words, status_word
+from strongtree_core.words import (
+    LABEL_LIMIT,
+    Shortened,
+    class_counts,
+    count_of,
+    fmt,
+    gap_words,
+    objective_value,
+    one_line,
+    route_words,
+    status_word,
+)
 
 PARTS = {"train": "training rows", "test": "test rows"}
 MODEL_WORDS = {THIS_TREE: "This tree", UNCONSTRAINED: "The same tree without the fairness constraint",
@@ -112,10 +123,19 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def e(value: Any) -> str:
-    """``value`` as HTML text: on one line, control characters written as escapes (``\\x00``, as the
-    drawing writes them), markup characters and quotes as entities."""
-    text = _CONTROL.sub(lambda m: repr(m.group(0))[1:-1], " ".join(str(value).splitlines()))
-    return html.escape(text, quote=True)
+    """``value`` as HTML text: on one line, markup characters as entities, other control characters
+    (a NUL byte, an escape) written as visible escapes (``\\x00``), never raw."""
+    return html.escape(one_line(" ".join(str(value).splitlines())), quote=True)
+
+
+def _names_section(short: Shortened) -> str:
+    """The names the report shows cut, in full ("" when none was)."""
+    if not short.full:
+        return ""
+    rows = [[cut, whole] for cut, whole in short.full.items()]
+    return ('<section id="names"><h2>Names shown cut</h2><p class="note">These names are longer than '
+            f"{fmt(LABEL_LIMIT, 'int')} characters: the report shows them cut; here they are in full.</p>"
+            + _table(["shown as", "in full"], rows, "names-in-full", numeric_from=2) + "</section>")
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], table_id: str = "", numeric_from: int = 1,
@@ -192,8 +212,9 @@ def comparison_rows(inp: ReportInput, models: Sequence[Compared], notion: str | 
 # -- sections ----------------------------------------------------------------------------------------------
 
 
-def _certificate(inp: ReportInput) -> tuple[str, list[tuple[str, str]]]:
-    """The certificate in :func:`~strongtree_core.claim.claim`'s words, and its facts."""
+def _certificate(inp: ReportInput, short: Shortened) -> tuple[str, list[tuple[str, str]]]:
+    """The certificate in :func:`~strongtree_core.claim.claim`'s words, and its facts (a name in them, such as the
+    class a constant tree predicts or a column in the solver's note, cut as ``short`` cuts it)."""
     tree = inp.tree
     record = tree.record
     said = claim(record)
@@ -218,51 +239,60 @@ def _certificate(inp: ReportInput) -> tuple[str, list[tuple[str, str]]]:
     if record.formulation:
         facts.append(("Formulation", record.formulation))
     if record.message:
-        facts.append(("Solver's note", record.message))
+        facts.append(("Solver's note", short.text(record.message)))
     found = (f" Best tree {objective_value(record.objective, objective, regularization, record.n_rows)}, bound "
              f"{fmt(record.bound) if record.bound is not None else 'none yet'}, {gap_words(record.status, record.gap)}, "
              f"found in {fmt(record.runtime, 'seconds')} by {route_words(record.method, record.backend)}."
              if record.objective is not None and said.promise_state != "constant" else "")
-    return f"{said.label}: {said.words}{found}", facts
+    return short.text(f"{said.label}: {said.words}{found}"), facts
 
 
-def _promise_details(tree: FittedTree) -> str:
+def _promise_details(tree: FittedTree, short: Shortened) -> str:
     """How a promise on new rows was checked, in its method's own terms, folded away (the words above say what
     was promised; the risks and the optimism's rescaling are for the reader who opens them)."""
     details = (tree.record.promise or {}).get("details")
     if not details:
         return ""
     return (f'<details id="promise-details"><summary>How the promise was checked</summary>'
-            f'<p class="note">{e(details)}</p></details>')
+            f'<p class="note">{e(short.text(str(details)))}</p></details>')
 
 
-def _title(inp: ReportInput) -> str:
-    """The report's title, from the tree returned: a constant tree that a promise left is called one."""
+def _setting(short: Shortened, value: Any) -> str:
+    """A setting's value as the report shows it: a tree file's settings are text from anywhere, so a value past
+    the label limit is cut like a name (and listed in full under "Names shown cut")."""
+    text = str(value)
+    return short.name(text) if len(text) > LABEL_LIMIT else text
+
+
+def _title(inp: ReportInput, short: Shortened) -> str:
+    """The report's title, from the tree returned: a constant tree that a promise left is called one.  The
+    table's name (and a depth read from a tree file) cut as ``short`` cuts a name."""
     tree = inp.tree
     said = claim(tree.record)
+    dataset = short.name(inp.dataset)
     if said.promise_state == "constant":
         asked = inp.settings.get("depth")
-        return (f"{inp.dataset}: a constant tree (the fairness promise on new rows left no tree that splits"
-                + (f" at depth {asked})" if asked is not None else ")"))
-    return f"{inp.dataset}: a {'fair ' if inp.fairness else ''}decision tree of depth {tree.structure.depth}"
+        return (f"{dataset}: a constant tree (the fairness promise on new rows left no tree that splits"
+                + (f" at depth {_setting(short, asked)})" if asked is not None else ")"))
+    return f"{dataset}: a {'fair ' if inp.fairness else ''}decision tree of depth {tree.structure.depth}"
 
 
-def _groups_section(inp: ReportInput) -> str:
+def _groups_section(inp: ReportInput, short: Shortened) -> str:
     if not inp.protected:
         return "<p>No protected column was chosen: there are no groups to compare.</p>"
     summary = group_summary(inp.train, inp.test, target=inp.target, protected=inp.protected, pos_label=inp.pos_label)
     positive = inp.pos_label
     has_test = bool(summary["test_rows"].sum())
-    headers = [" & ".join(inp.protected), "rows", "share of rows"]
+    headers = [" & ".join(map(short.name, inp.protected)), "rows", "share of rows"]
     if positive is not None:
-        headers.append(f"share {positive}")
+        headers.append(f"share {short.name(positive)}")
     headers.append("training rows")
     if has_test:
         headers.append("test rows")
     headers.append("flag")
     rows = []
     for r in summary.itertuples():
-        row = [r.group, fmt(r.rows, "int"), fmt(r.share, "percent")]
+        row = [short.name(r.group), fmt(r.rows, "int"), fmt(r.share, "percent")]
         if positive is not None:
             row.append(fmt(r.base_rate, "percent"))
         row.append(fmt(r.train_rows, "int"))
@@ -277,7 +307,7 @@ def _groups_section(inp: ReportInput) -> str:
         f'<p class="note">{e(note)}</p>'
 
 
-def _rates_section(inp: ReportInput, notions: Sequence[str]) -> str:
+def _rates_section(inp: ReportInput, notions: Sequence[str], short: Shortened) -> str:
     if not inp.protected or inp.pos_label is None:
         return ("<p>Per-group rates need a protected column and a positive class; this tree has "
                 + ("no protected column." if not inp.protected else "no positive class.") + "</p>")
@@ -307,12 +337,12 @@ def _rates_section(inp: ReportInput, notions: Sequence[str]) -> str:
                 f"{e(fmt(first['gap'], 'points'))} ({e(fmt(CONFIDENCE, 'percent').replace('.0', ''))} interval "
                 f"{e(fmt(first['gap_low'], 'points'))} to {e(fmt(first['gap_high'], 'points'))}, simultaneous over "
                 f"{e(count_of(int(first['n_differences']), 'difference'))}){e(bound)}.</p>")
-            rows = [[r.group, r.cohort, r.rate, fmt(r.value, "percent"),
+            rows = [[short.name(r.group), short.text(str(r.cohort)), short.text(str(r.rate)), fmt(r.value, "percent"),
                      f"{fmt(r.low, 'percent')} to {fmt(r.high, 'percent')}",
                      f"{fmt(r.positives, 'int')} of {fmt(r.denominator, 'int')}",
                      small_words(r.denominator) if r.small else ""]
                     for r in part.itertuples()]
-            out.append(_table([" & ".join(inp.protected), "among", "rate", "value", "95% interval",
+            out.append(_table([" & ".join(map(short.name, inp.protected)), "among", "rate", "value", "95% interval",
                                "predicted positive", "flag"], rows, f"rates-{split}-{notion}", numeric_from=3,
                               classes=["small" if r.small else "" for r in part.itertuples()]))
     out.append('<p class="note">A group\'s interval is a Wilson score interval; a gap\'s interval holds for all of '
@@ -362,7 +392,8 @@ STYLE = """
 * { box-sizing: border-box; }
 html { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 body { font-family: "Source Sans 3", "Source Sans Pro", "Segoe UI", Helvetica, Arial, sans-serif; color: var(--ink);
-       margin: 0 auto; padding: 28px 32px 48px; max-width: 1120px; font-size: 16px; line-height: 1.45; }
+       margin: 0 auto; padding: 28px 32px 48px; max-width: 1120px; font-size: 16px; line-height: 1.45;
+       overflow-wrap: anywhere; }
 header { border-bottom: 3px solid var(--ink); padding-bottom: 10px; margin-bottom: 18px; }
 header .brand { font-size: 14px; letter-spacing: 0.08em; text-transform: uppercase; color: var(--muted); }
 h1 { font-size: 30px; margin: 4px 0 6px; }
@@ -382,7 +413,7 @@ thead th { background: var(--soft); font-weight: 600; }
 tbody th { font-weight: 400; }
 .num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.small td, tr.small th { background: #fdf2e4; }
-dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 8px 0; }
+dl.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 4px 16px; margin: 8px 0; }
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; }
 .note { color: var(--muted); font-size: 14px; }
 .drawing { border: 1px solid var(--line); border-radius: 8px; padding: 10px; background: #fff; }
@@ -417,7 +448,8 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
     models = compared_models(inp)
     rows = comparison_rows(inp, models, notion)
     cost = cost_of_fairness(rows, notion, notion_name, bool(inp.fairness))
-    certificate, facts = _certificate(inp)
+    short = Shortened.of_tree(tree, [inp.dataset, *inp.protected, *inp.legitimate])
+    certificate, facts = _certificate(inp, short)
     summary = tree_summary(tree)
     drawing = tree_drawing(tree, engine)
     said = claim(tree.record)
@@ -425,23 +457,25 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
     classes = list(tree.classes)
     counts = [int((both[inp.target] == c).sum()) for c in classes]
 
+    summary = tuple(short.text(s) for s in summary)
     glance = [certificate]
     if cost is not None and cost.headline():
-        glance.append(cost.headline())
+        glance.append(short.text(cost.headline()))
     glance.append(summary[-1] if len(summary) > 1 else summary[0])
     split_words = inp.split or (f"{fmt(len(inp.train), 'int')} training rows"
                                 + (f" and {fmt(len(inp.test), 'int')} test rows" if "test" in parts else ""))
     table_facts = [
         ("Rows", f"{fmt(len(both), 'int')} ({split_words})"),
-        ("Target", f"{inp.target}: {class_counts(classes, counts)}"),
-        ("Positive class", "none (several classes)" if inp.pos_label is None else str(inp.pos_label)),
-        ("Protected", ", ".join(inp.protected) or "none"),
-        ("Legitimate factors", ", ".join(inp.legitimate) or "none"),
-        ("Columns the tree may ask about", ", ".join(map(str, tree.feature_names))),
+        ("Target", f"{short.name(inp.target)}: {class_counts(list(map(short.name, classes)), counts)}"),
+        ("Positive class", "none (several classes)" if inp.pos_label is None else short.name(inp.pos_label)),
+        ("Protected", ", ".join(map(short.name, inp.protected)) or "none"),
+        ("Legitimate factors", ", ".join(map(short.name, inp.legitimate)) or "none"),
+        ("Columns the tree may ask about", ", ".join(map(short.name, tree.feature_names))),
     ]
-    settings = settings_rows(inp.settings)
-    rules = tree.to_text().splitlines()
-    title = _title(inp)
+    # A tree file's settings are text from anywhere: a value past the label limit is cut like a name.
+    settings = [(name, _setting(short, value)) for name, value in settings_rows(inp.settings)]
+    rules = [short.text(r) for r in tree.to_text().splitlines()]
+    title = _title(inp, short)
 
     def facts_list(items: Sequence[tuple[str, str]], ident: str) -> str:
         return f'<dl class="facts" id="{ident}">' + "".join(
@@ -451,14 +485,14 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
         f'<section id="glance"><h2>At a glance</h2><div class="glance"><ul>'
         + "".join(f"<li>{e(s)}</li>" for s in glance) + "</ul></div></section>",
         '<section id="table"><h2>The table and its groups</h2>' + facts_list(table_facts, "table-facts")
-        + "".join(f'<p class="note">{e(n)}</p>' for n in inp.notes) + "<h3>Protected groups</h3>"
-        + _groups_section(inp) + "</section>",
+        + "".join(f'<p class="note">{e(short.text(n))}</p>' for n in inp.notes) + "<h3>Protected groups</h3>"
+        + _groups_section(inp, short) + "</section>",
         '<section id="settings"><h2>Settings</h2>' + facts_list(settings, "settings-facts") + "</section>",
         f'<section id="certificate"><h2>The certificate</h2><p><span class="badge {e(said.colour)}">'
         f"{e(said.label)}</span>"
         + (f' <span class="badge {"green" if said.promise_state == "proved" else "blue"}">{e(said.promise_label)}</span>'
            if said.promise_label else "")
-        + f"</p><p>{e(certificate)}</p>" + facts_list(facts, "certificate-facts") + _promise_details(tree)
+        + f"</p><p>{e(certificate)}</p>" + facts_list(facts, "certificate-facts") + _promise_details(tree, short)
         + "</section>",
         '<section id="tree" class="new-page"><h2>The tree</h2>'
         f'<figure><div class="drawing">{drawing.svg}</div><figcaption class="note">Drawn by {e(drawing.engine)}. '
@@ -468,12 +502,13 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
         "<h3>Rules</h3><ol class=\"rules\" id=\"rules\">" + "".join(f"<li>{e(r)}</li>" for r in rules) + "</ol>"
         "</section>",
         '<section id="fairness" class="new-page"><h2>Each group\'s rates</h2>'
-        + (f"<p>Rates compared between groups are rates of predicting {e(inp.pos_label)}, measured from this "
+        + (f"<p>Rates compared between groups are rates of predicting {e(short.name(inp.pos_label))}, measured from this "
            "tree's predictions.</p>" if inp.pos_label is not None else "")
-        + _rates_section(inp, notions) + "</section>",
+        + _rates_section(inp, notions, short) + "</section>",
         '<section id="cost" class="new-page"><h2>The cost of fairness</h2>' + _cost_section(inp, rows, notion, cost)
         + "</section>",
     ]
+    sections.append(_names_section(short))  # after every other: it lists the names they cut
     stamp = created.strftime("%Y-%m-%d %H:%M %Z").strip()
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

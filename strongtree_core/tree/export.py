@@ -20,6 +20,7 @@ from strongtree_core.encoding.features import (
     to_number,
 )
 from strongtree_core.tree.rules import one_line
+from strongtree_core.words import label_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from strongtree_core.tree.fitted import FittedTree
@@ -92,7 +93,7 @@ def _changed_note(tree: "FittedTree", node: int) -> str:
     """``"; not the majority (x): reason"`` for a leaf that predicts against its rows' majority, else ""."""
     for note in getattr(tree, "changed_leaves", ()):
         if note.node == node:
-            return f"; not the majority ({one_line(note.majority)}): {one_line(note.reason)}"
+            return f"; not the majority ({label_text(note.majority)}): {one_line(note.reason)}"
     return ""
 
 

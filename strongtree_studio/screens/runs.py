@@ -11,9 +11,16 @@ import streamlit as st
 from strongtree_studio.navigation import screen
 from strongtree_studio import runs
 from strongtree_studio.config import ENCODINGS
-from strongtree_studio.explain import FAIRNESS_NOTIONS, MSG_LEGACY_HISTORY, MSG_NO_RUNS, MSG_NOT_YOURS, OWNERSHIP_HELP
+from strongtree_studio.explain import (
+    FAIRNESS_NOTIONS,
+    MSG_HISTORY_KEPT,
+    MSG_LEGACY_HISTORY,
+    MSG_NO_RUNS,
+    MSG_NOT_YOURS,
+    OWNERSHIP_HELP,
+)
 from strongtree_studio.markup import md, md_table, plain_text
-from strongtree_studio.runs import RunStoreError
+from strongtree_studio.runs import RunStoreError, legacy_history_logged
 from strongtree_studio.services import run_store
 from strongtree_studio.shown import roles_from_config, tree_from_json
 from strongtree_studio.session import (
@@ -64,9 +71,10 @@ except RunStoreError as err:
     st.error(md(err), icon=":material/error:")
     st.stop()
 
-st.caption(f"The history is kept in {md(store.path)}.")
+st.caption(MSG_HISTORY_KEPT)  # no path of the server is shown to a visitor
 if runs.LEGACY_DB.exists() and store.path.resolve() != runs.LEGACY_DB.resolve():
-    st.caption(MSG_LEGACY_HISTORY.format(path=md(runs.LEGACY_DB)))
+    st.caption(MSG_LEGACY_HISTORY)
+    legacy_history_logged(runs.LEGACY_DB)
 notice = RUNS_NOTICE.pop()
 if notice:
     st.warning(md(notice), icon=":material/warning:")

@@ -15,7 +15,7 @@ from strongtree_studio.jobs import JobSnapshot
 from strongtree_studio.markup import md
 from strongtree_studio.roles import class_values
 from strongtree_studio.services import job_registry
-from strongtree_studio.shown import tree_from_json
+from strongtree_studio.shown import lost_solve, tree_from_json
 from strongtree_studio import preparing
 from strongtree_studio.session import (
     DEMO_WAITING,
@@ -88,6 +88,9 @@ if table is None:
     a.page_link(screen("data"), label="Go to Data", icon=":material/table_chart:")
     b.button("Live demo", key="solve.demo", on_click=start_demo, icon=":material/slideshow:", help=DEMO.summary)
     if snapshot is None:
+        _, server_went_away = lost_solve()
+        if server_went_away:
+            st.warning(server_went_away, icon=":material/cloud_off:")
         mio_live_panel.section()
         st.stop()
 
@@ -138,6 +141,9 @@ buttons[2].button("Live demo", key="solve.demo", icon=":material/slideshow:", on
                   disabled=active, width="stretch", help=DEMO.summary)
 
 if snapshot is None:
+    _, server_went_away = lost_solve()  # this tab's solve ran on a server that has stopped since
+    if server_went_away:
+        st.warning(server_went_away, icon=":material/cloud_off:")
     st.caption("The solve runs in its own process: you can visit other pages meanwhile; it keeps going.")
     mio_live_panel.section()
     st.stop()

@@ -4,6 +4,8 @@ it in words, the rules and downloads."""
 import streamlit as st
 
 from strongtree_core.tree.summary import tree_summary
+from strongtree_core.words import Shortened
+from strongtree_studio.explain import MSG_NAMES_CUT
 from strongtree_studio.exports import EXPORTS, IMAGE_MIME, IMAGES_UNAVAILABLE, export_bytes, image_bytes, images_available
 from strongtree_studio.markup import md
 from strongtree_studio.shown import group_mix, shown, shown_label
@@ -43,6 +45,7 @@ if label:
     (st.warning if stale else st.info)(label, icon=":material/history:")
 
 tables = result.tables
+short = Shortened.of_tree(tree, result.roles.protected)  # names past the label limit are shown cut
 highlight: list[int] = []
 mix = None
 row = None
@@ -80,7 +83,7 @@ st.markdown(legend_html(tree, highlight=bool(highlight), groups=mix is not None,
                         answers=True), unsafe_allow_html=True)
 
 st.markdown("##### The tree in words")
-st.markdown("\n".join(f"- {md(sentence)}" for sentence in tree_summary(tree)))
+st.markdown("\n".join(f"- {md(short.text(sentence))}" for sentence in tree_summary(tree)))
 
 if row is not None:
     words, values = st.columns([3, 2], gap="large")
@@ -90,9 +93,9 @@ if row is not None:
         verdict = "right" if str(prediction) == str(truth) else "wrong"
         st.markdown(f"##### The path of row {int(index)}")
         sentences = path_in_words(tree, row)
-        st.markdown("\n".join([f"{i}. {md(s)}" for i, s in enumerate(sentences[:-1], start=1)])
-                    + "\n\n" + md(sentences[-1]))
-        st.markdown(f"**Prediction:** {md(prediction)} · **actual:** {md(truth)} ({verdict})")
+        st.markdown("\n".join([f"{i}. {md(short.text(s))}" for i, s in enumerate(sentences[:-1], start=1)])
+                    + "\n\n" + md(short.text(sentences[-1])))
+        st.markdown(f"**Prediction:** {md(short.name(prediction))} · **actual:** {md(short.name(truth))} ({verdict})")
     with values:
         st.markdown("##### Its values")
         st.dataframe(row.T.rename(columns=lambda _: "value").astype(str), height=260)
@@ -101,11 +104,16 @@ st.markdown("##### How it was solved")
 st.markdown(
     f"Best tree {objective_value(record.objective, result.model.objective, result.model.regularization, record.n_rows)}"
     f" · bound {fmt(record.bound) if record.bound is not None else 'none yet'} · {gap_words(record.status, record.gap)}"
-    f" · {fmt(record.runtime, 'seconds')} · {route_words(record.method, record.backend)}  \n{md(said.words)}"
+    f" · {fmt(record.runtime, 'seconds')} · {route_words(record.method, record.backend)}  \n{md(short.text(said.words))}"
 )
 
 st.markdown("##### Rules")
-st.code(tree.to_text(), language=None, wrap_lines=True)
+st.code(short.text(tree.to_text()), language=None, wrap_lines=True)
+if short.full:
+    with st.expander("Names shown cut"):
+        st.caption(MSG_NAMES_CUT)
+        for whole in short.full.values():
+            st.code(whole, language=None, wrap_lines=True)
 
 st.markdown("##### Download")
 cols = st.columns(len(EXPORTS) + 2)
