@@ -286,6 +286,7 @@ def test_the_compiled_clock_is_the_clock_of_the_deadline() -> None:
     assert GainDP(X, count, s, 0.0, 0)._engine.stats[5] == 0  # no deadline
 
 
+@pytest.mark.timing
 def test_the_deadline_watch_ends_with_the_search(monkeypatch) -> None:
     """The thread that sets the flag at the deadline ends when the search closes it
     (or once the deadline is gone), not at the deadline an hour later, nor at its next

@@ -19,7 +19,7 @@ MAIN_GUARD = (
     "A local Dask cluster starts its workers as new Python processes, and each one runs your script {script} "
     "again from the top: that script starts the sweep outside an `if __name__ == \"__main__\":` block, so every "
     "worker tried to start a cluster of its own and none started. Put the code that runs the sweep under "
-    "`if __name__ == \"__main__\":` (see the Dask example in the README)."
+    "`if __name__ == \"__main__\":` (see the Dask example in the user guide, docs/guide/sweeps.rst)."
 )
 #: What multiprocessing and Dask say when a worker process re-ran an unguarded script.
 BOOTSTRAP_SIGNS = ("finished its bootstrapping phase", "Nanny failed to start")
