@@ -27,7 +27,7 @@ import pytest
 from brute_force import all_trees, holds, milp_solve
 
 from strongtree_core import StrongTreeClassifier
-from strongtree_core.accel import count_search, fronts
+from strongtree_core.accel import count_search, fronts, search
 from strongtree_core.accel.count_search import CountSearch, Front, _Member, _MULT
 from strongtree_core.accel.dp import NEG, Deadline, GainDP
 from strongtree_core.accel.group_counts import group_counts
@@ -485,9 +485,11 @@ def tiny(seed: int, n: int = 46, n_features: int = 5):
     return X, y, group, legit
 
 
-def test_the_route_certifies_by_counts_where_the_lagrangian_leaves_a_gap() -> None:
+def test_the_route_certifies_by_counts_where_the_lagrangian_leaves_a_gap(monkeypatch) -> None:
     """Depth 2 on 24 rows and 4 features, against every tree: the optimum, its bound measured on its
-    predictions, and the words of the proof (the counts' search on most of these)."""
+    predictions, and the words of the proof (the counts' search on most of these, with no
+    branch-and-bound before it)."""
+    monkeypatch.setattr(search, "COUNTS_AFTER_SECONDS", 0.0)
     by_counts = 0
     for seed in range(20, 28):
         for notion, delta in (("conditional_statistical_parity", 0.0), ("equalized_odds", 0.005)):
@@ -501,9 +503,40 @@ def test_the_route_certifies_by_counts_where_the_lagrangian_leaves_a_gap() -> No
     assert by_counts >= 8
 
 
+def test_depth_four_against_the_lagrangian_branch_and_bound(monkeypatch) -> None:
+    """Depth 4, where fronts of depth-3 subtrees are merged from their children's: the optimum of the
+    counts alone, and of a brief branch-and-bound handing over to them (its bounds and incumbent
+    kept), equals the one the Lagrangian branch-and-bound certifies without the counts, and its
+    bound holds when measured on its predictions."""
+    by_counts = handed_over = 0
+    for seed in range(30, 36):
+        for notion, delta in (("conditional_statistical_parity", 0.0), ("equalized_odds", 0.005)):
+            X, y, group, legit = tiny(seed, 32, 4)
+            data = collapse_patterns(X, y, 2, group=group, legit=legit)
+            spec = TreeSpec(depth=4, pos_label=1, side_constraints=(FAIRNESS_NOTIONS[notion](delta, 1),))
+            with monkeypatch.context() as m:
+                m.setattr(search, "COUNTS_AFTER_SECONDS", 0.0)
+                found = exact_solve(data, spec, time_limit=60)
+            with monkeypatch.context() as m:
+                m.setattr(search, "COUNTS_AFTER_SECONDS", 0.002)
+                both = exact_solve(data, spec, time_limit=60)
+            with monkeypatch.context() as m:
+                m.setattr(count_search, "applies", lambda problem, counts: False)
+                other = exact_solve(data, spec, time_limit=120)
+            assert found.status == both.status == other.status == "optimal"
+            assert found.objective == both.objective == other.objective
+            for result in (found, both):
+                pred = result.structure.predict(X)
+                assert holds(notion, delta, y, pred, group, legit, 1) and int((pred == y).sum()) == result.objective
+            by_counts += found.reason.startswith(f"optimal by {count_search.PROVED_BY_COUNTS}")
+            handed_over += both.reason.startswith(f"optimal by {count_search.PROVED_BY_COUNTS}")
+    assert by_counts >= 9 and handed_over >= 1
+
+
 def test_the_fitted_record_names_the_method_and_the_bound_holds_on_the_predictions(monkeypatch) -> None:
     """The estimator's record says the counts' search proved the tree; the Lagrangian
     branch-and-bound (the route before it) certifies the same optimum."""
+    monkeypatch.setattr(search, "COUNTS_AFTER_SECONDS", 0.0)
     X, y, group, legit = tiny(2)
     fit = dict(sensitive_features=group, legitimate_features=legit)
     clf = StrongTreeClassifier(depth=3, fairness="conditional_statistical_parity", fairness_bound=0.1, pos_label=1,

@@ -81,6 +81,9 @@ TOLERANCE = 1e-7
 SHALLOWER_SHARE = 0.25
 #: Share of the remaining time for tuning the Lagrangian prices.
 DUAL_SHARE = 0.4
+#: Seconds the branch-and-bound has, where the search over the groups' counts applies, before the
+#: counts take over: where the groups are large it often closes at once, while their fronts are wide.
+COUNTS_AFTER_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -472,14 +475,40 @@ class _Run:
         if self.bound < self.lowest:
             return self.result("infeasible", "the Lagrangian bound proves that no tree satisfies the constraints")
         if count_search.applies(p, self.counts):
-            return self.count_passes(dual.prices)
+            first = self.brief_branch_and_bound(dual.prices, COUNTS_AFTER_SECONDS)
+            return first if first is not None else self.count_passes(dual.prices)
+        return self.branch_and_bound(dual.prices)
+
+    def brief_branch_and_bound(self, prices, seconds: float) -> ExactResult | None:
+        """The branch-and-bound for at most ``seconds`` (it closes at once where the groups are large
+        and the prices fit them), or None when it has not closed by then; the bounds it proved and
+        its incumbent stay."""
+        if seconds <= 0:
+            return None
+        whole = self.deadline
+        brief = Deadline(min(whole.at, time.perf_counter() + seconds), whole.stop)
+        self.deadline = brief
+        try:
+            return self.branch_and_bound(prices)
+        except SearchStopped:
+            whole.check()
+            return None
+        finally:
+            brief.close()
+            self.deadline = whole
+            if self._polisher is not None and self._polisher.deadline is brief:
+                self._polisher = None  # made under the brief deadline: made again under the whole one
+
+    def branch_and_bound(self, prices) -> ExactResult:
+        """Passes of the branch-and-bound on the Lagrangian bound until the incumbent is proven optimal."""
+        p = self.p
         if self.best is None and self.infeasible():
             return self.result("infeasible", "no tree satisfies the constraints (proven by branch-and-bound on the "
                                              "constraints' slack)")
         self.polish()
         if self.closed():
             return self.result("optimal", "the Lagrangian bound meets a feasible tree")
-        search = _BranchAndBound(self, dual.prices)
+        search = _BranchAndBound(self, prices)
         step = p.unit if p.integral else 1e-3 * max(1.0, abs(self.bound))
         width = max(step, 0.002 * max(1.0, abs(self.bound)))
         while True:
