@@ -32,6 +32,7 @@ from sklearn.base import clone
 
 from strongtree_core import vocabulary
 from strongtree_core.accel.threads import one_blas_thread
+from strongtree_core.claim import claim
 from strongtree_core.errors import StrongTreeError, TrivialTreeWarning
 from strongtree_core.limits import cores_for
 from strongtree_core.promise_cost import PLANNED_FITS
@@ -440,8 +441,8 @@ def fit_with_promise(est, X, y, *, sample_weight=None, sensitive_features=None, 
     for w in caught.get(id(model), []):  # what the chosen fit said, once
         if not (constant_only and issubclass(w.category, TrivialTreeWarning)):
             warnings.warn(w.message, w.category, stacklevel=3)
-    if constant_only:
-        warnings.warn(promise.message, TrivialTreeWarning, stacklevel=3)
+    if constant_only:  # in the claim's words, as every surface says it (the details stay in record_.message)
+        warnings.warn(claim(record).words, TrivialTreeWarning, stacklevel=3)
     return est
 
 

@@ -31,7 +31,7 @@ from strongtree_studio.session import (
 from strongtree_studio.stale import stale_message
 from strongtree_studio.state import current_settings
 from strongtree_studio.treechart import size_control, tree_chart
-from strongtree_studio.treeview import SIZE_NOTES, legend_html
+from strongtree_studio.treeview import SIZE_NOTES, legend_html, readable_fit
 from strongtree_studio.views import (
     closed_points,
     drawn_point,
@@ -253,10 +253,12 @@ def render_tree() -> None:
         tree = tree_from_json(best)
         words, sizes = st.columns([3, 2], vertical_alignment="center")
         size = size_control(sizes, "solve.tree_size", label_visibility="collapsed")  # one row: the tree stays high
-        words.caption(("The final tree. " if snap.main.result else "The best tree so far; it is redrawn as the solver "
-                       "finds better ones. ") + SIZE_NOTES[size])
-        tree_chart(tree, "solve", size=size, compact=True, note=False)
-        st.markdown(legend_html(tree, answers=True), unsafe_allow_html=True)
+        # Fitted to the panel, a deep tree opens as many levels as read at 10 px or more (as on the Tree page).
+        collapsed, levels_open = readable_fit(tree, compact=True) if size == "fit" else ([], "")
+        words.caption(("The final tree. " if snap.main.result else "The best tree so far; it is redrawn as the "
+                       "solver finds better ones. ") + (levels_open or SIZE_NOTES[size]))  # no user text in these
+        tree_chart(tree, "solve", size=size, collapsed=collapsed, compact=True, note=False)
+        st.markdown(legend_html(tree, answers=True, collapsed=bool(collapsed)), unsafe_allow_html=True)
     elif snap is not None and snap.active:
         st.caption("The first tree appears as soon as the solver has one.")
 
