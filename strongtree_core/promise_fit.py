@@ -112,6 +112,17 @@ def _codes(spec, table: pd.DataFrame, what: str) -> tuple[np.ndarray | None, np.
     return codes, np.asarray(uniques, dtype=object)
 
 
+def _class_index(classes: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The index in ``classes`` of each value (each is one of them; the first equal class, as ``classes == v``)."""
+    where: dict = {}
+    for i, label in enumerate(classes.tolist()):
+        where.setdefault(label, i)
+    try:
+        return np.array([where[v] for v in values.tolist()], dtype=int)
+    except (KeyError, TypeError):  # a label that equals a class without hashing alike: compare as numpy does
+        return np.array([int(np.flatnonzero(classes == v)[0]) for v in values])
+
+
 def _plain(value):
     return value.item() if hasattr(value, "item") else value
 
@@ -279,15 +290,20 @@ class _PromiseRun:
         self.caught[id(model)] = seen
         return model
 
-    def on_workers(self, tasks: list) -> list:
-        """``task()`` for every task, on ``workers`` threads (in order; the first error is raised), every
-        warning of the refits ignored (their trees are not returned)."""
+    def on_workers(self, tasks: list, then: list | None = None) -> list:
+        """``task()`` for every task, on ``workers`` threads, in order (the first error is raised); with
+        ``then``, ``then[i](tasks[i]())`` instead, every task started before any of ``then``.  Every warning
+        of the refits is ignored (their trees are not returned)."""
         with warnings.catch_warnings(), one_blas_thread():
             warnings.simplefilter("ignore")
             if self.workers == 1 or len(tasks) == 1:
-                return [task() for task in tasks]
-            with ThreadPoolExecutor(max_workers=min(self.workers, len(tasks))) as pool:
-                return list(pool.map(lambda task: task(), tasks))
+                return [task() if then is None else then[i](task()) for i, task in enumerate(tasks)]
+            with ThreadPoolExecutor(max_workers=min(self.workers, len(tasks) * (1 if then is None else 2))) as pool:
+                started = [pool.submit(task) for task in tasks]
+                if then is not None:  # each waits for its own task, which a worker took before it took this one
+                    started = [pool.submit(lambda done=done, after=after: after(done.result()))
+                               for done, after in zip(started, then)]
+                return [future.result() for future in started]
 
     def fit_constant(self) -> Fitted:
         """The constant tree (depth 0): its gap is 0 on any rows."""
@@ -314,7 +330,7 @@ class _PromiseRun:
         self.keep = np.ones(self.n, dtype=bool) if self.weight is None else self.weight > 0  # weight 0: absent
         self.y_pos = self.y == positive_label
         self.n_groups = int(self.group.max()) + 1
-        y_index = np.array([int(np.flatnonzero(classes == v)[0]) for v in self.y])
+        y_index = _class_index(classes, self.y)
         problem = too_few_rows(self.method, np.where(self.keep, self.group, -1), self.group_labels, y_index, classes)
         if problem:
             raise StrongTreeError(problem)
@@ -324,6 +340,13 @@ class _PromiseRun:
             strata = strata * (int(self.legit.max()) + 1) + self.legit
         self.strata = strata
 
+    def predicted(self, model) -> np.ndarray:
+        """The label the tree predicts for every row: from the first fit's binary features when the tree is over
+        them and every row was kept (the table is not encoded again), else from the table."""
+        if getattr(model, "encoding_", None) is self.encoded.plan and self.encoded.X_binary.shape[0] == self.n:
+            return np.asarray(model.tree_.predict_binary(self.encoded.X_binary))
+        return np.asarray(model.predict(self.table))
+
     def diffs_on(self, pred: np.ndarray, rows: np.ndarray) -> Differences:
         """The compared differences of predictions ``pred`` (positive or not, every row) on ``rows``."""
         return tree_differences(self.notions, self.y_pos[rows], pred[rows], self.group[rows], self.n_groups,
@@ -331,7 +354,7 @@ class _PromiseRun:
 
     def judged(self, model, rows: np.ndarray, bound: float, fitted_rows: np.ndarray | None = None) -> Fitted:
         """The tree judged on ``rows`` (and its gap on ``fitted_rows``, the rows it was fitted on, when those differ)."""
-        pred_all = np.asarray(model.predict(self.table))
+        pred_all = self.predicted(model)
         keep = self.keep
         acc = float(np.average(pred_all[keep] == self.y[keep], weights=None if self.weight is None else self.weight[keep]))
         positive = pred_all == self.positive_label
@@ -346,20 +369,28 @@ class _PromiseRun:
     def fit_excess(self, fit_part: np.ndarray, fresh: np.ndarray, stage: str, starts=()) -> tuple[float, object]:
         """A fit at delta on ``fit_part`` (on a worker): its gap on ``fresh`` rows minus its gap on ``fit_part``."""
         model = self.refit(self.delta, fit_part, stage, starts, record=False, parts=True)
-        pred = np.asarray(model.predict(self.table)) == self.positive_label
+        pred = self.predicted(model) == self.positive_label
         return excess(self.diffs_on(pred, fit_part), self.diffs_on(pred, fresh)), model
 
-    def pair_excess(self, i: int, a: np.ndarray, b: np.ndarray) -> float:
-        """A pair of complementary halves, the second half's fit offered the first's tree."""
-        total = 2 * SUBSAMPLE_PAIRS
-        there, model = self.fit_excess(a, b, f"half-sample refit {2 * i + 1} of {total}", (self.first,))
-        back, _ = self.fit_excess(b, a, f"half-sample refit {2 * i + 2} of {total}", (self.first, model))
-        return (there + back) / 2
-
     def half_sample_units(self) -> list[float]:
-        """One unit per pair of complementary half-samples, each stratum (group, class) halved."""
+        """One unit per pair of complementary half-samples, each stratum (group, class) halved: the mean
+        excess of the fit on the first half and of the fit on the second, which is offered the first's tree.
+
+        On threads every pair's first half is started before any second half, so that five pairs on two
+        threads take five rounds of fits, not six; each second half waits for its own first."""
         pairs = half_sample_pairs(np.where(self.keep, self.strata, -1), SUBSAMPLE_PAIRS)
-        return self.on_workers([lambda i=i, a=a, b=b: self.pair_excess(i, a, b) for i, (a, b) in enumerate(pairs)])
+        total = 2 * len(pairs)
+
+        def there(i: int, a: np.ndarray, b: np.ndarray) -> tuple[float, object]:
+            return self.fit_excess(a, b, f"half-sample refit {2 * i + 1} of {total}", (self.first,))
+
+        def back(i: int, a: np.ndarray, b: np.ndarray, first_half: tuple[float, object]) -> float:
+            excess_there, model = first_half
+            excess_back, _ = self.fit_excess(b, a, f"half-sample refit {2 * i + 2} of {total}", (self.first, model))
+            return (excess_there + excess_back) / 2
+
+        return self.on_workers([lambda i=i, a=a, b=b: there(i, a, b) for i, (a, b) in enumerate(pairs)],
+                               [lambda done, i=i, a=a, b=b: back(i, a, b, done) for i, (a, b) in enumerate(pairs)])
 
     def bootstrap_units(self) -> list[float]:
         """One unit per resample drawn with replacement within each group and class; the rows not drawn are fresh."""
@@ -439,7 +470,7 @@ def _by_crossfit(run: _PromiseRun) -> tuple[Fitted, FairnessPromise]:
                           (run.first, last_fold.get(f)), record=False, parts=True)
         last_fold[f] = model
         rows = np.flatnonzero(fold == f)
-        said = np.asarray(model.predict(run.table.iloc[rows].reset_index(drop=True))) == run.positive_label
+        said = run.predicted(model)[rows] == run.positive_label
         return tree_differences(run.notions, run.y_pos[rows], said, run.group[rows], run.n_groups,
                                 None if run.legit is None else run.legit[rows])
 
@@ -503,8 +534,7 @@ def _adopt(est, run: _PromiseRun, model, promise: FairnessPromise) -> None:
     est.record_ = record
     keep, y = run.keep, run.y
     classes_all = np.asarray(est.classes_)
-    y_index = np.searchsorted(classes_all, y[keep]) if classes_all.dtype != object else np.array(
-        [int(np.flatnonzero(classes_all == v)[0]) for v in y[keep]])
+    y_index = np.searchsorted(classes_all, y[keep]) if classes_all.dtype != object else _class_index(classes_all, y[keep])
     est.baseline_accuracy_ = baseline_accuracy(y_index, classes_all.size,
                                                None if run.weight is None else run.weight[keep])[0]
     # the tree file keeps the settings asked for (depth, δ, confidence), not those of the internal fit returned
