@@ -8,7 +8,6 @@ import threading
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from strongtree_core import StrongTreeClassifier, TrivialTreeWarning

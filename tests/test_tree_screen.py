@@ -13,7 +13,7 @@ import pytest
 from test_tree import HOSTILE, dot_nodes, mixed_tree
 
 from strongtree_core.structure import TreeStructure
-from strongtree_core.tree.dot import EXPORT, SCREEN
+from strongtree_core.tree.dot import SCREEN
 from strongtree_studio.treeview import (
     PX_PER_PT,
     SMALLEST_TEXT,

@@ -31,7 +31,7 @@ from strongtree_studio.treechart import size_control, tree_chart
 from strongtree_studio.treeview import SIZE_NOTES, legend_html
 from strongtree_core.claim import claim
 from strongtree_studio.views import claim_badges
-from strongtree_studio.words import POINTS_NOTE, count_of, fmt, status_word
+from strongtree_studio.words import POINTS_NOTE, count_of, fmt
 
 st.title("Fairness & performance")
 
