@@ -11,11 +11,18 @@ rows that estimate the fit's optimism (the subsample's halves, the bootstrap's r
 crossfit's folds) take them too when no threshold of the coding was chosen from the rows (every
 column 0/1 or categorical: a part's own coding would be the same, so the rows left out stay
 unseen); a coding with thresholds is made again on each part, as the fit on that part alone
-would.  Those refits run on ``n_jobs`` threads, and each is offered trees over the same features
-as incumbents to start from: the fit at delta on all rows, in a pair of halves the first half's
-tree for the second, in a fold its tree at the previous bound.  A fit on all rows is offered none:
-its tree is the one a plain fit at its bound returns.  The holdout method's trees are returned as
+would.  Those refits run on ``n_jobs`` threads (every pair's first half started before any second
+half), and each is offered trees over the same features as incumbents to start from: the fit at
+delta on all rows, in a pair of halves the first half's tree for the second, in a fold its tree at
+the previous bound.  A fit on all rows is offered none: its tree is the one a plain fit at its bound
+returns.  Every refit is judged on the first fit's binary features when its tree is over them and
+every row was kept (the table is not encoded again).  The holdout method's trees are returned as
 they are, so they are ordinary fits on the fitting part (its coding sees no held-out row).
+
+The steps of :func:`fit_with_promise`: the fit at delta (:meth:`_PromiseRun.fit_at_delta`), the
+rows' groups and strata (:meth:`_PromiseRun.read_rows`), the method's fits and verdicts
+(:data:`METHOD_STEPS`: :func:`_by_margin` for margin, subsample and bootstrap, :func:`_by_crossfit`,
+:func:`_by_holdout`), then the chosen fit made the estimator's (:func:`_adopt`).
 """
 
 from __future__ import annotations
