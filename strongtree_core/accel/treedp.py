@@ -50,12 +50,14 @@ the deadline or on a stop request.  Trees are read back from the table by
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 
 import numpy as np
 
 from strongtree_core.accel.compiled import KernelLibrary
+from strongtree_core.background import run_in_background
 
 #: The compiled kernels of this module.
 library = KernelLibrary(__name__)
@@ -1456,14 +1458,22 @@ MAX_TABLE_SLOTS = 1 << 21
 #: sonar in 5 buckets at depth 4 overwrote 51,213 entries and took 1.7 times as long).
 DEEP_TABLE_SLOTS = 1 << 18
 
-#: With a stop request to watch, the compiled search runs in slices of this many
-#: nanoseconds at first (growing by half each time, up to ``MAX_SLICE_NS``): compiled
-#: code cannot read a Python event, so the request (an event set by another thread, a
-#: Ctrl-C, a Stop button) is read between slices.  A slice ends as
-#: the deadline does (the search gives up, storing nothing unfinished); the call is
-#: then made again and finds every subproblem finished so far in the table.
+#: In the main thread, with a stop request to watch, the compiled search first runs for
+#: at most this many nanoseconds: a Ctrl-C is raised in the main thread, and only between
+#: two calls of compiled code.  A search still at work then (the slice ends as the
+#: deadline does: it gives up, storing nothing unfinished) is called again in a kept
+#: background thread, which finds every subproblem finished so far in the table, while
+#: the main thread waits where a Ctrl-C reaches it (and then stops the search).  The search
+#: used to run on in slices of at most half a second: each slice set up its top node
+#: again, and on a busy core a node of 600,000 patterns took longer than that to set up,
+#: so that no slice ever finished anything (the search never ended).
+#:
+#: In any other thread the search is one call: the kernels run without the interpreter's
+#: lock (both compiled tiers), so the deadline's watching thread sets the stop flag that
+#: the compiled search reads, at most ``dp.WATCH_SECONDS`` after a Stop.
 SLICE_NS = 100_000_000
-MAX_SLICE_NS = 500_000_000
+#: How often the main thread looks at the stop request while the search runs beside it.
+WAIT_SECONDS = 0.05
 
 
 class Engine:
@@ -1586,25 +1596,49 @@ class Engine:
                      int(hi), st, int(bool(top)))
 
     def _sliced(self, kernel, *args):
-        """``kernel(E, *args)``, in slices when a stop request is to be watched (see
-        ``SLICE_NS``).  Calling a kernel again after a slice is safe: a search that gives
-        up stores nothing unfinished, and the top's state ``st`` keeps only finished
-        features (it is read again from its start, so it is tried again at most once)."""
+        """``kernel(E, *args)``; in the main thread with a stop request to watch, a first
+        slice, then the rest in a background thread (see ``SLICE_NS``).  Calling a kernel
+        again after a slice is safe: a search that gives up stores nothing unfinished,
+        and the top's state ``st`` keeps only finished features (it is read again from
+        its start, so it is tried again at most once)."""
         stop, stats = self.E[8], self.E[9]
-        if self._stop_requested is None:
+        if self._stop_requested is None or threading.current_thread() is not threading.main_thread():
             return kernel(self.E, *args)
-        real, span = self._deadline_ns, SLICE_NS
-        while True:
-            now = monotonic_ns()
-            if now < 0:  # no monotonic clock here: one call, the deadline read by the watching thread
-                return kernel(self.E, *args)
-            stats[5] = now + span if real <= 0 else min(real, now + span)
-            out = kernel(self.E, *args)
-            if not stop[0] or (real > 0 and monotonic_ns() >= real) or self._stop_requested():
-                stats[5] = real
-                return out
-            stop[0] = 0  # only the slice ended
-            span = min(MAX_SLICE_NS, span * 3 // 2)
+        real = self._deadline_ns
+        now = monotonic_ns()
+        if now < 0:  # no monotonic clock here: one call, the deadline read by the watching thread
+            return kernel(self.E, *args)
+        stats[5] = now + SLICE_NS if real <= 0 else min(real, now + SLICE_NS)
+        out = kernel(self.E, *args)
+        stats[5] = real
+        if not stop[0] or (real > 0 and monotonic_ns() >= real) or self._stop_requested():
+            return out
+        stop[0] = 0  # only the slice ended
+        return self._beside(kernel, args)
+
+    def _beside(self, kernel, args):
+        """``kernel(E, *args)`` in a background thread, the main thread waiting for it where
+        a Ctrl-C reaches it: then the search is stopped, waited for, and the Ctrl-C raised."""
+        stop = self.E[8]
+        done: dict = {}
+
+        def run() -> None:
+            try:
+                done["out"] = kernel(self.E, *args)
+            except BaseException as exc:  # noqa: BLE001 - raised again in the main thread
+                done["error"] = exc
+        finished = run_in_background(run)
+        try:
+            while not finished.wait(WAIT_SECONDS):
+                if self._stop_requested():
+                    stop[0] = 1
+        except BaseException:
+            stop[0] = 1
+            finished.wait()
+            raise
+        if "error" in done:
+            raise done["error"]
+        return done["out"]
 
     def store(self, ha, hb, depth: int, budget: int, value: float, floor: float, feature: int, left_budget: int) -> None:
         _store(self.E, np.uint64(ha), np.uint64(hb), int(depth), int(budget), float(value), float(floor), int(feature),
