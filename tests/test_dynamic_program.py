@@ -485,6 +485,57 @@ def test_depth_three_on_thresholds_against_the_plain_recursion(seed, K, integer_
                     assert _value(X[idx], s[idx], count[idx], tree, pen, min_leaf)[0] == pytest.approx(value, abs=1e-9)
 
 
+def _by_triples(dp: GainDP) -> GainDP:
+    """``dp`` with every depth-3 node counting its triple sums (``treedp.TRIPLE_PATTERNS``
+    lowered to 0 for this program)."""
+    dp._engine.E[7][6] = 0.0
+    return dp
+
+
+@pytest.mark.parametrize("integer_gains", [True, False])
+@pytest.mark.parametrize("seed,K,F", [(0, 2, 6), (1, 2, 9), (2, 3, 6), (3, 3, 8), (4, 2, 12)])
+def test_depth_three_and_four_from_triple_sums_against_the_plain_recursion(seed, K, F, integer_gains) -> None:
+    """A depth-3 node may take its children's pair sums from its triple sums: every budget,
+    penalties, a minimum leaf, dense features (counted by their zeros) and sparse ones,
+    depth 3 and depth 4 (depth-3 nodes inside), against the plain recursion."""
+    rng = np.random.default_rng(300 + seed)
+    n = 48
+    X, s, count = _instance(rng, n, F, K, integer_gains)
+    idx = np.arange(n)
+    for pen, min_leaf in ((0.0, 0), (0.5, 0), (0.0, 3)):
+        dp = _by_triples(GainDP(X, count, s, pen, min_leaf))
+        for depth, budgets in ((3, (1, 4, 7)), (4, (6, 15))):
+            if depth == 4 and F > 6:
+                continue  # the plain recursion takes too long there
+            for budget in budgets:
+                truth = _recursion(X, s, count, idx, depth, pen, min_leaf, budget)
+                value, tree = dp.exact(idx, depth, budget)
+                assert value == pytest.approx(truth, abs=1e-9)
+                if math.isfinite(truth):
+                    assert _value(X, s, count, tree, pen, min_leaf)[0] == pytest.approx(value, abs=1e-9)
+        assert dp._engine.stats[1] > 0  # depth-2 profiles were counted (from the triples)
+
+
+def test_triple_sums_are_taken_on_large_nodes_and_give_the_same_search() -> None:
+    """A node of TRIPLE_PATTERNS patterns counts its triples: the same optimum and tree as
+    the program made to count every child's pairs (a threshold above the node)."""
+    rng = np.random.default_rng(5)
+    n = treedp.TRIPLE_PATTERNS + 500
+    X = (rng.random((n, 14)) < rng.uniform(0.2, 0.8, 14)).astype(float)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] + (rng.random(n) < 0.2) > 1).astype(int)
+    s = np.zeros((n, 2))
+    s[np.arange(n), y] = 1.0
+    count = np.ones(n)
+    idx = np.arange(n)
+    by_triples = GainDP(X, count, s, 0.0, 0)
+    assert by_triples._engine.E[7][6] == treedp.TRIPLE_PATTERNS
+    by_pairs = GainDP(X, count, s, 0.0, 0)
+    by_pairs._engine.E[7][6] = float(n + 1)
+    a, b = by_triples.exact(idx, 3), by_pairs.exact(idx, 3)
+    assert a[0] == b[0] and a[1] == b[1]
+    assert _value(X, s, count, a[1], 0.0, 0)[0] == a[0]
+
+
 @pytest.mark.timing
 @pytest.mark.parametrize("where", ["main thread", "other thread"])
 def test_a_stop_request_ends_the_compiled_search(where) -> None:
