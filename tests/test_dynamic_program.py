@@ -485,6 +485,37 @@ def test_depth_three_on_thresholds_against_the_plain_recursion(seed, K, integer_
                     assert _value(X[idx], s[idx], count[idx], tree, pen, min_leaf)[0] == pytest.approx(value, abs=1e-9)
 
 
+@pytest.mark.parametrize("triples", [False, True])
+@pytest.mark.parametrize("K", [2, 3])
+def test_a_depth_two_tree_read_off_its_code_is_the_tree_counted_afresh(K, triples) -> None:
+    """A depth-3 search keeps each depth-2 profile's tree (its code, in the table's feature
+    numbers) counted in the parent's local features; read back, it is the tree the set
+    gives counted on its own (its own features counted by their zeros or ones): whole
+    gains and a penalty make ties between trees of one value common."""
+    compared = 0
+    for seed in range(12):
+        rng = np.random.default_rng(40 + seed)
+        n, F = 60, 7
+        X, s, count = _instance(rng, n, F, K, integer_gains=True)
+        idx = np.arange(n)
+        for pen in (0.0, 1.0):
+            dp = GainDP(X, count, s, pen, 0)
+            if triples:
+                _by_triples(dp)
+            dp.exact(idx, 3)
+            engine = dp._engine
+            tdb, tv = engine.E[12], engine.E[13]
+            coded = (tdb[:, 0] == 2) & (tv[:, 4] >= 0)
+            assert coded.sum() == (tdb[:, 0] == 2).sum() > 0  # every profile kept its code
+            for side in [idx[X[:, f] < 0.5] for f in range(F)] + [idx[X[:, f] > 0.5] for f in range(F)]:
+                if side.size < 2:
+                    continue
+                afresh = GainDP(X, count, s, pen, 0)._engine.tree(side, 2, 3)  # an empty table: counted
+                assert engine.tree(side, 2, 3) == afresh
+                compared += 1
+    assert compared > 200
+
+
 def _by_triples(dp: GainDP) -> GainDP:
     """``dp`` with every depth-3 node counting its triple sums (``treedp.TRIPLE_PATTERNS``
     lowered to 0 for this program)."""

@@ -95,7 +95,8 @@ TRIPLE_FEATURES = 64
 #                          from split to split (2)
 # 11 tk      u8 (C, 2)     table: keys of the sets
 # 12 tdb     i8 (C, 2)     table: depth (-1 empty) and budget
-# 13 tv      f8 (C, 4)     table: a depth-2 profile, or (upper bound, exact value or nan, feature, left budget)
+# 13 tv      f8 (C, 5)     table: a depth-2 profile and its tree at the full budget (_global_code), or
+#                          (upper bound, exact value or nan, feature, left budget)
 # 14 shared  f8 (1,)       best value found at the top by any worker (parallel search)
 # 15 loc     i8 (F,)       scratch, -1 everywhere between calls
 # 16 sbuf    i8 (L, P)     the stack: each level's split of its set (left part first)
@@ -389,7 +390,7 @@ def _rehash(tk, tdb, tv, tk2, tdb2, tv2, stats):  # pragma: no cover - compiled
     for j in range(tk.shape[0]):
         if tdb[j, 0] >= 0:
             s = _place(tk2, tdb2, stats, tk[j, 0], tk[j, 1], tdb[j, 0], tdb[j, 1])
-            for q in range(4):
+            for q in range(tv.shape[1]):
                 tv2[s, q] = tv[j, q]
             moved += 1
     return moved
@@ -833,6 +834,11 @@ def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, free, prof, code):  # p
     ``code[b] = (a, left, right)``: the root feature (-1: a leaf) and each child's
     feature (-1: a leaf), local numbers, left meaning local value 0.  ``free``:
     :func:`_free` (the pairs are then scanned without counting the sides).
+
+    ``code[3]`` names the same tree whichever features of the set are counted by their
+    zeros (the set counted as a child of another one, or on its own): each choice is
+    the first best in the features' order, and two trees splitting one child each tie
+    at the full budget only when neither child splits (see :func:`_global_code`).
     """
     N = tot[K]
     lv = _leaf_value(tot, K, min_leaf)
@@ -936,6 +942,28 @@ def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, free, prof, code):  # p
             code[j, 2] = code[j - 1, 2]
 
 
+#: Base of the packed tree codes (above MAX_FEATURES + 1).
+CODE_BASE = 1 << 11
+
+
+@library.kernel("f8(i8[:, ::1], i8[::1], b1[::1])")
+def _global_code(code, act, flip):  # pragma: no cover - compiled
+    """The tree at the full budget (``code[3]``, local numbers) as one number kept beside
+    its profile: ``(fa + 1) + (f0 + 1) B + (f1 + 1) B^2`` in the table's feature numbers,
+    ``f0`` / ``f1`` the split of the child where ``x_fa`` = 0 / 1 (-1: a leaf), 0 for a
+    leaf; ``B = CODE_BASE``.  The tree is then read back without counting its set again."""
+    a = code[3, 0]
+    if a < 0:
+        return 0.0
+    cl = code[3, 1]
+    cr = code[3, 2]
+    if flip[a]:  # local value 0 is x = 1
+        cl, cr = cr, cl
+    f0 = act[cl] if cl >= 0 else -1
+    f1 = act[cr] if cr >= 0 else -1
+    return float((act[a] + 1) + (f0 + 1) * CODE_BASE + (f1 + 1) * CODE_BASE * CODE_BASE)
+
+
 @library.kernel(_sig("i8(E, i8[::1], u8, u8)"))
 def _profile(E, S, ha, hb):  # pragma: no cover - compiled
     """The table slot of best(S, 2, b), b = 0..3: found, else counted."""
@@ -956,47 +984,66 @@ def _profile(E, S, ha, hb):  # pragma: no cover - compiled
     j = _place(tk, tdb, stats, ha, hb, 2, 0)
     for q in range(4):
         tv[j, q] = prof[q]
+    tv[j, 4] = _global_code(code, act, flip)
     return j
 
 
 @library.kernel(_sig("void(E, i8[::1], i8, i8[::1], i8[::1])"))
 def _depth_two_tree(E, S, b, feat, cls):  # pragma: no cover - compiled
     """The best tree of depth <= 2 on S with at most b branchings, as heap arrays
-    (nodes 1..7: ``feat`` the split feature or -1 for a leaf, -2 for none; ``cls``)."""
+    (nodes 1..7: ``feat`` the split feature or -1 for a leaf, -2 for none; ``cls``):
+    read off its profile's code in the table at the full budget, else counted."""
     XT, indptr, indices, W, smax, smin, hk, prm = E[:8]
-    MC = E[10]
+    MC, tk, tdb, tv = E[10], E[11], E[12], E[13]
     K = np.int64(prm[4])
     for q in range(8):
         feat[q] = -2
         cls[q] = 0
-    act, flip, lptr, lidx = _local_features(S, indptr, indices, W, XT.shape[0], K, prm[2], E[15])
-    m = act.shape[0]
-    tot, sm, sn = _totals(S, W, smax, smin, K)
-    _shift(S, XT, lptr, lidx, W, MC[1], m, -1, 0, -1, 0)
-    prof = np.empty(4)
-    code = np.empty((4, 3), dtype=np.int64)
-    _terminal(MC[1], tot, m, K, W.shape[1], prm[0], prm[1], prm[2], _free(prm), prof, code)
-    a, cl, cr = code[b, 0], code[b, 1], code[b, 2]
-    if a < 0:
+    fa = -1
+    f0 = -1
+    f1 = -1
+    known = False
+    if b == 3:
+        ha, hb = _key(S, hk)
+        j = _find(tk, tdb, ha, hb, 2, 0)
+        if j >= 0 and tv[j, 4] >= 0.0:
+            c = np.int64(tv[j, 4])
+            fa = c % CODE_BASE - 1
+            f0 = (c // CODE_BASE) % CODE_BASE - 1
+            f1 = c // (CODE_BASE * CODE_BASE) - 1
+            known = True
+    if not known:
+        act, flip, lptr, lidx = _local_features(S, indptr, indices, W, XT.shape[0], K, prm[2], E[15])
+        m = act.shape[0]
+        tot, sm, sn = _totals(S, W, smax, smin, K)
+        _shift(S, XT, lptr, lidx, W, MC[1], m, -1, 0, -1, 0)
+        prof = np.empty(4)
+        code = np.empty((4, 3), dtype=np.int64)
+        _terminal(MC[1], tot, m, K, W.shape[1], prm[0], prm[1], prm[2], _free(prm), prof, code)
+        a, cl, cr = code[b, 0], code[b, 1], code[b, 2]
+        if a >= 0:
+            if flip[a]:  # local value 0 is x = 1: the children trade places
+                cl, cr = cr, cl
+            fa = act[a]
+            f0 = act[cl] if cl >= 0 else -1
+            f1 = act[cr] if cr >= 0 else -1
+    if fa < 0:
+        tot, sm, sn = _totals(S, W, smax, smin, K)
         feat[1] = -1
         cls[1] = _class_of(tot, K)
         return
-    if flip[a]:  # local value 0 is x = 1: the children trade places
-        cl, cr = cr, cl
-    fa = act[a]
     feat[1] = fa
     buf = np.empty(S.shape[0], dtype=np.int64)
     n0, x1, x2, x3 = _split(S, XT, fa, hk, smax, buf)
     for side in range(2):
         Sc = buf[:n0].copy() if side == 0 else buf[n0:].copy()
-        c = cl if side == 0 else cr
+        fb = f0 if side == 0 else f1
         node = 2 + side
         tc, y1, y2 = _totals(Sc, W, smax, smin, K)
-        if c < 0:
+        if fb < 0:
             feat[node] = -1
             cls[node] = _class_of(tc, K)
         else:
-            fb = act[c]
             feat[node] = fb
             buf2 = np.empty(Sc.shape[0], dtype=np.int64)
             n2, z1, z2, z3 = _split(Sc, XT, fb, hk, smax, buf2)
@@ -1141,6 +1188,7 @@ def _solve3(E, S, ha, hb, b, floor):  # pragma: no cover - compiled
                     j = _place(tk, tdb, stats, h1a, h1b, 2, 0)
                     for q in range(4):
                         tv[j, q] = pr[q]
+                    tv[j, 4] = _global_code(codeT, act, flip)
                 if j0 < 0:
                     if pr[hi] + ubL - pen <= t:
                         pruned = True
@@ -1152,6 +1200,7 @@ def _solve3(E, S, ha, hb, b, floor):  # pragma: no cover - compiled
                         j = _place(tk, tdb, stats, h0a, h0b, 2, 0)
                         for q in range(4):
                             tv[j, q] = pl[q]
+                        tv[j, 4] = _global_code(codeT, act, flip)
         elif j0 < 0 or j1 < 0:
             # MC[2] comes to hold one child's pair sums: counted afresh, or moved from
             # the child held last when fewer rows lie between them (consecutive
@@ -1191,6 +1240,7 @@ def _solve3(E, S, ha, hb, b, floor):  # pragma: no cover - compiled
                 j = _place(tk, tdb, stats, h1a if side == 1 else h0a, h1b if side == 1 else h0b, 2, 0)
                 for q in range(4):
                     tv[j, q] = ph[q]
+                tv[j, 4] = _global_code(codeT, act, flip)
                 pruned = jo < 0 and ph[hi] + ub_o - pen <= t
             if pruned:
                 for q in range(4):
@@ -1205,6 +1255,7 @@ def _solve3(E, S, ha, hb, b, floor):  # pragma: no cover - compiled
                 j = _place(tk, tdb, stats, h0a if side == 1 else h1a, h0b if side == 1 else h1b, 2, 0)
                 for q in range(4):
                     tv[j, q] = po[q]
+                tv[j, 4] = _global_code(codeT, act, flip)
         pf = f
         pvl = pl[3]
         pvr = pr[3]
@@ -1808,7 +1859,7 @@ def table_layout(X, ones) -> tuple:
 
 
 def _empty_table(slots: int):
-    return (np.zeros((slots, 2), dtype=np.uint64), np.full((slots, 2), -1, dtype=np.int64), np.zeros((slots, 4)))
+    return (np.zeros((slots, 2), dtype=np.uint64), np.full((slots, 2), -1, dtype=np.int64), np.zeros((slots, 5)))
 
 
 def _empty_stack(levels: int, P: int, F: int):
