@@ -286,23 +286,46 @@ def test_the_compiled_clock_is_the_clock_of_the_deadline() -> None:
     assert GainDP(X, count, s, 0.0, 0)._engine.stats[5] == 0  # no deadline
 
 
+def _in_a_thread(work):
+    out: dict = {}
+    worker = threading.Thread(target=lambda: out.setdefault("value", work()))
+    worker.start()
+    worker.join()
+    return out["value"]
+
+
 def test_the_deadline_watch_ends_with_the_search(monkeypatch) -> None:
-    """The thread that sets the flag at the deadline ends when the search closes it
-    (or once the deadline is gone), not at the deadline an hour later, nor at its next
-    look at the clock: with looks 60 s apart, close() still ends it within a second
-    (no tight wall-clock bound, which a saturated machine could break)."""
+    """The thread that sets the flag at a stop request (asked for outside the main
+    thread) ends when the search closes it, not at the deadline an hour later, nor at its
+    next look at the clock: with looks 60 s apart, close() still ends it within a second
+    (no tight wall-clock bound, which a saturated machine could break); it sets the flag
+    at a Stop."""
     monkeypatch.setattr(dp_module, "WATCH_SECONDS", 60.0)
-    deadline = Deadline(time.perf_counter() + 3600)
-    flag = deadline.flag()
+    deadline = Deadline(time.perf_counter() + 3600, threading.Event())
+    flag = _in_a_thread(deadline.flag)
     watch_ended = deadline._watcher
     time.sleep(0.05)  # the watch is asleep in its 60 s wait
     assert not watch_ended.is_set() and not flag[0]
     deadline.close()
     assert watch_ended.wait(1.0) and not flag[0]
-    late = Deadline(time.perf_counter() + 0.05)
-    assert not late.flag()[0]
-    assert late._watcher.wait(1.0)
-    assert late.flag()[0] and late.passed
+    monkeypatch.setattr(dp_module, "WATCH_SECONDS", 0.01)
+    stopped = Deadline(time.perf_counter() + 3600, threading.Event())
+    flag = _in_a_thread(stopped.flag)
+    stopped.stop.set()
+    assert stopped._watcher.wait(1.0) and flag[0]
+
+
+def test_a_search_in_the_main_thread_starts_no_watch() -> None:
+    """The compiled search reads its deadline itself and, in the main thread, the stop
+    request between its slices: no watching thread (handing work to one and ending its
+    watch took about a millisecond of a small fit)."""
+    for deadline in (Deadline(time.perf_counter() + 60.0), Deadline(time.perf_counter() + 60.0, threading.Event()),
+                     Deadline()):
+        deadline.flag()
+        assert deadline._watcher is None
+    outside = Deadline(time.perf_counter() + 60.0)  # a deadline alone needs no watch anywhere
+    _in_a_thread(outside.flag)
+    assert outside._watcher is None
 
 
 def test_the_estimator_and_the_cli_take_n_jobs() -> None:

@@ -81,17 +81,32 @@ class Deadline:
 
     def flag(self) -> np.ndarray:
         """One byte the compiled search reads: set to 1 when the deadline passes or a
-        stop is requested (a watching thread sets it, at most ``WATCH_SECONDS`` late)."""
+        stop is requested.
+
+        The compiled search reads the clock itself (and sets the byte at the deadline).
+        A stop request is an event another thread sets: in the main thread the search
+        reads it between its slices (``treedp.Engine._sliced``); asked for in any other
+        thread, the byte comes with a watching thread that sets it, at most
+        ``WATCH_SECONDS`` after the request (the kernels let go of the interpreter's
+        lock).  A search in the main thread starts no thread: handing a piece of work to
+        a waiting thread and ending its watch took about a millisecond of a fit of the
+        paper's small tables, whose search takes one."""
         if self._flag is None:
             self._flag = np.zeros(1, dtype=np.uint8)
-            if math.isfinite(self.at) or self.stop is not None:
-                ref, flag, closing = weakref.ref(self), self._flag, self._closing
-                self._watcher = run_in_background(lambda: _watch(ref, flag, closing))
+        if self._watcher is None and self._needs_watch():
+            ref, flag, closing = weakref.ref(self), self._flag, self._closing
+            self._watcher = run_in_background(lambda: _watch(ref, flag, closing))
         return self._flag
 
+    def _needs_watch(self) -> bool:
+        if self.stop is not None and threading.current_thread() is not threading.main_thread():
+            return True
+        return math.isfinite(self.at) and treedp.monotonic_ns() < 0  # no clock the compiled search can read
+
     def close(self) -> None:
-        """The search is over: the watch ends at once (its thread is free for the next fit's)."""
-        self._closing.set()
+        """The search is over: the watch, if any, ends at once (its thread is free for the next fit's)."""
+        if self._watcher is not None:
+            self._closing.set()
 
 
 #: How often the deadline's watching thread looks at the clock and the stop event.
@@ -245,6 +260,7 @@ class GainDP:
         return max(0, int(budget))
 
     def _solve(self, idx: np.ndarray, depth: int, b: int, floor: float) -> float:
+        self.deadline.flag()  # (a watch on the stop request, when this thread needs one)
         value = self._engine.solve(idx, depth, b, floor)
         if self.deadline.flag()[0]:
             raise SearchStopped
@@ -255,6 +271,7 @@ class GainDP:
         (the root hook sees the best so far between pieces), or shared out among
         ``n_jobs`` threads."""
         engine = self._engine
+        self.deadline.flag()  # (a watch on the stop request, when this thread needs one)
         ha, hb, order, st = engine.prepare(idx, depth, b)
         if self.n_jobs > 1 and order.size > 1:
             value, tree = _Parallel(self, idx, depth, b, floor, ha, hb, order, st).run()
@@ -390,9 +407,12 @@ class _Parallel:
         ended = [run_in_background(partial(self.work, w, k)) for k, w in enumerate(workers)]
         reported = None
         last = time.perf_counter()
+        flag, stop = dp.deadline.flag(), dp.deadline.stop
         while not all(e.is_set() for e in ended):
             for e in ended:
                 e.wait(HOOK_SECONDS)
+            if stop is not None and stop.is_set():  # (no watching thread when this one is the main thread)
+                flag[0] = 1
             if dp.root_hook is not None and time.perf_counter() - last > HOOK_SECONDS:
                 best = self.best()
                 if best is not None and best is not reported:

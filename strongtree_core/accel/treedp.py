@@ -1783,6 +1783,8 @@ class Engine:
         stop, stats = self.E[8], self.E[9]
         if self._stop_requested is None or threading.current_thread() is not threading.main_thread():
             return kernel(self.E, *args)
+        if self._stop_requested():
+            stop[0] = 1  # (no thread watches the request for a search in the main thread: the kernel ends at once)
         real = self._deadline_ns
         now = monotonic_ns()
         if now < 0:  # no monotonic clock here: one call, the deadline read by the watching thread
