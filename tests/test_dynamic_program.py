@@ -252,10 +252,10 @@ def test_a_deep_search_in_one_call_has_its_table_made_large_first() -> None:
     dp = GainDP(X, count, s, 0.0, 0)
     engine = dp._engine
     three = dp.exact(idx, 3)
-    assert engine.E[11].shape[0] < treedp.DEEP_TABLE_SLOTS
+    assert engine.E[11].shape[0] < treedp.table_slots(9, 4)
     held = int(engine.stats[3])
     value, tree = dp.exact(idx, 4)
-    assert engine.E[11].shape[0] == treedp.DEEP_TABLE_SLOTS
+    assert engine.E[11].shape[0] == treedp.table_slots(9, 4)
     assert engine.stats[4] == 0 and engine.stats[3] > held
     assert dp.exact(idx, 3) == three  # the same answer after the move
     truth = _recursion(X, s, count, idx, 4, 0.0, 0, 15)

@@ -189,7 +189,7 @@ def exact_solve(
     # The matrix products are small: one BLAS thread each avoids threads that
     # wait on each other when the machine is busy (seen: 30x slower).
     try:
-        with one_blas_thread():
+        with one_blas_thread(data.n_patterns * data.n_features):
             try:
                 return run.solve(starts)
             except SearchStopped:

@@ -1630,9 +1630,12 @@ library.preload()
 # ------------------------------------------------------------------ the Python side
 #: Seed of the patterns' random keys (fixed: the same search every run).
 KEY_SEED = 0x5EED_7AEE
-#: Table slots at the start (doubled between pieces of the top while more than half full).
+#: Table slots at the start, at most (doubled between pieces of the top while more than half
+#: full): see :func:`table_slots`.
 TABLE_SLOTS = 1 << 14
-#: Most table slots (64 bytes each): past it a full table overwrites entries.
+#: Table slots at the start, at least.
+MIN_TABLE_SLOTS = 1 << 8
+#: Most table slots (72 bytes each): past it a full table overwrites entries.
 MAX_TABLE_SLOTS = 1 << 21
 #: Table slots before a search of depth >= 4 made in one compiled call (``solve``): it
 #: cannot grow its table on the way, as a search in pieces does (with 16,384 slots,
@@ -1707,7 +1710,7 @@ class Engine:
         MC = np.empty((3, F, F, W.shape[1]))
         shared = np.full(1, -np.inf) if shared is None else shared
         loc = np.full(F, -1, dtype=np.int64)
-        table = _empty_table(TABLE_SLOTS)
+        table = _empty_table(table_slots(F, 3))
         stack = _empty_stack(1, P, F)
         self.P, self.F = P, F
         self.E = (*fixed, stop, stats, MC, *table, shared, loc, *stack)
@@ -1751,8 +1754,8 @@ class Engine:
         """best(idx, depth, budget) if it exceeds ``floor`` (exact), else a bound <= floor."""
         self._levels(depth)
         self.grow()
-        if depth >= 4 and self.E[11].shape[0] < DEEP_TABLE_SLOTS:
-            self._resize(DEEP_TABLE_SLOTS)
+        if depth >= 4 and self.E[11].shape[0] < table_slots(self.F, depth):
+            self._resize(table_slots(self.F, depth))
         return float(self._sliced(_solve, idx, int(depth), int(budget), float(floor)))
 
     def entry(self, idx: np.ndarray, depth: int, budget: int) -> tuple[float, float, int, int]:
@@ -1848,6 +1851,42 @@ class Engine:
                 self.tree(idx[right], depth - 1, min(budget - 1 - bl, cap)))
 
 
+def table_slots(F: int, depth: int) -> int:
+    """Slots for a search of ``depth`` over ``F`` features made in one compiled call (it
+    cannot grow its table on the way), the table at most half full: depth 3 keeps 2F
+    depth-2 profiles and a top entry per budget; depth 4 at most 2F depth-3 sets (8
+    budgets each) and 4F^2 depth-2 ones; deeper ones ``DEEP_TABLE_SLOTS``.  Zeroing 16,384
+    slots took a tenth of a millisecond of every small fit, 262,144 a millisecond."""
+    if depth <= 3:
+        need, cap = 2 * (2 * F + 8), TABLE_SLOTS
+    elif depth == 4:
+        need, cap = 2 * (4 * F * F + 16 * F + 8), DEEP_TABLE_SLOTS
+    else:
+        return DEEP_TABLE_SLOTS
+    return min(cap, max(MIN_TABLE_SLOTS, 1 << (need - 1).bit_length()))
+
+
+#: Patterns up to which the patterns' random keys are cut from one draw kept by the process.
+KEPT_KEYS = 1 << 20
+_keys = np.zeros((0, 2), dtype=np.uint64)
+
+
+def pattern_keys(P: int) -> np.ndarray:
+    """(P, 2) random keys of the patterns (Zobrist hashing of sets), from ``KEY_SEED``: the
+    same for every search (row i of a draw does not depend on the draw's length); the first
+    million are kept (a generator made for every fit took 0.05 ms of a small one)."""
+    global _keys
+    if P > KEPT_KEYS:
+        return _draw_keys(P)
+    if _keys.shape[0] < P:
+        _keys = _draw_keys(min(KEPT_KEYS, max(P, 2 * _keys.shape[0], 1024)))
+    return _keys[:P]
+
+
+def _draw_keys(P: int) -> np.ndarray:
+    return np.random.default_rng(KEY_SEED).integers(0, np.iinfo(np.uint64).max, (P, 2), dtype=np.uint64, endpoint=True)
+
+
 def table_layout(X, ones) -> tuple:
     """The arrays of an :class:`Engine` that depend on the features alone (not on the
     gains), shared by every search over the same table: the features by rows
@@ -1856,8 +1895,7 @@ def table_layout(X, ones) -> tuple:
     XT = np.ascontiguousarray((np.asarray(X) > 0.5).T, dtype=np.uint8)
     indptr = np.ascontiguousarray(ones[0], dtype=np.int64)
     indices = np.ascontiguousarray(ones[1], dtype=np.int64)
-    hk = np.random.default_rng(KEY_SEED).integers(0, np.iinfo(np.uint64).max, (P, 2), dtype=np.uint64, endpoint=True)
-    return XT, indptr, indices, hk
+    return XT, indptr, indices, pattern_keys(P)
 
 
 def _empty_table(slots: int):
