@@ -165,6 +165,29 @@ GAP_MET_AT_LIMIT = (
 )
 
 
+#: Where a search has proved no bound better than "every row right": a bound of all the rows
+#: would say nothing, so none is shown.
+NO_BOUND_YET = "no bound yet"
+#: A heuristic's tree: it never proves a bound.
+NO_BOUND_HEURISTIC = "none (a heuristic proves no bound)"
+
+
+def bound_words(bound: Any, status: str = "running", objective: str | None = None, regularization: float = 0.0,
+                n_rows: int | None = None) -> str:
+    """A bound for a card, a log row or a sentence: the number (with ``objective``, what it
+    caps: "at most 700 correct rows (91.1%)"), else "no bound yet" (a search stopped or still
+    at work before it proved one), or a heuristic's "none"."""
+    if not _missing(bound):
+        if objective is None:
+            return fmt(bound)
+        return "at most " + objective_value(bound, objective, regularization, n_rows)
+    return NO_BOUND_HEURISTIC if status == "heuristic" else NO_BOUND_YET
+
+
+#: A stopped search's tree, with no bound proven: how far it may be is not known.
+NO_BOUND_SENTENCE = " No bound was proven before the search stopped: how far this tree may be from the best is not known."
+
+
 def gap_words(status: str, gap: Any) -> str:
     """The gap beside a solve's status: "gap 1.2%", or what a zero gap means when the solve was not proven."""
     if status != "optimal" and not _missing(gap) and float(gap) == 0.0:

@@ -19,7 +19,7 @@ import streamlit as st
 
 from strongtree_studio.jobs import JobSnapshot
 from strongtree_studio.ticks import seconds_x
-from strongtree_studio.words import JOB_STATE, count_of, event_words, fmt, status_word
+from strongtree_studio.words import JOB_STATE, bound_words, count_of, event_words, fmt, status_word
 
 MSG_QUEUED = (
     "Waiting for a free solver: {running} running now (the server runs at most {limit} at a time) "
@@ -240,7 +240,7 @@ def solver_log(points: Sequence[dict[str, Any]], rows: int = LOG_ROWS) -> pd.Dat
                 or (changed and message in ("", "searching")):
             what = event_words(message) if message not in ("", "searching") else _what_changed(p, previous)
             entries.append({"time": fmt(p["elapsed"], "seconds"), "step": what, "best": fmt(p["objective"]),
-                            "bound": fmt(p["bound"]), "gap": fmt(p["gap"], "percent")})
+                            "bound": bound_words(p["bound"]), "gap": fmt(p["gap"], "percent")})
         previous = p
     return pd.DataFrame(entries[::-1][:rows], columns=["time", "step", "best", "bound", "gap"])
 

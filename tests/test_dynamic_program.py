@@ -158,6 +158,115 @@ def test_the_compiled_and_numpy_programs_agree(seed) -> None:
     assert _value(X, s, count, ours[1], pen, min_leaf)[0] == pytest.approx(ours[0], abs=1e-9)
 
 
+def _check_sides(top, dp, s, pen) -> None:
+    """The bounds on the sides of the top's features not tried, against the similarity
+    bound counted set by set from the sides of those tried, and against the sides' optima."""
+    X = dp._Xe
+    fresh = GainDP(X, dp.count, s, pen, 0)
+    smax, smin = s.max(axis=1), s.min(axis=1)
+    every = np.arange(X.shape[0])
+    sides = {int(f): (set(every[X[:, f] == 0]), set(every[X[:, f] == 1])) for f in top.order}
+
+    def total(values, rows):
+        return float(sum(values[i] for i in rows))
+
+    positions, left, right = top.sides((dp._engine,))
+    tried = np.flatnonzero(top.done)
+    assert list(positions) == list(np.flatnonzero(~top.done))
+    for pos in tried:  # the children of a feature tried: bounds on their optima
+        for side, bound in zip(sides[int(top.order[pos])], top._children[int(pos)]):
+            assert bound >= fresh.exact(np.array(sorted(side)), 3)[0] - 1e-9
+    for k, pos in enumerate(positions):
+        for j, (got, mine) in enumerate(((left[k], 0), (right[k], 1))):
+            S_ = sides[int(top.order[pos])][mine]
+            want = total(smax, S_)
+            for g in tried:
+                for other, v in zip(sides[int(top.order[g])], top._children[int(g)]):
+                    want = min(want, v + total(smax, S_ - other) - total(smin, other - S_))
+            assert got == pytest.approx(want, abs=1e-9)
+            assert got >= fresh.exact(np.array(sorted(S_)), 3)[0] - 1e-9
+    # the bound: the best so far, or the best of the features left (each with its split's pen)
+    best = float(s[:, 0].sum())
+    worst_left = min(top.trivial, float((left + right).max()) - pen)
+    assert top.bound((dp._engine,), best, fresh=True) == pytest.approx(max(best, worst_left), abs=1e-9)
+
+
+def _cut_columns(rng, n: int, columns: int, cuts: int, integer_gains: bool):
+    """Continuous columns cut at ``cuts`` quantiles each (nested 0/1 features, as DL8.5's
+    tables), labels from a noisy rule on them; gains class counts or arbitrary (negative too)."""
+    Z = rng.normal(size=(n, columns))
+    X = np.column_stack([Z[:, c] > t for c in range(columns)
+                         for t in np.quantile(Z[:, c], np.arange(1, cuts + 1) / (cuts + 1))]).astype(float)
+    y = ((Z[:, 0] + Z[:, 1] * Z[:, 2] + rng.normal(0, 0.7, n)) > 0).astype(int)
+    if integer_gains:
+        s = np.zeros((n, 2))
+        s[np.arange(n), y] = rng.integers(1, 3, n)
+        return X, s, s.sum(axis=1)
+    s = rng.normal(size=(n, 2)).round(2)
+    s[np.arange(n), y] += 1.0
+    return X, s, rng.integers(1, 3, n).astype(float)
+
+
+@pytest.mark.parametrize("seed,integer_gains,pen,n_jobs",
+                         [(0, True, 0.0, 1), (1, True, 0.0, 1), (2, False, 0.0, 1), (3, True, 0.5, 1),
+                          (4, False, 0.3, 1), (5, True, 0.0, 2), (6, False, 0.0, 2)])
+def test_a_stopped_top_reports_a_bound_from_the_features_it_tried(seed, integer_gains, pen, n_jobs,
+                                                                   monkeypatch) -> None:
+    """Depth 4 on nested thresholds: every bound the top reports while features are left
+    (after each of them, and when stopped) is at least the optimum (every tree's value),
+    and some, before the search ends, are below every pattern at its best class: the
+    features tried bound those left by the similarity of their sides."""
+    monkeypatch.setattr(dp_module, "HOOK_SECONDS", 0.0)
+    monkeypatch.setattr(dp_module, "TOP_BOUND_SECONDS", 0.0)
+    monkeypatch.setattr(dp_module, "PIECE_FEATURES", 1)
+    monkeypatch.setattr(dp_module, "PAIR_CHUNK", 50)  # the pair sums counted in pieces of patterns
+    rng = np.random.default_rng(seed)
+    X, s, count = _cut_columns(rng, 160, 3, 5, integer_gains)
+    idx = np.arange(X.shape[0])
+    optimum, _ = GainDP(X, count, s, pen, 0).exact(idx, 4)
+    everything = float(s.max(axis=1).sum()) - pen
+    said = []
+    piece = treedp.Engine.piece
+    tops = []
+
+    class Recorded(dp_module._TopBound):
+        def __init__(self, *args):
+            super().__init__(*args)
+            tops.append(self)
+
+    monkeypatch.setattr(dp_module, "_TopBound", Recorded)
+    for stop_after in (None, 2, 6, 10, 13):  # pieces (one feature each) begun before a stop
+        stop = threading.Event()
+        begun = [0]
+        seen = []
+
+        def counted(engine, *args, begun=begun, stop=stop, stop_after=stop_after):
+            begun[0] += 1
+            if stop_after is not None and begun[0] > stop_after:
+                stop.set()
+                engine.E[8][0] = 1  # (the flag every thread's search reads: no wait for the watch)
+            return piece(engine, *args)
+
+        def hook(value, tree, bound, seen=seen):
+            seen.append(bound)
+            assert _value(X, s, count, tree, pen, 0)[0] == pytest.approx(value, abs=1e-9)
+
+        monkeypatch.setattr(treedp.Engine, "piece", counted)
+        dp = GainDP(X, count, s, pen, 0, Deadline(stop=stop), n_jobs=n_jobs)
+        dp.root_hook = hook
+        try:
+            assert dp.exact(idx, 4)[0] == pytest.approx(optimum, abs=1e-9)
+        except SearchStopped:
+            assert stop_after is not None
+        assert all(bound >= optimum - 1e-9 for bound in seen)
+        said += [bound for bound in seen if bound < everything - 1e-9 and bound > optimum + 1e-9]
+        if n_jobs == 1 and stop_after is not None and 0 < tops[-1].done.sum() < tops[-1].done.size:
+            _check_sides(tops[-1], dp, s, pen)
+    # a bound that says something before the proof (in one thread: with two, which features
+    # are left when the stop comes varies from run to run)
+    assert said or n_jobs > 1
+
+
 @pytest.mark.parametrize("budget,min_leaf,pen", [(None, 0, 0.0), (None, 0, 0.7), (5, 0, 0.0), (None, 8, 0.0), (9, 4, 0.3)])
 def test_threads_agree_with_one_thread_exactly(budget, min_leaf, pen) -> None:
     """Depth 4, the top's features shared among 2 and 3 threads: the same optimum,

@@ -269,6 +269,10 @@ class _Run:
         self.best_value = NEG
         # Every row at its best class: no tree does better.
         self.bound = (1.0 - problem.lambda_) * float(problem.G.max(axis=1).sum(axis=0).min())
+        # A bound of every row right says nothing: not reported (see shown_bound).
+        self._says_nothing = (1.0 - problem.lambda_) * float(problem.G.sum(axis=(0, 1)).min()) \
+            - problem.lambda_ * (2 ** problem.depth - 1)
+        self._alike: float | None = None  # alike_rows_bound, when first reported
         self.explored = 0
         self.detail = ""
         self._reported: TreeQuantities | None = None
@@ -340,8 +344,21 @@ class _Run:
             tree = tree_to_structure(self.best.tree, self.p.depth)
             self._reported = self.best
         objective = None if self.best is None else self.best_value
-        bound = None if not math.isfinite(self.bound) else max(self.bound, self.best_value)
-        self._report(objective, bound, self.explored, tree, message)
+        self._report(objective, self.shown_bound(), self.explored, tree, message)
+
+    def shown_bound(self) -> float | None:
+        """The bound to report: the search's, or the rows' alike (:func:`alike_rows_bound`),
+        whichever is lower; None while neither is below every row right (a bound of all the
+        rows says nothing: "no bound yet")."""
+        nothing = self._says_nothing - TOLERANCE * max(1.0, abs(self._says_nothing))
+        bound = self.bound
+        if bound >= nothing:  # (counted only then: a search that proves a bound pays nothing)
+            if self._alike is None:
+                self._alike = (1.0 - self.p.lambda_) * alike_rows_bound(self.p)
+            bound = min(bound, self._alike)
+        if not math.isfinite(bound) or bound >= nothing:
+            return None
+        return max(bound, self.best_value)
 
     def closed(self) -> bool:
         """The incumbent meets the bound, or the bound is below every tree's value (infeasible)."""
@@ -357,9 +374,7 @@ class _Run:
     def result(self, status: str, reason: str) -> ExactResult:
         structure = None if self.best is None else tree_to_structure(self.best.tree, self.p.depth)
         objective = None if self.best is None else self.best_value
-        bound = None if not math.isfinite(self.bound) else max(self.bound, self.best_value)
-        if status == "optimal":
-            bound = objective
+        bound = objective if status == "optimal" else self.shown_bound()
         if status == "infeasible":
             structure, objective, bound = None, None, None
         return ExactResult(status, structure, objective, bound, time.perf_counter() - self.t0,
@@ -483,6 +498,31 @@ class _Run:
             if self.closed():
                 return self.result("optimal", f"branch-and-bound on the Lagrangian bound, {self.explored:,} nodes")
             width *= 2
+
+
+#: Features up to which rows alike are found exactly (each row's features as one 64-bit number).
+ALIKE_FEATURES = 64
+
+
+def alike_rows_bound(p: LinearProblem) -> float:
+    """A bound on every tree's objective part (the lowest part's), before any search: rows alike
+    in every feature land in the same leaf, so of each set of alike rows at most those of one
+    class can be right (``sum over the sets of max_k``; a pattern holds the rows of one class,
+    so alike rows of several classes are several patterns).  Counted exactly for up to
+    ``ALIKE_FEATURES`` features; above that every pattern at its best class."""
+    P, F = p.X.shape
+    if F > ALIKE_FEATURES or P == 0:
+        return float(p.G.max(axis=1).sum(axis=0).min())
+    packed = np.packbits(p.X > 0.5, axis=1)
+    keys = np.zeros(P, dtype=np.uint64)
+    for b in range(packed.shape[1]):
+        keys = (keys << np.uint64(8)) | packed[:, b].astype(np.uint64)
+    _, same = np.unique(keys, return_inverse=True)
+    K, J = p.G.shape[1], p.G.shape[2]
+    best = np.zeros((same.max() + 1, J))
+    for j in range(J):
+        best[:, j] = np.max([np.bincount(same, weights=p.G[:, k, j], minlength=best.shape[0]) for k in range(K)], axis=0)
+    return float(best.sum(axis=0).min())
 
 
 def _branching_bound_only(p: LinearProblem) -> bool:

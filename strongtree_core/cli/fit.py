@@ -46,6 +46,7 @@ from strongtree_core.encoding.groups import MAX_GROUPS
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.estimator import StrongTreeClassifier
 from strongtree_core.sweep.signals import block_sigint_in_this_thread, kill_worker_processes
+from strongtree_core.words import bound_words
 
 #: Seconds between two looks at the worker (and two redraws of the progress bar).
 POLL_SECONDS = 0.2
@@ -190,7 +191,7 @@ def report(clf: StrongTreeClassifier, accuracy: float, out) -> None:
     rec = clf.record_
     print(clf.tree_.to_text(), file=out)
     print(file=out)
-    gap = "n/a" if rec.gap is None else f"{100 * rec.gap:.2f}%"
+    gap = f"n/a ({bound_words(rec.bound, rec.status)})" if rec.gap is None else f"{100 * rec.gap:.2f}%"
     print(f"status: {rec.status}{' (certified optimal)' if rec.certified else ''}   gap: {gap}   time: {rec.runtime:.2f}s",
           file=out)
     print(f"method: {rec.formulation} on {rec.backend}; {rec.choice}", file=out)

@@ -41,7 +41,7 @@ from strongtree_core.report.references import CART_NAME, references
 from strongtree_core.report.settings import settings_rows
 from strongtree_core.tree import FittedTree
 from strongtree_core.tree.summary import tree_summary
-from strongtree_core.words import class_counts, count_of, fmt, objective_value, route_words, status_word
+from strongtree_core.words import NO_BOUND_SENTENCE, bound_words, class_counts, count_of, fmt, objective_value, route_words, status_word
 
 PARTS = {"train": "training rows", "test": "test rows"}
 MODEL_WORDS = {THIS_TREE: "This tree", UNCONSTRAINED: "The same tree without the fairness constraint",
@@ -191,7 +191,7 @@ def _certificate(inp: ReportInput) -> tuple[str, list[tuple[str, str]]]:
         ("Status", f"{word.label}: {word.sentence}"),
         ("Best tree", objective_value(record.objective, objective, regularization, record.n_rows)
          if record.objective is not None else "–"),
-        ("Bound", fmt(record.bound) if record.bound is not None else "none (no proof was attempted)"),
+        ("Bound", bound_words(record.bound, record.status, objective, regularization, record.n_rows)),
         ("Gap", fmt(record.gap, "percent")),
         ("Time", fmt(record.runtime, "seconds")),
         ("Method", route_words(record.method, record.backend) if record.method else "–"),
@@ -209,8 +209,11 @@ def _certificate(inp: ReportInput) -> tuple[str, list[tuple[str, str]]]:
     else:
         sentence = f"{word.label}: {word.sentence}."
         if record.gap is not None:
-            sentence += (f" The best tree found is within {fmt(record.gap, 'percent')} of the best possible (bound "
-                         f"{fmt(record.bound)}) after {fmt(record.runtime, 'seconds')}.")
+            sentence += (f" The best tree found is within {fmt(record.gap, 'percent')} of the best possible (bound: "
+                         f"{bound_words(record.bound, record.status, objective, regularization, record.n_rows)}) after "
+                         f"{fmt(record.runtime, 'seconds')}.")
+        elif record.bound is None and record.objective is not None and record.status != "heuristic":
+            sentence += NO_BOUND_SENTENCE
     return sentence, facts
 
 

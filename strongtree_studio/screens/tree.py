@@ -10,7 +10,7 @@ from strongtree_studio.shown import group_mix, shown, shown_label
 from strongtree_studio.treechart import collapse_controls, size_control, tree_chart
 from strongtree_studio.treeview import legend_html, path_in_words
 from strongtree_studio.views import status_badge
-from strongtree_studio.words import fmt, gap_words, objective_value, route_words
+from strongtree_studio.words import bound_words, fmt, gap_words, objective_value, route_words
 
 st.title("Tree")
 
@@ -82,9 +82,11 @@ if row is not None:
         st.dataframe(row.T.rename(columns=lambda _: "value").astype(str), height=260)
 
 st.markdown("##### How it was solved")
+model_words = (result.model.objective, result.model.regularization, record.n_rows)
 st.markdown(
-    f"Best tree {objective_value(record.objective, result.model.objective, result.model.regularization, record.n_rows)}"
-    f" · bound {fmt(record.bound)} · {gap_words(record.status, record.gap)} · {fmt(record.runtime, 'seconds')} · "
+    f"Best tree {objective_value(record.objective, *model_words)}"
+    f" · bound {bound_words(record.bound, record.status, *model_words)} · {gap_words(record.status, record.gap)} · "
+    f"{fmt(record.runtime, 'seconds')} · "
     f"{route_words(record.method, record.backend)}"
 )
 
