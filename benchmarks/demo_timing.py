@@ -15,13 +15,18 @@ clicks **Live demo**, and records in the page, every 50 ms, from the click:
 ``proof``
     the Gap card reads 0.0 %;
 ``banner``
-    the green "Proven optimal" banner is shown;
+    the banner of a certificate is shown (green "Proven optimal", or blue "Optimal over kept
+    thresholds" when the thresholds searched are those the encoding kept);
 ``stored``
     the "Explore the tree" link is shown (the comparison tree without fairness
     constraints solved and the run stored);
 
 and, when the banner shows and when the run is stored, where the progress chart's bottom
 edge lies (inside the first 720 px when it is at most 720).
+``--fresh-kernels`` gives every server new, empty kernel caches (``STRONGTREE_CACHE_DIR``,
+``NUMBA_CACHE_DIR``): the first start on a fresh machine, where the server prepares the
+compiled exact search and the demo waits for it; the seconds from ``streamlit run`` to the
+click are printed too, so that ``start`` + an event is the time from ``streamlit run``.
 ``--burners N`` runs N busy loops beside the server (a busy machine).  The load average
 before each run is printed: the machine this runs on may be shared.  ``--before PATH``
 also runs another checkout of the app (e.g. ``git archive`` of the commit before a
@@ -30,6 +35,7 @@ change), one run of each in turn, so that both meet the same load.
     python -m benchmarks.demo_timing --runs 5
     python -m benchmarks.demo_timing --runs 3 --burners 2
     python -m benchmarks.demo_timing --runs 3 --before /tmp/before
+    python -m benchmarks.demo_timing --runs 2 --fresh-kernels --burners 2 --timeout 900
 """
 
 from __future__ import annotations
@@ -76,8 +82,8 @@ RECORDER = """() => {
     }
     if (filled(explored) && explored !== '0') mark('explored');
     if (gap === '0.0%') mark('proof');
-    const banner = [...document.querySelectorAll('[data-testid="stAlertContentSuccess"]')]
-      .find(e => e.innerText.includes('Proven optimal'));
+    const banner = [...document.querySelectorAll('[data-testid="stAlertContentSuccess"], [data-testid="stAlertContentInfo"]')]
+      .find(e => e.innerText.includes('Proven optimal') || e.innerText.includes('Optimal over kept thresholds'));
     if (banner) {
       const chart = document.querySelector('[data-testid="stVegaLiteChart"]');
       const r = chart ? chart.getBoundingClientRect() : null;
@@ -106,10 +112,13 @@ def _burn(stop) -> None:  # pragma: no cover - a busy loop in a child process
 class _Server:
     """``streamlit run app.py`` with its own run history, in its own process group."""
 
-    def __init__(self, folder: Path, repo: Path = REPO) -> None:
+    def __init__(self, folder: Path, repo: Path = REPO, fresh_kernels: bool = False) -> None:
         self.port = _free_port()
         self.log = open(folder / "streamlit.log", "wb")
+        self.started = time.monotonic()
         env = dict(os.environ, STRONGTREE_RUNS_DB=str(folder / "runs.sqlite3"))
+        if fresh_kernels:
+            env.update(STRONGTREE_CACHE_DIR=str(folder / "kernels"), NUMBA_CACHE_DIR=str(folder / "numba"))
         self.process = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
              str(self.port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
@@ -138,10 +147,10 @@ class _Server:
         self.log.close()
 
 
-def one_run(browser, settle: float, timeout: float, repo: Path = REPO) -> dict:
+def one_run(browser, settle: float, timeout: float, repo: Path = REPO, fresh_kernels: bool = False) -> dict:
     """A fresh server, the Data page, a pause, the click, and the events until the run is stored."""
     with tempfile.TemporaryDirectory() as folder:
-        server = _Server(Path(folder), repo)
+        server = _Server(Path(folder), repo, fresh_kernels)
         try:
             context = browser.new_context(viewport=VIEWPORT)
             page = context.new_page()
@@ -152,6 +161,7 @@ def one_run(browser, settle: float, timeout: float, repo: Path = REPO) -> dict:
             button = page.get_by_role("button", name="Live demo")
             button.wait_for(timeout=30_000)
             page.evaluate(RECORDER)
+            clicked = time.monotonic() - server.started
             button.click()
             deadline = time.monotonic() + timeout
             seen: dict = {}
@@ -162,7 +172,7 @@ def one_run(browser, settle: float, timeout: float, repo: Path = REPO) -> dict:
                 page.wait_for_timeout(200)
             seen = page.evaluate("() => window.__demo || {}")
             context.close()
-            return {"load": load, **seen}
+            return {"load": load, "start": clicked, **seen}
         finally:
             server.close()
 
@@ -174,6 +184,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--burners", type=int, default=0, help="busy loops beside the server")
     parser.add_argument("--timeout", type=float, default=180.0)
     parser.add_argument("--before", type=Path, default=None, help="another checkout, run in turn with this one")
+    parser.add_argument("--fresh-kernels", action="store_true", help="new, empty kernel caches for every server")
     args = parser.parse_args(argv)
     checkouts = [("this", REPO)] + ([("before", args.before.resolve())] if args.before else [])
 
@@ -189,7 +200,7 @@ def main(argv: list[str] | None = None) -> None:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"])
             for i in range(args.runs):
                 for label, repo in checkouts:
-                    row = one_run(browser, args.settle, args.timeout, repo)
+                    row = one_run(browser, args.settle, args.timeout, repo, args.fresh_kernels)
                     rows[label].append(row)
                     cells = "  ".join(f"{name} {row[name]['t']:5.1f}" if name in row else f"{name}   —  "
                                       for name in EVENTS)
@@ -198,7 +209,8 @@ def main(argv: list[str] | None = None) -> None:
                         seen = row.get(event, {})
                         bottom = seen.get("chart_bottom")
                         where.append(f"{event} {'—' if bottom is None else f'{bottom:.0f}'}")
-                    print(f"{label:<6} run {i + 1}  load {row['load']:4.1f}  {cells}  chart's bottom edge (px of "
+                    print(f"{label:<6} run {i + 1}  load {row['load']:4.1f}  start {row['start']:5.1f}  {cells}  "
+                          f"chart's bottom edge (px of "
                           f"{VIEWPORT['height']}) at the {', '.join(where)}", flush=True)
             browser.close()
     finally:

@@ -17,9 +17,10 @@ interleaved repeat by repeat:
 ``jit, new cache`` / ``jit, numba cache``
     ``STRONGTREE_KERNELS=jit``: numba compiles in the process, with an empty or
     a filled numba cache (how every process worked before);
-``before``
+``before`` / ``before, installed``
     with ``--before PATH``: another checkout of the library (e.g. the commit
-    before this change, ``git archive``), with a new numba cache.
+    before this change, ``git archive``), with new cache folders, or with the
+    library built above (when the kernels' sources are the same).
 
 Also, per scenario, ``time_limit=0.5`` on the first fit of a process on a fit that
 needs longer (German credit split 1, depth 4, statistical parity 0.01): the wall
@@ -62,10 +63,15 @@ for _ in range(3):
     a, b = time.perf_counter(), time.process_time()
     StrongTreeClassifier(depth=3).fit(X, y)
     fits.append((time.perf_counter() - a, time.process_time() - b, tier_of()))
-if library is not None and library._builder is not None and os.environ.get("STOP_BUILD"):
-    # this process's background build: stopped, so that the next repeat starts from nothing
-    library._builder.kill()
-    library._builder.wait()
+if os.environ.get("STOP_BUILD"):  # this process's background builds: stopped, so that the next repeat starts anew
+    import importlib
+    for name in ("kernels", "ordered", "treedp"):
+        built = getattr(importlib.import_module(f"strongtree_core.accel.{name}"), "library", None)
+        if built is not None and hasattr(built, "stop_build"):
+            built.stop_build()
+        elif built is not None and built._builder is not None:  # an older checkout
+            built._builder.kill()
+            built._builder.wait()
 print(json.dumps({"import": [w1 - w0, c1 - c0], "fits": fits}))
 """
 
@@ -82,9 +88,15 @@ m = StrongTreeClassifier(depth=4, time_limit=0.5, fairness="statistical_parity",
 wall = time.perf_counter() - a
 from strongtree_core.accel import kernels
 library = getattr(kernels, "library", None)
-if library is not None and library._builder is not None and os.environ.get("STOP_BUILD"):
-    library._builder.kill()
-    library._builder.wait()
+if os.environ.get("STOP_BUILD"):
+    import importlib
+    for name in ("kernels", "ordered", "treedp"):
+        built = getattr(importlib.import_module(f"strongtree_core.accel.{name}"), "library", None)
+        if built is not None and hasattr(built, "stop_build"):
+            built.stop_build()
+        elif built is not None and built._builder is not None:  # an older checkout
+            built._builder.kill()
+            built._builder.wait()
 print(json.dumps({"wall": wall, "status": m.record_.status}))
 """
 
@@ -112,8 +124,10 @@ def scenario_env(name: str, scratch: Path, built: Path, numba_warm: Path, before
         env["STRONGTREE_KERNELS"] = "jit"
         if name == "jit, numba cache":
             env["NUMBA_CACHE_DIR"] = str(numba_warm)
-    elif name == "before":
+    elif name.startswith("before"):
         env["PYTHONPATH"] = os.pathsep.join([before or "", str(REPO)])
+        if name == "before, installed":  # the kernels' sources are the same: the library built above serves both
+            env["STRONGTREE_CACHE_DIR"] = str(built)
     return env
 
 
@@ -125,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-limit", action="store_true", help="skip the time_limit=0.5 runs")
     args = ap.parse_args(argv)
     require_data()
-    scenarios = ["new folders", "installed", "jit, new cache", "jit, numba cache"] + (["before"] if args.before else [])
+    scenarios = ["new folders", "installed", "jit, new cache", "jit, numba cache"] + (["before", "before, installed"] if args.before else [])
     with tempfile.TemporaryDirectory(prefix="first-fit-") as tmp:
         scratch = Path(tmp)
         built, numba_warm = scratch / "built", scratch / "numba-warm"

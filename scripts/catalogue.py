@@ -45,6 +45,13 @@ MODULES = {
     "tests/test_hostile_sweeps.py": ("library / CLI: sweeps and outputs", "hand-made splits, frontiers, huge grids, "
                                      "output formats, formula cells"),
     "tests/test_interrupts.py": ("command line: Ctrl-C and lost workers", "every sweep backend and fit route"),
+    "tests/test_hostile_numbers.py": ("library / CLI / app: numbers and options", "typed numbers, option values, "
+                                      "bounds a solver cannot tell from 0, stored text that is not a tree"),
+    "tests/test_hostile_text.py": ("library / CLI / dashboard: labels", "long, empty, blank, NUL and control-character "
+                                   "names through drawings, rules, reports and pages"),
+    "tests/test_hostile_private.py": ("dashboard: private files and sessions", "file modes under any umask, forged "
+                                      "and foreign tokens, server paths"),
+    "tests/test_hostile_restart.py": ("dashboard: a server killed mid-solve", "the run left behind, the open tab"),
 }
 HEADER = """# Bad and hostile inputs: the catalogue
 
@@ -110,7 +117,12 @@ def rows() -> list[tuple[str, str, str, str]]:
 
 def render() -> str:
     table = rows()
-    lines = [HEADER, f"{len(table)} cases.\n", "| # | input | surface | outcome | message or behaviour |", "|---|---|---|---|---|"]
+    refused = sum(outcome.startswith("refused") for _, _, outcome, _ in table)
+    coded = sum("exit code" in outcome for _, _, outcome, _ in table)
+    summary = (f"{len(table)} cases: {refused} refused ({coded} of them on the command line, with their exit code), "
+               f"{len(table) - refused} handled. Each is a test of the suite: a hang, a traceback, a silent wrong "
+               "answer, a file or session open to others, or a lost run or point would fail it.\n")
+    lines = [HEADER, summary, "| # | input | surface | outcome | message or behaviour |", "|---|---|---|---|---|"]
     for k, (what, surface, outcome, message) in enumerate(table, 1):
         lines.append(f"| {k} | {_cell(what)} | {_cell(surface)} | {outcome} | {_cell(message)} |")
     return "\n".join(lines) + "\n"
@@ -126,7 +138,7 @@ def main(argv=None) -> int:
         return 0 if current == text else 1
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(text, encoding="utf-8")
-    print(f"{OUT.relative_to(ROOT)}: {text.count(chr(10)) - HEADER.count(chr(10)) - 3} cases")
+    print(f"{OUT.relative_to(ROOT)}: {text.count(chr(10) + '| ') - 1} cases")
     return 0
 
 

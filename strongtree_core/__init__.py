@@ -4,33 +4,44 @@ Data flows one way: ``encoding`` (tables to binary features and weighted
 patterns) -> ``formulation`` (FlowOCT / BendersOCT as arrays) -> ``solvers``
 (HiGHS, SCIP, Gurobi) -> ``tree`` (the fitted tree as a plain value) ->
 ``metrics`` and exports.  :class:`StrongTreeClassifier` ties them together.
+
+Importing the package does nothing but define names: no signal handler, no thread, no
+process, and no heavy library (scikit-learn, pandas and numba load with the first name
+that needs them).  Ctrl-C is the command line's business (:mod:`strongtree_core.command`).
 """
 
-import sys as _sys
+from typing import TYPE_CHECKING
 
-if _sys.argv and (_sys.argv[0] == "-m" or _sys.argv[0].rsplit("/", 1)[-1] == "strongtree"):
-    # Started as the command line: a Ctrl-C while the libraries load is one line and exit code 130
-    # (strongtree_core.command takes over once they are loaded).
-    from strongtree_core.command import quit_quietly_while_starting
+from strongtree_core.errors import StrongTreeError, TrivialTreeWarning
 
-    quit_quietly_while_starting()
-
-from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning  # noqa: E402
+if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
+    from strongtree_core.estimator import StrongTreeClassifier
+    from strongtree_core.not_proven import NotProvenWarning
+    from strongtree_core.tree import FittedTree
 
 __version__ = "0.2.0"
 
 __all__ = ["StrongTreeClassifier", "StrongTreeError", "FittedTree", "NotProvenWarning", "TrivialTreeWarning",
            "__version__"]
 
+#: Names loaded on first use, and the module each comes from.
+_LAZY = {
+    "StrongTreeClassifier": "strongtree_core.estimator",
+    "FittedTree": "strongtree_core.tree",
+    "NotProvenWarning": "strongtree_core.not_proven",
+}
+
 
 def __getattr__(name: str):
-    # Lazy, so that importing a submodule (e.g. the formulations) stays light.
-    if name == "StrongTreeClassifier":
-        from strongtree_core.estimator import StrongTreeClassifier
+    # Lazy, so that importing the package or a submodule (e.g. the formulations) stays light.
+    if name in _LAZY:
+        import importlib
 
-        return StrongTreeClassifier
-    if name == "FittedTree":
-        from strongtree_core.tree import FittedTree
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-        return FittedTree
-    raise AttributeError(name)
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

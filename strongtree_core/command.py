@@ -4,8 +4,8 @@ Two things a command-line program owes its terminal and that :func:`strongtree_c
 cannot do alone:
 
 * **Ctrl-C at any moment is exit code 130 and one line**, never a traceback: also while
-  the libraries are still being imported (several seconds on a loaded machine), which is
-  why this module imports nothing heavy before it is ready to catch it.
+  the libraries are still being imported (seconds on a loaded machine), which is why this
+  module and ``strongtree_core`` itself import nothing heavy before :func:`run` catches it.
 * **The process ends when its work is done.**  A HiGHS run that did not answer a Stop
   or its time limit is left to finish its step in the background
   (:mod:`strongtree_core.solvers.highs_run`); at interpreter exit Python would wait for
@@ -17,9 +17,7 @@ cannot do alone:
 from __future__ import annotations
 
 import os
-import signal
 import sys
-import threading
 
 #: Exit code of a program stopped by Ctrl-C (128 + SIGINT), as shells report it.
 EXIT_INTERRUPTED = 130
@@ -59,27 +57,36 @@ def leave(code: int) -> None:
     sys.exit(code)
 
 
-def _quit(signum, frame) -> None:
-    sys.stderr.write(INTERRUPTED_EARLY + "\n")
-    sys.stderr.flush()
-    os._exit(EXIT_INTERRUPTED)
-
-
-def quit_quietly_while_starting() -> None:
-    """Until :func:`run` starts, Ctrl-C ends the process at once with one line (nothing has been done yet)."""
-    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _quit)
-
-
 def run() -> None:
-    """Run the command line of ``sys.argv`` and exit with its code."""
-    if signal.getsignal(signal.SIGINT) is _quit:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        from strongtree_core.cli import main
+    """Run the command line of ``sys.argv`` and exit with its code.
 
+    The command's Ctrl-C is handled here, and only here: importing ``strongtree_core`` leaves
+    the signal alone (a program of its user's keeps its own ``except KeyboardInterrupt``).  The
+    package imports nothing heavy, so the libraries load inside this ``try``.  While they load,
+    the signal is noted as well as raised: a KeyboardInterrupt inside numpy's C extensions
+    comes out as an ImportError ("PyCapsule_Import could not import module ..."), and an
+    import that failed after a Ctrl-C is the Ctrl-C, not a broken install."""
+    import signal
+
+    noted: list[int] = []
+
+    def note_and_raise(signum, frame):
+        noted.append(signum)
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGINT, note_and_raise)
+    try:
+        try:
+            from strongtree_core.cli import main
+        finally:
+            signal.signal(signal.SIGINT, before)
         code = main()
     except KeyboardInterrupt:
+        sys.stderr.write(INTERRUPTED_EARLY + "\n")
+        code = EXIT_INTERRUPTED
+    except Exception:  # noqa: BLE001 - re-raised unless a Ctrl-C cut the import short
+        if not noted:
+            raise
         sys.stderr.write(INTERRUPTED_EARLY + "\n")
         code = EXIT_INTERRUPTED
     leave(code)

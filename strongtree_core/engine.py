@@ -112,6 +112,17 @@ LP_NONZEROS_PER_SECOND = 1_000_000
 LOCAL_SEARCH_FORMULATION = "local search: coordinate descent over nodes (LST-style), a heuristic"
 
 
+class InfeasibleError(StrongTreeError):
+    """No tree of the depth satisfies the constraints: proven over the features the search was given
+    (the estimator, which knows which thresholds those kept, says so in its own message)."""
+
+    def __init__(self, spec: TreeSpec) -> None:
+        self.depth = spec.depth
+        self.names = _constraint_names(spec)
+        self.hint = _relaxation_hint(spec)
+        super().__init__(INFEASIBLE.format(depth=self.depth, names=self.names, hint=self.hint))
+
+
 @dataclass(frozen=True)
 class Solved:
     """A solved tree and the record of how it was obtained (one type from the
@@ -393,7 +404,7 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
         found = replace(answer, runtime=time.perf_counter() - t0,
                         reason=answer.reason + "; the next rung was given up at the time limit")
     if found.status == "infeasible":
-        raise StrongTreeError(INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec)))
+        raise InfeasibleError(spec)
     if found.structure is None:  # stopped before the search checked a start (a late ladder on a million rows)
         start, value = _best_feasible_start(*fallback(), data, spec, time_limit if stated is None else stated)
         found = replace(found, structure=start, objective=None,
@@ -630,9 +641,7 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_searc
         found = exact_solve(data, spec, time_limit=min(10.0, time_limit / 4), stop=stop,
                             starts=given_starts + tuple(tree for _, tree in candidate_starts(data, spec.depth)))
         if found.status == "infeasible":
-            raise StrongTreeError(
-                INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec))
-            )
+            raise InfeasibleError(spec)
         if found.structure is not None:
             whole = found.status == "optimal" and found.features is None
             label = "the exact search's optimal tree" if whole else "the exact search's best tree"
@@ -705,9 +714,7 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_searc
         n_cuts=result.n_cuts if arrays.separator is not None else None, nodes=result.nodes,
     )
     if result.status == Status.INFEASIBLE:
-        raise StrongTreeError(
-            INFEASIBLE.format(depth=spec.depth, names=_constraint_names(spec), hint=_relaxation_hint(spec))
-        )
+        raise InfeasibleError(spec)
     if result.status.has_solution and result.x is not None:
         structure = built.decode(result.x)
     elif start is not None and result.status in (Status.TIME_LIMIT_NO_TREE, Status.INTERRUPTED, Status.TIME_LIMIT):

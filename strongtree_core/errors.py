@@ -18,7 +18,10 @@ tree does no better than guessing.  Both can be filtered like any warning::
 
 from __future__ import annotations
 
-from sklearn.exceptions import ConvergenceWarning
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported on first use (below): it brings scikit-learn
+    from strongtree_core.not_proven import NotProvenWarning
 
 
 class StrongTreeError(ValueError):
@@ -38,6 +41,12 @@ class StrongTreeError(ValueError):
     ...     print(str(error)[:40])
     y has no value in 8 of 8 rows (the first
     """
+
+
+class BackendLostWarning(UserWarning):
+    """A sweep's backend failed (its cluster did not start, or lost every worker it could not
+    replace): the points it had not finished ran in the calling process, and every finished point
+    was kept.  The message says what failed and how many points were left."""
 
 
 class TrivialTreeWarning(UserWarning):
@@ -86,30 +95,11 @@ def not_proven_message(status: str) -> str:
     return NOT_PROVEN.get(status, NOT_PROVEN_OTHER.format(status=status))
 
 
-class NotProvenWarning(ConvergenceWarning):
-    """``fit`` returned a tree that is not proven optimal.
+def __getattr__(name: str):
+    # NotProvenWarning is a scikit-learn ConvergenceWarning: importing it imports scikit-learn
+    # (about a second), so it lives in strongtree_core.not_proven and comes here on first use.
+    if name == "NotProvenWarning":
+        from strongtree_core.not_proven import NotProvenWarning
 
-    Raised whenever ``StrongTreeClassifier.fit`` returns without a certificate of
-    optimality: the time limit ran out, a Stop ended the solve, the route is a
-    heuristic (``formulation="local_search"``), or a forced formulation stopped
-    early.  The tree is the best one found and ``record_`` says how it ended
-    (``status``, ``gap``, ``message``).  A subclass of scikit-learn's
-    :class:`~sklearn.exceptions.ConvergenceWarning`, so ``GridSearchCV``,
-    ``cross_val_score`` and filters written for scikit-learn's estimators treat it
-    the same way.
-
-    Examples
-    --------
-    >>> import warnings
-    >>> import pandas as pd
-    >>> from strongtree_core import StrongTreeClassifier, NotProvenWarning
-    >>> X = pd.DataFrame({"a": [0, 1, 0, 1, 1, 0], "b": [1, 1, 0, 0, 1, 0]})
-    >>> y = [0, 1, 0, 1, 1, 1]
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     clf = StrongTreeClassifier(depth=1, formulation="local_search").fit(X, y)
-    >>> [type(w.message).__name__ for w in caught]
-    ['NotProvenWarning']
-    >>> clf.record_.certified
-    False
-    """
+        return NotProvenWarning
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

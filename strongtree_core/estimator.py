@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
+from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions, make_constraint
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
@@ -30,21 +30,24 @@ from strongtree_core import vocabulary
 from strongtree_core.encoding import EncodingPlan, TableEncoder
 from strongtree_core.encoding.errors import BUCKETS_AND_THRESHOLDS, ONEHOT_NEEDS_BUCKETS
 from strongtree_core.encoding.thresholds import DEFAULT_MAX_THRESHOLDS
-from strongtree_core.encoding.features import python_scalar
+from strongtree_core.encoding.features import equals_label, python_scalar
 from strongtree_core.encoding.groups import GroupCoding, encode_groups
 from strongtree_core.encoding.patterns import PatternData, collapse_patterns, restrict_features
 from strongtree_core.changed_leaves import changed_leaves
-from strongtree_core.engine import Solved, solve_tree
+from strongtree_core.claim import claim
+from strongtree_core.engine import InfeasibleError, Solved, solve_tree
 from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning, not_proven_message
 from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS, ParityConstraint
 from strongtree_core.formulation.quality import MinPrecision, MinRecall, MinSpecificity
 from strongtree_core.limits import NO_JOBS, cores_for
+from strongtree_core.numbers import MIN_FAIRNESS_BOUND, bound_too_small
 from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.progress import Progress
 from strongtree_core.structure import TreeStructure
 from strongtree_core.renames import RENAMED_PARAMETERS, refuse_renamed
 from strongtree_core.tree import FittedTree, SolveRecord
 from strongtree_core.tree.context import FitContext, json_value
+from strongtree_core.tree.scope import Scope
 from strongtree_core.trivial import baseline_accuracy, trivial_reason
 
 FairnessNotion = Literal[
@@ -58,6 +61,11 @@ FairnessNotion = Literal[
 # Messages for bad input; tests assert their text.  Parameters are checked against
 # ``_parameter_constraints`` by scikit-learn, whose messages read as BAD_PARAMETER.
 BAD_PARAMETER = "The {name!r} parameter of StrongTreeClassifier must be {allowed}. Got {value!r} instead."
+#: A fairness bound above 0 that a solver cannot tell from 0 (strongtree_core.numbers.MIN_FAIRNESS_BOUND).
+BOUND_TOO_SMALL = (
+    "fairness_bound={value!r} is above 0 but below {smallest:g} (0.0001 percentage points, one row in a million), "
+    "the smallest bound a solver tells apart from 0: give 0 for no gap at all, or a bound of at least {smallest:g}."
+)
 BOOL_NOT_NUMBER = "The {name!r} parameter of StrongTreeClassifier must be a number, not True or False. Got {value!r} instead."
 BAD_FAIRNESS = (
     "The 'fairness' parameter of StrongTreeClassifier must be one notion or a list of notions among {allowed}. "
@@ -194,6 +202,12 @@ def _options(names: Sequence[str]) -> StrOptions:
     return StrOptions(dict.fromkeys(names).keys())
 
 
+#: Parameters checked against another one (thresholds and buckets, the notions of a list): never quick.
+_CHECKED_TOGETHER = frozenset({"max_thresholds", "n_buckets", "encoding", "fairness"})
+#: Each parameter's constraints as scikit-learn objects, made once (:meth:`StrongTreeClassifier._valid_alone`).
+_CONSTRAINTS: dict[tuple[type, str], list] = {}
+
+
 def _fraction(closed: str) -> Interval:
     return Interval(Real, 0, 1, closed=closed)
 
@@ -201,6 +215,16 @@ def _fraction(closed: str) -> Interval:
 #: The note of a fit whose CART start was grown on a sample (the time limit left it no more).
 CART_SAMPLED = ("CART (a start for the search, and the source of some thresholds) was grown on {rows:,} of the "
                 "{n:,} training rows, so that the time limit holds; a longer limit grows it on every row.")
+#: The note of a fit whose encoding kept some of the numeric columns' distinct cuts (its certificate is over those).
+THRESHOLDS_KEPT = (
+    "The encoding kept {kept:,} of the {distinct:,} distinct thresholds of the numeric columns: the certificate and "
+    "the bound hold over those; max_thresholds={widest} keeps every one, for a longer search."
+)
+#: Constraints no tree over the thresholds kept meets (the claim's sentence first).
+INFEASIBLE_KEPT = (
+    "{claim} The constraints: {names}. {hint} Keeping more thresholds may let a tree fit: max_thresholds={widest} "
+    "keeps every one."
+)
 #: The solve gets at least this long, even when reading the table used up the time limit.
 MIN_SOLVE_SECONDS = 0.05
 #: Seconds per training row kept back from the solve for what follows it (re-scoring the
@@ -236,6 +260,16 @@ class _Training:
         """X as a DataFrame with a fresh index."""
         return self.table if self.table is not None else _array_table(self.array)
 
+    def subset(self, rows: np.ndarray) -> "_Training":
+        """These rows (positions among the rows kept; repeats allowed), groups coded as on all of them."""
+        return replace(
+            self, table=None if self.table is None else self.table.iloc[rows].reset_index(drop=True),
+            array=None if self.array is None else self.array[rows], y_index=self.y_index[rows],
+            weights=None if self.weights is None else self.weights[rows],
+            groups=None if self.groups is None else replace(self.groups, codes=self.groups.codes[rows]),
+            legit=None if self.legit is None else replace(self.legit, codes=self.legit.codes[rows]),
+        )
+
 
 @dataclass(frozen=True)
 class _Encoded:
@@ -246,6 +280,16 @@ class _Encoded:
     feature_names: tuple[str, ...]
     cart_tree: TreeStructure | None  # CART on the raw columns, a start for the search
     cart_sample: tuple[int, int] | None = None  # CART grown on (rows, of the training rows), when a sample
+
+    def subset(self, rows: np.ndarray) -> "_Encoded":
+        """The same binary features on these rows (positions among the training rows kept)."""
+        return replace(self, X_binary=self.X_binary[rows], cart_sample=None)
+
+    @property
+    def cut_free(self) -> bool:
+        """No threshold of the coding was chosen from the rows (every column 0/1 or categorical): the same
+        features on a part of the rows are those a fit on that part alone would make (levels aside)."""
+        return all(column.kind in ("binary", "categorical") for column in self.plan.columns)
 
 
 def _fitted_tree(structure: TreeStructure, record: SolveRecord, train: _Training, encoded: _Encoded,
@@ -266,6 +310,11 @@ def _training_predictions(structure: TreeStructure, data: PatternData) -> np.nda
 
 class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
     """Provably optimal (and optionally fair) classification tree of bounded depth.
+
+    The mixed-integer formulations are those of Aghaei, Gómez and Vayanos [1]_: FlowOCT
+    (formulations (1), (7) and (11)), BendersOCT (the master (4) with the cuts of its
+    Algorithms 1 and 2), with the side constraints of its Section 4; where it is exact, a
+    dynamic program with a Lagrangian bound and branch-and-bound finds the same optimum.
 
     Parameters
     ----------
@@ -314,13 +363,21 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         The largest allowed pairwise gap (delta).
     fairness_confidence : float in (0, 1) or None, default=None
         None: ``fairness_bound`` holds on the training rows (the certificate's
-        promise).  A number c: the tree's gap on new rows from the same population
-        is at most ``fairness_bound`` with probability at least c over the draw of
-        the training rows, by tightening the training bound (and, when only a
-        constant tree can keep it, that tree, with a :class:`TrivialTreeWarning`).
-        ``record_.promise`` says how (docs/fairness-on-new-rows.md).
+        promise).  A number c: a promise about new rows from the same population,
+        kept by tightening the training bound (and, when only a constant tree can
+        keep it, that tree, with a :class:`TrivialTreeWarning` naming the smallest
+        gap a tree that splits could promise).  How it is known depends on the
+        method: *estimated* by the default and every method but "holdout" (the gap
+        on new rows is estimated to stay within ``fairness_bound`` with confidence
+        c: an asymptotic argument whose coverage is measured by simulation, not
+        proved; measured at 1,500 rows, 6 of 100 draws broke δ at c = 0.9);
+        *proved* by "holdout" (at most ``fairness_bound`` with probability at
+        least c over the draw of the training rows, a finite-sample guarantee).
+        ``record_.promise["known"]`` says which, ``record_.promise`` how
+        (docs/fairness-on-new-rows.md).  The whole fit shares ``time_limit``.
     fairness_confidence_method : {"subsample", "bootstrap", "crossfit", "margin", "holdout"} or None, default=None
-        None means "subsample".  "subsample": a normal-approximation margin on the
+        None means "subsample".  Every method but "holdout" *estimates* the promise.
+        "subsample": a normal-approximation margin on the
         training rows after subtracting a half-sample estimate of the fit's
         optimism (5 pairs of complementary halves, 10 refits, rescaled from n/2 to
         n rows; asymptotic, coverage measured by simulation); "bootstrap": the
@@ -342,8 +399,15 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         found is never worse than CART's of the same depth on the training
         rows (CART grown on a sample of the rows when the time limit leaves it
         too little time for all of them: ``record_.message`` then says so).
-        None: 16 (:data:`~strongtree_core.encoding.thresholds.DEFAULT_MAX_THRESHOLDS`),
-        unless ``n_buckets`` is given.  More thresholds: better trees, a longer search.
+        None: at most 16 per column
+        (:data:`~strongtree_core.encoding.thresholds.DEFAULT_MAX_THRESHOLDS`), not
+        every cut, unless ``n_buckets`` is given.  A column with more distinct
+        values keeps only some of its cuts, and the certificate then holds over
+        the thresholds kept only: ``record_.scope`` counts them against the
+        distinct cuts, and every surface says "optimal over the N of M thresholds
+        kept".  To search every cut, pass ``record_.scope.widest_column`` (the most
+        distinct cuts of one column) or more.  More thresholds: better trees, a
+        longer search (benchmarks/RESULTS.md, "Say exactly what was proved").
     n_buckets : int or None, default=None
         The earlier rule: cut each continuous column at ``k / n_buckets``
         quantiles (the paper's experiments use 5).  Give either ``n_buckets``
@@ -384,6 +448,11 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
     feature_names_in_ : ndarray of str, shape (``n_features_in_``,)
         Column names of X at fit; only when X was a DataFrame whose column names
         are all strings.
+
+    References
+    ----------
+    .. [1] Sina Aghaei, Andrés Gómez and Phebe Vayanos, *Strong Optimal Classification Trees*,
+       arXiv:2103.15965 (Operations Research).
 
     Examples
     --------
@@ -503,6 +572,28 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         return super().set_params(**params)
 
     # ------------------------------------------------------------------ checks
+    @classmethod
+    def _valid_alone(cls, name: str, value: Any) -> bool:
+        """Whether ``value`` of parameter ``name`` passes every check of :meth:`_check_params` whatever
+        the other parameters are: a quick test for a sweep's grid, which checks its distinct values in
+        bulk (scikit-learn's check of every parameter, per value, took 6 CPU seconds for 100,000 bounds).
+        False is no refusal: the value is then checked in full, with its message."""
+        if name in _CHECKED_TOGETHER or name not in cls._parameter_constraints:
+            return False
+        if name in NUMBER_PARAMS and isinstance(value, (bool, np.bool_)):
+            return False
+        spec = cls._parameter_constraints[name]
+        if spec == "no_validation":
+            return True
+        constraints = _CONSTRAINTS.get((cls, name))
+        if constraints is None:
+            constraints = _CONSTRAINTS[(cls, name)] = [make_constraint(c) for c in spec]
+        if constraints and not any(c.is_satisfied_by(value) for c in constraints):
+            return False
+        if name == "n_jobs" and value == 0:
+            return False
+        return not (name == "fairness_bound" and bound_too_small(float(value)))
+
     def _fairness_list(self) -> list[str]:
         if self.fairness is None:
             return []
@@ -531,6 +622,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
                 _VALID_PARAMS.add(key)
         if self.n_jobs == 0:
             raise ParameterError(NO_JOBS)
+        if bound_too_small(float(self.fairness_bound)):
+            raise ParameterError(BOUND_TOO_SMALL.format(value=self.fairness_bound, smallest=MIN_FAIRNESS_BOUND))
         if self.max_thresholds is not None and self.n_buckets is not None:
             raise ParameterError(BUCKETS_AND_THRESHOLDS.format(n_buckets=self.n_buckets,
                                                                max_thresholds=self.max_thresholds))
@@ -663,16 +756,85 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             return self._fit_with_promise(X, y, sample_weight, sensitive_features, legitimate_features, progress, stop)
         train = self._read_training_data(X, y, sample_weight, sensitive_features, legitimate_features, fairness)
         encoded = self._encode(train, started)
+        return self._fit_encoded(train, encoded, fairness, started, progress, stop)
+
+    def _fit_encoded(self, train: _Training, encoded: _Encoded, fairness: list[str], started: float,
+                     progress: Callable[[Progress], None] | None, stop: threading.Event | None,
+                     starts: tuple[TreeStructure, ...] = ()) -> "StrongTreeClassifier":
+        """The steps of ``fit`` after the table is read and binarized: patterns, spec, solve, record,
+        checks.  The promise's refits on parts of the rows call it with parts of ``train`` and
+        ``encoded`` (:meth:`_Training.subset`, :meth:`_Encoded.subset`) and ``starts``, trees over
+        the same binary features offered to the search as incumbents."""
+        self.classes_ = train.classes
         data = self._collapse_patterns(train, encoded)
         spec = self._build_spec(train, fairness)
-        solved = self._solve(data, spec, train, encoded, started, progress, stop)
+        try:
+            solved = self._solve(data, spec, train, encoded, started, progress, stop, starts)
+        except InfeasibleError as infeasible:  # proven over the thresholds kept: said so when some were left out
+            raise self._infeasible(infeasible, spec, encoded, data) from None
+        encoded_questions = data.n_features
         if solved.features is not None:  # certified over a thinned set of thresholds: keep exactly those
             solved, encoded, data = _thinned(solved, encoded, data)
-        self._record(solved, spec, data, train, encoded)
+        self._record(solved, spec, data, train, encoded, encoded_questions)
         self.constraint_checks_ = self._verify(spec.side_constraints, solved.structure, train, data)
         self._judge_against_the_majority(solved, train, data)
         self._warn_if_not_proven()
         return self
+
+    def fit_table(
+        self,
+        source,
+        *,
+        target: str,
+        sample_weight: str | None = None,
+        sensitive_features=None,
+        legitimate_features=None,
+        scheduler=None,
+        progress: Callable[[Progress], None] | None = None,
+        stop: threading.Event | None = None,
+    ) -> "StrongTreeClassifier":
+        """Find the best tree for a table read where it lies, never held in memory whole.
+
+        The rows are read in passes (:mod:`strongtree_core.source`): what each column holds,
+        the class weights of the continuous columns' values for their thresholds, then the rows
+        summed into weighted patterns, once per rung of a ladder of thresholds that is refined
+        where the best tree splits (``record_.choice`` says over how many of the thresholds
+        the certificate holds).  The same settings as :meth:`fit`, but ``fairness_confidence``
+        and ``n_buckets`` (they need the rows in memory).
+
+        Parameters
+        ----------
+        source : str, path or list of paths
+            A Parquet file, a folder of Parquet files (read with its sub-folders), a glob such as
+            ``"claims/part-*.parquet"``, or a CSV file.
+        target : str
+            The column to predict.
+        sample_weight : str, optional
+            The column of row weights (as :meth:`fit`'s ``sample_weight``).
+        sensitive_features, legitimate_features : column name(s), optional
+            The protected attribute(s) and the legitimate factor(s), columns of the table.
+        scheduler : str or dask.distributed.Client, optional
+            A Dask scheduler's address (``tcp://host:8786``) or client: the passes then run on
+            the cluster's workers over the table's partitions, and only their summaries and the
+            patterns travel back; the tree is the one this machine finds on the same rows.
+            None: the passes run here (pyarrow reads the batches).
+        progress : callable, optional
+            Receives :class:`~strongtree_core.progress.Progress`: while reading, with
+            ``reading`` set (rows read, patterns so far, memory in use); then as in :meth:`fit`.
+        stop : threading.Event, optional
+            Set it to stop: a read in progress ends at its next batch; a search keeps its best tree.
+
+        Returns
+        -------
+        self
+            With the attributes of :meth:`fit`, and ``reading_``: a dict of what the reading
+            did (rows, passes, patterns and thresholds per rung, why the ladder ended).
+        """
+        from strongtree_core.source.fit import fit_table
+
+        return fit_table(self, source, target=target, sample_weight=sample_weight,
+                         sensitive_features=sensitive_features, legitimate_features=legitimate_features,
+                         scheduler=scheduler, progress=progress, stop=stop)
 
     def _problem(self, X, y, sample_weight=None) -> tuple[PatternData, TreeSpec, tuple[str, ...]]:
         """The patterns, the spec and the binary features' labels ``fit`` would give the
@@ -752,7 +914,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         if needs_positive and classes.size != 2:
             raise StrongTreeError(NEEDS_BINARY.format(what="this objective or constraint", n=classes.size, classes=_shown(classes)))
         if self.pos_label is not None:
-            hits = np.flatnonzero(classes == self.pos_label)
+            hits = np.flatnonzero(equals_label(classes, self.pos_label))
             if hits.size == 0:
                 raise StrongTreeError(BAD_POSITIVE.format(value=self.pos_label, classes=_shown(classes)))
             return int(hits[0])
@@ -809,7 +971,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         )
 
     def _solve(self, data: PatternData, spec: TreeSpec, train: _Training, encoded: _Encoded, started: float,
-               progress: Callable[[Progress], None] | None, stop: threading.Event | None) -> Solved:
+               progress: Callable[[Progress], None] | None, stop: threading.Event | None,
+               starts: tuple[TreeStructure, ...] = ()) -> Solved:
         """Hand the problem to the engine with what is left of the time limit; incumbents reach
         ``progress`` as fitted trees."""
 
@@ -824,21 +987,48 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         return solve_tree(
             data, spec, formulation=self.formulation, solver=self.solver, time_limit=max(MIN_SOLVE_SECONDS, remaining),
             threads=int(self.threads), n_jobs=cores_for(self.n_jobs), exact_search=self.exact_search, heuristic_start=self.heuristic_start,
-            memory_limit=self.memory_limit, starts=() if cart is None else (("CART on the raw columns", cart),),
+            memory_limit=self.memory_limit,
+            starts=(() if cart is None else (("CART on the raw columns", cart),)) + tuple(
+                (f"a tree over the same features ({k + 1})", tree) for k, tree in enumerate(starts)),
             stated_limit=float(self.time_limit),
             progress=relay if progress is not None else None, stop=stop,
         )
 
-    def _record(self, solved: Solved, spec: TreeSpec, data: PatternData, train: _Training, encoded: _Encoded) -> None:
-        """Set the fitted attributes: the tree, its record (with every note), the columns seen."""
+    def _infeasible(self, infeasible: InfeasibleError, spec: TreeSpec, encoded: _Encoded,
+                    data: PatternData) -> StrongTreeError:
+        """The error of constraints no tree meets, in :func:`~strongtree_core.claim.claim`'s words when the
+        encoding left out some distinct cuts (a tree asking one of them might meet them)."""
+        scope = self._scope(spec, encoded, data.n_features, data.n_features)
+        if not scope.thinned:
+            return infeasible
+        said = claim(SolveRecord("infeasible", n_rows=data.n_rows, scope=scope))
+        return StrongTreeError(INFEASIBLE_KEPT.format(claim=said.sentence, names=infeasible.names, hint=infeasible.hint,
+                                                      widest=scope.widest_column))
+
+    def _scope(self, spec: TreeSpec, encoded: _Encoded, questions: int, encoded_questions: int) -> Scope:
+        """What the certificate ranges over: the depth, the thresholds kept of the distinct cuts, the
+        questions the ladder certified, the fairness bound enforced on the training rows."""
+        counts = encoded.plan.threshold_counts()
+        kept, distinct, widest = (None, None, None) if counts is None else counts
+        parity = any(isinstance(c, ParityConstraint) for c in spec.side_constraints)
+        return Scope(depth=spec.depth, thresholds=kept, distinct_thresholds=distinct, widest_column=widest,
+                     questions=questions, encoded_questions=encoded_questions,
+                     training_bound=float(self.fairness_bound) if parity else None)
+
+    def _record(self, solved: Solved, spec: TreeSpec, data: PatternData, train: _Training, encoded: _Encoded,
+                encoded_questions: int | None = None) -> None:
+        """Set the fitted attributes: the tree, its record (with every note and its scope), the columns seen."""
+        scope = self._scope(spec, encoded, data.n_features,
+                            data.n_features if encoded_questions is None else encoded_questions)
         notes = [solved.record.message] if solved.record.message else []
+        notes += [thresholds_note(scope)] if thresholds_note(scope) else []
         if encoded.cart_sample is not None:
             notes.append(CART_SAMPLED.format(rows=encoded.cart_sample[0], n=encoded.cart_sample[1]))
         if train.protected_in_x and self.allow_protected_splits:
             notes.append(f"The tree may split on the protected attribute(s) {', '.join(train.protected_in_x)} (allowed).")
         for c in spec.side_constraints:
             notes += [f"{c.name}: skipped {reason}" for reason in c.skipped_reasons(data, train.positive)]
-        record = replace(solved.record, message=" ".join(notes))
+        record = replace(solved.record, message=" ".join(notes), scope=scope)
         self.encoding_ = encoded.plan
         tree = _fitted_tree(solved.structure, record, train, encoded, data)
         leaf_weights = tree.node_counts if tree.node_weights is None else tree.node_weights
@@ -860,11 +1050,14 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _judge_against_the_majority(self, solved: Solved, train: _Training, data: PatternData) -> None:
         """``baseline_accuracy_``, and a TrivialTreeWarning when the tree does no better than one class."""
-        self.baseline_accuracy_ = baseline_accuracy(train.y_index, train.classes.size, train.weights)[0]
-        reason = trivial_reason(train.y_index, _training_predictions(solved.structure, data), train.classes,
-                                train.weights, self.objective)
+        if data.row_to_pattern is None:  # patterns of a table read where it lies: each weighs its rows
+            y, pred, weight = data.y, solved.structure.predict(data.X), data.weight
+        else:
+            y, pred, weight = train.y_index, _training_predictions(solved.structure, data), train.weights
+        self.baseline_accuracy_ = baseline_accuracy(y, train.classes.size, weight)[0]
+        reason = trivial_reason(y, pred, train.classes, weight, self.objective)
         if reason is not None:
-            warnings.warn(reason, TrivialTreeWarning, stacklevel=3)
+            warnings.warn(reason, TrivialTreeWarning, stacklevel=4)
 
     def _side_constraints(self, fairness: list[str], positive: int | None, groups, legit) -> list:
         levels = dict(
@@ -878,9 +1071,13 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         return out
 
     def _warn_if_not_proven(self) -> None:
-        """A :class:`~strongtree_core.errors.NotProvenWarning` when the tree carries no proof of optimality."""
+        """A :class:`~strongtree_core.errors.NotProvenWarning` when the tree carries no proof of optimality (with
+        what its bound ranges over, when the encoding left out some thresholds)."""
         if not self.record_.certified:
-            warnings.warn(not_proven_message(self.record_.status), NotProvenWarning, stacklevel=3)
+            said = claim(self.record_)
+            scope = self.record_.scope
+            extra = f" {said.bound}" if said.state == "not_proven" and scope is not None and scope.thinned else ""
+            warnings.warn(not_proven_message(self.record_.status) + extra, NotProvenWarning, stacklevel=4)
 
     @staticmethod
     def _verify(constraints, structure, train: _Training, data: PatternData) -> list[dict]:
@@ -889,13 +1086,16 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             return []
         from strongtree_core.metrics import check_constraints
 
-        pred = _training_predictions(structure, data)
-        checks = check_constraints(
-            constraints, train.y_index, pred,
-            group=None if train.groups is None else train.groups.codes,
-            legit=None if train.legit is None else train.legit.codes,
-            positive=train.positive,
-        )
+        if data.row_to_pattern is None:  # patterns of a table read where it lies: each counts its rows
+            checks = check_constraints(constraints, data.y, structure.predict(data.X), group=data.group,
+                                       legit=data.legit, positive=train.positive, count=data.count)
+        else:
+            checks = check_constraints(
+                constraints, train.y_index, _training_predictions(structure, data),
+                group=None if train.groups is None else train.groups.codes,
+                legit=None if train.legit is None else train.legit.codes,
+                positive=train.positive,
+            )
         out = []
         for check in checks:
             name, measured, bound, ok = check
@@ -950,7 +1150,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         legit, _ = self._columns(table, legitimate_features, "legitimate_features", n)
         if notions is None and self.fairness is not None:
             notions = self._fairness_list()
-        positive = 1 if self.pos_label is None else int(np.flatnonzero(self.classes_ == self.pos_label)[0])
+        positive = 1 if self.pos_label is None else int(np.flatnonzero(equals_label(self.classes_, self.pos_label))[0])
         y_arr = y.to_numpy() if isinstance(y, pd.Series) else np.asarray(y).reshape(-1)
         return fairness_intervals(
             y_arr, pred, sensitive_features=sens, legitimate_features=legit,
@@ -1214,22 +1414,33 @@ def _checked_weights(sample_weight, n: int) -> np.ndarray:
     return weights
 
 
-def _check_comparable(constraints, y_idx, groups: GroupCoding | None, legit: GroupCoding | None, positive) -> None:
-    """Refuse a fairness constraint with no pair of groups to compare (its gap could not be measured)."""
+def _check_comparable(constraints, y_idx, groups: GroupCoding | None, legit: GroupCoding | None, positive,
+                      count=None) -> None:
+    """Refuse a fairness constraint with no pair of groups to compare (its gap could not be measured);
+    ``count``: the rows behind each entry when they are patterns."""
     for c in constraints:
         if not isinstance(c, ParityConstraint) or groups is None:
             continue
         if groups.n_levels == 1:
             raise StrongTreeError(
-                ONE_GROUP.format(column=groups.name, value=groups.levels[0], n=len(groups.codes), notion=c.notion)
+                ONE_GROUP.format(column=groups.name, value=groups.levels[0],
+                                 n=len(groups.codes) if count is None else int(np.sum(count)), notion=c.notion)
             )
-        cohorts, _ = c.cohorts(y_idx, groups.codes, None if legit is None else legit.codes, positive)
+        cohorts, _ = c.cohorts(y_idx, groups.codes, None if legit is None else legit.codes, positive, count=count)
         if not any(cohort.pairs() for cohort in cohorts):
             raise StrongTreeError(
                 NOTHING_TO_COMPARE.format(
                     notion=c.notion, column=groups.name, cohorts=" and the ".join(cohort.label for cohort in cohorts)
                 )
             )
+
+
+def thresholds_note(scope: Scope) -> str:
+    """The record's note of an encoding that kept some of the distinct cuts (:data:`THRESHOLDS_KEPT`); "" when
+    it kept every one, and when the ladder thinned them within the time (its own words say so)."""
+    if not scope.thinned or scope.ladder_thinned:
+        return ""
+    return THRESHOLDS_KEPT.format(kept=scope.thresholds, distinct=scope.distinct_thresholds, widest=scope.widest_column)
 
 
 def _thinned(solved: Solved, encoded: _Encoded, data: PatternData) -> tuple[Solved, _Encoded, PatternData]:

@@ -91,13 +91,40 @@ MARGIN_ROUNDS = 4
 #: 3,600 rows: 62 s and not proven at 0, 2.6 s proven at 0.1 pp).
 TIGHTEST_SHARE = 0.02
 
+#: How each method's promise is known (the words every surface says it in, :mod:`strongtree_core.claim`).
+PROMISE_KNOWN: dict[str, str] = {"margin": "estimated", "holdout": "proved", "bootstrap": "estimated",
+                                 "subsample": "estimated", "crossfit": "estimated"}
+
 CONSTANT_ONLY = (
-    "Only a constant tree keeps the promise: with these {n} training rows no tree fitted at a training "
-    "bound down to {tightest:.2f} pp could be shown to keep the gap on new rows within {delta:.1f} pp with confidence "
-    "{confidence:.0%} ({why}). The tree predicts {label!r} for everyone (gap 0 on any rows). {smallest}"
+    "Only a constant tree keeps the promise: with these {n} training rows, no tree that splits, fitted at training "
+    "bounds down to {tightest:.2f} pp, {shown}: {why}. The tree predicts {label!r} for everyone (gap 0 on any rows). "
+    "{smallest}"
 )
-SMALLEST_DELTA = "The smallest gap a non-constant tree fitted here could promise is {value:.1f} pp."
-NO_SMALLEST = "No non-constant tree was fitted, so no smaller promise can be named."
+#: How a tree that splits failed, by how the promise is known.
+NOT_SHOWN = {
+    "estimated": "could be shown to keep the gap on new rows within {delta:.1f} pp with confidence {confidence:.0%} "
+                 "(estimated)",
+    "proved": "passed the exact test on the held-out rows for a gap within {delta:.1f} pp at confidence "
+              "{confidence:.0%}",
+}
+SMALLEST_DELTA = "The smallest gap a tree that splits, fitted here, could promise is estimated at {value:.1f} pp."
+#: The holdout's: the failed tree's bound on the held-out rows, read after the test, so no proved promise itself.
+HELD_OUT_SMALLEST = (
+    "The first tree that splits would have passed the test at {value:.1f} pp, a bound read after the test "
+    "(not a proved promise)."
+)
+NO_SMALLEST = "No tree that splits was fitted, so no smaller promise can be named."
+KEPT_ESTIMATED = (
+    "Fairness on new rows, estimated ({method} method; not proved): the gap on new rows of the same population is "
+    "estimated to stay within {delta:.1f} pp with confidence {confidence:.0%}. The tree is optimal under the training "
+    "bound tightened to {bound:.2f} pp; training accuracy {accuracy:.1f} % against {today:.1f} % at {delta:.1f} pp."
+)
+KEPT_PROVED = (
+    "Fairness on new rows, proved ({method} method): the gap on new rows of the same population is at most "
+    "{delta:.1f} pp with probability at least {confidence:.0%}, shown by an exact test on {held:,} held-out rows. The "
+    "tree is optimal under the training bound {bound:.2f} pp on the {fitted:,} rows it was fitted on; training "
+    "accuracy {accuracy:.1f} % against {today:.1f} % at {delta:.1f} pp on all rows."
+)
 
 
 @dataclass(frozen=True)
@@ -219,7 +246,13 @@ def holdout_split(strata: np.ndarray, share: float = HOLDOUT_SHARE, seed: int = 
 
 @dataclass(frozen=True)
 class PromiseRound:
-    """One fit of the promise: its training bound, what it measured, and the verdict."""
+    """One fit of the promise: its training bound, what it measured, and the verdict.
+
+    ``training_gap`` is the gap on the rows the tree was judged on by its method: the training
+    rows (margin, subsample, bootstrap), the rows out of fold (crossfit), or the rows it was
+    fitted on (holdout), whose gap on the held-out rows is ``held_out_gap`` (None for the
+    other methods).
+    """
 
     training_bound: float
     training_gap: float
@@ -227,6 +260,7 @@ class PromiseRound:
     certified: bool
     constant: bool
     training_accuracy: float | None  # None for the crossfit method's out-of-fold rounds
+    held_out_gap: float | None = None
 
 
 @dataclass(frozen=True)
@@ -269,6 +303,16 @@ class FairnessPromise:
     optimism_at_resample : float
         The mean excess (gap on the rows left out minus gap on the rows fitted) measured on
         the resamples, before it is rescaled to all training rows.
+    known : {"estimated", "proved"}
+        How the promise is known: an estimate (asymptotic methods, coverage measured by
+        simulation) or a proof (holdout).  Filled from ``method`` when not given.
+    predicts : label or None
+        The class a constant tree predicts for everyone (None for a tree that splits).
+    held_out_rows : int or None
+        Rows the holdout method held out and tested the tree on (None for the other methods).
+    details : str
+        How the promise was checked, in the method's own terms (risks, optimism, rescaling),
+        for the reader who wants them; ``message`` says what was promised in plain words.
     """
 
     confidence: float
@@ -287,6 +331,14 @@ class FairnessPromise:
     optimism: float = 0.0
     optimism_sd: float = 0.0
     optimism_at_resample: float = 0.0
+    known: str = ""
+    predicts: object = None
+    held_out_rows: int | None = None
+    details: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.known:
+            object.__setattr__(self, "known", PROMISE_KNOWN.get(self.method, "estimated"))
 
     @property
     def accuracy_cost(self) -> float:
@@ -299,6 +351,8 @@ class FairnessPromise:
 
     @classmethod
     def from_dict(cls, data) -> "FairnessPromise":
+        """Read :meth:`to_dict`'s output (also of versions before ``known``, ``predicts``, ``held_out_rows``
+        and ``details``, which are then filled from the method or left empty)."""
         data = dict(data)
         data["rounds"] = tuple(PromiseRound(**r) for r in data.get("rounds", ()))
         return cls(**data)
@@ -385,6 +439,11 @@ class Fitted:
     constant: bool
     accuracy: float              # on all training rows
     diffs: Differences           # on the rows it is judged on
+    fitted_gap: float | None = None  # its gap on the rows it was fitted on, when they are not the rows judged on
+
+    @property
+    def training_gap(self) -> float:
+        return self.diffs.gap if self.fitted_gap is None else self.fitted_gap
 
 
 def run_margin(fit_at: Callable[[float], Fitted], fit_constant: Callable[[], Fitted], *, delta: float,
@@ -403,10 +462,12 @@ def run_margin(fit_at: Callable[[float], Fitted], fit_constant: Callable[[], Fit
     if target <= 0:
         const = fit_constant()
         rounds = [PromiseRound(0.0, 0.0, 0.0, True, True, const.accuracy)]
-        why = f"the estimated optimism of the fit, {100 * optimism:.1f} pp, is at least delta"
+        why = (f"a gap measured on the training rows is expected to grow by {100 * optimism:.1f} pp on new rows, "
+               "at least the bound itself")
         first = fit_at(delta)
         smallest = None if first.constant else smallest_promise(first.diffs, alpha, v) + optimism
-        return const, _promise(method, confidence, delta, const, first, rounds, smallest, n_rows, why)
+        return const, _promise(method, confidence, delta, const, first, rounds, smallest, n_rows, why,
+                               f"estimated optimism {100 * optimism:.2f} pp >= delta {100 * delta:.2f} pp")
     rounds: list[PromiseRound] = []
     non_constant: list[Fitted] = []
     first: Fitted | None = None
@@ -422,10 +483,12 @@ def run_margin(fit_at: Callable[[float], Fitted], fit_constant: Callable[[], Fit
         if ok and fitted.constant and attempt > 0:  # tightening left only a constant tree
             smallest = (min(smallest_promise(f.diffs, alpha, v) for f in non_constant) + max(0.0, optimism)
                         if non_constant else None)
-            why = f"the tree fitted at training bound {100 * t:.2f} pp is constant"
-            return fitted, _promise(method, confidence, delta, fitted, first, rounds, smallest, n_rows, why)
+            why = f"the tree fitted at the training bound {100 * t:.2f} pp predicts one class for everyone"
+            return fitted, _promise(method, confidence, delta, fitted, first, rounds, smallest, n_rows, why,
+                                    _risks(rounds, alpha))
         if ok:
-            return fitted, _promise(method, confidence, delta, fitted, first, rounds, None, n_rows, "")
+            return fitted, _promise(method, confidence, delta, fitted, first, rounds, None, n_rows, "",
+                                    _risks(rounds, alpha))
         non_constant.append(fitted)
         if tried_floor:
             break
@@ -440,9 +503,27 @@ def run_margin(fit_at: Callable[[float], Fitted], fit_constant: Callable[[], Fit
     rounds.append(PromiseRound(0.0, 0.0, 0.0, True, True, const.accuracy))
     smallest = (min(smallest_promise(f.diffs, alpha, v) for f in non_constant) + max(0.0, optimism)
                 if non_constant else None)
-    why = (f"the risk of the tree at training bound {100 * rounds[-2].training_bound:.2f} pp was "
-           f"{rounds[-2].risk:.3f} > {alpha:.3f}")
-    return const, _promise(method, confidence, delta, const, first, rounds, smallest, n_rows, why)
+    why = (f"even the tree fitted at the tightest training bound, {100 * rounds[-2].training_bound:.2f} pp, has gaps "
+           "too uncertain on these rows")
+    return const, _promise(method, confidence, delta, const, first, rounds, smallest, n_rows, why,
+                           _risks(rounds, alpha))
+
+
+def _risks(rounds: Sequence[PromiseRound], alpha: float) -> str:
+    """The margin's criterion at each round, in its own terms (the promise's ``details``)."""
+    parts = [f"training bound {100 * r.training_bound:.2f} pp: risk {r.risk:.3f} "
+             f"{'<=' if r.certified else '>'} 1 - c = {alpha:.3f}" for r in rounds if not r.constant and r.risk is not None]
+    return "Risk R (summed normal tail probabilities beyond the bound) by round: " + "; ".join(parts) + "." \
+        if parts else ""
+
+
+def holdout_smallest(diffs: Differences, alpha: float) -> float:
+    """The smallest delta the holdout test would certify for a tree: the largest end of the exact
+    one-sided bounds of its differences on the held-out rows."""
+    if diffs.k_a.size == 0:
+        return 0.0
+    lower, upper = difference_bounds_exact(diffs.k_a, diffs.n_a, diffs.k_b, diffs.n_b, alpha)
+    return float(max(np.max(np.abs(lower)), np.max(np.abs(upper))))
 
 
 def run_holdout(fit_at: Callable[[float], Fitted], fit_constant: Callable[[], Fitted],
@@ -451,30 +532,43 @@ def run_holdout(fit_at: Callable[[float], Fitted], fit_constant: Callable[[], Fi
     """The holdout method (module docstring).
 
     ``fit_at(t)`` fits on the fitting part at bound t, its ``diffs`` measured on the
-    held-out part; ``fit_today()`` fits at delta on all training rows (what the promise
-    costs is measured against it); ``fit_constant()`` the constant tree.
+    held-out part and ``training_gap`` its gap on the fitting part; ``fit_today()`` fits
+    at delta on all training rows (what the promise costs is measured against it);
+    ``fit_constant()`` the constant tree.
     """
     alpha = 1.0 - confidence
     rounds: list[PromiseRound] = []
     best: Fitted | None = None
+    failed: Fitted | None = None
     for step in HOLDOUT_STEPS:
         fitted = fit_at(step * delta)
         ok = fitted.constant or holdout_certified(fitted.diffs, delta, alpha)
-        rounds.append(PromiseRound(step * delta, fitted.diffs.gap, None, ok, fitted.constant, fitted.accuracy))
+        rounds.append(PromiseRound(step * delta, fitted.training_gap, None, ok, fitted.constant, fitted.accuracy,
+                                   held_out_gap=fitted.diffs.gap))
         if not ok:
+            failed = fitted
             break
         best = fitted
     today = fit_today()
+    held = n_rows - n_fit_rows
+    smallest = None if failed is None else holdout_smallest(failed.diffs, alpha)
+    details = "Exact test on the held-out rows by round: " + "; ".join(
+        f"training bound {100 * r.training_bound:.2f} pp: gap {100 * r.held_out_gap:.2f} pp on the held-out rows, "
+        + ("constant" if r.constant else "certified" if r.certified else "not certified") for r in rounds) + "."
     if best is None:
         const = fit_constant()
-        rounds.append(PromiseRound(0.0, 0.0, None, True, True, const.accuracy))
-        why = (f"the tree fitted at training bound {100 * rounds[0].training_bound:.2f} pp failed the test on the "
-               "held-out rows")
-        return const, _promise("holdout", confidence, delta, const, today, rounds, None, n_rows, why)
+        rounds.append(PromiseRound(0.0, 0.0, None, True, True, const.accuracy, held_out_gap=0.0))
+        why = (f"the tree fitted at the training bound {100 * rounds[0].training_bound:.2f} pp failed the test on the "
+               f"{held:,} held-out rows")
+        return const, _promise("holdout", confidence, delta, const, today, rounds, smallest, n_rows, why, details,
+                               held_out_rows=held)
     if best.constant:
-        why = f"the first non-constant tree, at training bound {100 * rounds[-1].training_bound:.2f} pp, failed the test on the held-out rows"
-        return best, _promise("holdout", confidence, delta, best, today, rounds, None, n_fit_rows, why)
-    return best, _promise("holdout", confidence, delta, best, today, rounds, None, n_fit_rows, "")
+        why = (f"the first tree that splits, fitted at the training bound {100 * rounds[-1].training_bound:.2f} pp, "
+               f"failed the test on the {held:,} held-out rows")
+        return best, _promise("holdout", confidence, delta, best, today, rounds, smallest, n_fit_rows, why, details,
+                              held_out_rows=held)
+    return best, _promise("holdout", confidence, delta, best, today, rounds, None, n_fit_rows, "", details,
+                          held_out_rows=held)
 
 
 def run_crossfit(out_of_fold_at: Callable[[float], Differences], fit_at: Callable[[float], Fitted],
@@ -494,35 +588,41 @@ def run_crossfit(out_of_fold_at: Callable[[float], Differences], fit_at: Callabl
         rounds.append(PromiseRound(t, diffs.gap, r, ok, False, None))
         if ok:
             fitted = today if t == delta else fit_at(t)
-            return fitted, _promise("crossfit", confidence, delta, fitted, today, rounds, None, n_rows, "")
+            return fitted, _promise("crossfit", confidence, delta, fitted, today, rounds, None, n_rows, "",
+                                    _risks(rounds, alpha))
     const = fit_constant()
     rounds.append(PromiseRound(0.0, 0.0, 0.0, True, True, const.accuracy))
-    why = (f"the out-of-fold risk at training bound {100 * rounds[-2].training_bound:.2f} pp was "
-           f"{rounds[-2].risk:.3f} > {alpha:.3f}")
-    return const, _promise("crossfit", confidence, delta, const, today, rounds, None, n_rows, why)
+    why = (f"even at the tightest training bound, {100 * rounds[-2].training_bound:.2f} pp, the gaps of trees judged "
+           "on rows they had not seen were too uncertain")
+    return const, _promise("crossfit", confidence, delta, const, today, rounds, None, n_rows, why,
+                           _risks(rounds, alpha))
 
 
-def _promise(method, confidence, delta, chosen: Fitted, first: Fitted, rounds, smallest, rows_used, why) -> FairnessPromise:
+def _promise(method, confidence, delta, chosen: Fitted, first: Fitted, rounds, smallest, rows_used, why,
+             details: str = "", held_out_rows: int | None = None) -> FairnessPromise:
+    known = PROMISE_KNOWN[method]
+    label = _constant_label(chosen.model) if chosen.constant else None
     if chosen.constant and why:
-        label = _constant_label(chosen.model)
-        extra = SMALLEST_DELTA.format(value=100 * smallest) if smallest is not None else NO_SMALLEST
-        message = CONSTANT_ONLY.format(n=rows_used, delta=100 * delta, tightest=100 * TIGHTEST_SHARE * delta,
-                                       confidence=confidence, why=why,
+        said = HELD_OUT_SMALLEST if known == "proved" else SMALLEST_DELTA
+        extra = said.format(value=100 * smallest) if smallest is not None else NO_SMALLEST
+        shown = NOT_SHOWN[known].format(delta=100 * delta, confidence=confidence)
+        message = CONSTANT_ONLY.format(n=rows_used, tightest=100 * TIGHTEST_SHARE * delta, shown=shown, why=why,
                                        label=label, smallest=extra)
+    elif known == "proved":
+        message = KEPT_PROVED.format(method=method, delta=100 * delta, confidence=confidence,
+                                     held=held_out_rows or 0, bound=100 * chosen.training_bound, fitted=rows_used,
+                                     accuracy=100 * chosen.accuracy, today=100 * first.accuracy)
     else:
-        message = (
-            f"Fairness on new rows: gap at most {100 * delta:.1f} pp with confidence {confidence:.0%} "
-            f"({method} method, {PROMISE_METHODS[method].split(' (')[0]}); the tree is optimal under the tightened "
-            f"training bound {100 * chosen.training_bound:.2f} pp; accuracy on the training rows "
-            f"{100 * chosen.accuracy:.1f} % against {100 * first.accuracy:.1f} % at the training bound "
-            f"{100 * delta:.1f} pp."
-        )
+        message = KEPT_ESTIMATED.format(method=method, delta=100 * delta, confidence=confidence,
+                                        bound=100 * chosen.training_bound, accuracy=100 * chosen.accuracy,
+                                        today=100 * first.accuracy)
     return FairnessPromise(
         confidence=float(confidence), method=method, guarantee=PROMISE_METHODS[method], delta=float(delta),
         training_bound=float(chosen.training_bound), kept=True, constant=bool(chosen.constant),
         training_accuracy=float(chosen.accuracy), accuracy_at_delta=float(first.accuracy),
         smallest_delta=None if smallest is None else float(smallest), rows_used=int(rows_used),
-        rounds=tuple(rounds), message=message,
+        rounds=tuple(rounds), message=message, known=known, predicts=label, held_out_rows=held_out_rows,
+        details=details,
     )
 
 

@@ -36,32 +36,32 @@ class TreeGraph:
 
     @property
     def n_branching(self) -> int:
-        """|B| = 2^d - 1."""
+        """How many branching nodes: ``|B| = 2^d - 1``."""
         return 2**self.depth - 1
 
     @property
     def n_terminal(self) -> int:
-        """|T| = |L| = 2^d."""
+        """How many terminal nodes: ``|T| = |L| = 2^d``."""
         return 2**self.depth
 
     @property
     def n_nodes(self) -> int:
-        """|B| + |T| = 2^{d+1} - 1."""
+        """How many nodes: ``|B| + |T| = 2^(d+1) - 1``."""
         return 2 ** (self.depth + 1) - 1
 
     @property
     def branching_nodes(self) -> np.ndarray:
-        """Node numbers of B, shape (|B|,)."""
+        """Node numbers of the branching nodes B, shape ``(|B|,)``."""
         return np.arange(1, self.n_branching + 1)
 
     @property
     def terminal_nodes(self) -> np.ndarray:
-        """Node numbers of T, shape (|T|,)."""
+        """Node numbers of the terminal nodes T, shape ``(|T|,)``."""
         return np.arange(self.n_branching + 1, self.n_nodes + 1)
 
     @property
     def nodes(self) -> np.ndarray:
-        """Node numbers of B and T, shape (|B| + |T|,)."""
+        """Node numbers of B and T, shape ``(|B| + |T|,)``."""
         return np.arange(1, self.n_nodes + 1)
 
     def ancestors_matrix(self) -> np.ndarray:
@@ -75,7 +75,7 @@ class TreeGraph:
         return P
 
     def node_depth(self) -> np.ndarray:
-        """Depth of each node (root = 0), shape (|B| + |T|,)."""
+        """Depth of each node (root = 0), shape ``(|B| + |T|,)``."""
         return np.floor(np.log2(self.nodes)).astype(int)
 
 
@@ -108,6 +108,7 @@ class TreeStructure:
 
     @property
     def graph(self) -> TreeGraph:
+        """The node numbering of a full tree of this depth."""
         return TreeGraph(self.depth)
 
     @property
@@ -122,10 +123,12 @@ class TreeStructure:
 
     @property
     def n_branching(self) -> int:
+        """How many nodes ask a question."""
         return int((self.feature >= 0).sum())
 
     @property
     def features_used(self) -> np.ndarray:
+        """The binary features the tree splits on, each once, in increasing order."""
         return np.unique(self.feature[self.feature >= 0])
 
     def apply(self, X: np.ndarray) -> np.ndarray:
@@ -193,6 +196,7 @@ class TreeStructure:
 
     @staticmethod
     def single_leaf(depth: int, prediction: int) -> "TreeStructure":
+        """A tree of one leaf at the root predicting class ``prediction`` (nodes below it pruned)."""
         g = TreeGraph(depth)
         feature = np.full(g.n_nodes, PRUNED, dtype=np.int64)
         pred = np.full(g.n_nodes, -1, dtype=np.int64)

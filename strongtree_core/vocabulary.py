@@ -68,3 +68,37 @@ PROMISE_METHODS: dict[str, str] = {
     "margin": "Margin on the training rows alone",
     "holdout": "Exact test on held-out rows (proved)",
 }
+
+#: One name per setting, from the Model page to the report, the Runs table and the notes on
+#: stale results; the library's parameter (and the command line's ``--option``) is the key.
+SETTING_NAMES: dict[str, str] = {
+    "depth": "Maximum depth",
+    "formulation": "Formulation",
+    "objective": "Objective",
+    "regularization": "Simplicity weight λ",
+    "max_branching": "Max. splits",
+    "max_features_used": "Max. features used",
+    "min_leaf": "Min. rows per leaf",
+    "min_recall": "Min. recall",
+    "min_precision": "Min. precision",
+    "min_specificity": "Min. specificity",
+    "fairness": "Fairness notions",
+    "fairness_bound": "Largest allowed gap δ",
+    "fairness_confidence": "Promise on new rows",
+    "fairness_confidence_method": "Promise method",
+    "allow_protected_splits": "Splits on the protected attribute",
+    "solver": "Solver",
+    "time_limit": "Time limit",
+    "encoding": "Numeric coding",
+    "max_thresholds": "Thresholds per numeric column",
+    "n_buckets": "Buckets per numeric column",
+}
+
+
+def setting_name(parameter: str, *, inside: bool = False) -> str:
+    """The name of a setting (:data:`SETTING_NAMES`); ``inside`` a sentence, its first letter in lower case
+    (a name that starts with an acronym stays as it is)."""
+    name = SETTING_NAMES.get(parameter, parameter.replace("_", " "))
+    if inside and name[:1].isupper() and not name[1:2].isupper():
+        return name[:1].lower() + name[1:]
+    return name

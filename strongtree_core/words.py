@@ -94,12 +94,100 @@ def class_counts(classes: Sequence[Any], counts: Sequence[float]) -> str:
     A coded class written right before its count ("1 225 · 2 525") reads as one
     number with a thousands separator; the colon keeps them apart.
     """
-    return " · ".join(f"{one_line(c)}: {fmt(n, 'int')}" for c, n in zip(classes, counts))
+    return " · ".join(f"{label_text(c)}: {fmt(n, 'int')}" for c, n in zip(classes, counts))
 
 
 def one_line(value: Any) -> str:
     """``value`` as text on one line (control characters written as escapes)."""
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(value))
+
+
+#: Shown for a label with no character, and for one of spaces only (which would read as nothing).
+EMPTY_LABEL = "(empty)"
+BLANK_LABEL = "({n} space{s})"
+#: Longest label (characters) a drawing shows; a longer one is cut with :data:`CUT_MARK`.
+LABEL_LIMIT = 80
+#: Longest tooltip (characters) that holds a cut label's text (Graphviz reads no string over 16,384).
+TOOLTIP_LIMIT = 2000
+CUT_MARK = "…"
+
+
+def label_text(value: Any) -> str:
+    """A label (column name, category value, class or group) as visible text on one line:
+    control characters as escapes (:func:`one_line`, so a NUL byte reads ``\\x00``), an empty
+    label as :data:`EMPTY_LABEL`, one of spaces only as "(3 spaces)"."""
+    return shown_name(one_line(value))
+
+
+def shown_name(value: Any) -> str:
+    """``str(value)``, or :data:`EMPTY_LABEL` / "(3 spaces)" when it is empty or spaces only."""
+    text = str(value)
+    if not text:
+        return EMPTY_LABEL
+    if not text.strip(" "):
+        return BLANK_LABEL.format(n=len(text), s="" if len(text) == 1 else "s")
+    return text
+
+
+def cut_text(text: str, limit: int = LABEL_LIMIT) -> str:
+    """``text`` if it has at most ``limit`` characters, else its first ``limit - 1`` and :data:`CUT_MARK`."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + CUT_MARK
+
+
+def drawn_text(value: Any) -> str:
+    """A label as a drawing or a sentence shows it: visible (:func:`label_text`) and cut to
+    :data:`LABEL_LIMIT` characters before any layout (the whole text goes in a tooltip or a table)."""
+    return cut_text(label_text(value))
+
+
+def drawn_test(label: str, source: Any) -> str:
+    """A test's text for a drawing: its column's name and the rest of the test each cut on their own
+    (a long name keeps its "≤ 7.5"); see :func:`drawn_text`."""
+    name = shown_name(source)
+    if label.startswith(name + " ") and len(label) > len(name) + 1:
+        return f"{drawn_text(name)} {drawn_text(label[len(name) + 1:])}"
+    return drawn_text(label)
+
+
+class Shortened:
+    """Names longer than :data:`LABEL_LIMIT` characters shown cut in sentences, before any layout
+    (a 20,000-character column name is no sentence); :attr:`full` keeps each cut name's whole text
+    for a tooltip or a table.
+
+    ``names`` are the column names, classes, levels and groups a text may hold: :meth:`text` cuts every
+    long one met in a sentence (as :func:`label_text` writes it), :meth:`name` cuts one name.
+    """
+
+    def __init__(self, names: Sequence[Any]) -> None:
+        self.full: dict[str, str] = {}  # cut form -> whole text, in the order met
+        self._long: dict[str, str] = {}
+        for name in names:
+            whole = label_text(name)
+            if drawn_text(whole) != whole:
+                self._long[whole] = drawn_text(whole)
+        self._order = sorted(self._long, key=len, reverse=True)  # a name inside another: the longer first
+
+    @classmethod
+    def of_tree(cls, tree: Any, extra: Sequence[Any] = ()) -> "Shortened":
+        """For the texts about ``tree``: its target, columns, classes and category levels, and ``extra``."""
+        levels = [f.level for f in tree.encoding.features if f.level is not None]
+        return cls([tree.target, *tree.feature_names, *tree.classes, *levels, *extra])
+
+    def name(self, value: Any) -> str:
+        """``value`` as a label, cut when long (and then kept in :attr:`full`)."""
+        whole = label_text(value)
+        cut = drawn_text(whole)
+        if cut != whole:
+            self.full.setdefault(cut, whole)
+        return cut
+
+    def text(self, sentence: str) -> str:
+        """``sentence`` with every long name in it cut."""
+        for whole in self._order:
+            if whole in sentence:
+                sentence = sentence.replace(whole, self._long[whole])
+                self.full.setdefault(self._long[whole], whole)
+        return sentence
 
 
 @dataclass(frozen=True)
@@ -167,7 +255,7 @@ GAP_MET_AT_LIMIT = (
 
 #: Where a search has proved no bound better than "every row right": a bound of all the rows
 #: would say nothing, so none is shown.
-NO_BOUND_YET = "no bound yet"
+NO_BOUND_YET = "none yet"
 #: A heuristic's tree: it never proves a bound.
 NO_BOUND_HEURISTIC = "none (a heuristic proves no bound)"
 
@@ -175,17 +263,13 @@ NO_BOUND_HEURISTIC = "none (a heuristic proves no bound)"
 def bound_words(bound: Any, status: str = "running", objective: str | None = None, regularization: float = 0.0,
                 n_rows: int | None = None) -> str:
     """A bound for a card, a log row or a sentence: the number (with ``objective``, what it
-    caps: "at most 700 correct rows (91.1%)"), else "no bound yet" (a search stopped or still
+    caps: "at most 700 correct rows (91.1%)"), else "none yet" (a search stopped or still
     at work before it proved one), or a heuristic's "none"."""
     if not _missing(bound):
         if objective is None:
             return fmt(bound)
         return "at most " + objective_value(bound, objective, regularization, n_rows)
     return NO_BOUND_HEURISTIC if status == "heuristic" else NO_BOUND_YET
-
-
-#: A stopped search's tree, with no bound proven: how far it may be is not known.
-NO_BOUND_SENTENCE = " No bound was proven before the search stopped: how far this tree may be from the best is not known."
 
 
 def gap_words(status: str, gap: Any) -> str:

@@ -10,10 +10,12 @@ from strongtree_studio.config import Roles, split_table
 from strongtree_studio.demo_data import DEMO, DEMOS
 from strongtree_studio.loading import fingerprint
 from strongtree_studio.outcome import SolveContext, solve_spec
+from strongtree_studio import preparing
 from strongtree_studio.roles import suggest_roles
 from strongtree_studio.services import job_registry
 from strongtree_studio.session import (
     CODEBOOK_REPORT,
+    DEMO_WAITING,
     EDITS,
     EDITS_UNDO,
     GOTO_SOLVE,
@@ -58,7 +60,9 @@ def start_solve() -> None:
 
 
 def start_demo() -> None:
-    """The demo: its table, roles and preset (see :data:`strongtree_studio.demo_data.DEMO`), then solve."""
+    """The demo: its table, roles and preset (see :data:`strongtree_studio.demo_data.DEMO`), then solve,
+    or, on a fresh machine whose compiled exact search is still being prepared, wait for it (the Solve
+    page says so and starts the solve once it is ready: its minute would otherwise run on the slow path)."""
     set_widget_value("data.demo", DEMO.table)
     GOTO_SOLVE.set(True)  # a callback cannot switch pages: the next run does
     load_demo_table(DEMO.table)
@@ -66,4 +70,8 @@ def start_demo() -> None:
     MODEL.set(DEMO.model)
     renew_widgets(MODEL)
     renew_widgets(SPLIT)
+    if preparing.waiting():
+        DEMO_WAITING.set(True)
+        JOB_ID.set(None)
+        return
     start_solve()

@@ -22,12 +22,14 @@ WORDMARK = Path(__file__).resolve().parent / "assets" / "wordmark.svg"
 def main() -> None:
     import streamlit as st
 
+    from strongtree_studio import preparing
     from strongtree_studio.navigation import screen
     from strongtree_studio.session import GOTO_SOLVE
     from strongtree_studio.sidebar import render_sidebar
     from strongtree_studio.restore import init_state, keep_token, save_state
     from strongtree_studio.style import apply_style
 
+    preparing.start()  # once per server: the exact search's compiled code on a fresh machine
     # A file, not a Material icon: Streamlit fetches those from an internet font host (fails offline).
     st.set_page_config(page_title="StrongTree Studio", page_icon=str(ICON), layout="wide")
     st.logo(str(WORDMARK), size="large", icon_image=str(ICON))

@@ -29,10 +29,15 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any, Mapping
 
-from strongtree_studio.runs import runs_db_path
+from strongtree_studio.private import private_file, private_folder
+from strongtree_studio.runs import runs_db_path, user_data_dir
 
 #: File name of the store, beside the run history unless STRONGTREE_BROWSERS_DB says otherwise.
 DB_NAME = "browsers.sqlite3"
+#: File name of the server's key that signs browser tokens (beside the store, 0600).
+KEY_NAME = "session.key"
+#: Bytes of that key.
+KEY_BYTES = 32
 #: A browser not seen for this long is forgotten (the cookie expires at the same age).
 TTL_SECONDS = 30 * 24 * 3600
 #: Largest entry kept (compressed bytes): about a 1-million-row, 10-column table.
@@ -76,6 +81,39 @@ def browsers_db_path(secrets: Mapping[str, Any] | None = None) -> Path:
     return Path(configured).expanduser() if configured else runs_db_path(secrets).with_name(DB_NAME)
 
 
+def session_key(path: Path) -> bytes:
+    """The server's key for signing the tokens it issues (:mod:`strongtree_studio.restore`): read from
+    ``path``, or made once (random, 0600 in a 0700 folder) when there is none.  When the file cannot be
+    read or made, a key for this process alone: tokens then last as long as the server runs."""
+    path = Path(path)
+    try:
+        private_folder(path.parent, own=path.parent == user_data_dir())
+        for _ in range(3):
+            try:
+                handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                key = path.read_bytes()
+                if len(key) == KEY_BYTES:
+                    private_file(path)  # narrowed if it was found wider
+                    return key
+                time.sleep(0.05)  # another server is writing it
+                continue
+            key = os.urandom(KEY_BYTES)
+            try:
+                if os.name == "posix":
+                    os.fchmod(handle, 0o600)
+                os.write(handle, key)
+            finally:
+                os.close(handle)
+            return key
+    except OSError:
+        pass
+    return _PROCESS_KEY
+
+
+_PROCESS_KEY = os.urandom(KEY_BYTES)
+
+
 def human_size(n_bytes: int) -> str:
     return f"{n_bytes / 2**20:,.1f} MB"
 
@@ -102,18 +140,29 @@ class BrowserStore:
     def _connect(self) -> sqlite3.Connection:
         try:
             if not self._ready:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                fresh = not self.path.exists()
+                # The server's own file, made 0600 in a 0700 folder before SQLite writes to it.
+                private_folder(self.path.parent, own=self.path.parent == user_data_dir())
+                private_file(self.path)
                 connection = sqlite3.connect(self.path, timeout=5)
-                if fresh:
-                    os.chmod(self.path, 0o600)  # the server's own file: no other account reads it
                 with connection:
                     connection.executescript(_SCHEMA)
                 self._ready = True
                 return connection
             return sqlite3.connect(self.path, timeout=5)
-        except (sqlite3.Error, OSError) as err:
+        except sqlite3.Error as err:
             raise BrowserStoreError(ERR_STORE.format(reason=err)) from None
+        except OSError as err:  # its path is the server's business: the reason alone
+            raise BrowserStoreError(ERR_STORE.format(reason=err.strerror or type(err).__name__)) from None
+
+    def known(self, browser: str) -> bool:
+        """Whether ``browser`` has been kept here within the time to live (a token of an earlier version,
+        which this server did not sign, is adopted only then)."""
+        try:
+            with closing(self._connect()) as connection:
+                seen = connection.execute("SELECT seen FROM browsers WHERE browser = ?", (browser,)).fetchone()
+        except sqlite3.Error as err:
+            raise BrowserStoreError(ERR_STORE.format(reason=err)) from None
+        return seen is not None and seen[0] >= time.time() - self.ttl
 
     def load(self, browser: str) -> dict[str, Any]:
         """The entries kept for ``browser`` (name -> value); unreadable ones are dropped.

@@ -55,6 +55,8 @@ ERR_JSON = (
     "The codebook is JSON but not a codebook ({reason}). Give a list of {{\"column\": ..., \"code\": ..., "
     "\"label\": ...}} records, or {{\"column\": {{\"code\": \"label\"}}}}."
 )
+#: Reason of ERR_JSON for lists or objects nested deeper than the parser reads.
+JSON_TOO_DEEP = "it nests lists or objects deeper than can be read; a codebook needs two levels"
 ERR_NO_MATCH = (
     "None of the codebook's columns ({columns}) is a column of this table. Check the spelling: column names must "
     "match exactly."
@@ -165,6 +167,8 @@ def _json_rows(text: str) -> list[tuple[int, str, str, str]]:
         data = json.loads(text)
     except json.JSONDecodeError as err:
         raise CodebookError(ERR_JSON.format(reason=f"it does not parse: {err.msg} at line {err.lineno}")) from None
+    except RecursionError:  # a 100 KB "[[[[..." is under the size limit and deeper than the parser goes
+        raise CodebookError(ERR_JSON.format(reason=JSON_TOO_DEEP)) from None
     rows = []
     if isinstance(data, dict):
         for column, codes in data.items():

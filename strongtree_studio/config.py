@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from strongtree_core.encoding.thresholds import DEFAULT_MAX_THRESHOLDS
+from strongtree_core.numbers import MIN_FAIRNESS_BOUND, bound_too_small
 from strongtree_core.report.rows import split_rows
 
 #: Most classes a target may have.
@@ -40,6 +41,11 @@ ERR_FAIRNESS_NEEDS_GROUP = (
 )
 ERR_CSP_NEEDS_LEGIT = (
     "Conditional statistical parity needs a legitimate factor: choose one on the Data page, or pick another notion."
+)
+#: A bound δ a solver cannot tell from 0 (strongtree_core.numbers.MIN_FAIRNESS_BOUND), in percentage points.
+ERR_BOUND_TOO_SMALL = (
+    "The bound δ {value:g} pp is above 0 but below {smallest:g} pp (one row in a million), the smallest bound a "
+    "solver tells apart from 0: set it to 0 for no gap at all, or to {smallest:g} pp or more."
 )
 ERR_FAIRNESS_MULTICLASS = (
     "Fairness constraints compare positive predictions, so the target needs a positive class: pick one on the Data page."
@@ -224,4 +230,7 @@ def check_model(config: ModelConfig, roles: Roles, n_classes: int) -> list[str]:
             problems.append(ERR_CSP_NEEDS_LEGIT)
         if n_classes > 2 and roles.pos_label is None:
             problems.append(ERR_FAIRNESS_MULTICLASS)
+        if bound_too_small(config.fairness_bound):
+            problems.append(ERR_BOUND_TOO_SMALL.format(value=100.0 * config.fairness_bound,
+                                                       smallest=100.0 * MIN_FAIRNESS_BOUND))
     return problems

@@ -23,6 +23,7 @@ from strongtree_core.metrics import (
     fairness_intervals,
     group_confusion_matrices,
     group_metrics,
+    positive_present,
     worst_case_accuracy,
 )
 from strongtree_core.metrics.fairness_gaps import NOTION_RATES
@@ -56,7 +57,7 @@ def applicable_notions(roles: Roles) -> list[str]:
 
 def quality(y_true: np.ndarray, y_pred: np.ndarray, positive: Any) -> dict[str, float]:
     """Accuracy and its relatives; recall, precision and specificity when there is a positive class."""
-    if positive is not None and (np.any(y_true == positive) or np.any(y_pred == positive)):
+    if positive is not None and positive_present(y_true, y_pred, positive):
         return classification_quality(y_true, y_pred, pos_label=positive)
     return {
         "accuracy": float(accuracy_score(y_true, y_pred)),
@@ -114,7 +115,7 @@ def _split_metrics(frame: pd.DataFrame, y_pred: np.ndarray, roles: Roles, notion
     y_true = frame[roles.target].to_numpy()
     out: dict[str, Any] = {"n": len(frame), "quality": quality(y_true, y_pred, roles.pos_label)}
     out["baseline_accuracy"] = majority_baseline(y_true if train_y is None else train_y, y_true)
-    if roles.protected and roles.pos_label is not None:
+    if roles.protected and roles.pos_label is not None and positive_present(y_true, y_pred, roles.pos_label):
         sensitive = frame[list(roles.protected)]
         table = group_metrics(y_true, y_pred, sensitive_features=sensitive, pos_label=roles.pos_label)
         order = {str(g): i for i, g in enumerate(group_order(table["group"]))}
@@ -149,7 +150,7 @@ def _summary_row(name: str, status: str, predictions: dict[str, np.ndarray], par
     for split, frame in parts.items():
         y_true = frame[roles.target].to_numpy()
         row[f"{split}_accuracy"] = float(accuracy_score(y_true, predictions[split]))
-        if notions and roles.pos_label is not None:
+        if notions and roles.pos_label is not None and positive_present(y_true, predictions[split], roles.pos_label):
             for notion, gap in gaps(frame, predictions[split], roles, notions).items():
                 row[f"{split}_{notion}"] = gap["difference"]
     return row

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from strongtree_core.words import LABEL_LIMIT
+
 
 @dataclass(frozen=True)
 class Notion:
@@ -140,9 +142,13 @@ OWNERSHIP_HELP = (
     "guess. **Share** lets every browser open a run; only its own browser or workspace can delete it or stop "
     "sharing it."
 )
+MSG_HISTORY_KEPT = "The history is kept on this server, readable by its account only."
 MSG_LEGACY_HISTORY = (
-    "Runs of earlier versions are in {path}; set STRONGTREE_RUNS_DB to that file to see them here."
+    "Runs of earlier versions are kept elsewhere on this server; its operator can set STRONGTREE_RUNS_DB to "
+    "that file to show them here (the server's log names it)."
 )
+MSG_NAMES_CUT = (f"These names are longer than the drawing, the sentences and the rules show them ({LABEL_LIMIT} "
+                 "characters); here they are in full. The downloads hold them whole.")
 MSG_NO_RUNS = "No runs yet: each finished solve of this browser or workspace is stored here."
 MSG_NOT_YOURS = "Only runs of this browser or workspace can be shared, moved or deleted; the selection has others."
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from strongtree_core.tree import FittedTree
+from strongtree_core.tree.export import claim_comment
 
 IMAGES_UNAVAILABLE = (
     "SVG and PNG downloads need Graphviz's `dot` program, which is not installed on this server "
@@ -30,7 +31,8 @@ EXPORTS: dict[str, Export] = {
     "dot": Export("DOT", "tree.dot", "text/vnd.graphviz", lambda t: t.to_dot()),
     "python": Export("Python", "tree_predict.py", "text/x-python", lambda t: t.to_python()),
     "sql": Export("SQL", "tree_case.sql", "application/sql", lambda t: t.to_sql()),
-    "rules": Export("Rules", "tree_rules.txt", "text/plain", lambda t: t.to_text() + "\n"),
+    "rules": Export("Rules", "tree_rules.txt", "text/plain",
+                    lambda t: "\n".join(claim_comment(t, "#")) + "\n" + t.to_text() + "\n"),
 }
 
 IMAGE_MIME = {"svg": "image/svg+xml", "png": "image/png"}

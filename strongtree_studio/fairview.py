@@ -28,6 +28,10 @@ from typing import Any, Sequence
 import pandas as pd
 
 from strongtree_core.metrics.fairness_gaps import NOTION_RATES  # noqa: F401  (the rates each notion compares)
+from strongtree_core.promise import PROMISE_KNOWN
+from strongtree_core.promise_cost import promise_outlook
+from strongtree_core.promise_fit import DEFAULT_PROMISE_METHOD
+from strongtree_core.verdict import gap_verdict
 from strongtree_studio.words import count_of, fmt
 
 RATE_NAMES = {
@@ -65,44 +69,26 @@ class Verdict:
     colour: str
 
 
-def interval_state(low: float | None, high: float | None, fairness_bound: float) -> str | None:
-    """Where a gap's interval lies against δ: "within δ", "beyond δ" or "undecided" (None without one)."""
-    if low is None or high is None:
-        return None
-    if high <= fairness_bound + 1e-9:
-        return "within δ"
-    if low > fairness_bound + 1e-9:
-        return "beyond δ"
-    return "undecided"
-
-
 def verdict(gap: float | None, fairness_bound: float | None, constrained: bool, split: str, *,
             interval: tuple[float | None, float | None] | None = None, ratio: float | None = None,
-            trivial: bool = False) -> Verdict | None:
-    """The badge under a gap card.
+            trivial: bool = False, constant: bool = False) -> Verdict | None:
+    """The badge under a gap card: :func:`strongtree_core.verdict.gap_verdict`'s state in a colour.
 
-    Training rows, constrained: the certificate's "within δ" (exact on these rows).  Other
-    rows: the 95 % interval of the gap against δ (within, beyond, undecided), or the point
-    estimate when there is no interval.  A pass becomes a warning when the tree is trivial
-    or the ratio is below the four-fifths rule's 0.8.
+    Training rows, constrained: the certificate's verdict (exact on these rows); a constant tree:
+    within (its gap is 0 on any rows); other rows: the 95 % interval of the gap against δ (within,
+    beyond, undecided), or the point estimate when there is no interval.  A pass becomes a warning
+    when the tree is trivial or the ratio is below the four-fifths rule's 0.8.
     """
     if gap is None:
         return None
-    low, high = interval if interval is not None else (None, None)
     if constrained and fairness_bound is not None:
-        bound = fmt(fairness_bound, "points")
-        if split == "train":
-            found = (Verdict(f"within δ = {bound} on these rows", ":material/check:", "green") if gap <= fairness_bound + 1e-9
-                     else Verdict(f"above δ = {bound}", ":material/close:", "red"))
-        else:
-            state = interval_state(low, high, fairness_bound)
-            if state is None:
-                state = "within δ" if gap <= fairness_bound + 1e-9 else "beyond δ"
-            found = {  # the interval itself is written above the badge
-                "within δ": Verdict(f"within δ = {bound}", ":material/check:", "green"),
-                "beyond δ": Verdict(f"beyond δ = {bound}", ":material/close:", "red"),
-                "undecided": Verdict(f"undecided against δ = {bound}", ":material/help:", "orange"),
-            }[state]
+        found = gap_verdict(gap, fairness_bound, training=split == "train", constrained=True, interval=interval,
+                            constant=constant)
+        suffix = (": constant tree" if constant else " on these rows" if split == "train" else "")
+        icon, colour = STATE_BADGES[found.state]
+        if constant:  # within, for certain; but no green check beside a tree that predicts one class
+            icon, colour = ":material/warning:", "orange"
+        found = Verdict(found.text + suffix, icon, colour)
     elif gap > LARGE_GAP:
         found = Verdict(f"large gap (over {fmt(LARGE_GAP, 'points')}), not constrained", ":material/warning:",
                         "orange")
@@ -113,6 +99,11 @@ def verdict(gap: float | None, fairness_bound: float | None, constrained: bool, 
             f"ratio {fmt(ratio, 'ratio')} is below {fmt(FOUR_FIFTHS, 'ratio')}")
         return Verdict(f"{found.text}, but {why}", ":material/warning:", "orange")
     return found
+
+
+#: The badge of each verdict state: icon and colour.
+STATE_BADGES = {"within": (":material/check:", "green"), "beyond": (":material/close:", "red"),
+                "undecided": (":material/help:", "orange")}
 
 
 #: Cohort of each rate in the interval table.
@@ -158,18 +149,21 @@ def band(rows: Sequence[dict[str, Any]], fairness_bound: float) -> tuple[float, 
     return max(0.0, mid - fairness_bound / 2), min(1.0, mid + fairness_bound / 2)
 
 
-def judged(rows: Sequence[dict[str, Any]], fairness_bound: float, constrained: bool) -> list[dict[str, Any]]:
+def judged(rows: Sequence[dict[str, Any]], fairness_bound: float, constrained: bool,
+           certificate: bool = False) -> list[dict[str, Any]]:
     """Rows with ``status`` (within δ / beyond δ / undecided, or n/a) and the texts a chart and a table show.
 
     With an interval (``low``, ``high``) a group is within δ when its whole interval lies in
     the band, beyond δ when it lies wholly outside, undecided otherwise; without one, the
-    point estimate decides.
+    point estimate decides.  With ``certificate`` (the training rows of a tree fitted under the
+    constraint, or a constant tree on any rows) the rates themselves decide, as the card's
+    verdict does (:func:`strongtree_core.verdict.gap_verdict`): the intervals are drawn, not judged.
     """
     edges = band(rows, fairness_bound)
     top = max((r["rate"] for r in rows), default=0.0)
     out = []
     for r in rows:
-        low, high = r.get("low", r["rate"]), r.get("high", r["rate"])
+        low, high = (r["rate"], r["rate"]) if certificate else (r.get("low", r["rate"]), r.get("high", r["rate"]))
         if edges is None:
             status = "n/a"
         else:
@@ -179,16 +173,17 @@ def judged(rows: Sequence[dict[str, Any]], fairness_bound: float, constrained: b
             if not constrained and status != "within δ":
                 status += " (not enforced)"
         ratio = r["rate"] / top if top > 0 else None
-        span = f" ({fmt(low, 'percent')}-{fmt(high, 'percent')})" if "low" in r else ""
+        span = f" ({fmt(r['low'], 'percent')}-{fmt(r['high'], 'percent')})" if "low" in r else ""
         out.append({**r, "status": status, "label": f"{fmt(r['rate'], 'percent')}{span} · {count_of(r['rows'], 'row')}",
                     "difference": top - r["rate"], "ratio": ratio})
     return out
 
 
 def rate_chart(rows: Sequence[dict[str, Any]], rate: str, fairness_bound: float, constrained: bool,
-               group_title: str) -> dict[str, Any] | None:
-    """Vega-Lite spec: one horizontal bar per group, the δ band behind them, pass/fail colours."""
-    data = judged(rows, fairness_bound, constrained)
+               group_title: str, certificate: bool = False) -> dict[str, Any] | None:
+    """Vega-Lite spec: one horizontal bar per group, the δ band behind them, pass/fail colours
+    (``certificate``: judged by the rates, see :func:`judged`)."""
+    data = judged(rows, fairness_bound, constrained, certificate)
     if not data:
         return None
     data = [{**d, "label_at": max(d["rate"], d.get("high", d["rate"]))} for d in data]
@@ -261,13 +256,18 @@ def group_table(groups: Sequence[dict[str, Any]], group_title: str) -> pd.DataFr
     return pd.DataFrame(rows).set_index(group_title)
 
 
-def comparison_table(comparison: Sequence[dict[str, Any]], notions: Sequence[str], names: dict[str, str]) -> pd.DataFrame:
-    """The trees compared: status in words, leaves, accuracy (%) and gaps (pp) per split."""
+def comparison_table(comparison: Sequence[dict[str, Any]], notions: Sequence[str], names: dict[str, str],
+                     claimed: dict[str, str] | None = None) -> pd.DataFrame:
+    """The trees compared: status in words (``claimed``: model name -> its claim's label, for the trees
+    whose record is at hand), leaves, accuracy (%) and gaps (pp) per split."""
     from strongtree_studio.words import status_word
 
     rows = []
+    claimed = claimed or {}
     for c in comparison:
-        row = {"model": TREE_NAMES.get(c["model"], c["model"]), "status": status_word(c.get("status", "")).label, "leaves": fmt(c.get("leaves"), "int")}
+        row = {"model": TREE_NAMES.get(c["model"], c["model"]),
+               "status": claimed.get(c["model"]) or status_word(c.get("status", "")).label,
+               "leaves": fmt(c.get("leaves"), "int")}
         for split, split_name in (("train", "training"), ("test", "test")):
             if f"{split}_accuracy" not in c:
                 continue
@@ -307,8 +307,9 @@ def cost_chart(comparison: Sequence[dict[str, Any]], notion: str, fairness_bound
     return {"data": {"values": data}, "layer": layers}
 
 
-def new_rows_words(test: dict[str, Any], notions: Sequence[str], fairness_bound: float | None, names: dict) -> str:
-    """The measured gaps on the test rows with their 95 % intervals, in one sentence per notion."""
+def new_rows_words(test: dict[str, Any], notions: Sequence[str], fairness_bound: float | None, names: dict,
+                   constant: bool = False) -> str:
+    """The measured gaps on the test rows with their 95 % intervals and verdicts, one sentence per notion."""
     parts = []
     for notion in notions:
         gap = test.get("gaps", {}).get(notion, {}).get("difference")
@@ -319,18 +320,75 @@ def new_rows_words(test: dict[str, Any], notions: Sequence[str], fairness_bound:
         text = f"{name} on the test rows: {fmt(gap, 'points')}"
         if span.get("low") is not None:
             text += f", 95 % interval {fmt(span['low'], 'points')} to {fmt(span['high'], 'points')}"
-            if fairness_bound is not None:
-                state = interval_state(span["low"], span["high"], fairness_bound)
-                text += {"within δ": ", within δ", "beyond δ": ", beyond δ",
-                         "undecided": f", undecided against δ = {fmt(fairness_bound, 'points')}"}[state]
+        if fairness_bound is not None:
+            found = gap_verdict(gap, fairness_bound, training=False, constrained=True,
+                                interval=(span.get("low"), span.get("high")), constant=constant)
+            text += f", {found.text}" + (" (a constant tree: gap 0 on any rows)" if constant else "")
         parts.append(text + ".")
     words = " ".join(parts)
     return ("The bound is enforced on the training rows. " + words) if words else "The bound is enforced on the training rows."
+
+
+def promise_rounds(promise: dict[str, Any]) -> pd.DataFrame:
+    """The fits a promise made, one row each: training bound, the gaps it measured, and the verdict."""
+    rows = []
+    measured = {"crossfit": "gap on rows out of fold", "holdout": "gap on the rows it was fitted on"}.get(
+        promise.get("method"), "gap on the training rows")
+    for r in promise.get("rounds", ()):
+        # two decimals: the tightest training bound is δ/50 (0.02 pp at δ = 1 pp)
+        row = {"training bound": "constant tree" if r.get("constant") else f"{100 * r.get('training_bound', 0):.2f} pp",
+               measured: fmt(r.get("training_gap"), "points")}
+        if promise.get("method") == "holdout":
+            row["gap on the held-out rows"] = fmt(r.get("held_out_gap"), "points")
+        row["kept the promise"] = "yes" if r.get("certified") else "no"
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("training bound") if rows else pd.DataFrame()
 
 
 #: Choices of the Model page's "Promise on new rows" (None: the training rows only).
 PROMISE_LEVELS = (None, 0.8, 0.9, 0.95)
 
 
+#: The method the dashboard's promises use (the library's default), and how it is known.
+PROMISE_METHOD = DEFAULT_PROMISE_METHOD
+PROMISE_HELP = (
+    "The training rows only: δ holds on the rows the tree was fitted on (the solver's certificate). A confidence "
+    f"c: the gap on new rows of the same population is estimated to stay within δ with confidence c ({PROMISE_METHOD} "
+    "method: the training bound is tightened by a margin for sampling error and for the fit's optimism, estimated "
+    "from refits on halves of the rows; an estimate whose coverage is measured by simulation, not a proof). When the "
+    "rows are too few for any tree that splits, only a constant tree keeps it, and the page says so "
+    "(docs/fairness-on-new-rows.md)."
+)
+
+
 def promise_words(level: float | None) -> str:
-    return "training rows only" if level is None else f"{round(100 * level)} % confidence on new rows"
+    """A choice of "Promise on new rows": the dashboard's promises are estimates, and say so."""
+    if level is None:
+        return "training rows only"
+    return f"{round(100 * level)} % confidence on new rows ({PROMISE_KNOWN[PROMISE_METHOD]})"
+
+
+def promise_cost_words(table, roles, model, split) -> str:
+    """What the promise chosen on the Model page will cost with this table's training rows and these roles,
+    before the solve (:func:`strongtree_core.promise_cost.promise_outlook`); "" when there is nothing to measure."""
+    from strongtree_studio.config import split_table
+
+    if table is None or roles is None or not roles.protected or roles.pos_label is None or not model.fairness:
+        return ""
+    frame = table.frame
+    if roles.target not in frame.columns or any(c not in frame.columns for c in (*roles.protected, *roles.legitimate)):
+        return ""
+    try:
+        labelled = split_table(frame, roles, split).train
+    except ValueError:  # the Data page says what is wrong with the roles
+        return ""
+    groups = labelled[list(roles.protected)].astype(str).agg(" & ".join, axis=1)
+    legit = labelled[list(roles.legitimate)].astype(str).agg(" & ".join, axis=1) if roles.legitimate else None
+    notions = [n for n in model.fairness if n != "conditional_statistical_parity" or legit is not None]
+    if not notions:
+        return ""
+    y_positive = labelled[roles.target].astype(str) == str(roles.pos_label)
+    outlook = promise_outlook(y_positive.to_numpy(), groups.to_numpy(), notions, fairness_bound=model.fairness_bound,
+                              confidence=model.fairness_confidence, time_limit=model.time_limit,
+                              method=PROMISE_METHOD, legit=None if legit is None else legit.to_numpy())
+    return "What this promise costs: " + outlook.words(model.fairness_bound, model.fairness_confidence, PROMISE_METHOD)

@@ -20,7 +20,7 @@ import time
 import uuid
 from collections import deque
 from dataclasses import dataclass, field, replace
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import wait
 from typing import Any, Callable, Literal
 
 from strongtree_studio.worker import worker_main
@@ -39,6 +39,9 @@ KEEP_FINISHED = 50
 READ_TICK = 0.25
 #: Progress points kept per phase; beyond it, points that changed nothing are merged.
 MAX_POINTS = 2000
+#: Seconds between two writes of a running solve into its run (its last tree and bound: what a server
+#: killed mid-solve leaves behind).
+JOURNAL_EVERY = 2.0
 
 MSG_CRASHED = "The solver process ended unexpectedly (exit code {code}) before reporting a result."
 MSG_STOP_TIMEOUT = "The solver did not stop within {seconds:.0f} s of the Stop request, so its process was ended."
@@ -60,6 +63,7 @@ class PhaseState:
 
     history: list[dict[str, Any]] = field(default_factory=list)
     tree: str | None = None
+    tree_stage: str = ""  # the stage whose fit reported ``tree`` (a fit made of several fits; "" for a plain solve)
     result: str | None = None
     error: str | None = None
     user_error: bool = False
@@ -81,8 +85,26 @@ class PhaseState:
             del history[1 : len(history) - MAX_POINTS // 2]
 
 
+#: Stages of a fit made of several fits (a promise on new rows) drawn as lines: the fits on every training
+#: row, whose values count the same rows; refits on parts of the rows (halves, resamples, folds, the
+#: holdout's fitting part) count other rows and are drawn as labelled bands only.
+ALL_ROWS_STAGES = ("fit at ", "constant tree")
+
+
+def drawn_point(point: dict[str, Any]) -> bool:
+    """Whether a progress point's values are drawn (and shown as the best tree and bound): a plain solve's
+    always; of a fit made of several fits, those of the fits on every training row.  Only such a point's tree
+    is the solve's tree so far (shown, and journaled as the run a killed server leaves behind): a refit on part
+    of the rows is fitted, and bounded, on other rows."""
+    if point.get("log_only"):
+        return False
+    stage = point.get("stage") or ""
+    return not stage or stage.startswith(ALL_ROWS_STAGES)
+
+
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return a["objective"] == b["objective"] and a["bound"] == b["bound"] and a["message"] == b["message"]
+    return (a["objective"] == b["objective"] and a["bound"] == b["bound"] and a["message"] == b["message"]
+            and a.get("stage", "") == b.get("stage", ""))
 
 
 @dataclass(frozen=True)
@@ -183,6 +205,12 @@ class Job:
         self.ending = False  # its worker is done: it is being measured and stored
         self.version = 0
         self._copy: tuple[int, int, int, JobSnapshot] | None = None  # (version, position, running, snapshot)
+        # Its run while it runs (written by the registry's on_progress hook, see JOURNAL_EVERY).
+        self.journal_due = False  # something to write: the job started, or a new tree or bound came
+        self.journal_at = 0.0  # monotonic time of the last write
+        self.journal_lock = threading.Lock()  # one write at a time; the final result waits for the last
+        self.journal_closed = False  # the job is ending: no more writes but the result's
+        self.journaled: Any = None  # what was last written (the hook's to keep)
 
     def changed(self) -> None:
         """Mark the job changed (under the registry lock): snapshots are made afresh."""
@@ -246,6 +274,12 @@ class JobRegistry:
         at least one tree or (a sweep) at least one point, before the job counts as ended and the next
         queued job starts (``job.failure`` says why a lost worker was lost); it
         may set ``job.run_id`` and ``job.outcome``.
+    on_progress : callable or None
+        Called with the :class:`Job` (from the registry's journal thread) when a job starts, and then at
+        most every :data:`JOURNAL_EVERY` seconds while its main phase reports a new tree or bound; it may
+        set ``job.run_id`` (the run written while the solve runs, which ``on_finished`` completes).
+    on_dropped : callable or None
+        Called with a job that ended with nothing for ``on_finished`` (no result, no tree, no point).
     prewarm : bool
         Keep one idle worker with the engine already imported, so a solve starts
         without the import delay.  It is started only while a slot is free: a new
@@ -259,9 +293,14 @@ class JobRegistry:
         max_running: int | None = None,
         on_finished: Callable[[Job], None] | None = None,
         prewarm: bool = True,
+        on_progress: Callable[[Job], None] | None = None,
+        on_dropped: Callable[[Job], None] | None = None,
     ) -> None:
         self.max_running = max_running or default_max_running()
         self._on_finished = on_finished
+        self._on_progress = on_progress
+        self._on_dropped = on_dropped
+        self._journal: threading.Thread | None = None
         self._prewarm = prewarm
         self._ctx = multiprocessing.get_context("spawn")
         self._lock = threading.RLock()
@@ -349,6 +388,7 @@ class JobRegistry:
             job.worker = worker
             job.state = "starting"
             job.started = time.monotonic()
+            job.journal_due = True
             job.changed()
             self._running.add(job.id)
             worker.inbox.put(job.spec)
@@ -359,6 +399,9 @@ class JobRegistry:
             if self._reader is None or not self._reader.is_alive():
                 self._reader = threading.Thread(target=self._read_loop, daemon=True, name="solve-progress-reader")
                 self._reader.start()
+            if self._on_progress is not None and (self._journal is None or not self._journal.is_alive()):
+                self._journal = threading.Thread(target=self._journal_loop, daemon=True, name="solve-journal")
+                self._journal.start()
             self._wake()
         if self._prewarm and self._idle is None and not self._closed and len(self._running) < self.max_running:
             self._idle = _Worker(self._ctx)
@@ -432,13 +475,38 @@ class JobRegistry:
             job.ending = True
         threading.Thread(target=self._finish, args=(job, failure), daemon=True, name=f"finish-{job.id}").start()
 
+    def _journal_loop(self) -> None:
+        """Write each running job's progress into its run through ``on_progress`` (see :data:`JOURNAL_EVERY`)."""
+        while True:
+            with self._lock:
+                if self._closed:
+                    return
+                now = time.monotonic()
+                due = [self._jobs[i] for i in self._running
+                       if self._jobs[i].journal_due and now - self._jobs[i].journal_at >= JOURNAL_EVERY]
+                for job in due:
+                    job.journal_due, job.journal_at = False, now
+            for job in due:
+                with job.journal_lock:
+                    if job.journal_closed:
+                        continue
+                    try:
+                        self._on_progress(job)
+                    except Exception:  # noqa: BLE001 - a journal that cannot be written never stops a solve
+                        pass
+            time.sleep(READ_TICK)
+
     def _finish(self, job: Job, failure: str) -> None:
         main = job.phases["main"]
         job.failure = failure
         worker = job.worker
         try:
-            if self._on_finished is not None and (main.result is not None or main.tree is not None or main.rows):
-                self._on_finished(job)
+            with job.journal_lock:  # a write of its progress in flight ends first; none comes after
+                job.journal_closed = True
+                if self._on_finished is not None and (main.result is not None or main.tree is not None or main.rows):
+                    self._on_finished(job)
+                elif self._on_dropped is not None:
+                    self._on_dropped(job)
         finally:
             with self._lock:
                 job.state = "finished" if main.done else "failed"
@@ -469,10 +537,18 @@ class JobRegistry:
                 job.stop_requested = None
             job.state = "running"
             if kind == "progress":
-                phase.add_point({k: message[k] for k in ("elapsed", "objective", "bound", "gap", "nodes", "message")})
+                before = next((p for p in reversed(phase.history) if drawn_point(p)), None)
+                point = {**{k: message[k] for k in ("elapsed", "objective", "bound", "gap", "nodes", "message")},
+                         "stage": message.get("stage", "")}
+                phase.add_point(point)
                 phase.received = time.monotonic()
-                if message["tree"] is not None:
-                    phase.tree = message["tree"]
+                whole = drawn_point(point)  # a refit on part of the rows: not the solve's tree, nor its bound
+                if message["tree"] is not None and whole:
+                    phase.tree, phase.tree_stage = message["tree"], point["stage"]
+                if message["phase"] == "main" and whole and (message["tree"] is not None or before is None
+                                                             or (before["objective"], before["bound"])
+                                                             != (message["objective"], message["bound"])):
+                    job.journal_due = True
             elif kind == "result":
                 phase.result = message["tree"]
                 phase.done = True

@@ -19,6 +19,8 @@ from pathlib import PurePath
 
 import pandas as pd
 
+from strongtree_core.words import LABEL_LIMIT, cut_text
+
 #: File types the uploader accepts.
 UPLOAD_TYPES = ("csv", "txt", "xlsx", "xls", "parquet")
 
@@ -90,6 +92,15 @@ class TableFile:
 
     frame: pd.DataFrame
     notes: tuple[str, ...] = ()
+
+
+def table_name(file_name: str) -> str:
+    """An uploaded file's name as the table's name: cut to :data:`~strongtree_core.words.LABEL_LIMIT`
+    characters with its extension kept (a name of 20,000 characters was shown whole on every page)."""
+    if len(file_name) <= LABEL_LIMIT:
+        return file_name
+    suffix = PurePath(file_name).suffix if len(PurePath(file_name).suffix) <= 10 else ""
+    return cut_text(file_name[: len(file_name) - len(suffix)], LABEL_LIMIT - len(suffix)) + suffix
 
 
 def read_table(name: str, data: bytes) -> pd.DataFrame:

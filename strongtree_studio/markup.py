@@ -32,6 +32,8 @@ from typing import Any
 
 import pandas as pd
 
+from strongtree_core.words import cut_text
+
 #: Invisible character that keeps a web address or an e-mail address in the data
 #: from becoming a link (GitHub-flavoured Markdown links them even when escaped).
 WORD_JOINER = "\u2060"
@@ -58,9 +60,17 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 REPLACEMENT = "\ufffd"
 
 
+#: A run of this many characters with no space is no word a page can show (a 20,000-character column name or
+#: group): it is cut to the label limit before the page lays it out (the downloads keep it whole).
+LONG_WORD = 200
+_LONG_WORD = re.compile(r"\S{%d,}" % (LONG_WORD + 1))
+
+
 def one_line(value: Any) -> str:
-    """``str(value)`` on one line (line breaks and tabs as spaces), control characters as U+FFFD."""
-    return _CONTROL.sub(REPLACEMENT, " ".join(str(value).replace("\t", " ").splitlines()))
+    """``str(value)`` on one line (line breaks and tabs as spaces), control characters as U+FFFD, and a run of
+    more than :data:`LONG_WORD` characters without a space cut to :data:`~strongtree_core.words.LABEL_LIMIT`."""
+    text = _CONTROL.sub(REPLACEMENT, " ".join(str(value).replace("\t", " ").splitlines()))
+    return _LONG_WORD.sub(lambda m: cut_text(m.group(0)), text) if len(text) > LONG_WORD else text
 
 
 def plain_text(value: Any) -> str:
@@ -96,5 +106,6 @@ def md_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 def html_text(value: Any) -> str:
     """``value`` as the text of an HTML or SVG element: on one line, every markup
-    character (``& < > " '``) as an entity, so it can only ever be text."""
-    return html.escape(" ".join(str(value).splitlines()), quote=True)
+    character (``& < > " '``) as an entity, so it can only ever be text; control characters and long runs as
+    :func:`one_line` gives them."""
+    return html.escape(one_line(value), quote=True)

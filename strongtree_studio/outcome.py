@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable
 
+import numpy as np
+
 from strongtree_core.tree import FitContext, FittedTree
 from strongtree_studio.config import ModelConfig, Roles, SplitConfig, SplitTables
 from strongtree_studio.evaluation import evaluate, headline
 from strongtree_studio.explain import FAIRNESS_NOTIONS
-from strongtree_studio.jobs import Job
+from strongtree_studio.jobs import Job, drawn_point
 from strongtree_studio.runs import RunEntry, RunStore, RunStoreError
 from strongtree_studio.worker import SolveSpec
 
@@ -20,6 +22,9 @@ ERR_SAVE = "This run could not be stored in the history, so the Runs page will n
 ERR_MEASURE = "The tree was found but could not be measured on these rows: {reason}"
 #: Record message of the last tree a solve reported before its process ended without a result.
 MSG_LAST_TREE = "The solve ended without a final result ({reason}); this is the last tree it reported, not proven optimal."
+#: Record message of the last tree a solve reported before its server stopped (killed, crashed, restarted).
+MSG_SERVER_STOPPED = ("The server stopped during the solve (it was killed or restarted); this is the last tree the "
+                      "solve reported, not proven optimal.")
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,43 @@ def last_reported(tree_json: str, reason: str, stopped: bool) -> str:
     return replace(tree, record=record).to_json()
 
 
+def journal_entry(context: SolveContext, main, previous: RunEntry | None = None) -> RunEntry:
+    """What a running solve has reported so far, as the run a killed server leaves behind: its last tree
+    marked interrupted (:data:`MSG_SERVER_STOPPED`) with the last bound reported, measured on the rows;
+    before any tree, the settings alone.  ``main`` is the job's main phase; ``previous`` the last entry
+    written (its measures are reused while the tree is the same).  Of a fit made of several fits (a promise),
+    the bound is the one the fit that reported the tree reached (another fit bounds other rows or another
+    training bound); the time is the whole fit's."""
+    latest = next((p for p in reversed(main.history)
+                   if drawn_point(p) and (main.tree is None or p.get("stage", "") == main.tree_stage)), {})
+    numbers = {k: latest.get(k) for k in ("objective", "bound", "gap")}
+    elapsed = main.history[-1].get("elapsed") if main.history else None
+    summary = {"depth": context.model.depth,
+               "fairness": ", ".join(FAIRNESS_NOTIONS[n].name for n in context.model.fairness) or "none",
+               "fairness_bound": context.model.fairness_bound if context.model.fairness else None}
+    if main.result is not None:  # the tree is final (the comparison tree without fairness is being solved)
+        return build_entry(context, main.result, None)
+    if main.tree is None:
+        return RunEntry(context.dataset, context.fingerprint, "interrupted", context.config(),
+                        {**summary, **{k: v for k, v in numbers.items() if v is not None}}, owner=context.owner)
+    tree = FittedTree.from_json(main.tree)
+    record = replace(tree.record, status="interrupted", certified=False, message=MSG_SERVER_STOPPED,
+                     bound=numbers["bound"] if numbers["bound"] is not None else tree.record.bound,
+                     gap=numbers["gap"] if numbers["gap"] is not None else tree.record.gap,
+                     runtime=float(elapsed if elapsed is not None else tree.record.runtime or 0.0))
+    tree_json = context.with_context(replace(tree, record=record)).to_json()
+    if previous is None or previous.tree is None or not _same_tree(previous.tree, tree_json):
+        previous = build_entry(context, tree_json, None)  # a new tree: measured on the rows
+    return replace(previous, tree=tree_json, summary={**previous.summary, "bound": record.bound, "gap": record.gap})
+
+
+def _same_tree(a: str, b: str) -> bool:
+    """Whether two stored trees split and predict alike (their records may differ)."""
+    x, y = FittedTree.from_json(a).structure, FittedTree.from_json(b).structure
+    return (x.depth == y.depth and np.array_equal(x.feature, y.feature)
+            and np.array_equal(x.prediction, y.prediction))
+
+
 def build_entry(context: SolveContext, tree_json: str, baseline_json: str | None) -> RunEntry:
     """Measure the trees on the job's rows and package them as a run."""
     tree = context.with_context(FittedTree.from_json(tree_json))
@@ -131,11 +173,48 @@ def finish_job(job: Job, open_store: Callable[[], RunStore]) -> None:
         entry = build_entry(context, tree_json, baseline.result if baseline else None)
     except ValueError as err:  # metrics refuse these rows (e.g. a split without the positive class)
         job.outcome = Outcome(None, ERR_MEASURE.format(reason=err))
+        drop_journal(job, open_store)
         return
     try:
-        entry = replace(entry, id=open_store().save(entry))
+        store = open_store()
+        if job.run_id is not None:  # journaled while it ran: the same run gets its result
+            store.update(job.run_id, entry, final=True)
+            entry = replace(entry, id=job.run_id)
+        else:
+            entry = replace(entry, id=store.save(entry))
     except RunStoreError as err:
         job.outcome = Outcome(entry, ERR_SAVE.format(reason=err))
         return
     job.run_id = entry.id
     job.outcome = Outcome(entry)
+
+
+def journal_job(job: Job, open_store: Callable[[], RunStore], server: str) -> None:
+    """``on_progress`` hook of the job registry: write what the solve has reported so far into its run
+    (made when the solve starts, status running, not listed), so that a server killed mid-solve leaves
+    the run behind with its last tree and bound (:meth:`RunStore.recover` marks it interrupted).
+    A history that cannot be written is left alone: the solve goes on and its end says so."""
+    context: SolveContext | None = job.context
+    if context is None or not isinstance(context, SolveContext):
+        return
+    try:
+        entry = journal_entry(context, job.phases["main"], job.journaled)
+        store = open_store()
+        if job.run_id is None:
+            job.run_id = store.begin(entry, job.id, server)
+        else:
+            store.update(job.run_id, entry)
+        job.journaled = entry
+    except (RunStoreError, ValueError):
+        return
+
+
+def drop_journal(job: Job, open_store: Callable[[], RunStore]) -> None:
+    """``on_dropped`` hook: a solve that ended without any tree leaves no run (its page says why)."""
+    if job.run_id is None:
+        return
+    try:
+        open_store().drop_running(job.run_id)
+    except RunStoreError:
+        pass
+    job.run_id = None

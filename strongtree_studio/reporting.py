@@ -43,8 +43,13 @@ def report_html(dataset: str, tree: FittedTree, baseline: FittedTree | None, rol
     return build_report(report_input(dataset, tree, baseline, roles, model, split, tables)).encode("utf-8")
 
 
+#: Longest part of a report's file name taken from the table's name.
+FILE_STEM = 60
+
+
 def report_file_name(dataset: str, run_id: int | None) -> str:
     """"report-compas-run-3.html": the table's name in safe characters and the run."""
     stem = re.sub(r"[^A-Za-z0-9]+", "-", dataset.rsplit(".", 1)[0] if "." in dataset else dataset).strip("-").lower()
+    stem = stem[:FILE_STEM].rstrip("-")  # a 20,000-character table name is no file name (255 bytes at most)
     run = f"-run-{run_id}" if run_id is not None else ""
     return f"report-{stem or 'table'}{run}.html"

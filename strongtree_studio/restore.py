@@ -1,22 +1,30 @@
 """A reload, or a closed and reopened tab, brings the work back; another browser does not see it.
 
-Each browser holds a random token (256 bits) in a cookie, set once by a small
-component (:data:`TOKEN_JS`) and read by the server from the request that opens each
-session (``st.context.cookies``).  The token never travels in an address, so a shared
-link cannot carry it.  Its SHA-256 names:
+Each browser holds a token in a cookie, set by a small component (:data:`TOKEN_JS`) and
+read by the server from the request that opens each session (``st.context.cookies``).  The
+server issues every token (:func:`issue_token`): 256 random bits and the server's signature
+of them (HMAC-SHA-256 with a key kept 0600 beside the store, :func:`~strongtree_studio.browser_store.session_key`).
+A token the server did not issue is never adopted (:func:`adopted`): a cookie a visitor or
+another site chose (``strongtree_browser=AAAA...``) would otherwise become an identity whose
+work its chooser could later read (session fixation).  Tokens of earlier versions, unsigned,
+are adopted only when the store already keeps work for them.  The token never travels in an
+address, so a shared link cannot carry it.  Its SHA-256 names:
 
 * the browser's durable session entries in the :class:`strongtree_studio.browser_store.BrowserStore`
   (written at the end of every run in which one of them changed, read when a session starts);
 * the owner of the runs and sweeps the browser solves (``session:<first 32 hex digits>``),
   so the Runs page lists them again after a reload.
 
-A cookie with a malformed value is ignored and replaced.  Nothing here may break a
+A cookie with a malformed or unsigned value is ignored and replaced.  Nothing here may break a
 page: when the store cannot be used, the session works as before (without its work
 coming back) and the sidebar says so once.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import re
 import secrets
 import time
@@ -25,7 +33,7 @@ from typing import Any, Mapping
 import streamlit as st
 
 from strongtree_studio.browser_store import NOTE_TOO_LARGE, BrowserStoreError, browser_key, human_size
-from strongtree_studio.services import browser_store
+from strongtree_studio.services import browser_store, session_key
 from strongtree_studio.session import (
     BROWSER,
     DURABLE,
@@ -43,8 +51,11 @@ from strongtree_studio.session import (
 
 #: The cookie's name.
 COOKIE = "strongtree_browser"
-#: What a token looks like (``secrets.token_urlsafe(32)``).
-TOKEN_SHAPE = re.compile(r"^[A-Za-z0-9_-]{43}$")
+#: What a token looks like: 43 random URL-safe characters (``secrets.token_urlsafe(32)``), a dot and the
+#: server's signature of them (43 more).
+TOKEN_SHAPE = re.compile(r"^[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}$")
+#: A token of an earlier version: the random part alone (adopted only when the store knows it).
+LEGACY_SHAPE = re.compile(r"^[A-Za-z0-9_-]{43}$")
 #: Seconds the cookie lives (each new session of the browser sets it again).
 COOKIE_MAX_AGE = 30 * 24 * 3600
 #: Entries that describe the table: brought back only with it (a table too large to keep is not).
@@ -56,7 +67,7 @@ PRUNE_EVERY = 3600.0
 TOKEN_JS = """
 export default function(component) {
     const { data } = component;
-    if (!data || !/^[A-Za-z0-9_-]{43}$/.test(data.token) || !/^[a-z_]+$/.test(data.name)) return;
+    if (!data || !/^[A-Za-z0-9_-]{43}(\.[A-Za-z0-9_-]{43})?$/.test(data.token) || !/^[a-z_]+$/.test(data.name)) return;
     const secure = window.location.protocol === "https:" ? "; Secure" : "";
     document.cookie = `${data.name}=${data.token}; Max-Age=${Number(data.max_age)}; Path=/; SameSite=Strict${secure}`;
 }
@@ -65,9 +76,44 @@ _token_setter = st.components.v2.component("strongtree_browser_token", js=TOKEN_
 
 
 def token_from(cookies: Mapping[str, Any]) -> str | None:
-    """The token among a request's ``cookies``, or None when there is none or it is malformed."""
+    """The token among a request's ``cookies``, or None when there is none or it is malformed
+    (whether the server issued it is :func:`adopted`'s question)."""
     value = cookies.get(COOKIE)
-    return value if isinstance(value, str) and TOKEN_SHAPE.fullmatch(value) else None
+    if not isinstance(value, str):
+        return None
+    return value if TOKEN_SHAPE.fullmatch(value) or LEGACY_SHAPE.fullmatch(value) else None
+
+
+def _signature(key: bytes, nonce: str) -> str:
+    digest = hmac.new(key, b"strongtree-browser:" + nonce.encode("ascii"), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def issue_token(key: bytes) -> str:
+    """A new token: 256 random bits and the server's signature of them."""
+    nonce = secrets.token_urlsafe(32)
+    return f"{nonce}.{_signature(key, nonce)}"
+
+
+def signed(token: str, key: bytes) -> bool:
+    """Whether ``token`` carries the signature ``key`` gives it (compared in constant time)."""
+    nonce, _, signature = token.partition(".")
+    return bool(TOKEN_SHAPE.fullmatch(token)) and hmac.compare_digest(signature, _signature(key, nonce))
+
+
+def adopted(token: str | None, key: bytes, known=None) -> str | None:
+    """``token`` when this server issued it: signed with ``key``, or a token of an earlier version whose
+    work the store keeps (``known(browser_key(token))``); else None, and the session gets a new token."""
+    if token is None:
+        return None
+    if signed(token, key):
+        return token
+    if LEGACY_SHAPE.fullmatch(token) and known is not None:
+        try:
+            return token if known(browser_key(token)) else None
+        except BrowserStoreError:
+            return None
+    return None
 
 
 def cookie_token() -> str | None:
@@ -88,14 +134,20 @@ def init_state() -> None:
     """Set up a new session once: the browser's token, its runs owner and its work brought back."""
     if READY.get():
         return
-    token = cookie_token() or secrets.token_urlsafe(32)
-    key = browser_key(token)
-    values: dict[str, Any] = {}
+    signing = session_key()
+    store = None
     notice = ""
     try:
         store = browser_store()
-        values = store.load(key)
-        _prune(store)
+    except BrowserStoreError as err:
+        notice = str(err)
+    token = adopted(cookie_token(), signing, store.known if store is not None else None) or issue_token(signing)
+    key = browser_key(token)
+    values: dict[str, Any] = {}
+    try:
+        if store is not None:
+            values = store.load(key)
+            _prune(store)
     except BrowserStoreError as err:
         notice = str(err)
     if TABLE.name not in values:

@@ -17,6 +17,7 @@ the same way; older files gain it when first opened and older versions ignore it
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import sys
@@ -28,7 +29,10 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
+from strongtree_core.claim import Claim, claim
 from strongtree_core.renames import translate_keys
+from strongtree_core.tree.record import STATUSES, SolveRecord
+from strongtree_studio.private import private_file, private_folder
 
 #: Folder of the app's files inside the user's data folder.
 APP_FOLDER = "strongtree-studio"
@@ -41,12 +45,17 @@ ERR_NO_SWEEP = "Sweep {sweep_id} is not in the history (it may have been deleted
 ERR_NOT_OWNER = (
     "Run {run_id} belongs to another session or workspace: only its owner can change or delete it."
 )
-ERR_DB = "The run history at {path} cannot be used: {reason}. Set STRONGTREE_RUNS_DB to a writable file."
-ERR_BUSY = (
-    "The run history at {path} is busy: another program has kept it locked for more than {seconds:g} s ({reason}). "
-    "Try again in a moment; if it stays locked, close the other program that has this file open (a second "
-    "dashboard on the same history, or a database browser)."
+#: What a visitor reads when the history fails: never the server's paths (they go to the server's log).
+ERR_DB = (
+    "The run history cannot be used: {reason}. The server's operator can set STRONGTREE_RUNS_DB to a writable file "
+    "(its log names the file)."
 )
+ERR_BUSY = (
+    "The run history is busy: another program has kept it locked for more than {seconds:g} s ({reason}). "
+    "Try again in a moment; if it stays locked, the server's operator can close the other program that has the "
+    "file open (a second dashboard on the same history, or a database browser)."
+)
+LOG = logging.getLogger(__name__)
 #: Seconds a statement waits for another connection's lock on the history before it gives up.
 LOCK_WAIT = 10.0
 
@@ -80,8 +89,13 @@ CREATE TABLE IF NOT EXISTS sweeps (
     shared INTEGER NOT NULL DEFAULT 0
 )
 """
-#: Columns added since the first schema, with their definitions (older files are upgraded).
-_ADDED_COLUMNS = {"owner": "TEXT", "shared": "INTEGER NOT NULL DEFAULT 0"}
+#: Columns added since the first schema, with their definitions (older files are upgraded).  ``job`` and
+#: ``server`` belong to a solve still running: the job's id, and the server process it runs under.
+_ADDED_COLUMNS = {"owner": "TEXT", "shared": "INTEGER NOT NULL DEFAULT 0", "job": "TEXT", "server": "TEXT"}
+#: The status of a run whose solve is still going (not listed: it is on the Solve page).
+RUNNING = "running"
+#: The status a run is given when its server stopped during the solve (killed, crashed, restarted).
+INTERRUPTED = "interrupted"
 
 
 #: Keys that versions before 0.2 stored under other names (translated on read, so older runs open as they were).
@@ -103,11 +117,24 @@ def translate_config(config: Mapping[str, Any]) -> dict[str, Any]:
 
 def _db_problem(path, err: BaseException) -> str:
     """What to say when the history failed: a lock held by another program is a wait, not a wrong path
-    (pointing STRONGTREE_RUNS_DB elsewhere would hide the runs kept in this file)."""
-    text = str(err)
+    (pointing STRONGTREE_RUNS_DB elsewhere would hide the runs kept in this file).  The path goes to the
+    server's log only: a visitor is told no path of the server."""
+    text = (err.strerror or type(err).__name__) if isinstance(err, OSError) else str(err)
+    LOG.warning("the run history at %s cannot be used: %s", path, err)
     if isinstance(err, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
-        return ERR_BUSY.format(path=path, seconds=LOCK_WAIT, reason=text)
-    return ERR_DB.format(path=path, reason=text)
+        return ERR_BUSY.format(seconds=LOCK_WAIT, reason=text)
+    return ERR_DB.format(reason=text)
+
+
+def run_claim(status: str, record: str | None, promise: str | None = None, scope: str | None = None) -> Claim:
+    """The claim of a stored run (:func:`strongtree_core.claim.claim`) from its tree's record, promise
+    and scope as stored (JSON texts); a run whose record cannot be read is said by its status alone."""
+    try:
+        data = {**json.loads(record), **({"promise": json.loads(promise)} if promise else {}),
+                **({"scope": json.loads(scope)} if scope else {})}
+        return claim(SolveRecord.from_dict(data))
+    except (TypeError, ValueError):
+        return claim(SolveRecord(status if status in STATUSES else "error"))
 
 
 class RunStoreError(RuntimeError):
@@ -116,6 +143,16 @@ class RunStoreError(RuntimeError):
 
 class UnknownRun(RunStoreError):
     """The run is not in the history, or not visible to the caller."""
+
+
+_LOGGED: set[Path] = set()
+
+
+def legacy_history_logged(path: Path) -> None:
+    """Name a history left in the old place in the server's log, once per server (the page does not)."""
+    if path not in _LOGGED:
+        _LOGGED.add(path)
+        LOG.warning("runs of earlier versions are in %s; set STRONGTREE_RUNS_DB to that file to list them", path)
 
 
 def user_data_dir() -> Path:
@@ -183,6 +220,35 @@ class SweepEntry:
     shared: bool = False
 
 
+def server_id() -> str:
+    """This server process: host, process id and start time (a process id alone is reused)."""
+    import socket
+
+    import psutil
+
+    return f"{socket.gethostname()}/{os.getpid()}/{psutil.Process().create_time():.3f}"
+
+
+def server_alive(server: str | None) -> bool:
+    """Whether the server process ``server`` (:func:`server_id`) still runs; one of another host counts as alive
+    (it cannot be asked)."""
+    import socket
+
+    import psutil
+
+    try:
+        host, pid, started = str(server).rsplit("/", 2)
+        pid_number, start_time = int(pid), float(started)
+    except ValueError:
+        return False
+    if host != socket.gethostname():
+        return True
+    try:
+        return abs(psutil.Process(pid_number).create_time() - start_time) < 0.01
+    except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
+        return False
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
@@ -198,7 +264,9 @@ class RunStore:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Every browser's runs: 0600 in a 0700 folder, whatever the umask (strongtree_studio.private).
+            private_folder(self.path.parent, own=self.path.parent == user_data_dir())
+            private_file(self.path)
             with closing(self._connect()) as db, db:
                 db.execute(_SCHEMA)
                 db.execute(_SWEEPS_SCHEMA)
@@ -264,6 +332,63 @@ class RunStore:
         )
         return int(run_id)
 
+    # -- a solve while it runs: journaled, so a server killed mid-solve leaves its run behind --------
+
+    def begin(self, entry: RunEntry, job: str, server: str) -> int:
+        """Store a solve that has just started (status :data:`RUNNING`); returns its id."""
+        _, run_id = self._run(
+            "INSERT INTO runs (created_at, dataset, fingerprint, status, config, summary, evaluation, tree, baseline,"
+            " owner, shared, job, server) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (_now(), entry.dataset, entry.fingerprint, RUNNING, json.dumps(entry.config, default=str),
+             json.dumps(entry.summary, default=str),
+             None if entry.evaluation is None else json.dumps(entry.evaluation, default=str), entry.tree,
+             entry.baseline, entry.owner, int(entry.shared), job, server),
+        )
+        return int(run_id)
+
+    def update(self, run_id: int, entry: RunEntry, final: bool = False) -> None:
+        """Write what a solve has reported so far into its run (``final``: its result, and the run is listed)."""
+        self._run(
+            "UPDATE runs SET status = ?, config = ?, summary = ?, evaluation = ?, tree = ?, baseline = ?"
+            + (", server = NULL" if final else "") + " WHERE id = ?" + ("" if final else " AND status = ?"),
+            (entry.status if final else RUNNING, json.dumps(entry.config, default=str),
+             json.dumps(entry.summary, default=str),
+             None if entry.evaluation is None else json.dumps(entry.evaluation, default=str), entry.tree,
+             entry.baseline, int(run_id), *(() if final else (RUNNING,))),
+        )
+
+    def drop_running(self, run_id: int) -> None:
+        """Forget a solve that ended without any tree (its page says why)."""
+        self._run("DELETE FROM runs WHERE id = ? AND status = ?", (int(run_id), RUNNING))
+
+    def by_job(self, job: str, viewer: Iterable[str] | None = None) -> RunEntry | None:
+        """The run of solve job ``job`` (None when there is none visible to ``viewer``)."""
+        condition, args = self._visible(viewer)
+        rows, _ = self._run(f"SELECT id FROM runs WHERE job = ? AND {condition} ORDER BY id DESC LIMIT 1",
+                            (str(job), *args))
+        return self.get(rows[0][0], viewer) if rows else None
+
+    def recover(self, alive=server_alive) -> list[int]:
+        """List again every run still :data:`RUNNING` whose server process is gone (killed mid-solve):
+        its status becomes its last tree's (:data:`INTERRUPTED` for a tree the solve had not finished,
+        as the journal wrote it) or :data:`INTERRUPTED` when it reported none; its summary says
+        ``server_stopped``.  Returns their ids."""
+        rows, _ = self._run("SELECT id, server, tree, summary FROM runs WHERE status = ?", (RUNNING,))
+        gone = []
+        for run_id, server, tree, summary in rows:
+            if alive(server):
+                continue
+            status = INTERRUPTED
+            try:
+                status = str(json.loads(tree)["record"]["status"]) if tree else INTERRUPTED
+                summary = json.dumps({**json.loads(summary), "server_stopped": True})
+            except (ValueError, TypeError, KeyError):
+                pass
+            self._run("UPDATE runs SET status = ?, summary = ?, server = NULL WHERE id = ? AND status = ?",
+                      (status, summary, int(run_id), RUNNING))
+            gone.append(int(run_id))
+        return gone
+
     def get(self, run_id: int, viewer: Iterable[str] | None = None) -> RunEntry:
         """The stored run ``run_id``; raises :class:`RunStoreError` when absent or not visible to ``viewer``."""
         rows = self._visible_row("runs", "id, created_at, dataset, fingerprint, status, config, summary, evaluation,"
@@ -288,17 +413,21 @@ class RunStore:
         """One row per run ``viewer`` may see, newest first: id, time, dataset, status,
         owner, shared and the summary's numbers."""
         condition, args = self._visible(viewer)
+        # the tree's record, promise and scope, read by SQLite from its JSON (the trees are not parsed here)
+        beside = ", ".join(f"CASE WHEN json_valid(tree) THEN json_extract(tree, '$.{key}') END"
+                           for key in ("record", "fairness_promise", "certificate_scope"))
         rows, _ = self._run(
-            f"SELECT id, created_at, dataset, status, owner, shared, summary FROM runs WHERE {condition}"
-            " ORDER BY id DESC",
-            args,
+            f"SELECT id, created_at, dataset, status, owner, shared, summary, {beside} FROM runs WHERE {condition}"
+            " AND status != ? ORDER BY id DESC",  # a solve still running is on the Solve page, not here
+            (*args, RUNNING),
         )
         records = [
             {"id": rid, "created": created, "dataset": dataset, "status": status, "owner": owner or "",
-             "shared": bool(shared), **translate_keys(json.loads(summary), RENAMED_SUMMARY)}
-            for rid, created, dataset, status, owner, shared, summary in rows
+             "shared": bool(shared), **translate_keys(json.loads(summary), RENAMED_SUMMARY),
+             "claim": run_claim(status, record, promise, scope)}
+            for rid, created, dataset, status, owner, shared, summary, record, promise, scope in rows
         ]
-        columns = ["id", "created", "dataset", "status", "owner", "shared"]
+        columns = ["id", "created", "dataset", "status", "owner", "shared", "claim"]
         return pd.DataFrame.from_records(records, columns=None if records else columns)
 
     def _owned(self, run_id: int, viewer: Iterable[str] | None) -> None:

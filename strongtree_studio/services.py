@@ -6,11 +6,12 @@ from typing import Any
 
 import streamlit as st
 
-from strongtree_studio.browser_store import BrowserStore, browsers_db_path
+from strongtree_studio.browser_store import KEY_NAME, BrowserStore, browsers_db_path
+from strongtree_studio.browser_store import session_key as read_session_key
 from strongtree_studio.jobs import JobRegistry
 from strongtree_studio.licence import install_wls_licence
-from strongtree_studio.outcome import finish_job
-from strongtree_studio.runs import RunStore, runs_db_path
+from strongtree_studio.outcome import drop_journal, finish_job, journal_job
+from strongtree_studio.runs import RunStore, RunStoreError, runs_db_path, server_id
 from strongtree_studio.sweep_job import SweepContext
 from strongtree_studio.sweep_store import finish_sweep
 
@@ -31,8 +32,19 @@ def licence_note() -> str:
 
 @st.cache_resource(show_spinner=False)
 def run_store() -> RunStore:
-    """The history database (see :func:`strongtree_studio.runs.runs_db_path`)."""
-    return RunStore(runs_db_path(secrets()))
+    """The history database (see :func:`strongtree_studio.runs.runs_db_path`); the solves a server
+    killed mid-solve left running are marked interrupted first (:func:`recover_runs`)."""
+    store = RunStore(runs_db_path(secrets()))
+    recover_runs(store)
+    return store
+
+
+def recover_runs(store: RunStore) -> list[int]:
+    """Mark interrupted the runs whose server stopped during their solve (their last tree and bound kept)."""
+    try:
+        return store.recover()
+    except RunStoreError:  # the page that uses the history says why
+        return []
 
 
 @st.cache_resource(show_spinner=False, on_release=JobRegistry.shutdown)
@@ -42,12 +54,24 @@ def job_registry() -> JobRegistry:
     of that job (and the Runs page says why), never a run lost in silence."""
     licence_note()  # solver processes inherit the licence environment
     path = runs_db_path(secrets())
+    server = server_id()
+    try:
+        recover_runs(RunStore(path))
+    except RunStoreError:
+        pass
 
     def finished(job) -> None:
         finish = finish_sweep if isinstance(job.context, SweepContext) else finish_job
         finish(job, lambda: RunStore(path))
 
-    return JobRegistry(on_finished=finished)
+    return JobRegistry(on_finished=finished, on_progress=lambda job: journal_job(job, lambda: RunStore(path), server),
+                       on_dropped=lambda job: drop_journal(job, lambda: RunStore(path)))
+
+
+@st.cache_resource(show_spinner=False)
+def session_key() -> bytes:
+    """The key that signs the browser tokens this server issues (beside the store; see :mod:`strongtree_studio.restore`)."""
+    return read_session_key(browsers_db_path(secrets()).with_name(KEY_NAME))
 
 
 @st.cache_resource(show_spinner=False)

@@ -139,6 +139,8 @@ STORE_NOTICE: Key[str] = Key("_store_notice", (str,), _empty, False, "why this s
 GENERATIONS: Key[dict] = Key("_widget_generations", (dict,), dict, False, "section -> generation of its widgets")
 UPLOAD_SEEN: Key[str | None] = Key("upload_seen", (str, NoneType), _none, False, "the upload already read")
 GOTO_SOLVE: Key[bool] = Key("_goto_solve", (bool,), _false, False, "the next run goes to the Solve page")
+DEMO_WAITING: Key[bool] = Key("_demo_waiting", (bool,), _false, False,
+                              "the live demo waits for the exact search's compiled code (strongtree_studio.preparing)")
 GOTO_TREE: Key[bool] = Key("_sweep_goto_tree", (bool,), _false, False, "the next run goes to the Tree page")
 SIDEBAR_ACTIVE: Key[bool] = Key("_sidebar_solve_active", (bool,), _false, False,
                                 "whether the sidebar last showed this session's solve as running")

@@ -14,9 +14,11 @@ from typing import Any
 
 import pandas as pd
 
+from strongtree_core.metrics.group_summary import group_labels
 from strongtree_core.tree import FittedTree
 from strongtree_studio.config import ModelConfig, Roles, SplitConfig, SplitTables, split_table
 from strongtree_studio.markup import md
+from strongtree_studio.outcome import MSG_SERVER_STOPPED
 from strongtree_studio.runs import RunEntry, RunStoreError, UnknownRun
 from strongtree_studio.services import job_registry, run_store
 from strongtree_studio.session import JOB_ID, TABLE, VIEW_RUN
@@ -29,6 +31,20 @@ MSG_RUNNING = "A solve is running: its latest tree is on the **Solve** page; the
 MSG_COMPARING = ("The solve's tree is final (see the **Solve** page); the tree without fairness constraints is now "
                  "being solved for the comparison, and the result appears here when it is done.")
 MSG_NO_RESULT = "The last solve has no tree to show."
+#: The open tab of a solve whose server stopped (killed, restarted) while it ran.
+MSG_SERVER_WENT_AWAY = (
+    "The server stopped during this solve (it was killed or restarted), so the solve ended. Its last tree is kept "
+    "as run {run_id} in the history, not proven optimal: it is on the Tree and Fairness pages."
+)
+MSG_SERVER_WENT_AWAY_AFTER = (
+    "The server stopped (it was killed or restarted) after this solve's tree was final, before the tree without "
+    "the fairness constraint was solved for comparison: the tree is kept as run {run_id} in the history, on the "
+    "Tree and Fairness pages."
+)
+MSG_SERVER_WENT_AWAY_NO_TREE = (
+    "The server stopped during this solve (it was killed or restarted), before the solve reported a tree: there "
+    "is nothing to keep. Solve again."
+)
 MSG_FROM_HISTORY = "Run {run_id} reopened from the history: it shows the settings it was solved with."
 MSG_RUN_GONE = (
     "Run {run_id} of the last solve is no longer in this session's history (it was deleted or moved to another "
@@ -76,7 +92,8 @@ def shown_entry() -> tuple[RunEntry | None, str]:
             return None, md(err)
     snapshot = job_registry().snapshot(JOB_ID.get())
     if snapshot is None:
-        return None, MSG_NO_TREE
+        entry, message = lost_solve()
+        return (entry, "") if entry is not None and entry.tree else (None, message or MSG_NO_TREE)
     if snapshot.active:
         return None, MSG_COMPARING if snapshot.main.result is not None else MSG_RUNNING
     if snapshot.outcome is None or snapshot.outcome.entry is None:
@@ -91,6 +108,25 @@ def shown_entry() -> tuple[RunEntry | None, str]:
         except RunStoreError:
             pass  # the history cannot be read just now: the result in memory is still this session's
     return entry, ""
+
+
+def lost_solve() -> tuple[RunEntry | None, str]:
+    """This session's solve when the server that ran it has stopped since (this server does not know
+    the job): its run, marked interrupted when the server restarted, and what to say; (None, "") else."""
+    job = JOB_ID.get()
+    if job is None or job_registry().snapshot(job) is not None:
+        return None, ""
+    try:
+        entry = run_store().by_job(job, run_viewer())
+    except RunStoreError:
+        return None, ""
+    if entry is None or not entry.summary.get("server_stopped"):  # ended here (this server forgot it since)
+        return None, ""
+    if entry.tree is None:  # written when the solve started, never completed
+        return entry, MSG_SERVER_WENT_AWAY_NO_TREE
+    if tree_from_json(entry.tree).record.message != MSG_SERVER_STOPPED:  # its tree was final
+        return entry, MSG_SERVER_WENT_AWAY_AFTER.format(run_id=entry.id)
+    return entry, MSG_SERVER_WENT_AWAY.format(run_id=entry.id)
 
 
 def shown() -> tuple[Shown | None, str]:
@@ -124,21 +160,10 @@ def shown_label(result: Shown) -> tuple[str, bool]:
     return text, bool(text)
 
 
-def group_labels(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.Series:
-    """One group label per row: the value, or ``col=value & col=value`` for several columns."""
-    if len(columns) == 1:
-        return frame[columns[0]].astype(object).where(frame[columns[0]].notna(), "missing").astype(str)
-    parts = [f"{c}=" + frame[c].astype(object).where(frame[c].notna(), "missing").astype(str) for c in columns]
-    label = parts[0]
-    for part in parts[1:]:
-        label = label + " & " + part
-    return label
-
-
 def group_mix(tree: FittedTree, frame: pd.DataFrame, columns: tuple[str, ...]) -> dict[int, dict[str, int]]:
     """Rows of each protected group reaching every node (counted at the leaves, summed upwards)."""
     leaves = tree.apply(frame)
-    groups = group_labels(frame, columns).to_numpy()
+    groups = group_labels(frame, list(columns)).to_numpy()  # named as the metrics name them
     mix: dict[int, dict[str, int]] = {}
     for leaf, group in zip(leaves.tolist(), groups.tolist()):
         node = int(leaf)

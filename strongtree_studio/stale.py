@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from strongtree_core.vocabulary import SETTING_NAMES, setting_name
 from strongtree_studio.config import ENCODINGS, FORMULATIONS, OBJECTIVES, SOLVERS, ModelConfig, Roles, SplitConfig
 from strongtree_studio.explain import FAIRNESS_NOTIONS
 from strongtree_studio.markup import md
@@ -24,15 +25,8 @@ MSG_STALE = (
 #: Changes named before "and N more".
 MAX_NAMED = 3
 
-_MODEL_NAMES = {
-    "depth": "depth", "formulation": "formulation", "solver": "solver", "time_limit": "time limit",
-    "regularization": "λ", "max_branching": "max. splits", "max_features_used": "max. features",
-    "min_leaf": "min. leaf rows", "objective": "objective", "min_recall": "min. recall",
-    "min_precision": "min. precision", "min_specificity": "min. specificity", "fairness": "fairness notions",
-    "fairness_bound": "δ", "fairness_confidence": "promise on new rows", "allow_protected_splits": "splits on the protected attribute",
-    "n_buckets": "buckets per numeric column", "encoding": "numeric coding",
-    "max_thresholds": "thresholds per numeric column",
-}
+#: The settings' names inside a sentence: the one name of each (strongtree_core.vocabulary.SETTING_NAMES).
+_MODEL_NAMES = {name: setting_name(name, inside=True) for name in SETTING_NAMES}
 _ROLE_NAMES = {"target": "target", "pos_label": "positive class", "protected": "protected attribute",
                "legitimate": "legitimate factor", "ignored": "ignored columns"}
 _SPLIT_NAMES = {"test_size": "test share", "seed": "random seed", "stratify": "stratification"}

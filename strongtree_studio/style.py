@@ -25,6 +25,7 @@ h1 { font-size: 2.1rem !important; padding-top: 0.2rem !important; padding-botto
 .stBadge, .stBadge * { white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
 .st-key-app-browser_token { display: none; }  /* the cookie setter (strongtree_studio.restore): nothing to see */
 .st-key-app-tree_panels { display: none; }  /* the tree panels' script: nothing to see */
+.st-key-solve-log td:first-child, .st-key-solve-log td:first-child * { white-space: nowrap !important; }  /* "18.6 s" on one line */
 """ + chart_css() + """
 </style>
 """

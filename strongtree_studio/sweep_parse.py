@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import math
 import re
+
+from strongtree_core.numbers import finer_than, read_number
 
 
 class Unreadable(ValueError):
@@ -24,16 +25,12 @@ def parse_numbers(text: str, decimals: int | None = None) -> tuple[float, ...]:
     tokens = [t for t in re.split(r"[,;\s]+", str(text).replace("pp", " ").replace("%", " ")) if t]
     values = []
     for token in tokens:
-        try:
-            value = float(token)
-        except ValueError:
-            raise Unreadable(token) from None
-        if not math.isfinite(value):
+        value = read_number(token)  # the one reading of a typed number (strongtree_core.numbers)
+        if value is None:
             raise Unreadable(token)
         if decimals is not None:
-            kept = round(value, decimals)
-            if abs(kept - value) > 1e-9 * max(1.0, abs(value)):
+            if finer_than(value, decimals):  # relative to its size: 1e-300 is as fine as 0.000001
                 raise TooFine(token)
-            value = kept + 0.0  # -0.0 reads as 0
+            value = round(value, decimals) + 0.0  # -0.0 reads as 0
         values.append(value)
     return tuple(sorted(set(values)))

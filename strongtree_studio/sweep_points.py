@@ -15,7 +15,7 @@ from strongtree_core.sweep import to_table
 from strongtree_studio.config import ModelConfig, Roles, SplitConfig, split_table
 from strongtree_studio.explain import FAIRNESS_NOTIONS
 from strongtree_studio.outcome import SolveContext, build_entry
-from strongtree_studio.words import fmt, status_word
+from strongtree_studio.words import claim_of, fmt, status_word
 
 MSG_FROM_POINT = "The tree of point {point}{sweep} ({label}), opened from the Trade-offs page."
 MSG_POINT_NO_TREE = "Point {point} has no tree to open: {reason}"
@@ -100,7 +100,7 @@ def shown_table(table: pd.DataFrame) -> pd.DataFrame:
         "δ": table["fairness_bound"].map(lambda v: fmt(v, "points")),
         "depth": table["depth"].map(lambda v: fmt(v, "int")),
         "λ": table["regularization"].map(fmt),
-        "status": table["status"].map(lambda s: status_word(s).label),
+        "status": [point_status(r) for r in table.to_dict("records")],
         "accuracy" + suffix: pair("accuracy", "percent"),
         "gap" + suffix: pair("gap", "points"),
         "time": table["time"].map(lambda v: fmt(v, "seconds")),
@@ -108,6 +108,17 @@ def shown_table(table: pd.DataFrame) -> pd.DataFrame:
     if "fairness_confidence" in table.columns:  # a sweep with promise levels: what each point promised
         shown.insert(3, "on new rows", [promise_text(r) for r in table.to_dict("records")])
     return shown
+
+
+def point_status(row: Any) -> str:
+    """How a point's solve ended, in its claim's words when its tree is at hand ("Optimal over kept
+    thresholds", "Constant tree (promise)"), else in its status's (a reference model, a refused fit)."""
+    tree = row.get("tree") if hasattr(row, "get") else None
+    if isinstance(tree, str) and tree:
+        said = claim_of(tree)
+        if said is not None:
+            return said.short
+    return status_word(row["status"]).label
 
 
 def is_promise(row: Any) -> bool:
@@ -141,7 +152,7 @@ def point_label(row: Any) -> str:
         notion += f" on new rows ({promise_text(row)})"
     return (f"Point {fmt(row['point'], 'int')} · {notion}"
             f" · depth {fmt(row['depth'], 'int')}{price} · {fmt(row['train_accuracy'], 'percent')}, "
-            f"gap {fmt(row['train_gap'], 'points')} · {status_word(row['status']).label}")
+            f"gap {fmt(row['train_gap'], 'points')} · {point_status(row)}")
 
 
 def picked_point(selection) -> int | None:

@@ -8,7 +8,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from strongtree_core.metrics import fairness_gap
+from strongtree_core.metrics import fairness_gap, positive_present
 from strongtree_core.report.references import cart_reference
 from strongtree_core.tree import FittedTree
 
@@ -49,7 +49,11 @@ def cart_references(context: SweepContext, rows: list[dict]) -> list[dict]:
         for part, frame in parts.items():
             truth = frame[roles.target].to_numpy()
             row[f"{part}_accuracy"] = float(np.mean(cart.predictions[part] == truth))
+            measurable = positive_present(truth, cart.predictions[part], roles.pos_label)
             for notion in notions:
+                if not measurable:  # no positive row, true or predicted: no rate to compare
+                    row[f"{part}_{notion}"] = None
+                    continue
                 gap = fairness_gap(notion, truth, cart.predictions[part], sensitive_features=frame[list(roles.protected)],
                                    legitimate_features=frame[list(roles.legitimate)] if roles.legitimate else None,
                                    pos_label=roles.pos_label)

@@ -22,6 +22,7 @@ from strongtree_studio.markup import plain_text
 from strongtree_studio.words import fmt
 from strongtree_studio.session import set_widget_value, widget_value
 from strongtree_studio.treeview import (
+    AUTO_COLLAPSED,
     SIZE_NOTES,
     SIZES,
     collapsible_nodes,
@@ -63,33 +64,68 @@ def size_control(container, key: str, label_visibility: str = "visible") -> str:
     return size or "fit"
 
 
-def collapse_controls(tree: FittedTree, key: str, left=None, right=None) -> list[int]:
+def collapse_controls(tree: FittedTree, key: str, left=None, right=None, readable: int | None = None) -> list[int]:
     """How many levels stay open (in ``left``) and which subtrees are collapsed (in ``right``);
     returns the collapsed nodes.  Without containers, a row of two columns is made.
 
     Choosing a number of levels collapses every subtree below it; the list then
-    shows them, and taking one out of it opens that subtree alone.
+    shows them, and taking one out of it opens that subtree alone.  ``readable``
+    (see :func:`~strongtree_studio.treeview.readable_levels`) is the number of levels
+    open until the user chooses (:func:`legibility_note` then says so);
+    None opens every level.
     """
     nodes = collapsible_nodes(tree)
     if not nodes:
         return []
     deepest = max(int(n).bit_length() for n in nodes)  # levels of questions (the root is level 1)
-    chosen_key = f"{key}.collapsed"
+    levels_key, chosen_key, auto_key = f"{key}.levels", f"{key}.collapsed", f"{key}.auto"
+    if widget_value(levels_key) is None:  # the controls are new on this visit: the page chooses again
+        set_widget_value(auto_key, True)
+    if widget_value(auto_key, True) or widget_value(levels_key) not in range(1, deepest + 1):
+        levels = deepest if readable is None else max(1, min(int(readable), deepest))
+        set_widget_value(levels_key, levels)
+        set_widget_value(chosen_key, nodes_at_level(tree, levels) if levels < deepest else [])
 
     def open_levels() -> None:
-        levels = widget_value(f"{key}.levels")
+        set_widget_value(auto_key, False)
+        levels = widget_value(levels_key)
         set_widget_value(chosen_key, nodes_at_level(tree, int(levels)) if levels and levels < deepest else [])
+
+    def chosen() -> None:
+        set_widget_value(auto_key, False)
 
     if left is None or right is None:
         left, right = st.columns([1.2, 3], vertical_alignment="bottom")
-    left.select_slider("Levels of questions open", list(range(1, deepest + 1)), value=deepest, key=f"{key}.levels",
+    left.select_slider("Levels of questions open", list(range(1, deepest + 1)), key=levels_key,
                        format_func=lambda n: fmt(n, "int"), on_change=open_levels,
                        help="Fewer levels collapse every subtree below them into one box.")
+    names = node_words(tree, nodes)
     valid = [n for n in widget_value(chosen_key, []) if n in nodes]
     if valid != widget_value(chosen_key, []):
         set_widget_value(chosen_key, valid)
     return right.multiselect(
-        "Collapsed subtrees", nodes, key=chosen_key, format_func=lambda n: plain_text(node_words(tree, n)),
-        placeholder="None: every box is shown", help="Each subtree chosen here is drawn as one grey box; take it "
-        "out of the list to open it again.",
+        "Collapsed subtrees", nodes, key=chosen_key, format_func=lambda n: plain_text(names[n]),
+        on_change=chosen, placeholder="None: every box is shown", help="Each subtree chosen here is drawn as one "
+        "grey box; take it out of the list to open it again.",
     )
+
+
+def legibility_note(tree: FittedTree, key: str) -> str | None:
+    """What the page says while it keeps levels closed so that the tree reads (None when every
+    level is open, or once the user chose what to open)."""
+    levels = widget_value(f"{key}.levels")
+    nodes = collapsible_nodes(tree)
+    if not nodes or not widget_value(f"{key}.auto", False) or levels is None:
+        return None
+    deepest = max(int(n).bit_length() for n in nodes)
+    if int(levels) >= deepest:
+        return None
+    return AUTO_COLLAPSED.format(open=fmt(int(levels), "int"), deepest=fmt(deepest, "int"))
+
+
+def open_all_levels(tree: FittedTree, key: str) -> None:
+    """Open every level (the "Open all levels" button's callback)."""
+    nodes = collapsible_nodes(tree)
+    set_widget_value(f"{key}.auto", False)
+    set_widget_value(f"{key}.levels", max((int(n).bit_length() for n in nodes), default=1))
+    set_widget_value(f"{key}.collapsed", [])

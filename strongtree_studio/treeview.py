@@ -20,6 +20,9 @@ Every user string in the DOT is escaped for Graphviz's HTML-like labels by
 
 from __future__ import annotations
 
+import html
+import re
+from collections import Counter
 from typing import Any, Collection, Mapping, Sequence
 
 import numpy as np
@@ -39,6 +42,7 @@ from strongtree_core.tree.svg import (  # noqa: F401  (the drawing and its measu
     tree_svg,
     wrap,
 )
+from strongtree_core.words import drawn_text
 from strongtree_studio.markup import html_text
 from strongtree_studio.words import count_of, fmt
 
@@ -54,6 +58,17 @@ SMALLEST_TEXT = min(SCREEN.font_sizes) * PX_PER_PT
 PANEL_HEIGHT = "72vh"
 #: The CSS class prefix of tree panels (Streamlit gives a keyed container the class ``st-key-<key>``).
 PANEL_KEY = "stree"
+#: Smallest text a tree shows by default (px): "Fit the panel" opens as many levels of questions as
+#: keep every text this large in :data:`PANEL_1280` (the rest is collapsed, and can be opened).
+READABLE_TEXT = 10.0
+#: The largest drawing (px) a "Fit the panel" tree panel holds on the Tree page at a projector's
+#: 1280x720 (measured in Chromium: 802 px wide; 72 % of 720 px high).  A larger window has a
+#: larger panel, so a tree readable here is readable there.
+PANEL_1280 = (802.0, 518.0)
+#: What the Tree page says above a tree it opened only partly (see :func:`readable_levels`).
+AUTO_COLLAPSED = ("{open} of {deepest} levels of questions open, so that every text reads at 10 px or more on a "
+                  "1280x720 screen: each grey box holds a subtree. Open it from **Collapsed subtrees**, or open "
+                  "every level and choose **Presentation** to scroll.")
 #: What each size's panel says above the drawing.
 SIZE_NOTES = {
     "fit": "The whole tree, scaled into the panel. For larger text choose Presentation, or collapse subtrees.",
@@ -144,14 +159,92 @@ def nodes_at_level(tree: FittedTree, levels: int) -> list[int]:
     return [n for n in collapsible_nodes(tree) if int(np.log2(n)) == levels]
 
 
-def node_words(tree: FittedTree, node: int) -> str:
-    """A branching node in words for a list: its question, its rows and the answer that leads to it."""
+def readable_levels(tree: FittedTree, *, group_mix: Mapping[int, Mapping] | None = None,
+                    compact: bool = False) -> int:
+    """The most levels of questions open (at least 1) whose drawing, fitted into :data:`PANEL_1280`,
+    keeps every text at :data:`READABLE_TEXT` or more; every level when the whole tree does.
+
+    The drawing's size is estimated from its DOT (:func:`drawing_size`); the boxes below the
+    open levels are drawn collapsed (:func:`nodes_at_level`).
+    """
+    deepest = max((int(n).bit_length() for n in collapsible_nodes(tree)), default=0)
+    for levels in range(deepest, 0, -1):
+        collapsed = nodes_at_level(tree, levels) if levels < deepest else []
+        dot = screen_dot(tree, group_mix=group_mix, collapsed=collapsed, compact=compact)
+        if fitted_text(drawing_size(dot)) >= READABLE_TEXT:
+            return levels
+    return 1
+
+
+def fitted_text(size: tuple[float, float], panel: tuple[float, float] = PANEL_1280) -> float:
+    """The smallest text (px) of a drawing of natural ``size`` (px) scaled down into ``panel``."""
+    scale = min(1.0, panel[0] / size[0], panel[1] / size[1])
+    return SMALLEST_TEXT * scale
+
+
+_BAR = re.compile(r'<TABLE [^>]*FIXEDSIZE="TRUE" WIDTH="(\d+)" HEIGHT="(\d+)">.*?</TABLE>')
+_NODE = re.compile(r"^  n(\d+) \[label=<(.*)>(?:, [^\]]*)?\];$", re.M)
+_EDGE = re.compile(r"^  n\d+ -> n(\d+) \[label=<([^>]*)>", re.M)
+#: Graphviz's box margin around a label (pt: ``margin="0.1,0.05"`` in inches) and a table cell's padding.
+_MARGIN_X, _MARGIN_Y, _PADDING = 7.2, 3.6, 1.0
+
+
+def drawing_size(dot: str) -> tuple[float, float]:
+    """The natural size (px, width and height) of :func:`screen_dot`'s drawing laid out top down,
+    estimated from its text: each box as wide as its widest line (Source Sans' widths) plus
+    Graphviz's margins; a subtree as wide as its box, its children side by side, or its two
+    branch labels side by side, whichever is widest; the levels' tallest boxes stacked with the
+    space between levels.  Against the browser's layout (the hiring table's trees of depth 3, 4
+    and 5 with each number of levels open, ``benchmarks/RESULTS.md``) the estimated widths were
+    0.98 to 1.14 times the drawn ones, the heights 0.98 to 1.02 times."""
+    style = SCREEN
+    boxes: dict[int, tuple[float, float]] = {}
+    for node, label in _NODE.findall(dot):
+        label = _BAR.sub(lambda m: f"\x00{m.group(1)},{m.group(2)}", label)
+        width = height = 0.0
+        for row in re.findall(r"<TR><TD>(.*?)</TD></TR>", label):
+            if row.startswith("\x00"):
+                bar_width, bar_height = (float(v) for v in row[1:].split(","))
+                width, height = max(width, bar_width), height + bar_height + 2 * _PADDING
+                continue
+            point = re.search(r'POINT-SIZE="([\d.]+)"', row)
+            size = float(point.group(1)) if point else style.head
+            text = html.unescape(re.sub(r"<[^>]+>", "", row))
+            width = max(width, text_width(text, size, bold="<B>" in row))
+            height += 1.2 * size + 2 * _PADDING
+        boxes[int(node)] = (width + 2 * (_PADDING + _MARGIN_X), height + 2 * _MARGIN_Y)
+    if not boxes:
+        return (0.0, 0.0)
+    labels = {int(child): text_width(html.unescape(text), style.edge) + 4 for child, text in _EDGE.findall(dot)}
+    gap = style.nodesep * 72
+
+    def span(node: int) -> float:
+        children = [c for c in (2 * node + 1, 2 * node) if c in boxes]
+        if not children:
+            return boxes[node][0]
+        side_by_side = sum(span(c) for c in children) + gap * (len(children) - 1)
+        answers = sum(labels.get(c, 0.0) for c in children) + gap * (len(children) - 1)
+        return max(boxes[node][0], side_by_side, answers)
+
+    tallest: dict[int, float] = {}
+    for node, (_, height) in boxes.items():
+        level = node.bit_length()
+        tallest[level] = max(tallest.get(level, 0.0), height)
+    between = style.ranksep * 72 + 1.6 * style.edge  # the space between levels holds the branch labels
+    height = sum(tallest.values()) + (len(tallest) - 1) * between
+    return span(1) * PX_PER_PT, height * PX_PER_PT
+
+
+def node_words(tree: FittedTree, nodes: Sequence[int]) -> dict[int, str]:
+    """A short name for each branching node of ``nodes``, for the list of collapsed subtrees: its
+    question, and its rows where two of the nodes ask the same question.  Short, because the
+    list's chips show at most about 170 px of text (Streamlit's multiselect, measured at 1280x720):
+    a question of the usual length fits, a question with its rows and path did not."""
     features = tree.encoding.features
-    question = features[int(tree.structure.feature[node - 1])].label + "?"
-    rows = count_of(int(np.asarray(tree.node_counts[node - 1]).sum()), "row")
-    parent = features[int(tree.structure.feature[node // 2 - 1])]
-    via = parent.label if node % 2 == 1 else parent.negated_label
-    return f"{question} ({rows}; where {via})"
+    question = {n: features[int(tree.structure.feature[n - 1])].label + "?" for n in nodes}
+    asked = Counter(question.values())
+    return {n: q if asked[q] == 1 else f"{q} {count_of(int(np.asarray(tree.node_counts[n - 1]).sum()), 'row')}"
+            for n, q in question.items()}
 
 
 def legend_html(tree: FittedTree, highlight: bool = False, groups: bool = False, collapsed: bool = False,
@@ -162,7 +255,7 @@ def legend_html(tree: FittedTree, highlight: bool = False, groups: bool = False,
     swatches = "".join(
         f'<span style="display:inline-flex;align-items:center;margin-right:14px;white-space:nowrap">'
         f'<span style="width:14px;height:14px;border-radius:3px;background:{colours[k]};margin-right:5px;'
-        f'display:inline-block"></span>{html_text(c)}</span>'
+        f'display:inline-block"></span>{html_text(drawn_text(c))}</span>'
         for k, c in enumerate(tree.classes)
     )
     notes = [

@@ -10,6 +10,11 @@ Statuses reach the user through :data:`SOLVE_STATUS`, :data:`JOB_STATE` and
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
+
+from strongtree_core.claim import Claim, tree_claim
+
 from strongtree_core.words import (  # noqa: F401  (the one formatter and vocabulary, re-exported for the pages)
     BACKENDS,
     METHODS,
@@ -59,6 +64,7 @@ PROGRESS_EVENTS: dict[str, str] = {
     "searching": "searching",
     "certified optimal": "proven optimal",
     "stopped": "stopped, best kept",
+    "stage done": "done",
     "": "solver update",
 }
 
@@ -68,3 +74,24 @@ def event_words(message: str) -> str:
     if message.startswith("warm start: "):
         return "start: " + message.removeprefix("warm start: ")
     return PROGRESS_EVENTS.get(message, message)
+
+
+@lru_cache(maxsize=256)
+def claim_of(tree_json: str) -> Claim | None:
+    """The claim of a stored tree's JSON (:func:`strongtree_core.claim.tree_claim`), parsed once per text
+    (the Solve page's badge, the sidebar and the Trade-offs table ask for the same trees on every rerun)."""
+    return tree_claim(tree_json)
+
+
+#: The thresholds that keep every cut, as the library's notes and errors name them (``max_thresholds=57``).
+_MAX_THRESHOLDS = re.compile(r"\bmax_thresholds=(\d+)")
+
+
+def page_words(message: str) -> str:
+    """A library note or error with its parameter names said as the Model page names the settings:
+    "max_thresholds=57" reads "57 thresholds per numeric column (numeric coding “x ≤ t from the data”)"."""
+    from strongtree_core.vocabulary import setting_name
+    from strongtree_studio.config import ENCODINGS
+
+    return _MAX_THRESHOLDS.sub(lambda m: f"{m.group(1)} {setting_name('max_thresholds', inside=True)} "
+                                         f"({setting_name('encoding', inside=True)} “{ENCODINGS['data']}”)", message)

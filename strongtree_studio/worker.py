@@ -141,15 +141,19 @@ class _ProgressSender:
         self._last_tree: str | None = None
         self._last_values: tuple = (None, None)
         self._last_sent = 0.0
+        self._last_stage = ""
 
     def __call__(self, progress: Any) -> None:
         tree_json = progress.tree.to_json() if progress.tree is not None else None
         new_tree = tree_json is not None and tree_json != self._last_tree
         now = time.monotonic()
         values = (_number(progress.objective), _number(progress.bound))
-        if not new_tree and values == self._last_values and now - self._last_sent < PROGRESS_INTERVAL:
+        stage = str(getattr(progress, "stage", "") or "")
+        marks = stage != self._last_stage or progress.message == "stage done"  # a stage's start and end: always
+        if not new_tree and not marks and values == self._last_values and now - self._last_sent < PROGRESS_INTERVAL:
             return  # a step that changes nothing shown is sent at most every PROGRESS_INTERVAL
         self._last_values = values
+        self._last_stage = stage
         if new_tree:
             self._last_tree = tree_json
         self._last_sent = now
@@ -163,6 +167,7 @@ class _ProgressSender:
                 "gap": _number(progress.gap),
                 "nodes": int(progress.nodes or 0),
                 "message": str(progress.message or ""),
+                "stage": stage,
                 "tree": tree_json if new_tree else None,
             }
         )

@@ -1,4 +1,9 @@
-"""Test-wide hooks."""
+"""Test-wide hooks: the time each test file took (printed at the end of every run), no process
+left behind, no unexpected skip in CI."""
+
+import collections
+import os
+import time
 
 import pytest
 
@@ -62,8 +67,6 @@ def unexpected_skips(reports) -> list[str]:
 
 
 def pytest_sessionfinish(session, exitstatus):
-    import os
-
     if not os.environ.get(STRICT_SKIPS_ENV):
         return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
@@ -72,6 +75,104 @@ def pytest_sessionfinish(session, exitstatus):
         print(f"\n{len(found)} unexpected skip(s) ({STRICT_SKIPS_ENV} is set):\n" + "\n".join(found))
         if session.exitstatus == 0:
             session.exitstatus = 1
+
+
+# -- no process left behind ----------------------------------------------------------------------------------
+#: Seconds the processes still there at the end get to finish on their own (a server told to stop).
+GRACE_SECONDS = 10.0
+
+
+def pytest_configure(config):
+    from processes import RUN_MARK
+
+    # this run's own mark (a worker of pytest-xdist has its own): every process started inherits it
+    os.environ[RUN_MARK] = f"{os.getpid()}-{time.time():.0f}"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_process_left_behind():
+    """Fail the run when a process a test started is still alive at its end (a server, a worker, a kernel
+    build): it would go on taking the machine's cores after pytest exits.  Each one is named, then killed.
+    Torn down last (set up first), after every other fixture of the run; the pools the library keeps for
+    reuse (loky's process workers, idle for minutes on purpose) are shut down first, and the resource
+    trackers of this process end with it.  With pytest-xdist each worker checks its own."""
+    yield
+    import sys
+
+    import psutil
+
+    from processes import RUN_MARK, described, started_by_this_run
+
+    reusable = sys.modules.get("joblib.externals.loky.reusable_executor")
+    executor = getattr(reusable, "_executor", None)  # asking for one would start one
+    if executor is not None:
+        executor.shutdown(wait=True, kill_workers=True)
+    if "strongtree_studio.services" in sys.modules:
+        # the dashboard's job registry keeps a solve worker warm for the next solve; in the app's own tests
+        # (AppTest, in this process) no server stops to release it: release it as the server would
+        import streamlit as st
+
+        st.cache_resource.clear()
+    me = os.getpid()
+
+    def ours() -> list:
+        return [p for p in started_by_this_run(os.environ[RUN_MARK])
+                if not (_ppid(p) == me and any("resource_tracker" in part for part in _cmdline(p)))]
+
+    left = ours()
+    if left:
+        psutil.wait_procs(left, timeout=GRACE_SECONDS)
+        left = ours()
+    if not left:
+        return
+    named = described(left)
+    for process in left:
+        try:
+            process.kill()
+        except psutil.Error:
+            pass
+    pytest.fail(f"{len(named)} process(es) started by the tests still alive at the end (killed now):\n"
+                + "\n".join(named), pytrace=False)
+
+
+def _ppid(process) -> int | None:
+    try:
+        return process.ppid()
+    except Exception:  # noqa: BLE001 - gone
+        return None
+
+
+def _cmdline(process) -> list[str]:
+    try:
+        return process.cmdline()
+    except Exception:  # noqa: BLE001 - gone
+        return []
+
+
+# -- the time each file took ---------------------------------------------------------------------------------
+_FILE_SECONDS: dict[str, float] = collections.defaultdict(float)
+_FILE_TESTS: collections.Counter = collections.Counter()
+_STARTED = time.monotonic()
+
+
+def pytest_runtest_logreport(report):
+    where = report.nodeid.split("::", 1)[0]
+    _FILE_SECONDS[where] += report.duration
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        _FILE_TESTS[where] += 1
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The seconds each test file took (set-up, test and tear-down of its tests), slowest first."""
+    if not _FILE_SECONDS:
+        return
+    total = sum(_FILE_SECONDS.values())
+    terminalreporter.section("seconds per test file")
+    terminalreporter.write_line(f"{'seconds':>8} {'share':>6} {'tests':>6}  file")
+    for where, seconds in sorted(_FILE_SECONDS.items(), key=lambda item: -item[1]):
+        terminalreporter.write_line(f"{seconds:8.1f} {100 * seconds / total:5.1f}% {_FILE_TESTS[where]:6d}  {where}")
+    terminalreporter.write_line(f"{total:8.1f} {100.0:5.1f}% {sum(_FILE_TESTS.values()):6d}  all files "
+                                f"({time.monotonic() - _STARTED:.0f} s from the start of the run)")
 
 
 def _hand_sigint_as_a_terminal() -> None:

@@ -20,11 +20,11 @@ GROUP = f"<img src=http://{BEACON}/g.png onerror=alert(1)>"
 TARGET = "`target` **y** $z$ :red[t]"
 CATEGORY_VALUES = (
     f"<img src=http://{BEACON}/v.png onerror=alert(1)>",
-    f"**bold** `tick` www.{BEACON}",
+    f"**bold** `tick` www.{BEACON} <u>c</u>",  # the level the fitted trees ask about
     f"$x$ :material/home: a@{BEACON}",
 )
-GROUP_VALUES = (f"![g](http://{BEACON}/g1.png)", f"[g2](http://{BEACON}/g2) # h")
-CLASSES = (f"![yes](http://{BEACON}/yes.png)", f"[no](http://{BEACON}/no)")
+GROUP_VALUES = (f"![g](http://{BEACON}/g1.png)", f"[g2](http://{BEACON}/g2) # h <marquee>m</marquee>")
+CLASSES = (f"![yes](http://{BEACON}/yes.png) <u>y</u> & 'q'", f"[no](http://{BEACON}/no)")
 #: Every hostile string of the table.
 STRINGS = (FILE_NAME, FEATURE, CATEGORY, GROUP, TARGET, *CATEGORY_VALUES, *GROUP_VALUES, *CLASSES)
 

@@ -7,6 +7,7 @@ import threading
 import time
 
 import numpy as np
+import pytest
 
 from strongtree_core import StrongTreeClassifier, background
 
@@ -17,6 +18,7 @@ def _wait_for_idle(count: int) -> None:
         time.sleep(0.001)
 
 
+@pytest.mark.timing
 def test_back_to_back_work_starts_no_thread_and_an_error_does_not_end_one(monkeypatch) -> None:
     assert background.run_in_background(lambda: None).wait(5.0)
     _wait_for_idle(1)
@@ -47,6 +49,7 @@ def test_work_runs_in_an_empty_context_as_in_a_new_thread() -> None:
     assert seen == ["unset", "unset"]
 
 
+@pytest.mark.timing
 def test_pieces_given_together_all_run_and_idle_threads_end(monkeypatch) -> None:
     monkeypatch.setattr(background, "IDLE_SECONDS", 0.05)
     waiting = background.idle_threads()  # each takes one piece, then waits for the next with the short time
@@ -80,6 +83,7 @@ def test_pieces_given_together_all_run_and_idle_threads_end(monkeypatch) -> None
     assert background.idle_threads() == 0
 
 
+@pytest.mark.timing
 def test_back_to_back_fits_start_no_thread(monkeypatch) -> None:
     """A fit's search and the watch of its deadline run on threads that earlier fits used (before,
     every fit started two). Each fit waits for the last one's watch to be back to waiting: on a busy

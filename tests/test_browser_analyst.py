@@ -17,6 +17,7 @@ from test_browser import (  # noqa: F401 (fixtures: a server, a browser and a fr
     expect,
     main_text,
     nav,
+    served,
     server,
     settle,
     shoot,

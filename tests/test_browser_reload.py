@@ -80,7 +80,8 @@ def check_work_is_back(page, run_label: str) -> None:
     expect(depth).to_have_attribute("aria-valuetext", "3")
     expect(page.get_by_label("Time limit (seconds)", exact=True)).to_have_value("17")
     nav(page, "Solve")
-    banner = page.locator('[data-testid="stAlertContentSuccess"], [data-testid="stAlertContentWarning"]').filter(
+    banner = page.locator('[data-testid="stAlertContentSuccess"], [data-testid="stAlertContentInfo"], '
+                          '[data-testid="stAlertContentWarning"]').filter(
         has_text="best tree")
     expect(banner.first).to_contain_text(run_label)
     nav(page, "Tree")

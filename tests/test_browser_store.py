@@ -160,3 +160,42 @@ def test_the_store_sits_beside_the_run_history_unless_told(monkeypatch, tmp_path
     assert browsers_db_path() == tmp_path / "h" / "browsers.sqlite3"
     monkeypatch.setenv("STRONGTREE_BROWSERS_DB", str(tmp_path / "elsewhere.db"))
     assert browsers_db_path() == tmp_path / "elsewhere.db"
+
+
+def test_two_browsers_that_both_saved_each_read_only_their_own(tmp_path):
+    """Both browsers keep the same entries with different values; every operation on one leaves the other's alone."""
+    store = BrowserStore(tmp_path / "b.sqlite3", max_entry_bytes=10_000)
+    a, b = browser_key(TOKEN), browser_key(OTHER)
+    table_a, table_b = make_hiring(20, seed=1), make_hiring(30, seed=2)
+    store.save(a, {"model": ModelConfig(depth=2), "workspace": "a", "table": LoadedTable("a.csv", table_a, "fa")})
+    store.save(b, {"model": ModelConfig(depth=5), "workspace": "b"})
+    store.save(a, {"model": ModelConfig(depth=3)})  # a later value of a's, after b wrote the same name
+    store.save(b, {"table": LoadedTable("b.csv", table_b, "fb")})
+    mine, theirs = store.load(a), store.load(b)
+    assert mine.keys() == theirs.keys() == {"model", "workspace", "table"}
+    assert (mine["model"].depth, mine["workspace"], mine["table"].name) == (3, "a", "a.csv")
+    assert (theirs["model"].depth, theirs["workspace"], theirs["table"].name) == (5, "b", "b.csv")
+    pd.testing.assert_frame_equal(mine["table"].frame, table_a)
+    pd.testing.assert_frame_equal(theirs["table"].frame, table_b)
+
+    noise = pd.DataFrame(np.random.default_rng(0).random((2_000, 5)))  # too large: a's old table goes, b's stays
+    assert list(store.save(a, {"table": LoadedTable("big", noise, "x")})) == ["table"]
+    assert "table" not in store.load(a) and store.load(b)["table"].name == "b.csv"
+
+    with sqlite3.connect(store.path) as connection:  # b's model unreadable: dropped, a's model kept
+        connection.execute("UPDATE entries SET value = ? WHERE browser = ? AND name = 'model'", (b"junk", b))
+    assert store.load(b).keys() == {"workspace", "table"}
+    assert store.load(a)["model"].depth == 3
+
+    store.save(b, {"model": ModelConfig(depth=6)})
+    store.forget(a)
+    assert store.load(a) == {}
+    assert store.load(b)["model"].depth == 6 and store.load(b)["workspace"] == "b"
+    store.save(a, {"workspace": "a again"})
+    with sqlite3.connect(store.path) as connection:
+        connection.execute("UPDATE browsers SET seen = ? WHERE browser = ?", (time.time() - TTL_SECONDS - 1, b))
+    assert store.load(b) == {} and store.load(a) == {"workspace": "a again"}
+    assert store.prune() == 1
+    assert store.load(a) == {"workspace": "a again"}
+    with sqlite3.connect(store.path) as connection:
+        assert connection.execute("SELECT DISTINCT browser FROM entries").fetchall() == [(a,)]

@@ -16,6 +16,7 @@ from test_browser import (  # noqa: F401 (fixtures: a server, a browser and a fr
     choose,
     expect,
     nav,
+    served,
     server,
     settle,
     visit,

@@ -74,6 +74,21 @@ def test_fit_json_is_one_object_whose_numbers_are_those_of_its_tree(tmp_path, ca
     assert FittedTree.from_json((tmp_path / "t.json").read_text(encoding="utf-8")) == tree
 
 
+def test_a_fit_on_a_fresh_machine_says_the_compiled_code_is_being_prepared(tmp_path, capsys, monkeypatch):
+    from strongtree_core.accel import prepare
+    from strongtree_core.accel.compiled import LibraryStatus
+    from strongtree_core.cli import fit as cli_fit
+
+    building = prepare.Preparation((LibraryStatus("kernels", "ready"), LibraryStatus("treedp", "building", 3, 33, 9.0)))
+    monkeypatch.setattr(prepare, "preparation", lambda: building)
+    assert cli.main(_fit_args(_csv(tmp_path), "--output", tmp_path / "t.json")) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == cli_fit.PREPARING_NOTE.format(words=building.words())
+    monkeypatch.setattr(prepare, "preparation", lambda: prepare.Preparation((LibraryStatus("kernels", "ready"),)))
+    assert cli.main(_fit_args(_csv(tmp_path), "--output", tmp_path / "t2.json")) == 0
+    assert "compiled code" not in capsys.readouterr().err
+
+
 def test_fit_json_reports_the_constraint_checks(tmp_path, capsys):
     data = _csv(tmp_path)
     args = _fit_args(data, "--json", "--protected", "gender", "--fairness", "statistical_parity", "--fairness-bound", "0.1",
@@ -187,7 +202,7 @@ def test_predict_refuses_with_the_exact_message(stored, tmp_path, capsys):
         (["predict", str(data), "--tree", str(tmp_path / "none.json")],
          cli.TREE_UNREADABLE.format(path=tmp_path / "none.json", reason="No such file or directory")),
         (["predict", str(data), "--tree", str(data)],
-         cli.TREE_UNREADABLE.format(path=data, reason="Expecting value: line 1 column 1 (char 0)")),
+         cli.TREE_UNREADABLE.format(path=data, reason="it is not JSON (Expecting value at line 1 column 1)")),
         (["predict", str(_csv(tmp_path, "part.csv", frame=_table()[["referral", "gender"]])), "--tree", str(tree_file)],
          cli.PREDICT_FAILED.format(path=tmp_path / "part.csv", tree=tree_file,
                                    reason=encoding_errors.MISSING_COLUMNS.format(n=1, missing="'score'"))),
@@ -298,10 +313,13 @@ def test_no_bar_off_a_terminal_only_log_lines():
     progress(_Event(2.0, objective=510))
     now[0] = 30.0
     progress.tick()
+    progress(_Event(31.0, objective=510, bound=510, message="certified optimal"))
     progress.end()
     assert log.getvalue().splitlines() == [
         "   0.5s  best 500  nodes 0  warm start: CART",
         "   2.0s  best 510  nodes 0",
+        # the search closing is no claim: the outcome's proof line says over what it holds
+        "  31.0s  best 510  bound 510  nodes 0  search closed (bound met)",
     ]
 
 

@@ -101,6 +101,7 @@ print(json.dumps({"ready": ready, "tier": k.library.tier, "numba": "numba" in sy
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_a_fresh_install_never_compiles_in_the_process_and_builds_in_the_background(tmp_path) -> None:
     """First process: not ready, numba not even imported, a build under way; it lands as a
     library later processes load without numba, and its kernels (one calling another) are right."""
@@ -114,7 +115,7 @@ def test_a_fresh_install_never_compiles_in_the_process_and_builds_in_the_backgro
     assert later["ready"] is True and later["tier"] == "aot" and later["numba"] is False
     assert later["v"] == 10.5 and later["out"] == [3, 0, 0]
     free = _run(tmp_path, LOCK_FREE)
-    assert free["tier"] == "aot" and free["kernel_s"] > 0.2, free
+    assert free["tier"] == "aot" and free["kernel_s"] > 0.1, free  # a hundred of the thread's 1 ms looks
     # a kernel that held the interpreter's lock would stop this thread for its whole run
     assert free["longest_pause_s"] < free["kernel_s"] / 2, free
 
@@ -124,7 +125,7 @@ import json, threading, time
 import toy_kernels as k
 assert k.library.ready()
 t = time.perf_counter(); k.spin(10_000_000); per = (time.perf_counter() - t) / 10_000_000
-n = int(0.4 / max(per, 1e-10))
+n = int(0.8 / max(per, 1e-10))  # about 0.8 s as calibrated: shorter when the machine frees up meanwhile
 done = []
 worker = threading.Thread(target=lambda: done.append(k.spin(n)))
 started = last = time.perf_counter(); longest = 0.0
@@ -137,6 +138,7 @@ print(json.dumps({"tier": k.library.tier, "kernel_s": time.perf_counter() - star
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_two_processes_that_start_together_start_one_build(tmp_path) -> None:
     (tmp_path / "toy_kernels.py").write_text(TOY_KERNELS)
     script = TOY_STATE.replace("ready = k.library.ready()", "ready = k.library.ready()\nstarted = k.library.build_started")
@@ -283,3 +285,103 @@ def test_the_build_lock_names_the_builder_not_the_process_that_started_it(tmp_pa
         builder.kill()
         builder.wait()
     assert compiled._stale(tmp_path / compiled.LOCK_FILE)  # the builder gone: the lock is stale
+
+
+@pytest.mark.slow
+def test_a_build_reports_each_kernel_then_the_machine_code_and_its_status_follows(tmp_path) -> None:
+    """The steps a page or a terminal shows: one per kernel in their order, then the module's machine
+    code and link, then done; the progress file says the same; the status goes from not built to ready."""
+    (tmp_path / "toy_kernels.py").write_text(TOY_KERNELS)
+    out = _run(tmp_path, """
+        import json
+        import toy_kernels as k
+        from strongtree_core.accel import compiled
+        before = k.library.status().state
+        steps = []
+        tier = k.library.build(report=lambda done, total, stage: steps.append([done, total, stage]))
+        written = json.loads((k.library.folder() / compiled.PROGRESS_FILE).read_text())
+        print(json.dumps({"before": before, "tier": tier, "steps": steps, "after": k.library.status().state,
+                          "file": [written["done"], written["total"], written["stage"]]}))
+    """)
+    assert out["before"] == "not built" and out["tier"] == "aot" and out["after"] == "ready"
+    assert out["steps"] == [[0, 4, "starting"], [0, 4, "compiling total"], [1, 4, "compiling scaled_total"],
+                            [2, 4, "compiling spin"], [3, 4, "optimizing, writing the machine code and linking"],
+                            [4, 4, "done"]]
+    assert out["file"] == [4, 4, "done"]
+
+
+def test_a_running_build_is_read_from_its_lock_and_progress_file(tmp_path, monkeypatch) -> None:
+    """What a waiting page shows while another process builds: its steps and seconds so far; a lock
+    whose builder is gone is no build."""
+    (tmp_path / "toy_status.py").write_text(TOY_KERNELS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv(compiled.CACHE_VARIABLE, str(tmp_path / "cache"))
+    monkeypatch.delenv(compiled.MODE_VARIABLE, raising=False)
+    import toy_status
+
+    folder = toy_status.library.folder()
+    folder.mkdir(parents=True)
+    import socket
+
+    (folder / compiled.LOCK_FILE).write_text(f"{socket.gethostname()} {os.getpid()} {time.time()}\n")
+    (folder / compiled.PROGRESS_FILE).write_text(json.dumps({"done": 2, "total": 4, "stage": "compiling spin",
+                                                             "started": time.time() - 30}))
+    status = toy_status.library.status()
+    assert (status.state, status.done, status.total) == ("building", 2, 4) and 29 <= status.seconds < 3600
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (folder / compiled.LOCK_FILE).write_text(f"{socket.gethostname()} {dead.stdout.strip()} {time.time()}\n")
+    assert toy_status.library.status().state == "not built"
+
+
+def test_the_preparation_in_words() -> None:
+    from strongtree_core.accel.compiled import LibraryStatus
+    from strongtree_core.accel.prepare import Preparation
+
+    going = Preparation((LibraryStatus("kernels", "ready"), LibraryStatus("ordered", "ready"),
+                         LibraryStatus("treedp", "building", 12, 33, 41.4)))
+    assert not going.ready
+    assert going.words() == (
+        "Preparing the exact search's compiled code, once on this machine (about a minute; longer when the "
+        "machine is busy): 2 of 3 parts ready; treedp: 12 of 33 steps, 41 s so far."
+    )
+    done = Preparation((LibraryStatus("kernels", "ready"), LibraryStatus("ordered", "not used")))
+    assert done.ready and done.words() == "The exact search's compiled code is ready."
+
+
+@pytest.mark.slow
+def test_a_real_deprecation_of_numba_pycc_takes_numbas_jit_cache_and_says_why(tmp_path) -> None:
+    """numba's maintainers deprecate ``numba.pycc`` for real only once its replacement exists: from then
+    on the build fills numba's JIT cache instead (the kernels are the same) and records why."""
+    (tmp_path / "toy_kernels.py").write_text(TOY_KERNELS)
+    out = _run(tmp_path, """
+        import importlib, json, warnings
+        from numba.core.errors import NumbaDeprecationWarning
+        import toy_kernels as k
+        from strongtree_core.accel import compiled
+        real = importlib.import_module
+
+        def deprecated(name, *args):
+            if name == "numba.pycc":
+                warnings.warn(NumbaDeprecationWarning("numba.pycc is deprecated: use its replacement"))
+            return real(name, *args)
+
+        compiled.importlib.import_module = deprecated
+        tier = k.library.build()
+        compiled.importlib.import_module = real
+        print(json.dumps({"tier": tier, "why": (k.library.folder() / compiled.FAILED_FILE).read_text()}))
+    """)
+    assert out["tier"] == "jit"
+    assert out["why"].startswith("NumbaDeprecationWarning: ") and "numba.pycc is deprecated" in out["why"]
+
+
+def test_the_installed_numba_pycc_is_only_pending_deprecation(tmp_path) -> None:
+    """What the build silences (docs/compiled-kernels.md): a pending deprecation, nothing more.  A numba
+    whose ``pycc`` warns otherwise fails here first: read numba's deprecation notices then."""
+    out = _run(tmp_path, """
+        import json, warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import numba.pycc
+        print(json.dumps(sorted({type(w.message).__name__ for w in caught})))
+    """)
+    assert out == ["NumbaPendingDeprecationWarning"]

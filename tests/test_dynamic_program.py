@@ -403,6 +403,7 @@ def _in_a_thread(work):
     return out["value"]
 
 
+@pytest.mark.timing
 def test_the_deadline_watch_ends_with_the_search(monkeypatch) -> None:
     """The thread that sets the flag at a stop request (asked for outside the main
     thread) ends when the search closes it, not at the deadline an hour later, nor at its

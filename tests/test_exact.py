@@ -482,14 +482,12 @@ def test_the_alike_rows_bound_is_the_full_trees_optimum_and_above_every_shallowe
 
 def test_the_words_of_a_stopped_fit_say_no_bound_yet() -> None:
     """The record of a fit stopped before a bound: bound None, and the words of the
-    dashboard, the report and the command line say "no bound yet" (a heuristic's, "none")."""
+    dashboard and the report say "none yet" (a heuristic's, "none"), a bound "at most"."""
     import warnings
 
     from strongtree_core import StrongTreeClassifier
-    from strongtree_core.words import NO_BOUND_HEURISTIC, NO_BOUND_YET, bound_words
-
     from strongtree_core.report.build import ReportInput, build_report
-    from strongtree_core.words import NO_BOUND_SENTENCE
+    from strongtree_core.words import NO_BOUND_HEURISTIC, NO_BOUND_YET, bound_words
 
     X, y = _distinct_rows(12)
     table = pd.DataFrame(X, columns=[f"c{i}" for i in range(X.shape[1])]).assign(target=y)
@@ -499,12 +497,13 @@ def test_the_words_of_a_stopped_fit_say_no_bound_yet() -> None:
         html = build_report(ReportInput(model.tree_, table, None, "t.csv", settings={"objective": "accuracy"}))
     record = model.record_
     assert record.status == "time_limit" and record.bound is None and record.gap is None
-    assert bound_words(record.bound, record.status) == NO_BOUND_YET == "no bound yet"
+    assert bound_words(record.bound, record.status) == NO_BOUND_YET == "none yet"
     assert bound_words(None, "heuristic") == NO_BOUND_HEURISTIC
     assert bound_words(631.0, "time_limit") == "631"
     # a bound says what it caps, no more: "at most" so many rows right
     assert bound_words(700.0, "time_limit", "accuracy", 0.0, 768) == "at most 700 correct rows (91.1%)"
-    assert "<dt>Bound</dt><dd>no bound yet</dd>" in html and NO_BOUND_SENTENCE.strip() in html
+    assert "<dt>Bound</dt><dd>none yet (nothing proven about the distance to the best tree)</dd>" in html
+    assert "No bound yet: nothing is proven about how far it is from the best tree." in html
 
 
 def test_infeasibility_is_proven() -> None:

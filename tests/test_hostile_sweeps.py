@@ -13,12 +13,14 @@ import io
 import json
 import math
 import threading
+import time
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from strongtree_core import StrongTreeClassifier, StrongTreeError, cli
+from strongtree_core import estimator as est
 from strongtree_core.cli.tables import output_format
 from strongtree_core.cli.words import CLI_TOO_MANY_FOLDS
 from strongtree_core.csv_format import read_spreadsheet_cell, runs_as_formula, spreadsheet_cell
@@ -298,3 +300,294 @@ def test_a_bound_finer_than_a_sweep_tells_apart_is_refused_not_made_a_second_zer
         "point, one row in a million): round it, e.g. to 0.")
     assert parse_numbers("0, 0.0001, -0", BOUND_DECIMALS) == (0.0, 0.0001)
     assert math.copysign(1, parse_numbers("-0", BOUND_DECIMALS)[0]) == 1
+
+
+# -- a backend that fails: never nothing when something finished ----------------------------------------------
+from contextlib import contextmanager  # noqa: E402
+import warnings  # noqa: E402
+
+from strongtree_core.errors import BackendLostWarning  # noqa: E402
+from strongtree_core.sweep import backends, dask_backend  # noqa: E402
+from strongtree_core.sweep import sweep as run_sweep  # noqa: E402
+
+
+def _comm_closed():
+    from distributed.comm.core import CommClosedError
+
+    return CommClosedError("in <TCP (closed) ConnectionPool.heartbeat_worker local=tcp://127.0.0.1:41234>: Stream is closed")
+
+
+START_FAILURES = [
+    ("a worker killed while the cluster starts", _comm_closed),
+    ("Nanny failed to start", lambda: RuntimeError("Nanny failed to start.")),
+    ("no port to listen on", lambda: OSError(98, "Address already in use")),
+    ("the cluster took too long", lambda: TimeoutError("Cluster creation timeout; 60s")),
+]
+
+
+def _grid() -> dict:
+    return {"depth": [1, 2], "min_leaf": [0, 1, 2]}
+
+
+def _sweep_caught(**options):
+    X, y = table()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = run_sweep(StrongTreeClassifier(depth=1, time_limit=5), X, y, grid=_grid(), **options)
+    return out, [str(w.message) for w in caught if issubclass(w.category, BackendLostWarning)]
+
+
+@pytest.mark.parametrize("case,failure", START_FAILURES, ids=[c[0] for c in START_FAILURES])
+def test_a_cluster_that_does_not_start_leaves_the_sweep_to_this_process(case, failure, monkeypatch):
+    """A raw CommClosedError (or 'Nanny failed to start') at the cluster's start returned nothing: the points run
+    here instead, every one once, and a BackendLostWarning says what happened."""
+    exc = failure()
+
+    def broken(slots):
+        raise exc
+
+    monkeypatch.setattr(dask_backend, "local_cluster", broken)
+    table_, notes = _sweep_caught(backend="dask", n_jobs=2)
+    assert table_["point"].tolist() == list(range(6)) and table_["tree"].notna().all()
+    assert notes == [sweep_run.BACKEND_FAILED_AT_START.format(backend="dask", reason=sweep_run._reason(exc))]
+
+
+def _failing_after(k: int, exc: BaseException):
+    """A backend that finishes ``k`` points (here, serially) and then fails."""
+    serial = backends.serial_rows
+
+    def rows(problem, points, stop, *args):
+        for n, row in enumerate(serial(problem, points, stop)):
+            if n == k:
+                raise exc
+            yield row
+
+    return rows
+
+
+@contextmanager
+def _no_cluster(scheduler, slots):
+    yield None
+
+
+@pytest.mark.parametrize("backend", ["dask", "processes", "threads"])
+def test_a_backend_lost_part_way_keeps_its_points_and_runs_the_rest_here(backend, monkeypatch):
+    """A killed worker whose replacement 'Nanny failed to start' made the sweep raise, returning none of its
+    finished points: the finished ones are kept, the others run in this process, each point once."""
+    exc = RuntimeError("Nanny failed to start.")
+    monkeypatch.setattr(dask_backend, "dask_client", _no_cluster)
+    monkeypatch.setattr(dask_backend, "dask_rows", lambda problem, points, stop, client, relay: _failing_after(2, exc)(
+        problem, points, stop))
+    monkeypatch.setattr(backends, "process_rows", _failing_after(2, exc))
+    monkeypatch.setattr(backends, "thread_rows", _failing_after(2, exc))
+    if backend == "dask":
+        monkeypatch.setattr(backends, "DaskRelay", lambda name, client: None)
+    table_, notes = _sweep_caught(backend=backend, n_jobs=2)
+    assert table_["point"].tolist() == list(range(6)) and table_["tree"].notna().all()
+    assert notes == [sweep_run.BACKEND_LOST.format(backend=backend, done=2, total=6,
+                                                   reason="RuntimeError: Nanny failed to start.", left=4)]
+
+
+def test_a_cluster_that_fails_as_it_closes_loses_no_point(monkeypatch):
+    @contextmanager
+    def closes_badly(scheduler, slots):
+        yield None
+        raise _comm_closed()
+
+    monkeypatch.setattr(dask_backend, "dask_client", closes_badly)
+    monkeypatch.setattr(dask_backend, "dask_rows", lambda problem, points, stop, client, relay:
+                        backends.serial_rows(problem, points, stop))
+    monkeypatch.setattr(backends, "DaskRelay", lambda name, client: None)
+    table_, notes = _sweep_caught(backend="dask", n_jobs=2)
+    assert table_["point"].tolist() == list(range(6))
+    assert notes == [sweep_run.BACKEND_FAILED_AT_CLOSE.format(backend="dask", reason=sweep_run._reason(_comm_closed()))]
+
+
+def test_a_fault_of_the_serial_backend_is_not_hidden(monkeypatch):
+    """In this process there is nothing to fall back on: the fault itself is raised."""
+    monkeypatch.setattr(backends, "serial_rows", _failing_after(1, ZeroDivisionError("a fault")))
+    X, y = table()
+    with warnings.catch_warnings(record=True) as caught, pytest.raises(ZeroDivisionError):
+        warnings.simplefilter("always")
+        run_sweep(StrongTreeClassifier(depth=1, time_limit=5), X, y, grid=_grid(), backend="serial")
+    assert not [w for w in caught if issubclass(w.category, BackendLostWarning)]  # no backend was lost
+
+
+def test_stop_during_a_lost_backend_runs_nothing_more(monkeypatch):
+    stop = threading.Event()
+
+    def rows(problem, points, stop_, *args):
+        for n, row in enumerate(backends.serial_rows(problem, points, stop_)):
+            if n == 2:
+                stop.set()
+                raise _comm_closed()
+            yield row
+
+    monkeypatch.setattr(backends, "process_rows", rows)
+    table_, notes = _sweep_caught(backend="processes", n_jobs=2, stop=stop)
+    assert table_["point"].tolist() == [0, 1] and len(notes) == 1
+
+
+class _FakeFuture:
+    status = "pending"
+
+    def add_done_callback(self, callback):
+        pass
+
+
+class _ClusterWithNoWorker:
+    """A scheduler whose workers are all gone and never come back."""
+
+    def nthreads(self):
+        return {}
+
+    def submit(self, *args, **kwargs):
+        return _FakeFuture()
+
+    def cancel(self, futures):
+        pass
+
+
+def test_a_cluster_left_with_no_worker_hands_its_points_to_this_process(monkeypatch):
+    """Every worker killed and none replaced: the sweep waited 15 minutes and gave every point up; after
+    NO_WORKER_WAIT the points left run here."""
+    monkeypatch.setattr(dask_backend, "NO_WORKER_WAIT", 0.3)
+    monkeypatch.setattr(dask_backend, "RESIZE_EVERY", 0.05)
+    monkeypatch.setattr(backends, "POLL", 0.05)
+    monkeypatch.setattr(dask_backend, "POLL", 0.05)
+    monkeypatch.setattr(dask_backend, "dask_client", lambda scheduler, slots: _yield(_ClusterWithNoWorker()))
+    monkeypatch.setattr(backends, "DaskRelay", lambda name, client: backends.LocalRelay())
+    table_, notes = _sweep_caught(backend="dask", n_jobs=2)
+    assert table_["point"].tolist() == list(range(6)) and table_["tree"].notna().all()
+    assert len(notes) == 1 and notes[0].startswith("The dask backend failed after 0 of 6 points (ClusterLost: the "
+                                                  "cluster has had no worker for ")
+    assert notes[0].endswith("s: a lost worker was not replaced): every finished point is kept, and the 6 point(s) "
+                             "left run in this process.")
+
+
+@contextmanager
+def _yield(value):
+    yield value
+
+
+def test_the_command_line_says_what_happened_to_the_backend_in_one_line(monkeypatch, tmp_path, capsys):
+    def broken(slots):
+        raise RuntimeError("Nanny failed to start.")
+
+    monkeypatch.setattr(dask_backend, "local_cluster", broken)
+    X, y = table()
+    X.assign(hired=y).to_csv(tmp_path / "d.csv", index=False)
+    code = cli.main(["sweep", str(tmp_path / "d.csv"), "--target", "hired", "--depths", "1", "2", "--time-limit", "5",
+                     "--backend", "dask", "--n-jobs", "2", "--output", str(tmp_path / "out.csv")])
+    assert code == 0
+    err = capsys.readouterr().err
+    note = "note: " + sweep_run.BACKEND_FAILED_AT_START.format(backend="dask",
+                                                              reason="RuntimeError: Nanny failed to start.")
+    assert note in err.splitlines() and "Warning" not in err and ".py:" not in err
+    assert len(pd.read_csv(tmp_path / "out.csv")) == 2
+
+
+# -- a scheduler at a closed port; 100,000 values checked in bulk -----------------------------------------------
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_scheduler_at_a_closed_local_port_is_a_message_at_once():
+    """Dask's connect retried a refused connection for its whole timeout (20 s) before 'Could not reach'."""
+    address = f"tcp://127.0.0.1:{_closed_port()}"
+    X, y = table()
+    with pytest.raises(StrongTreeError) as info:
+        run_sweep(StrongTreeClassifier(depth=1, time_limit=5), X, y, backend="dask", scheduler=address)
+    assert str(info.value) == dask_backend.SCHEDULER_UNREACHABLE.format(address=address, reason="Connection refused",
+                                                                       env=dask_backend.SCHEDULER_ENV)
+
+
+@pytest.mark.timing
+def test_a_closed_port_answers_within_seconds():
+    started = time.perf_counter()
+    assert dask_backend.handshake_problem(f"tcp://127.0.0.1:{_closed_port()}", 20.0) is not None
+    assert time.perf_counter() - started < 3.0
+
+
+def test_100000_valid_bounds_are_checked_in_bulk_without_a_full_check_each(monkeypatch):
+    """Every bound went through scikit-learn's check of every parameter (8.4 CPU s before the first event):
+    valid values are read against their own constraints, so the full check runs for none of them."""
+    checked = []
+    real = sweep_run._checked
+    monkeypatch.setattr(sweep_run, "_checked", lambda candidate: (checked.append(1), real(candidate)))
+    bounds = np.linspace(0, 0.2, 100_000).round(6).tolist()
+    problem, points = plan_with(grid={"fairness": ["statistical_parity"], "fairness_bound": bounds})()
+    assert len(points) == 100_000 and checked == [1]  # the one check: "fairness", checked with the others
+
+
+@pytest.mark.parametrize("bad,message", [
+    (-0.1, "The 'fairness_bound' parameter of StrongTreeClassifier must be a float in the range [0.0, 1.0]. "
+           "Got -0.1 instead."),
+    (1e-300, est.BOUND_TOO_SMALL.format(value=1e-300, smallest=1e-06)),
+    (True, "The 'fairness_bound' parameter of StrongTreeClassifier must be a number, not True or False. "
+           "Got True instead."),
+    ("0.1", "The 'fairness_bound' parameter of StrongTreeClassifier must be a float in the range [0.0, 1.0]. "
+            "Got '0.1' instead."),
+])
+def test_one_bad_value_among_100000_is_refused_with_its_message(bad, message):
+    """A grid of 100,000 bounds with one bad value: refused before anything runs, as a grid of one."""
+    bounds = np.linspace(0, 0.2, 100_000).round(6).tolist() + [bad]
+    with pytest.raises(StrongTreeError) as info:
+        plan_with(grid={"fairness": ["statistical_parity"], "fairness_bound": bounds})()
+    assert str(info.value) == message
+
+
+VALUES = {"depth": [0, 3, 8, 9, -1, 2.0, True, "2"], "time_limit": [0.1, 0, -1, math.inf, math.nan, "1"],
+          "fairness_bound": [0.0, 1e-6, 5e-7, 1.0, 1.5, math.nan], "n_jobs": [1, -1, 0, 1.5, None],
+          "regularization": [0.0, 0.5, 1.0], "min_leaf": [0, 3, -1], "pos_label": ["x", None, 3],
+          "fairness_confidence": [None, 0.9, 1.0, 0.0], "threads": [1, 0, 2], "memory_limit": [None, 10, 0]}
+
+
+@pytest.mark.parametrize("name", list(VALUES))
+def test_a_value_quick_to_accept_passes_the_full_check(name):
+    """The bulk check never accepts what the full check refuses (it may leave a value to the full check)."""
+    for value in VALUES[name]:
+        if StrongTreeClassifier._valid_alone(name, value):
+            StrongTreeClassifier(**{name: value})._check_params()  # raises if it should not have been accepted
+        else:
+            with pytest.raises(StrongTreeError):
+                StrongTreeClassifier(**{name: value})._check_params()
+
+
+@pytest.mark.timing
+def test_a_grid_of_100000_points_reaches_its_first_event_within_a_second_of_cpu():
+    X, y = table()
+    bounds = np.linspace(0, 0.2, 100_000).round(6).tolist()
+    started = time.process_time()
+    events = sweep_run.iter_sweep(StrongTreeClassifier(depth=1, time_limit=5), X, y, sensitive_features=X["sex"],
+                                  grid={"fairness": ["statistical_parity"], "fairness_bound": bounds})
+    first = next(events)
+    assert time.process_time() - started < 1.0 and first.total == 100_000
+    events.close()
+
+
+@pytest.mark.soak
+def test_a_real_cluster_whose_workers_are_all_lost_finishes_the_sweep_here(monkeypatch):
+    """A local cluster of real worker processes, all retired part way and none replaced: the finished points are
+    kept and the rest run in this process, with the warning."""
+    distributed = pytest.importorskip("dask.distributed")
+    monkeypatch.setattr(dask_backend, "NO_WORKER_WAIT", 3.0)
+    X, y = table()
+    grid = {"depth": [1, 2], "min_leaf": [0, 1, 2, 3, 4, 5, 6, 7]}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        rows, notes = [], []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for event in sweep_run.iter_sweep(StrongTreeClassifier(depth=1, time_limit=5), X, y, grid=grid,
+                                              backend="dask", scheduler=client):
+                rows.append(event.row)
+                if len(rows) == 2:
+                    cluster.scale(0)  # every worker gone, none coming back
+            notes = [str(w.message) for w in caught if issubclass(w.category, BackendLostWarning)]
+    assert sorted(r["point"] for r in rows) == list(range(16))
+    assert len(notes) == 1 and "no worker" in notes[0]

@@ -13,6 +13,7 @@ tests/test_interrupts.py`` runs the rest.
 from __future__ import annotations
 
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import psutil
 import pytest
 
 from strongtree_core import cli
@@ -31,49 +33,41 @@ from strongtree_core.sweep import backends
 from strongtree_core.tree import FittedTree
 
 ROOT = Path(__file__).resolve().parents[1]
-#: A process group member's state letter when it is a zombie (dead, waiting to be reaped by its parent).
-ZOMBIE = "Z"
 
 
-# -- processes of a group, read from /proc ---------------------------------------------------------------
+# -- processes of a group, through psutil -----------------------------------------------------------------
 def group_members(pgid: int) -> list[tuple[int, str]]:
     """(pid, command line) of the live processes of a process group."""
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for process in psutil.process_iter():
         try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
+            if os.getpgid(process.pid) == pgid and process.status() != psutil.STATUS_ZOMBIE:
+                found.append((process.pid, " ".join(process.cmdline())[:160]))
+        except (psutil.Error, ProcessLookupError, PermissionError):
             continue
-        if int(fields[2]) == pgid and fields[0] != ZOMBIE:
-            found.append((int(entry.name), command[:160]))
     return found
 
 
 def children_of(pid: int) -> list[int]:
     """Every live descendant of ``pid``."""
-    parents: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != ZOMBIE:
-                parents.setdefault(int(fields[1]), []).append(int(entry.name))
-    out, todo = [], list(parents.get(pid, []))
-    while todo:
-        child = todo.pop()
-        out.append(child)
-        todo.extend(parents.get(child, []))
+    try:
+        descendants = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    out = []
+    for process in descendants:
+        try:
+            if process.status() != psutil.STATUS_ZOMBIE:
+                out.append(process.pid)
+        except psutil.Error:
+            continue
     return out
 
 
 def ignores_sigint(pid: int) -> bool:
     """Whether process ``pid`` ignores SIGINT, or blocks it (a worker still starting, before its
-    initializer ignores it): its SigIgn and SigBlk masks in /proc/<pid>/status."""
+    initializer ignores it): its SigIgn and SigBlk masks in /proc/<pid>/status (psutil does not read
+    signal masks)."""
     deaf = False
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(("SigIgn:", "SigBlk:")):
@@ -163,6 +157,7 @@ def sweep_args(data: Path, out: Path, backend: str, bounds: int = 12) -> list:
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", [pytest.param("serial", marks=pytest.mark.soak),
                                      pytest.param("threads", marks=pytest.mark.soak), "processes", "dask"])
+@pytest.mark.timing
 def test_ctrl_c_on_a_sweep_writes_the_finished_points_and_exits_130_with_no_process_left(backend, hiring_csv,
                                                                                         tmp_path):
     """The terminal's SIGINT reaches the whole process group; workers ignore it, the command stops them:
@@ -187,6 +182,7 @@ def test_ctrl_c_on_a_sweep_writes_the_finished_points_and_exits_130_with_no_proc
 @pytest.mark.slow
 @pytest.mark.soak
 @pytest.mark.parametrize("backend", ["processes", "dask"])
+@pytest.mark.timing
 def test_a_second_ctrl_c_quits_at_once_and_ends_the_workers(backend, hiring_csv, tmp_path):
     """Ctrl-C twice: the command quits without writing, and takes its worker processes with it."""
     out = tmp_path / "sweep.csv"
@@ -204,13 +200,14 @@ def test_a_second_ctrl_c_quits_at_once_and_ends_the_workers(backend, hiring_csv,
 @pytest.mark.slow
 @pytest.mark.soak
 @pytest.mark.parametrize("backend", ["processes", "dask"])
+@pytest.mark.timing
 def test_a_worker_killed_under_the_command_line_loses_no_point(backend, hiring_csv, tmp_path):
     """SIGKILL to a worker process of `strongtree sweep`: every point is written once, with its tree."""
     out = tmp_path / "sweep.csv"
     command = Command(sweep_args(hiring_csv, out, backend, bounds=6), tmp_path)
     command.wait_for(lambda err: points_done(err) >= 1)
     workers = [pid for pid in children_of(command.process.pid)
-               if "resource_tracker" not in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")]
+               if "resource_tracker" not in " ".join(psutil.Process(pid).cmdline())]
     assert workers
     os.kill(workers[-1], signal.SIGKILL)
     code, _ = command.finish(timeout=400)
@@ -223,6 +220,7 @@ def test_a_worker_killed_under_the_command_line_loses_no_point(backend, hiring_c
 # -- workers never take the terminal's Ctrl-C --------------------------------------------------------------
 @pytest.mark.slow
 @pytest.mark.soak
+@pytest.mark.timing
 def test_process_workers_ignore_sigint_also_when_started_again_after_a_crash():
     """Workers start with SIGINT blocked (loky starts them on submit, which the sweep does with SIGINT
     blocked) and then ignore it; so do the workers of the pool that replaces a broken one."""
@@ -252,6 +250,7 @@ def test_process_workers_ignore_sigint_also_when_started_again_after_a_crash():
 
 @pytest.mark.slow
 @pytest.mark.soak
+@pytest.mark.timing
 def test_dask_workers_of_a_sweep_s_local_cluster_ignore_sigint_also_when_restarted():
     dask = pytest.importorskip("dask")
     pytest.importorskip("dask.distributed")
@@ -304,6 +303,7 @@ def hard_csv(tmp_path_factory) -> Path:
 @pytest.mark.slow
 @pytest.mark.soak  # in the suite: tests/test_cli.py's Ctrl-C on FlowOCT/HiGHS, the route that died of SIGABRT
 @pytest.mark.parametrize("route", list(FIT_ROUTES))
+@pytest.mark.timing
 def test_ctrl_c_on_every_fit_route_writes_the_best_tree_and_exits_130(route, hard_csv, tmp_path):
     """Once the solve reports progress, Ctrl-C to the group: the best tree so far written and readable,
     exit code 130 within a few seconds, no traceback, nothing left running."""
@@ -321,6 +321,7 @@ def test_ctrl_c_on_every_fit_route_writes_the_best_tree_and_exits_130(route, har
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_ctrl_c_while_the_libraries_load_is_one_line_and_exit_130(hiring_csv, tmp_path):
     """Ctrl-C before the command has even loaded numpy (seconds on a loaded machine): no traceback."""
     tree = tmp_path / "tree.json"
@@ -328,9 +329,9 @@ def test_ctrl_c_while_the_libraries_load_is_one_line_and_exit_130(hiring_csv, tm
     deadline = time.monotonic() + 60
     while True:  # the handler is in place once the package starts to load its libraries
         try:
-            if "numpy" in Path(f"/proc/{command.process.pid}/maps").read_text():
+            if any("numpy" in m.path for m in psutil.Process(command.process.pid).memory_maps(grouped=False)):
                 break
-        except OSError:
+        except (OSError, psutil.Error):
             pass
         assert time.monotonic() < deadline
         time.sleep(0.005)
@@ -341,6 +342,43 @@ def test_ctrl_c_while_the_libraries_load_is_one_line_and_exit_130(hiring_csv, tm
     assert code == 130, command.err
     assert command.err.strip().splitlines()[-1] == INTERRUPTED_EARLY, command.err
     assert not tree.exists()
+
+
+class _CutShort:
+    """A ``strongtree_core.cli`` whose loading meets a Ctrl-C the way numpy's C extensions do: the
+    KeyboardInterrupt is caught inside and an ImportError comes out."""
+
+    def __getattr__(self, name):
+        try:
+            signal.raise_signal(signal.SIGINT)
+            for _ in range(1000):  # the handler runs between two steps of the interpreter
+                pass
+        except KeyboardInterrupt as exc:
+            raise ImportError('PyCapsule_Import could not import module "datetime"') from exc
+        raise AssertionError("the command installed no handler of its own for the Ctrl-C")
+
+
+def test_an_import_cut_short_by_ctrl_c_is_the_ctrl_c_not_a_broken_install(monkeypatch, capsys):
+    from strongtree_core import command
+
+    monkeypatch.setitem(sys.modules, "strongtree_core.cli", _CutShort())
+    with pytest.raises(SystemExit) as ended:
+        command.run()
+    assert ended.value.code == 130
+    assert capsys.readouterr().err == INTERRUPTED_EARLY + "\n"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # given back once loaded
+
+
+def test_an_import_that_fails_without_a_ctrl_c_is_not_called_one(monkeypatch):
+    from strongtree_core import command
+
+    class Broken:
+        def __getattr__(self, name):
+            raise ImportError("numpy is missing")
+
+    monkeypatch.setitem(sys.modules, "strongtree_core.cli", Broken())
+    with pytest.raises(ImportError, match="numpy is missing"):
+        command.run()
 
 
 @pytest.mark.timing
@@ -380,3 +418,39 @@ def test_stop_before_highs_starts_does_not_start_it():
                                   errors=[])
     assert outcome.status is Status.INTERRUPTED and outcome.status_name == highs_run.NOT_STARTED
     assert outcome.abandoned and outcome.x is None  # no solution of its own, and no second attempt
+
+
+def test_a_second_ctrl_c_kills_the_workers_and_their_children_but_spares_resource_trackers(tmp_path):
+    """``kill_worker_processes`` (the command's second Ctrl-C): every descendant is killed through
+    psutil, a grandchild too, and a process whose command names a resource tracker is left to end
+    on its own.  Run in a process of its own: in this one it would kill the suite's own helpers."""
+    script = tmp_path / "killer.py"
+    script.write_text(textwrap.dedent("""
+        import json, subprocess, sys, time
+        import psutil
+        from strongtree_core.sweep.signals import kill_worker_processes
+        sleeper = "import time; time.sleep(120)"
+        parent = subprocess.Popen([sys.executable, "-c",
+                                   "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', "
+                                   + repr(sleeper) + "]); time.sleep(120)"])
+        tracker = subprocess.Popen([sys.executable, "-c", sleeper, "resource_tracker"])
+        deadline = time.monotonic() + 60
+        while len(psutil.Process(parent.pid).children()) < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        grandchild = psutil.Process(parent.pid).children()[0].pid
+        killed = kill_worker_processes()
+        parent.wait(timeout=30)
+        gone = psutil.wait_procs([psutil.Process(grandchild)], timeout=30)[0] if psutil.pid_exists(grandchild) else []
+        alive = tracker.poll() is None
+        tracker.kill()
+        print(json.dumps({"killed": sorted(killed), "expected": sorted([parent.pid, grandchild]),
+                          "parent": parent.returncode, "grandchild_gone": not psutil.pid_exists(grandchild)
+                          or bool(gone), "tracker_alive": alive}))
+    """), encoding="utf-8")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT, timeout=200,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["killed"] == result["expected"], result
+    assert result["parent"] == -signal.SIGKILL and result["grandchild_gone"], result
+    assert result["tracker_alive"], result

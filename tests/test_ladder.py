@@ -239,6 +239,7 @@ def test_a_fair_tree_through_the_ladder_meets_its_bound(monkeypatch):
     assert abs(rates[0] - rates[1]) <= 0.02 + 1e-12
 
 
+@pytest.mark.timing
 def test_a_rung_still_at_work_at_the_limit_keeps_the_certificate_of_the_rung_before(monkeypatch):
     """A search given up at its limit (a set-up on a million rows answers no clock) used to come
     back without a bound; the ladder's last certified rung now holds, the encoding cut to it."""

@@ -184,6 +184,7 @@ def goto(at: AppTest, name: str) -> AppTest:
     return at
 
 
+@pytest.mark.timing
 def test_hostile_names_levels_and_labels_reach_every_widget_escaped(history):
     frame = hostile.widget_frame(VALUES)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
@@ -219,3 +220,25 @@ def test_hostile_names_levels_and_labels_reach_every_widget_escaped(history):
     assert any(plain_text(NAME) in option for option in plain)  # the run list names the file as typed
     markdown, plain = check_widgets(goto(at, "learn"))
     assert "The loaded table: " + plain_text(NAME) in plain
+
+
+#: A file name in a folder the server offers: Markdown, HTML, quotes, a line break and an escape (no "/": it
+#: is one name), listed on the Data page's "On this server" tab.
+SERVER_FILE = 'file "q" \'s -- ; ![f](f.png)\n<img src=x onerror=alert(1)> [l](l)\x1b.csv'
+
+
+def test_a_file_name_on_the_server_reaches_the_data_page_escaped(history, tmp_path, monkeypatch):
+    folder = tmp_path / "offered"
+    folder.mkdir()
+    hostile.widget_frame(VALUES).to_csv(folder / SERVER_FILE, index=False)
+    monkeypatch.setenv("STRONGTREE_DATA_DIR", str(folder))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    markdown, plain = check_widgets(at)  # the tabs, the list's label and help; its options on one line
+    listed = "offered/" + SERVER_FILE
+    assert at.selectbox(key="data.server_table").options == [plain_text(listed)]  # as typed, on one line
+    assert any("On this server" in text for text in markdown)
+    at.button(key="data.load_server").click().run()
+    assert not at.error, [e.value for e in at.error]
+    assert at.session_state["table"].name == listed
+    check_widgets(at)
+    assert md(listed) in [h.value for h in at.subheader]  # the table's name as its heading, escaped

@@ -19,7 +19,13 @@ from sklearn.metrics import accuracy_score, balanced_accuracy_score, confusion_m
 
 from strongtree_core import metrics
 from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS
-from strongtree_core.metrics._inputs import LENGTH_MISMATCH, NEED_LEGITIMATE, NEED_SENSITIVE, POSITIVE_LABEL_UNKNOWN
+from strongtree_core.metrics._inputs import (
+    LENGTH_MISMATCH,
+    NEED_LEGITIMATE,
+    NEED_SENSITIVE,
+    POSITIVE_LABEL_ABSENT,
+    POSITIVE_LABEL_UNKNOWN,
+)
 from strongtree_core.metrics.fairness_gaps import UNKNOWN_NOTION
 
 LABEL_SETS = [("yes", "no"), (3, 7), ("low", "mid", "high")]
@@ -33,12 +39,15 @@ def predictions(draw):
     n = draw(st.integers(4, 40))
     pick = st.lists(st.sampled_from(labels), min_size=n, max_size=n)
     groups = ["g1", "g2", "g3"][: draw(st.integers(1, 3))]
+    positive = draw(st.sampled_from(labels))
+    y_true = draw(pick)
+    y_true[draw(st.integers(0, n - 1))] = positive  # a positive label that occurs nowhere is refused
     return dict(
-        y_true=np.array(draw(pick)),
+        y_true=np.array(y_true),
         y_pred=np.array(draw(pick)),
         group=np.array(draw(st.lists(st.sampled_from(groups), min_size=n, max_size=n)), dtype=object),
         legit=np.array(draw(st.lists(st.sampled_from(["lo", "hi"]), min_size=n, max_size=n)), dtype=object),
-        positive=draw(st.sampled_from(labels)),
+        positive=positive,
     )
 
 
@@ -199,9 +208,10 @@ def test_input_errors_have_clear_messages() -> None:
     with pytest.raises(ValueError) as err:
         metrics.recall(["a", "b"], ["a", "b"], pos_label=1)
     assert str(err.value) == POSITIVE_LABEL_UNKNOWN.format(label=1, seen=["a", "b"])
-    # a label of the right kind that does not occur is fine: nothing positive, nothing predicted so
-    assert np.isnan(metrics.recall(["a", "b"], ["a", "b"], pos_label="c"))
-    assert metrics.specificity(["a", "b"], ["a", "b"], pos_label="c") == 1.0
+    # a label of the right kind that occurs in neither array is refused too: every rate would be 0 or undefined
+    with pytest.raises(ValueError) as err:
+        metrics.recall(["a", "b"], ["a", "b"], pos_label="c")
+    assert str(err.value) == POSITIVE_LABEL_ABSENT.format(label="c", seen=["a", "b"])
     with pytest.raises(ValueError) as err:
         metrics.recall(["a", "b"], ["a"], pos_label="a")
     assert str(err.value) == LENGTH_MISMATCH.format(what="y_pred", got=1, expected=2)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import tomllib
@@ -16,7 +17,8 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 #: Import names whose distribution is named differently.
 DISTRIBUTION = {"sklearn": "scikit-learn", "pyscipopt": "PySCIPOpt"}
 #: Imported only inside a function, behind a clear message when absent: optional extras.
-OPTIONAL = {"gurobipy": "gurobi", "pystreed": "crosscheck", "dask": "dask", "distributed": "dask"}
+OPTIONAL = {"gurobipy": "gurobi", "pystreed": "crosscheck", "dask": "dask", "distributed": "dask",
+            "pyarrow": "outofcore"}
 
 
 def _name(requirement: str) -> str:
@@ -86,3 +88,24 @@ def test_the_requirements_file_installs_every_dependency_of_the_package():
               if line.strip() and not line.startswith(("#", "-"))}
     brought = {_name(r) for p in pinned for r in (metadata.requires(p) or []) if "extra ==" not in r}
     assert {_name(r) for r in PYPROJECT["project"]["dependencies"]} <= pinned | brought
+
+
+def _readme_commands() -> list[str]:
+    """The command lines of the README's fenced ``bash`` blocks (comments and blank lines left out)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = []
+    for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
+        lines += [line.strip() for line in block.splitlines() if line.strip() and not line.strip().startswith("#")]
+    return lines
+
+
+def test_ci_runs_the_readme_s_test_command_in_the_environment_the_readme_makes():
+    """CI's route is the README's: the venv of command 1, then command 2 exactly as written."""
+    commands = _readme_commands()
+    tests = [c for c in commands if "scripts/test.sh" in c]
+    assert tests == ["bash scripts/test.sh"], tests
+    venv = next(c for c in commands if " -m venv " in c).split("&&")
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+          if line.strip() and not line.strip().startswith("#")]
+    assert [part.strip() for part in venv[:2]] == ["python3.11 -m venv .venv", ". .venv/bin/activate"], venv
+    assert ci[-3:] == ["python3.11 -m venv .venv", ". .venv/bin/activate", tests[0]], ci

@@ -114,6 +114,7 @@ def test_the_page_opens_on_its_first_preset_and_a_preset_sets_every_choice():
     assert at.button(key="learn.stop").disabled and not at.button(key="learn.start").disabled
 
 
+@pytest.mark.timing
 def test_a_depth_2_comparison_shows_one_row_per_formulation_with_the_librarys_numbers():
     at = learn_page()
     at.selectbox(key="learn.table").set_value(IRIS).run()
@@ -152,6 +153,7 @@ def test_a_depth_2_comparison_shows_one_row_per_formulation_with_the_librarys_nu
     assert at.get("vega_lite_chart") or at.get("arrow_vega_lite_chart")
 
 
+@pytest.mark.timing
 def test_a_refusal_reads_as_words_in_its_row_and_the_penalty_separates_the_bounds():
     at = learn_page()
     at.selectbox(key="learn.table").set_value(IRIS).run()

@@ -74,6 +74,7 @@ def test_a_runs_points_are_closed_by_its_record_and_share_one_axis():
                                        "Time": "26.0 s", "Nodes": "300", "Benders cuts": fmt(None)}
 
 
+@pytest.mark.timing
 def test_one_click_solves_draws_each_run_and_agrees_with_the_exact_search(monkeypatch):
     # Depth 1 on 30 rows: the same three runs and the same wiring, in a few seconds.
     monkeypatch.setattr(mio_live, "LIVE", LiveMio(rows=30, depth=1, time_limit=10.0))

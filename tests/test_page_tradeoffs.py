@@ -14,6 +14,7 @@ import pytest
 from test_app import drawings, goto, isolated_history, new_app, poll  # noqa: F401 (the fixture isolates the history)
 from streamlit.testing.v1 import AppTest
 
+from strongtree_core.claim import claim
 from strongtree_core.tree import FittedTree
 from strongtree_studio.config import ModelConfig, Roles, SplitConfig, split_table
 from strongtree_studio.demo_data import DEMOS
@@ -98,7 +99,10 @@ def test_a_small_sweep_runs_in_the_background_and_its_points_are_shown_stored_an
     shown = shown.map(lambda v: str(v).replace("\\", "")).rename(columns=lambda c: c.replace("\\", ""))
     assert list(shown["δ"]) == ["0.0 pp", "5.0 pp", "10.0 pp", "–"]
     assert list(shown["notion"]) == ["Statistical parity"] * 3 + ["none (reference)"]
-    assert set(shown["status"]) <= {"Proven optimal", "Not proven (time limit)"}
+    # each point's claim from its tree (the hiring table's numbers are cut at quantiles: kept thresholds)
+    assert set(shown["status"]) <= {"Proven optimal", "Optimal over kept thresholds", "Not proven (time limit)"}
+    assert list(shown["status"]) == [claim(FittedTree.from_json(row["tree"]).record).short
+                                     for row in points_table(snapshot.main.rows).to_dict("records")]
 
     # every gap on screen is the tree's own, recomputed from its predictions on the training rows
     table = points_table(snapshot.main.rows)

@@ -17,6 +17,7 @@ from strongtree_core.report.drawing import BUILT_IN, GRAPHVIZ, tree_drawing
 from strongtree_core.tree.summary import tree_summary
 from strongtree_studio.config import ModelConfig, Roles, SplitConfig, split_table
 from strongtree_studio.demo_data import make_hiring
+from strongtree_core.claim import claim
 from strongtree_studio.reporting import report_file_name, report_input, split_words
 
 ROLES = Roles("hired", "yes", ("gender",), ("education",))
@@ -145,7 +146,9 @@ def test_the_tree_its_words_rules_certificate_date_and_version(run):
     assert page.lists["summary"] == list(tree_summary(inp.tree))
     record = inp.tree.record
     assert record.status == "optimal"
-    certificate = next(text for attrs, text in page.paragraphs if text.startswith("Proven optimal: no tree of depth 2"))
+    said = claim(record)
+    certificate = next(text for attrs, text in page.paragraphs if text.startswith(f"{said.label}: No tree of depth 2"))
+    assert certificate.startswith(f"{said.label}: {said.words}")  # the claim's words, then the numbers
     assert f"gap {100 * record.gap:.1f}%" in certificate and f"bound {record.bound:,.0f}" in certificate
     assert "2026-03-04 09:30 UTC" in html and f"strongtree {__version__}" in html
     assert 'class="strongtree"' in html and "Drawn by the built-in layout" in html

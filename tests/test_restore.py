@@ -117,3 +117,35 @@ def test_a_table_too_large_to_keep_says_so_and_comes_back_without_its_roles(monk
     again = open_app(monkeypatch, token)
     assert again.session_state["table"] is None and again.session_state["roles"] is None
     assert again.session_state["model"].depth == 4  # the settings are kept
+
+
+def test_two_browsers_that_both_saved_each_get_only_their_own_back(monkeypatch):
+    """Two browsers each keep a table, roles and model settings; a reload of either brings back its own, never the
+    other's (the same entries, different values), and each keeps its own runs owner."""
+    first = open_app(monkeypatch, None)  # each browser gets a token the server issued
+    token_a = first.session_state["_browser_token"]
+    first.button(key="data.load_demo").click().run()
+    first.multiselect(key=role_key(first, "protected")).set_value(["gender"]).run()
+    first.switch_page("strongtree_studio/screens/model.py").run()
+    first.slider(key="model.depth").set_value(3).run()
+    first.number_input(key="model.time_limit").set_value(17.0).run()
+
+    second = open_app(monkeypatch, None)
+    token_b = second.session_state["_browser_token"]
+    assert token_b != token_a and second.session_state["table"] is None  # nothing of the first browser's
+    second.button(key="data.load_demo").click().run()
+    second.multiselect(key=role_key(second, "protected")).set_value(["education"]).run()
+    second.switch_page("strongtree_studio/screens/model.py").run()
+    second.slider(key="model.depth").set_value(5).run()
+    second.number_input(key="model.time_limit").set_value(23.0).run()
+    assert not first.exception and not second.exception
+
+    for token, protected, depth, limit, owner in ((token_a, ("gender",), 3, 17.0, first.session_state["session_owner"]),
+                                                  (token_b, ("education",), 5, 23.0,
+                                                   second.session_state["session_owner"])):
+        again = open_app(monkeypatch, token)
+        assert again.session_state["roles"].protected == protected
+        assert again.session_state["model"].depth == depth and again.session_state["model"].time_limit == limit
+        assert again.session_state["session_owner"] == owner == f"session:{browser_key(token)[:32]}"
+        assert again.session_state["table"].fingerprint == first.session_state["table"].fingerprint
+    assert first.session_state["session_owner"] != second.session_state["session_owner"]

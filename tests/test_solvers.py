@@ -493,6 +493,7 @@ def test_progress_reporter_throttles_and_survives_a_failing_callback() -> None:
     assert reporter.best_objective == 2.0
 
 
+@pytest.mark.timing
 def test_heartbeat_repeats_the_last_snapshot_while_the_solver_is_silent() -> None:
     events = []
     reporter = ProgressReporter(events.append, "max", interval=0.05)

@@ -196,23 +196,26 @@ def xlsx_bytes(frame: pd.DataFrame) -> bytes:
 NOISE = np.random.default_rng(5).integers(0, 256, 4000, dtype=np.uint8).tobytes()
 
 
-@pytest.mark.parametrize(
-    ("name", "data", "message"),
-    [
-        ("cut.xlsx", xlsx_bytes(make_hiring(40, seed=0))[:1500], ERR_EXCEL_DAMAGED.format(name="cut.xlsx")),
-        ("end.xlsx", xlsx_bytes(make_hiring(40, seed=0))[:-20], ERR_EXCEL_DAMAGED.format(name="end.xlsx")),
-        ("noise.xlsx", NOISE, ERR_EXCEL_DAMAGED.format(name="noise.xlsx")),
-        ("old.xls", OLE2_MAGIC + NOISE, ERR_OLD_EXCEL.format(name="old.xls")),
-        ("noise.csv", NOISE, ERR_BINARY.format(name="noise.csv")),
-        ("noise.txt", NOISE.replace(b"\x00", b"1"), ERR_BINARY.format(name="noise.txt")),
-        ("empty.csv", b"", ERR_EMPTY.format(name="empty.csv", min_rows=MIN_ROWS)),
-        ("blank.csv", b" \r\n\n  ", ERR_EMPTY.format(name="blank.csv", min_rows=MIN_ROWS)),
-        ("header.csv", b"gender,age,hired\n", ERR_HEADER_ONLY.format(name="header.csv", min_rows=MIN_ROWS)),
-        ("header.csv", b"gender;age;hired\r\n", ERR_HEADER_ONLY.format(name="header.csv", min_rows=MIN_ROWS)),
-        ("bom.csv", b"\xff\xfe" + b"\x00\xd8" * 30, ERR_BAD_BOM.format(name="bom.csv", encoding="UTF-16",
-                                                                       reason="illegal UTF-16 surrogate")),
-    ],
-)
+#: Broken uploads and their messages (the xlsx bytes carry the time they were written: the test ids
+#: name the cases, so that every pytest-xdist worker collects the same tests).
+BROKEN_UPLOADS = [
+    ("cut.xlsx", xlsx_bytes(make_hiring(40, seed=0))[:1500], ERR_EXCEL_DAMAGED.format(name="cut.xlsx")),
+    ("end.xlsx", xlsx_bytes(make_hiring(40, seed=0))[:-20], ERR_EXCEL_DAMAGED.format(name="end.xlsx")),
+    ("noise.xlsx", NOISE, ERR_EXCEL_DAMAGED.format(name="noise.xlsx")),
+    ("old.xls", OLE2_MAGIC + NOISE, ERR_OLD_EXCEL.format(name="old.xls")),
+    ("noise.csv", NOISE, ERR_BINARY.format(name="noise.csv")),
+    ("noise.txt", NOISE.replace(b"\x00", b"1"), ERR_BINARY.format(name="noise.txt")),
+    ("empty.csv", b"", ERR_EMPTY.format(name="empty.csv", min_rows=MIN_ROWS)),
+    ("blank.csv", b" \r\n\n  ", ERR_EMPTY.format(name="blank.csv", min_rows=MIN_ROWS)),
+    ("header.csv", b"gender,age,hired\n", ERR_HEADER_ONLY.format(name="header.csv", min_rows=MIN_ROWS)),
+    ("header.csv", b"gender;age;hired\r\n", ERR_HEADER_ONLY.format(name="header.csv", min_rows=MIN_ROWS)),
+    ("bom.csv", b"\xff\xfe" + b"\x00\xd8" * 30, ERR_BAD_BOM.format(name="bom.csv", encoding="UTF-16",
+                                                                   reason="illegal UTF-16 surrogate")),
+]
+
+
+@pytest.mark.parametrize(("name", "data", "message"), BROKEN_UPLOADS,
+                         ids=[f"{i}-{case[0]}" for i, case in enumerate(BROKEN_UPLOADS)])
 def test_broken_uploads_are_messages(name, data, message):
     with pytest.raises(LoadError) as err:
         read_table(name, data)

@@ -51,7 +51,7 @@ def test_save_get_table_delete(tmp_path):
 
 def test_empty_table_has_columns(tmp_path):
     table = RunStore(tmp_path / "r.sqlite3").table()
-    assert table.empty and list(table.columns) == ["id", "created", "dataset", "status", "owner", "shared"]
+    assert table.empty and list(table.columns) == ["id", "created", "dataset", "status", "owner", "shared", "claim"]
 
 
 def test_unusable_path_is_a_readable_error(tmp_path):
@@ -75,7 +75,7 @@ def test_a_history_another_program_holds_locked_cannot_be_written_and_says_wait_
     finally:
         other.execute("ROLLBACK")
         other.close()
-    assert str(err.value) == ERR_BUSY.format(path=path, seconds=0.2, reason="database is locked")
+    assert str(err.value) == ERR_BUSY.format(seconds=0.2, reason="database is locked")
     assert "STRONGTREE_RUNS_DB" not in str(err.value)
     assert store.get(store.save(entry())).dataset == "hiring"  # the lock gone, the history works again
 
@@ -127,6 +127,29 @@ def test_runs_belong_to_their_owner_unless_shared(tmp_path):
         store.get(mine, (ME,))
     store.delete(mine, (TEAM,))
     assert list(store.table(None)["id"]) == [theirs, team]
+
+
+def test_sweeps_of_two_owners_that_both_saved_are_each_their_own_unless_shared(tmp_path):
+    from strongtree_studio.runs import ERR_NO_SWEEP, SweepEntry
+
+    store = RunStore(tmp_path / "r.sqlite3")
+
+    def sweep(name: str, owner: str) -> int:
+        return store.save_sweep(SweepEntry(name, "fp", "finished", {"grid": name}, [{"depth": 1}, {"depth": 2}],
+                                           owner=owner))
+
+    mine, theirs = sweep("mine", ME), sweep("theirs", OTHER)
+    assert list(store.sweeps((ME,))["id"]) == [mine] and list(store.sweeps((OTHER,))["id"]) == [theirs]
+    assert store.get_sweep(mine, (ME,)).config == {"grid": "mine"}
+    assert store.get_sweep(theirs, (OTHER,)).owner == OTHER
+    with pytest.raises(UnknownRun) as err:
+        store.get_sweep(theirs, (ME,))
+    assert str(err.value) == ERR_NO_SWEEP.format(sweep_id=theirs)
+    assert list(store.sweeps(None)["id"]) == [theirs, mine]
+    assert list(store.sweeps((ME,))["points"]) == [2]
+    # runs saved by both owners too: each lists only its own
+    run_mine, run_theirs = store.save(replace(entry("a"), owner=ME)), store.save(replace(entry("b"), owner=OTHER))
+    assert list(store.table((ME,))["id"]) == [run_mine] and list(store.table((OTHER,))["id"]) == [run_theirs]
 
 
 def test_a_history_from_before_owners_is_upgraded_and_stays_visible(tmp_path):

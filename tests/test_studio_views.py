@@ -2,7 +2,6 @@
 column edits and suggestions, the drawn tree, the fairness band, the solver's log
 and the job's progress points."""
 
-import re
 from html.parser import HTMLParser
 
 import hostile
@@ -72,10 +71,12 @@ def test_a_result_is_stale_exactly_when_its_settings_differ():
     assert changes(then, settings("other", ROLES, SplitConfig(), ModelConfig())) == ["the table"]
     now = settings("fp", ROLES, SplitConfig(seed=3), ModelConfig(depth=3, fairness=("statistical_parity",),
                                                                  fairness_bound=0.02))
-    assert changes(then, now) == ["depth 2 → 3", "fairness notions none → Statistical parity", "δ 5.0 pp → 2.0 pp",
-                                  "random seed 0 → 3"]
+    # each setting by its one name (the Model page's, the report's: strongtree_core.vocabulary.SETTING_NAMES)
+    assert changes(then, now) == ["maximum depth 2 → 3", "fairness notions none → Statistical parity",
+                                  "largest allowed gap δ 5.0 pp → 2.0 pp", "random seed 0 → 3"]
     assert stale_message(then, now) == MSG_STALE.format(
-        changes="depth 2 → 3, fairness notions none → Statistical parity, δ 5\\.0 pp → 2\\.0 pp and 1 more setting")
+        changes="maximum depth 2 → 3, fairness notions none → Statistical parity, largest allowed gap δ 5\\.0 pp → "
+                "2\\.0 pp and 1 more setting")
     # δ bounds nothing without a fairness notion: changing it alone changes no result
     assert changes(then, settings("fp", ROLES, SplitConfig(), ModelConfig(fairness_bound=0.1))) == []
     moved = settings("fp", Roles("hired", "no", ("gender",)), SplitConfig(), ModelConfig())
@@ -221,6 +222,29 @@ def test_hostile_labels_stay_text_in_the_drawing():
     assert parsed.tags <= {"svg", "g", "rect", "text", "path"}
     assert "<img" not in svg and "&lt;img" in svg  # markup in a name is text
     assert hostile.CLASSES[1] in svg  # Markdown means nothing in SVG text: shown as typed
+
+
+def test_hostile_labels_stay_text_in_the_legend_and_the_screen_drawing():
+    """The legend (classes) and the screen's DOT (questions, levels, classes, groups) of a tree that asks about
+    the hostile column and level: markup in a label is entities, never a tag."""
+    from strongtree_studio.treeview import legend_html, screen_dot
+
+    table = hostile.hostile_table(80, seed=2)  # rows on which the tree asks about the hostile level
+    tree = StrongTreeClassifier(depth=2, pos_label=hostile.CLASSES[0]).fit(
+        table.drop(columns=[hostile.TARGET, hostile.GROUP]), table[hostile.TARGET]).tree_
+    rules = tree.to_text()
+    assert hostile.FEATURE in rules and hostile.CATEGORY_VALUES[1] in rules  # it asks about both
+    legend = legend_html(tree, groups=True)
+    parsed = Boxes()
+    parsed.feed(legend)
+    assert parsed.tags <= {"div", "span", "b"}, parsed.tags
+    assert "&lt;u&gt;y&lt;/u&gt; &amp; &#x27;q&#x27;" in legend and "<u>" not in legend
+    mix = {1: {hostile.GROUP_VALUES[1]: 3, hostile.GROUP_VALUES[0]: 2}}
+    dot = screen_dot(tree, group_mix=mix)
+    assert "<u>" not in dot and "<marquee>" not in dot and "<img" not in dot
+    assert "&lt;u&gt;c&lt;/u&gt;" in dot  # the level, in a question
+    assert "&lt;u&gt;y&lt;/u&gt; &amp; &#39;q&#39;" in dot  # a class, in a leaf
+    assert "&lt;marquee&gt;m&lt;/marquee&gt;" in dot  # a group, in the mix
 
 
 def test_wrapped_lines_fit_and_branches_read_as_answers():

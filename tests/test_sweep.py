@@ -260,6 +260,7 @@ def _slow_points():
     return est, X, y, {"min_leaf": list(range(8))}
 
 
+@pytest.mark.timing
 def test_a_killed_dask_worker_loses_no_point(dask_client):
     est, X, y, grid_ = _slow_points()
     seen, killed = [], []
@@ -293,6 +294,8 @@ def _worker_pids_running_points(client) -> list[int]:
     return []
 
 
+@pytest.mark.timing
+@pytest.mark.soak  # in the suite: test_a_killed_dask_worker_loses_no_point (one kill)
 def test_workers_killed_at_a_quarter_and_at_three_quarters_lose_no_point_and_return_none_twice():
     """Two kills on a 2-worker cluster: the second may hit the last worker holding the shared data (it
     is then computed again), or come while the first replacement is still starting (the cluster waits

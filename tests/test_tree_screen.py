@@ -7,11 +7,13 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 
 import pytest
 from test_tree import HOSTILE, dot_nodes, mixed_tree
 
-from strongtree_core.tree.dot import EXPORT, SCREEN
+from strongtree_core.structure import TreeStructure
+from strongtree_core.tree.dot import SCREEN
 from strongtree_studio.treeview import (
     PX_PER_PT,
     SMALLEST_TEXT,
@@ -59,7 +61,7 @@ def test_a_collapsed_subtree_is_one_box_that_counts_what_it_holds():
     dot = screen_dot(tree, collapsed=[3])
     assert dot_nodes(dot) == full - {6, 7, 12, 13, 14, 15}  # everything under node 3 is left out
     box = re.search(r"^  n3 \[.*$", dot, flags=re.M).group(0)
-    assert "collapsed: 2 questions and 4 leaves below" in box and "bold" in box
+    assert "<I>collapsed: 2 questions</I>" in box and "<I>and 4 leaves below</I>" in box and "bold" in box
     assert not re.search(r"^  n3 -> ", dot, flags=re.M)
     assert dot_nodes(screen_dot(tree, collapsed=[5])) == full  # a leaf cannot be collapsed: nothing changes
 
@@ -72,8 +74,13 @@ def test_levels_of_questions_open_choose_the_subtrees_to_collapse():
     assert nodes_at_level(tree, 3) == []
     shown = dot_nodes(screen_dot(tree, collapsed=nodes_at_level(tree, 1)))
     assert shown == {1, 2, 3}
-    words = node_words(tree, 4)
-    assert words.startswith("priors_count ≤ 2? (") and "where income missing" not in words  # reached by "no"
+    names = node_words(tree, collapsible_nodes(tree))
+    assert names[4] == "priors_count ≤ 2?" and names[3] == "race = Caucasian?"  # the question, short for a chip
+    same = TreeStructure(3, tree.structure.feature.copy(), tree.structure.prediction.copy())
+    same.feature[6] = same.feature[2]  # node 7 asks node 3's question: the rows tell them apart
+    clone = replace(tree, structure=same)
+    named = node_words(clone, [3, 7])
+    assert named[3] != named[7] and named[3].startswith("race = Caucasian? ") and named[3].endswith("rows")
     assert panel_key("natural", "tree") == "stree-natural-tree"
 
 
@@ -83,4 +90,28 @@ def test_the_screens_drawing_with_collapsed_subtrees_renders():
     dot = screen_dot(tree, highlight=tree.decision_path(df.iloc[[0]]), collapsed=[2], compact=True)
     done = subprocess.run(["dot", "-Tsvg"], input=dot.encode(), capture_output=True, timeout=60)
     assert done.returncode == 0 and done.stderr == b"", done.stderr.decode()
-    assert "collapsed: 1 question and 3 leaves below" in done.stdout.decode()
+    svg = done.stdout.decode()
+    assert "collapsed: 1 question" in svg and "and 3 leaves below" in svg
+
+
+def test_the_tree_page_opens_as_many_levels_as_read_at_10_px_in_a_1280_panel():
+    from strongtree_core import StrongTreeClassifier
+    from strongtree_core.datasets import make_hiring
+    from strongtree_studio.treeview import PANEL_1280, READABLE_TEXT, drawing_size, fitted_text, readable_levels
+
+    assert fitted_text((401.0, 259.0)) == pytest.approx(SMALLEST_TEXT)  # fits: drawn at its natural size
+    assert fitted_text((1604.0, 259.0)) == pytest.approx(SMALLEST_TEXT * PANEL_1280[0] / 1604.0)  # too wide
+    assert fitted_text((401.0, 1036.0)) == pytest.approx(SMALLEST_TEXT * PANEL_1280[1] / 1036.0)  # too high
+    df = make_hiring(800, seed=0)
+    X, y = df.drop(columns="hired"), df["hired"]
+    deep = StrongTreeClassifier(depth=4, pos_label="yes").fit(X, y).tree_
+    sizes = [drawing_size(screen_dot(deep, collapsed=nodes_at_level(deep, n) if n < 4 else [])) for n in (1, 2, 3, 4)]
+    assert [w for w, _ in sizes] == sorted(w for w, _ in sizes) and sizes[-1][0] > 3 * sizes[0][0]  # wider as it opens
+    levels = readable_levels(deep)
+    assert levels == 2  # measured in the browser: 2 levels at 12 px, 3 at 5-6 px (benchmarks/RESULTS.md)
+    assert fitted_text(drawing_size(screen_dot(deep, collapsed=nodes_at_level(deep, levels)))) >= READABLE_TEXT
+    assert fitted_text(drawing_size(screen_dot(deep, collapsed=nodes_at_level(deep, levels + 1)))) < READABLE_TEXT
+    shallow = StrongTreeClassifier(depth=2, pos_label="yes").fit(X, y).tree_
+    assert readable_levels(shallow) == 2  # a tree that reads whole opens whole
+    wide = {n: {f"a group named at length {i}": 10 for i in range(4)} for n in range(1, 32)}
+    assert readable_levels(deep, group_mix=wide) == 1  # wider boxes: fewer levels open

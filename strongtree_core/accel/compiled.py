@@ -45,8 +45,10 @@ library now and says where it is (for an image or a CI cache).
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.machinery
 import importlib.util
+import json
 import math
 import os
 import platform
@@ -87,6 +89,11 @@ LOCK_FILE = "build.lock"
 FAILED_FILE = "aot-failed.txt"
 JIT_READY_FILE = "jit-ready"
 LOG_FILE = "build.log"
+#: What a running build has done so far (JSON: done, total, stage, started), for those who wait for it.
+PROGRESS_FILE = "progress.json"
+#: Scheduling priority (Unix ``nice``) of a build started by a fit: the fit in the foreground comes first.
+#: A build someone waits for (the dashboard's first start, ``prepare``) keeps its starter's priority.
+BACKGROUND_NICENESS = 10
 
 
 def mode() -> Mode:
@@ -140,6 +147,22 @@ class Kernel:
     def __call__(self, *args):
         impl = self.library.implementation(self.name)
         return impl(*args)
+
+
+@dataclass(frozen=True)
+class LibraryStatus:
+    """Where one kernel library stands, for a page or a terminal that waits for it.
+
+    ``state``: ``"ready"`` (built, or loaded), ``"building"`` (a build runs: ``done`` of ``total``
+    steps, ``seconds`` since it started), ``"not built"`` (none runs yet), ``"not used"`` (numba
+    missing, or ``STRONGTREE_KERNELS=numpy``: the numpy path, nothing to wait for).
+    """
+
+    name: str
+    state: Literal["ready", "building", "not built", "not used"]
+    done: int = 0
+    total: int = 0
+    seconds: float = 0.0
 
 
 def _numba_version_stamp() -> str | None:
@@ -317,8 +340,45 @@ class KernelLibrary:
         self._tier = "jit"
         return True
 
+    def status(self) -> LibraryStatus:
+        """Where this library stands (reads the cache folder; starts nothing)."""
+        short = self.module_name.rsplit(".", 1)[-1]
+        if self._impl is not None:
+            return LibraryStatus(short, "ready")
+        if not self.usable():
+            return LibraryStatus(short, "not used")
+        if mode() == "jit":  # compiled in the process on first use: nothing to wait for
+            return LibraryStatus(short, "ready")
+        folder = self.folder()
+        if self._built_file(folder) is not None or (mode() == "auto" and (folder / JIT_READY_FILE).exists()):
+            return LibraryStatus(short, "ready")
+        lock = folder / LOCK_FILE
+        if lock.exists() and not _stale(lock):
+            try:
+                seen = json.loads((folder / PROGRESS_FILE).read_text())
+                return LibraryStatus(short, "building", int(seen["done"]), int(seen["total"]),
+                                     max(0.0, time.time() - float(seen["started"])))
+            except (OSError, ValueError, KeyError, TypeError):
+                return LibraryStatus(short, "building", 0, len(self.kernels) + 1, 0.0)
+        return LibraryStatus(short, "not built")
+
+    def start_build(self, foreground: bool = False) -> None:
+        """Start building this library in another process unless it is built or a build runs;
+        ``foreground``: at this process's priority (someone waits for it), else at
+        :data:`BACKGROUND_NICENESS`.  Never waits; :meth:`status` tells how it goes."""
+        if mode() != "auto" or not self.usable() or self._impl is not None:
+            return
+        with self._lock:
+            folder = self.folder()
+            if self._built_file(folder) is not None or (folder / JIT_READY_FILE).exists():
+                return
+            try:
+                self._start_build(folder, foreground)
+            except OSError:
+                return
+
     # -- building -------------------------------------------------------------
-    def _start_build(self, folder: Path) -> None:
+    def _start_build(self, folder: Path, foreground: bool = False) -> None:
         """Start the background build unless one runs (the lock file is taken here,
         so processes that start together start one build)."""
         if self._builder is not None and self._builder.poll() is None:
@@ -335,7 +395,7 @@ class KernelLibrary:
             with open(folder / LOG_FILE, "ab") as log:
                 self._builder = subprocess.Popen(
                     [sys.executable, "-m", "strongtree_core.accel.prepare", "--build-one", self.module_name,
-                     "--lock", str(lock)],
+                     "--lock", str(lock), *(["--foreground"] if foreground else [])],
                     stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, cwd=str(folder),
                     start_new_session=True, close_fds=True,
                 )
@@ -347,23 +407,86 @@ class KernelLibrary:
         # and written its own number, and a lock naming a process that is gone counts as stale
         lock.write_text(f"{socket.gethostname()} {self._builder.pid} {time.time()}\n")
 
-    def build(self) -> str:
+    def stop_build(self) -> None:
+        """End the background build this process started, and the compiler processes under it
+        (the lock goes with it: the next process that needs the kernels starts it again)."""
+        builder, self._builder = self._builder, None
+        if builder is None or builder.poll() is not None:
+            return
+        import psutil
+
+        try:
+            tree = psutil.Process(builder.pid)
+            doomed = [*tree.children(recursive=True), tree]
+        except psutil.NoSuchProcess:
+            doomed = []
+        for process in doomed:
+            try:
+                process.kill()
+            except psutil.Error:
+                pass
+        builder.wait()
+        psutil.wait_procs(doomed, timeout=10)
+        (self.folder() / LOCK_FILE).unlink(missing_ok=True)
+
+    def build(self, report: Callable[[int, int, str], None] | None = None) -> str:
         """Build this library now (in this process): the ahead-of-time module, or
-        when that fails numba's cache; returns the tier built."""
+        when that fails numba's cache; returns the tier built.  Each step (a kernel
+        compiled, then the module's machine code written and linked) goes to
+        ``report(done, total, stage)`` and to the folder's progress file."""
         folder = self.folder()
         folder.mkdir(parents=True, exist_ok=True)
         if self._built_file(folder) is not None:
             return "aot"
+        progress = _Progress(folder / PROGRESS_FILE, len(self.kernels) + 1, report)
         if not (folder / FAILED_FILE).exists():
             try:
-                _build_aot(self, folder)
+                _build_aot(self, folder, progress)
                 return "aot"
             except Exception as exc:  # noqa: BLE001 - recorded, then the JIT cache is filled instead
                 (folder / FAILED_FILE).write_text(f"{type(exc).__name__}: {exc}\n")
+        progress.restart(len(self.kernels))
         for name, impl in jit_dispatchers(self).items():
+            progress.step(f"compiling {name} (numba's JIT cache)")
             impl.compile(self.kernels[name].signature)
         (folder / JIT_READY_FILE).write_text("numba's cache is filled\n")
+        progress.finish()
         return "jit"
+
+
+class _Progress:
+    """A build's steps, written to its progress file (atomically) and handed to a callback."""
+
+    def __init__(self, path: Path, total: int, report: Callable[[int, int, str], None] | None) -> None:
+        self.path, self.total, self.report = path, total, report
+        self.done = 0
+        self.started = time.time()
+        self._write("starting")
+
+    def restart(self, total: int) -> None:
+        self.total, self.done = total, 0
+        self._write("starting again with numba's JIT cache")
+
+    def step(self, stage: str) -> None:
+        """Say that ``stage`` starts (the steps before it are done)."""
+        self._write(stage)
+        self.done += 1
+
+    def finish(self) -> None:
+        self.done = self.total
+        self._write("done")
+
+    def _write(self, stage: str) -> None:
+        done = min(self.done, self.total)
+        if self.report is not None:
+            self.report(done, self.total, stage)
+        try:
+            partial = self.path.with_suffix(".partial")
+            partial.write_text(json.dumps({"done": done, "total": self.total, "stage": stage,
+                                           "started": self.started}))
+            os.replace(partial, self.path)
+        except OSError:
+            pass
 
 
 def _take_lock(lock: Path) -> bool:
@@ -394,19 +517,27 @@ def _stale(lock: Path) -> bool:
         return False
     if age > STALE_LOCK_SECONDS:
         return True
-    if len(text) >= 2 and text[0] == socket.gethostname() and text[1].isdigit():
-        return not _alive(int(text[1]))
+    if len(text) >= 3 and text[0] == socket.gethostname() and text[1].isdigit():
+        try:
+            taken = float(text[2])
+        except ValueError:
+            return False
+        return not _alive(int(text[1]), taken)
     return False
 
 
-def _alive(pid: int) -> bool:
+def _alive(pid: int, since: float) -> bool:
+    """Whether process ``pid`` runs and is the one that took a lock at ``since`` (a pid the system
+    gave to a later process, or a zombie, is not)."""
+    import psutil
+
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        process = psutil.Process(pid)
+        return process.status() != psutil.STATUS_ZOMBIE and process.create_time() <= since + 1.0
+    except psutil.NoSuchProcess:
         return False
-    except OSError:
+    except psutil.Error:  # not ours to look at: taken to be alive
         return True
-    return True
 
 
 def _compilable(kernel: Kernel) -> tuple[types.FunctionType, dict]:
@@ -440,28 +571,73 @@ def jit_dispatchers(library: KernelLibrary) -> dict[str, Callable]:
     return _compilable_all(library, njit(cache=True, nogil=True))
 
 
-def _build_aot(library: KernelLibrary, folder: Path) -> None:
-    """Compile the library with ``numba.pycc`` into a temporary folder, then move it into place."""
+def _import_pycc():
+    """``numba.pycc``, whose own notice is a *pending* deprecation (numba 0.57 on): numba's maintainers
+    will not remove it before a replacement exists and a real deprecation has been announced for two
+    releases (numba's deprecation notices).  That notice is silenced here, where the build alone sees
+    it; a real deprecation is raised instead, so that the build takes numba's JIT cache (same kernels,
+    same speed, 0.6 s more per process to load: docs/compiled-kernels.md) and says why in
+    ``aot-failed.txt``."""
     import warnings
 
+    from numba.core.errors import NumbaDeprecationWarning, NumbaPendingDeprecationWarning
+
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from numba import njit
-        from numba.pycc import CC
+        warnings.simplefilter("ignore", NumbaPendingDeprecationWarning)
+        warnings.simplefilter("error", NumbaDeprecationWarning)
+        return importlib.import_module("numba.pycc")
+
+
+def _build_aot(library: KernelLibrary, folder: Path, progress: _Progress | None = None) -> None:
+    """Compile the library with ``numba.pycc`` into a temporary folder, then move it into place."""
+    from numba import njit
+
+    pycc = _import_pycc()
     work = Path(tempfile.mkdtemp(prefix="build-", dir=folder))
     try:
-        cc = CC(library.extension_name())
+        cc = pycc.CC(library.extension_name())
         cc.output_dir = str(work)
         # each exported function sees the library's other kernels as numba functions
         dispatchers = _compilable_all(library, njit(nogil=True))
         for name, kernel in library.kernels.items():
             cc.export(name, kernel.signature)(dispatchers[name].py_func)
-        with _wrappers_release_the_lock():
+        with _wrappers_release_the_lock(), _steps_reported(library, progress):
             cc.compile()
         (built,) = [p for p in work.iterdir() if p.name.startswith(library.extension_name())]
         os.replace(built, folder / built.name)
+        if progress is not None:
+            progress.finish()
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+@contextmanager
+def _steps_reported(library: KernelLibrary, progress: _Progress | None) -> Iterator[None]:
+    """Within this block, each kernel ``numba.pycc`` compiles is a step of ``progress`` (pycc compiles
+    its exports one by one through ``compile_extra``); after the last one, the module's optimization,
+    machine code and link are the last step."""
+    if progress is None:
+        yield
+        return
+    from numba.pycc import compiler
+
+    compile_extra = compiler.compile_extra
+    names = list(library.kernels)
+    seen = iter(range(len(names)))
+
+    def counted(*args, **kwargs):
+        i = next(seen, len(names) - 1)
+        progress.step(f"compiling {names[i]}")
+        made = compile_extra(*args, **kwargs)
+        if i == len(names) - 1:
+            progress.step("optimizing, writing the machine code and linking")
+        return made
+
+    compiler.compile_extra = counted
+    try:
+        yield
+    finally:
+        compiler.compile_extra = compile_extra
 
 
 @contextmanager

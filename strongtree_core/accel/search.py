@@ -131,6 +131,7 @@ class ExactResult:
 
     @property
     def certified(self) -> bool:
+        """Whether the search proved its answer: an optimum, or that no tree is feasible."""
         return self.status in ("optimal", "infeasible")
 
 
@@ -452,7 +453,7 @@ class _Run:
             self.explored = dp.n_solved
             self.adopt(measure_tree(p, tree))
             self.prove(value)
-            return self.result("optimal", f"dynamic programming over all trees of depth <= {p.depth} "
+            return self.result("optimal", f"dynamic programming over every tree of depth <= {p.depth} asking the encoded questions "
                                           f"({dp.n_solved:,} {'subproblem' if dp.n_solved == 1 else 'subproblems'} solved)")
         if p.depth >= 3:
             self.shallower(starts)

@@ -8,8 +8,8 @@ per point.  ``predict`` adds a prediction column to a CSV file;
 ``export`` writes a stored tree as rules, JSON, DOT, SQL or Python; ``report`` writes a
 self-contained HTML report of a stored tree on its table; ``app`` starts the dashboard
 (options as for ``streamlit run``).  Input is checked
-before any solve: a problem there is a message and exit code 2; a problem the solve
-finds (bad settings, infeasible constraints) exit code 1; a fault of the program exit
+before any solve: a problem there (a file, an option's value) is a message and exit code 2; a
+problem the solve finds (settings that do not go together, infeasible constraints) exit code 1; a fault of the program exit
 code 3, in one line; Ctrl-C exit code 130, with the best tree so far reported and written.
 """
 
@@ -30,7 +30,7 @@ from strongtree_core.cli.parser import build_parser
 from strongtree_core.cli.report import run_report
 from strongtree_core.cli.sweep import run_sweep
 from strongtree_core.cli.use import run_export, run_predict
-from strongtree_core.errors import NotProvenWarning
+from strongtree_core.errors import BackendLostWarning, NotProvenWarning
 
 COMMANDS = {"fit": run_fit, "sweep": run_sweep, "predict": run_predict, "export": run_export, "report": run_report}
 
@@ -52,6 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # The reports say how every solve ended (status, gap, certified): the warning would repeat them.
     warnings.filterwarnings("ignore", category=NotProvenWarning)
+    warnings.showwarning = _notes(warnings.showwarning)
     try:
         return COMMANDS[args.command](args)
     except KeyboardInterrupt:  # Ctrl-C outside a solve (reading, writing): one line, no traceback
@@ -63,6 +64,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a fault of the program: one line, no traceback
         print(INTERNAL_ERROR.format(kind=type(exc).__name__, detail=exc), file=sys.stderr)
         return EXIT_FAULT
+
+
+def _notes(show):
+    """``warnings.showwarning`` that prints what happened to a sweep's backend as one line, "note: ..."
+    (not Python's file and line), and every other warning as before (installed once per process)."""
+    if getattr(show, "notes_as_lines", False):
+        return show
+
+    def shown(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, BackendLostWarning):
+            print(f"note: {message}", file=sys.stderr)
+            return
+        show(message, category, filename, lineno, file, line)
+
+    shown.notes_as_lines = True
+    return shown
 
 
 __all__ = ["main", "read_table", "COMMANDS"]

@@ -31,7 +31,7 @@ from strongtree_core.cli.messages import (
 )
 from strongtree_core.csv_format import sniff_separator
 from strongtree_core.encoding import EncodingError
-from strongtree_core.tree import FittedTree
+from strongtree_core.tree import FittedTree, StoredTreeError
 
 #: Byte-order marks and the codec that reads (and drops) them, longest first.
 BYTE_ORDER_MARKS = (
@@ -105,6 +105,8 @@ def read_tree(path: Path) -> FittedTree | str:
         return FittedTree.from_json(decode(read_bytes(path), None))
     except OSError as exc:
         return TREE_UNREADABLE.format(path=shown(path), reason=exc.strerror or exc)
+    except StoredTreeError as exc:
+        return TREE_UNREADABLE.format(path=shown(path), reason=exc.reason)
     except (ValueError, EncodingError, TypeError) as exc:  # not JSON, not a tree (json's error is a ValueError)
         return TREE_UNREADABLE.format(path=shown(path), reason=str(exc).rstrip("."))
 

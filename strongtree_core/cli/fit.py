@@ -39,15 +39,20 @@ from strongtree_core.cli.messages import (
     STOPPING,
     TOO_MANY_GROUPS,
 )
+from strongtree_core.accel import prepare
+from strongtree_core.claim import claim_json, cli_lines
 from strongtree_core.cli.progress import Progress
 from strongtree_core.cli.words import cli_words
 from strongtree_core.encoding import EncodingError
 from strongtree_core.encoding.groups import MAX_GROUPS
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.estimator import StrongTreeClassifier
+from strongtree_core.source.paths import TableError, is_table_path
+from strongtree_core.verdict import gap_verdict
 from strongtree_core.sweep.signals import block_sigint_in_this_thread, kill_worker_processes
-from strongtree_core.words import bound_words
 
+#: Said after a fit while the exact search's compiled code is still being prepared (a fresh machine).
+PREPARING_NOTE = "note: {words} Until it is ready, fits run without it (slower, same trees)."
 #: Seconds between two looks at the worker (and two redraws of the progress bar).
 POLL_SECONDS = 0.2
 
@@ -179,10 +184,12 @@ def result(clf: StrongTreeClassifier, accuracy: float, interrupted: bool, tree_f
     """The machine-readable result of ``fit --json``."""
     rec = clf.record_
     return _plain({
-        "status": rec.status, "certified": rec.certified, "objective": rec.objective, "bound": rec.bound,
+        "status": rec.status, "certified": rec.certified, **claim_json(rec), "objective": rec.objective,
+        "bound": rec.bound,
         "gap": rec.gap, "runtime": rec.runtime, "interrupted": interrupted, "training_accuracy": accuracy,
         "baseline_accuracy": clf.baseline_accuracy_, "fairness_promise": rec.promise,
         "constraint_checks": clf.constraint_checks_, "tree_file": tree_file, "tree": clf.tree_.to_dict(),
+        **({"reading": clf.reading_} if getattr(clf, "reading_", None) is not None else {}),
     })
 
 
@@ -191,23 +198,78 @@ def report(clf: StrongTreeClassifier, accuracy: float, out) -> None:
     rec = clf.record_
     print(clf.tree_.to_text(), file=out)
     print(file=out)
-    gap = f"n/a ({bound_words(rec.bound, rec.status)})" if rec.gap is None else f"{100 * rec.gap:.2f}%"
-    print(f"status: {rec.status}{' (certified optimal)' if rec.certified else ''}   gap: {gap}   time: {rec.runtime:.2f}s",
-          file=out)
+    for line in cli_lines(rec):
+        print(line, file=out)
+    gap = "n/a" if rec.gap is None else f"{100 * rec.gap:.2f}%"
+    bound = "none yet" if rec.bound is None else f"{rec.bound:g}"
+    print(f"status: {rec.status}   bound: {bound}   gap: {gap}   time: {rec.runtime:.2f}s", file=out)
     print(f"method: {rec.formulation} on {rec.backend}; {rec.choice}", file=out)
     print(f"rows: {rec.n_rows}, patterns: {rec.n_patterns}, variables: {rec.n_variables}, constraints: {rec.n_constraints}",
           file=out)
     print(f"training accuracy: {accuracy:.4f}   majority-class baseline: {clf.baseline_accuracy_:.4f}", file=out)
+    constant = rec.promise is not None and bool(rec.promise.get("constant"))
     for check in clf.constraint_checks_:
-        print(f"{check['constraint']}: measured {check['measured']:.4f} (bound {check['bound']:.4f})", file=out)
+        found = gap_verdict(check["measured"], check["bound"], training=True, constrained=True, constant=constant) \
+            if check["constraint"].endswith(" difference") else None  # a parity gap (the floors read the other way)
+        said = f": {found.words}" if found is not None else ""
+        print(f"{check['constraint']}: measured {check['measured']:.4f} (bound {check['bound']:.4f}){said}", file=out)
+    reading = getattr(clf, "reading_", None)
+    if reading is not None:
+        print(f"read where it lies ({reading['where']}): {reading['rows']:,} rows in {len(reading['rungs']) + 2} passes; "
+              f"thresholds kept: {reading['thresholds_kept']} of {reading['thresholds_total']}", file=out)
     if rec.message:
-        print(f"note: {rec.message}", file=out)
+        print(f"note: {cli_words(rec.message)}", file=out)
+
+
+def out_of_core(args: argparse.Namespace) -> bool:
+    """Whether the table is read where it lies (Parquet, a folder, a glob, or asked for) rather than loaded whole."""
+    if str(args.data) == STDIO:
+        return False
+    return bool(getattr(args, "out_of_core", False) or getattr(args, "scheduler", None)
+                or is_table_path(str(args.data)))
+
+
+def _fail(failure: Exception, interrupted: bool, as_json: bool) -> int:
+    if interrupted:
+        return refuse(f"error: {cli_words(str(failure))}", EXIT_INTERRUPTED, as_json)
+    if isinstance(failure, (StrongTreeError, EncodingError)):
+        return refuse(f"error: {cli_words(str(failure))}", EXIT_SOLVE, as_json)
+    return refuse(INTERNAL_ERROR.format(kind=type(failure).__name__, detail=failure), EXIT_FAULT, as_json)
+
+
+def run_fit_table(args: argparse.Namespace, to_stdout: bool) -> int:
+    """``fit`` of a table read where it lies (:meth:`StrongTreeClassifier.fit_table`)."""
+    for option in ("protected", "legitimate"):
+        for column in getattr(args, option) or ():
+            if column == args.target:
+                return refuse(ROLE_IS_TARGET.format(option=option, column=column), EXIT_INPUT, args.json)
+    if args.output is not None:
+        reason = output_problem(args.output)
+        if reason is not None:
+            return refuse(OUTPUT_UNWRITABLE.format(path=args.output, reason=reason), EXIT_INPUT, args.json)
+    clf = _estimator(args, pd.Series([], dtype=object))  # --pos-label as text: fit_table finds the class it names
+    progress = Progress(args.time_limit)
+
+    def fit(stop: threading.Event) -> None:
+        clf.fit_table(str(args.data), target=args.target, sample_weight=args.sample_weight,
+                      sensitive_features=args.protected, legitimate_features=args.legitimate,
+                      scheduler=args.scheduler, progress=progress, stop=stop)
+
+    failure, interrupted = solve(fit, progress)
+    if failure is not None:
+        if isinstance(failure, TableError) and not interrupted:  # the table or a column is not there: bad input
+            return refuse(f"error: {cli_words(str(failure))}", EXIT_INPUT, args.json)
+        return _fail(failure, interrupted, args.json)
+    accuracy = float(clf.reading_["training_accuracy"])
+    return _finish(args, clf, accuracy, interrupted, to_stdout)
 
 
 def run_fit(args: argparse.Namespace) -> int:
     to_stdout = args.output is not None and str(args.output) == STDIO
     if args.json and to_stdout:
         return refuse(JSON_AND_STDOUT, EXIT_INPUT, args.json)
+    if out_of_core(args):
+        return run_fit_table(args, to_stdout)
     df = read_table(args.data, args.file_encoding)
     if isinstance(df, str):
         return refuse(df, EXIT_INPUT, args.json)
@@ -219,20 +281,29 @@ def run_fit(args: argparse.Namespace) -> int:
         return refuse(problem, EXIT_INPUT, args.json)
     y = df[args.target]
     X = df.drop(columns=[args.target])
+    weight = None
+    if args.sample_weight is not None:
+        if args.sample_weight not in X.columns:
+            return refuse(ROLE_NOT_FOUND.format(option="sample-weight", column=args.sample_weight, path=shown(args.data),
+                                                columns=", ".join(map(str, df.columns))), EXIT_INPUT, args.json)
+        weight = X.pop(args.sample_weight)
     clf = _estimator(args, y)
     progress = Progress(args.time_limit)
 
     def fit(stop: threading.Event) -> None:
-        clf.fit(X, y, sensitive_features=args.protected, legitimate_features=args.legitimate, progress=progress, stop=stop)
+        clf.fit(X, y, sample_weight=weight, sensitive_features=args.protected, legitimate_features=args.legitimate,
+                progress=progress, stop=stop)
 
     failure, interrupted = solve(fit, progress)
     if failure is not None:
-        if interrupted:
-            return refuse(f"error: {cli_words(str(failure))}", EXIT_INTERRUPTED, args.json)
-        if isinstance(failure, (StrongTreeError, EncodingError)):
-            return refuse(f"error: {cli_words(str(failure))}", EXIT_SOLVE, args.json)
-        return refuse(INTERNAL_ERROR.format(kind=type(failure).__name__, detail=failure), EXIT_FAULT, args.json)
+        return _fail(failure, interrupted, args.json)
     accuracy = float(np.mean(clf.predict(X) == y.to_numpy()))
+    return _finish(args, clf, accuracy, interrupted, to_stdout)
+
+
+def _finish(args: argparse.Namespace, clf: StrongTreeClassifier, accuracy: float, interrupted: bool,
+            to_stdout: bool) -> int:
+    """Report the fit, write the tree; the exit code."""
     tree_file, written = None, None
     if args.output is not None and not to_stdout:
         tree_file, written = write_tree(args.output, clf.tree_.to_json())
@@ -249,4 +320,7 @@ def run_fit(args: argparse.Namespace) -> int:
         write_text(args.output, clf.tree_.to_json())
     if interrupted and not clf.record_.certified:
         print(INTERRUPTED.format(elapsed=clf.record_.runtime), file=sys.stderr)
+    preparing = prepare.preparation()
+    if any(part.state == "building" for part in preparing.parts):  # the first runs on a fresh machine
+        print(PREPARING_NOTE.format(words=preparing.words()), file=sys.stderr)
     return EXIT_INTERRUPTED if interrupted else EXIT_OK

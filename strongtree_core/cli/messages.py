@@ -84,3 +84,17 @@ REPORT_BASELINE = "solving the same tree without the fairness constraint for com
 REPORT_BASELINE_FAILED = "note: the tree without the fairness constraint could not be solved ({reason}); the report says so."
 REPORT_WRITTEN = "report written to {path}"
 REPORT_OUTPUT_STDOUT = "--output must name a file (the report is one HTML page), not standard output."
+#: An option's value the command cannot take (argparse prints it after "strongtree <command>: error: argument
+#: --option: "; exit code 2): every number option is read by strongtree_core.numbers, in these words.
+BAD_DEPTH = "give the depth as a whole number from 0 to {most}, e.g. 3 (got {value!r})"
+BAD_SECONDS = "give the time limit in seconds as a number above 0, e.g. 60 (got {value!r})"
+BAD_THREADS = "give the solver threads as a whole number of at least 1, e.g. 2 (got {value!r})"
+BAD_JOBS = "give a whole number other than 0: a count, -1 for every core, -2 for all but one (got {value!r})"
+BAD_LAMBDA = "give λ as a number from 0 up to but not including 1, e.g. 0.01 (got {value!r})"
+BAD_COUNT = "give a whole number of at least {least}, e.g. {example} (got {value!r})"
+BAD_SHARE = "give a share from 0 to 1, e.g. 0.8 (got {value!r})"
+BAD_BOUND = (
+    "give the bound δ as a share from 0 to 1 (0.05 is 5 percentage points): 0, or at least {smallest:g} (a smaller "
+    "bound a solver does not tell apart from 0) (got {value!r})"
+)
+BAD_CONFIDENCE = "give the confidence as a number between 0 and 1, both excluded, e.g. 0.9 (got {value!r})"

@@ -10,6 +10,7 @@ import math
 from pathlib import Path
 
 from strongtree_core import __version__
+from strongtree_core.cli import options
 from strongtree_core.cli.app import add_app_parser
 from strongtree_core.cli.messages import BAD_GIGABYTES, RENAMED_FLAG, STDIO
 from strongtree_core.cli.tables import RAW_HELP
@@ -28,7 +29,8 @@ REPORT_BASELINE_LIMIT = 60.0
 #: What ``strongtree export --format`` writes.
 EXPORT_FORMATS = ("text", "json", "dot", "sql", "python")
 EPILOG = (
-    "Exit codes: 0 done; 1 the solve refused the settings (bad values, infeasible constraints); 2 bad input, "
+    "Exit codes: 0 done; 1 the solve refused the settings (values that do not go together, infeasible "
+    "constraints); 2 bad input (a file, an option's value), "
     "nothing solved; 3 a fault of the program; 130 stopped by Ctrl-C (the best tree so far is still written)."
 )
 
@@ -100,13 +102,18 @@ def _data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", required=True, help="name of the column to predict")
 
 
+FIT_DATA_HELP = (f"the table: a CSV file with a header row ({STDIO} reads standard input), or, read where it lies without "
+                 "loading it whole, a Parquet file, a folder of Parquet files, or a glob such as 'claims/*.parquet' "
+                 "(quote it)")
+
+
 def _solve_options(parser: argparse.ArgumentParser, defaults: dict) -> None:
     parser.add_argument("--formulation", choices=list(FORMULATIONS), default=defaults["formulation"],
                         help="auto: the fastest exact route; flow / benders: the paper's FlowOCT / BendersOCT")
     parser.add_argument("--solver", choices=list(SOLVERS), default=defaults["solver"],
                         help="MIO solver; auto takes Gurobi when licensed for the model, else HiGHS or SCIP")
-    parser.add_argument("--time-limit", type=float, default=defaults["time_limit"], help="seconds")
-    parser.add_argument("--threads", type=int, default=defaults["threads"], help="solver threads")
+    parser.add_argument("--time-limit", type=options.seconds, default=defaults["time_limit"], help="seconds")
+    parser.add_argument("--threads", type=options.threads, default=defaults["threads"], help="solver threads")
 
 
 def _role_options(parser: argparse.ArgumentParser) -> None:
@@ -124,31 +131,31 @@ def _sweep_parser(sub, defaults: dict) -> None:
     s.add_argument("--fairness", nargs="+", choices=list(FAIRNESS_NOTIONS), default=None, metavar="NOTION",
                    help=f"fairness notion(s) to bound, each a dimension of the grid ({', '.join(FAIRNESS_NOTIONS)}); "
                         "needs --protected")
-    s.add_argument("--fairness-bound", nargs="+", type=float, default=None, metavar="DELTA",
+    s.add_argument("--fairness-bound", nargs="+", type=options.bound, default=None, metavar="DELTA",
                    help="the fairness bound(s) δ to try, each the largest gap allowed between two groups as a share "
                         f"in [0, 1] (0.05 = 5 percentage points); none: {defaults['fairness_bound']}")
-    s.add_argument("--depths", nargs="+", type=int, default=[defaults["depth"]], metavar="DEPTH",
+    s.add_argument("--depths", nargs="+", type=options.depth, default=[defaults["depth"]], metavar="DEPTH",
                    help="tree depths to try")
-    s.add_argument("--regularization", nargs="+", type=float, default=[defaults["regularization"]], metavar="LAMBDA",
+    s.add_argument("--regularization", nargs="+", type=options.regularization, default=[defaults["regularization"]], metavar="LAMBDA",
                    help="the paper's lambda values to try, each in [0, 1)")
-    s.add_argument("--folds", type=int, default=None,
+    s.add_argument("--folds", type=options.count(2, 5), default=None,
                    help="k: fit on k - 1 folds and measure on the held-out fold (test columns); none: fit on every row")
     s.add_argument("--frontier", action="store_true",
                    help="write only the Pareto frontier: per notion, the best accuracy per bound that no other point "
                         "beats on both accuracy and measured gap")
     _solve_options(s, defaults)
-    s.add_argument("--min-leaf", type=int, default=defaults["min_leaf"],
+    s.add_argument("--min-leaf", type=options.count(0, 5), default=defaults["min_leaf"],
                    help="every leaf holds at least this many training rows (eq. 10)")
     s.add_argument("--objective", choices=list(OBJECTIVES), default=defaults["objective"], help="what the tree maximizes")
     s.add_argument("--pos-label", default=defaults["pos_label"],
                    help="label of the positive class; none: the second label in sorted order")
-    s.add_argument("--max-thresholds", type=int, default=defaults["max_thresholds"], help=MAX_THRESHOLDS_HELP)
-    s.add_argument("--n-buckets", type=int, default=defaults["n_buckets"], help=N_BUCKETS_HELP)
+    s.add_argument("--max-thresholds", type=options.count(1, 16), default=defaults["max_thresholds"], help=MAX_THRESHOLDS_HELP)
+    s.add_argument("--n-buckets", type=options.count(2, 5), default=defaults["n_buckets"], help=N_BUCKETS_HELP)
     s.add_argument("--no-exact-search", action="store_true",
                    help="solve by the MIO only (no exact search)")
     s.add_argument("--backend", choices=list(BACKENDS), default="serial",
                    help="where the points run: serial, threads, processes (local process workers), dask (a cluster)")
-    s.add_argument("--n-jobs", type=int, default=None,
+    s.add_argument("--n-jobs", type=options.jobs, default=None,
                    help="workers (threads, processes, or a local Dask cluster's process workers); none: every core")
     s.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help=f"with --backend dask: the scheduler, e.g. tcp://host:8786; none: ${SCHEDULER_ENV} if set, "
@@ -170,36 +177,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}", help="print the version and exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="{fit,sweep,predict,export,report,app}")
 
-    f = _sub(sub, "fit", "learn a tree from a CSV file")
-    _data_options(f)
-    f.add_argument("--depth", type=int, default=defaults["depth"], help="maximum depth of the tree")
+    f = _sub(sub, "fit", "learn a tree from a CSV or Parquet table")
+    f.add_argument("data", type=Path, help=FIT_DATA_HELP)
+    f.add_argument("--target", required=True, help="name of the column to predict")
+    f.add_argument("--depth", type=options.depth, default=defaults["depth"], help="maximum depth of the tree")
     _solve_options(f, defaults)
-    f.add_argument("--n-jobs", type=int, default=defaults["n_jobs"],
+    f.add_argument("--n-jobs", type=options.jobs, default=defaults["n_jobs"],
                    help="threads of the exact search: -1 every core, -2 all but one (the tree found is the same)")
-    f.add_argument("--regularization", type=float, default=defaults["regularization"],
+    f.add_argument("--regularization", type=options.regularization, default=defaults["regularization"],
                    help="the paper's lambda in [0, 1): the price of each branching node against correct rows")
-    f.add_argument("--max-branching", type=int, default=defaults["max_branching"],
+    f.add_argument("--max-branching", type=options.count(0, 3), default=defaults["max_branching"],
                    help="at most this many branching nodes (eq. 8); none: no limit")
-    f.add_argument("--max-features-used", type=int, default=defaults["max_features_used"],
+    f.add_argument("--max-features-used", type=options.count(0, 2), default=defaults["max_features_used"],
                    help="at most this many distinct binary features (eq. 9); none: no limit")
-    f.add_argument("--min-leaf", type=int, default=defaults["min_leaf"],
+    f.add_argument("--min-leaf", type=options.count(0, 5), default=defaults["min_leaf"],
                    help="every leaf holds at least this many training rows (eq. 10)")
     f.add_argument("--objective", choices=list(OBJECTIVES), default=defaults["objective"], help="what the tree maximizes")
     f.add_argument("--pos-label", default=defaults["pos_label"],
                    help="label of the positive class (fairness, recall, precision, specificity, sensitivity); "
                         "none: the second label in sorted order")
-    f.add_argument("--min-recall", type=float, default=defaults["min_recall"], help="lowest recall allowed, in [0, 1]")
-    f.add_argument("--min-precision", type=float, default=defaults["min_precision"],
+    f.add_argument("--min-recall", type=options.share, default=defaults["min_recall"], help="lowest recall allowed, in [0, 1]")
+    f.add_argument("--min-precision", type=options.share, default=defaults["min_precision"],
                    help="lowest precision allowed, in [0, 1]")
-    f.add_argument("--min-specificity", type=float, default=defaults["min_specificity"],
+    f.add_argument("--min-specificity", type=options.share, default=defaults["min_specificity"],
                    help="lowest specificity allowed, in [0, 1]")
     _role_options(f)
     f.add_argument("--fairness", action="append", choices=list(FAIRNESS_NOTIONS), default=None,
                    help="fairness notion bounded by --fairness-bound (repeatable); needs --protected")
-    f.add_argument("--fairness-bound", type=float, default=defaults["fairness_bound"], metavar="DELTA",
+    f.add_argument("--fairness-bound", type=options.bound, default=defaults["fairness_bound"], metavar="DELTA",
                    help="δ: the largest gap allowed between two protected groups, as a share in [0, 1] "
                         "(0.05 = 5 percentage points)")
-    f.add_argument("--fairness-confidence", type=float, default=None, metavar="C",
+    f.add_argument("--fairness-confidence", type=options.confidence, default=None, metavar="C",
                    help="promise the bound on new rows of the same population with probability C in (0, 1), "
                         "e.g. 0.9; none: the bound holds on the training rows only")
     f.add_argument("--fairness-confidence-method", choices=list(PROMISE_METHODS),
@@ -207,10 +215,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"how the promise of --fairness-confidence is kept; none: {next(iter(PROMISE_METHODS))}, the "
                         "method measured best (docs/fairness-on-new-rows.md)")
     f.add_argument("--allow-protected-splits", action="store_true", help="let the tree split on protected columns")
-    f.add_argument("--max-thresholds", type=int, default=defaults["max_thresholds"], help=MAX_THRESHOLDS_HELP)
-    f.add_argument("--n-buckets", type=int, default=defaults["n_buckets"], help=N_BUCKETS_HELP)
+    f.add_argument("--max-thresholds", type=options.count(1, 16), default=defaults["max_thresholds"], help=MAX_THRESHOLDS_HELP)
+    f.add_argument("--n-buckets", type=options.count(2, 5), default=defaults["n_buckets"], help=N_BUCKETS_HELP)
     f.add_argument("--no-exact-search", action="store_true",
                    help="solve by the MIO only (no exact search)")
+    f.add_argument("--sample-weight", default=None, metavar="COLUMN",
+                   help="column of row weights (a row of weight k counts as k rows; 0 leaves it out)")
+    f.add_argument("--out-of-core", action="store_true",
+                   help="read a CSV file where it lies, in passes, without loading it whole (Parquet files, folders "
+                        "and globs always are)")
+    f.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="read the table on a Dask cluster: its scheduler, e.g. tcp://host:8786 (the rows are "
+                        "summed into patterns on the workers; implies --out-of-core)")
     f.add_argument("--memory-limit-gb", type=gigabytes, default=None, metavar="GB",
                    help="largest memory a solve may use, in GB; a larger one is refused before it is built "
                         "(none: half of this machine's)")
@@ -260,7 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "tree file names (a dashboard download), else no test rows")
     rp.add_argument("--title", default=None, help="the table's name in the report; none: the name the tree file "
                                                   "gives, else the file's name")
-    rp.add_argument("--baseline-time-limit", type=float, default=REPORT_BASELINE_LIMIT,
+    rp.add_argument("--baseline-time-limit", type=options.seconds, default=REPORT_BASELINE_LIMIT,
                     help="seconds for solving the same tree without the fairness constraint, the cost of fairness's "
                          "reference")
     rp.add_argument("--drawing", choices=["auto", "graphviz", "builtin"], default="auto",

@@ -24,8 +24,21 @@ LOG_EVERY = 5.0
 BAR_WIDTH, LINE_WIDTH = 24, 110
 
 
+def reading_line(reading) -> str:
+    """A read in progress: ``patterns: 3,250,000 / 10,000,000 rows  591,689 patterns  712 MB``."""
+    rows = f"{reading.rows_read:,}" + (f" / {reading.rows_total:,}" if reading.rows_total else "") + " rows"
+    parts = [f"reading ({reading.stage}): {rows}"]
+    if reading.patterns:
+        parts.append(f"{reading.patterns:,} patterns")
+    if reading.memory:
+        parts.append(f"{reading.memory / 2**20:,.0f} MB in use")
+    return "  ".join(parts)
+
+
 def _figures(ev) -> list[str]:
-    """Best objective, bound and gap of a progress event, those it has."""
+    """Best objective, bound and gap of a progress event, those it has (what a read has done, during one)."""
+    if getattr(ev, "reading", None) is not None:
+        return [reading_line(ev.reading)]
     parts = []
     if ev.objective is not None:
         parts.append(f"best {ev.objective:.4g}")
@@ -36,11 +49,18 @@ def _figures(ev) -> list[str]:
     return parts
 
 
+#: The search's news as a log line says it: the search closing is no claim of its own (over which
+#: thresholds, under which promise, the outcome's "proof:" line says once the fit has ended).
+LOG_NEWS = {"certified optimal": "search closed (bound met)"}
+
+
 def describe(ev) -> str:
     """One log line of a progress event: time, best, bound, gap, nodes, news."""
+    if getattr(ev, "reading", None) is not None:
+        return f"{ev.elapsed:6.1f}s  {reading_line(ev.reading)}"
     parts = [f"{ev.elapsed:6.1f}s", *_figures(ev), f"nodes {ev.nodes}"]
     if ev.message:
-        parts.append(ev.message)
+        parts.append(LOG_NEWS.get(ev.message, ev.message))
     return "  ".join(parts)
 
 
@@ -110,7 +130,8 @@ class Progress(_Screen):
             self.latest = ev
             if self.tty:
                 return
-            if ev.elapsed - self.last_time >= LOG_EVERY or ev.objective != self.last_best or ev.message:
+            news = getattr(ev, "reading", None) is None and (ev.objective != self.last_best or ev.message)
+            if ev.elapsed - self.last_time >= LOG_EVERY or news:  # a read's lines: every LOG_EVERY seconds
                 self.log(describe(ev))
                 self.last_time = ev.elapsed
                 self.last_best = ev.objective

@@ -62,7 +62,8 @@ def unconstrained_tree(tree: FittedTree, train: pd.DataFrame, context: FitContex
     from strongtree_core.estimator import StrongTreeClassifier
 
     params = {k: v for k, v in context.settings.items() if k in StrongTreeClassifier().get_params()}
-    params.update(fairness=None, time_limit=min(float(params.get("time_limit") or limit), limit))
+    params.update(fairness=None, fairness_confidence=None, fairness_confidence_method=None,
+                  time_limit=min(float(params.get("time_limit") or limit), limit))
     try:
         model = StrongTreeClassifier(**params)
         model.fit(train[list(tree.feature_names)], train[tree.target])

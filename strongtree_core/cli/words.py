@@ -28,7 +28,7 @@ FLAGS: dict[str, str] = {
     "max_features_used": "--max-features-used", "min_leaf": "--min-leaf", "objective": "--objective",
     "pos_label": "--pos-label", "min_recall": "--min-recall", "min_precision": "--min-precision",
     "min_specificity": "--min-specificity", "fairness": "--fairness", "fairness_bound": "--fairness-bound",
-    "n_buckets": "--n-buckets", "memory_limit": "--memory-limit-gb", "fairness_confidence": "--fairness-confidence",
+    "n_buckets": "--n-buckets", "max_thresholds": "--max-thresholds", "memory_limit": "--memory-limit-gb", "fairness_confidence": "--fairness-confidence",
     "fairness_confidence_method": "--fairness-confidence-method",
 }
 #: ``sweep`` takes a list of depths.
@@ -86,6 +86,8 @@ _TOO_MANY_FOLDS = _pattern(TOO_MANY_FOLDS)
 _METHOD_WITHOUT_CONFIDENCE = _pattern(METHOD_WITHOUT_CONFIDENCE)
 #: Parameters named inside other messages (``fairness_confidence_method='margin'``, ``a larger fairness_bound``).
 _NAMED_VALUE = re.compile(r"\b(fairness_confidence_method|fairness_bound)(?:='([^']*)')?")
+#: The thresholds that keep every cut, named in notes and errors (``max_thresholds=57``).
+_MAX_THRESHOLDS = re.compile(r"\bmax_thresholds=(\d+)")
 
 
 def _notions(shown: str) -> str:
@@ -127,4 +129,4 @@ def cli_words(message: str, flags: dict[str, str] = FLAGS) -> str:
         return CLI_METHOD_WITHOUT_CONFIDENCE.format(method=found["method"].strip("'"))
     if "fairness_confidence_method=" in message:  # the promise's refusals name a method to try instead
         return _NAMED_VALUE.sub(lambda m: flags[m.group(1)] + ("" if m.group(2) is None else f" {m.group(2)}"), message)
-    return message
+    return _MAX_THRESHOLDS.sub(lambda m: f"{flags['max_thresholds']} {m.group(1)}", message)

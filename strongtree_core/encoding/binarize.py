@@ -343,7 +343,7 @@ class TableEncoder:
             gaps = choose_gaps(per_class, self.max_thresholds, need)
             gaps_of[name] = gaps
             fitted[name] = ColumnEncoding(name, "continuous", cuts=gap_cuts(distinct, gaps), coding="thermometer",
-                                          n_missing=n_missing)
+                                          n_missing=n_missing, n_gaps=max(0, int(distinct.size) - 1))
         plan = self._plan(tuple(fitted[name] for name in names), exclude)
         if reference is None:
             return plan, None, rows
@@ -505,8 +505,22 @@ class EncodingPlan:
             start += n
         return replace(self, columns=tuple(columns))
 
+    def threshold_counts(self) -> tuple[int, int | None, int | None] | None:
+        """Over the ordinal and continuous columns: the thresholds kept (cuts the tree may ask
+        about), the distinct cuts among the training rows, and the most distinct cuts of one
+        column; None when no column has thresholds.  The last two are None when a column's
+        distinct cuts were not counted (plans stored before they were)."""
+        numeric = [c for c in self.columns if c.kind in ("ordinal", "continuous")]
+        if not numeric:
+            return None
+        kept = sum(len(c.cuts) for c in numeric)
+        if any(c.n_gaps is None for c in numeric):
+            return kept, None, None
+        return kept, sum(c.n_gaps for c in numeric), max(c.n_gaps for c in numeric)
+
     @property
     def n_binary(self) -> int:
+        """How many binary features the plan makes (every column's tests together)."""
         return sum(len(column.features) for column in self.columns)
 
     def transform(self, df: pd.DataFrame) -> np.ndarray:
@@ -578,6 +592,8 @@ class EncodingPlan:
                     "levels": list(column.levels),
                     "coding": column.coding,
                     "n_missing": column.n_missing,
+                    # left out when unknown; earlier versions read the entries they know and ignore this one
+                    **({} if column.n_gaps is None else {"n_gaps": column.n_gaps}),
                 }
                 for column in self.columns
             ],
@@ -598,6 +614,7 @@ class EncodingPlan:
                     levels=tuple(c["levels"]),
                     coding=c["coding"],
                     n_missing=int(c["n_missing"]),
+                    n_gaps=None if c.get("n_gaps") is None else int(c["n_gaps"]),
                 )
                 for c in data["columns"]
             )

@@ -32,6 +32,7 @@ from strongtree_core.encoding.errors import (
 from strongtree_core.encoding.features import (
     BinaryFeature,
     ColumnName,
+    equals_label,
     Level,
     flag_value,
     format_number,
@@ -39,6 +40,7 @@ from strongtree_core.encoding.features import (
     python_scalar,
     readable_cut,
 )
+from strongtree_core.words import shown_name
 
 ColumnKind = Literal["binary", "categorical", "ordinal", "continuous"]
 KINDS: tuple[str, ...] = ("binary", "categorical", "ordinal", "continuous")
@@ -62,6 +64,11 @@ class ColumnEncoding:
         How a continuous column's buckets are coded.
     n_missing : int
         Missing training values.
+    n_gaps : int or None
+        Of an ordinal or continuous column: its distinct cuts among the training rows (the
+        gaps between neighbouring distinct finite values, each one split of the rows), of
+        which ``cuts`` keeps some or all; None for other kinds, and for plans stored before
+        it was counted.
     features : tuple of BinaryFeature
         The binary columns, derived from the fields above.
 
@@ -84,6 +91,8 @@ class ColumnEncoding:
     levels: tuple[Level, ...] = ()
     coding: Coding = "thermometer"
     n_missing: int = 0
+    # a fact about the training rows, not about how rows are encoded: two codings that encode alike are equal
+    n_gaps: int | None = field(default=None, compare=False)
     features: tuple[BinaryFeature, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -105,7 +114,7 @@ class ColumnEncoding:
             keys = np.array([level_key(u) for u in uniques], dtype=object)
             for j, feature in enumerate(self.features):
                 if feature.kind == "equals":
-                    hit = np.flatnonzero(keys == level_key(feature.level))
+                    hit = np.flatnonzero(equals_label(keys, level_key(feature.level)))
                     out[:, j] = np.isin(codes, hit)
                 else:
                     out[:, j] = missing
@@ -168,10 +177,12 @@ def fit_column(
     number = number[finite]
     if kind == "ordinal":
         cuts = tuple(float(v) for v in np.unique(number)[:-1])
-        return ColumnEncoding(name, "ordinal", cuts=cuts, n_missing=n_missing)
+        return ColumnEncoding(name, "ordinal", cuts=cuts, n_missing=n_missing, n_gaps=len(cuts))
     w = None if weight is None else np.asarray(weight, dtype=float)[notna][finite]
+    counted = number if w is None else number[w > 0]  # rows of weight 0 are absent
     return ColumnEncoding(
-        name, "continuous", cuts=quantile_cuts(number, n_buckets, w), coding=coding, n_missing=n_missing
+        name, "continuous", cuts=quantile_cuts(number, n_buckets, w), coding=coding, n_missing=n_missing,
+        n_gaps=max(0, int(np.unique(counted).size) - 1),
     )
 
 
@@ -279,13 +290,13 @@ def _level_order(level) -> tuple:
 
 def _features(column: ColumnEncoding) -> list[BinaryFeature]:
     name = column.name
-    shown = str(name)
+    shown = shown_name(name)
     features: list[BinaryFeature] = []
     if column.kind == "binary":
         features.append(BinaryFeature(name, "is_one", shown, f"not {shown}"))
     elif column.kind == "categorical":
         for level in column.one_hot_levels:
-            text = level_key(level)
+            text = shown_name(level_key(level))
             features.append(
                 BinaryFeature(name, "equals", f"{shown} = {text}", f"{shown} ≠ {text}", level=level)
             )

@@ -17,6 +17,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 #: The test behind a binary feature.
 Test = Literal["is_one", "equals", "at_most", "in_range", "missing"]
 TESTS: tuple[str, ...] = ("is_one", "equals", "at_most", "in_range", "missing")
@@ -95,6 +97,16 @@ def level_key(value) -> str:
         number = float(value)
         return str(int(number)) if number.is_integer() else repr(number)
     return str(value)
+
+
+def equals_label(values, label) -> np.ndarray:
+    """``values == label`` for every value, exactly.  numpy reads a text ending in a NUL byte ("\\x00",
+    "a\\x00") as the text without it when it compares, so "\\x00" matched nothing (or every "");
+    such a label is compared value by value, as Python compares text."""
+    if isinstance(label, str) and label.endswith("\x00"):
+        arr = np.asarray(values, dtype=object)
+        return np.fromiter((v == label for v in arr.ravel()), dtype=bool, count=arr.size).reshape(arr.shape)
+    return np.asarray(values) == label
 
 
 def flag_value(value) -> bool:

@@ -6,12 +6,16 @@ are the groups :mod:`strongtree_core.metrics` measures.  A column with more
 than :data:`MAX_GROUPS` values is refused with a message that says how to
 bucket it (``pd.cut``) and pass the buckets instead; the buckets are then the
 groups.  Several columns combine into one group per distinct combination
-("race=Black & sex=F"); a missing value is its own group ("missing").
+("race=Black & sex=F"); a missing value (None, NaN, NaT) is its own group, named
+"missing" unless a present value already reads "missing", then "(no value)"
+(:func:`missing_group_name`): never merged with a value.  The metrics and the
+group summaries name groups with the same rule.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 import numpy as np
 import pandas as pd
@@ -22,6 +26,12 @@ from strongtree_core.encoding.features import level_key, python_scalar
 #: Most groups a protected attribute (or legitimate factor) may have: every
 #: pair of groups is one comparison, so 20 groups are 190 comparisons.
 MAX_GROUPS = 20
+
+#: The name of the group of rows whose value is missing, when no present value reads so.
+MISSING_GROUP = "missing"
+
+#: The name of that group when a present value reads "missing" (a number is added if that is taken too).
+NO_VALUE_GROUP = "(no value)"
 
 #: The words and the ``fit`` argument of each role, for messages.
 ROLES = {
@@ -74,12 +84,44 @@ class GroupCoding:
         return np.asarray(self.levels, dtype=object)[self.codes]
 
 
+def missing_group_name(present: Iterable[str]) -> str:
+    """The name of the group of missing values beside groups named ``present``.
+
+    :data:`MISSING_GROUP` ("missing"), or :data:`NO_VALUE_GROUP` ("(no value)") when a
+    present value already reads "missing", then "(no value) 2", ...: never the name of
+    a present value, so rows without a value are never merged with rows whose value is
+    the text "missing".
+
+    Examples
+    --------
+    >>> missing_group_name(["f", "m"]), missing_group_name(["f", "missing"])
+    ('missing', '(no value)')
+    """
+    taken = set(present)
+    if MISSING_GROUP not in taken:
+        return MISSING_GROUP
+    name, k = NO_VALUE_GROUP, 1
+    while name in taken:
+        k += 1
+        name = f"{NO_VALUE_GROUP} {k}"
+    return name
+
+
+def group_text(values: pd.Series) -> pd.Series:
+    """Every value as text, a missing one as :func:`missing_group_name` of the present ones."""
+    column = values.astype(object)
+    present = column.notna()
+    missing = missing_group_name(column[present].astype(str).unique())
+    return column.where(present, missing).astype(str)
+
+
 def _column_levels(s: pd.Series, column, role: str) -> np.ndarray:
-    """The readable group of every row: one per distinct value, "missing" for a missing one."""
+    """The readable group of every row: one per distinct value, :func:`missing_group_name` for a missing one."""
     words, argument = ROLES[role]
     codes, uniques = pd.factorize(s, use_na_sentinel=True)
     keys = [level_key(python_scalar(u)) for u in uniques]
-    shown = keys + (["missing"] if (codes < 0).any() else [])
+    missing = missing_group_name(keys)
+    shown = keys + ([missing] if (codes < 0).any() else [])
     if len(set(shown)) < len(shown):
         values = [repr(python_scalar(u)) for u in uniques] + ["a missing value"]
         by_key: dict[str, list[str]] = {}
@@ -89,7 +131,7 @@ def _column_levels(s: pd.Series, column, role: str) -> np.ndarray:
         raise EncodingError(AMBIGUOUS_VALUES.format(role=words, column=column, examples=examples))
     if len(shown) > MAX_GROUPS:
         raise EncodingError(TOO_MANY_GROUPS.format(role=words, column=column, n=len(shown), argument=argument))
-    return np.asarray(keys + ["missing"], dtype=object)[codes]
+    return np.asarray(keys + [missing], dtype=object)[codes]
 
 
 def encode_groups(values: pd.DataFrame | pd.Series, *, role: str = "protected") -> GroupCoding:

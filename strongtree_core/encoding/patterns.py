@@ -65,18 +65,22 @@ class PatternData:
 
     @property
     def n_patterns(self) -> int:
+        """How many distinct patterns (rows of ``X``)."""
         return int(self.X.shape[0])
 
     @property
     def n_features(self) -> int:
+        """How many binary features (columns of ``X``)."""
         return int(self.X.shape[1])
 
     @property
     def n_rows(self) -> int:
+        """How many table rows the patterns stand for (the sum of ``count``)."""
         return int(self.count.sum())
 
     @property
     def integral_weights(self) -> bool:
+        """Whether every pattern's weight is a whole number (to within 1e-9)."""
         return bool(np.all(np.abs(self.weight - np.round(self.weight)) < 1e-9))
 
 

@@ -1,7 +1,11 @@
 """Formulations as solver-neutral arrays: FlowOCT (eqs. 1, 7), the all-datapoints
 formulation (11), the BendersOCT master with its separation (Algorithms 1-2),
 and the baselines of Theorem 1: OCT (Bertsimas and Dunn 2017, formulation (24))
-and BinOCT (Verwer and Zhang 2019)."""
+and BinOCT (Verwer and Zhang 2019).
+
+Equation, section, algorithm and theorem numbers are those of the paper: Sina Aghaei, Andrés Gómez and Phebe Vayanos, *Strong Optimal Classification Trees*,
+arXiv:2103.15965 (Operations Research).
+"""
 
 from __future__ import annotations
 
@@ -73,6 +77,7 @@ class BuiltModel:
     single_class_rows: bool = False
 
     def decode(self, x: np.ndarray) -> TreeStructure:
+        """The tree a (near-integral) solution vector ``x`` of this model describes."""
         if self.method == "oct":
             return decode_oct(self.arrays.index, x, self.spec.depth)
         if self.method == "binoct":
@@ -97,7 +102,8 @@ class BuiltModel:
 def build_model(
     data: PatternData, spec: TreeSpec, method: Method = "flow", *, single_class_rows: bool | None = None
 ) -> BuiltModel:
-    """Choose and build the formulation for ``spec``.
+    """Choose and build the formulation for ``spec``: one of the paper's [1]_ formulations, or
+    a baseline of its Theorem 1.
 
     * constraints or objectives that see every datapoint -> formulation (11)
       (``method="benders"`` is refused: they couple datapoints, Section 4.4);
@@ -114,6 +120,11 @@ def build_model(
     ``tree_rows.add_single_class_subtree_rows`` to balanced models without a
     feature-count bound; None (default) adds them where they were measured to
     help: the balanced Benders master, not FlowOCT (``benchmarks/mio_speedups.py``).
+
+    References
+    ----------
+    .. [1] Sina Aghaei, Andrés Gómez and Phebe Vayanos, *Strong Optimal Classification Trees*,
+       arXiv:2103.15965 (Operations Research).
 
     Examples
     --------

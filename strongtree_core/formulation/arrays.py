@@ -84,17 +84,21 @@ class ModelArrays:
 
     @property
     def n_cols(self) -> int:
+        """How many variables (columns)."""
         return int(self.c.shape[0])
 
     @property
     def n_rows(self) -> int:
+        """How many constraints (rows of ``A``)."""
         return int(self.A.shape[0])
 
     @property
     def n_integer(self) -> int:
+        """How many variables are integer."""
         return int(self.integrality.sum())
 
     def objective(self, x: np.ndarray) -> float:
+        """The objective's value at ``x`` (``c @ x`` plus the constant offset)."""
         return float(self.c @ x + self.obj_offset)
 
     def max_violation(self, x: np.ndarray) -> float:

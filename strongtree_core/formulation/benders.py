@@ -10,6 +10,9 @@ added lazily at integral master solutions.  :func:`benders_cuts` is a pure,
 vectorized function of (incumbent, data): it follows each misclassified
 pattern's path from the root (the source set S of Algorithms 1-2) and returns
 the facet-defining cut (Theorem 2) of each, as sparse rows.
+
+The paper: Sina Aghaei, Andrés Gómez and Phebe Vayanos, *Strong Optimal Classification Trees*,
+arXiv:2103.15965 (Operations Research).
 """
 
 from __future__ import annotations

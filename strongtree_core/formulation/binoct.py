@@ -27,6 +27,9 @@ implementation does not allow imbalanced trees) and the objective counts
 misclassified rows: no lambda, minimum leaf size, other objectives or side
 constraints.  Datapoints are the weighted patterns: (3) counts rows (M the
 number of rows), (6) sums weights (``M_c`` the weight of class ``c``).
+
+The paper: Sina Aghaei, Andrés Gómez and Phebe Vayanos, *Strong Optimal Classification Trees*,
+arXiv:2103.15965 (Operations Research).
 """
 
 from __future__ import annotations

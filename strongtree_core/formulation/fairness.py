@@ -31,6 +31,9 @@ integral points and leaves the solver's feasibility tolerance nothing to
 round up.
 A group with no rows in a cohort (N_p = 0) has no rate there: it is left out
 of that cohort's pairs, and :meth:`ParityConstraint.skipped_reasons` says so.
+
+The paper: Sina Aghaei, Andrés Gómez and Phebe Vayanos, *Strong Optimal Classification Trees*,
+arXiv:2103.15965 (Operations Research).
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ pattern ``i`` is predicted ``k``.  Objectives and side constraints (quality,
 fairness) are written on these sums.  Flows are continuous: with integral
 b, p, w each datapoint has a single path (eq. 11f forces one unit of flow),
 so the flow is integral.
+
+The paper: Sina Aghaei, Andrés Gómez and Phebe Vayanos, *Strong Optimal Classification Trees*,
+arXiv:2103.15965 (Operations Research).
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ flow problem of each datapoint is a max-flow with 0/1 capacities, whose optimum
 is integral (paper, Section 3), so only the tree variables need to be integer.
 The flow on the arc (a(n), n) of a terminal node equals its flow to the sink
 (eq. 1d / 7e), so one column carries both.
+
+The paper: Sina Aghaei, Andrés Gómez and Phebe Vayanos, *Strong Optimal Classification Trees*,
+arXiv:2103.15965 (Operations Research).
 """
 
 from __future__ import annotations

@@ -10,6 +10,9 @@ eq. (7):
 * worst_case_accuracy: (1 - lambda) * W * m,  m <= correct_k / W_k  for all k
                                                                           - lambda * sum b
 * sensitivity:         (1 - lambda) * W * correct_pos / W_pos              - lambda * sum b
+
+The paper: Sina Aghaei, Andrés Gómez and Phebe Vayanos, *Strong Optimal Classification Trees*,
+arXiv:2103.15965 (Operations Research).
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ datapoint is routed to a leaf by a binary ``zeta`` (the paper, Section 2:
 "previous formulations include binary decision variables that indicate the
 leaf each datapoint lands on"); rows (i)-(j) are the big-M routing rows whose
 weak relaxation Theorem 1 is about.
+
+The paper: Sina Aghaei, Andrés Gómez and Phebe Vayanos, *Strong Optimal Classification Trees*,
+arXiv:2103.15965 (Operations Research).
 """
 
 from __future__ import annotations

@@ -28,6 +28,9 @@ meeting a bound is checked on its actual predictions.
 Counts, not sample weights, define these ratios: they are statements about
 rows of the training table.  Multi-class targets are treated one-versus-rest
 (positive class against all others).
+
+The paper: Sina Aghaei, Andrés Gómez and Phebe Vayanos, *Strong Optimal Classification Trees*,
+arXiv:2103.15965 (Operations Research).
 """
 
 from __future__ import annotations

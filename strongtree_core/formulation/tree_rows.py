@@ -2,6 +2,9 @@
 
 Each function adds one constraint family, vectorized over nodes; the paper's
 equation is written above it.
+
+The paper: Sina Aghaei, Andrés Gómez and Phebe Vayanos, *Strong Optimal Classification Trees*,
+arXiv:2103.15965 (Operations Research).
 """
 
 from __future__ import annotations

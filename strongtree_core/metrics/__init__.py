@@ -12,6 +12,7 @@ a model's side constraints on predictions (class indices).
 """
 
 from strongtree_core.metrics.confusion import group_confusion_matrices
+from strongtree_core.metrics._inputs import positive_present
 from strongtree_core.metrics.constraints import check_constraints
 from strongtree_core.metrics.disparities import (
     conditional_statistical_parity_difference,
@@ -68,6 +69,7 @@ __all__ = [
     "fairness_report",
     "group_confusion_matrices",
     "group_metrics",
+    "positive_present",
     "precision",
     "predictive_equality_difference",
     "predictive_equality_ratio",

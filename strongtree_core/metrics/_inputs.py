@@ -17,7 +17,8 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from strongtree_core.encoding.features import python_scalar
+from strongtree_core.encoding.features import equals_label, python_scalar
+from strongtree_core.encoding.groups import group_text, missing_group_name
 
 #: Error texts (tests assert them).
 EMPTY_INPUT = "y_true is empty: pass at least one row"
@@ -25,6 +26,14 @@ LENGTH_MISMATCH = "{what} has {got} rows but y_true has {expected}: pass one ent
 POSITIVE_LABEL_UNKNOWN = (
     "pos_label {label!r} occurs in neither y_true nor y_pred and is not of the same kind as their "
     "labels ({seen}): pass one of these labels"
+)
+POSITIVE_LABEL_ABSENT = (
+    "pos_label {label!r} occurs in neither y_true nor y_pred, whose labels are {seen}: pass one of these "
+    "labels (rows with no positive label, true or predicted, have no positive rate to measure)"
+)
+POSITIVE_LABEL_SPELLING = (
+    "pos_label {label!r} occurs in neither y_true nor y_pred, which hold {match!r}: labels are compared "
+    "exactly, pass pos_label={match!r}"
 )
 NEED_LEGITIMATE = (
     "conditional statistical parity needs legitimate_features: pass the legitimate factor of every row"
@@ -63,11 +72,11 @@ class Prepared:
 
     @property
     def true_positive(self) -> np.ndarray:
-        return self.y_true == self.pos_label
+        return equals_label(self.y_true, self.pos_label)
 
     @property
     def pred_positive(self) -> np.ndarray:
-        return self.y_pred == self.pos_label
+        return equals_label(self.y_pred, self.pos_label)
 
 
 def _as_columns(values, what: str, n: int) -> pd.DataFrame | np.ndarray:
@@ -99,7 +108,7 @@ def _labels(values, what: str, n: int) -> np.ndarray | None:
         return None
     values = _as_columns(values, what, n)
     if isinstance(values, pd.DataFrame):
-        parts = [values[c].astype(object).where(values[c].notna(), "missing").astype(str) for c in values.columns]
+        parts = [group_text(values[c]) for c in values.columns]
         named = all(isinstance(c, str) for c in values.columns)
         if len(parts) == 1:
             out = parts[0].to_numpy(dtype=object)
@@ -109,8 +118,10 @@ def _labels(values, what: str, n: int) -> np.ndarray | None:
                 joined = joined + (f" & {c}=" if named else " & ") + p
             out = joined.to_numpy(dtype=object)
     else:
-        series = pd.Series(values)
-        out = series.where(series.notna(), "missing").to_numpy(dtype=object)
+        series = pd.Series(values, dtype=object)
+        present = series.notna()
+        missing = missing_group_name(series[present].astype(str).unique())
+        out = series.where(present, missing).to_numpy(dtype=object)
     if out.shape[0] != n:
         raise ValueError(LENGTH_MISMATCH.format(what=what, got=out.shape[0], expected=n))
     return out
@@ -156,6 +167,42 @@ def _labels_array(values) -> np.ndarray:
     return out
 
 
+def positive_present(y_true, y_pred, pos_label) -> bool:
+    """Whether ``pos_label`` occurs in ``y_true`` or in ``y_pred``.
+
+    The metrics refuse a positive label that occurs in neither (every rate of it would
+    be 0 or undefined); a caller measuring a part of the rows that may hold no positive
+    row, true or predicted, asks this first and shows "nothing to measure" instead.
+
+    Examples
+    --------
+    >>> from strongtree_core.metrics import positive_present
+    >>> positive_present(['no', 'no'], ['no', 'yes'], 'yes'), positive_present(['no'], ['no'], 'yes')
+    (True, False)
+    """
+    return bool(np.any(equals_label(_labels_array(y_true), pos_label)) or np.any(equals_label(_labels_array(y_pred), pos_label)))
+
+
+def _check_positive(pos_label, yt: np.ndarray, yp: np.ndarray) -> None:
+    """Refuse a positive label that occurs in neither label array.
+
+    Every rate of a positive label absent from both arrays is 0 or undefined, so every
+    gap would read 0 ("fair") for a mistyped label; the message names the labels present,
+    or the one that differs from ``pos_label`` only in case or spaces ('Yes' for 'yes').
+    """
+    if np.any(equals_label(yt, pos_label)) or np.any(equals_label(yp, pos_label)):  # NUL-safe
+        return
+    seen = sorted({*pd.unique(yt).tolist(), *pd.unique(yp).tolist()}, key=repr)
+    if not any(_same_kind(pos_label, v) for v in seen):
+        raise ValueError(POSITIVE_LABEL_UNKNOWN.format(label=pos_label, seen=seen))
+    if isinstance(pos_label, str):
+        folded = pos_label.strip().casefold()
+        match = [v for v in seen if isinstance(v, str) and v.strip().casefold() == folded]
+        if match:
+            raise ValueError(POSITIVE_LABEL_SPELLING.format(label=pos_label, match=match[0]))
+    raise ValueError(POSITIVE_LABEL_ABSENT.format(label=pos_label, seen=seen))
+
+
 def prepare(
     y_true,
     y_pred,
@@ -173,12 +220,8 @@ def prepare(
         raise ValueError(EMPTY_INPUT)
     if yp.shape[0] != yt.shape[0]:
         raise ValueError(LENGTH_MISMATCH.format(what="y_pred", got=yp.shape[0], expected=yt.shape[0]))
-    if need_positive and not (np.any(yt == pos_label) or np.any(yp == pos_label)):
-        # Absent from both is normal on a small subset (no positive row, none predicted);
-        # a label of another kind (1 against "yes") is a mistake.
-        seen = sorted({*pd.unique(yt).tolist(), *pd.unique(yp).tolist()}, key=repr)
-        if not any(_same_kind(pos_label, v) for v in seen):
-            raise ValueError(POSITIVE_LABEL_UNKNOWN.format(label=pos_label, seen=seen))
+    if need_positive:
+        _check_positive(pos_label, yt, yp)
     n = yt.shape[0]
     group = _labels(sensitive_features, "sensitive_features", n)
     legit = _labels(legitimate_features, "legitimate_features", n)

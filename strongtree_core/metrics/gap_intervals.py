@@ -10,12 +10,12 @@ Weights: with ``sample_weight`` a rate is the weighted share, and its interval
 uses Kish's effective number of rows ``n_eff = (sum w)^2 / sum w^2`` with
 ``k_eff = rate * n_eff`` (an approximation; without weights ``n_eff = n``).
 
-Small denominators: a rate measured on fewer than :data:`SMALL_N` rows, or with
-fewer than :data:`SMALL_OUTCOME` rows of either outcome (predicted positive or
-not), is flagged ``small``: the score intervals' coverage and the normal
-approximation behind the promise of :mod:`strongtree_core.promise` are least
-reliable there (the usual ``n p >= 5`` and ``n (1 - p) >= 5`` rule); the exact
-intervals (``method="exact"``) keep their guarantee at any size.
+Small denominators: a rate measured on fewer than :data:`SMALL_N` rows (effective
+rows with weights) is flagged ``small`` (:func:`strongtree_core.verdict.is_small`, the
+one rule of every surface): its interval is wide and the score intervals' coverage
+least reliable there; the exact intervals (``method="exact"``) keep their guarantee
+at any size.  Few rows of one outcome among many rows is not small: a rate of 0 of
+2,371 rows is known to within a fraction of a point, and its Wilson interval says so.
 """
 
 from __future__ import annotations
@@ -35,10 +35,12 @@ from strongtree_core.metrics.intervals import (
     proportion_interval,
 )
 from strongtree_core.renames import RENAMED_METRIC_ARGUMENTS, refuses_renamed
+from strongtree_core.verdict import SMALL_ROWS, is_small
 
 #: Rates measured on fewer rows than this are flagged ``small``.
-SMALL_N = 30
-#: ... and so are rates with fewer rows than this of either outcome.
+SMALL_N = SMALL_ROWS
+#: Rows of a class below which a group's summary flags it (:mod:`strongtree_core.metrics.group_summary`):
+#: a rate among the rows of that class rests on them.
 SMALL_OUTCOME = 5
 
 #: Columns of :func:`fairness_intervals`, in order.
@@ -233,7 +235,7 @@ def fairness_intervals(
                     "cohort": c.label, "rate": c.rate, "group": group_names[g], "value": float(values[g]),
                     "low": float(low[j]), "high": float(high[j]),
                     "positives": float(hits), "denominator": float(n),
-                    "small": bool(c.effective[g] < SMALL_N or hits < SMALL_OUTCOME or n - hits < SMALL_OUTCOME),
+                    "small": is_small(float(c.effective[g])),
                 })
     return pd.DataFrame(rows, columns=list(INTERVAL_COLUMNS))
 

@@ -17,6 +17,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from strongtree_core.encoding.features import equals_label
+from strongtree_core.encoding.groups import group_text
 from strongtree_core.metrics.gap_intervals import SMALL_N, SMALL_OUTCOME
 
 #: A part (training or test rows) of a group with fewer rows than this is small.
@@ -30,9 +32,10 @@ SUMMARY_COLUMNS = (
 
 
 def group_labels(frame: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
-    """One group label per row: the value (as text, "missing" when absent), or
-    ``col=value & col=value`` for several columns, as :func:`~strongtree_core.metrics.group_metrics` names them."""
-    parts = [frame[c].astype(object).where(frame[c].notna(), "missing").astype(str) for c in columns]
+    """One group label per row: the value (as text; a missing one named by
+    :func:`~strongtree_core.encoding.groups.missing_group_name`), or ``col=value & col=value``
+    for several columns, as :func:`~strongtree_core.metrics.group_metrics` names them."""
+    parts = [group_text(frame[c]) for c in columns]
     if len(parts) == 1:
         return parts[0].rename("group")
     label = parts[0].radd(f"{columns[0]}=")
@@ -81,8 +84,9 @@ def group_summary(
     if test is not None and len(test):
         parts["test"] = test
     both = pd.concat(list(parts.values()), ignore_index=True)
-    labels = {name: group_labels(part, list(protected)).to_numpy() for name, part in parts.items()}
-    everything = np.concatenate(list(labels.values()))
+    everything = group_labels(both, list(protected)).to_numpy()  # named over both parts: one name per group
+    ends = np.cumsum([0] + [len(part) for part in parts.values()])
+    labels = {name: everything[ends[j]:ends[j + 1]] for j, name in enumerate(parts)}
     total = len(everything)
     rows = []
     for group in group_order(everything):
@@ -116,5 +120,5 @@ def group_summary(
 def _positives(y: np.ndarray, pos_label: Any) -> tuple[int, float]:
     if pos_label is None or len(y) == 0:
         return 0, float("nan")
-    k = int(np.sum(np.asarray(y, dtype=object) == pos_label))  # as the metrics count the positive class
+    k = int(np.sum(equals_label(np.asarray(y, dtype=object), pos_label)))  # as the metrics count the positive class
     return k, k / len(y)

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from fairlearn.metrics import MetricFrame
 
+from strongtree_core.encoding.features import equals_label
 from strongtree_core.metrics._inputs import Prepared
 
 Rate = Callable[..., float]
@@ -40,7 +41,7 @@ def rate_functions(pos_label) -> dict[str, Rate]:
     """
 
     def binary(y_true, y_pred):
-        return np.asarray(y_true) == pos_label, np.asarray(y_pred) == pos_label
+        return equals_label(y_true, pos_label), equals_label(y_pred, pos_label)
 
     def ratio(numerator, denominator, weight) -> float:
         below = float(np.sum(weight[denominator]))

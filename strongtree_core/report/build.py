@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -31,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from strongtree_core import __version__, vocabulary
-from strongtree_core.metrics import fairness_gap
+from strongtree_core.metrics import fairness_gap, positive_present
 from strongtree_core.metrics.gap_intervals import SMALL_OUTCOME
 from strongtree_core.metrics.group_summary import SMALL_ROWS, group_summary
 from strongtree_core.report.cost import THIS_TREE, UNCONSTRAINED, CostOfFairness, cost_of_fairness
@@ -41,7 +42,21 @@ from strongtree_core.report.references import CART_NAME, references
 from strongtree_core.report.settings import settings_rows
 from strongtree_core.tree import FittedTree
 from strongtree_core.tree.summary import tree_summary
-from strongtree_core.words import NO_BOUND_SENTENCE, bound_words, class_counts, count_of, fmt, objective_value, route_words, status_word
+from strongtree_core.claim import claim
+from strongtree_core.verdict import gap_verdict, small_words
+from strongtree_core.words import (
+    LABEL_LIMIT,
+    Shortened,
+    bound_words,
+    class_counts,
+    count_of,
+    fmt,
+    gap_words,
+    objective_value,
+    one_line,
+    route_words,
+    status_word,
+)
 
 PARTS = {"train": "training rows", "test": "test rows"}
 MODEL_WORDS = {THIS_TREE: "This tree", UNCONSTRAINED: "The same tree without the fairness constraint",
@@ -104,9 +119,24 @@ class ReportInput:
         return out
 
 
+#: Control characters other than tab and line breaks (a NUL byte, an escape, ...).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
 def e(value: Any) -> str:
-    """``value`` as HTML text (markup characters as entities, on one line)."""
-    return html.escape(" ".join(str(value).splitlines()), quote=True)
+    """``value`` as HTML text: on one line, markup characters as entities, other control characters
+    (a NUL byte, an escape) written as visible escapes (``\\x00``), never raw."""
+    return html.escape(one_line(" ".join(str(value).splitlines())), quote=True)
+
+
+def _names_section(short: Shortened) -> str:
+    """The names the report shows cut, in full ("" when none was)."""
+    if not short.full:
+        return ""
+    rows = [[cut, whole] for cut, whole in short.full.items()]
+    return ('<section id="names"><h2>Names shown cut</h2><p class="note">These names are longer than '
+            f"{fmt(LABEL_LIMIT, 'int')} characters: the report shows them cut; here they are in full.</p>"
+            + _table(["shown as", "in full"], rows, "names-in-full", numeric_from=2) + "</section>")
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], table_id: str = "", numeric_from: int = 1,
@@ -133,6 +163,8 @@ def _accuracy(predicted: np.ndarray, frame: pd.DataFrame, target: str) -> float:
 def _gap(inp: ReportInput, frame: pd.DataFrame, predicted: np.ndarray, notion: str) -> float | None:
     if not inp.protected or inp.pos_label is None:
         return None
+    if not positive_present(frame[inp.target].to_numpy(), predicted, inp.pos_label):
+        return None  # no positive row, true or predicted: no rate to compare
     gap = fairness_gap(
         notion, frame[inp.target].to_numpy(), np.asarray(predicted), sensitive_features=frame[list(inp.protected)],
         legitimate_features=frame[list(inp.legitimate)] if inp.legitimate else None, pos_label=inp.pos_label,
@@ -181,58 +213,87 @@ def comparison_rows(inp: ReportInput, models: Sequence[Compared], notion: str | 
 # -- sections ----------------------------------------------------------------------------------------------
 
 
-def _certificate(inp: ReportInput) -> tuple[str, list[tuple[str, str]]]:
+def _certificate(inp: ReportInput, short: Shortened) -> tuple[str, list[tuple[str, str]]]:
+    """The certificate in :func:`~strongtree_core.claim.claim`'s words, and its facts (a name in them, such as the
+    class a constant tree predicts or a column in the solver's note, cut as ``short`` cuts it)."""
     tree = inp.tree
     record = tree.record
-    word = status_word(record.status)
+    said = claim(record)
     objective = str(inp.settings.get("objective", "accuracy"))
     regularization = float(inp.settings.get("regularization", 0.0) or 0.0)
     facts = [
-        ("Status", f"{word.label}: {word.sentence}"),
+        ("Outcome", said.short),
         ("Best tree", objective_value(record.objective, objective, regularization, record.n_rows)
          if record.objective is not None else "–"),
-        ("Bound", bound_words(record.bound, record.status, objective, regularization, record.n_rows)),
-        ("Gap", fmt(record.gap, "percent")),
+        ("Bound", bound_words(record.bound, record.status, objective, regularization, record.n_rows)
+         if record.bound is not None else "none yet (nothing proven about the distance to the best tree)"),
+        ("Gap", gap_words(record.status, record.gap).removeprefix("gap ")),
         ("Time", fmt(record.runtime, "seconds")),
         ("Method", route_words(record.method, record.backend) if record.method else "–"),
         ("Training rows", f"{fmt(record.n_rows, 'int')} in {count_of(record.n_patterns, 'distinct pattern')}"),
     ]
+    scope = record.scope
+    if scope is not None and scope.thresholds is not None:
+        kept = fmt(scope.thresholds, "int") + ("" if scope.distinct_thresholds is None else
+                                               f" of the {fmt(scope.distinct_thresholds, 'int')} distinct cuts")
+        facts.append(("Thresholds searched", kept))
     if record.formulation:
         facts.append(("Formulation", record.formulation))
     if record.message:
-        facts.append(("Solver's note", record.message))
-    best = objective_value(record.objective, objective, regularization, record.n_rows)
-    if record.certified:
-        sentence = (f"Proven optimal: no tree of depth {tree.structure.depth} does better under these constraints "
-                    f"(best tree {best}, bound {fmt(record.bound)}, gap {fmt(record.gap, 'percent')}), found in "
-                    f"{fmt(record.runtime, 'seconds')} by {route_words(record.method, record.backend)}.")
-    else:
-        sentence = f"{word.label}: {word.sentence}."
-        if record.gap is not None:
-            sentence += (f" The best tree found is within {fmt(record.gap, 'percent')} of the best possible (bound: "
-                         f"{bound_words(record.bound, record.status, objective, regularization, record.n_rows)}) after "
-                         f"{fmt(record.runtime, 'seconds')}.")
-        elif record.bound is None and record.objective is not None and record.status != "heuristic":
-            sentence += NO_BOUND_SENTENCE
-    return sentence, facts
+        facts.append(("Solver's note", short.text(record.message)))
+    found = (f" Best tree {objective_value(record.objective, objective, regularization, record.n_rows)}, bound "
+             f"{bound_words(record.bound, record.status)}, {gap_words(record.status, record.gap)}, "
+             f"found in {fmt(record.runtime, 'seconds')} by {route_words(record.method, record.backend)}."
+             if record.objective is not None and said.promise_state != "constant" else "")
+    return short.text(f"{said.label}: {said.words}{found}"), facts
 
 
-def _groups_section(inp: ReportInput) -> str:
+def _promise_details(tree: FittedTree, short: Shortened) -> str:
+    """How a promise on new rows was checked, in its method's own terms, folded away (the words above say what
+    was promised; the risks and the optimism's rescaling are for the reader who opens them)."""
+    details = (tree.record.promise or {}).get("details")
+    if not details:
+        return ""
+    return (f'<details id="promise-details"><summary>How the promise was checked</summary>'
+            f'<p class="note">{e(short.text(str(details)))}</p></details>')
+
+
+def _setting(short: Shortened, value: Any) -> str:
+    """A setting's value as the report shows it: a tree file's settings are text from anywhere, so a value past
+    the label limit is cut like a name (and listed in full under "Names shown cut")."""
+    text = str(value)
+    return short.name(text) if len(text) > LABEL_LIMIT else text
+
+
+def _title(inp: ReportInput, short: Shortened) -> str:
+    """The report's title, from the tree returned: a constant tree that a promise left is called one.  The
+    table's name (and a depth read from a tree file) cut as ``short`` cuts a name."""
+    tree = inp.tree
+    said = claim(tree.record)
+    dataset = short.name(inp.dataset)
+    if said.promise_state == "constant":
+        asked = inp.settings.get("depth")
+        return (f"{dataset}: a constant tree (the fairness promise on new rows left no tree that splits"
+                + (f" at depth {_setting(short, asked)})" if asked is not None else ")"))
+    return f"{dataset}: a {'fair ' if inp.fairness else ''}decision tree of depth {tree.structure.depth}"
+
+
+def _groups_section(inp: ReportInput, short: Shortened) -> str:
     if not inp.protected:
         return "<p>No protected column was chosen: there are no groups to compare.</p>"
     summary = group_summary(inp.train, inp.test, target=inp.target, protected=inp.protected, pos_label=inp.pos_label)
     positive = inp.pos_label
     has_test = bool(summary["test_rows"].sum())
-    headers = [" & ".join(inp.protected), "rows", "share of rows"]
+    headers = [" & ".join(map(short.name, inp.protected)), "rows", "share of rows"]
     if positive is not None:
-        headers.append(f"share {positive}")
+        headers.append(f"share {short.name(positive)}")
     headers.append("training rows")
     if has_test:
         headers.append("test rows")
     headers.append("flag")
     rows = []
     for r in summary.itertuples():
-        row = [r.group, fmt(r.rows, "int"), fmt(r.share, "percent")]
+        row = [short.name(r.group), fmt(r.rows, "int"), fmt(r.share, "percent")]
         if positive is not None:
             row.append(fmt(r.base_rate, "percent"))
         row.append(fmt(r.train_rows, "int"))
@@ -247,41 +308,49 @@ def _groups_section(inp: ReportInput) -> str:
         f'<p class="note">{e(note)}</p>'
 
 
-def _rates_section(inp: ReportInput, notions: Sequence[str]) -> str:
+def _rates_section(inp: ReportInput, notions: Sequence[str], short: Shortened) -> str:
     if not inp.protected or inp.pos_label is None:
         return ("<p>Per-group rates need a protected column and a positive class; this tree has "
                 + ("no protected column." if not inp.protected else "no positive class.") + "</p>")
     out = []
     constrained = set(inp.fairness)
+    constant = bool(np.unique(inp.tree.structure.prediction[inp.tree.structure.leaves - 1]).size == 1)
     for split, frame in inp.parts().items():
         predicted = inp.tree.predict(frame)
+        out.append(f"<h3>On the {e(PARTS[split])} ({fmt(len(frame), 'int')})</h3>")
+        if not positive_present(frame[inp.target].to_numpy(), predicted, inp.pos_label):
+            out.append(f"<p>No row here is of the positive class {e(inp.pos_label)} or predicted so: no rate to "
+                       "compare.</p>")
+            continue
         table = group_rates(frame, predicted, target=inp.target, protected=inp.protected, legitimate=inp.legitimate,
                             pos_label=inp.pos_label, notions=notions)
-        out.append(f"<h3>On the {e(PARTS[split])} ({fmt(len(frame), 'int')})</h3>")
         for notion, part in table.groupby("notion", sort=False):
             first = part.iloc[0]
             name = vocabulary.FAIRNESS_NOTIONS.get(notion, notion)
             bound = ""
             if notion in constrained and inp.fairness_bound is not None:
-                within = first["gap"] <= inp.fairness_bound + 1e-9
-                bound = (f"; bound δ = {fmt(inp.fairness_bound, 'points')}: "
-                         + ("within" if within else ("above (enforced on the training rows only)" if split == "test"
-                                                     else "above")))
+                found = gap_verdict(first["gap"], inp.fairness_bound, training=split == "train", constrained=True,
+                                    interval=(first["gap_low"], first["gap_high"]), constant=constant,
+                                    confidence=CONFIDENCE)
+                bound = "" if found is None else f"; {found.words}"
             out.append(
                 f'<p class="gap" data-notion="{e(notion)}" data-part="{e(split)}"><b>{e(name)}</b>: gap '
                 f"{e(fmt(first['gap'], 'points'))} ({e(fmt(CONFIDENCE, 'percent').replace('.0', ''))} interval "
                 f"{e(fmt(first['gap_low'], 'points'))} to {e(fmt(first['gap_high'], 'points'))}, simultaneous over "
                 f"{e(count_of(int(first['n_differences']), 'difference'))}){e(bound)}.</p>")
-            rows = [[r.group, r.cohort, r.rate, fmt(r.value, "percent"),
+            rows = [[short.name(r.group), short.text(str(r.cohort)), short.text(str(r.rate)), fmt(r.value, "percent"),
                      f"{fmt(r.low, 'percent')} to {fmt(r.high, 'percent')}",
-                     f"{fmt(r.positives, 'int')} of {fmt(r.denominator, 'int')}", "small" if r.small else ""]
+                     f"{fmt(r.positives, 'int')} of {fmt(r.denominator, 'int')}",
+                     small_words(r.denominator) if r.small else ""]
                     for r in part.itertuples()]
-            out.append(_table([" & ".join(inp.protected), "among", "rate", "value", "95% interval",
+            out.append(_table([" & ".join(map(short.name, inp.protected)), "among", "rate", "value", "95% interval",
                                "predicted positive", "flag"], rows, f"rates-{split}-{notion}", numeric_from=3,
                               classes=["small" if r.small else "" for r in part.itertuples()]))
     out.append('<p class="note">A group\'s interval is a Wilson score interval; a gap\'s interval holds for all of '
-               "its differences at once (Bonferroni). A rate flagged small is measured on fewer than "
-               f"{fmt(SMALL_ROWS, 'int')} rows or fewer than {fmt(SMALL_OUTCOME, 'int')} of either outcome.</p>")
+               "its differences at once (Bonferroni). On the training rows the certificate decides whether the gap "
+               "is within δ; on other rows its interval does (undecided when the interval straddles δ); a constant "
+               "tree's gap is 0 on any rows. A rate flagged small is measured on fewer than "
+               f"{fmt(SMALL_ROWS, 'int')} rows.</p>")
     return "".join(out)
 
 
@@ -293,8 +362,13 @@ def _cost_section(inp: ReportInput, rows: list[dict[str, Any]], notion: str | No
         if notion is not None:
             headers.append(f"{PARTS[split].split()[0]} gap")
     body = []
+    # the two StrongTrees in their claim's words (a constant tree a promise left is not "Proven optimal")
+    claimed = {THIS_TREE: claim(inp.tree.record).short}
+    if inp.unconstrained is not None:
+        claimed[UNCONSTRAINED] = claim(inp.unconstrained.record).short
     for r in rows:
-        line = [MODEL_WORDS.get(r["model"], r["model"]), status_word(r["status"]).label, fmt(r["leaves"], "int")]
+        line = [MODEL_WORDS.get(r["model"], r["model"]), claimed.get(r["model"]) or status_word(r["status"]).label,
+                fmt(r["leaves"], "int")]
         for split in parts:
             line.append(fmt(r[f"{split}_accuracy"], "percent"))
             if notion is not None:
@@ -319,7 +393,8 @@ STYLE = """
 * { box-sizing: border-box; }
 html { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 body { font-family: "Source Sans 3", "Source Sans Pro", "Segoe UI", Helvetica, Arial, sans-serif; color: var(--ink);
-       margin: 0 auto; padding: 28px 32px 48px; max-width: 1120px; font-size: 16px; line-height: 1.45; }
+       margin: 0 auto; padding: 28px 32px 48px; max-width: 1120px; font-size: 16px; line-height: 1.45;
+       overflow-wrap: anywhere; }
 header { border-bottom: 3px solid var(--ink); padding-bottom: 10px; margin-bottom: 18px; }
 header .brand { font-size: 14px; letter-spacing: 0.08em; text-transform: uppercase; color: var(--muted); }
 h1 { font-size: 30px; margin: 4px 0 6px; }
@@ -339,7 +414,7 @@ thead th { background: var(--soft); font-weight: 600; }
 tbody th { font-weight: 400; }
 .num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.small td, tr.small th { background: #fdf2e4; }
-dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 8px 0; }
+dl.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 4px 16px; margin: 8px 0; }
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; }
 .note { color: var(--muted); font-size: 14px; }
 .drawing { border: 1px solid var(--line); border-radius: 8px; padding: 10px; background: #fff; }
@@ -374,31 +449,34 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
     models = compared_models(inp)
     rows = comparison_rows(inp, models, notion)
     cost = cost_of_fairness(rows, notion, notion_name, bool(inp.fairness))
-    certificate, facts = _certificate(inp)
+    short = Shortened.of_tree(tree, [inp.dataset, *inp.protected, *inp.legitimate])
+    certificate, facts = _certificate(inp, short)
     summary = tree_summary(tree)
     drawing = tree_drawing(tree, engine)
-    word = status_word(tree.record.status)
+    said = claim(tree.record)
     both = pd.concat(list(parts.values()), ignore_index=True)
     classes = list(tree.classes)
     counts = [int((both[inp.target] == c).sum()) for c in classes]
 
+    summary = tuple(short.text(s) for s in summary)
     glance = [certificate]
     if cost is not None and cost.headline():
-        glance.append(cost.headline())
+        glance.append(short.text(cost.headline()))
     glance.append(summary[-1] if len(summary) > 1 else summary[0])
     split_words = inp.split or (f"{fmt(len(inp.train), 'int')} training rows"
                                 + (f" and {fmt(len(inp.test), 'int')} test rows" if "test" in parts else ""))
     table_facts = [
         ("Rows", f"{fmt(len(both), 'int')} ({split_words})"),
-        ("Target", f"{inp.target}: {class_counts(classes, counts)}"),
-        ("Positive class", "none (several classes)" if inp.pos_label is None else str(inp.pos_label)),
-        ("Protected", ", ".join(inp.protected) or "none"),
-        ("Legitimate factors", ", ".join(inp.legitimate) or "none"),
-        ("Columns the tree may ask about", ", ".join(map(str, tree.feature_names))),
+        ("Target", f"{short.name(inp.target)}: {class_counts(list(map(short.name, classes)), counts)}"),
+        ("Positive class", "none (several classes)" if inp.pos_label is None else short.name(inp.pos_label)),
+        ("Protected", ", ".join(map(short.name, inp.protected)) or "none"),
+        ("Legitimate factors", ", ".join(map(short.name, inp.legitimate)) or "none"),
+        ("Columns the tree may ask about", ", ".join(map(short.name, tree.feature_names))),
     ]
-    settings = settings_rows(inp.settings)
-    rules = tree.to_text().splitlines()
-    title = f"{inp.dataset}: a {'fair ' if inp.fairness else ''}decision tree of depth {tree.structure.depth}"
+    # A tree file's settings are text from anywhere: a value past the label limit is cut like a name.
+    settings = [(name, _setting(short, value)) for name, value in settings_rows(inp.settings)]
+    rules = [short.text(r) for r in tree.to_text().splitlines()]
+    title = _title(inp, short)
 
     def facts_list(items: Sequence[tuple[str, str]], ident: str) -> str:
         return f'<dl class="facts" id="{ident}">' + "".join(
@@ -408,11 +486,15 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
         f'<section id="glance"><h2>At a glance</h2><div class="glance"><ul>'
         + "".join(f"<li>{e(s)}</li>" for s in glance) + "</ul></div></section>",
         '<section id="table"><h2>The table and its groups</h2>' + facts_list(table_facts, "table-facts")
-        + "".join(f'<p class="note">{e(n)}</p>' for n in inp.notes) + "<h3>Protected groups</h3>"
-        + _groups_section(inp) + "</section>",
+        + "".join(f'<p class="note">{e(short.text(n))}</p>' for n in inp.notes) + "<h3>Protected groups</h3>"
+        + _groups_section(inp, short) + "</section>",
         '<section id="settings"><h2>Settings</h2>' + facts_list(settings, "settings-facts") + "</section>",
-        f'<section id="certificate"><h2>The certificate</h2><p><span class="badge {e(word.colour)}">'
-        f"{e(word.label)}</span></p><p>{e(certificate)}</p>" + facts_list(facts, "certificate-facts") + "</section>",
+        f'<section id="certificate"><h2>The certificate</h2><p><span class="badge {e(said.colour)}">'
+        f"{e(said.label)}</span>"
+        + (f' <span class="badge {"green" if said.promise_state == "proved" else "blue"}">{e(said.promise_label)}</span>'
+           if said.promise_label else "")
+        + f"</p><p>{e(certificate)}</p>" + facts_list(facts, "certificate-facts") + _promise_details(tree, short)
+        + "</section>",
         '<section id="tree" class="new-page"><h2>The tree</h2>'
         f'<figure><div class="drawing">{drawing.svg}</div><figcaption class="note">Drawn by {e(drawing.engine)}. '
         "Each box asks a question; the left branch is the answer yes. Coloured boxes are leaves: the class "
@@ -421,12 +503,13 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
         "<h3>Rules</h3><ol class=\"rules\" id=\"rules\">" + "".join(f"<li>{e(r)}</li>" for r in rules) + "</ol>"
         "</section>",
         '<section id="fairness" class="new-page"><h2>Each group\'s rates</h2>'
-        + (f"<p>Rates compared between groups are rates of predicting {e(inp.pos_label)}, measured from this "
+        + (f"<p>Rates compared between groups are rates of predicting {e(short.name(inp.pos_label))}, measured from this "
            "tree's predictions.</p>" if inp.pos_label is not None else "")
-        + _rates_section(inp, notions) + "</section>",
+        + _rates_section(inp, notions, short) + "</section>",
         '<section id="cost" class="new-page"><h2>The cost of fairness</h2>' + _cost_section(inp, rows, notion, cost)
         + "</section>",
     ]
+    sections.append(_names_section(short))  # after every other: it lists the names they cut
     stamp = created.strftime("%Y-%m-%d %H:%M %Z").strip()
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -435,7 +518,7 @@ def build_report(inp: ReportInput, *, engine: Engine = "auto", created: _dt.date
         f"<title>{e(title)}</title><style>{STYLE}</style></head><body>"
         f'<header><div class="brand">StrongTree report</div><h1>{e(title)}</h1>'
         f'<p class="meta" id="stamp">Made {e(stamp)} with strongtree {e(__version__)} · '
-        f"{e(tree.record.status and word.label)}</p></header>"
+        f"{e(said.short)}</p></header>"
         + "".join(sections)
         + f'<footer>Made {e(stamp)} by strongtree {e(__version__)} (StrongTree Studio). Every number in this report '
           "was measured from the trees' predictions on the rows named above.</footer></body></html>\n"

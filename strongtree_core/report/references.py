@@ -82,6 +82,9 @@ def logistic_reference(tree: FittedTree, parts: Mapping[str, pd.DataFrame], targ
     columns = list(tree.feature_names)
     train = parts["train"]
     numbers, others = _logistic_columns(train, columns)
+    # columns by position: scikit-learn reads a list of names through NumPy, whose text arrays drop a name's
+    # trailing NUL characters (a column "x\0" would not be found)
+    numbers, others = [columns.index(c) for c in numbers], [columns.index(c) for c in others]
     steps = []
     if numbers:
         steps.append(("numbers", make_pipeline(SimpleImputer(strategy="median"), StandardScaler()), numbers))

@@ -7,25 +7,16 @@ from typing import Any, Mapping
 from strongtree_core import vocabulary
 from strongtree_core.words import fmt
 
-#: The parameters a report lists, in this order, with their names in words.
+#: The parameters a report lists, in this order, with their names (the one name of each setting,
+#: :data:`strongtree_core.vocabulary.SETTING_NAMES`; ``max_features`` is what runs stored before 0.2 call
+#: ``max_features_used``).
 SHOWN: dict[str, str] = {
-    "depth": "Maximum depth",
-    "objective": "Objective",
-    "regularization": "λ (price of a question)",
-    "fairness": "Fairness notions",
-    "fairness_bound": "Bound δ",
-    "min_recall": "Minimum recall",
-    "min_precision": "Minimum precision",
-    "min_specificity": "Minimum specificity",
-    "max_branching": "Most questions",
-    "max_features_used": "Most distinct questions",
-    "max_features": "Most distinct questions",
-    "min_leaf": "Fewest training rows in a leaf",
-    "allow_protected_splits": "Questions on the protected columns",
-    "formulation": "Formulation",
-    "solver": "Solver",
-    "time_limit": "Time limit",
+    name: vocabulary.SETTING_NAMES[name] for name in (
+        "depth", "objective", "regularization", "fairness", "fairness_bound", "fairness_confidence", "min_recall",
+        "min_precision", "min_specificity", "max_branching", "max_features_used", "min_leaf",
+        "allow_protected_splits", "formulation", "solver", "time_limit")
 }
+SHOWN = {**SHOWN, "max_features": SHOWN["max_features_used"]}
 #: Thresholds per continuous column when neither rule is given (the estimator's default).
 DEFAULT_THRESHOLDS = 16
 
@@ -46,6 +37,8 @@ def _value(name: str, value: Any) -> str:
         return "none" if value is None else fmt(value, "percent")
     if name in ("max_branching", "max_features_used", "max_features"):
         return "no limit" if value is None else fmt(value, "int")
+    if name == "fairness_confidence":
+        return "none: the training rows only" if value is None else f"{round(100 * float(value))} % confidence"
     if name == "allow_protected_splits":
         return "allowed" if value else "not allowed"
     if name == "time_limit":
@@ -66,12 +59,12 @@ def settings_rows(params: Mapping[str, Any]) -> list[tuple[str, str]]:
     for name, words in SHOWN.items():
         if name not in params or words in seen:
             continue
-        if name == "fairness_bound" and not constrained:
+        if name in ("fairness_bound", "fairness_confidence") and not constrained:
             continue
         seen.add(words)
         rows.append((words, _value(name, params[name])))
     if "n_buckets" in params or "max_thresholds" in params:
-        rows.append(("Thresholds per numeric column", _thresholds(params)))
+        rows.append((vocabulary.SETTING_NAMES["max_thresholds"], _thresholds(params)))
     return rows
 
 

@@ -39,6 +39,7 @@ class Status(str, enum.Enum):
 
     @property
     def has_solution(self) -> bool:
+        """Whether a solve that ended so returns a tree (optimal, time limit or interrupted)."""
         return self in (Status.OPTIMAL, Status.TIME_LIMIT, Status.INTERRUPTED)
 
 

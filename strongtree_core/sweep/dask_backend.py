@@ -39,7 +39,7 @@ from typing import Any, Iterator, Sequence
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.sweep.backends import MAX_ATTEMPTS, POLL, PointQueue, work
 from strongtree_core.sweep.grid import Point
-from strongtree_core.sweep.main_guard import guard_failure, refuse_in_a_bootstrapping_worker
+from strongtree_core.sweep.main_guard import guard_failure, refuse_in_a_bootstrapping_worker, unguarded_main_script
 from strongtree_core.sweep.point import Problem, error_row
 from strongtree_core.sweep.signals import ignore_sigint, sigint_blocked
 
@@ -57,8 +57,12 @@ RESIZE_EVERY = 2.0
 #: How long a local cluster waits for a lost worker's replacement to register before it
 #: gives that worker up (Dask's ``distributed.deploy.lost-worker-timeout``, 15 s by default).
 RESTART_WAIT = "10 minutes"
-#: Seconds a sweep waits while its cluster has no worker at all before it gives the points up.
-NO_WORKER_WAIT = 900.0
+#: Seconds a sweep waits while its cluster has no worker at all before the points left run in the
+#: calling process (a replacement that has not registered by then is not coming: "Nanny failed to start").
+NO_WORKER_WAIT = 120.0
+#: Seconds a plain TCP connection to a scheduler's address is given before Dask's handshake: a closed
+#: port refuses at once (Dask's own connect retried it for its whole timeout, 20 s).
+TCP_PROBE = 5.0
 #: glibc's allocator settings of a local cluster's workers.  Dask's nanny sets
 #: ``MALLOC_TRIM_THRESHOLD_=65536``, which also freezes the threshold above which each
 #: allocation is its own mapping at 128 KiB: every array of a fit above that size was
@@ -101,14 +105,15 @@ LOST_POINT = (
     "The worker running this point was lost {n} times (killed, or out of memory); the point was given up. "
     "Give the workers more memory, or run fewer at once (n_jobs)."
 )
-NO_WORKER = (
-    "The Dask cluster has had no worker for {seconds:.0f} s; this point was not run. Check the workers' logs "
-    "(out of memory?) and run the sweep again."
-)
+NO_WORKER = "the cluster has had no worker for {seconds:.0f} s: a lost worker was not replaced"
 CANCELLED_POINT = (
     "The cluster cancelled this point {n} times ({reason}); the point was given up. Check the scheduler's log."
 )
 FAILED_POINT = "The point failed: {kind}: {detail}"
+
+
+class ClusterLost(RuntimeError):
+    """The cluster has no worker left and none is coming (the sweep's points left then run in the caller)."""
 
 
 def _distributed():
@@ -132,6 +137,9 @@ def handshake_problem(address: str, timeout: float) -> str | None:
     """
     from distributed.comm import connect
 
+    refused = tcp_problem(address, min(timeout, TCP_PROBE))
+    if refused is not None:
+        return SCHEDULER_UNREACHABLE.format(address=address, reason=refused, env=SCHEDULER_ENV)
     outcome: list[str | None] = []
 
     async def attempt() -> None:
@@ -160,6 +168,37 @@ def handshake_problem(address: str, timeout: float) -> str | None:
     if speaks_http(address, min(timeout, HTTP_PROBE)):
         return SCHEDULER_IS_WEB_SERVER.format(address=address, env=SCHEDULER_ENV)
     return SCHEDULER_SILENT.format(address=address, timeout=timeout, env=SCHEDULER_ENV)
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a ``tcp://`` or ``tls://`` address, None for another kind or one that does not parse."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        if scheme not in ("tcp", "tls"):
+            return None
+        host, port = parse_host_port(location)
+        return host, int(port)
+    except (ValueError, TypeError):
+        return None
+
+
+def tcp_problem(address: str, timeout: float) -> str | None:
+    """Why no TCP connection reaches ``address`` (a closed port, an unknown host, no answer within ``timeout`` s),
+    or None when one does (or the address is not TCP: Dask's own connect then says)."""
+    import socket
+
+    where = _host_port(address)
+    if where is None:
+        return None
+    try:
+        with socket.create_connection(where, timeout=timeout):
+            return None
+    except socket.timeout:
+        return f"no answer within {timeout:g} s"
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
 
 
 def speaks_http(address: str, timeout: float) -> bool:
@@ -267,11 +306,12 @@ def dask_client(scheduler, slots: int) -> Iterator[Any]:
     address = scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV) or None
     if address is None:
         refuse_in_a_bootstrapping_worker()
+        unguarded = unguarded_main_script()
         try:
             with sigint_blocked():  # its worker processes, and the loop thread that restarts them, inherit the mask
                 cluster = local_cluster(slots)
         except Exception as exc:  # noqa: BLE001 - re-raised unless it is the missing guard
-            failure = guard_failure(exc)
+            failure = guard_failure(exc, unguarded)
             if failure is not None:
                 raise failure from exc
             raise
@@ -370,9 +410,7 @@ def _rows(problem: Problem, points: Sequence[Point], stop, client, relay) -> Ite
                 threads, resized = _threads(client), now
                 no_worker_since = (no_worker_since or now) if threads == 0 else None
             if no_worker_since is not None and now - no_worker_since > NO_WORKER_WAIT:
-                for point in [*pending.values(), *waiting.remaining()]:
-                    yield error_row(problem, point, NO_WORKER.format(seconds=now - no_worker_since))
-                return
+                raise ClusterLost(NO_WORKER.format(seconds=now - no_worker_since))  # the rest run in this process
             while waiting and len(pending) < IN_FLIGHT_PER_THREAD * max(threads, 1):
                 point = waiting.popleft()
                 attempts[point.index] = attempts.get(point.index, 0) + 1

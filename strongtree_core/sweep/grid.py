@@ -151,15 +151,15 @@ class GridSettings(Sequence):
             i -= size
         raise IndexError(i)  # pragma: no cover - the range was checked above
 
-    def values_with_a_combination(self) -> Iterator[tuple[str, Any, dict[str, Any]]]:
-        """Each (key, value) of each grid once, with the first combination of that grid holding it."""
+    def values_with_a_combination(self) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
+        """Each (key, value) of each grid, with the first combination of that grid: the combination
+        that holds the value is ``{**first, key: value}`` (made only by a caller that needs it; the
+        first combination is shared, never to be changed)."""
         for keys, values in self.grids:
-            first = [v[0] for v in values]
+            first = dict(zip(keys, (v[0] for v in values)))
             for k, key in enumerate(keys):
                 for value in values[k]:
-                    combo = dict(zip(keys, first))
-                    combo[key] = value
-                    yield key, value, combo
+                    yield key, value, first
 
 
 def expand_grid(estimator, grid) -> GridSettings:

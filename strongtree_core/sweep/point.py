@@ -21,11 +21,14 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from strongtree_core.claim import claim
 from strongtree_core.engine import INFEASIBLE, NO_TREE_IN_TIME
 from strongtree_core.errors import StrongTreeError
-from strongtree_core.metrics import fairness_intervals, fairness_report
+from strongtree_core.metrics import fairness_intervals, fairness_report, positive_present
+from strongtree_core.promise import is_constant
 from strongtree_core.solvers.licence import WLS_KEYS, licence_params, set_licence_params
 from strongtree_core.sweep.grid import Fold, Point
+from strongtree_core.verdict import gap_verdict
 from strongtree_core.vocabulary import FAIRNESS_NOTIONS
 
 #: The parts of a fold, in column order.
@@ -42,16 +45,21 @@ SLOT_POLL = 0.1
 def result_columns(notions: tuple[str, ...]) -> list[str]:
     """The columns after the settings: how the solve ended, then every part's measures, then the tree.
 
+    ``claim``: what the solve proved, in :func:`strongtree_core.claim.claim`'s words (its label:
+    "Optimal over kept thresholds", "Constant tree (promise)", ...).
     ``{part}_gap_low`` / ``{part}_gap_high``: the 95 % simultaneous interval of the point's own
     gap on that part (:func:`strongtree_core.metrics.fairness_intervals`; the largest over the
-    point's notions); ``{part}_baseline_accuracy``: accuracy there of predicting the training
-    rows' majority class.
+    point's notions); ``{part}_verdict``: that gap against the point's δ in
+    :func:`strongtree_core.verdict.gap_verdict`'s words ("within δ = 5.0 pp (the certificate on
+    these rows)", "undecided against δ = 5.0 pp (95 % interval ...)"; "" without a constraint);
+    ``{part}_baseline_accuracy``: accuracy there of predicting the training rows' majority class.
     """
     return [
-        "status", "certified", "objective", "bound", "optimality_gap", "time", "method",
+        "status", "certified", "claim", "objective", "bound", "optimality_gap", "time", "method",
         *(f"n_{p}" for p in PARTS), *(f"{p}_accuracy" for p in PARTS), *(f"{p}_gap" for p in PARTS),
         *(f"{p}_{n}" for p in PARTS for n in notions),
-        *(f"{p}_{end}" for p in PARTS for end in ("gap_low", "gap_high", "baseline_accuracy")), "error", "tree",
+        *(f"{p}_{end}" for p in PARTS for end in ("gap_low", "gap_high", "verdict", "baseline_accuracy")),
+        "error", "tree",
     ]
 
 
@@ -195,6 +203,7 @@ def _measure(problem: Problem, clf, rows: np.ndarray, own: list[str], part: str,
     out: dict[str, float] = {f"{part}_accuracy": math.nan, f"{part}_gap": math.nan}
     out.update({f"{part}_{n}": math.nan for n in problem.notions})
     out.update({f"{part}_{end}": math.nan for end in ("gap_low", "gap_high", "baseline_accuracy")})
+    out[f"{part}_verdict"] = ""
     if rows.size == 0:
         return out
     truth = problem.y.iloc[rows].to_numpy()
@@ -203,7 +212,7 @@ def _measure(problem: Problem, clf, rows: np.ndarray, own: list[str], part: str,
     if majority is not None:
         out[f"{part}_baseline_accuracy"] = float(np.mean(truth == majority))
     positive = _pos_label(clf)
-    if problem.notions and positive is not None:
+    if problem.notions and positive is not None and positive_present(truth, pred, positive):
         report = fairness_report(
             truth, pred, sensitive_features=_take(problem.sensitive, rows),
             legitimate_features=_take(problem.legitimate, rows), pos_label=positive, notions=problem.notions,
@@ -221,6 +230,11 @@ def _measure(problem: Problem, clf, rows: np.ndarray, own: list[str], part: str,
             if len(spans):
                 out[f"{part}_gap_low"] = float(spans["gap_low"].max())
                 out[f"{part}_gap_high"] = float(spans["gap_high"].max())
+            bound = getattr(clf, "fairness_bound", None)
+            found = None if bound is None else gap_verdict(
+                out[f"{part}_gap"], float(bound), training=part == "train", constrained=True,
+                interval=(out[f"{part}_gap_low"], out[f"{part}_gap_high"]), constant=is_constant(clf.tree_.structure))
+            out[f"{part}_verdict"] = "" if found is None else found.words
     return out
 
 
@@ -231,7 +245,7 @@ def blank_row(problem: Problem, point: Point, params: Mapping[str, Any] | None =
     fold = problem.folds[point.fold]
     row: dict[str, Any] = {**settings_row(point, params), **dict.fromkeys(result_columns(problem.notions), math.nan)}
     row.update({f"n_{p}": int(getattr(fold, p).size) for p in PARTS})
-    row.update(status="error", certified=False, method="", error="", tree=None)
+    row.update(status="error", certified=False, claim="", method="", error="", tree=None)
     if "fairness_confidence" in point.settings:
         row.update(training_bound=math.nan, promise_constant=False)
     return row
@@ -275,8 +289,8 @@ def run_point(problem: Problem, point: Point, stop: threading.Event | None = Non
         return row
     own = _own_notions(params)
     rec = clf.record_
-    row.update(status=rec.status, certified=bool(rec.certified), objective=rec.objective, bound=rec.bound,
-               optimality_gap=rec.gap, method=rec.method)
+    row.update(status=rec.status, certified=bool(rec.certified), claim=claim(rec).short, objective=rec.objective,
+               bound=rec.bound, optimality_gap=rec.gap, method=rec.method)
     if "fairness_confidence" in point.settings:  # the promise's tightened training bound, δ itself without one
         promise = getattr(clf, "fairness_promise_", None)
         row["training_bound"] = promise.training_bound if promise is not None else row["fairness_bound"]

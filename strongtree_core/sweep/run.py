@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from contextlib import contextmanager
+import warnings
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -13,7 +14,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from strongtree_core.errors import StrongTreeError
+from strongtree_core.errors import BackendLostWarning, StrongTreeError
 from strongtree_core.estimator import LENGTH_MISMATCH, X_NOT_2D, StrongTreeClassifier
 from strongtree_core.sweep import backends, dask_backend
 from strongtree_core.sweep.grid import (
@@ -35,6 +36,22 @@ from strongtree_core.sweep.point import (
     result_columns,
 )
 from strongtree_core.vocabulary import FAIRNESS_NOTIONS
+
+
+#: What a sweep says when its backend failed (a :class:`~strongtree_core.errors.BackendLostWarning`); tests assert it.
+BACKEND_FAILED_AT_START = (
+    "The {backend} backend could not start ({reason}): the sweep runs its points in this process instead."
+)
+BACKEND_LOST = (
+    "The {backend} backend failed after {done:,} of {total:,} points ({reason}): every finished point is kept, and "
+    "the {left:,} point(s) left run in this process."
+)
+BACKEND_FAILED_AT_CLOSE = "The {backend} backend failed while closing ({reason}); every point had finished."
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 @dataclass(frozen=True)
@@ -119,18 +136,21 @@ def check_settings(estimator, settings: Sequence[Mapping[str, Any]], stop: threa
         pairs = ((k, v, combo) for combo in settings for k, v in combo.items())
     candidate = clone(estimator)
     template = candidate.get_params(deep=False)
+    quick = getattr(type(estimator), "_valid_alone", None)
     seen: set[tuple[str, str]] = set()
-    for key, value, combo in pairs:
-        if stop is not None and stop.is_set():
+    for n, (key, value, combo) in enumerate(pairs):
+        if stop is not None and n % 1024 == 0 and stop.is_set():
             return
         marker = (key, _value_key(value))
         if marker in seen:
             continue
         seen.add(marker)
+        if quick is not None and quick(key, value):
+            continue  # valid whatever the other settings (checked in bulk: no full check per value)
         try:
             _checked(candidate.set_params(**{key: value}))
         except StrongTreeError:
-            _check(estimator, combo)
+            _check(estimator, {**combo, key: value})
         finally:
             candidate.set_params(**{key: template[key]})
 
@@ -155,11 +175,65 @@ def plan(estimator, X, y, *, sensitive_features=None, legitimate_features=None, 
 
 @contextmanager
 def runner(backend: str, n_jobs: int | None, scheduler) -> Iterator[Callable[[Problem, Sequence[Point], Any], Iterator[dict]]]:
-    """``rows(problem, points, stop)`` on the backend, its workers open for the ``with`` block."""
+    """``rows(problem, points, stop)`` on the backend, its workers open for the ``with`` block.
+
+    Sweeps never return nothing when something finished: a backend that fails, at its start or
+    later, leaves the points it had not finished to this process (:func:`kept_rows`), with a
+    :class:`~strongtree_core.errors.BackendLostWarning` that says what happened."""
+    check_backend(backend, scheduler)
+    with ExitStack() as stack:
+        try:
+            rows = stack.enter_context(_backend_rows(backend, n_jobs, scheduler))
+        except StrongTreeError:  # a refusal (a bad address, no Dask): the caller's to fix
+            raise
+        except Exception as exc:  # noqa: BLE001 - a cluster that did not start: the points run here
+            warnings.warn(BackendLostWarning(BACKEND_FAILED_AT_START.format(backend=backend, reason=_reason(exc))),
+                          stacklevel=3)
+            rows = backends.serial_rows
+        try:
+            yield lambda problem, points, stop: kept_rows(backend, rows, problem, points, stop)
+        finally:
+            try:
+                stack.close()
+            except StrongTreeError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - every row is in; a cluster that fails to close loses none
+                warnings.warn(BackendLostWarning(BACKEND_FAILED_AT_CLOSE.format(backend=backend,
+                                                                                reason=_reason(exc))), stacklevel=3)
+
+
+def kept_rows(backend: str, rows: Callable, problem: Problem, points: Sequence[Point], stop) -> Iterator[dict]:
+    """The rows of ``rows`` (a backend), then, if the backend fails part way, the points it had not
+    finished run in this process: every finished point is kept and each point gives one row."""
+    seen: set[int] = set()
+    try:
+        for row in rows(problem, points, stop):
+            seen.add(int(row["point"]))
+            yield row
+        return
+    except StrongTreeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a lost cluster: what is left runs here
+        if rows is backends.serial_rows:  # nothing to fall back on: a fault of the point code itself
+            raise
+        left = [p for p in points if p.index not in seen]
+        warnings.warn(BackendLostWarning(BACKEND_LOST.format(backend=backend, done=len(seen), total=len(points),
+                                                             reason=_reason(exc), left=len(left))), stacklevel=2)
+    if stop is not None and stop.is_set():
+        return
+    yield from backends.serial_rows(problem, left, stop)
+
+
+def check_backend(backend: str, scheduler) -> None:
+    """Refuse an unknown backend, and a scheduler given to another backend than Dask."""
     if backend not in backends.BACKENDS:
         raise StrongTreeError(backends.BAD_BACKEND.format(value=backend, allowed=", ".join(map(repr, backends.BACKENDS))))
     if scheduler is not None and backend != "dask":
         raise StrongTreeError(backends.SCHEDULER_NOT_DASK.format(value=scheduler, backend=backend))
+
+
+@contextmanager
+def _backend_rows(backend: str, n_jobs: int | None, scheduler) -> Iterator[Callable]:
     slots = backends.n_workers(n_jobs) if backend != "serial" else 1
     if backend == "serial":
         yield backends.serial_rows
@@ -278,11 +352,13 @@ def sweep(
     DataFrame, one row per finished point, sorted by ``point``
         ``point``, ``fold``; the settings ``fairness`` (notions joined by "+"; None: unconstrained),
         ``fairness_bound`` (NaN when unconstrained), ``depth``, ``regularization`` and any other
-        parameter the grid sets; ``status``, ``certified``, ``objective``, ``bound``,
+        parameter the grid sets; ``status``, ``certified``, ``claim`` (what the solve proved, the
+        label of :func:`strongtree_core.claim.claim`), ``objective``, ``bound``,
         ``optimality_gap`` (relative), ``time`` (seconds of the fit), ``method``; ``n_<part>``,
         ``<part>_accuracy`` and ``<part>_gap`` (the largest gap of the point's own notions) for the
-        parts train, calibration and test, and ``<part>_<notion>`` for every notion that can be
-        measured; ``error`` (why a point has no tree: infeasible, no tree in time, ...) and
+        parts train, calibration and test, with ``<part>_gap_low`` / ``<part>_gap_high`` (its 95 %
+        interval) and ``<part>_verdict`` (against δ, :func:`strongtree_core.verdict.gap_verdict`'s
+        words), and ``<part>_<notion>`` for every notion that can be measured; ``error`` (why a point has no tree: infeasible, no tree in time, ...) and
         ``tree`` (the fitted tree as JSON, ``FittedTree.from_json``).  When the grid sets
         ``fairness_confidence`` (a promise on new rows), also ``training_bound`` (the tightened
         bound the tree was fitted at; ``fairness_bound`` for a point without a promise) and

@@ -51,57 +51,26 @@ def ignore_sigint() -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
-def _children_by_parent() -> dict[int, list[int]]:
-    """Every process of this machine by its parent (Linux's /proc); empty where /proc is not there."""
-    import os
-    from pathlib import Path
-
-    tree: dict[int, list[int]] = {}
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return tree
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        tree.setdefault(parent, []).append(int(entry.name))
-    return tree
-
-
-def _command(pid: int) -> bytes:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return fh.read()
-    except OSError:
-        return b""
-
-
 def kill_worker_processes() -> list[int]:
-    """SIGKILL every process this one started, and theirs (sweep workers that ignore Ctrl-C), before
+    """Kill every process this one started, and theirs (sweep workers that ignore Ctrl-C), before
     this process quits at once; resource trackers are left to clean up after it, as they do when
-    their parent ends.  Returns the pids signalled."""
-    import multiprocessing
-    import os
+    their parent ends.  Returns the pids killed.
 
-    tree = _children_by_parent()
-    found: list[int] = []
-    todo = list(tree.get(os.getpid(), []))
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(tree.get(pid, []))
-    if not tree:  # no /proc: the processes multiprocessing knows of
-        found = [p.pid for p in multiprocessing.active_children() if p.pid is not None]
+    psutil walks the process tree and kills (SIGKILL on POSIX, ``TerminateProcess`` on Windows,
+    which has no SIGKILL)."""
+    import psutil
+
+    try:
+        found = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return []
     killed = []
-    for pid in found:
-        if b"resource_tracker" in _command(pid):
-            continue
+    for process in found:
         try:
-            os.kill(pid, signal.SIGKILL)
-            killed.append(pid)
-        except OSError:
+            if any("resource_tracker" in part for part in process.cmdline()):
+                continue
+            process.kill()
+            killed.append(process.pid)
+        except psutil.Error:  # gone already, or not ours to see
             pass
     return killed

@@ -83,6 +83,7 @@ class FitContext:
         object.__setattr__(self, "pos_label", python_scalar(self.pos_label) if self.pos_label is not None else None)
 
     def to_dict(self) -> dict:
+        """JSON-safe description; :meth:`from_dict` reads it back."""
         return json_value({
             "protected": list(self.protected), "legitimate": list(self.legitimate), "pos_label": self.pos_label,
             "settings": dict(self.settings), "split": None if self.split is None else dict(self.split),
@@ -91,6 +92,7 @@ class FitContext:
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "FitContext":
+        """Read a context written by :meth:`to_dict`; a malformed one raises ``ValueError`` saying what is wrong."""
         if not isinstance(data, Mapping):
             raise ValueError(BAD_CONTEXT.format(reason="not an object"))
         data = translate_keys(data, {"positive_class": "pos_label", "positive": "pos_label"})  # written before 0.2

@@ -21,8 +21,18 @@ from typing import TYPE_CHECKING, Any, Collection, Literal, Mapping, Sequence
 
 import numpy as np
 
-from strongtree_core.tree.rules import one_line, reachable_nodes
-from strongtree_core.words import class_counts, count_of, fmt
+from strongtree_core.tree.rules import reachable_nodes
+from strongtree_core.words import (
+    TOOLTIP_LIMIT,
+    class_counts,
+    count_of,
+    cut_text,
+    drawn_test,
+    drawn_text,
+    fmt,
+    label_text,
+    shown_name,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from strongtree_core.tree.fitted import FittedTree
@@ -105,11 +115,23 @@ def tint(colour: str, strength: float) -> str:
 
 def html_text(text) -> str:
     """``text`` for a Graphviz HTML-like label: markup characters as entities,
-    control characters (newlines, tabs, ...) written out as visible escapes."""
-    return "".join(_ENTITIES.get(ch, ch) for ch in one_line(text))
+    control characters (newlines, tabs, ...) written out as visible escapes, an empty label
+    as "(empty)" (:func:`~strongtree_core.words.label_text`)."""
+    return "".join(_ENTITIES.get(ch, ch) for ch in label_text(text))
 
 
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
+
+
+def tooltip_text(value) -> str:
+    """The text of a label shown cut, for its tooltip: visible, and itself cut at
+    :data:`~strongtree_core.words.TOOLTIP_LIMIT` characters."""
+    return cut_text(label_text(value), TOOLTIP_LIMIT)
+
+
+def dot_string(text: str) -> str:
+    """``text`` as a quoted DOT string (a tooltip): on one line, backslashes and quotes escaped."""
+    return '"' + label_text(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def tree_to_dot(
@@ -165,12 +187,16 @@ def tree_to_dot(
         j = int(tree.structure.feature[node - 1])
         attrs = []
         if j >= 0:
-            question = features[j].label + ("?" if style.answers else "")
+            full = features[j].label
+            cut = drawn_test(full, features[j].source)
+            question = cut + ("?" if style.answers else "")
             head = f"<B>{html_text(question)}</B>"
             sub = _rows(int(counts.sum()))
         else:
             k = int(tree.structure.prediction[node - 1])
-            label = html_text(tree.classes[k])
+            full = tree.classes[k]
+            cut = drawn_text(full)
+            label = html_text(cut)
             head = f"<B>{'predict ' if style.predict_word else ''}{label}</B>"
             total = int(counts.sum())
             share = f", {100.0 * counts[k] / total:.0f}% {label}" if total else ""
@@ -185,16 +211,19 @@ def tree_to_dot(
             rows.append(f"{small}{_groups(group_mix[node])}</FONT>")
         if node in folded:
             questions, leaves = _below(tree, node)
-            rows.append(f"{small}<I>collapsed: {count_of(questions, 'question')} and "
-                        f"{count_of(leaves, 'leaf', 'leaves')} below</I></FONT>")
+            # Two short lines: a collapsed box no wider than an open one, so the level fits the panel.
+            rows.append(f"{small}<I>collapsed: {count_of(questions, 'question')}</I></FONT>")
+            rows.append(f"{small}<I>and {count_of(leaves, 'leaf', 'leaves')} below</I></FONT>")
             attrs.append(f'fillcolor="{COLLAPSED_FILL}", style="rounded,filled,bold"')
         if node in changed:
             note = changed[node]
-            rows.append(f"{small}<B>not the majority ({html_text(note.majority)})</B></FONT>")
+            rows.append(f"{small}<B>not the majority ({html_text(drawn_text(note.majority))})</B></FONT>")
             rows.append(f"{note_font}{html_text(changed_short(note))}</FONT>")
             attrs.append('style="rounded,filled,dashed"')
         if node in marked:
             attrs.append(f'penwidth=2.5, color="{STRONG}"')
+        if cut != label_text(full):  # the drawing shows it cut: the whole text is the box's tooltip
+            attrs.append(f"tooltip={dot_string(tooltip_text(full))}")
         table = "".join(f"<TR><TD>{r}</TD></TR>" for r in rows)
         label = f'<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">{table}</TABLE>>'
         lines.append(f"  n{node} [label={label}{''.join(', ' + a for a in attrs)}];")
@@ -214,11 +243,12 @@ def tree_to_dot(
 
 def edge_words(label: str, negated: str, source: Any) -> tuple[str, str]:
     """Short texts for the two branches of a test: "≤ 70.5" / "> 70.5", "= yes" / "≠ yes";
-    the whole test when it does not start with its column's name."""
-    prefix = f"{source} "
+    the whole test when it does not start with its column's name.  Each is cut for a drawing
+    (:func:`drawn_text`)."""
+    prefix = f"{shown_name(source)} "
     if label.startswith(prefix) and negated.startswith(prefix) and label != prefix.strip():
-        return label[len(prefix):], negated[len(prefix):]
-    return label, negated
+        return drawn_text(label[len(prefix):]), drawn_text(negated[len(prefix):])
+    return drawn_text(label), drawn_text(negated)
 
 
 def _below(tree: "FittedTree", node: int) -> tuple[int, int]:
@@ -264,7 +294,7 @@ def _bar(counts: np.ndarray, colours: list[str], width: int = BAR_WIDTH) -> str:
 
 
 def _mix(classes: tuple, counts: np.ndarray) -> str:
-    return html_text(class_counts(classes, counts))
+    return html_text(class_counts([drawn_text(c) for c in classes], counts))
 
 
 def _groups(mix: Mapping) -> str:
@@ -272,5 +302,5 @@ def _groups(mix: Mapping) -> str:
     parts = []
     for group, n in mix.items():
         share = f" ({100.0 * n / total:.0f}%)" if total else ""
-        parts.append(f"{html_text(group)}: {fmt(n)}{share}")
+        parts.append(f"{html_text(drawn_text(group))}: {fmt(n)}{share}")
     return "groups: " + " · ".join(parts)

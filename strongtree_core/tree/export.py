@@ -20,6 +20,7 @@ from strongtree_core.encoding.features import (
     to_number,
 )
 from strongtree_core.tree.rules import one_line
+from strongtree_core.words import label_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from strongtree_core.tree.fitted import FittedTree
@@ -27,14 +28,26 @@ if TYPE_CHECKING:  # pragma: no cover
 _READERS = (is_missing, level_key, flag_value, to_number)
 
 
+def claim_comment(tree: "FittedTree", mark: str) -> list[str]:
+    """What the tree's solve proved (:func:`strongtree_core.claim.claim`), as comment lines opened by ``mark``."""
+    import textwrap
+
+    from strongtree_core.claim import claim
+
+    said = claim(tree.record)
+    text = one_line(f"{said.short}. {said.words}")
+    return [f"{mark} {line}" for line in textwrap.wrap(text, 100, break_long_words=False, break_on_hyphens=False)]
+
+
 def tree_to_python(tree: "FittedTree") -> str:
     """Source of a module defining ``predict(row: dict)``, needing only the standard library.
 
     ``row`` maps raw column names to values; the function returns the
-    predicted class label.
+    predicted class label.  The first comment lines say what its solve proved.
     """
     lines = [
         f"# Classification tree predicting {one_line(repr(tree.target))} from raw column values.",
+        *claim_comment(tree, "#"),
         "",
         "import numbers",
         "",
@@ -62,9 +75,9 @@ def tree_to_sql(tree: "FittedTree") -> str:
 
     Use it as ``SELECT <expression> AS prediction FROM table``; column names
     are double-quoted, text levels single-quoted; numeric columns must be
-    stored as numbers.
+    stored as numbers.  Its first lines are SQL comments saying what its solve proved.
     """
-    lines = _nested(
+    lines = claim_comment(tree, "--") + _nested(
         tree,
         "  ",
         leaf=lambda label, node: _sql_literal(label) + (f"  -- {_changed_note(tree, node)[2:]}"
@@ -80,7 +93,7 @@ def _changed_note(tree: "FittedTree", node: int) -> str:
     """``"; not the majority (x): reason"`` for a leaf that predicts against its rows' majority, else ""."""
     for note in getattr(tree, "changed_leaves", ()):
         if note.node == node:
-            return f"; not the majority ({one_line(note.majority)}): {one_line(note.reason)}"
+            return f"; not the majority ({label_text(note.majority)}): {one_line(note.reason)}"
     return ""
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from strongtree_core.encoding.binarize import EncodingPlan
 from strongtree_core.encoding.errors import EncodingError, stored_format_problem
+from strongtree_core.errors import StrongTreeError
 from strongtree_core.encoding.features import ColumnName, level_key, python_scalar
 from strongtree_core.structure import TreeGraph, TreeStructure
 from strongtree_core.tree.context import FitContext
@@ -26,6 +27,29 @@ TREE_VERSION = 1
 ONE_ROW = "decision_path takes exactly one row, got {n}. Select a row first, e.g. df.iloc[[i]]."
 BAD_TREE = "Inconsistent tree: {reason}."
 BAD_TREE_JSON = "Not a stored tree: {reason}. Store trees with FittedTree.to_json()."
+#: Reasons of BAD_TREE_JSON for text that is no JSON at all.
+NOT_JSON = "it is not JSON ({detail})"
+TOO_DEEP = "its JSON nests lists or objects deeper than can be read"
+NOT_TEXT = "it is a {kind}, not JSON text"
+
+
+class StoredTreeError(StrongTreeError):
+    """Text or data that is not a stored tree (:data:`BAD_TREE_JSON` says why); a ``ValueError`` as before.
+    ``reason`` is the why alone (the command line words the rest its own way).
+
+    Examples
+    --------
+    >>> from strongtree_core.tree import FittedTree, StoredTreeError
+    >>> try:
+    ...     FittedTree.from_json("not json")
+    ... except StoredTreeError as error:
+    ...     print(error.reason)
+    it is not JSON (Expecting value at line 1 column 1)
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(BAD_TREE_JSON.format(reason=reason))
+        self.reason = reason
 TEXT_BECAME_OTHER = (
     "Column {column!r} held text at fit ({levels}) but now holds {now} ({examples}): the tree would read every "
     "such row as a category it never saw, which silently changes its predictions. Map the values back onto "
@@ -65,11 +89,13 @@ class ChangedLeaf:
     breaks: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
+        """JSON-safe description; :meth:`from_dict` reads it back."""
         return {"node": self.node, "majority": self.majority, "predicted": self.predicted, "reason": self.reason,
                 "breaks": list(self.breaks)}
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "ChangedLeaf":
+        """Read a changed leaf written by :meth:`to_dict`."""
         return cls(int(data["node"]), data["majority"], data["predicted"], str(data["reason"]),
                    tuple(data.get("breaks", ())))
 
@@ -255,6 +281,7 @@ class FittedTree:
 
     @property
     def n_classes(self) -> int:
+        """How many classes the tree knows (``len(classes)``)."""
         return len(self.classes)
 
     @property
@@ -364,6 +391,7 @@ class FittedTree:
         """JSON-safe description; :meth:`from_dict` reads it back exactly."""
         record = self.record.to_dict()
         promise = record.pop("promise", None)
+        scope = record.pop("scope", None)
         return {
             "format": TREE_FORMAT,
             "version": TREE_VERSION,
@@ -381,6 +409,7 @@ class FittedTree:
             "record": record,
             # Kept beside the record, where earlier versions of this format ignore it.
             **({} if promise is None else {"fairness_promise": promise}),
+            **({} if scope is None else {"certificate_scope": scope}),
             **({"changed_leaves": [c.to_dict() for c in self.changed_leaves]} if self.changed_leaves else {}),
             **({} if self.context is None else {"context": self.context.to_dict()}),
             **({} if self.baseline_accuracy is None else {"baseline_accuracy": self.baseline_accuracy}),
@@ -391,7 +420,7 @@ class FittedTree:
         """Read a tree written by :meth:`to_dict`."""
         problem = stored_format_problem(data, TREE_FORMAT, TREE_VERSION)
         if problem:
-            raise ValueError(BAD_TREE_JSON.format(reason=problem))
+            raise StoredTreeError(problem)
         try:
             s = data["structure"]
             structure = TreeStructure(
@@ -408,7 +437,8 @@ class FittedTree:
                     -1, len(data["classes"])
                 ),
                 record=SolveRecord.from_dict(
-                    {**data["record"], **({"promise": data["fairness_promise"]} if data.get("fairness_promise") else {})}
+                    {**data["record"], **({"promise": data["fairness_promise"]} if data.get("fairness_promise") else {}),
+                     **({"scope": data["certificate_scope"]} if data.get("certificate_scope") else {})}
                 ),
                 feature_names=tuple(data["feature_names"]),
                 node_weights=None if data.get("node_weights") is None else np.asarray(
@@ -419,14 +449,32 @@ class FittedTree:
                 baseline_accuracy=None if data.get("baseline_accuracy") is None else float(data["baseline_accuracy"]),
             )
         except (KeyError, TypeError) as err:
-            raise ValueError(BAD_TREE_JSON.format(reason=f"missing or malformed entry {err}")) from err
+            raise StoredTreeError(f"missing or malformed entry {err}") from err
 
     def to_json(self, indent: int | None = None) -> str:
+        """The tree as JSON text (:meth:`to_dict`); ``indent`` as in :func:`json.dumps`."""
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
 
     @classmethod
     def from_json(cls, text: str) -> "FittedTree":
-        return cls.from_dict(json.loads(text))
+        """Read a tree written by :meth:`to_json`.
+
+        Raises
+        ------
+        StoredTreeError
+            When ``text`` is not JSON (or nests too deeply to read), or not a stored tree; the message says which.
+        """
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise StoredTreeError(NOT_TEXT.format(kind=type(text).__name__))
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise StoredTreeError(NOT_JSON.format(detail=f"{err.msg} at line {err.lineno} column {err.colno}")) from None
+        except UnicodeDecodeError as err:
+            raise StoredTreeError(NOT_JSON.format(detail=err.reason)) from None
+        except RecursionError:
+            raise StoredTreeError(TOO_DEEP) from None
+        return cls.from_dict(data)
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, FittedTree):
@@ -507,8 +555,9 @@ def _value_kind(value) -> str:
 
 
 def _label_array(classes: tuple) -> np.ndarray:
-    """Class labels as an array: numbers stay numbers, anything mixed becomes object."""
-    if all(isinstance(c, str) for c in classes) or all(
+    """Class labels as an array: numbers stay numbers, anything mixed becomes object (and text ending in a
+    NUL byte, which a numpy text array would lose)."""
+    if all(isinstance(c, str) and not c.endswith("\x00") for c in classes) or all(
         isinstance(c, (int, float)) and not isinstance(c, bool) for c in classes
     ):
         return np.asarray(classes)

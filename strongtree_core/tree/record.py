@@ -6,6 +6,8 @@ import math
 from dataclasses import asdict, dataclass, fields
 from typing import Mapping
 
+from strongtree_core.tree.scope import Scope
+
 #: How a solve ended (the values of ``strongtree_core.solvers.base.Status``).
 FINAL_STATUSES: tuple[str, ...] = (
     "optimal",
@@ -80,6 +82,11 @@ class SolveRecord:
         (:meth:`strongtree_core.promise.FairnessPromise.to_dict`): the method, its
         guarantee, the confidence, the tightened training bound and the accuracy it
         cost.  None otherwise (and then left out of :meth:`to_dict`).
+    scope : Scope or None
+        What the certificate (and the bound) ranges over: the depth, the thresholds kept
+        of the distinct cuts, the questions the ladder of thresholds certified, the
+        training bound (:class:`~strongtree_core.tree.scope.Scope`).  None for records
+        made before it was kept, and for records made outside the estimator.
 
     Examples
     --------
@@ -113,6 +120,7 @@ class SolveRecord:
     n_cuts: int | None = None
     nodes: int | None = None
     promise: Mapping | None = None
+    scope: Scope | None = None
 
     def __post_init__(self) -> None:
         status = getattr(self.status, "value", self.status)
@@ -121,6 +129,8 @@ class SolveRecord:
         object.__setattr__(self, "status", status)
         if status == HEURISTIC and self.certified:
             raise ValueError(HEURISTIC_CERTIFIED)
+        if isinstance(self.scope, Mapping):
+            object.__setattr__(self, "scope", Scope.from_dict(self.scope))
         for name in ("objective", "bound", "gap", "lp_bound"):
             value = getattr(self, name)
             if value is not None:
@@ -144,8 +154,9 @@ class SolveRecord:
     def to_dict(self) -> dict:
         """JSON-safe fields (non-finite floats as the strings "nan", "inf", "-inf")."""
         out = {key: _float_out(value) for key, value in asdict(self).items()}
-        if out["promise"] is None:  # records without a promise stay readable by earlier versions
-            del out["promise"]
+        for optional in ("promise", "scope"):  # records without them stay readable by earlier versions
+            if out[optional] is None:
+                del out[optional]
         return out
 
     @classmethod

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from strongtree_core.encoding.features import BinaryFeature, format_number
 from strongtree_core.structure import TreeStructure
-from strongtree_core.words import count_of, one_line
+from strongtree_core.words import count_of, label_text, one_line, shown_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from strongtree_core.tree.fitted import FittedTree
@@ -73,6 +73,7 @@ class Rule:
 
     @property
     def n_rows(self) -> int:
+        """How many training rows reach the rule's leaf."""
         return sum(self.class_counts)
 
 
@@ -122,7 +123,7 @@ def rules_text(tree: "FittedTree") -> str:
     for rule in tree.rules():
         parts = simplified_conditions(rule.conditions, features, may_be_missing)
         condition = " AND ".join(one_line(p) for p in parts) if parts else "TRUE"
-        label = one_line(rule.prediction)
+        label = label_text(rule.prediction)
         if rule.n_rows:
             k = tree.classes.index(rule.prediction)
             share = 100.0 * rule.class_counts[k] / rule.n_rows
@@ -132,7 +133,7 @@ def rules_text(tree: "FittedTree") -> str:
         line = f"IF {condition} THEN {label} ({size})"
         note = changed.get(rule.leaf)
         if note is not None:
-            line += f" [not the majority, {one_line(note.majority)}: {one_line(note.reason)}]"
+            line += f" [not the majority, {label_text(note.majority)}: {one_line(note.reason)}]"
         lines.append(line)
     return "\n".join(lines)
 
@@ -146,7 +147,7 @@ def simplified_conditions(
         by_source.setdefault(features[c.feature].source, []).append((features[c.feature], c))
     parts: list[str] = []
     for source, items in by_source.items():
-        parts.extend(_column_conditions(str(source), items, source in may_be_missing))
+        parts.extend(_column_conditions(shown_name(source), items, source in may_be_missing))
     return parts
 
 

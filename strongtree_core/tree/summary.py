@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from strongtree_core.tree.rules import Condition, simplified_conditions
-from strongtree_core.words import count_of, fmt, one_line
+from strongtree_core.words import count_of, fmt, label_text, one_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from strongtree_core.tree.fitted import FittedTree
@@ -90,7 +90,7 @@ def _condition_text(tree: "FittedTree", conditions: tuple[Condition, ...]) -> st
 
 
 def _label(tree: "FittedTree", k: int) -> str:
-    return one_line(tree.classes[k])
+    return label_text(tree.classes[k])
 
 
 def _size(tree: "FittedTree", path: Path) -> str:
@@ -175,8 +175,8 @@ def tree_summary(tree: "FittedTree", noun: str = "rows") -> tuple[str, ...]:
         share = f", {fmt(tree.node_counts[0][k] / total, 'percent')} of them {_label(tree, k)}" if total else ""
         return (f"The tree asks nothing: every row is predicted {_label(tree, k)} "
                 f"({count_of(total, 'training row')}{share}).",)
-    overview = (f"The tree predicts {one_line(tree.target)} from {count_of(len(columns), 'column')} "
-                f"({', '.join(one_line(c) for c in columns)}); of the {count_of(total, 'training row')}, it predicts "
+    overview = (f"The tree predicts {label_text(tree.target)} from {count_of(len(columns), 'column')} "
+                f"({', '.join(label_text(c) for c in columns)}); of the {count_of(total, 'training row')}, it predicts "
                 + (" and ".join(predicted) if len(predicted) <= 2 else ", ".join(predicted)) + ".")
     exceptions = [p for p in paths if p.prediction != _default(paths, tree.n_classes)]
     if len(exceptions) <= MAX_EXCEPTIONS:

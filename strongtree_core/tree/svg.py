@@ -24,8 +24,17 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
-from strongtree_core.tree.dot import changed_short, class_colours, edge_words, html_text, tint
-from strongtree_core.words import class_counts, count_of
+from strongtree_core.tree.dot import (
+    changed_short,
+    class_colours,
+    drawn_test,
+    drawn_text,
+    edge_words,
+    html_text,
+    tint,
+    tooltip_text,
+)
+from strongtree_core.words import class_counts, count_of, label_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from strongtree_core.tree.fitted import FittedTree
@@ -64,50 +73,61 @@ _BOLD = (
 )
 
 
+def _ems(text: str, bold: bool) -> list[float]:
+    """Advance width of each character of ``text`` in em (other scripts: a full em per wide character)."""
+    table = _BOLD if bold else _REGULAR
+    return [table[code - 32] if 32 <= (code := ord(ch)) < 127 else (1.0 if code >= 0x2E80 else 0.62)
+            for ch in text]
+
+
 def text_width(text: str, size: float, bold: bool = False) -> float:
     """Width of ``text`` in px at ``size`` px (other scripts: a full em per wide character)."""
-    table = _BOLD if bold else _REGULAR
-    em = 0.0
-    for ch in text:
-        code = ord(ch)
-        if 32 <= code < 127:
-            em += table[code - 32]
-        elif code >= 0x2E80:  # CJK and other wide scripts
-            em += 1.0
-        else:
-            em += 0.62
-    return em * size
+    return sum(_ems(text, bold)) * size
 
 
 def wrap(text: str, size: float, bold: bool = False, limit: float = MAX_LINE) -> list[str]:
     """``text`` in lines no wider than ``limit``: items separated by " · " stay whole where they
-    fit (the separator ends the line it breaks), then words, then characters."""
-    if text_width(text, size, bold) <= limit:
+    fit (the separator ends the line it breaks), then words, then characters.
+
+    Each character's width is looked up once, so the time grows with the length of the text
+    (a 20,000-character word is cut in one pass, not measured again for every cut)."""
+    ems = _ems(text, bold)
+    room = limit / size
+    if sum(ems) <= room:
         return [text]
+    space = (_BOLD if bold else _REGULAR)[0]
+    words: list[tuple[str, float]] = []  # (text, width in em)
     items = text.split(" · ")
-    pieces = [item + (" ·" if i < len(items) - 1 else "") for i, item in enumerate(items)]
-    words: list[str] = []
-    for piece in pieces:  # an item too wide for a line is cut into its words, a word into characters
-        if text_width(piece, size, bold) <= limit:
-            words.append(piece)
+    at = 0
+    for i, item in enumerate(items):  # an item too wide for a line is cut into its words, a word into characters
+        piece = item + (" ·" if i < len(items) - 1 else "")
+        piece_ems = ems[at : at + len(piece)]
+        at += len(item) + 3
+        width = sum(piece_ems)
+        if width <= room:
+            words.append((piece, width))
             continue
+        start = 0
         for word in piece.split(" "):
-            while text_width(word, size, bold) > limit:
-                cut = len(word) - 1
-                while cut > 1 and text_width(word[:cut], size, bold) > limit:
-                    cut -= 1
-                words.append(word[:cut])
-                word = word[cut:]
-            words.append(word)
+            word_ems = piece_ems[start : start + len(word)]
+            start += len(word) + 1
+            begin, used = 0, 0.0
+            for k, w in enumerate(word_ems):
+                if used + w > room and k > begin:
+                    words.append((word[begin:k], used))
+                    begin, used = k, 0.0
+                used += w
+            words.append((word[begin:], used))
     lines: list[str] = []
-    line = ""
-    for word in words:
-        trial = f"{line} {word}" if line else word
-        if line and text_width(trial, size, bold) > limit:
+    line, line_width = "", 0.0
+    for word, width in words:
+        if line and line_width + space + width > room:
             lines.append(line)
-            line = word
+            line, line_width = word, width
+        elif line:
+            line, line_width = f"{line} {word}", line_width + space + width
         else:
-            line = trial
+            line, line_width = word, width
     if line:
         lines.append(line)
     return lines
@@ -130,6 +150,7 @@ class Box:
     counts: np.ndarray
     leaf: bool
     fill: str
+    full: str = ""  # the whole text of a label the box shows cut (its tooltip), else ""
     width: float = 0.0
     height: float = 0.0
     x: float = 0.0  # centre
@@ -143,13 +164,14 @@ def _counts_line(classes: Sequence, counts: np.ndarray) -> str:
 
 def _groups_line(mix: Mapping[str, float]) -> str:
     total = sum(mix.values())
-    return " · ".join(f"{g}: {100.0 * n / total:.0f}%" if total else f"{g}: 0" for g, n in mix.items())
+    return " · ".join(f"{drawn_text(g)}: {100.0 * n / total:.0f}%" if total else f"{drawn_text(g)}: 0"
+                      for g, n in mix.items())
 
 
 def _boxes(tree: FittedTree, group_mix: Mapping[int, Mapping[str, float]] | None, compact: bool) -> dict[int, Box]:
     colours = class_colours(tree.n_classes)
     features = tree.encoding.features
-    classes = [str(c) for c in tree.classes]
+    classes = [drawn_text(c) for c in tree.classes]
     boxes: dict[int, Box] = {}
     changed = {c.node: c for c in getattr(tree, "changed_leaves", ())}
     stack = [1]
@@ -159,13 +181,16 @@ def _boxes(tree: FittedTree, group_mix: Mapping[int, Mapping[str, float]] | None
         total = int(counts.sum())
         j = int(tree.structure.feature[node - 1])
         lines: list[Line] = []
+        full = label_text(features[j].label if j >= 0 else tree.classes[int(tree.structure.prediction[node - 1])])
         if j >= 0:
             stack += [2 * node, 2 * node + 1]
-            lines += [Line(t, HEAD_SIZE, True) for t in wrap(features[j].label + "?", HEAD_SIZE, True)]
+            shown = drawn_test(features[j].label, features[j].source)
+            lines += [Line(t, HEAD_SIZE, True) for t in wrap(shown + "?", HEAD_SIZE, True)]
             lines.append(Line(count_of(total, "row"), TEXT_SIZE, colour=MUTED))
             fill = "#ffffff"
         else:
             k = int(tree.structure.prediction[node - 1])
+            shown = classes[k]
             lines += [Line(t, HEAD_SIZE, True) for t in wrap(f"predict {classes[k]}", HEAD_SIZE, True)]
             share = f" · {100.0 * counts[k] / total:.0f}% {classes[k]}" if total else ""
             lines += [Line(t, TEXT_SIZE, colour=MUTED) for t in wrap(f"{count_of(total, 'row')}{share}", TEXT_SIZE)]
@@ -173,13 +198,14 @@ def _boxes(tree: FittedTree, group_mix: Mapping[int, Mapping[str, float]] | None
             note = changed.get(node)
             if note is not None:
                 lines += [Line(t, TEXT_SIZE, colour=STRONG)
-                          for t in wrap(f"not the majority ({note.majority})", TEXT_SIZE, True)]
+                          for t in wrap(f"not the majority ({drawn_text(note.majority)})", TEXT_SIZE, True)]
                 lines += [Line(t, TEXT_SIZE, colour=MUTED) for t in wrap(changed_short(note), TEXT_SIZE)]
         if total and not compact:
             lines += [Line(t, TEXT_SIZE, colour=MUTED) for t in wrap(_counts_line(classes, counts), TEXT_SIZE)]
         if group_mix and node in group_mix:
             lines += [Line(t, TEXT_SIZE, colour=MUTED) for t in wrap("groups: " + _groups_line(group_mix[node]), TEXT_SIZE)]
-        box = Box(node, lines, counts, j < 0, fill, changed=node in changed)
+        box = Box(node, lines, counts, j < 0, fill, full="" if shown == full else tooltip_text(full),
+                  changed=node in changed)
         box.width = max(MIN_BOX, max(text_width(l.text, l.size, l.bold) for l in lines) + 2 * PAD_X)
         bar = BAR_HEIGHT + LINE_GAP if total else 0.0
         box.height = 2 * PAD_Y + sum(l.size * 1.25 for l in lines) + bar
@@ -338,8 +364,9 @@ def tree_svg(
         stroke = f'stroke="{STRONG}" stroke-width="3"' if heavy else f'stroke="{LINE_COLOUR}" stroke-width="1"'
         if box.changed:
             stroke += ' stroke-dasharray="5 3"'
-        parts.append(f'<g class="node" data-node="{node}"><rect x="{left:.1f}" y="{box.y:.1f}" width="{box.width:.1f}" '
-                     f'height="{box.height:.1f}" rx="7" fill="{box.fill}" {stroke}/>')
+        tooltip = f"<title>{html_text(box.full)}</title>" if box.full else ""  # a label shown cut: its whole text
+        parts.append(f'<g class="node" data-node="{node}">{tooltip}<rect x="{left:.1f}" y="{box.y:.1f}" '
+                     f'width="{box.width:.1f}" height="{box.height:.1f}" rx="7" fill="{box.fill}" {stroke}/>')
         y = box.y + PAD_Y
         total = box.counts.sum()
         for i, line in enumerate(box.lines):

@@ -24,7 +24,17 @@ from strongtree_studio.columns import (
 from strongtree_studio.config import Roles, check_roles, split_table
 from strongtree_studio.demo_data import DEMO, DEMOS
 from strongtree_studio.explain import MSG_NO_TABLE
-from strongtree_studio.loading import UPLOAD_TYPES, LoadError, column_overview, fingerprint, load_file
+from strongtree_studio.loading import (
+    UPLOAD_TYPES,
+    LoadError,
+    check_table,
+    column_overview,
+    fingerprint,
+    load_file,
+    table_name,
+)
+from strongtree_studio.server_tables import LOAD_ROWS, allowed_folders, list_tables, pick
+from strongtree_studio.server_tables import load as load_server_table
 from strongtree_studio.columns import encoding_table
 from strongtree_studio.groups_view import group_sentence, group_summary_table, small_note
 from strongtree_studio.markup import md, md_table, plain_text
@@ -66,11 +76,18 @@ POSITIVE_HELP = (
 )
 
 
+#: The tabs a table comes from: the app's own words (the server's tab where its owner names folders).
+SOURCE_TABS = (":material/dataset: Built-in tables", ":material/upload_file: Upload a file")
+SOURCE_TABS_WITH_SERVER = (*SOURCE_TABS, ":material/storage: On this server")
+
+
 def load_demo() -> None:
     load_demo_table(widget_value("data.demo"))
 
 
-source_tab, upload_tab = st.tabs([":material/dataset: Built-in tables", ":material/upload_file: Upload a file"])
+server_folders = allowed_folders()
+# the third tab only where the server's owner named folders (STRONGTREE_DATA_DIR)
+source_tab, upload_tab, *server_tab = st.tabs(SOURCE_TABS_WITH_SERVER if server_folders else SOURCE_TABS)
 with source_tab:
     names = list(DEMOS)
     current = TABLE.get()
@@ -93,15 +110,42 @@ with upload_tab:
     )
     if upload is not None and UPLOAD_SEEN.get() != upload.file_id:
         try:
-            loaded = load_file(upload.name, upload.getvalue())
+            loaded = load_file(table_name(upload.name), upload.getvalue())
         except LoadError as err:
             st.error(md(err), icon=":material/error:")
         else:
             UPLOAD_SEEN.set(upload.file_id)
             frame = loaded.frame
-            use_table(LoadedTable(upload.name, frame, fingerprint(frame), loaded.notes, raw=frame),
+            use_table(LoadedTable(table_name(upload.name), frame, fingerprint(frame), loaded.notes, raw=frame),
                       suggest_roles(frame))
             st.rerun()
+
+for tab in server_tab:
+    with tab:
+        listed = list_tables(server_folders)
+        if not listed:
+            st.info("The folders this server offers hold no Parquet or CSV table.", icon=":material/info:")
+        else:
+            col_table, col_use = st.columns([4, 1.2], vertical_alignment="bottom")
+            # a file's name is text from the server's folders: listed as typed, on one line (plain text)
+            label = col_table.selectbox("Table on this server", [t.label for t in listed], key="data.server_table",
+                                        format_func=plain_text,
+                                        help="Tables too large to upload, in the folders the server's owner allows. "
+                                             f"At most {LOAD_ROWS:,} rows are loaded: a larger table is sampled "
+                                             "evenly, and the note says how to fit all of it.")
+            if col_use.button("Use this table", key="data.load_server", icon=":material/download_done:",
+                              width="stretch"):
+                try:
+                    entry = pick(label, server_folders)
+                    with st.spinner(f"Reading {md(entry.label)} ..."):
+                        frame, server_notes = load_server_table(entry)
+                        frame = check_table(entry.label, frame)
+                except (ValueError, LoadError) as err:
+                    st.error(md(err), icon=":material/error:")
+                else:
+                    use_table(LoadedTable(entry.label, frame, fingerprint(frame), server_notes, raw=frame),
+                              suggest_roles(frame))
+                    st.rerun()
 
 table: LoadedTable | None = TABLE.get()
 if table is None:

@@ -10,6 +10,7 @@ from strongtree_studio.explain import FAIRNESS_NOTIONS
 from strongtree_studio.fairview import (
     FOUR_FIFTHS,
     new_rows_words,
+    promise_rounds,
     rate_intervals,
     NOTION_RATES,
     RATE_HELP,
@@ -28,8 +29,9 @@ from strongtree_studio.reporting import MSG_NO_ROWS, report_file_name, report_ht
 from strongtree_studio.shown import shown, shown_label
 from strongtree_studio.treechart import size_control, tree_chart
 from strongtree_studio.treeview import SIZE_NOTES, legend_html
-from strongtree_studio.views import status_badge
-from strongtree_studio.words import POINTS_NOTE, count_of, fmt, status_word
+from strongtree_core.claim import claim
+from strongtree_studio.views import claim_badges
+from strongtree_studio.words import POINTS_NOTE, count_of, fmt
 
 st.title("Fairness & performance")
 
@@ -43,10 +45,11 @@ splits: dict = evaluation.get("splits", {})
 fairness_bound = evaluation.get("fairness_bound")
 constrained = evaluation.get("notions", [])
 measured = evaluation.get("measured", [])
-head, badge = st.columns([5, 1.3], vertical_alignment="center")
+constant = bool(evaluation.get("constant"))
+head, badge = st.columns([4, 2.3], vertical_alignment="center")
 head.caption(md(result.title))
 with badge:
-    status_badge(result.tree.record.status)
+    claim_badges(claim(result.tree.record))
 label, stale = shown_label(result)
 if label:
     (st.warning if stale else st.info)(label, icon=":material/history:")
@@ -106,7 +109,7 @@ else:
                                "with probability at least 95 % (Newcombe's score interval of each difference, "
                                "Bonferroni over the differences).")
                 found = verdict(gap, fairness_bound, notion in constrained, split, interval=interval, ratio=ratio,
-                                trivial=bool(evaluation.get("trivial")))
+                                trivial=bool(evaluation.get("trivial")), constant=constant)
                 badges = st.columns([3, 2], vertical_alignment="center")
                 if found is not None:
                     with badges[0]:
@@ -116,12 +119,18 @@ else:
                                       help="The smallest group's rate divided by the largest's (1 = equal).")
     notes = [POINTS_NOTE]
     if constrained and "test" in splits:
-        notes.append(new_rows_words(splits["test"], constrained, fairness_bound, FAIRNESS_NOTIONS))
+        notes.append(new_rows_words(splits["test"], constrained, fairness_bound, FAIRNESS_NOTIONS, constant))
     st.caption(" ".join(notes))
-    promise = evaluation.get("promise")
-    if promise:
-        (st.warning if promise.get("constant") else st.info)(md(promise.get("message", "")),
-                                                              icon=":material/verified_user:")
+    said = claim(result.tree.record)
+    promise = result.tree.record.promise
+    if said.promise:
+        (st.warning if said.promise_state == "constant" else st.info)(md(said.promise),
+                                                                      icon=":material/verified_user:")
+        with st.expander("How the promise was checked", icon=":material/info:"):
+            st.markdown(md(promise.get("message", "")))
+            if promise.get("details"):
+                st.caption(md(promise["details"]))
+            st.table(md_table(promise_rounds(promise)))
     elif constrained:
         st.caption("The bound is a promise about the training rows only. For a promise about new rows, choose a "
                    "confidence under *Promise on new rows* on the Model page.")
@@ -147,17 +156,20 @@ with groups_tab:
                       "highest group: a bar ending inside it is within δ of every other group. The black line on each "
                       "bar is the rate's 95 % interval: a group is within δ when its whole interval is in the band, "
                       "beyond δ when it is wholly outside, undecided when it straddles an edge. On the training rows "
-                      "the bound itself holds exactly (the certificate); the intervals say what the rows tell about "
-                      "the population." if constrained else
+                      "the certificate decides: the bound holds there exactly, so the bars are judged by their rates "
+                      "(the intervals still say what the rows tell about the population)." if constrained else
                       f"No constraint was imposed; the shaded band shows δ = {fmt(bound, 'points')} of the settings "
                       "for reference.")
         st.caption(band_words)
         for rate in rates:
             st.markdown(f"**{RATE_NAMES[rate].capitalize()}** ({RATE_HELP[rate]})")
             cols = st.columns(len(splits))
+            # on the training rows of a constrained rate the certificate decides, as on the cards above
+            bounded = any(rate in NOTION_RATES[n] for n in constrained if n != "conditional_statistical_parity")
             for col, (split, metrics) in zip(cols, splits.items()):
                 rows = rate_rows(metrics.get("groups", []), rate, rate_intervals(metrics.get("intervals"), rate))
-                spec = rate_chart(rows, rate, bound, bool(constrained), group_title)
+                spec = rate_chart(rows, rate, bound, bool(constrained), group_title,
+                                  certificate=constant or (split == "train" and bounded))
                 with col:
                     st.caption(SPLIT_NAMES[split].capitalize())
                     if spec is not None:
@@ -174,7 +186,8 @@ with groups_tab:
                 for i, level in enumerate(levels):
                     rows = rate_rows([r for r in by_level if str(r["legit"]) == level], "selection_rate")
                     spec = rate_chart(rows, "selection_rate", bound, "conditional_statistical_parity" in constrained,
-                                      group_title)
+                                      group_title, certificate=constant or (
+                                          split == "train" and "conditional_statistical_parity" in constrained))
                     with cols[i % len(cols)]:
                         st.markdown(f"*{md(level)}*")
                         if spec is not None:
@@ -232,7 +245,10 @@ with cost_tab:
                           help="This tree's accuracy minus that of predicting the most frequent class for every row.")
         st.markdown("  \n".join(md(s) for s in cost.sentences()))
     if comparison:
-        st.table(md_table(comparison_table(comparison, compared, names)))
+        claimed = {"StrongTree": claim(result.tree.record).short}
+        if result.baseline is not None:
+            claimed["StrongTree without fairness constraints"] = claim(result.baseline.record).short
+        st.table(md_table(comparison_table(comparison, compared, names, claimed)))
         if compared:
             cols = st.columns(len(splits))
             for col, split in zip(cols, splits):
@@ -262,7 +278,7 @@ with cost_tab:
             gap = row.get(f"train_{compared[0]}") if compared else None
             with col:
                 st.markdown(f"**{title}**")
-                st.caption(f"{status_word(tree.record.status).label} · training accuracy "
+                st.caption(f"{md(claim(tree.record).short)} · training accuracy "
                            f"{fmt(row.get('train_accuracy'), 'percent')}"
                            + (f" · gap {fmt(gap, 'points')}" if compared else ""))
                 tree_chart(tree, f"fairness-{'fair' if tree is result.tree else 'free'}", size=size, compact=True,

@@ -14,10 +14,11 @@ from strongtree_studio.explain import (
     example_for,
     example_words,
 )
-from strongtree_studio.fairview import PROMISE_LEVELS, promise_words
+from strongtree_core.vocabulary import SETTING_NAMES
+from strongtree_studio.fairview import PROMISE_HELP, PROMISE_LEVELS, promise_cost_words, promise_words
 from strongtree_studio.markup import md, plain_text
 from strongtree_studio.services import licence_note
-from strongtree_studio.session import MODEL, ROLES, TABLE, widget_value
+from strongtree_studio.session import MODEL, ROLES, SPLIT, TABLE, widget_value
 from strongtree_studio.state import field, keep, widget_key
 from strongtree_studio.words import fmt
 
@@ -35,29 +36,32 @@ CODING_HELP = (
 tree_col, fair_col = st.columns(2, gap="large")
 with tree_col:
     st.markdown("##### Tree")
-    field(st.slider, "Maximum depth", MODEL, "depth", 1, 5, help="Levels of questions from the root to a leaf.")
-    field(st.selectbox, "Formulation", MODEL, "formulation", options=FORMULATIONS, format_func=FORMULATIONS.get,
+    field(st.slider, SETTING_NAMES["depth"], MODEL, "depth", 1, 5, help="Levels of questions from the root to a leaf.")
+    field(st.selectbox, SETTING_NAMES["formulation"], MODEL, "formulation", options=FORMULATIONS, format_func=FORMULATIONS.get,
           help=FORMULATION_HELP)
-    field(st.selectbox, "Objective", MODEL, "objective", options=OBJECTIVES, format_func=OBJECTIVES.get,
+    field(st.selectbox, SETTING_NAMES["objective"], MODEL, "objective", options=OBJECTIVES, format_func=OBJECTIVES.get,
           help=OBJECTIVE_HELP)
-    field(st.number_input, "Simplicity weight λ", MODEL, "regularization", 0.0, 0.99, step=0.01, format="%.2f",
+    field(st.number_input, SETTING_NAMES["regularization"], MODEL, "regularization", 0.0, 0.99, step=0.01, format="%.2f",
           help=REGULARIZATION_HELP)
-    a, b, c = st.columns(3)
+    # two a row: three side by side wrap their names at a projector's 1280 px
+    a, b = st.columns(2)
+    c, _ = st.columns(2)
     with a:
-        field(st.number_input, "Max. splits", MODEL, "max_branching", min_value=1, step=1, placeholder="no limit",
-              help="At most this many branching nodes (questions) in the whole tree.")
+        field(st.number_input, SETTING_NAMES["max_branching"], MODEL, "max_branching", min_value=1, step=1,
+              placeholder="no limit", help="At most this many branching nodes (questions) in the whole tree.")
     with b:
-        field(st.number_input, "Max. features", MODEL, "max_features_used", min_value=1, step=1, placeholder="no limit",
-              help="At most this many distinct binary tests.")
+        field(st.number_input, SETTING_NAMES["max_features_used"], MODEL, "max_features_used", min_value=1, step=1,
+              placeholder="no limit", help="At most this many distinct features (binary questions such as "
+              "age ≤ 35.5) used in the whole tree; a feature asked twice counts once.")
     with c:
-        field(st.number_input, "Min. leaf rows", MODEL, "min_leaf", min_value=0, step=1,
+        field(st.number_input, SETTING_NAMES["min_leaf"], MODEL, "min_leaf", min_value=0, step=1,
               help="Every leaf must hold at least this many training rows.")
 
     st.markdown("##### Quality floors (positive class)")
     floors = (
-        ("Min. recall", "min_recall", "Share of positive rows the tree must predict positive."),
-        ("Min. precision", "min_precision", "Share of positive predictions that must be right."),
-        ("Min. specificity", "min_specificity", "Share of negative rows the tree must predict negative."),
+        (SETTING_NAMES["min_recall"], "min_recall", "Share of positive rows the tree must predict positive."),
+        (SETTING_NAMES["min_precision"], "min_precision", "Share of positive predictions that must be right."),
+        (SETTING_NAMES["min_specificity"], "min_specificity", "Share of negative rows the tree must predict negative."),
     )
     for column, (label, name, help_text) in zip(st.columns(3), floors):
         with column:
@@ -70,7 +74,7 @@ with fair_col:
     has_legit = bool(roles_now and roles_now.legitimate)
     # Conditional statistical parity compares groups within each level of a legitimate factor: offered with one.
     offered = [k for k in FAIRNESS_NOTIONS if k != "conditional_statistical_parity" or has_legit]
-    field(st.multiselect, "Fairness notions", MODEL, "fairness", options=offered,
+    field(st.multiselect, SETTING_NAMES["fairness"], MODEL, "fairness", options=offered,
           format_func=lambda k: FAIRNESS_NOTIONS[k].name, placeholder="none: no fairness constraint")
     if not has_legit:
         st.caption(MSG_CSP_NEEDS_LEGIT)
@@ -79,19 +83,17 @@ with fair_col:
     def store_fairness_bound() -> None:
         keep(MODEL, "fairness_bound", round(widget_value(fairness_bound_key) / 100.0, 4))
 
-    points = st.slider("Largest allowed gap δ (percentage points)", 0.0, 50.0,
+    points = st.slider(f"{SETTING_NAMES['fairness_bound']} (percentage points)", 0.0, 50.0,
                        value=round(100.0 * MODEL.get().fairness_bound, 1), step=0.5, format="%.1f pp",
                        key=fairness_bound_key, on_change=store_fairness_bound,
                        help="For every pair of groups, the compared rates may differ by at most δ on the training "
                        "rows: at δ = 5 pp, rates of 40% and 45% are within the bound, 40% and 46% are not.")
     keep(MODEL, "fairness_bound", round(points / 100.0, 4))
-    field(st.selectbox, "Promise on new rows", MODEL, "fairness_confidence", options=PROMISE_LEVELS,
-          format_func=lambda level: plain_text(promise_words(level)),
-          help="The training rows only: δ holds on the rows the tree was fitted on (the solver's certificate). "
-               "A confidence c: the gap on new rows of the same population is at most δ with probability c; the "
-               "training bound is tightened until the margin method shows it, and only a constant tree is left "
-               "when the rows are too few (docs/fairness-on-new-rows.md).")
-    field(st.toggle, "Allow splits on the protected attribute", MODEL, "allow_protected_splits",
+    level = field(st.selectbox, SETTING_NAMES["fairness_confidence"], MODEL, "fairness_confidence",
+                  options=PROMISE_LEVELS, format_func=lambda level: plain_text(promise_words(level)), help=PROMISE_HELP)
+    if level is not None and MODEL.get().fairness:
+        st.caption(md(promise_cost_words(TABLE.get(), ROLES.get(), MODEL.get(), SPLIT.get())))
+    field(st.toggle, SETTING_NAMES["allow_protected_splits"], MODEL, "allow_protected_splits",
           help="Off: the tree never asks about the protected columns.")
     model = MODEL.get()
     chosen = model.fairness or ()
@@ -109,21 +111,22 @@ with fair_col:
                         f"{md(example_for(notion, words))}")
 
     st.markdown("##### Solver")
-    field(st.selectbox, "Backend", MODEL, "solver", options=SOLVERS, format_func=SOLVERS.get,
+    field(st.selectbox, SETTING_NAMES["solver"], MODEL, "solver", options=SOLVERS, format_func=SOLVERS.get,
           help="Automatic picks the solver that fits the model and says why.")
-    field(st.number_input, "Time limit (seconds)", MODEL, "time_limit", 1.0, 3600.0, step=5.0, format="%.0f",
+    field(st.number_input, f"{SETTING_NAMES['time_limit']} (seconds)", MODEL, "time_limit", 1.0, 3600.0, step=5.0,
+          format="%.0f",
           help="The best tree found so far is kept when time runs out.")
     a, b = st.columns(2)
     with a:
-        coding = field(st.selectbox, "Numeric coding", MODEL, "encoding", options=ENCODINGS,
+        coding = field(st.selectbox, SETTING_NAMES["encoding"], MODEL, "encoding", options=ENCODINGS,
                        format_func=ENCODINGS.get, help=CODING_HELP)
     with b:
         if coding == "data":
-            field(st.number_input, "Thresholds per numeric column", MODEL, "max_thresholds", 1, 256, step=1,
+            field(st.number_input, SETTING_NAMES["max_thresholds"], MODEL, "max_thresholds", 1, 256, step=1,
                   help="At most this many cuts per column; CART's cuts are always among them, even past "
                   "this number. More: better trees and a longer search.")
         else:
-            field(st.number_input, "Buckets per numeric column", MODEL, "n_buckets", 2, 20, step=1,
+            field(st.number_input, SETTING_NAMES["n_buckets"], MODEL, "n_buckets", 2, 20, step=1,
                   help="Numeric columns are cut at quantiles into this many buckets.")
     licence = gurobi_licence()
     icon = {"full": ":material/verified:", "size_limited": ":material/info:", "none": ":material/block:"}[licence.kind]

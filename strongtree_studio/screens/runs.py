@@ -11,9 +11,16 @@ import streamlit as st
 from strongtree_studio.navigation import screen
 from strongtree_studio import runs
 from strongtree_studio.config import ENCODINGS
-from strongtree_studio.explain import FAIRNESS_NOTIONS, MSG_LEGACY_HISTORY, MSG_NO_RUNS, MSG_NOT_YOURS, OWNERSHIP_HELP
+from strongtree_studio.explain import (
+    FAIRNESS_NOTIONS,
+    MSG_HISTORY_KEPT,
+    MSG_LEGACY_HISTORY,
+    MSG_NO_RUNS,
+    MSG_NOT_YOURS,
+    OWNERSHIP_HELP,
+)
 from strongtree_studio.markup import md, md_table, plain_text
-from strongtree_studio.runs import RunStoreError
+from strongtree_studio.runs import RunStoreError, legacy_history_logged
 from strongtree_studio.services import run_store
 from strongtree_studio.shown import roles_from_config, tree_from_json
 from strongtree_studio.session import (
@@ -29,6 +36,8 @@ from strongtree_studio.state import run_owner, run_viewer, workspace_name
 from strongtree_studio.sweep_store import sweeps_table
 from strongtree_studio.treechart import size_control, tree_chart
 from strongtree_studio.treeview import SIZE_NOTES
+from strongtree_core.claim import claim
+from strongtree_core.vocabulary import setting_name
 from strongtree_studio.words import backend_words, fmt, status_word
 
 st.title("Runs")
@@ -62,9 +71,10 @@ except RunStoreError as err:
     st.error(md(err), icon=":material/error:")
     st.stop()
 
-st.caption(f"The history is kept in {md(store.path)}.")
+st.caption(MSG_HISTORY_KEPT)  # no path of the server is shown to a visitor
 if runs.LEGACY_DB.exists() and store.path.resolve() != runs.LEGACY_DB.resolve():
-    st.caption(MSG_LEGACY_HISTORY.format(path=md(runs.LEGACY_DB)))
+    st.caption(MSG_LEGACY_HISTORY)
+    legacy_history_logged(runs.LEGACY_DB)
 notice = RUNS_NOTICE.pop()
 if notice:
     st.warning(md(notice), icon=":material/warning:")
@@ -89,15 +99,17 @@ if history.empty:
     st.stop()
 
 
+#: How each setting compared side by side reads (its name is the one name of the setting, SETTING_NAMES).
+SETTING_KINDS = {
+    "depth": "int", "formulation": None, "objective": None, "fairness": None, "fairness_bound": "points",
+    "fairness_confidence": "percent", "time_limit": "seconds", "regularization": "number", "min_leaf": "int",
+    "n_buckets": "int", "max_thresholds": "int", "encoding": None, "solver": None, "allow_protected_splits": None,
+    "max_branching": "int", "max_features_used": "int", "min_recall": "percent", "min_precision": "percent",
+    "min_specificity": "percent",
+}
 #: Settings and results compared side by side: label and how each value reads.
 COMPARED = {
-    "depth": ("depth", "int"), "formulation": ("formulation", None), "objective": ("objective", None),
-    "fairness": ("fairness", None), "fairness_bound": ("δ", "points"), "time_limit": ("time limit", "seconds"),
-    "regularization": ("λ", "number"), "min_leaf": ("min. leaf rows", "int"), "n_buckets": ("buckets", "int"),
-    "max_thresholds": ("thresholds per column", "int"), "encoding": ("numeric coding", None), "solver": ("solver", None), "allow_protected_splits": ("protected splits", None),
-    "max_branching": ("max. splits", "int"), "max_features_used": ("max. features", "int"),
-    "min_recall": ("min. recall", "percent"), "min_precision": ("min. precision", "percent"),
-    "min_specificity": ("min. specificity", "percent"),
+    **{name: (setting_name(name), kind) for name, kind in SETTING_KINDS.items()},
     "split test_size": ("test share", "percent"), "split seed": ("random seed", None),
     "split stratify": ("stratified", None),
     "objective_value": ("best tree", "number"), "gap": ("optimality gap", "percent"),
@@ -110,7 +122,8 @@ COMPARED = {
 def compare_values(entry) -> dict[str, str]:
     """One run's settings and results in words, for the side-by-side table."""
     roles = roles_from_config(entry.config)
-    flat = {"table": entry.dataset, "status": status_word(entry.status).label, "target": roles.target,
+    status = claim(tree_from_json(entry.tree).record).short if entry.tree else status_word(entry.status).label
+    flat = {"table": entry.dataset, "status": status, "target": roles.target,
             "positive class": "none" if roles.pos_label is None else str(roles.pos_label),
             "protected": ", ".join(roles.protected) or "none", "legitimate": ", ".join(roles.legitimate) or "none",
             "ignored": ", ".join(roles.ignored) or "none"}
@@ -127,7 +140,7 @@ def compare_values(entry) -> dict[str, str]:
             value = ", ".join(FAIRNESS_NOTIONS[n].name for n in (value or []) if n in FAIRNESS_NOTIONS) or "none"
         elif key == "backend":
             value = backend_words(value) if value else None
-        elif key == "fairness_bound" and not values.get("fairness"):
+        elif key in ("fairness_bound", "fairness_confidence") and not values.get("fairness"):
             value = None
         if isinstance(value, bool):
             flat[label] = "yes" if value else "no"
@@ -175,7 +188,7 @@ shown_history = pd.DataFrame({
     "depth": column("depth"),
     "fairness": [f if f == "none" or d is None or d != d else f"{f} ≤ {fmt(d, 'points')}"
                  for f, d in zip(column("fairness").fillna("none"), column("fairness_bound"))],
-    "status": history["status"].map(lambda s: status_word(s).label),
+    "status": [said.short for said in history["claim"]],
     "accuracy train / test": [ratio_pair(a, b, "percent") for a, b in zip(column("train_accuracy"),
                                                                             column("test_accuracy"))],
     "gap train / test": [ratio_pair(a, b, "points") for a, b in zip(column("train_worst_gap"),
@@ -183,7 +196,7 @@ shown_history = pd.DataFrame({
     "time": column("runtime").map(lambda v: fmt(v, "seconds")),
 })
 # A table that wraps its cells (a data grid would cut them at a projector's width).
-st.table(md_table(shown_history.set_index("run")), height=min(44 + 38 * len(shown_history), 460))
+st.table(md_table(shown_history.set_index("run")), height=min(48 + 64 * len(shown_history), 460))  # rows of two lines
 st.caption("Gap: the largest measured gap among the fairness notions the run constrained, in percentage points. "
            "The list below says when each run was solved and whose it is; compare two for every setting.")
 

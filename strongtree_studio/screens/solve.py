@@ -3,29 +3,45 @@ fall, read the solver's steps, stop it."""
 
 import streamlit as st
 
+from strongtree_core.claim import claim
 from strongtree_studio import mio_live_panel
 from strongtree_studio.navigation import screen
 from strongtree_studio.actions import start_demo, start_solve
 from strongtree_studio.config import FORMULATIONS, OBJECTIVES, SOLVERS, ModelConfig, check_model, check_roles, split_table
 from strongtree_studio.demo_data import DEMO
 from strongtree_studio.explain import FAIRNESS_NOTIONS, MSG_LAST_TREE_KEPT, MSG_SOLVE_NO_TABLE
+from strongtree_studio.fairview import promise_words
 from strongtree_studio.jobs import JobSnapshot
 from strongtree_studio.markup import md
 from strongtree_studio.roles import class_values
 from strongtree_studio.services import job_registry
-from strongtree_studio.shown import tree_from_json
-from strongtree_studio.session import JOB_ID, JOB_SETTINGS, MODEL, ROLES, SIDEBAR_ACTIVE, SIDEBAR_STATE, SPLIT, TABLE
+from strongtree_studio.shown import lost_solve, tree_from_json
+from strongtree_studio import preparing
+from strongtree_studio.session import (
+    DEMO_WAITING,
+    JOB_ID,
+    JOB_SETTINGS,
+    MODEL,
+    ROLES,
+    SIDEBAR_ACTIVE,
+    SIDEBAR_STATE,
+    SPLIT,
+    TABLE,
+)
 from strongtree_studio.stale import stale_message
 from strongtree_studio.state import current_settings
 from strongtree_studio.treechart import size_control, tree_chart
 from strongtree_studio.treeview import SIZE_NOTES, legend_html
 from strongtree_studio.views import (
+    closed_points,
+    drawn_point,
     job_ending,
     job_state_badge,
     job_state_key,
     progress_view,
     queue_message,
     series_legend_html,
+    stages_words,
 )
 from strongtree_studio.words import (
     backend_words,
@@ -34,25 +50,69 @@ from strongtree_studio.words import (
     gap_words,
     objective_value,
     objective_words,
+    page_words,
     route_words,
-    status_word,
 )
+
+#: The banner of each claim colour: green alone is a success; blue (a certificate over kept thresholds) an
+#: information; orange and red (not proven, a constant tree, no tree) a warning.
+BANNERS = {"green": st.success, "blue": st.info}
 
 #: Seconds between refreshes of the live numbers, and of the chart, the log and the tree.
 PANEL_POLL = 1.0
 DRAWING_POLL = 3.0
 
-st.title("Solve")
+# The title and the buttons share one row: on a projector's 1280x720 the banner of a certificate, the
+# numbers and the whole progress chart then fit the first screen (the buttons are filled in below).
+title, *button_slots = st.columns([2, 1, 1, 1.2], vertical_alignment="center")
+title.title("Solve")
+
+
+def wait_for_the_compiled_code() -> None:
+    """The live demo on a fresh machine: what it waits for and how far that is, until it can start."""
+    if preparing.waiting():
+        st.info(f"The live demo starts when the exact search is ready. {preparing.status().words()}",
+                icon=":material/hourglass_top:")
+        return
+    DEMO_WAITING.set(False)
+    start_solve()
+    st.rerun()
+
+
+if DEMO_WAITING.get():
+    st.fragment(run_every=1.0)(wait_for_the_compiled_code)()
+    st.stop()
 registry = job_registry()
 snapshot = registry.snapshot(JOB_ID.get())
 table = TABLE.get()
 
+
+def stop_solve() -> None:
+    registry.stop(JOB_ID.get())
+
+
+def draw_buttons(problems: list[str]) -> None:
+    """Solve, Stop and Live demo in the title's row (Solve needs a table without problems)."""
+    button_slots[0].button("Solve", key="solve.start", type="primary", icon=":material/play_arrow:",
+                           on_click=start_solve, disabled=table is None or bool(problems) or active, width="stretch")
+    button_slots[1].button("Stop", key="solve.stop", icon=":material/stop:", on_click=stop_solve,
+                           disabled=not active or snapshot.stop_requested, width="stretch",
+                           help="Ends the solve and keeps the best tree found so far.")
+    button_slots[2].button("Live demo", key="solve.demo", icon=":material/slideshow:", on_click=start_demo,
+                           disabled=active, width="stretch", help=DEMO.summary)
+
+
+# Also while the sidebar, drawn just before, still showed the solve running: the
+# progress fragment then sees it ended and reruns, so page and sidebar agree.
+active = snapshot is not None and (snapshot.active or SIDEBAR_ACTIVE.get())
 if table is None:
+    draw_buttons([])
     st.info(MSG_SOLVE_NO_TABLE, icon=":material/info:")
-    a, b, _ = st.columns([1, 1, 2])
-    a.page_link(screen("data"), label="Go to Data", icon=":material/table_chart:")
-    b.button("Live demo", key="solve.demo", on_click=start_demo, icon=":material/slideshow:", help=DEMO.summary)
+    st.page_link(screen("data"), label="Go to Data", icon=":material/table_chart:")
     if snapshot is None:
+        _, server_went_away = lost_solve()
+        if server_went_away:
+            st.warning(server_went_away, icon=":material/cloud_off:")
         mio_live_panel.section()
         st.stop()
 
@@ -73,7 +133,7 @@ if table is not None:
     fairness = ", ".join(FAIRNESS_NOTIONS[n].name for n in model.fairness)
     fair_words = f"{fairness} within {fmt(model.fairness_bound, 'points')}" if fairness else "no fairness constraint"
     if fairness and model.fairness_confidence is not None:
-        fair_words += f" on new rows with {round(100 * model.fairness_confidence)} % confidence"
+        fair_words += f", {promise_words(model.fairness_confidence)}"
     positive = f" (positive class {md(roles.pos_label)})" if roles.pos_label is not None else ""
     st.markdown(
         f"**{md(table.name)}** · target {md(roles.target)}{positive}{rows}  \n"
@@ -85,24 +145,13 @@ if table is not None:
 for problem in problems:
     st.error(md(problem), icon=":material/error:")
 
-
-def stop_solve() -> None:
-    registry.stop(JOB_ID.get())
-
-
-# Also while the sidebar, drawn just before, still showed the solve running: the
-# progress fragment then sees it ended and reruns, so page and sidebar agree.
-active = snapshot is not None and (snapshot.active or SIDEBAR_ACTIVE.get())
-buttons = st.columns([1, 1, 1.3, 2.7])
-buttons[0].button("Solve", key="solve.start", type="primary", icon=":material/play_arrow:", on_click=start_solve,
-                  disabled=table is None or bool(problems) or active, width="stretch")
-buttons[1].button("Stop", key="solve.stop", icon=":material/stop:", on_click=stop_solve,
-                  disabled=not active or snapshot.stop_requested, width="stretch",
-                  help="Ends the solve and keeps the best tree found so far.")
-buttons[2].button("Live demo", key="solve.demo", icon=":material/slideshow:", on_click=start_demo,
-                  disabled=active, width="stretch", help=DEMO.summary)
+if table is not None:
+    draw_buttons(problems)
 
 if snapshot is None:
+    _, server_went_away = lost_solve()  # this tab's solve ran on a server that has stopped since
+    if server_went_away:
+        st.warning(server_went_away, icon=":material/cloud_off:")
     st.caption("The solve runs in its own process: you can visit other pages meanwhile; it keeps going.")
     mio_live_panel.section()
     st.stop()
@@ -116,16 +165,9 @@ model = ModelConfig.from_dict(job_settings["config"]["model"]) if job_settings e
 
 
 def reported(snap: JobSnapshot) -> list[dict]:
-    """The progress points of the solve, closed by its final record once it has ended."""
-    points = list(snap.main.history)
-    if snap.main.result is not None:
-        record = tree_from_json(snap.main.result).record
-        last = points[-1] if points else {"elapsed": 0.0, "nodes": 0, "objective": None, "bound": None}
-        if (record.objective, record.bound) != (last.get("objective"), last.get("bound")) or not points:
-            final = "certified optimal" if record.status == "optimal" else "stopped"
-            points.append({"elapsed": max(record.runtime, last["elapsed"]), "objective": record.objective,
-                           "bound": record.bound, "gap": record.gap, "nodes": last["nodes"], "message": final})
-    return points
+    """The progress points of the solve, closed once it has ended by one point in the claim's words
+    ("final: Optimal over kept thresholds"): the last of a fit made of several fits too."""
+    return closed_points(snap.main.history, tree_from_json(snap.main.result).record if snap.main.result else None)
 
 
 def explored_words() -> str:
@@ -149,13 +191,17 @@ def render_numbers() -> None:
     if snap is None:
         return
     points = reported(snap)
-    latest = points[-1] if points else None
+    drawn = [p for p in points if drawn_point(p)]  # a refit on part of the rows counts other rows: not shown here
+    latest = drawn[-1] if drawn else None
+    stage = next((p.get("stage") for p in reversed(points) if p.get("stage")), "")
     if snap.main.result is None:  # once the tree is final, the banner above says how the solve ended
         head, info = st.columns([1, 4], vertical_alignment="center")
         with head:
             job_state_badge(snap)
         if snap.state == "queued":
             info.markdown(queue_message(snap, registry.max_running))
+        elif snap.active and stage:
+            info.caption(md(f"A promise on new rows is several fits in one solve: now {stage}."))
         elif snap.active:
             info.caption("The best tree rises, the bound falls; when they meet the tree is proven optimal.")
     cols = st.columns(5)
@@ -190,9 +236,12 @@ def render_progress() -> None:
             st.vega_lite_chart(spec=view.objective_chart, width="stretch", height=210)
         if view.gap_chart is not None:
             st.vega_lite_chart(spec=view.gap_chart, width="stretch", height=130)
+        stages = stages_words(points, snap.main.now if snap.active and snap.main.result is None else None)
         st.caption(f"Values count {objective_words(model.objective, model.regularization)}. A bound far above the "
-                   "best tree runs along the top edge. The gap reaches 0 when the best tree is proven optimal.")
-    with log:
+                   "best tree runs along the top edge. The gap reaches 0 when the best tree is proven optimal."
+                   + (f" One solve in stages (shaded; the refits on parts of the rows count other rows and are not "
+                      f"drawn): {md(stages)}." if stages else ""))
+    with log, st.container(key="solve-log"):  # its times on one line each (style.py)
         st.markdown("**What the solver did** (newest first)")
         st.table(view.log, hide_index=True)
         st.caption(f"Explored: {explored_words()}.")
@@ -221,13 +270,13 @@ def render_banner() -> bool:
     outcome = snapshot.outcome
     if snapshot.main.result is not None:
         record = tree_from_json(snapshot.main.result).record
-        word = status_word(record.status)
+        said = claim(record)
         value = objective_value(record.objective, model.objective, model.regularization, record.n_rows)
         stored = f" · run {outcome.entry.id}" if outcome is not None and outcome.entry is not None and \
             outcome.entry.id is not None else ""
-        text = (f"**{word.label}**{stored} · best tree {value} · {route_words(record.method, record.backend)}  \n"
-                f"{word.sentence.capitalize()}.")
-        (st.success if record.status == "optimal" else st.warning)(text, icon=word.icon)
+        text = (f"**{said.short}**{stored} · best tree {value} · {route_words(record.method, record.backend)}"
+                f"  \n{md(said.words)}")
+        BANNERS.get(said.colour, st.warning)(text, icon=said.icon)
         if snapshot.message:
             st.warning(md(snapshot.message), icon=":material/warning:")
     elif outcome is not None and outcome.entry is not None:  # the worker ended early: its last tree is kept
@@ -252,7 +301,7 @@ def render_details() -> None:
                         f"distinct patterns  \n**Bound:** {bound_words(record.bound, record.status)} · {gap_words(record.status, record.gap)}"
                         f"  \n**Why this route:** {md(record.choice)}")
             if record.message:
-                st.caption(md(record.message))
+                st.caption(md(page_words(record.message)))
         baseline = snapshot.baseline
         if snapshot.active:
             st.caption("Now solving the tree without fairness constraints, for the comparison on the Fairness page; "

@@ -4,12 +4,21 @@ it in words, the rules and downloads."""
 import streamlit as st
 
 from strongtree_core.tree.summary import tree_summary
+from strongtree_core.words import Shortened
+from strongtree_studio.explain import MSG_NAMES_CUT
 from strongtree_studio.exports import EXPORTS, IMAGE_MIME, IMAGES_UNAVAILABLE, export_bytes, image_bytes, images_available
 from strongtree_studio.markup import md
 from strongtree_studio.shown import group_mix, shown, shown_label
-from strongtree_studio.treechart import collapse_controls, size_control, tree_chart
-from strongtree_studio.treeview import legend_html, path_in_words
-from strongtree_studio.views import status_badge
+from strongtree_core.claim import claim
+from strongtree_studio.treechart import (
+    collapse_controls,
+    legibility_note,
+    open_all_levels,
+    size_control,
+    tree_chart,
+)
+from strongtree_studio.treeview import legend_html, path_in_words, readable_levels
+from strongtree_studio.views import claim_badges
 from strongtree_studio.words import bound_words, fmt, gap_words, objective_value, route_words
 
 st.title("Tree")
@@ -26,15 +35,17 @@ if result is None:
     st.stop()
 
 tree, record = result.tree, result.tree.record
-head, badge = st.columns([5, 1.3], vertical_alignment="center")
+said = claim(record)
+head, badge = st.columns([4, 2.3], vertical_alignment="center")
 head.caption(md(result.title))
 with badge:
-    status_badge(record.status)
+    claim_badges(said)
 label, stale = shown_label(result)
 if label:
     (st.warning if stale else st.info)(label, icon=":material/history:")
 
 tables = result.tables
+short = Shortened.of_tree(tree, result.roles.protected)  # names past the label limit are shown cut
 highlight: list[int] = []
 mix = None
 row = None
@@ -58,13 +69,21 @@ else:
     if show_mix and result.roles.protected:
         mix = group_mix(tree, tables.train, result.roles.protected)
 size = size_control(size_col, "tree.size")
-collapsed = collapse_controls(tree, "tree", levels_col, collapsed_col)
-tree_chart(tree, "tree", size=size, highlight=highlight, group_mix=mix, collapsed=collapsed)
+# Fitted to the panel, a deep tree opens as many levels as read at 10 px or more at 1280x720.
+readable = readable_levels(tree, group_mix=mix) if size == "fit" else None
+collapsed = collapse_controls(tree, "tree", levels_col, collapsed_col, readable=readable)
+closed = legibility_note(tree, "tree")
+if closed:
+    note, expand = st.columns([4.2, 1], vertical_alignment="center")
+    note.caption(closed)
+    expand.button("Open all levels", key="tree.expand", icon=":material/unfold_more:", on_click=open_all_levels,
+                  args=(tree, "tree"), width="stretch")
+tree_chart(tree, "tree", size=size, highlight=highlight, group_mix=mix, collapsed=collapsed, note=not closed)
 st.markdown(legend_html(tree, highlight=bool(highlight), groups=mix is not None, collapsed=bool(collapsed),
                         answers=True), unsafe_allow_html=True)
 
 st.markdown("##### The tree in words")
-st.markdown("\n".join(f"- {md(sentence)}" for sentence in tree_summary(tree)))
+st.markdown("\n".join(f"- {md(short.text(sentence))}" for sentence in tree_summary(tree)))
 
 if row is not None:
     words, values = st.columns([3, 2], gap="large")
@@ -74,9 +93,9 @@ if row is not None:
         verdict = "right" if str(prediction) == str(truth) else "wrong"
         st.markdown(f"##### The path of row {int(index)}")
         sentences = path_in_words(tree, row)
-        st.markdown("\n".join([f"{i}. {md(s)}" for i, s in enumerate(sentences[:-1], start=1)])
-                    + "\n\n" + md(sentences[-1]))
-        st.markdown(f"**Prediction:** {md(prediction)} · **actual:** {md(truth)} ({verdict})")
+        st.markdown("\n".join([f"{i}. {md(short.text(s))}" for i, s in enumerate(sentences[:-1], start=1)])
+                    + "\n\n" + md(short.text(sentences[-1])))
+        st.markdown(f"**Prediction:** {md(short.name(prediction))} · **actual:** {md(short.name(truth))} ({verdict})")
     with values:
         st.markdown("##### Its values")
         st.dataframe(row.T.rename(columns=lambda _: "value").astype(str), height=260)
@@ -85,13 +104,17 @@ st.markdown("##### How it was solved")
 model_words = (result.model.objective, result.model.regularization, record.n_rows)
 st.markdown(
     f"Best tree {objective_value(record.objective, *model_words)}"
-    f" · bound {bound_words(record.bound, record.status, *model_words)} · {gap_words(record.status, record.gap)} · "
-    f"{fmt(record.runtime, 'seconds')} · "
-    f"{route_words(record.method, record.backend)}"
+    f" · bound {bound_words(record.bound, record.status, *model_words)} · {gap_words(record.status, record.gap)}"
+    f" · {fmt(record.runtime, 'seconds')} · {route_words(record.method, record.backend)}  \n{md(short.text(said.words))}"
 )
 
 st.markdown("##### Rules")
-st.code(tree.to_text(), language=None, wrap_lines=True)
+st.code(short.text(tree.to_text()), language=None, wrap_lines=True)
+if short.full:
+    with st.expander("Names shown cut"):
+        st.caption(MSG_NAMES_CUT)
+        for whole in short.full.values():
+            st.code(whole, language=None, wrap_lines=True)
 
 st.markdown("##### Download")
 cols = st.columns(len(EXPORTS) + 2)

@@ -1,0 +1,368 @@
+"""Say exactly what was proved: a certificate's scope kept with its record, and the one function
+(:func:`strongtree_core.claim.claim`) every surface writes its words from.
+
+The reproducers are the measured cases: 58 rows x 3 numeric columns at depth 2 with the defaults
+was "optimal, bound 48, no tree of this depth does better" while a tree over every midpoint gets 49
+right; a constraint no tree over the kept thresholds meets was "no tree of depth 2 satisfies all the
+constraints" while a tree over every threshold meets it."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarks.claim_table import STATES, table
+from strongtree_core import StrongTreeClassifier, StrongTreeError
+from strongtree_core.claim import CONSTANT_LABEL, KEPT_LABEL, claim, claim_json, cli_lines, surface_words
+from strongtree_core.cli.words import cli_words
+from strongtree_core.errors import NOT_PROVEN, NotProvenWarning
+from strongtree_core.estimator import INFEASIBLE_KEPT, THRESHOLDS_KEPT
+from strongtree_core.tree import FittedTree, SolveRecord
+from strongtree_core.tree.scope import Scope
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The words of the reproducer, exactly.
+KEPT_WORDS = ("No tree of depth 2 asking only the 48 of the 171 thresholds kept does better on these 58 training rows "
+              "under these constraints; a tree asking another threshold may do better.")
+ALL_WORDS = ("No tree of depth 2 does better on these 58 training rows under these constraints (every threshold of "
+             "the numeric columns was searched).")
+
+
+def fifty_eight_rows() -> tuple[pd.DataFrame, pd.Series]:
+    """58 rows, 3 numeric columns (57 distinct cuts each): the default keeps 16 per column."""
+    rng = np.random.default_rng(37)
+    X = pd.DataFrame(rng.normal(size=(58, 3)), columns=list("abc"))
+    y = (X.a + 0.5 * X.b + rng.normal(scale=0.7, size=58) > 0).astype(int)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def kept_and_all():
+    X, y = fifty_eight_rows()
+    kept = StrongTreeClassifier(depth=2, time_limit=30).fit(X, y)
+    every = StrongTreeClassifier(depth=2, time_limit=30, max_thresholds=57).fit(X, y)
+    return X, y, kept, every
+
+
+def test_a_certificate_over_kept_thresholds_never_says_no_tree_does_better(kept_and_all):
+    X, y, kept, every = kept_and_all
+    record = kept.record_
+    assert record.status == "optimal" and record.certified and record.bound == 48
+    # the independent truth: a tree over every cut beats the bound, so "no tree does better" was false
+    assert every.record_.certified and every.record_.objective == 49 > record.bound
+    distinct = [np.unique(X[c]).size - 1 for c in X.columns]
+    kept_cuts = sum(len(c.cuts) for c in kept.encoding_.columns)
+    assert record.scope == Scope(depth=2, thresholds=kept_cuts, distinct_thresholds=sum(distinct),
+                                 widest_column=max(distinct), questions=kept_cuts, encoded_questions=kept_cuts)
+    assert (kept_cuts, sum(distinct)) == (48, 171)  # max_thresholds=None keeps 16 per column, not every cut
+    said = claim(record)
+    assert (said.state, said.label, said.colour) == ("kept_thresholds", KEPT_LABEL, "blue")
+    assert said.sentence == KEPT_WORDS and "does better under" not in said.label
+    assert record.message == THRESHOLDS_KEPT.format(kept=48, distinct=171, widest=57)
+    # over every cut the words are the plain certificate, and they say every threshold was searched
+    assert every.record_.scope.thresholds == every.record_.scope.distinct_thresholds == 171
+    assert (claim(every.record_).state, claim(every.record_).label) == ("certified", "Proven optimal")
+    assert claim(every.record_).sentence == ALL_WORDS and claim(every.record_).colour == "green"
+    assert every.record_.message == ""
+
+
+def test_the_scope_travels_with_the_tree_and_older_files_still_load(kept_and_all):
+    _, _, kept, _ = kept_and_all
+    data = json.loads(kept.tree_.to_json())
+    assert "scope" not in data["record"]  # beside the record, where earlier versions ignore it
+    assert data["certificate_scope"] == kept.record_.scope.to_dict()
+    back = FittedTree.from_json(kept.tree_.to_json())
+    assert back.record == kept.record_ and claim(back.record).sentence == KEPT_WORDS
+    assert SolveRecord.from_dict(kept.record_.to_dict()) == kept.record_
+    # a tree file made before the scope was kept: it loads, and its words claim no count of thresholds
+    del data["certificate_scope"]
+    for column in data["encoding"]["columns"]:
+        column.pop("n_gaps", None)
+    old = FittedTree.from_dict(data)
+    assert old.record.scope is None and old.encoding.threshold_counts() == (48, None, None)
+    assert claim(old.record).sentence == ("No tree of this depth asking the questions of its encoding does better on "
+                                          "these 58 training rows under these constraints.")
+    with pytest.raises(ValueError, match="unknown entries"):
+        Scope.from_dict({"depth": 2, "thresholds_kept": 3})
+
+
+def test_every_surface_says_the_same_claim(kept_and_all):
+    _, _, kept, _ = kept_and_all
+    record = kept.record_
+    said = claim(record)
+    lines = cli_lines(record)
+    assert lines == [f"outcome: {KEPT_LABEL} (status optimal)", f"proof: {KEPT_WORDS}"]
+    assert claim_json(record) == {"claim": "kept_thresholds", "promise": None, "label": KEPT_LABEL,
+                                  "words": KEPT_WORDS, "scope": record.scope.to_dict()}
+    header = kept.tree_.to_python().splitlines()[1:4]
+    assert " ".join(line.removeprefix("# ") for line in header).startswith(f"{KEPT_LABEL}. No tree of depth 2 asking")
+    sql = kept.tree_.to_sql()
+    assert sql.startswith(f"-- {KEPT_LABEL}. No tree of depth 2")
+    assert surface_words(record)["runs"] == said.short == KEPT_LABEL
+
+
+def test_the_cli_prints_the_claim_and_its_note_in_its_own_words(kept_and_all, capsys):
+    from strongtree_core.cli.fit import report, result
+
+    X, y, kept, _ = kept_and_all
+    report(kept, 0.9, None)
+    out = capsys.readouterr().out.splitlines()
+    assert f"outcome: {KEPT_LABEL} (status optimal)" in out and f"proof: {KEPT_WORDS}" in out
+    assert f"note: {cli_words(kept.record_.message)}" in out
+    assert "--max-thresholds 57 keeps every one" in cli_words(kept.record_.message)
+    from strongtree_studio.words import page_words
+
+    assert page_words(kept.record_.message).endswith(
+        "hold over those; 57 thresholds per numeric column (numeric coding “x ≤ t from the data”) keeps every one, "
+        "for a longer search.")
+    as_json = result(kept, 0.9, False, None)
+    assert (as_json["claim"], as_json["label"], as_json["words"]) == ("kept_thresholds", KEPT_LABEL, KEPT_WORDS)
+    assert as_json["scope"]["distinct_thresholds"] == 171
+
+
+def test_constraints_no_tree_over_the_kept_thresholds_meets_are_said_over_those():
+    """min recall 90 % and min precision 80 %: no tree over the 48 kept thresholds meets both, a tree over all
+    171 does; the old words "no tree of depth 2 satisfies all the constraints" were false."""
+    X, y = fifty_eight_rows()
+    with pytest.raises(StrongTreeError) as refused:
+        StrongTreeClassifier(depth=2, time_limit=30, min_recall=0.9, min_precision=0.8).fit(X, y)
+    said = claim(SolveRecord("infeasible", n_rows=58, scope=Scope(depth=2, thresholds=48, distinct_thresholds=171,
+                                                                  widest_column=57, questions=48, encoded_questions=48)))
+    assert str(refused.value) == INFEASIBLE_KEPT.format(
+        claim=said.sentence, names="min_recall, min_precision",
+        hint="Try to loosen the fairness bound or lower the recall/precision/specificity floors, or allow a deeper "
+             "tree.", widest=57)
+    assert said.sentence == ("No tree of depth 2 asking only the 48 of the 171 thresholds kept satisfies all the "
+                             "constraints together on these 58 training rows; a tree asking another threshold might.")
+    fits = StrongTreeClassifier(depth=2, time_limit=30, min_recall=0.9, min_precision=0.8, max_thresholds=57).fit(X, y)
+    assert fits.record_.certified  # the other thresholds did let a tree fit
+    with pytest.raises(StrongTreeError) as plain:  # over every threshold the plain words are true
+        StrongTreeClassifier(depth=2, time_limit=30, min_recall=1.0, min_precision=1.0, max_thresholds=57).fit(X, y)
+    assert str(plain.value).startswith("No tree of depth 2 satisfies all the constraints together (min_recall")
+
+
+def test_a_bound_not_proven_optimal_says_what_it_ranges_over(kept_and_all):
+    _, _, kept, _ = kept_and_all
+    clf = StrongTreeClassifier()  # the warning reads the record alone
+    clf.record_ = SolveRecord("time_limit", objective=47, bound=50, gap=0.06, n_rows=58, scope=kept.record_.scope)
+    with pytest.warns(NotProvenWarning) as caught:
+        clf._warn_if_not_proven()
+    bound = "No tree of depth 2 asking only the 48 of the 171 thresholds kept can do better than the bound 50."
+    assert str(caught[0].message) == NOT_PROVEN["time_limit"] + " " + bound
+    assert claim(clf.record_).bound == bound and claim(clf.record_).state == "not_proven"
+    clf.record_ = SolveRecord("time_limit", objective=47, bound=None, n_rows=58,
+                              scope=Scope(depth=2, thresholds=171, distinct_thresholds=171))
+    with pytest.warns(NotProvenWarning) as caught:
+        clf._warn_if_not_proven()
+    assert str(caught[0].message) == NOT_PROVEN["time_limit"]  # every threshold: nothing to add
+    assert claim(clf.record_).bound == "No bound yet: nothing is proven about how far it is from the best tree."
+    assert claim(clf.record_).colour == "orange"
+
+
+def test_the_ladder_says_the_time_thinned_the_thresholds():
+    from strongtree_core.estimator import thresholds_note
+
+    scope = Scope(depth=3, thresholds=48, distinct_thresholds=4_212, questions=48, encoded_questions=160)
+    assert scope.ladder_thinned and scope.thinned
+    assert thresholds_note(scope) == ""  # the ladder's own words (record_.choice) say why, not the encoding's
+    assert thresholds_note(Scope(thresholds=48, distinct_thresholds=171, widest_column=57, questions=48,
+                                 encoded_questions=48)) == THRESHOLDS_KEPT.format(kept=48, distinct=171, widest=57)
+    assert thresholds_note(Scope(thresholds=171, distinct_thresholds=171)) == ""
+    said = claim(SolveRecord("optimal", objective=5, bound=5, certified=True, n_rows=200_000, scope=scope))
+    assert said.sentence.endswith(" The time allowed a proof over 48 of the encoding's 160 questions; a longer time "
+                                  "limit may prove more.")
+    same = Scope(depth=3, thresholds=48, distinct_thresholds=4_212, questions=48, encoded_questions=48)
+    assert not same.ladder_thinned and same.thinned
+    assert "The time allowed" not in claim(SolveRecord("optimal", certified=True, scope=same)).sentence
+    unknown = Scope(depth=2, thresholds=8)
+    assert unknown.unknown and not unknown.thinned
+    assert claim(SolveRecord("optimal", certified=True, n_rows=10, scope=unknown)).sentence.startswith(
+        "No tree of depth 2 asking only the 8 thresholds kept does better")
+    assert claim(SolveRecord("optimal", certified=True, n_rows=10, scope=Scope(depth=2))).sentence == (
+        "No tree of depth 2 does better on these 10 training rows under these constraints.")  # no numeric column
+
+
+def test_a_constant_tree_is_never_a_green_proven_optimal():
+    record = STATES["constant fallback"]
+    said = claim(record)
+    assert (said.state, said.label, said.colour, said.promise_state) == ("constant", CONSTANT_LABEL, "orange",
+                                                                         "constant")
+    assert said.sentence == "" and said.promise_label == "" and said.short == CONSTANT_LABEL
+    assert "Proven optimal" not in json.dumps(surface_words(record))
+    assert said.promise.endswith("the smallest gap a tree that splits could promise here is estimated at 12.4 pp.")
+    assert "it predicts 'no' for every row" in said.promise
+    none = claim(SolveRecord("optimal", certified=True, promise={**record.promise, "smallest_delta": None}))
+    assert none.promise.endswith("; no smaller gap can be named for a tree that splits.")
+    held = claim(SolveRecord("optimal", certified=True, promise={**record.promise, "method": "holdout",
+                                                                  "known": "proved", "smallest_delta": 0.165}))
+    assert held.promise.endswith("the first one tested would have passed at 16.5 pp, a bound read after the test "
+                                 "(not a proved promise).")
+
+
+def test_a_promise_says_whether_it_is_estimated_or_proved():
+    estimated, proved = claim(STATES["promise estimated"]), claim(STATES["promise proved"])
+    assert (estimated.promise_state, estimated.promise_label, estimated.colour) == ("estimated", "promise estimated",
+                                                                                   "green")
+    assert estimated.promise.endswith("(subsample method): an estimate whose coverage was measured by simulation, "
+                                      "not a proof.") and "proved" not in estimated.promise
+    assert estimated.sentence.startswith("No tree of depth 2 does better on these 1,500 training rows under these "
+                                         "constraints, with the fairness bound tightened to 2.3 pp on them")
+    assert (proved.promise_state, proved.promise_label) == ("proved", "promise proved")
+    assert proved.promise == ("Its gap on new rows of the same population is at most 5.0 pp with probability at "
+                              "least 90 %: proved by an exact test on 450 held-out rows (holdout method).")
+    assert estimated.short == "Proven optimal · promise estimated"
+    # an older promise without "known": its method says it
+    older = dict(STATES["promise proved"].promise)
+    del older["known"]
+    assert claim(SolveRecord("optimal", certified=True, promise=older)).promise_state == "proved"
+
+
+def test_the_table_in_results_is_what_the_one_function_says_now():
+    """benchmarks/RESULTS.md shows, for each state, the words of every surface; printed by
+    ``python -m benchmarks.claim_table``: the table there must be exactly what it prints today."""
+    text = (ROOT / "benchmarks" / "RESULTS.md").read_text(encoding="utf-8")
+    printed = table()
+    assert printed in text
+    head = printed.splitlines()[0]
+    assert text.count(head) == 1
+    shown = text[text.index(head):].split("\n\n")[0]
+    assert shown == printed
+    assert len(printed.splitlines()) == 2 + len(STATES)
+    for state in ("certified on all thresholds", "over kept thresholds", "not proven", "infeasible",
+                  "promise estimated", "promise proved", "constant fallback"):
+        assert re.search(rf"^\| {re.escape(state)} \|", printed, re.M)
+
+
+def test_each_way_a_solve_ends_has_its_own_words():
+    kept = Scope(depth=4, thresholds=128, distinct_thresholds=1_254, widest_column=517)
+    every = Scope(depth=4, thresholds=1_254, distinct_thresholds=1_254)
+    infeasible = claim(SolveRecord("infeasible", n_rows=10, scope=Scope(depth=2)))
+    assert (infeasible.label, infeasible.colour) == ("No tree fits", "red")
+    assert infeasible.sentence == "No tree of depth 2 satisfies all the constraints together on these 10 training rows."
+    bound = claim(SolveRecord("interrupted", objective=600, bound=652, n_rows=768, scope=every))
+    assert bound.state == "not_proven" and bound.label == "Stopped (not proven)"
+    assert bound.bound == "No tree of depth 4 can do better than the bound 652."
+    assert bound.sentence.endswith(" " + bound.bound)
+    assert claim(SolveRecord("time_limit", objective=600, bound=652, n_rows=768, scope=kept)).bound == (
+        "No tree of depth 4 asking only the 128 of the 1,254 thresholds kept can do better than the bound 652.")
+    heuristic = claim(SolveRecord("heuristic", objective=5, scope=kept))
+    assert (heuristic.state, heuristic.label, heuristic.bound) == ("heuristic", "Heuristic (no proof)", "")
+    assert heuristic.sentence == "A heuristic's tree (greedy or local search): no optimality claim."
+    running = claim(SolveRecord("running", objective=5))
+    assert (running.state, running.colour) == ("running", "blue")
+    assert claim(SolveRecord("optimal", certified=False, objective=5)).state == "other"  # a proof the solve refused
+    assert claim(SolveRecord("optimal", certified=True)).sentence == (
+        "No tree of this depth asking the questions of its encoding does better on the training rows under these "
+        "constraints.")
+
+
+def test_a_promise_record_missing_some_facts_claims_no_more():
+    record = STATES["constant fallback"]
+    no_label = claim(SolveRecord("optimal", certified=True, promise={**record.promise, "predicts": None}))
+    assert "it predicts one class for every row, so its gap is 0 on any rows" in no_label.promise
+    held = dict(STATES["promise proved"].promise, held_out_rows=None)
+    assert claim(SolveRecord("optimal", certified=True, promise=held)).promise == (
+        "Its gap on new rows of the same population is at most 5.0 pp with probability at least 90 %: proved by an "
+        "exact test on held-out rows (holdout method).")
+
+
+def test_a_scope_is_a_checked_value():
+    for bad in ({"thresholds": -1}, {"depth": True}, {"questions": 2.5}, {"training_bound": float("nan")},
+                {"training_bound": -0.1}):
+        with pytest.raises(ValueError, match="Not a stored certificate scope"):
+            Scope(**bad)
+    with pytest.raises(ValueError, match="not an object"):
+        Scope.from_dict([2])
+    assert Scope(thresholds=3.0).thresholds == 3 and isinstance(Scope(thresholds=3.0).thresholds, int)
+    assert "scope" not in SolveRecord("optimal", certified=True).to_dict()
+    assert SolveRecord("optimal", certified=True, scope={"depth": 2}).scope == Scope(depth=2)
+
+
+def test_the_encoding_counts_each_numeric_columns_distinct_cuts():
+    from strongtree_core.encoding import EncodingPlan, TableEncoder
+
+    frame = pd.DataFrame({"x": [0.5, 1.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5], "level": [1, 2, 3] * 3 + [1],
+                          "kind": list("ababababab"), "flag": [0, 1] * 5})
+    plan = TableEncoder(n_buckets=3).fit(frame)
+    by_name = {c.name: c for c in plan.columns}
+    assert (by_name["x"].n_gaps, len(by_name["x"].cuts)) == (8, 2)  # 9 distinct values, 2 quantile cuts
+    assert (by_name["level"].n_gaps, len(by_name["level"].cuts)) == (2, 2)  # ordinal: every cut
+    assert by_name["kind"].n_gaps is None and by_name["flag"].n_gaps is None
+    assert plan.threshold_counts() == (4, 10, 8)
+    back = EncodingPlan.from_dict(plan.to_dict())
+    assert back == plan and [c.n_gaps for c in back.columns] == [c.n_gaps for c in plan.columns]
+    weighted = TableEncoder(n_buckets=3).fit(frame, sample_weight=np.r_[np.zeros(3), np.ones(7)])
+    assert {c.name: c for c in weighted.columns}["x"].n_gaps == 6  # rows of weight 0 are absent
+    assert TableEncoder().fit(frame[["kind", "flag"]]).threshold_counts() is None
+    data = TableEncoder(max_thresholds=2).fit(frame, target=np.array([0, 1] * 5))
+    assert {c.name: c for c in data.columns}["x"].n_gaps == 8
+
+
+def test_the_scope_carries_the_training_bound_of_a_parity_constraint_only():
+    X, y = fifty_eight_rows()
+    group = np.where(X.c > 0, "g", "h")
+    fair = StrongTreeClassifier(depth=1, time_limit=30, fairness="statistical_parity", fairness_bound=0.3).fit(
+        X.assign(group=group), y, sensitive_features="group")
+    assert fair.record_.scope.training_bound == 0.3 and fair.record_.scope.depth == 1
+    floor = StrongTreeClassifier(depth=1, time_limit=30, min_recall=0.5).fit(X, y)
+    assert floor.record_.scope.training_bound is None
+
+
+def test_a_stored_tree_says_its_claim_without_being_read_whole(kept_and_all, tmp_path):
+    from strongtree_core.claim import tree_claim
+    from strongtree_studio.runs import RunEntry, RunStore, run_claim
+
+    _, _, kept, _ = kept_and_all
+    text = kept.tree_.to_json()
+    assert tree_claim(text) == claim(kept.record_)
+    assert tree_claim(json.dumps({"rows": []})) is None
+    odd = json.loads(text)
+    odd["record"]["status"] = "optimal"
+    odd["record"]["unknown_field"] = 1
+    assert tree_claim(json.dumps(odd)).label == "Proven optimal"  # unreadable: said by its status alone
+    store = RunStore(tmp_path / "runs.sqlite3")
+    store.save(RunEntry(dataset="t", fingerprint="f", status="optimal", config={}, summary={}, evaluation=None,
+                        tree=text, baseline=None))
+    store.save(RunEntry(dataset="t", fingerprint="f", status="time_limit", config={}, summary={}, evaluation=None,
+                        tree=None, baseline=None))
+    shown = store.table()
+    assert [c.short for c in shown["claim"]] == ["Not proven (time limit)", KEPT_LABEL]
+    assert run_claim("optimal", json.dumps(kept.record_.to_dict())).label == KEPT_LABEL
+    assert run_claim("interrupted", "not json").label == "Stopped (not proven)"
+
+
+def test_the_rules_file_and_the_report_say_the_claim(kept_and_all):
+    from strongtree_core.report.build import ReportInput, build_report
+    from strongtree_studio.exports import export_bytes
+
+    X, y, kept, _ = kept_and_all
+    rules = export_bytes(kept.tree_, "rules").decode()
+    assert rules.startswith(f"# {KEPT_LABEL}. No tree of depth 2 asking only the 48 of the 171 thresholds kept")
+    html = build_report(ReportInput(tree=kept.tree_, train=X.assign(target=y), test=None, dataset="58 rows",
+                                    settings={"depth": 2}), engine="builtin")
+    assert "<dt>Thresholds searched</dt><dd>48 of the 171 distinct cuts</dd>" in html
+    assert f'<span class="badge blue">{KEPT_LABEL}</span>' in html
+    assert re.search(rf"<tr><th scope=\"row\">This tree</th><td>{KEPT_LABEL}</td>", html)
+    assert "<title>58 rows: a decision tree of depth 2</title>" in html
+
+
+def test_the_settings_have_one_name_from_the_page_to_the_report():
+    from strongtree_core.report.settings import settings_rows
+    from strongtree_core.vocabulary import SETTING_NAMES, setting_name
+    from strongtree_studio.stale import _MODEL_NAMES
+
+    rows = dict(settings_rows({"max_features_used": 3, "max_branching": None, "min_leaf": 5, "regularization": 0.1,
+                               "fairness": "statistical_parity", "fairness_bound": 0.05, "fairness_confidence": 0.9}))
+    assert rows["Max. features used"] == "3" and rows["Max. splits"] == "no limit"
+    assert rows["Min. rows per leaf"] == "5" and rows["Largest allowed gap δ"] == "5.0 pp"
+    assert rows["Promise on new rows"] == "90 % confidence" and rows["Simplicity weight λ"] == "0.1"
+    assert "Most distinct questions" not in rows
+    assert dict(settings_rows({"max_features": 2}))["Max. features used"] == "2"  # a run stored before 0.2
+    assert "Promise on new rows" not in dict(settings_rows({"fairness_confidence": 0.9}))  # nothing promised
+    assert _MODEL_NAMES["max_features_used"] == "max. features used" == setting_name("max_features_used", inside=True)
+    assert setting_name("unknown_thing") == "unknown thing" and SETTING_NAMES["depth"] == "Maximum depth"
