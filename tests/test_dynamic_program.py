@@ -226,7 +226,7 @@ def test_a_stopped_top_reports_a_bound_from_the_features_it_tried(seed, integer_
     optimum, _ = GainDP(X, count, s, pen, 0).exact(idx, 4)
     everything = float(s.max(axis=1).sum()) - pen
     said = []
-    piece = treedp.Engine.piece
+    piece, prepare = treedp.Engine.piece, treedp.Engine.prepare
     tops = []
 
     class Recorded(dp_module._TopBound):
@@ -235,14 +235,22 @@ def test_a_stopped_top_reports_a_bound_from_the_features_it_tried(seed, integer_
             tops.append(self)
 
     monkeypatch.setattr(dp_module, "_TopBound", Recorded)
-    for stop_after in (None, 2, 6, 10, 13):  # pieces (one feature each) begun before a stop
+    # the root features of optimal trees: a stop as the first of them is begun leaves the
+    # best so far below the optimum, and that feature must count as left
+    fresh = GainDP(X, count, s, pen, 0)
+    roots = {f for f in range(X.shape[1])
+             if fresh.exact(idx[X[:, f] == 0], 3)[0] + fresh.exact(idx[X[:, f] == 1], 3)[0] - pen >= optimum - 1e-9}
+    assert roots and fresh._keep is None  # (the search's feature numbers are X's columns)
+    for stop_after in (None, 2, 6, 10, 13, "root", "root last"):  # pieces (one feature each) begun before a stop
         stop = threading.Event()
         begun = [0]
         seen = []
 
         def counted(engine, *args, begun=begun, stop=stop, stop_after=stop_after):
             begun[0] += 1
-            if stop_after is not None and begun[0] > stop_after:
+            order, lo = args[6], args[7]
+            if str(stop_after).startswith("root") and int(order[lo]) in roots \
+                    or isinstance(stop_after, int) and begun[0] > stop_after:
                 stop.set()
                 engine.E[8][0] = 1  # (the flag every thread's search reads: no wait for the watch)
             return piece(engine, *args)
@@ -251,7 +259,12 @@ def test_a_stopped_top_reports_a_bound_from_the_features_it_tried(seed, integer_
             seen.append(bound)
             assert _value(X, s, count, tree, pen, 0)[0] == pytest.approx(value, abs=1e-9)
 
+        def roots_last(engine, *args):  # (any order of the top's features gives the same optimum)
+            ha, hb, order, st = prepare(engine, *args)
+            return ha, hb, np.array(sorted(order, key=lambda f: int(f) in roots), dtype=order.dtype), st
+
         monkeypatch.setattr(treedp.Engine, "piece", counted)
+        monkeypatch.setattr(treedp.Engine, "prepare", roots_last if stop_after == "root last" else prepare)
         dp = GainDP(X, count, s, pen, 0, Deadline(stop=stop), n_jobs=n_jobs)
         dp.root_hook = hook
         try:
