@@ -20,7 +20,7 @@ from strongtree_core.claim import Claim, claim
 from strongtree_core.tree.record import SolveRecord
 from strongtree_studio.jobs import JobSnapshot, drawn_point
 from strongtree_studio.ticks import seconds_x
-from strongtree_studio.words import JOB_STATE, claim_of, count_of, event_words, fmt, page_words, status_word
+from strongtree_studio.words import JOB_STATE, bound_words, claim_of, count_of, event_words, fmt, page_words, status_word
 
 MSG_QUEUED = (
     "Waiting for a free solver: {running} running now (the server runs at most {limit} at a time) "
@@ -337,7 +337,7 @@ def solver_log(points: Sequence[dict[str, Any]], rows: int = LOG_ROWS) -> pd.Dat
         if stage and not message.startswith(FINAL):
             what = f"{stage}: {what}"
         entries.append({"time": fmt(p["elapsed"], "seconds"), "step": what, "best": fmt(p["objective"]),
-                        "bound": fmt(p["bound"]), "gap": fmt(p["gap"], "percent")})
+                        "bound": bound_words(p["bound"]), "gap": fmt(p["gap"], "percent")})
         previous = p
     return pd.DataFrame(entries[::-1][:rows], columns=["time", "step", "best", "bound", "gap"])
 

@@ -24,6 +24,7 @@ from strongtree_core.words import (  # noqa: F401  (the one formatter and vocabu
     Kind,
     Word,
     backend_words,
+    bound_words,
     class_counts,
     count_of,
     fmt,

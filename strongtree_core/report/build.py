@@ -47,6 +47,7 @@ from strongtree_core.verdict import gap_verdict, small_words
 from strongtree_core.words import (
     LABEL_LIMIT,
     Shortened,
+    bound_words,
     class_counts,
     count_of,
     fmt,
@@ -224,8 +225,8 @@ def _certificate(inp: ReportInput, short: Shortened) -> tuple[str, list[tuple[st
         ("Outcome", said.short),
         ("Best tree", objective_value(record.objective, objective, regularization, record.n_rows)
          if record.objective is not None else "–"),
-        ("Bound", fmt(record.bound) if record.bound is not None else "none yet (nothing proven about the distance "
-                                                                      "to the best tree)"),
+        ("Bound", bound_words(record.bound, record.status, objective, regularization, record.n_rows)
+         if record.bound is not None else "none yet (nothing proven about the distance to the best tree)"),
         ("Gap", gap_words(record.status, record.gap).removeprefix("gap ")),
         ("Time", fmt(record.runtime, "seconds")),
         ("Method", route_words(record.method, record.backend) if record.method else "–"),
@@ -241,7 +242,7 @@ def _certificate(inp: ReportInput, short: Shortened) -> tuple[str, list[tuple[st
     if record.message:
         facts.append(("Solver's note", short.text(record.message)))
     found = (f" Best tree {objective_value(record.objective, objective, regularization, record.n_rows)}, bound "
-             f"{fmt(record.bound) if record.bound is not None else 'none yet'}, {gap_words(record.status, record.gap)}, "
+             f"{bound_words(record.bound, record.status)}, {gap_words(record.status, record.gap)}, "
              f"found in {fmt(record.runtime, 'seconds')} by {route_words(record.method, record.backend)}."
              if record.objective is not None and said.promise_state != "constant" else "")
     return short.text(f"{said.label}: {said.words}{found}"), facts

@@ -45,6 +45,7 @@ from strongtree_studio.views import (
 )
 from strongtree_studio.words import (
     backend_words,
+    bound_words,
     fmt,
     gap_words,
     objective_value,
@@ -209,7 +210,7 @@ def render_numbers() -> None:
     cols[1].metric("Best tree", fmt(latest["objective"] if latest else None),
                    help=md("The objective of the best tree found so far: "
                            + objective_words(model.objective, model.regularization) + "."))
-    cols[2].metric("Bound", fmt(latest["bound"] if latest else None),
+    cols[2].metric("Bound", bound_words(latest["bound"]) if latest else fmt(None),
                    help="No tree of this depth can do better than this (proven).")
     cols[3].metric("Gap", fmt(latest["gap"] if latest else None, "percent"),
                    help="(bound − best tree) / best tree: 0 means proven optimal.")
@@ -299,7 +300,7 @@ def render_details() -> None:
             st.markdown(f"**Route:** {md(record.formulation)}  \n"
                         f"**Solver:** {md(backend_words(record.backend))}; {size}  \n"
                         f"**Rows:** {fmt(record.n_rows, 'int')} training rows in {fmt(record.n_patterns, 'int')} "
-                        f"distinct patterns  \n**Bound:** {fmt(record.bound)} · {gap_words(record.status, record.gap)}"
+                        f"distinct patterns  \n**Bound:** {bound_words(record.bound, record.status)} · {gap_words(record.status, record.gap)}"
                         f"  \n**Why this route:** {md(record.choice)}")
             if record.message:
                 st.caption(md(page_words(record.message)))

@@ -19,7 +19,7 @@ from strongtree_studio.treechart import (
 )
 from strongtree_studio.treeview import legend_html, path_in_words, readable_levels
 from strongtree_studio.views import claim_badges
-from strongtree_studio.words import fmt, gap_words, objective_value, route_words
+from strongtree_studio.words import bound_words, fmt, gap_words, objective_value, route_words
 
 st.title("Tree")
 
@@ -101,9 +101,10 @@ if row is not None:
         st.dataframe(row.T.rename(columns=lambda _: "value").astype(str), height=260)
 
 st.markdown("##### How it was solved")
+model_words = (result.model.objective, result.model.regularization, record.n_rows)
 st.markdown(
-    f"Best tree {objective_value(record.objective, result.model.objective, result.model.regularization, record.n_rows)}"
-    f" · bound {fmt(record.bound) if record.bound is not None else 'none yet'} · {gap_words(record.status, record.gap)}"
+    f"Best tree {objective_value(record.objective, *model_words)}"
+    f" · bound {bound_words(record.bound, record.status, *model_words)} · {gap_words(record.status, record.gap)}"
     f" · {fmt(record.runtime, 'seconds')} · {route_words(record.method, record.backend)}  \n{md(short.text(said.words))}"
 )
 
