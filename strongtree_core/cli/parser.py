@@ -9,7 +9,7 @@ import argparse
 import math
 from pathlib import Path
 
-from strongtree_core import __version__
+from strongtree_core.version import __version__
 from strongtree_core.cli import options
 from strongtree_core.cli.app import add_app_parser
 from strongtree_core.cli.messages import BAD_GIGABYTES, RENAMED_FLAG, STDIO

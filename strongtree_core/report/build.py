@@ -31,7 +31,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from strongtree_core import __version__, vocabulary
+from strongtree_core import vocabulary
+from strongtree_core.version import __version__
 from strongtree_core.metrics import fairness_gap, positive_present
 from strongtree_core.metrics.gap_intervals import SMALL_OUTCOME
 from strongtree_core.metrics.group_summary import SMALL_ROWS, group_summary
