@@ -36,7 +36,7 @@ EVENTS = ("first report", "bound moves", "best moves", "proof", "end")
 #: Run in a fresh process with the checkout on its path; prints one JSON line.
 CHILD = r"""
 import json, os, sys, time
-import strongtree_core.estimator  # noqa: F401  (the spare worker imports the engine before the click)
+import strongtree_core.estimator.classifier  # noqa: F401  (the spare worker imports the engine before the click)
 from strongtree_core import StrongTreeClassifier
 from strongtree_studio.config import Roles, split_table
 from strongtree_studio.demo_data import DEMO, DEMOS

@@ -19,9 +19,9 @@ import os
 import time
 import warnings
 
-from strongtree_core.comparison import compare_formulations
+from strongtree_core.compare.formulations import compare_formulations
 from strongtree_studio import mio_live
-from strongtree_core.root_lp import READABLE, root_relaxations
+from strongtree_core.compare.root_lp import READABLE, root_relaxations
 from strongtree_studio.comparison_job import N_BUCKETS, ROOT_LP_SECONDS
 from strongtree_studio.learn_presets import BY_KEY, DEFAULT, PRESETS
 from strongtree_studio.learn_view import builtin_sample

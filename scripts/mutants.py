@@ -1,5 +1,5 @@
 """Hand-written mutants of the code whose claims the tests guard, each run against the tests that
-should catch it: the promise (strongtree_core/promise.py, promise_fit.py), the report's and the
+should catch it: the promise (strongtree_core/metrics/promise.py, promise_fit.py), the report's and the
 pages' escaping, the browser and run stores (strongtree_studio/browser_store.py, restore.py,
 runs.py), the exact search's Stop between slices, and the metrics' careless calls.
 
@@ -53,7 +53,7 @@ STORE_TESTS = ("tests/test_browser_store.py", "tests/test_studio_runs.py", "test
 STOP_TESTS = ("tests/test_stop_between_slices.py",)
 METRICS_TESTS = ("tests/test_careless_calls.py",)
 
-P, PF = "strongtree_core/promise.py", "strongtree_core/promise_fit.py"
+P, PF = "strongtree_core/metrics/promise.py", "strongtree_core/estimator/promise_fit.py"
 RB = "strongtree_core/report/build.py"
 BS, RS, RN = "strongtree_studio/browser_store.py", "strongtree_studio/restore.py", "strongtree_studio/runs.py"
 TD, DP = "strongtree_core/accel/treedp.py", "strongtree_core/accel/dp.py"
@@ -116,10 +116,10 @@ MUTANTS = [
            "())\n        back, _ = fit_excess(b, a", PROMISE_TESTS),
     Mutant("driver: parts binarized anew on a 0/1 table", "promise", PF,
            "if rows is not None and not (parts and encoded.cut_free):", "if rows is not None:", PROMISE_TESTS),
-    Mutant("driver: thresholds chosen on all rows reused on parts", "promise", "strongtree_core/estimator.py",
+    Mutant("driver: thresholds chosen on all rows reused on parts", "promise", "strongtree_core/estimator/classifier.py",
            'return all(column.kind in ("binary", "categorical") for column in self.plan.columns)', "return True",
            PROMISE_TESTS),
-    Mutant("driver: a part's rows keep every row's weight", "promise", "strongtree_core/estimator.py",
+    Mutant("driver: a part's rows keep every row's weight", "promise", "strongtree_core/estimator/classifier.py",
            "weights=None if self.weights is None else self.weights[rows],", "weights=self.weights,", PROMISE_TESTS),
     Mutant("driver: refits on parts on the caller's thread only", "promise", PF,
            "            if workers == 1 or len(tasks) == 1:", "            if True:", PROMISE_TESTS),

@@ -16,7 +16,7 @@ from strongtree_core.errors import StrongTreeError, TrivialTreeWarning
 from strongtree_core.version import __version__
 
 if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
-    from strongtree_core.estimator import StrongTreeClassifier
+    from strongtree_core.estimator.classifier import StrongTreeClassifier
     from strongtree_core.not_proven import NotProvenWarning
     from strongtree_core.tree import FittedTree
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from strongtree_core.comparison import COMPARED
+from strongtree_core.compare.formulations import COMPARED
 from strongtree_studio.worker_protocol import Outbox, Phases, crash_message, finite_number
 
 #: Most rows a comparison takes (a random sample above it): OCT and BinOCT grow with
@@ -58,7 +58,7 @@ class CompareSpec:
 
     def time_budget(self) -> float:
         """Seconds the comparison may take: every run at its time limit, plus a little each."""
-        from strongtree_core.root_lp import READABLE
+        from strongtree_core.compare.root_lp import READABLE
 
         # Each root LP may wait for HiGHS and then solve, each within ROOT_LP_SECONDS (about 1.5 s for all
         # four in practice): the budget is the hang limit, not the expected time.
@@ -129,9 +129,9 @@ def run_comparison(spec: CompareSpec, outbox: Any, stop: threading.Event) -> Non
     run (its best tree is kept) and skips the rest.
     """
     from strongtree_core import StrongTreeError
-    from strongtree_core.comparison import compare_formulations
+    from strongtree_core.compare.formulations import compare_formulations
     from strongtree_core.encoding import EncodingError
-    from strongtree_core.root_lp import READABLE, root_relaxations
+    from strongtree_core.compare.root_lp import READABLE, root_relaxations
 
     try:
         readable = [word for word in spec.formulations if word in READABLE]

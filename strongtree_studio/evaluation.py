@@ -215,7 +215,7 @@ def evaluate(
 
 def trivial_words(tree: FittedTree, train: pd.DataFrame, roles: Roles, objective: str = "accuracy") -> str | None:
     """The trivial-tree warning's text for this tree on its training rows, or None."""
-    from strongtree_core.trivial import trivial_reason
+    from strongtree_core.metrics.trivial import trivial_reason
 
     classes = list(tree.classes)
     y = train[roles.target].to_numpy()

@@ -28,10 +28,10 @@ from typing import Any, Sequence
 import pandas as pd
 
 from strongtree_core.metrics.fairness_gaps import NOTION_RATES  # noqa: F401  (the rates each notion compares)
-from strongtree_core.promise import PROMISE_KNOWN
-from strongtree_core.promise_cost import promise_outlook
-from strongtree_core.promise_fit import DEFAULT_PROMISE_METHOD
-from strongtree_core.verdict import gap_verdict
+from strongtree_core.metrics.promise import PROMISE_KNOWN
+from strongtree_core.metrics.promise_cost import promise_outlook
+from strongtree_core.estimator.promise_fit import DEFAULT_PROMISE_METHOD
+from strongtree_core.metrics.verdict import gap_verdict
 from strongtree_studio.words import count_of, fmt
 
 RATE_NAMES = {

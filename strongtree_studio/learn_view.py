@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from strongtree_core.comparison import COMPARED
+from strongtree_core.compare.formulations import COMPARED
 from strongtree_studio.comparison_job import MAX_ROWS, N_BUCKETS, ComparisonResult
 from strongtree_studio.words import COMPARISON_STEP, backend_words, fmt, status_word
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from strongtree_core.root_lp import INTEGRAL_TOL, RootLP, RootRelaxation
+from strongtree_core.compare.root_lp import INTEGRAL_TOL, RootLP, RootRelaxation
 from strongtree_studio.words import fmt
 
 #: The formulations drawn side by side, in the paper's order, with their split variable's name.

@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-from strongtree_core.claim import Claim, claim
+from strongtree_core.report.claim import Claim, claim
 from strongtree_core.renames import translate_keys
 from strongtree_core.tree.record import STATUSES, SolveRecord
 from strongtree_studio.private import private_file, private_folder

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import pandas as pd
 import streamlit as st
 
-from strongtree_core.claim import Claim, claim
+from strongtree_core.report.claim import Claim, claim
 from strongtree_core.tree.record import SolveRecord
 from strongtree_studio.jobs import JobSnapshot, drawn_point
 from strongtree_studio.ticks import seconds_x

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from strongtree_core.claim import Claim, tree_claim
+from strongtree_core.report.claim import Claim, tree_claim
 
 from strongtree_core.words import (  # noqa: F401  (the one formatter and vocabulary, re-exported for the pages)
     BACKENDS,

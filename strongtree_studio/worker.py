@@ -228,8 +228,8 @@ def _sweep(spec: SweepSpec, outbox: Any, stop: threading.Event) -> None:
 
 #: Modules a solve imports, loaded while the worker waits (seconds on a busy machine).
 PREWARM_MODULES = (
-    "strongtree_core.estimator",
-    "strongtree_core.engine",
+    "strongtree_core.estimator.classifier",
+    "strongtree_core.engine.routes",
     "strongtree_core.accel",
     "strongtree_core.metrics",
     "highspy",
@@ -247,20 +247,20 @@ def prewarm() -> None:
 
 def worker_memory_cap() -> int:
     """Bytes of address space a worker may use: the default memory limit with headroom."""
-    from strongtree_core.limits import WORKER_HEADROOM, default_memory_limit
+    from strongtree_core.engine.limits import WORKER_HEADROOM, default_memory_limit
 
     return int(WORKER_HEADROOM * default_memory_limit())
 
 
 def cap_worker_memory() -> bool:
     """Cap this process's address space (:func:`worker_memory_cap`): one solve cannot take the host."""
-    from strongtree_core.limits import cap_address_space
+    from strongtree_core.engine.limits import cap_address_space
 
     return cap_address_space(worker_memory_cap())
 
 
 def out_of_memory() -> str:
-    from strongtree_core.limits import OUT_OF_MEMORY, human_bytes
+    from strongtree_core.engine.limits import OUT_OF_MEMORY, human_bytes
 
     return OUT_OF_MEMORY.format(limit=human_bytes(worker_memory_cap()))
 

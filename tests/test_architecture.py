@@ -40,7 +40,7 @@ def test_formulations_encoding_and_trees_never_import_a_solver(path):
 
 @pytest.mark.parametrize("path", _modules("solvers"), ids=lambda p: str(p.relative_to(CORE)))
 def test_backends_never_see_tables_or_the_estimator(path):
-    bad = {m for m in _imports(path) if m.split(".")[0] == "pandas" or m.startswith("strongtree_core.estimator")}
+    bad = {m for m in _imports(path) if m.split(".")[0] == "pandas" or m.startswith("strongtree_core.estimator.classifier")}
     assert not bad, f"{path} imports {bad}"
 
 
@@ -57,7 +57,7 @@ def test_the_ground_floor_imports_nothing_of_the_project(name):
 
 @pytest.mark.parametrize("path", _modules("tree"), ids=lambda p: str(p.relative_to(CORE)))
 def test_fitted_trees_never_import_a_formulation_or_the_engine(path):
-    bad = {m for m in _imports(path) if m.startswith(("strongtree_core.formulation", "strongtree_core.engine",
+    bad = {m for m in _imports(path) if m.startswith(("strongtree_core.formulation", "strongtree_core.engine.routes",
                                                        "strongtree_core.accel", "strongtree_core.solvers"))}
     assert not bad, f"{path} imports {bad}"
 
@@ -65,14 +65,14 @@ def test_fitted_trees_never_import_a_formulation_or_the_engine(path):
 @pytest.mark.parametrize("path", _modules("accel"), ids=lambda p: str(p.relative_to(CORE)))
 def test_the_exact_search_never_imports_a_solver_or_a_table(path):
     bad = {m for m in _imports(path) if m.split(".")[0] in {"highspy", "pyscipopt", "gurobipy", "pandas"}
-           or m.startswith(("strongtree_core.solvers", "strongtree_core.estimator", "strongtree_core.engine"))}
+           or m.startswith(("strongtree_core.solvers", "strongtree_core.estimator.classifier", "strongtree_core.engine.routes"))}
     assert not bad, f"{path} imports {bad}"
 
 
 @pytest.mark.parametrize("path", _modules("heuristics"), ids=lambda p: str(p.relative_to(CORE)))
 def test_heuristics_never_import_a_solver_a_table_or_the_exact_search(path):
     bad = {m for m in _imports(path) if m.split(".")[0] in {"highspy", "pyscipopt", "gurobipy", "pandas"}
-           or m.startswith(("strongtree_core.solvers", "strongtree_core.estimator", "strongtree_core.engine",
+           or m.startswith(("strongtree_core.solvers", "strongtree_core.estimator.classifier", "strongtree_core.engine.routes",
                             "strongtree_core.accel"))}
     assert not bad, f"{path} imports {bad}"
 
@@ -150,5 +150,5 @@ def test_the_engine_reads_why_a_solve_stopped_as_data_never_a_solver_s_words():
     message strings it could rewrite), only the layer's shared names."""
     backends = {"strongtree_core.solvers." + name for name in ("highs", "highs_run", "highs_benders", "scip",
                                                                "scip_lazy", "gurobi")}
-    imported = _imports(CORE / "engine.py")
+    imported = _imports(CORE / "engine" / "routes.py")
     assert not imported & backends, imported & backends

@@ -1,5 +1,5 @@
 """Say exactly what was proved: a certificate's scope kept with its record, and the one function
-(:func:`strongtree_core.claim.claim`) every surface writes its words from.
+(:func:`strongtree_core.report.claim.claim`) every surface writes its words from.
 
 The reproducers are the measured cases: 58 rows x 3 numeric columns at depth 2 with the defaults
 was "optimal, bound 48, no tree of this depth does better" while a tree over every midpoint gets 49
@@ -19,10 +19,10 @@ import pytest
 
 from benchmarks.claim_table import STATES, table
 from strongtree_core import StrongTreeClassifier, StrongTreeError
-from strongtree_core.claim import CONSTANT_LABEL, KEPT_LABEL, claim, claim_json, cli_lines, surface_words
+from strongtree_core.report.claim import CONSTANT_LABEL, KEPT_LABEL, claim, claim_json, cli_lines, surface_words
 from strongtree_core.cli.words import cli_words
 from strongtree_core.errors import NOT_PROVEN, NotProvenWarning
-from strongtree_core.estimator import INFEASIBLE_KEPT, THRESHOLDS_KEPT
+from strongtree_core.estimator.classifier import INFEASIBLE_KEPT, THRESHOLDS_KEPT
 from strongtree_core.tree import FittedTree, SolveRecord
 from strongtree_core.tree.scope import Scope
 
@@ -166,7 +166,7 @@ def test_a_bound_not_proven_optimal_says_what_it_ranges_over(kept_and_all):
 
 
 def test_the_ladder_says_the_time_thinned_the_thresholds():
-    from strongtree_core.estimator import thresholds_note
+    from strongtree_core.estimator.classifier import thresholds_note
 
     scope = Scope(depth=3, thresholds=48, distinct_thresholds=4_212, questions=48, encoded_questions=160)
     assert scope.ladder_thinned and scope.thinned
@@ -315,7 +315,7 @@ def test_the_scope_carries_the_training_bound_of_a_parity_constraint_only():
 
 
 def test_a_stored_tree_says_its_claim_without_being_read_whole(kept_and_all, tmp_path):
-    from strongtree_core.claim import tree_claim
+    from strongtree_core.report.claim import tree_claim
     from strongtree_studio.runs import RunEntry, RunStore, run_claim
 
     _, _, kept, _ = kept_and_all

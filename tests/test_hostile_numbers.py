@@ -16,7 +16,7 @@ import pytest
 
 from strongtree_core import StrongTreeClassifier, cli
 from strongtree_core.cli import options
-from strongtree_core.estimator import BOUND_TOO_SMALL, ParameterError
+from strongtree_core.estimator.classifier import BOUND_TOO_SMALL, ParameterError
 from strongtree_core.numbers import MIN_FAIRNESS_BOUND, bound_too_small, finer_than, read_integer, read_number
 from strongtree_core.sweep import frontier, sweep
 from strongtree_core.tree import FittedTree, StoredTreeError

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from strongtree_core import StrongTreeClassifier, StrongTreeError, cli
-from strongtree_core import estimator as est
+from strongtree_core.estimator import classifier as est
 from strongtree_core.cli.tables import output_format
 from strongtree_core.cli.words import CLI_TOO_MANY_FOLDS
 from strongtree_core.csv_format import read_spreadsheet_cell, runs_as_formula, spreadsheet_cell

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from strongtree_core.datasets import make_balance_scale
-from strongtree_core.root_lp import root_relaxations
+from strongtree_core.compare.root_lp import root_relaxations
 from strongtree_studio import root_view
 from strongtree_studio.comparison_job import ComparisonResult
 from strongtree_studio.demo_data import DEMOS

@@ -11,7 +11,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from strongtree_core.comparison import compare_formulations
+from strongtree_core.compare.formulations import compare_formulations
 from strongtree_studio.comparison_job import MAX_ROWS, N_BUCKETS
 from strongtree_studio.demo_data import DEMOS
 from strongtree_studio.learn_presets import BY_KEY, PRESETS

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from strongtree_core import StrongTreeClassifier, TrivialTreeWarning
-from strongtree_core import estimator as estimator_module
-from strongtree_core.promise import SUBSAMPLE_PAIRS, half_sample_pairs
+from strongtree_core.estimator import classifier as estimator_module
+from strongtree_core.metrics.promise import SUBSAMPLE_PAIRS, half_sample_pairs
 from test_promise import _population
 from test_promise_fits import excess_by_hand, sp_rows
 

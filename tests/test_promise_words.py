@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from strongtree_core import StrongTreeClassifier, TrivialTreeWarning
-from strongtree_core.claim import CONSTANT_LABEL, claim
-from strongtree_core.promise import (
+from strongtree_core.report.claim import CONSTANT_LABEL, claim
+from strongtree_core.metrics.promise import (
     HELD_OUT_SMALLEST,
     KEPT_PROVED,
     NO_SMALLEST,
@@ -28,7 +28,7 @@ from strongtree_core.promise import (
     run_holdout,
     run_margin,
 )
-from strongtree_core.promise_cost import LIKELY, PLANNED_FITS, POSSIBLE, UNLIKELY, promise_outlook
+from strongtree_core.metrics.promise_cost import LIKELY, PLANNED_FITS, POSSIBLE, UNLIKELY, promise_outlook
 from strongtree_studio.fairview import promise_rounds, promise_words
 from strongtree_studio.views import FINAL, closed_points, objective_spec, phase_of, solver_log, stage_bands, stages_words
 from test_promise import _population

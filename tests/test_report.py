@@ -17,7 +17,7 @@ from strongtree_core.report.drawing import BUILT_IN, GRAPHVIZ, tree_drawing
 from strongtree_core.tree.summary import tree_summary
 from strongtree_studio.config import ModelConfig, Roles, SplitConfig, split_table
 from strongtree_studio.demo_data import make_hiring
-from strongtree_core.claim import claim
+from strongtree_core.report.claim import claim
 from strongtree_studio.reporting import report_file_name, report_input, split_words
 
 ROLES = Roles("hired", "yes", ("gender",), ("education",))

@@ -15,12 +15,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from strongtree_core.claim import claim
+from strongtree_core.report.claim import claim
 
 from strongtree_core import StrongTreeClassifier
 from strongtree_core.encoding import TableEncoder, collapse_patterns
 from strongtree_core.encoding.groups import encode_groups
-from strongtree_core.engine import solve_tree
+from strongtree_core.engine.routes import solve_tree
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.metrics import check_constraints
 from strongtree_core.source import bins, codes, fit, paths, reader, scan

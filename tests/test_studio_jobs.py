@@ -5,7 +5,7 @@ import time
 import numpy as np
 import pytest
 
-from strongtree_core.estimator import NEEDS_SENSITIVE
+from strongtree_core.estimator.classifier import NEEDS_SENSITIVE
 from strongtree_core.tree import FittedTree
 from strongtree_studio.config import ModelConfig, Roles, SplitConfig, split_table
 from strongtree_studio.demo_data import make_hiring

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from strongtree_core.metrics.gap_intervals import fairness_intervals
-from strongtree_core.verdict import SMALL_ROWS, gap_verdict, is_small, small_words
+from strongtree_core.metrics.verdict import SMALL_ROWS, gap_verdict, is_small, small_words
 from strongtree_studio.fairview import judged, new_rows_words, rate_chart, verdict
 
 
@@ -125,7 +125,7 @@ def test_a_sweep_says_each_points_claim_and_verdicts_in_its_table():
     import pandas as pd
 
     from strongtree_core import StrongTreeClassifier
-    from strongtree_core.claim import claim
+    from strongtree_core.report.claim import claim
     from strongtree_core.sweep import sweep
     from strongtree_core.tree import FittedTree
 

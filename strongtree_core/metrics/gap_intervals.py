@@ -35,7 +35,7 @@ from strongtree_core.metrics.intervals import (
     proportion_interval,
 )
 from strongtree_core.renames import RENAMED_METRIC_ARGUMENTS, refuses_renamed
-from strongtree_core.verdict import SMALL_ROWS, is_small
+from strongtree_core.metrics.verdict import SMALL_ROWS, is_small
 
 #: Rates measured on fewer rows than this are flagged ``small``.
 SMALL_N = SMALL_ROWS

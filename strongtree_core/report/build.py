@@ -43,8 +43,8 @@ from strongtree_core.report.references import CART_NAME, references
 from strongtree_core.report.settings import settings_rows
 from strongtree_core.tree import FittedTree
 from strongtree_core.tree.summary import tree_summary
-from strongtree_core.claim import claim
-from strongtree_core.verdict import gap_verdict, small_words
+from strongtree_core.report.claim import claim
+from strongtree_core.metrics.verdict import gap_verdict, small_words
 from strongtree_core.words import (
     LABEL_LIMIT,
     Shortened,

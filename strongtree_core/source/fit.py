@@ -26,7 +26,7 @@ import numpy as np
 
 from strongtree_core.encoding.groups import GroupCoding
 from strongtree_core.errors import StrongTreeError
-from strongtree_core.limits import cores_for, default_memory_limit, human_bytes
+from strongtree_core.engine.limits import cores_for, default_memory_limit, human_bytes
 from strongtree_core.progress import Progress
 from strongtree_core.source.bins import HistogramSpec, histogram_batch, merge_histograms
 from strongtree_core.source.climb import climb, read_patterns
@@ -99,7 +99,7 @@ def prepare(reader, table: TableFiles, *, target: str, sample_weight: str | None
             legitimate: tuple = (), fairness: tuple = (), max_thresholds: int = 16, allow_protected_splits: bool = False,
             watch: Watch | None = None, limit: float = float("inf")) -> Prepared:
     """The first two passes over ``table`` (the scan, the thresholds) and what they decide."""
-    from strongtree_core import estimator as est
+    from strongtree_core.estimator import classifier as est
 
     watch = Watch() if watch is None else watch
     features = _roles(allow_protected_splits, reader, table, target, sample_weight, protected, legitimate)
@@ -128,9 +128,9 @@ def prepare(reader, table: TableFiles, *, target: str, sample_weight: str | None
 def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sensitive_features=None,
               legitimate_features=None, scheduler=None, progress=None, stop=None):
     """See :meth:`StrongTreeClassifier.fit_table <strongtree_core.estimator.StrongTreeClassifier.fit_table>`."""
-    from strongtree_core import estimator as est
+    from strongtree_core.estimator import classifier as est
     from strongtree_core.encoding.thresholds import DEFAULT_MAX_THRESHOLDS
-    from strongtree_core.engine import solve_tree
+    from strongtree_core.engine.routes import solve_tree
 
     started = time.perf_counter()
     fairness = clf._validate_parameters()

@@ -21,14 +21,14 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from strongtree_core.claim import claim
-from strongtree_core.engine import INFEASIBLE, NO_TREE_IN_TIME
+from strongtree_core.report.claim import claim
+from strongtree_core.engine.routes import INFEASIBLE, NO_TREE_IN_TIME
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.metrics import fairness_intervals, fairness_report, positive_present
-from strongtree_core.promise import is_constant
+from strongtree_core.metrics.promise import is_constant
 from strongtree_core.solvers.licence import WLS_KEYS, licence_params, set_licence_params
 from strongtree_core.sweep.grid import Fold, Point
-from strongtree_core.verdict import gap_verdict
+from strongtree_core.metrics.verdict import gap_verdict
 from strongtree_core.vocabulary import FAIRNESS_NOTIONS
 
 #: The parts of a fold, in column order.

@@ -15,7 +15,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from strongtree_core.errors import BackendLostWarning, StrongTreeError
-from strongtree_core.estimator import LENGTH_MISMATCH, X_NOT_2D, StrongTreeClassifier
+from strongtree_core.estimator.classifier import LENGTH_MISMATCH, X_NOT_2D, StrongTreeClassifier
 from strongtree_core.sweep import backends, dask_backend
 from strongtree_core.sweep.grid import (
     MAX_POINTS,

@@ -29,7 +29,7 @@ from strongtree_studio.reporting import MSG_NO_ROWS, report_file_name, report_ht
 from strongtree_studio.shown import shown, shown_label
 from strongtree_studio.treechart import size_control, tree_chart
 from strongtree_studio.treeview import SIZE_NOTES, legend_html
-from strongtree_core.claim import claim
+from strongtree_core.report.claim import claim
 from strongtree_studio.views import claim_badges
 from strongtree_studio.words import POINTS_NOTE, count_of, fmt, status_word
 

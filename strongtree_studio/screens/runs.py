@@ -36,7 +36,7 @@ from strongtree_studio.state import run_owner, run_viewer, workspace_name
 from strongtree_studio.sweep_store import sweeps_table
 from strongtree_studio.treechart import size_control, tree_chart
 from strongtree_studio.treeview import SIZE_NOTES
-from strongtree_core.claim import claim
+from strongtree_core.report.claim import claim
 from strongtree_core.vocabulary import setting_name
 from strongtree_studio.words import backend_words, fmt, status_word
 

@@ -9,7 +9,7 @@ from strongtree_studio.explain import MSG_NAMES_CUT
 from strongtree_studio.exports import EXPORTS, IMAGE_MIME, IMAGES_UNAVAILABLE, export_bytes, image_bytes, images_available
 from strongtree_studio.markup import md
 from strongtree_studio.shown import group_mix, shown, shown_label
-from strongtree_core.claim import claim
+from strongtree_core.report.claim import claim
 from strongtree_studio.treechart import (
     collapse_controls,
     legibility_note,

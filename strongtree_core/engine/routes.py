@@ -54,7 +54,7 @@ from strongtree_core.heuristics import (
     local_search,
     local_search_unsupported,
 )
-from strongtree_core.limits import (
+from strongtree_core.engine.limits import (
     EXACT_FIX,
     EXACT_WHAT,
     MIO_FIX,
@@ -79,7 +79,7 @@ from strongtree_core.solvers import (
 )
 from strongtree_core.solvers.base import StopOrDeadline
 from strongtree_core.solvers.relaxation import lp_relaxation
-from strongtree_core.starts import candidate_starts, predicted_starts
+from strongtree_core.engine.starts import candidate_starts, predicted_starts
 from strongtree_core.tree.record import HEURISTIC, SolveRecord
 from strongtree_core.vocabulary import FORMULATIONS
 

@@ -22,7 +22,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from strongtree_core.metrics.gap_intervals import compared_counts
-from strongtree_core.promise import BOOTSTRAP_FITS, CROSSFIT_FOLDS, HOLDOUT_SHARE, HOLDOUT_STEPS, SUBSAMPLE_PAIRS
+from strongtree_core.metrics.promise import BOOTSTRAP_FITS, CROSSFIT_FOLDS, HOLDOUT_SHARE, HOLDOUT_STEPS, SUBSAMPLE_PAIRS
 from strongtree_core.words import count_of, fmt
 
 #: Fits a promise plans by method: the fit at δ, the refits on parts of the rows, up to two more

@@ -33,13 +33,13 @@ from strongtree_core.encoding.thresholds import DEFAULT_MAX_THRESHOLDS
 from strongtree_core.encoding.features import equals_label, python_scalar
 from strongtree_core.encoding.groups import GroupCoding, encode_groups
 from strongtree_core.encoding.patterns import PatternData, collapse_patterns, restrict_features
-from strongtree_core.changed_leaves import changed_leaves
-from strongtree_core.claim import claim
-from strongtree_core.engine import InfeasibleError, Solved, solve_tree
+from strongtree_core.estimator.changed_leaves import changed_leaves
+from strongtree_core.report.claim import claim
+from strongtree_core.engine.routes import InfeasibleError, Solved, solve_tree
 from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning, not_proven_message
 from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS, ParityConstraint
 from strongtree_core.formulation.quality import MinPrecision, MinRecall, MinSpecificity
-from strongtree_core.limits import NO_JOBS, cores_for
+from strongtree_core.engine.limits import NO_JOBS, cores_for
 from strongtree_core.numbers import MIN_FAIRNESS_BOUND, bound_too_small
 from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.progress import Progress
@@ -48,7 +48,7 @@ from strongtree_core.renames import RENAMED_PARAMETERS, refuse_renamed
 from strongtree_core.tree import FittedTree, SolveRecord
 from strongtree_core.tree.context import FitContext, json_value
 from strongtree_core.tree.scope import Scope
-from strongtree_core.trivial import baseline_accuracy, trivial_reason
+from strongtree_core.metrics.trivial import baseline_accuracy, trivial_reason
 
 FairnessNotion = Literal[
     "statistical_parity",
@@ -859,7 +859,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
     def _fit_with_promise(self, X, y, sample_weight, sensitive_features, legitimate_features, progress,
                           stop) -> "StrongTreeClassifier":
         """With ``fairness_confidence``: refit until the bound holds on new rows (promise_fit)."""
-        from strongtree_core.promise_fit import fit_with_promise
+        from strongtree_core.estimator.promise_fit import fit_with_promise
 
         return fit_with_promise(
             self, X, y, sample_weight=sample_weight, sensitive_features=sensitive_features,

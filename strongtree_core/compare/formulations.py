@@ -17,9 +17,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 from strongtree_core import vocabulary
 from strongtree_core.errors import StrongTreeError
-from strongtree_core.estimator import StrongTreeClassifier
+from strongtree_core.estimator.classifier import StrongTreeClassifier
 from strongtree_core.progress import Progress
-from strongtree_core.root_lp import RootLP
+from strongtree_core.compare.root_lp import RootLP
 from strongtree_core.tree import FittedTree, SolveRecord
 
 #: The runs of a comparison, in the order the paper introduces them.

@@ -33,14 +33,14 @@ from sklearn.base import clone
 from strongtree_core import vocabulary
 from strongtree_core.accel.threads import one_blas_thread
 from strongtree_core.errors import StrongTreeError, TrivialTreeWarning
-from strongtree_core.limits import cores_for
-from strongtree_core.promise_cost import PLANNED_FITS
+from strongtree_core.engine.limits import cores_for
+from strongtree_core.metrics.promise_cost import PLANNED_FITS
 from strongtree_core.tree.context import json_value
-from strongtree_core.trivial import baseline_accuracy
+from strongtree_core.metrics.trivial import baseline_accuracy
 from strongtree_core.numbers import bound_too_small
 from strongtree_core.metrics._inputs import _labels
 from strongtree_core.metrics.gap_intervals import compared_counts
-from strongtree_core.promise import (
+from strongtree_core.metrics.promise import (
     BOOTSTRAP_FITS,
     CROSSFIT_FOLDS,
     HOLDOUT_SHARE,

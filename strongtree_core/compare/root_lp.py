@@ -237,7 +237,7 @@ def root_relaxations(
         Balanced trees only (λ = 0) have ``leaf_share``, ``arcs`` and ``routes``; with λ > 0
         the relaxations carry their value and splits.
     """
-    from strongtree_core.estimator import StrongTreeClassifier
+    from strongtree_core.estimator.classifier import StrongTreeClassifier
 
     clf = StrongTreeClassifier(depth=depth, **params)
     data, spec, labels = clf._problem(X, y)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping
 
-from strongtree_core.promise import PROMISE_KNOWN
+from strongtree_core.metrics.promise import PROMISE_KNOWN
 from strongtree_core.tree.record import SolveRecord
 from strongtree_core.tree.scope import Scope
 from strongtree_core.words import count_of, fmt, label_text, one_line, status_word
