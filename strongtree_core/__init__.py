@@ -25,7 +25,7 @@ __all__ = ["StrongTreeClassifier", "StrongTreeError", "FittedTree", "NotProvenWa
 
 #: Names loaded on first use, and the module each comes from.
 _LAZY = {
-    "StrongTreeClassifier": "strongtree_core.estimator",
+    "StrongTreeClassifier": "strongtree_core.estimator.classifier",
     "FittedTree": "strongtree_core.tree",
     "NotProvenWarning": "strongtree_core.not_proven",
 }

@@ -2,14 +2,14 @@
 solve worker (:mod:`strongtree_studio.worker`), so it survives page changes, can be stopped,
 and takes one of the server's solve slots like any solve.
 
-The worker runs :func:`strongtree_core.comparison.compare_formulations` and sends
+The worker runs :func:`strongtree_core.compare.formulations.compare_formulations` and sends
 the registry's usual messages, with two conventions of its own:
 
 * ``progress`` messages carry, as ``message``, the formulation word of the run
   they belong to (``"oct"``, ``"flow"``, ...), and their ``elapsed`` counts from
   that run's start;
 * the ``result`` message's ``tree`` is the JSON of :class:`ComparisonResult`
-  (one row per run, :meth:`strongtree_core.comparison.FormulationRun.row`).
+  (one row per run, :meth:`strongtree_core.compare.formulations.FormulationRun.row`).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ class ComparisonResult:
     rows: tuple[dict[str, Any], ...]
     n_rows: int
     formulations: tuple[str, ...] = field(default=COMPARED)
-    #: The root LPs (:meth:`strongtree_core.root_lp.RootLP.to_dict`), when they were solved.
+    #: The root LPs (:meth:`strongtree_core.compare.root_lp.RootLP.to_dict`), when they were solved.
     root: dict[str, Any] | None = None
 
     def to_json(self) -> str:

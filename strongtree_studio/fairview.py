@@ -72,7 +72,7 @@ class Verdict:
 def verdict(gap: float | None, fairness_bound: float | None, constrained: bool, split: str, *,
             interval: tuple[float | None, float | None] | None = None, ratio: float | None = None,
             trivial: bool = False, constant: bool = False) -> Verdict | None:
-    """The badge under a gap card: :func:`strongtree_core.verdict.gap_verdict`'s state in a colour.
+    """The badge under a gap card: :func:`strongtree_core.metrics.verdict.gap_verdict`'s state in a colour.
 
     Training rows, constrained: the certificate's verdict (exact on these rows); a constant tree:
     within (its gap is 0 on any rows); other rows: the 95 % interval of the gap against δ (within,
@@ -157,7 +157,7 @@ def judged(rows: Sequence[dict[str, Any]], fairness_bound: float, constrained: b
     the band, beyond δ when it lies wholly outside, undecided otherwise; without one, the
     point estimate decides.  With ``certificate`` (the training rows of a tree fitted under the
     constraint, or a constant tree on any rows) the rates themselves decide, as the card's
-    verdict does (:func:`strongtree_core.verdict.gap_verdict`): the intervals are drawn, not judged.
+    verdict does (:func:`strongtree_core.metrics.verdict.gap_verdict`): the intervals are drawn, not judged.
     """
     edges = band(rows, fairness_bound)
     top = max((r["rate"] for r in rows), default=0.0)
@@ -370,7 +370,7 @@ def promise_words(level: float | None) -> str:
 
 def promise_cost_words(table, roles, model, split) -> str:
     """What the promise chosen on the Model page will cost with this table's training rows and these roles,
-    before the solve (:func:`strongtree_core.promise_cost.promise_outlook`); "" when there is nothing to measure."""
+    before the solve (:func:`strongtree_core.metrics.promise_cost.promise_outlook`); "" when there is nothing to measure."""
     from strongtree_studio.config import split_table
 
     if table is None or roles is None or not roles.protected or roles.pos_label is None or not model.fairness:

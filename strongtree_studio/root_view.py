@@ -1,4 +1,4 @@
-"""The Learn page's drawing of the root LP (:mod:`strongtree_core.root_lp`): each
+"""The Learn page's drawing of the root LP (:mod:`strongtree_core.compare.root_lp`): each
 formulation's fractional split choices side by side, one training row's flow through
 FlowOCT's tree from the source to the sink, where OCT puts the same row, the slack of
 OCT's big-M rows, and the words that explain them (Theorem 1, formulation 1, OCT's

@@ -50,7 +50,7 @@ def job_state_key(snapshot: JobSnapshot) -> str:
 
 
 def result_claim(snapshot: JobSnapshot) -> Claim | None:
-    """How the solve ended, in :func:`~strongtree_core.claim.claim`'s words, once its tree is final
+    """How the solve ended, in :func:`~strongtree_core.report.claim.claim`'s words, once its tree is final
     (also while the comparison tree is still being solved); else None (also for jobs whose result is
     not a tree, such as the formulation comparison)."""
     return claim_of(snapshot.main.result) if snapshot.main.result else None

@@ -77,7 +77,7 @@ def event_words(message: str) -> str:
 
 @lru_cache(maxsize=256)
 def claim_of(tree_json: str) -> Claim | None:
-    """The claim of a stored tree's JSON (:func:`strongtree_core.claim.tree_claim`), parsed once per text
+    """The claim of a stored tree's JSON (:func:`strongtree_core.report.claim.tree_claim`), parsed once per text
     (the Solve page's badge, the sidebar and the Trade-offs table ask for the same trees on every rerun)."""
     return tree_claim(tree_json)
 

@@ -129,7 +129,7 @@ def compare_formulations(
     stop : threading.Event, optional
         Stops the current run (it keeps its best tree) and skips the rest.
     root_lp : RootLP, optional
-        The root LPs of these formulations on this table (:func:`strongtree_core.root_lp.root_relaxations`,
+        The root LPs of these formulations on this table (:func:`strongtree_core.compare.root_lp.root_relaxations`,
         same parameters): each run's LP bound is taken from it where it has one.
 
     Returns

@@ -214,10 +214,10 @@ def solve_tree(
     """Find the best tree for ``spec`` on ``data`` within ``time_limit`` seconds.
 
     ``memory_limit`` (bytes; default half of what the machine allows,
-    :func:`~strongtree_core.limits.default_memory_limit`): a solve estimated to
+    :func:`~strongtree_core.engine.limits.default_memory_limit`): a solve estimated to
     need more is refused before anything large is built.  ``starts``: named
     trees offered first as incumbents on every route (e.g. CART on the raw
-    columns), besides the cheap ones of :func:`~strongtree_core.starts.candidate_starts`.
+    columns), besides the cheap ones of :func:`~strongtree_core.engine.starts.candidate_starts`.
     ``n_jobs``: threads of the exact search.  ``stated_limit``: the limit messages name (default ``time_limit``), when
     ``time_limit`` is what is left of a caller's own limit (the estimator's,
     after reading the table).
@@ -355,7 +355,7 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
 
     It runs in a thread that is given up :data:`EXACT_GRACE` seconds past its limit
     (or past a Stop); the best tree it reported by then is returned.  The cheap starts
-    (:func:`~strongtree_core.starts.candidate_starts`) are made first unless they can wait
+    (:func:`~strongtree_core.engine.starts.candidate_starts`) are made first unless they can wait
     (:func:`_starts_can_wait`), then only when the search comes back without a tree."""
     made = [] if _starts_can_wait(data, spec, progress) else predicted_starts(data, spec.depth)
     starts = tuple(tree for _, tree in given) + tuple(tree for _, tree, _ in made)

@@ -2,7 +2,7 @@
 
 ``__init__`` only stores keyword-only parameters; ``fit`` checks them, encodes
 the table, collapses identical rows into weighted patterns, builds the
-specification and hands it to :func:`strongtree_core.engine.solve_tree`.
+specification and hands it to :func:`strongtree_core.engine.routes.solve_tree`.
 """
 
 from __future__ import annotations
@@ -839,7 +839,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
     def _problem(self, X, y, sample_weight=None) -> tuple[PatternData, TreeSpec, tuple[str, ...]]:
         """The patterns, the spec and the binary features' labels ``fit`` would give the
         formulations for (X, y) (no fairness notion): for looking at the formulations themselves
-        (:mod:`strongtree_core.root_lp`)."""
+        (:mod:`strongtree_core.compare.root_lp`)."""
         fairness = self._validate_parameters()
         train = self._read_training_data(X, y, sample_weight, None, None, fairness)
         encoded = self._encode(train)
@@ -996,7 +996,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _infeasible(self, infeasible: InfeasibleError, spec: TreeSpec, encoded: _Encoded,
                     data: PatternData) -> StrongTreeError:
-        """The error of constraints no tree meets, in :func:`~strongtree_core.claim.claim`'s words when the
+        """The error of constraints no tree meets, in :func:`~strongtree_core.report.claim.claim`'s words when the
         encoding left out some distinct cuts (a tree asking one of them might meet them)."""
         scope = self._scope(spec, encoded, data.n_features, data.n_features)
         if not scope.thinned:

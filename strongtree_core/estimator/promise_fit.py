@@ -1,5 +1,5 @@
-"""Fit a :class:`~strongtree_core.estimator.StrongTreeClassifier` that keeps a fairness promise
-on new rows (``fairness_confidence``): the driver of :mod:`strongtree_core.promise`.
+"""Fit a :class:`~strongtree_core.estimator.classifier.StrongTreeClassifier` that keeps a fairness promise
+on new rows (``fairness_confidence``): the driver of :mod:`strongtree_core.metrics.promise`.
 
 Each tree is a fit of a copy of the estimator (``fairness_confidence=None``) at a training
 bound, sharing the estimator's ``time_limit``; the chosen copy's fitted attributes become the

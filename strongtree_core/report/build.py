@@ -214,7 +214,7 @@ def comparison_rows(inp: ReportInput, models: Sequence[Compared], notion: str | 
 
 
 def _certificate(inp: ReportInput, short: Shortened) -> tuple[str, list[tuple[str, str]]]:
-    """The certificate in :func:`~strongtree_core.claim.claim`'s words, and its facts (a name in them, such as the
+    """The certificate in :func:`~strongtree_core.report.claim.claim`'s words, and its facts (a name in them, such as the
     class a constant tree predicts or a column in the solver's note, cut as ``short`` cuts it)."""
     tree = inp.tree
     record = tree.record

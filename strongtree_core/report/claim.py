@@ -282,7 +282,7 @@ def cli_lines(record: SolveRecord) -> list[str]:
 def surface_words(record: SolveRecord) -> dict[str, str]:
     """What each surface of :data:`SURFACES` shows of ``record``'s outcome (the cells of the table in
     benchmarks/RESULTS.md); of an infeasible solve, the error each surface shows instead of a tree (its
-    first sentence is the claim's, the estimator's :data:`~strongtree_core.estimator.INFEASIBLE_KEPT`)."""
+    first sentence is the claim's, the estimator's :data:`~strongtree_core.estimator.classifier.INFEASIBLE_KEPT`)."""
     import json
 
     from strongtree_core.cli.messages import EXIT_SOLVE

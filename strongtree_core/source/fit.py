@@ -127,7 +127,7 @@ def prepare(reader, table: TableFiles, *, target: str, sample_weight: str | None
 
 def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sensitive_features=None,
               legitimate_features=None, scheduler=None, progress=None, stop=None):
-    """See :meth:`StrongTreeClassifier.fit_table <strongtree_core.estimator.StrongTreeClassifier.fit_table>`."""
+    """See :meth:`StrongTreeClassifier.fit_table <strongtree_core.estimator.classifier.StrongTreeClassifier.fit_table>`."""
     from strongtree_core.estimator import classifier as est
     from strongtree_core.encoding.thresholds import DEFAULT_MAX_THRESHOLDS
     from strongtree_core.engine.routes import solve_tree

@@ -45,12 +45,12 @@ SLOT_POLL = 0.1
 def result_columns(notions: tuple[str, ...]) -> list[str]:
     """The columns after the settings: how the solve ended, then every part's measures, then the tree.
 
-    ``claim``: what the solve proved, in :func:`strongtree_core.claim.claim`'s words (its label:
+    ``claim``: what the solve proved, in :func:`strongtree_core.report.claim.claim`'s words (its label:
     "Optimal over kept thresholds", "Constant tree (promise)", ...).
     ``{part}_gap_low`` / ``{part}_gap_high``: the 95 % simultaneous interval of the point's own
     gap on that part (:func:`strongtree_core.metrics.fairness_intervals`; the largest over the
     point's notions); ``{part}_verdict``: that gap against the point's δ in
-    :func:`strongtree_core.verdict.gap_verdict`'s words ("within δ = 5.0 pp (the certificate on
+    :func:`strongtree_core.metrics.verdict.gap_verdict`'s words ("within δ = 5.0 pp (the certificate on
     these rows)", "undecided against δ = 5.0 pp (95 % interval ...)"; "" without a constraint);
     ``{part}_baseline_accuracy``: accuracy there of predicting the training rows' majority class.
     """
