@@ -48,7 +48,7 @@ def test_the_wheel_takes_the_dashboard_with_its_scripts_and_assets():
     for pattern in data:
         assert list(STUDIO.glob(pattern)), pattern
     needed = [p for p in STUDIO.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-              and p.parent != STUDIO]  # files below the package's own folder: data, not modules
+              and not (p.parent / "__init__.py").is_file()]  # outside the packages find lists: data, not modules
     assert needed and all(any(p.relative_to(STUDIO).match(pattern) for pattern in data) for p in needed), needed
 
 
@@ -224,7 +224,7 @@ def test_the_wheel_in_a_new_environment_serves_the_dashboard(tmp_path):
     assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-2000:]
     wheel = next(wheels.glob("strongtree-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    for inside in ("strongtree_studio/screens/data.py", "strongtree_studio/entry/app.py",
+    for inside in ("strongtree_studio/page/screens/data.py", "strongtree_studio/entry/app.py",
                    "strongtree_studio/assets/config.toml", "strongtree_studio/assets/icon.png",
                    "strongtree_studio/assets/wordmark.svg", "strongtree_studio/assets/tree_panel.js",
                    "strongtree_core/datasets.py"):

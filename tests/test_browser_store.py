@@ -1,4 +1,4 @@
-"""The store of each browser's work (strongtree_studio.browser_store): exact round trips,
+"""The store of each browser's work (strongtree_studio.stores.browsers): exact round trips,
 one browser never reading another's, size limits, expiry, and failures that are messages."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from strongtree_studio.browser_store import (
+from strongtree_studio.stores.browsers import (
     ERR_STORE,
     TTL_SECONDS,
     BrowserStore,
@@ -21,10 +21,10 @@ from strongtree_studio.browser_store import (
     browser_key,
     browsers_db_path,
 )
-from strongtree_studio.columns import ColumnEdit
-from strongtree_studio.config import ModelConfig, Roles, SplitConfig
-from strongtree_studio.demo_data import make_hiring
-from strongtree_studio.table import LoadedTable
+from strongtree_studio.data.column_types import ColumnEdit
+from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig
+from strongtree_studio.data.demo_tables import make_hiring
+from strongtree_studio.stores.table import LoadedTable
 
 TOKEN = "A" * 43
 OTHER = "B" * 43

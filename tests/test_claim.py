@@ -116,7 +116,7 @@ def test_the_cli_prints_the_claim_and_its_note_in_its_own_words(kept_and_all, ca
     assert f"outcome: {KEPT_LABEL} (status optimal)" in out and f"proof: {KEPT_WORDS}" in out
     assert f"note: {cli_words(kept.record_.message)}" in out
     assert "--max-thresholds 57 keeps every one" in cli_words(kept.record_.message)
-    from strongtree_studio.words import page_words
+    from strongtree_studio.views.status_words import page_words
 
     assert page_words(kept.record_.message).endswith(
         "hold over those; 57 thresholds per numeric column (numeric coding “x ≤ t from the data”) keeps every one, "
@@ -316,7 +316,7 @@ def test_the_scope_carries_the_training_bound_of_a_parity_constraint_only():
 
 def test_a_stored_tree_says_its_claim_without_being_read_whole(kept_and_all, tmp_path):
     from strongtree_core.report.claim import tree_claim
-    from strongtree_studio.runs import RunEntry, RunStore, run_claim
+    from strongtree_studio.stores.run_history import RunEntry, RunStore, run_claim
 
     _, _, kept, _ = kept_and_all
     text = kept.tree_.to_json()
@@ -339,7 +339,7 @@ def test_a_stored_tree_says_its_claim_without_being_read_whole(kept_and_all, tmp
 
 def test_the_rules_file_and_the_report_say_the_claim(kept_and_all):
     from strongtree_core.report.build import ReportInput, build_report
-    from strongtree_studio.exports import export_bytes
+    from strongtree_studio.views.downloads import export_bytes
 
     X, y, kept, _ = kept_and_all
     rules = export_bytes(kept.tree_, "rules").decode()
@@ -355,7 +355,7 @@ def test_the_rules_file_and_the_report_say_the_claim(kept_and_all):
 def test_the_settings_have_one_name_from_the_page_to_the_report():
     from strongtree_core.report.settings import settings_rows
     from strongtree_core.vocabulary import SETTING_NAMES, setting_name
-    from strongtree_studio.stale import _MODEL_NAMES
+    from strongtree_studio.data.stale import _MODEL_NAMES
 
     rows = dict(settings_rows({"max_features_used": 3, "max_branching": None, "min_leaf": 5, "regularization": 0.1,
                                "fairness": "statistical_parity", "fairness_bound": 0.05, "fairness_confidence": 0.9}))

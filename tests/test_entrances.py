@@ -19,13 +19,13 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from strongtree_studio.explain import MSG_NO_RUNS, MSG_NO_TABLE, MSG_SOLVE_NO_TABLE
-from strongtree_studio.navigation import SCREENS
-from strongtree_studio.shown import MSG_NO_TREE
+from strongtree_studio.views.explain import MSG_NO_RUNS, MSG_NO_TABLE, MSG_SOLVE_NO_TABLE
+from strongtree_studio.page.navigation import SCREENS
+from strongtree_studio.page.shown import MSG_NO_TREE
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Every script Streamlit may be given as the main script.
-MAIN_SCRIPTS = (ROOT / "app.py", ROOT / "strongtree_studio" / "app.py", ROOT / "strongtree_studio" / "entry" / "app.py")
+MAIN_SCRIPTS = (ROOT / "app.py", ROOT / "strongtree_studio" / "entry" / "app.py")
 NO_TABLE_SIDEBAR = "No table yet: choose one on the **Data** page."
 #: Page -> what it says before a table is chosen (in the page, or in the sidebar every page shares).
 FIRST_WORDS = {
@@ -53,7 +53,7 @@ def test_no_pages_folder_sits_beside_a_main_script(main):
 def test_every_screen_is_a_page_of_the_navigation_and_nothing_else_is():
     """The router names each script of screens/ once (through navigation.screen), so no page is
     reachable only by a file path."""
-    tree = ast.parse((ROOT / "strongtree_studio" / "app.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "strongtree_studio" / "page" / "router.py").read_text(encoding="utf-8"))
     named = [node.args[0].value for node in ast.walk(tree) if isinstance(node, ast.Call)
              and getattr(node.func, "id", None) == "screen" and isinstance(node.args[0], ast.Constant)]
     pages = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
@@ -76,7 +76,7 @@ def test_a_page_opened_first_without_a_table_says_what_to_do(page, fresh):
     """The page shows itself and says what to do (in the page, or the sidebar's 'No table yet'), no error."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()  # the entrypoint's first run (AppTest needs it before a page switch)
-    at.switch_page(f"strongtree_studio/screens/{page}.py").run()
+    at.switch_page(f"strongtree_studio/page/screens/{page}.py").run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     shown = [m.value for m in [*at.info, *at.markdown, *at.sidebar.markdown]]

@@ -9,11 +9,11 @@ import pytest
 
 from strongtree_core.datasets import make_balance_scale
 from strongtree_core.compare.root_lp import root_relaxations
-from strongtree_studio import root_view
-from strongtree_studio.comparison_job import ComparisonResult
-from strongtree_studio.demo_data import DEMOS
-from strongtree_studio.learn_presets import DEFAULT, PRESETS, preset_of
-from strongtree_studio.learn_view import (
+from strongtree_studio.learn import root_lp_view as root_view
+from strongtree_studio.jobs.comparison_job import ComparisonResult
+from strongtree_studio.data.demo_tables import DEMOS
+from strongtree_studio.learn.presets import DEFAULT, PRESETS, preset_of
+from strongtree_studio.learn.comparison_view import (
     EXPORT_COLUMNS,
     LearnChoice,
     comparison_latex,

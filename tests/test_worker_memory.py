@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from strongtree_core.engine.limits import OUT_OF_MEMORY, WORKER_HEADROOM, default_memory_limit, human_bytes
-from strongtree_studio import worker
+from strongtree_studio.jobs import worker
 
 resource = pytest.importorskip("resource")
 
