@@ -9,7 +9,7 @@ a list of ``{"column", "code", "label"}`` records or ``{column: {code: label}}``
 
 :func:`read_codebook` parses and checks it (every problem is one of the
 messages below, naming the line and the fix); :func:`codebook_edits` turns it
-into :class:`~strongtree_studio.columns.ColumnEdit` values for the columns of
+into :class:`~strongtree_studio.data.column_types.ColumnEdit` values for the columns of
 the table, keeping each column's chosen kind and any label the codebook does
 not mention, and says what it did (columns named, codes absent from the data,
 columns absent from the table).

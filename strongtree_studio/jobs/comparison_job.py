@@ -1,5 +1,5 @@
 """The Learn page's job: every formulation of the paper on one small table, in a
-solve worker (:mod:`strongtree_studio.worker`), so it survives page changes, can be stopped,
+solve worker (:mod:`strongtree_studio.jobs.worker`), so it survives page changes, can be stopped,
 and takes one of the server's solve slots like any solve.
 
 The worker runs :func:`strongtree_core.compare.formulations.compare_formulations` and sends

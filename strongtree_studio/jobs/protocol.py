@@ -1,9 +1,9 @@
 """What a solve worker and the jobs it runs share: the job protocol and the crash message.
 
-:func:`strongtree_studio.worker.worker_main` receives one job and calls its
+:func:`strongtree_studio.jobs.worker.worker_main` receives one job and calls its
 ``run``; the jobs live beside what they run (a solve and a sweep in
-:mod:`strongtree_studio.worker`, a comparison of formulations in
-:mod:`strongtree_studio.comparison_job`), and every one of them imports only
+:mod:`strongtree_studio.jobs.worker`, a comparison of formulations in
+:mod:`strongtree_studio.jobs.comparison_job`), and every one of them imports only
 this module of the worker's, so no module imports another that imports it back.
 """
 
@@ -42,7 +42,7 @@ class WorkerJob(Protocol):
         ...
 
     def run(self, outbox: Outbox, phases: Phases) -> None:
-        """Run in the worker, sending the messages of :mod:`strongtree_studio.worker` (all but ``done``)."""
+        """Run in the worker, sending the messages of :mod:`strongtree_studio.jobs.worker` (all but ``done``)."""
         ...
 
 

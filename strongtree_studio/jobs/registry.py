@@ -4,7 +4,7 @@ concurrent solves (``STRONGTREE_MAX_SOLVES``).
 
 The registry never touches Streamlit.  One reader thread per server waits on
 every running worker's pipe and process at once (``multiprocessing.connection.wait``)
-and folds their messages (see :mod:`strongtree_studio.worker`) into the jobs' state; each
+and folds their messages (see :mod:`strongtree_studio.jobs.worker`) into the jobs' state; each
 change bumps the job's ``version``.  Pages read immutable :class:`JobSnapshot`
 copies, made once per version and shared by every session that polls, so many
 viewers cost the server little.  Workers run at a lower scheduling priority than

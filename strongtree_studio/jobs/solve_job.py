@@ -37,7 +37,7 @@ class SolveContext:
     split: SplitConfig
     model: ModelConfig
     tables: SplitTables
-    owner: str = ""  # the session or workspace the run belongs to (see strongtree_studio.runs)
+    owner: str = ""  # the session or workspace the run belongs to (see strongtree_studio.stores.run_history)
     codes: dict = field(default_factory=dict)  # column -> {"kind", "labels"}: how coded columns were read
 
     def with_context(self, tree: FittedTree) -> FittedTree:

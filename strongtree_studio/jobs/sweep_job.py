@@ -1,5 +1,5 @@
 """A sweep as a job: what it is run with (:class:`SweepContext`) and the request a
-worker process receives (:class:`strongtree_studio.worker.SweepSpec`): one tree per
+worker process receives (:class:`strongtree_studio.jobs.worker.SweepSpec`): one tree per
 notion x bound δ x depth x λ on the training rows, measured on the training and test rows."""
 
 from __future__ import annotations

@@ -287,8 +287,8 @@ class _Outbox:
 
 def worker_main(inbox: Any, outbox: Any, stop_flag: Any) -> None:
     """Process entry point: lower priority, prewarm, wait for one job (a :class:`SolveSpec`, a
-    :class:`SweepSpec`, a comparison of formulations :class:`strongtree_studio.comparison_job.CompareSpec`:
-    any :class:`strongtree_studio.worker_protocol.WorkerJob`) and run it.
+    :class:`SweepSpec`, a comparison of formulations :class:`strongtree_studio.jobs.comparison_job.CompareSpec`:
+    any :class:`strongtree_studio.jobs.protocol.WorkerJob`) and run it.
 
     ``outbox`` is the writing end of a pipe; the server reads the other end.
     """

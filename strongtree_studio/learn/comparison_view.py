@@ -1,8 +1,8 @@
 """What the Learn page shows, as pure functions of a comparison's messages and rows:
 the live progress of each run, the side-by-side table, the chart of LP bounds
 against the optimum, and the words that explain them (with the paper's
-equation numbers).  Every number goes through :func:`strongtree_studio.words.fmt`, every
-status through the vocabulary of :mod:`strongtree_studio.words`.
+equation numbers).  Every number goes through :func:`strongtree_studio.views.status_words.fmt`, every
+status through the vocabulary of :mod:`strongtree_studio.views.status_words`.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def sample_table(name: str, frame: pd.DataFrame, target: str, features: Sequence
 
 
 def builtin_sample(table: str, rows: int) -> Sample:
-    """The rows of a built-in table (:data:`strongtree_studio.demo_data.DEMOS`) a comparison
+    """The rows of a built-in table (:data:`strongtree_studio.data.demo_tables.DEMOS`) a comparison
     runs on: every column but the target, the protected and the ignored ones."""
     from strongtree_studio.data.demo_tables import DEMOS
 

@@ -4,7 +4,7 @@ exact search behind them, and the exact search solves it after them; the Solve p
 draws each run's best tree rising and its bound falling from the solvers' own
 callbacks (HiGHS's improving-solution and interrupt callbacks, SCIP's event handler).
 
-Pure functions of the comparison job's messages (:mod:`strongtree_studio.comparison_job`):
+Pure functions of the comparison job's messages (:mod:`strongtree_studio.jobs.comparison_job`):
 the job to submit, each run's progress points closed by its final record, the chart
 of one run, the table of the finished runs and the sentences under them.
 """

@@ -60,7 +60,7 @@ def start_solve() -> None:
 
 
 def start_demo() -> None:
-    """The demo: its table, roles and preset (see :data:`strongtree_studio.demo_data.DEMO`), then solve,
+    """The demo: its table, roles and preset (see :data:`strongtree_studio.data.demo_tables.DEMO`), then solve,
     or, on a fresh machine whose compiled exact search is still being prepared, wait for it (the Solve
     page says so and starts the solve once it is ready: its minute would otherwise run on the slow path)."""
     set_widget_value("data.demo", DEMO.table)

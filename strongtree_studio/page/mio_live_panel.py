@@ -1,6 +1,6 @@
 """The Solve page's live MIO section: one click solves a small table with FlowOCT on
 HiGHS and BendersOCT on SCIP alone, then with the exact search, in a worker, and draws
-each run's best tree and bound as the solvers report them (:mod:`strongtree_studio.mio_live`)."""
+each run's best tree and bound as the solvers report them (:mod:`strongtree_studio.learn.mio_live`)."""
 
 from __future__ import annotations
 

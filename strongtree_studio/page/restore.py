@@ -3,14 +3,14 @@
 Each browser holds a token in a cookie, set by a small component (:data:`TOKEN_JS`) and
 read by the server from the request that opens each session (``st.context.cookies``).  The
 server issues every token (:func:`issue_token`): 256 random bits and the server's signature
-of them (HMAC-SHA-256 with a key kept 0600 beside the store, :func:`~strongtree_studio.browser_store.session_key`).
+of them (HMAC-SHA-256 with a key kept 0600 beside the store, :func:`~strongtree_studio.stores.browsers.session_key`).
 A token the server did not issue is never adopted (:func:`adopted`): a cookie a visitor or
 another site chose (``strongtree_browser=AAAA...``) would otherwise become an identity whose
 work its chooser could later read (session fixation).  Tokens of earlier versions, unsigned,
 are adopted only when the store already keeps work for them.  The token never travels in an
 address, so a shared link cannot carry it.  Its SHA-256 names:
 
-* the browser's durable session entries in the :class:`strongtree_studio.browser_store.BrowserStore`
+* the browser's durable session entries in the :class:`strongtree_studio.stores.browsers.BrowserStore`
   (written at the end of every run in which one of them changed, read when a session starts);
 * the owner of the runs and sweeps the browser solves (``session:<first 32 hex digits>``),
   so the Runs page lists them again after a reload.

@@ -3,7 +3,7 @@
 Started by ``streamlit run app.py`` in a checkout (``app.py`` calls
 :func:`main`) or by ``strongtree app``.  This is the router plus the widgets
 every page shares (the sidebar summary); each page script in ``screens/`` (see
-:mod:`strongtree_studio.navigation`) gathers inputs, makes one call into
+:mod:`strongtree_studio.page.navigation`) gathers inputs, makes one call into
 ``strongtree_core`` and renders.
 
 Streamlit runs this file as ``__main__``, so the solve worker processes
@@ -34,7 +34,7 @@ def main() -> None:
     st.set_page_config(page_title="StrongTree Studio", page_icon=str(ICON), layout="wide")
     st.logo(str(WORDMARK), size="large", icon_image=str(ICON))
     apply_style()
-    init_state()  # the browser's work back after a reload (strongtree_studio.restore)
+    init_state()  # the browser's work back after a reload (strongtree_studio.page.restore)
     keep_token()
     page = st.navigation(
         [

@@ -32,7 +32,7 @@ def licence_note() -> str:
 
 @st.cache_resource(show_spinner=False)
 def run_store() -> RunStore:
-    """The history database (see :func:`strongtree_studio.runs.runs_db_path`); the solves a server
+    """The history database (see :func:`strongtree_studio.stores.run_history.runs_db_path`); the solves a server
     killed mid-solve left running are marked interrupted first (:func:`recover_runs`)."""
     store = RunStore(runs_db_path(secrets()))
     recover_runs(store)
@@ -70,11 +70,11 @@ def job_registry() -> JobRegistry:
 
 @st.cache_resource(show_spinner=False)
 def session_key() -> bytes:
-    """The key that signs the browser tokens this server issues (beside the store; see :mod:`strongtree_studio.restore`)."""
+    """The key that signs the browser tokens this server issues (beside the store; see :mod:`strongtree_studio.page.restore`)."""
     return read_session_key(browsers_db_path(secrets()).with_name(KEY_NAME))
 
 
 @st.cache_resource(show_spinner=False)
 def browser_store() -> BrowserStore:
-    """Each browser's work, kept for a reload (see :mod:`strongtree_studio.restore`)."""
+    """Each browser's work, kept for a reload (see :mod:`strongtree_studio.page.restore`)."""
     return BrowserStore(browsers_db_path(secrets()))

@@ -4,7 +4,7 @@ A :class:`Key` names an entry, says what type its value has, how its first value
 is made and whether it is *durable*: a durable entry is one of the user's
 choices or results (the table, the column roles, the model settings, the jobs
 started) and is brought back after a browser reload (see
-:mod:`strongtree_studio.restore`); the others are flags and notices that live
+:mod:`strongtree_studio.page.restore`); the others are flags and notices that live
 for a run or two.  Pages and helpers read and write entries only through
 ``KEY.get()`` / ``KEY.set(value)`` / ``KEY.pop()``, and a widget's own value
 (whose key is made at run time, e.g. ``data.label.<column>.<i>``) only through
@@ -102,7 +102,7 @@ def _empty() -> str:
 TABLE: Key[LoadedTable | None] = Key("table", (LoadedTable, NoneType), _none, True, "the table in use")
 ROLES: Key[Roles | None] = Key("roles", (Roles, NoneType), _none, True, "what each column is for")
 EDITS: Key[dict] = Key("edits", (dict,), dict, True,
-                       "column -> strongtree_studio.columns.ColumnEdit: types and value labels chosen on the Data page")
+                       "column -> strongtree_studio.data.column_types.ColumnEdit: types and value labels chosen on the Data page")
 EDITS_UNDO: Key[list] = Key("edits_undo", (list,), list, True,
                             "earlier values of EDITS, the most recent last (Undo the last change)")
 EDIT_NOTES: Key[tuple] = Key("edit_notes", (tuple, list), tuple, True, "what applying the column edits changed")
@@ -110,7 +110,7 @@ SPLIT: Key[SplitConfig] = Key("split", (SplitConfig,), SplitConfig, True, "train
 MODEL: Key[ModelConfig] = Key("model", (ModelConfig,), ModelConfig, True, "the Model page's settings")
 JOB_ID: Key[str | None] = Key("job_id", (str, NoneType), _none, True, "the solve this session started last")
 JOB_SETTINGS: Key[dict | None] = Key("job_settings", (dict, NoneType), _none, True,
-                                     "the settings the last solve was started with (strongtree_studio.stale)")
+                                     "the settings the last solve was started with (strongtree_studio.data.stale)")
 VIEW_RUN: Key[int | None] = Key("view_run", (int, NoneType), _none, True, "run shown on the Tree and Fairness pages")
 WORKSPACE: Key[str] = Key("workspace", (str,), _empty, True, "a workspace name typed on the Runs page ('' for none)")
 SWEEP: Key[SweepChoice] = Key("sweep", (SweepChoice,), SweepChoice, True, "the Trade-offs page's grid")
@@ -130,8 +130,8 @@ MIO_LIVE_JOB: Key[str | None] = Key("mio_live_job_id", (str, NoneType), _none, T
 # -- the session's own bookkeeping: not brought back ---------------------------------------------------------------
 
 SESSION_OWNER: Key[str] = Key("session_owner", (str,), _empty, False,
-                              "owner of the runs this browser solves (strongtree_studio.restore.owner_of)")
-TOKEN: Key[str] = Key("_browser_token", (str,), _empty, False, "this browser's token (strongtree_studio.restore)")
+                              "owner of the runs this browser solves (strongtree_studio.page.restore.owner_of)")
+TOKEN: Key[str] = Key("_browser_token", (str,), _empty, False, "this browser's token (strongtree_studio.page.restore)")
 BROWSER: Key[str] = Key("_browser_key", (str,), _empty, False, "what the browser store knows this browser by")
 READY: Key[bool] = Key("_studio_ready", (bool,), _false, False, "the durable entries are set up")
 SAVED: Key[dict] = Key("_saved_entries", (dict,), dict, False, "the durable values last stored, by name")
@@ -140,7 +140,7 @@ GENERATIONS: Key[dict] = Key("_widget_generations", (dict,), dict, False, "secti
 UPLOAD_SEEN: Key[str | None] = Key("upload_seen", (str, NoneType), _none, False, "the upload already read")
 GOTO_SOLVE: Key[bool] = Key("_goto_solve", (bool,), _false, False, "the next run goes to the Solve page")
 DEMO_WAITING: Key[bool] = Key("_demo_waiting", (bool,), _false, False,
-                              "the live demo waits for the exact search's compiled code (strongtree_studio.preparing)")
+                              "the live demo waits for the exact search's compiled code (strongtree_studio.jobs.preparing)")
 GOTO_TREE: Key[bool] = Key("_sweep_goto_tree", (bool,), _false, False, "the next run goes to the Tree page")
 SIDEBAR_ACTIVE: Key[bool] = Key("_sidebar_solve_active", (bool,), _false, False,
                                 "whether the sidebar last showed this session's solve as running")

@@ -41,7 +41,7 @@ def queue_message(snapshot: JobSnapshot, limit: int) -> str:
 
 
 def job_state_key(snapshot: JobSnapshot) -> str:
-    """The key of :data:`strongtree_studio.words.JOB_STATE` that says what the job is doing."""
+    """The key of :data:`strongtree_studio.views.status_words.JOB_STATE` that says what the job is doing."""
     if snapshot.stop_requested and snapshot.active:
         return "stopping"
     if snapshot.state == "running" and snapshot.phase == "baseline":

@@ -1,6 +1,6 @@
 """The page's own CSS: tighter top space (so a projector's 1280x720 shows more),
 labels, values and badges that wrap instead of being cut with "…", and the tree
-panels' sizes (:func:`strongtree_studio.treeview.chart_css`)."""
+panels' sizes (:func:`strongtree_studio.views.tree_view.chart_css`)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ h1 { font-size: 2.1rem !important; padding-top: 0.2rem !important; padding-botto
 }
 [data-testid="stMetricLabel"] { height: auto !important; min-height: 1.4rem; }
 .stBadge, .stBadge * { white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
-.st-key-app-browser_token { display: none; }  /* the cookie setter (strongtree_studio.restore): nothing to see */
+.st-key-app-browser_token { display: none; }  /* the cookie setter (strongtree_studio.page.restore): nothing to see */
 .st-key-app-tree_panels { display: none; }  /* the tree panels' script: nothing to see */
 """ + chart_css() + """
 </style>

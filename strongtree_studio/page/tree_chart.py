@@ -2,10 +2,10 @@
 collapsed that the user chose.
 
 Streamlit's Graphviz chart (its bundled WebAssembly build: no system package,
-nothing fetched) draws :func:`strongtree_studio.treeview.screen_dot` in a keyed
+nothing fetched) draws :func:`strongtree_studio.views.tree_view.screen_dot` in a keyed
 container, whose class selects the panel's size in the page's CSS
-(:func:`strongtree_studio.treeview.chart_css`, added by
-:mod:`strongtree_studio.style`).  Zooming is the size control, panning is the
+(:func:`strongtree_studio.views.tree_view.chart_css`, added by
+:mod:`strongtree_studio.page.style`).  Zooming is the size control, panning is the
 panel's scrollbars, and collapsing re-draws the DOT with the chosen subtrees as
 one box each; the choices are ordinary widgets, so they work the same in every
 browser and in AppTest.
@@ -45,7 +45,7 @@ def tree_chart(
     note: bool = True,
 ) -> str:
     """Draw ``tree`` in a panel named ``name`` (unique on the page) at ``size`` (a key of
-    :data:`~strongtree_studio.treeview.SIZES`); returns the DOT drawn.  ``note`` adds the line
+    :data:`~strongtree_studio.views.tree_view.SIZES`); returns the DOT drawn.  ``note`` adds the line
     that says how the panel shows the tree at that size."""
     dot = screen_dot(tree, highlight=highlight, group_mix=group_mix, collapsed=collapsed, compact=compact)
     if note:
@@ -56,7 +56,7 @@ def tree_chart(
 
 
 def size_control(container, key: str, label_visibility: str = "visible") -> str:
-    """The size choice (a key of :data:`~strongtree_studio.treeview.SIZES`), fit to the panel unless chosen."""
+    """The size choice (a key of :data:`~strongtree_studio.views.tree_view.SIZES`), fit to the panel unless chosen."""
     size = container.segmented_control("Size", list(SIZES), format_func=SIZES.get, default="fit", key=key,
                                        label_visibility=label_visibility,
                                        help="Fit the panel shows the whole tree; Presentation draws every text at "
@@ -70,7 +70,7 @@ def collapse_controls(tree: FittedTree, key: str, left=None, right=None, readabl
 
     Choosing a number of levels collapses every subtree below it; the list then
     shows them, and taking one out of it opens that subtree alone.  ``readable``
-    (see :func:`~strongtree_studio.treeview.readable_levels`) is the number of levels
+    (see :func:`~strongtree_studio.views.tree_view.readable_levels`) is the number of levels
     open until the user chooses (:func:`legibility_note` then says so);
     None opens every level.
     """

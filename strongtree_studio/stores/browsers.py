@@ -1,9 +1,9 @@
 """The work of each browser, kept on the server so a reload brings it back.
 
-A browser is known by a random token in a cookie (see :mod:`strongtree_studio.restore`);
+A browser is known by a random token in a cookie (see :mod:`strongtree_studio.page.restore`);
 this store never sees the token, only its SHA-256 (:func:`browser_key`), so the file
 does not hold what a browser would need to claim another's work.  Each durable
-session entry (:data:`strongtree_studio.session.DURABLE`) is one row, written only
+session entry (:data:`strongtree_studio.page.session.DURABLE`) is one row, written only
 when it changes, so a new model setting does not rewrite the table.
 
 Values are pickled (compressed): the table keeps its exact types, codes and column
@@ -82,7 +82,7 @@ def browsers_db_path(secrets: Mapping[str, Any] | None = None) -> Path:
 
 
 def session_key(path: Path) -> bytes:
-    """The server's key for signing the tokens it issues (:mod:`strongtree_studio.restore`): read from
+    """The server's key for signing the tokens it issues (:mod:`strongtree_studio.page.restore`): read from
     ``path``, or made once (random, 0600 in a 0700 folder) when there is none.  When the file cannot be
     read or made, a key for this process alone: tokens then last as long as the server runs."""
     path = Path(path)

@@ -264,7 +264,7 @@ class RunStore:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         try:
-            # Every browser's runs: 0600 in a 0700 folder, whatever the umask (strongtree_studio.private).
+            # Every browser's runs: 0600 in a 0700 folder, whatever the umask (strongtree_studio.stores.private).
             private_folder(self.path.parent, own=self.path.parent == user_data_dir())
             private_file(self.path)
             with closing(self._connect()) as db, db:

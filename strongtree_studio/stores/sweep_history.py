@@ -81,7 +81,7 @@ def finish_sweep(job: Job, open_store: Callable[[], RunStore]) -> None:
 
 
 def sweeps_table(sweeps: pd.DataFrame) -> pd.DataFrame:
-    """The stored sweeps (:meth:`strongtree_studio.runs.RunStore.sweeps`) in words, one row each, newest first."""
+    """The stored sweeps (:meth:`strongtree_studio.stores.run_history.RunStore.sweeps`) in words, one row each, newest first."""
     return pd.DataFrame({
         "sweep": [f"Sweep {int(i)}" for i in sweeps["id"]],
         "made": [str(c)[:16] for c in sweeps["created"]],

@@ -83,7 +83,7 @@ def has_test(table: pd.DataFrame) -> bool:
 
 
 def shown_table(table: pd.DataFrame) -> pd.DataFrame:
-    """One line per point, every number and status in words (:func:`strongtree_studio.words.fmt`); with test rows,
+    """One line per point, every number and status in words (:func:`strongtree_studio.views.status_words.fmt`); with test rows,
     accuracy and gap read "training / test"."""
     test = has_test(table)
 
@@ -184,7 +184,7 @@ def point_model(config: dict[str, Any], row: Any) -> ModelConfig:
 
 def point_run(entry_config: dict[str, Any], dataset: str, fingerprint: str, row: Any, frame: pd.DataFrame,
               owner: str, sweep_id: int | None = None):
-    """The point's tree measured on its rows and packaged as a run (:class:`strongtree_studio.runs.RunEntry`);
+    """The point's tree measured on its rows and packaged as a run (:class:`strongtree_studio.stores.run_history.RunEntry`);
     its config says which point of which sweep it is (``sweep_point``), so the pages can say so."""
     roles = Roles(**{**entry_config["roles"], **{k: tuple(entry_config["roles"].get(k) or ())
                                                  for k in ("protected", "legitimate", "ignored")}})

@@ -2,8 +2,8 @@
 difference and the ratio of each comparison, and a pass or fail per group.
 
 Every number comes from the run's stored evaluation (recomputed from the
-tree's predictions by :mod:`strongtree_studio.evaluation`); these functions only arrange
-it.  Rates are percentages, gaps percentage points (see :mod:`strongtree_studio.words`).
+tree's predictions by :mod:`strongtree_studio.data.evaluation`); these functions only arrange
+it.  Rates are percentages, gaps percentage points (see :mod:`strongtree_studio.views.status_words`).
 
 A fairness constraint bounds every pair of groups: the largest rate minus the
 smallest is at most δ.  On a chart that is a band δ wide centred between the

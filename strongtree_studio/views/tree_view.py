@@ -11,11 +11,11 @@ At :data:`SIZES` ``"fit"`` the whole tree is scaled into the panel; at
 smallest text (9 pt) reads at 12 px, and the panel scrolls with visible
 scrollbars; ``"large"`` is one and a half times that.  Collapsing subtrees
 (:func:`collapsible_nodes`) keeps a deep tree legible at those sizes.  The page
-side is :mod:`strongtree_studio.treechart`.
+side is :mod:`strongtree_studio.page.tree_chart`.
 
 Every user string in the DOT is escaped for Graphviz's HTML-like labels by
 :func:`strongtree_core.tree.dot.html_text`; in the legend, by
-:func:`strongtree_studio.markup.html_text`.
+:func:`strongtree_studio.views.markup.html_text`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Runs: the history of solves; reopen one, compare two, share, delete.
 
 A run belongs to the browser that solved it (a reload keeps it: see
-:mod:`strongtree_studio.restore`), or to the workspace the user named (see
-:mod:`strongtree_studio.runs`); other browsers see it only when shared.
+:mod:`strongtree_studio.page.restore`), or to the workspace the user named (see
+:mod:`strongtree_studio.stores.run_history`); other browsers see it only when shared.
 """
 
 import pandas as pd
