@@ -20,6 +20,7 @@ says so); a browser not seen for :data:`TTL_SECONDS` is forgotten; past
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import pickle
 import sqlite3
@@ -122,8 +123,24 @@ def pack(value: Any) -> bytes:
     return zlib.compress(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), 1)
 
 
+#: Modules whose classes a store written before the dashboard was grouped in folders names by their
+#: earlier paths (a pickle names a class by its module): read there, they load from where they are now.
+MOVED_MODULES = {
+    "strongtree_studio.table": "strongtree_studio.stores.table",
+    "strongtree_studio.config": "strongtree_studio.data.choices",
+    "strongtree_studio.columns": "strongtree_studio.data.column_types",
+    "strongtree_studio.sweep_grid": "strongtree_studio.sweeps.grid",
+    "strongtree_studio.learn_view": "strongtree_studio.learn.comparison_view",
+}
+
+
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        return super().find_class(MOVED_MODULES.get(module, module), name)
+
+
 def unpack(blob: bytes) -> Any:
-    return pickle.loads(zlib.decompress(blob))
+    return _Unpickler(io.BytesIO(zlib.decompress(blob))).load()
 
 
 class BrowserStore:
