@@ -224,7 +224,7 @@ def test_the_wheel_in_a_new_environment_serves_the_dashboard(tmp_path):
     assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-2000:]
     wheel = next(wheels.glob("strongtree-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    for inside in ("strongtree_studio/page/screens/data.py", "strongtree_studio/entry/app.py",
+    for inside in ("strongtree_studio/page/screens/data.py", "strongtree_studio/entry/app.py", "strongtree_studio/entry/pages/2_model.py",
                    "strongtree_studio/assets/config.toml", "strongtree_studio/assets/icon.png",
                    "strongtree_studio/assets/wordmark.svg", "strongtree_studio/assets/tree_panel.js",
                    "strongtree_core/datasets.py"):

@@ -193,7 +193,7 @@ def visit(server, browser, request):
 
 def nav(page, title: str) -> None:
     """Go to a page through the sidebar (a reload would start a new session)."""
-    page.locator('[data-testid="stSidebarNav"] a').filter(has_text=title).first.click()
+    page.locator('.st-key-page_list a').filter(has_text=title).first.click()
     expect(page.get_by_role("heading", name=title, exact=True).first).to_be_visible()
     page.wait_for_timeout(600)  # let the page's last rerun paint
 

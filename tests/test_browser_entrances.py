@@ -72,7 +72,7 @@ def browser():
 
 
 def sidebar_titles(page) -> list[str]:
-    links = page.locator('[data-testid="stSidebarNav"] a')
+    links = page.locator('.st-key-page_list a')
     expect(links.first).to_be_visible()
     # Each link reads "<icon name>\n<title>": the icon is a ligature of the icon font.
     return [text.strip().splitlines()[-1].strip() for text in links.all_inner_texts()]

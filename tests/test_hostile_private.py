@@ -215,7 +215,7 @@ def test_a_forged_cookie_becomes_no_identity_in_the_app(isolated, monkeypatch):
 def test_the_runs_page_names_no_path_of_the_server(isolated, monkeypatch):
     """The Runs page said 'The history is kept in /home/.../runs.sqlite3' to every visitor."""
     at = open_app(monkeypatch, None)
-    at.switch_page("strongtree_studio/page/screens/runs.py").run()
+    at.switch_page("pages/7_runs.py").run()
     assert MSG_HISTORY_KEPT in [c.value for c in at.caption]
     assert str(isolated) not in str(at)
 
@@ -243,6 +243,6 @@ def test_the_old_history_is_named_in_the_log_not_on_the_page(isolated, monkeypat
     monkeypatch.setattr(runs, "LEGACY_DB", old)
     monkeypatch.setattr(runs, "_LOGGED", set())
     at = open_app(monkeypatch, None)
-    at.switch_page("strongtree_studio/page/screens/runs.py").run()
+    at.switch_page("pages/7_runs.py").run()
     assert MSG_LEGACY_HISTORY in [c.value for c in at.caption]
     assert str(isolated) not in str(at) and str(old) in caplog.text

@@ -213,12 +213,12 @@ def test_the_open_tab_says_the_server_went_away(history, reported):
     at.session_state["job_id"] = "lost-job"
     at.run()
     at.session_state["session_owner"] = ""
-    at.switch_page("strongtree_studio/page/screens/solve.py").run()
+    at.switch_page("pages/3_solve.py").run()
     assert not at.exception, at.exception
     expected = MSG_SERVER_WENT_AWAY.format(run_id=run_id) if reported == "a tree" else MSG_SERVER_WENT_AWAY_NO_TREE
     assert expected in [w.value for w in at.warning]
     assert not any("Solving" in str(b.value) for b in at.markdown)
-    at.switch_page("strongtree_studio/page/screens/tree.py").run()
+    at.switch_page("pages/4_tree.py").run()
     assert not at.exception
     assert bool(at.get("graphviz_chart")) is (reported == "a tree")
     assert history.get(run_id).status == INTERRUPTED

@@ -26,6 +26,7 @@ from strongtree_core.report.build import ReportInput, build_report
 from strongtree_core.tree import svg
 from strongtree_core.tree.svg import MAX_LINE, tree_svg, wrap
 from strongtree_core.words import CUT_MARK, LABEL_LIMIT, TOOLTIP_LIMIT, count_of, drawn_text, label_text
+from strongtree_studio.page.navigation import screen
 
 ROOT = Path(__file__).resolve().parents[1]
 N = 60
@@ -269,10 +270,10 @@ def long_names_on_every_page(tmp_path_factory, request):
 
         generation = at.session_state[GENERATIONS.name][ROLES.name]
         at.multiselect(key=f"roles.protected.{generation}").set_value(["P" * LONG]).run()
-        at.switch_page("strongtree_studio/page/screens/model.py").run()
+        at.switch_page("pages/2_model.py").run()
         at.multiselect(key="model.fairness").set_value(["statistical_parity"]).run()
         assert not at.exception and not at.error, [e.value[:200] for e in at.error]
-    at.switch_page("strongtree_studio/page/screens/solve.py").run()
+    at.switch_page("pages/3_solve.py").run()
     at.button(key="solve.start").click().run()
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -284,7 +285,7 @@ def long_names_on_every_page(tmp_path_factory, request):
     pages = {}
     for page in ("solve", "tree", "fairness", "runs", "data", "model", "tradeoffs", "learn"):
         started = time.perf_counter()
-        at.switch_page(f"strongtree_studio/page/screens/{page}.py").run()
+        at.switch_page(screen(page)).run()
         seconds[page] = time.perf_counter() - started
         assert not at.exception, at.exception
         pages[page] = {"markdown": [m.value for m in at.markdown], "captions": [c.value for c in at.caption],

@@ -25,6 +25,7 @@ from hostile import hazards
 from markup_scan import findings
 from streamlit.testing.v1 import AppTest
 
+from strongtree_studio.page.navigation import screen
 from strongtree_studio.data.choices import Roles
 from strongtree_studio.data.loading import fingerprint
 from strongtree_studio.views.markup import REPLACEMENT, md, plain_text
@@ -178,7 +179,7 @@ def poll(at: AppTest, until, timeout: float = 120.0) -> AppTest:
 
 
 def goto(at: AppTest, name: str) -> AppTest:
-    at.switch_page(f"strongtree_studio/page/screens/{name}.py").run()
+    at.switch_page(screen(name)).run()
     assert not at.exception, at.exception
     return at
 

@@ -49,7 +49,7 @@ def isolated_history(tmp_path_factory):
 
 def learn_page() -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
-    at.switch_page("strongtree_studio/page/screens/learn.py").run()
+    at.switch_page("pages/8_learn.py").run()
     assert not at.exception, at.exception
     return at
 

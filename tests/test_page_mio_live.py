@@ -80,7 +80,7 @@ def test_one_click_solves_draws_each_run_and_agrees_with_the_exact_search(monkey
     # Depth 1 on 30 rows: the same three runs and the same wiring, in a few seconds.
     monkeypatch.setattr(mio_live, "LIVE", LiveMio(rows=30, depth=1, time_limit=10.0))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
-    at.switch_page("strongtree_studio/page/screens/solve.py").run()
+    at.switch_page("pages/3_solve.py").run()
     assert not at.exception, at.exception
     assert any(e.label == mio_live_panel.TITLE for e in at.expander)  # shown with no table loaded, too
     assert not at.button(key="solve.mio.start").disabled and at.button(key="solve.mio.stop").disabled

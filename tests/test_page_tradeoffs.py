@@ -42,7 +42,7 @@ from strongtree_studio.jobs.sweep_job import sweep_context, sweep_spec
 from strongtree_studio.sweeps.points import csv_bytes, points_table
 from strongtree_studio.stores.sweep_history import finish_sweep
 
-PAGE = "strongtree_studio/page/screens/tradeoffs.py"
+PAGE = "pages/6_tradeoffs.py"
 HIRING = "Hiring (teaching data with planted bias)"
 
 
@@ -87,7 +87,7 @@ def test_a_small_sweep_runs_in_the_background_and_its_points_are_shown_stored_an
     assert at.caption[0].value.startswith("3 points")
     at.button(key="tradeoffs.start").click().run()
     job_id = at.session_state["sweep_job_id"]
-    goto(at, "strongtree_studio/page/screens/data.py")  # leaving the page does not end the sweep
+    goto(at, "pages/1_data.py")  # leaving the page does not end the sweep
     goto(at, PAGE)
     poll(at, lambda a: not job_registry().snapshot(job_id).active, timeout=60)
     at.run()
@@ -165,14 +165,14 @@ def test_a_small_sweep_runs_in_the_background_and_its_points_are_shown_stored_an
     opened = FittedTree.from_json(entry.tree)  # the point's tree, with the run's split and table added
     assert replace(opened, context=None) == replace(FittedTree.from_json(table.loc[2, "tree"]), context=None)
     assert opened.context.split == entry.config["split"] and entry.config["model"]["fairness_bound"] == 0.1
-    goto(at, "strongtree_studio/page/screens/tree.py")  # (AppTest does not follow a page change; the browser test does)
+    goto(at, "pages/4_tree.py")  # (AppTest does not follow a page change; the browser test does)
     assert FittedTree.from_json(entry.tree).to_json() == entry.tree and len(drawings(at)) == 1
     # The Tree page says which point of which sweep it shows.
     assert entry.config["sweep_point"]["point"] == 2 and entry.config["sweep_point"]["sweep"] == snapshot.run_id
     label = next(i.value for i in at.info if "reopened from the history" in i.value)
     assert label.startswith(md(f"The tree of point 2 of sweep {snapshot.run_id} (")), label
     # The Runs page lists the sweep, and opens it on the Trade-offs page.
-    goto(at, "strongtree_studio/page/screens/runs.py")
+    goto(at, "pages/7_runs.py")
     sweeps = next(t.value for t in at.table if "points" in t.value.columns)
     assert list(sweeps.index) == [md(f"Sweep {snapshot.run_id}")] and sweeps["points"].tolist() == ["4"]
     at.button(key="runs.open_sweep").click().run()

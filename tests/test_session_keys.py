@@ -16,6 +16,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from strongtree_studio.page.navigation import screen
 from strongtree_studio.page import session
 from strongtree_studio.page.session import DURABLE, KEYS, Key
 
@@ -163,7 +164,7 @@ def test_a_session_holds_only_declared_entries_and_widget_keys(history):
     at.button(key="data.load_demo").click().run()
     seen = set(at.session_state)
     for name in ("model", "solve", "tree", "fairness", "tradeoffs", "runs", "learn"):
-        at.switch_page(f"strongtree_studio/page/screens/{name}.py").run()
+        at.switch_page(screen(name)).run()
         assert not at.exception, at.exception
         seen |= set(at.session_state)
     undeclared = sorted(k for k in seen if k not in KEYS and not WIDGET_KEY.match(k) and not STREAMLIT_OWN.match(k))

@@ -1,16 +1,19 @@
 """StrongTree Studio: provably optimal, fair classification trees.
 
-Started by ``streamlit run app.py`` in a checkout (``app.py`` calls
-:func:`main`) or by ``strongtree app``.  This is the router plus the widgets
-every page shares (the sidebar summary); each page script in ``screens/`` (see
-:mod:`strongtree_studio.page.navigation`) gathers inputs, makes one call into
-``strongtree_core`` and renders.
+Started by ``streamlit run app.py`` in a checkout (``app.py`` calls :func:`main`) or by
+``strongtree app``.  :func:`main` is the router: ``st.navigation`` over the page scripts in
+``pages/`` (see :mod:`strongtree_studio.page.navigation`), nothing else.  Each page script calls
+:func:`show`, which does what every page needs (the page's configuration, the style, the
+session's state, the browser's token, the shared sidebar with the page list), runs the page's
+screen and saves the session's state: so a page renders the same whether the navigation runs it
+or Streamlit's old pages-folder router runs it alone (a page's address as a fresh server's first
+request).
 
-Streamlit runs this file as ``__main__``, so the solve worker processes
-(multiprocessing's spawn start method) import it as ``__mp_main__``: the guard
-below keeps them from running the app.
+Streamlit runs the main script as ``__main__``, so the solve worker processes (multiprocessing's
+spawn start method) import it as ``__mp_main__``: its guard keeps them from running the app.
 """
 
+from functools import lru_cache
 from pathlib import Path
 
 #: The browser tab's icon, served by this server.
@@ -20,15 +23,44 @@ WORDMARK = Path(__file__).resolve().parents[1] / "assets" / "wordmark.svg"
 
 
 def main() -> None:
+    """The navigation over the page scripts; the page it runs sets itself up (:func:`show`)."""
+    import streamlit as st
+
+    from strongtree_studio.page.navigation import PAGES, screen
+
+    st.navigation(
+        [st.Page(screen(name), title=title, icon=icon, url_path=name, default=name == "data")
+         for name, title, icon in PAGES],
+        position="hidden",  # the sidebar draws the page list itself (the same under either router)
+    ).run()
+
+
+@lru_cache(maxsize=32)
+def _compiled(path: str, stamp: int):
+    return compile(Path(path).read_text(encoding="utf-8"), path, "exec")
+
+
+def run_screen(name: str) -> None:
+    """Run the screen of the page ``name``, as Streamlit runs a page script (read again when it changes)."""
+    from strongtree_studio.page.navigation import screen_script
+
+    path = screen_script(name)
+    exec(_compiled(str(path), path.stat().st_mtime_ns), {"__name__": "__main__", "__file__": str(path)})
+
+
+def show(name: str) -> None:
+    """Set up the page ``name``, draw the sidebar, run its screen, and keep the session's state."""
     import streamlit as st
 
     from strongtree_studio.jobs import preparing
-    from strongtree_studio.page.navigation import screen
+    from strongtree_studio.page.navigation import NAMES, screen
+    from strongtree_studio.page.restore import init_state, keep_token, save_state
     from strongtree_studio.page.session import GOTO_SOLVE
     from strongtree_studio.page.sidebar import render_sidebar
-    from strongtree_studio.page.restore import init_state, keep_token, save_state
     from strongtree_studio.page.style import apply_style
 
+    if name not in NAMES:
+        raise ValueError(f"No page called {name!r}: the pages are {', '.join(NAMES)}.")
     preparing.start()  # once per server: the exact search's compiled code on a fresh machine
     # A file, not a Material icon: Streamlit fetches those from an internet font host (fails offline).
     st.set_page_config(page_title="StrongTree Studio", page_icon=str(ICON), layout="wide")
@@ -36,25 +68,13 @@ def main() -> None:
     apply_style()
     init_state()  # the browser's work back after a reload (strongtree_studio.page.restore)
     keep_token()
-    page = st.navigation(
-        [
-            st.Page(screen("data"), title="Data", icon=":material/table_chart:", default=True),
-            st.Page(screen("model"), title="Model", icon=":material/tune:"),
-            st.Page(screen("solve"), title="Solve", icon=":material/play_circle:"),
-            st.Page(screen("tree"), title="Tree", icon=":material/account_tree:"),
-            st.Page(screen("fairness"), title="Fairness & performance", icon=":material/balance:"),
-            st.Page(screen("tradeoffs"), title="Trade-offs", icon=":material/show_chart:"),
-            st.Page(screen("runs"), title="Runs", icon=":material/history:"),
-            st.Page(screen("learn"), title="Learn", icon=":material/school:"),
-        ]
-    )
     # Drawn before the page: nothing can be drawn after a page's st.stop(). Choices
     # reach the durable state in widget callbacks, which run before the script.
-    if GOTO_SOLVE.pop() and page.url_path != "solve":  # the live demo was started
+    if GOTO_SOLVE.pop() and name != "solve":  # the live demo was started
         st.switch_page(screen("solve"))
     try:
-        render_sidebar(live=page.url_path != "solve")  # the Solve page polls the solve itself
-        page.run()
+        render_sidebar(live=name != "solve")  # the Solve page polls the solve itself
+        run_screen(name)
     finally:  # also after st.stop(), st.rerun() and a page switch
         save_state()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from strongtree_studio.page.navigation import screen
+from strongtree_studio.page.navigation import PAGES, screen
 from strongtree_studio.jobs.registry import JobSnapshot
 from strongtree_studio.views.markup import md
 from strongtree_studio.page.services import job_registry
@@ -19,6 +19,7 @@ SIDEBAR_POLL = 1.0
 def render_sidebar(live: bool = True) -> None:
     """The table in use and this session's solve; ``live`` refreshes the solve's state while it runs."""
     with st.sidebar:
+        page_list()
         table = TABLE.get()
         roles = ROLES.get()
         st.caption("TABLE")
@@ -35,6 +36,14 @@ def render_sidebar(live: bool = True) -> None:
         if snapshot is not None:
             st.caption("SOLVE")
             _solve_status(live and snapshot.active)
+
+
+def page_list() -> None:
+    """The product's pages by their titles (Streamlit's own list is hidden: under its old pages-folder
+    router it would name the script files)."""
+    with st.container(key="page_list"):
+        for name, title, icon in PAGES:
+            st.page_link(screen(name), label=title, icon=icon)
 
 
 def _solve_status(poll: bool) -> None:
