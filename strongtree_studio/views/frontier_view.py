@@ -65,22 +65,55 @@ def frontier_figure(table: pd.DataFrame, fairness_bounds: Sequence[float], refer
     references sit at each notion's gap in its colour: the trees solved without a fairness
     constraint (the points whose ``fairness`` is empty) as crosses, and ``references``
     (CART of each depth, measured at the end of the sweep) as open squares."""
-    import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     parts = ["train", "test"] if has_test(table) else ["train"]
-    titles = {"train": "Training rows", "test": "Test rows"}
     fig = make_subplots(rows=1, cols=len(parts), shared_yaxes=True, horizontal_spacing=0.06)
     shown = [plotted(table, p) for p in parts]
+    free = table[table["fairness"].isna() & table["tree"].notna()] if "fairness" in table else table.iloc[:0]
+    notions = [n for n in NOTION_COLOURS if n in set(table.get("fairness", pd.Series(dtype=object)).dropna())]
+    (y_low, y_high), x_high = _ranges(parts, shown, free, notions, fairness_bounds, references)
+    for col, (part, points) in enumerate(zip(parts, shown), start=1):
+        for notion in notions:
+            mine = points[points["fairness"] == notion]
+            if part == "train" and len(mine):
+                _add_frontier(fig, mine, notion, col)
+            _add_points(fig, mine, part, notion, col)
+        for notion in notions:
+            _add_free_trees(fig, free, part, notion, col)
+            _add_cart(fig, references, part, notion, col)
+        _add_baseline(fig, _baseline(points, part), x_high, col)
+        _add_bounds(fig, fairness_bounds, y_low, y_high, col)
+        x_ticks = nice_ticks(0.0, 100 * x_high)
+        fig.update_xaxes(range=[-0.02 * 100 * x_high, 100 * x_high], tickvals=x_ticks,
+                         ticktext=[fmt(t / 100, "points") for t in x_ticks],
+                         title_text=f"{TITLES[part]}: measured gap",
+                         zeroline=False, row=1, col=col)
+    _add_shape_legend(fig, table, references)
+    y_ticks = nice_ticks(100 * y_low, 100 * y_high)
+    fig.update_yaxes(range=[100 * y_low, 100 * y_high], tickvals=y_ticks,
+                     ticktext=[fmt(t / 100, "percent") for t in y_ticks])
+    fig.update_yaxes(title_text="accuracy", row=1, col=1)
+    fig.update_layout(height=400, margin={"l": 10, "r": 10, "t": 10, "b": 10}, hovermode="closest",
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "font": {"size": 13}},
+                      font={"size": 13})
+    return fig
+
+
+#: The panels' titles.
+TITLES = {"train": "Training rows", "test": "Test rows"}
+
+
+def _ranges(parts, shown, free, notions, fairness_bounds, references) -> tuple[tuple[float, float], float]:
+    """The accuracy axis (padded, within [0, 1]) and the gap axis's end, holding every point, the
+    references, each bound and the test gaps' intervals."""
     accuracies = [v for s, p in zip(shown, parts) for v in s[f"{p}_accuracy"]]
     accuracies += [b for p, s in zip(parts, shown) if (b := _baseline(s, p)) is not None]
     gaps = [v for s, p in zip(shown, parts) for v in s[f"{p}_gap"]] + list(fairness_bounds)
     gaps += [v for s, p in zip(shown, parts) if p != "train" and f"{p}_gap_high" in s
              for v in s[f"{p}_gap_high"].dropna()]
-    free = table[table["fairness"].isna() & table["tree"].notna()] if "fairness" in table else table.iloc[:0]
-    drawn_notions = [n for n in NOTION_COLOURS if n in set(table.get("fairness", pd.Series(dtype=object)).dropna())]
     for part in parts:  # the references are drawn too: the axes hold them
-        for notion in drawn_notions:
+        for notion in notions:
             column = f"{part}_{notion}"
             rows = [(r.get(column), r.get(f"{part}_accuracy")) for r in references]
             if column in free:
@@ -91,88 +124,123 @@ def frontier_figure(table: pd.DataFrame, fairness_bounds: Sequence[float], refer
                     accuracies.append(float(accuracy))
     y_low, y_high = (min(accuracies), max(accuracies)) if accuracies else (0.5, 1.0)
     pad = max((y_high - y_low) * 0.08, 0.01)
-    y_low, y_high = max(0.0, y_low - pad), min(1.0, y_high + pad)
-    x_high = max(gaps + [0.01]) * 1.05
-    notions = [n for n in NOTION_COLOURS if n in set(table.get("fairness", pd.Series(dtype=object)).dropna())]
-    for col, (part, points) in enumerate(zip(parts, shown), start=1):
-        for notion in notions:
-            mine = points[points["fairness"] == notion]
-            colour = NOTION_COLOURS[notion]
-            if part == "train" and len(mine):
-                front = pareto_front(best_per_bound(mine, "train"), "train").sort_values("train_gap")
-                fig.add_trace(go.Scatter(
-                    x=100 * front["train_gap"], y=100 * front["train_accuracy"], mode="lines",
-                    line={"color": colour, "width": 2}, name=f"{FAIRNESS_NOTIONS[notion].name} {LABEL_FRONTIER}",
-                    legendgroup=notion, hoverinfo="skip"), row=1, col=col)
-            promised = (mine.apply(is_promise, axis=1).astype(bool) if "fairness_confidence" in mine and len(mine)
-                        else pd.Series(False, index=mine.index))
-            # stars first, filled light: a circle or diamond at the same place (often the same tree, when the promise
-            # did not need a tighter bound) stays visible on top of one
-            for certified, promise in ((True, True), (False, True), (True, False), (False, False)):
-                subset = mine[(mine["certified"] == certified) & (promised == promise)]
-                if subset.empty:
-                    continue
-                symbol = ((PROMISE_SYMBOL if certified else PROMISE_UNCERTIFIED_SYMBOL) if promise
-                          else CERTIFIED_SYMBOL if certified else UNCERTIFIED_SYMBOL)
-                hover = [f"{point_label(r)}<br>{titles[part].lower()}: accuracy {fmt(r[f'{part}_accuracy'], 'percent')}"
-                         f", gap {fmt(r[f'{part}_gap'], 'points')}" for _, r in subset.iterrows()]
-                error_x = None
-                if part != "train" and f"{part}_gap_low" in subset and subset[f"{part}_gap_high"].notna().any():
-                    error_x = {"type": "data", "symmetric": False, "color": colour, "thickness": 1.2, "width": 3,
-                               "array": 100 * (subset[f"{part}_gap_high"] - subset[f"{part}_gap"]).fillna(0),
-                               "arrayminus": 100 * (subset[f"{part}_gap"] - subset[f"{part}_gap_low"]).fillna(0)}
-                fig.add_trace(go.Scatter(
-                    error_x=error_x,
-                    x=100 * subset[f"{part}_gap"], y=100 * subset[f"{part}_accuracy"], mode="markers",
-                    marker={"color": _lighter(colour) if promise else colour,
-                            "size": (20 if promise else 10) if certified else (20 if promise else 11),
-                            "symbol": symbol, "line": {"width": 2, "color": colour}},
-                    name=FAIRNESS_NOTIONS[notion].name, legendgroup=notion, showlegend=False,
-                    customdata=np.array([[h, int(p)] for h, p in zip(hover, subset["point"])], dtype=object),
-                    hovertemplate="%{customdata[0]}<extra></extra>"), row=1, col=col)
-        for notion in notions:
-            colour = NOTION_COLOURS[notion]
-            column = f"{part}_{notion}"
-            mine = free[free[column].notna() & free[f"{part}_accuracy"].notna()] if column in free else free.iloc[:0]
-            if len(mine):
-                hover = [f"{point_label(r)}<br>without a fairness constraint, {titles[part].lower()}: accuracy "
-                         f"{fmt(r[f'{part}_accuracy'], 'percent')}, {FAIRNESS_NOTIONS[notion].name.lower()} gap "
-                         f"{fmt(r[column], 'points')}" for _, r in mine.iterrows()]
-                fig.add_trace(go.Scatter(
-                    x=100 * mine[column], y=100 * mine[f"{part}_accuracy"], mode="markers",
-                    marker={"color": colour, "size": 11, "symbol": REFERENCE_SYMBOL, "line": {"width": 1, "color": colour}},
-                    name=LABEL_REFERENCE, legendgroup=notion, showlegend=False,
-                    customdata=np.array([[h, int(p)] for h, p in zip(hover, mine["point"])], dtype=object),
-                    hovertemplate="%{customdata[0]}<extra></extra>"), row=1, col=col)
-            carts = [r for r in references if r.get(column) is not None and r.get(f"{part}_accuracy") is not None]
-            if carts:
-                fig.add_trace(go.Scatter(
-                    x=[100 * r[column] for r in carts], y=[100 * r[f"{part}_accuracy"] for r in carts], mode="markers",
-                    marker={"color": colour, "size": 10, "symbol": CART_SYMBOL, "line": {"width": 2, "color": colour}},
-                    name=LABEL_CART, legendgroup=notion, showlegend=False,
-                    hovertemplate=[f"CART, depth {r['depth']}, {titles[part].lower()}: accuracy "
-                                   f"{fmt(r[f'{part}_accuracy'], 'percent')}, {FAIRNESS_NOTIONS[notion].name.lower()} "
-                                   f"gap {fmt(r[column], 'points')}<extra></extra>" for r in carts]),
-                    row=1, col=col)
-        baseline = _baseline(points, part)
-        if baseline is not None:
-            fig.add_trace(go.Scatter(x=[0, 100 * x_high], y=[100 * baseline] * 2, mode="lines",
-                                     line={"color": BASELINE_COLOUR, "width": 1.5, "dash": "dash"},
-                                     name=LABEL_BASELINE, legendgroup="baseline", showlegend=col == 1,
-                                     hovertemplate=f"majority class: {fmt(baseline, 'percent')}<extra></extra>"),
-                          row=1, col=col)
-        xs, ys = [], []
-        for b in fairness_bounds:
-            xs += [100 * b, 100 * b, None]
-            ys += [100 * y_low, 100 * y_high, None]
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line={"color": DELTA_COLOUR, "width": 1, "dash": "dot"},
-                                 name=LABEL_DELTA, legendgroup="delta", showlegend=col == 1, hoverinfo="skip"),
-                      row=1, col=col)
-        x_ticks = nice_ticks(0.0, 100 * x_high)
-        fig.update_xaxes(range=[-0.02 * 100 * x_high, 100 * x_high], tickvals=x_ticks,
-                         ticktext=[fmt(t / 100, "points") for t in x_ticks],
-                         title_text=f"{titles[part]}: measured gap",
-                         zeroline=False, row=1, col=col)
+    return (max(0.0, y_low - pad), min(1.0, y_high + pad)), max(gaps + [0.01]) * 1.05
+
+
+def _add_frontier(fig, mine: pd.DataFrame, notion: str, col: int) -> None:
+    """The training frontier of one notion's points, as a line."""
+    import plotly.graph_objects as go
+
+    front = pareto_front(best_per_bound(mine, "train"), "train").sort_values("train_gap")
+    fig.add_trace(go.Scatter(
+        x=100 * front["train_gap"], y=100 * front["train_accuracy"], mode="lines",
+        line={"color": NOTION_COLOURS[notion], "width": 2}, name=f"{FAIRNESS_NOTIONS[notion].name} {LABEL_FRONTIER}",
+        legendgroup=notion, hoverinfo="skip"), row=1, col=col)
+
+
+def _add_points(fig, mine: pd.DataFrame, part: str, notion: str, col: int) -> None:
+    """One notion's trees on ``part``, one trace per shape (proven or not, with a promise or not); on the
+    test rows each gap's interval as an error bar."""
+    import plotly.graph_objects as go
+
+    colour = NOTION_COLOURS[notion]
+    promised = (mine.apply(is_promise, axis=1).astype(bool) if "fairness_confidence" in mine and len(mine)
+                else pd.Series(False, index=mine.index))
+    # stars first, filled light: a circle or diamond at the same place (often the same tree, when the promise
+    # did not need a tighter bound) stays visible on top of one
+    for certified, promise in ((True, True), (False, True), (True, False), (False, False)):
+        subset = mine[(mine["certified"] == certified) & (promised == promise)]
+        if subset.empty:
+            continue
+        symbol = ((PROMISE_SYMBOL if certified else PROMISE_UNCERTIFIED_SYMBOL) if promise
+                  else CERTIFIED_SYMBOL if certified else UNCERTIFIED_SYMBOL)
+        hover = [f"{point_label(r)}<br>{TITLES[part].lower()}: accuracy {fmt(r[f'{part}_accuracy'], 'percent')}"
+                 f", gap {fmt(r[f'{part}_gap'], 'points')}" for _, r in subset.iterrows()]
+        error_x = None
+        if part != "train" and f"{part}_gap_low" in subset and subset[f"{part}_gap_high"].notna().any():
+            error_x = {"type": "data", "symmetric": False, "color": colour, "thickness": 1.2, "width": 3,
+                       "array": 100 * (subset[f"{part}_gap_high"] - subset[f"{part}_gap"]).fillna(0),
+                       "arrayminus": 100 * (subset[f"{part}_gap"] - subset[f"{part}_gap_low"]).fillna(0)}
+        fig.add_trace(go.Scatter(
+            error_x=error_x,
+            x=100 * subset[f"{part}_gap"], y=100 * subset[f"{part}_accuracy"], mode="markers",
+            marker={"color": _lighter(colour) if promise else colour,
+                    "size": (20 if promise else 10) if certified else (20 if promise else 11),
+                    "symbol": symbol, "line": {"width": 2, "color": colour}},
+            name=FAIRNESS_NOTIONS[notion].name, legendgroup=notion, showlegend=False,
+            customdata=np.array([[h, int(p)] for h, p in zip(hover, subset["point"])], dtype=object),
+            hovertemplate="%{customdata[0]}<extra></extra>"), row=1, col=col)
+
+
+def _add_free_trees(fig, free: pd.DataFrame, part: str, notion: str, col: int) -> None:
+    """The trees solved without a fairness constraint, at their gap of ``notion``, as crosses."""
+    import plotly.graph_objects as go
+
+    colour = NOTION_COLOURS[notion]
+    column = f"{part}_{notion}"
+    mine = free[free[column].notna() & free[f"{part}_accuracy"].notna()] if column in free else free.iloc[:0]
+    if not len(mine):
+        return
+    hover = [f"{point_label(r)}<br>without a fairness constraint, {TITLES[part].lower()}: accuracy "
+             f"{fmt(r[f'{part}_accuracy'], 'percent')}, {FAIRNESS_NOTIONS[notion].name.lower()} gap "
+             f"{fmt(r[column], 'points')}" for _, r in mine.iterrows()]
+    fig.add_trace(go.Scatter(
+        x=100 * mine[column], y=100 * mine[f"{part}_accuracy"], mode="markers",
+        marker={"color": colour, "size": 11, "symbol": REFERENCE_SYMBOL, "line": {"width": 1, "color": colour}},
+        name=LABEL_REFERENCE, legendgroup=notion, showlegend=False,
+        customdata=np.array([[h, int(p)] for h, p in zip(hover, mine["point"])], dtype=object),
+        hovertemplate="%{customdata[0]}<extra></extra>"), row=1, col=col)
+
+
+def _add_cart(fig, references: Sequence[dict], part: str, notion: str, col: int) -> None:
+    """CART of each depth at its gap of ``notion``, as open squares."""
+    import plotly.graph_objects as go
+
+    colour = NOTION_COLOURS[notion]
+    column = f"{part}_{notion}"
+    carts = [r for r in references if r.get(column) is not None and r.get(f"{part}_accuracy") is not None]
+    if not carts:
+        return
+    fig.add_trace(go.Scatter(
+        x=[100 * r[column] for r in carts], y=[100 * r[f"{part}_accuracy"] for r in carts], mode="markers",
+        marker={"color": colour, "size": 10, "symbol": CART_SYMBOL, "line": {"width": 2, "color": colour}},
+        name=LABEL_CART, legendgroup=notion, showlegend=False,
+        hovertemplate=[f"CART, depth {r['depth']}, {TITLES[part].lower()}: accuracy "
+                       f"{fmt(r[f'{part}_accuracy'], 'percent')}, {FAIRNESS_NOTIONS[notion].name.lower()} "
+                       f"gap {fmt(r[column], 'points')}<extra></extra>" for r in carts]),
+        row=1, col=col)
+
+
+def _add_baseline(fig, baseline: float | None, x_high: float, col: int) -> None:
+    """The majority class's accuracy, as a dashed horizontal line (none for older sweeps)."""
+    import plotly.graph_objects as go
+
+    if baseline is None:
+        return
+    fig.add_trace(go.Scatter(x=[0, 100 * x_high], y=[100 * baseline] * 2, mode="lines",
+                             line={"color": BASELINE_COLOUR, "width": 1.5, "dash": "dash"},
+                             name=LABEL_BASELINE, legendgroup="baseline", showlegend=col == 1,
+                             hovertemplate=f"majority class: {fmt(baseline, 'percent')}<extra></extra>"),
+                  row=1, col=col)
+
+
+def _add_bounds(fig, fairness_bounds: Sequence[float], y_low: float, y_high: float, col: int) -> None:
+    """Each bound δ as a dotted vertical line (one trace)."""
+    import plotly.graph_objects as go
+
+    xs, ys = [], []
+    for b in fairness_bounds:
+        xs += [100 * b, 100 * b, None]
+        ys += [100 * y_low, 100 * y_high, None]
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line={"color": DELTA_COLOUR, "width": 1, "dash": "dot"},
+                             name=LABEL_DELTA, legendgroup="delta", showlegend=col == 1, hoverinfo="skip"),
+                  row=1, col=col)
+
+
+def _add_shape_legend(fig, table: pd.DataFrame, references: Sequence[dict]) -> None:
+    """The legend of the shapes the figure uses, in grey (empty traces: the colours are the notions')."""
+    import plotly.graph_objects as go
+
     shapes = [(LABEL_CERTIFIED, CERTIFIED_SYMBOL), (LABEL_UNCERTIFIED, UNCERTIFIED_SYMBOL)]
     if "fairness_confidence" in table and table.apply(is_promise, axis=1).astype(bool).any():
         shapes.append((LABEL_PROMISE, PROMISE_SYMBOL))
@@ -183,13 +251,5 @@ def frontier_figure(table: pd.DataFrame, fairness_bounds: Sequence[float], refer
     for label, symbol in shapes:
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=label, legendgroup="shape",
                                  marker={"color": "#555", "size": 10, "symbol": symbol, "line": {"width": 2,
-                                                                                               "color": "#555"}}),
+                                                                                                "color": "#555"}}),
                       row=1, col=1)
-    y_ticks = nice_ticks(100 * y_low, 100 * y_high)
-    fig.update_yaxes(range=[100 * y_low, 100 * y_high], tickvals=y_ticks,
-                     ticktext=[fmt(t / 100, "percent") for t in y_ticks])
-    fig.update_yaxes(title_text="accuracy", row=1, col=1)
-    fig.update_layout(height=400, margin={"l": 10, "r": 10, "t": 10, "b": 10}, hovermode="closest",
-                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "font": {"size": 13}},
-                      font={"size": 13})
-    return fig
