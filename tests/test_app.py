@@ -24,7 +24,7 @@ from strongtree_studio.views.explain import (
     MSG_NOT_YOURS,
     OWNERSHIP_HELP,
 )
-from strongtree_studio.jobs.registry import MSG_CRASHED
+from strongtree_studio.jobs.job_registry import MSG_CRASHED
 from strongtree_studio.data.loading import (
     ERR_BINARY,
     ERR_EMPTY,
@@ -707,7 +707,7 @@ def test_on_a_fresh_machine_the_live_demo_says_what_it_waits_for_then_starts(mon
 
 @pytest.mark.timing
 def test_a_stale_result_is_labelled_with_what_changed():
-    from strongtree_studio.data.stale import stale_message
+    from strongtree_studio.views.stale import stale_message
 
     at = quick_solve(new_app())  # depth 1
     goto(at, "pages/4_tree.py")

@@ -140,6 +140,24 @@ def _package_imports(path: Path, modules: dict[str, Path]) -> set[str]:
     return found & set(modules)
 
 
+#: The dashboard's folders from the ground up: each may import its own and those below it, never one above.
+STUDIO_FLOORS = ("data", "views", "stores", "jobs", "sweeps", "learn", "page")
+
+
+def test_the_dashboards_folders_import_downward_only():
+    modules = _studio_modules()
+    assert {name.split(".")[0] for name in modules if "." in name} == set(STUDIO_FLOORS)
+    upward = []
+    for name, p in modules.items():
+        if "." not in name:  # the package's own launcher
+            continue
+        floor = STUDIO_FLOORS.index(name.split(".")[0])
+        for target in _package_imports(p, modules):
+            if "." in target and STUDIO_FLOORS.index(target.split(".")[0]) > floor:
+                upward.append(f"{name} -> {target}")
+    assert not upward, f"imports that run up the dashboard's floors {STUDIO_FLOORS}: {upward}"
+
+
 def test_no_studio_module_imports_one_that_imports_it_back():
     modules = _studio_modules()
     graph = {name: _package_imports(p, modules) for name, p in modules.items()}

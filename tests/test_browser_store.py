@@ -134,7 +134,7 @@ def test_work_stored_before_the_modules_moved_comes_back(tmp_path, monkeypatch):
     import types
 
     from strongtree_studio.learn.comparison_view import LearnChoice
-    from strongtree_studio.sweeps.grid import SweepChoice
+    from strongtree_studio.sweeps.sweep_grid import SweepChoice
 
     values = {
         "table": LoadedTable("t.csv", mixed_table(), "fp"),

@@ -355,7 +355,7 @@ def test_the_rules_file_and_the_report_say_the_claim(kept_and_all):
 def test_the_settings_have_one_name_from_the_page_to_the_report():
     from strongtree_core.report.settings import settings_rows
     from strongtree_core.vocabulary import SETTING_NAMES, setting_name
-    from strongtree_studio.data.stale import _MODEL_NAMES
+    from strongtree_studio.views.stale import _MODEL_NAMES
 
     rows = dict(settings_rows({"max_features_used": 3, "max_branching": None, "min_leaf": 5, "regularization": 0.1,
                                "fairness": "statistical_parity", "fairness_bound": 0.05, "fairness_confidence": 0.9}))

@@ -26,7 +26,7 @@ from strongtree_studio.data.codebook import ERR_JSON, JSON_TOO_DEEP, CodebookErr
 from strongtree_studio.data.choices import ERR_BOUND_TOO_SMALL, ModelConfig, Roles, SplitConfig, check_model
 from strongtree_studio.data.demo_tables import DEMOS
 from strongtree_studio.data.roles import suggest_roles
-from strongtree_studio.sweeps.grid import BOUND_DECIMALS, MSG_BOUNDS_TOO_FINE, SweepChoice, check_sweep
+from strongtree_studio.sweeps.sweep_grid import BOUND_DECIMALS, MSG_BOUNDS_TOO_FINE, SweepChoice, check_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 HIRING = "Hiring (teaching data with planted bias)"

@@ -26,7 +26,7 @@ from streamlit.testing.v1 import AppTest
 from strongtree_core.tree import FittedTree
 from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, split_table
 from strongtree_studio.data.demo_tables import make_hiring
-from strongtree_studio.jobs.registry import PhaseState
+from strongtree_studio.jobs.job_registry import PhaseState
 from strongtree_studio.jobs.solve_job import MSG_SERVER_STOPPED, SolveContext, journal_entry
 from strongtree_studio.stores.run_history import INTERRUPTED, RUNNING, RunStore, server_alive, server_id
 from strongtree_studio.page.shown import MSG_SERVER_WENT_AWAY, MSG_SERVER_WENT_AWAY_NO_TREE
@@ -162,7 +162,7 @@ def test_a_refit_on_part_of_the_rows_is_neither_the_solves_tree_nor_its_bound():
     of the rows whose trees and bounds count other rows.  The solve's tree so far (shown, and journaled for a
     killed server) is the last tree of a fit on every row, with that fit's bound: a refit's bound written as
     the run's would say "no tree can do better than" a number about other rows."""
-    from strongtree_studio.jobs.registry import Job, JobRegistry
+    from strongtree_studio.jobs.job_registry import Job, JobRegistry
     from strongtree_studio.jobs.solve_job import solve_spec
 
     context = _context()

@@ -290,7 +290,7 @@ def test_stop_during_planning_ends_the_checks():
 def test_a_bound_finer_than_a_sweep_tells_apart_is_refused_not_made_a_second_zero():
     """On the Trade-offs page a bound of 0.00004 pp became a second δ = 0 point; it is refused with the
     decimals kept, and 0.0001 pp is kept as itself."""
-    from strongtree_studio.sweeps.grid import BOUND_DECIMALS, MSG_BOUNDS_TOO_FINE
+    from strongtree_studio.sweeps.sweep_grid import BOUND_DECIMALS, MSG_BOUNDS_TOO_FINE
     from strongtree_studio.sweeps.parse import TooFine, parse_numbers
 
     with pytest.raises(TooFine) as info:

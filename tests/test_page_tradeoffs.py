@@ -18,15 +18,15 @@ from strongtree_core.report.claim import claim
 from strongtree_core.tree import FittedTree
 from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, split_table
 from strongtree_studio.data.demo_tables import DEMOS
-from strongtree_studio.jobs.registry import JobRegistry
+from strongtree_studio.jobs.job_registry import JobRegistry
 from strongtree_studio.data.loading import fingerprint
 from strongtree_studio.views.markup import md
 from strongtree_studio.data.roles import suggest_roles
 from strongtree_studio.stores.run_history import RunStore
 from strongtree_studio.page.services import job_registry, run_store
 from strongtree_studio.stores.table import LoadedTable
-from strongtree_studio.views.frontier_view import CART_SYMBOL, CERTIFIED_SYMBOL, LABEL_DELTA, REFERENCE_SYMBOL
-from strongtree_studio.sweeps.grid import (
+from strongtree_studio.sweeps.frontier_view import CART_SYMBOL, CERTIFIED_SYMBOL, LABEL_DELTA, REFERENCE_SYMBOL
+from strongtree_studio.sweeps.sweep_grid import (
     DEFAULT_BOUNDS_TEXT,
     MSG_BOUNDS_RANGE,
     MSG_BOUNDS_TEXT,
@@ -38,9 +38,9 @@ from strongtree_studio.sweeps.grid import (
     SweepGrid,
     check_sweep,
 )
-from strongtree_studio.jobs.sweep_job import sweep_context, sweep_spec
+from strongtree_studio.sweeps.sweep_job import sweep_context, sweep_spec
 from strongtree_studio.sweeps.points import csv_bytes, points_table
-from strongtree_studio.stores.sweep_history import finish_sweep
+from strongtree_studio.sweeps.history import finish_sweep
 
 PAGE = "pages/6_tradeoffs.py"
 HIRING = "Hiring (teaching data with planted bias)"
@@ -286,7 +286,7 @@ def test_a_sweep_with_a_promise_level_draws_stars_and_says_what_each_point_promi
     """fairness_confidence is a grid key (a page control): each level is a point at every bound, whose tree keeps
     its bound on new rows by a tightened training bound; the table says the level and that bound, the figure
     draws the points as stars, and a point opened carries its level to the Model settings."""
-    from strongtree_studio.views.frontier_view import PROMISE_SYMBOL, PROMISE_UNCERTIFIED_SYMBOL
+    from strongtree_studio.sweeps.frontier_view import PROMISE_SYMBOL, PROMISE_UNCERTIFIED_SYMBOL
     from strongtree_studio.page.screens.tradeoffs import PROMISE_NOTE
     from strongtree_studio.sweeps.points import point_model
 

@@ -9,7 +9,7 @@ from strongtree_core.estimator.classifier import NEEDS_SENSITIVE
 from strongtree_core.tree import FittedTree
 from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, split_table
 from strongtree_studio.data.demo_tables import make_hiring
-from strongtree_studio.jobs.registry import MSG_CANCELLED, MSG_CRASHED, Job, JobRegistry
+from strongtree_studio.jobs.job_registry import MSG_CANCELLED, MSG_CRASHED, Job, JobRegistry
 from strongtree_studio.jobs.solve_job import ERR_SAVE, MSG_LAST_TREE, SolveContext, finish_job, solve_spec
 from strongtree_studio.stores.run_history import ERR_DB, RunStore, RunStoreError
 from strongtree_studio.page.status import queue_message

@@ -29,8 +29,8 @@ from strongtree_studio.data.column_types import (
 from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig
 from strongtree_studio.data.demo_tables import DEMOS, make_hiring
 from strongtree_studio.views.fairness_view import band, judged
-from strongtree_studio.jobs.registry import PhaseState
-from strongtree_studio.data.stale import MSG_STALE, changes, settings, stale_message
+from strongtree_studio.jobs.job_registry import PhaseState
+from strongtree_studio.views.stale import MSG_STALE, changes, settings, stale_message
 from strongtree_studio.views.tree_view import MAX_LINE, TEXT_SIZE, edge_words, path_in_words, text_width, tree_svg, wrap
 from strongtree_studio.views.ticks import SHORTEST_SPAN
 from strongtree_studio.page.status import gap_spec, objective_spec, solver_log, y_domain

@@ -11,7 +11,7 @@ from strongtree_core.tree import FitContext, FittedTree
 from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, SplitTables
 from strongtree_studio.data.evaluation import evaluate, headline
 from strongtree_studio.views.explain import FAIRNESS_NOTIONS
-from strongtree_studio.jobs.registry import Job, drawn_point
+from strongtree_studio.jobs.job_registry import Job, drawn_point
 from strongtree_studio.stores.run_history import RunEntry, RunStore, RunStoreError
 from strongtree_studio.jobs.worker import SolveSpec
 

@@ -8,12 +8,12 @@ import streamlit as st
 
 from strongtree_studio.stores.browsers import KEY_NAME, BrowserStore, browsers_db_path
 from strongtree_studio.stores.browsers import session_key as read_session_key
-from strongtree_studio.jobs.registry import JobRegistry
+from strongtree_studio.jobs.job_registry import JobRegistry
 from strongtree_studio.jobs.wls_licence import install_wls_licence
 from strongtree_studio.jobs.solve_job import drop_journal, finish_job, journal_job
 from strongtree_studio.stores.run_history import RunStore, RunStoreError, runs_db_path, server_id
-from strongtree_studio.jobs.sweep_job import SweepContext
-from strongtree_studio.stores.sweep_history import finish_sweep
+from strongtree_studio.sweeps.sweep_job import SweepContext
+from strongtree_studio.sweeps.history import finish_sweep
 
 
 def secrets() -> dict[str, Any]:

@@ -25,7 +25,7 @@ import streamlit as st
 
 from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig
 from strongtree_studio.learn.comparison_view import LearnChoice
-from strongtree_studio.sweeps.grid import SweepChoice
+from strongtree_studio.sweeps.sweep_grid import SweepChoice
 from strongtree_studio.stores.table import LoadedTable
 
 T = TypeVar("T")

@@ -22,7 +22,7 @@ from strongtree_studio.jobs.solve_job import MSG_SERVER_STOPPED
 from strongtree_studio.stores.run_history import RunEntry, RunStoreError, UnknownRun
 from strongtree_studio.page.services import job_registry, run_store
 from strongtree_studio.page.session import JOB_ID, TABLE, VIEW_RUN
-from strongtree_studio.data.stale import stale_message
+from strongtree_studio.views.stale import stale_message
 from strongtree_studio.sweeps.points import point_origin
 from strongtree_studio.page.state import current_settings, run_viewer
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from strongtree_studio.page.navigation import PAGES, screen
-from strongtree_studio.jobs.registry import JobSnapshot
+from strongtree_studio.jobs.job_registry import JobSnapshot
 from strongtree_studio.views.markup import md
 from strongtree_studio.page.services import job_registry
 from strongtree_studio.page.session import JOB_ID, ROLES, SIDEBAR_ACTIVE, SIDEBAR_STATE, STORE_NOTICE, TABLE

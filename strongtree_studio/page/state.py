@@ -22,7 +22,7 @@ from strongtree_studio.page.session import (
     Key,
     widget_value,
 )
-from strongtree_studio.data.stale import settings
+from strongtree_studio.views.stale import settings
 from strongtree_studio.stores.table import LoadedTable
 
 __all__ = ["GENERATIONS", "LoadedTable", "bound", "current_settings", "field", "keep", "renew_widgets", "run_owner",

@@ -20,7 +20,7 @@ import streamlit as st
 
 from strongtree_core.report.claim import Claim, claim
 from strongtree_core.tree.record import SolveRecord
-from strongtree_studio.jobs.registry import JobSnapshot, drawn_point
+from strongtree_studio.jobs.job_registry import JobSnapshot, drawn_point
 from strongtree_studio.views.ticks import seconds_x
 from strongtree_studio.views.status_words import JOB_STATE, claim_of, count_of, event_words, fmt, page_words, status_word
 

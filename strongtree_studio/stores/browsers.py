@@ -129,7 +129,7 @@ MOVED_MODULES = {
     "strongtree_studio.table": "strongtree_studio.stores.table",
     "strongtree_studio.config": "strongtree_studio.data.choices",
     "strongtree_studio.columns": "strongtree_studio.data.column_types",
-    "strongtree_studio.sweep_grid": "strongtree_studio.sweeps.grid",
+    "strongtree_studio.sweep_grid": "strongtree_studio.sweeps.sweep_grid",
     "strongtree_studio.learn_view": "strongtree_studio.learn.comparison_view",
 }
 

@@ -33,7 +33,7 @@ from strongtree_studio.page.session import (
     widget_value,
 )
 from strongtree_studio.page.state import run_owner, run_viewer, workspace_name
-from strongtree_studio.stores.sweep_history import sweeps_table
+from strongtree_studio.sweeps.history import sweeps_table
 from strongtree_studio.page.tree_chart import size_control, tree_chart
 from strongtree_studio.views.tree_view import SIZE_NOTES
 from strongtree_core.report.claim import claim

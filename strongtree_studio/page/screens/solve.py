@@ -11,7 +11,7 @@ from strongtree_studio.data.choices import FORMULATIONS, OBJECTIVES, SOLVERS, Mo
 from strongtree_studio.data.demo_tables import DEMO
 from strongtree_studio.views.explain import FAIRNESS_NOTIONS, MSG_LAST_TREE_KEPT, MSG_SOLVE_NO_TABLE
 from strongtree_studio.views.fairness_view import promise_words
-from strongtree_studio.jobs.registry import JobSnapshot
+from strongtree_studio.jobs.job_registry import JobSnapshot
 from strongtree_studio.views.markup import md
 from strongtree_studio.data.roles import class_values
 from strongtree_studio.page.services import job_registry
@@ -28,7 +28,7 @@ from strongtree_studio.page.session import (
     SPLIT,
     TABLE,
 )
-from strongtree_studio.data.stale import stale_message
+from strongtree_studio.views.stale import stale_message
 from strongtree_studio.page.state import current_settings
 from strongtree_studio.page.tree_chart import size_control, tree_chart
 from strongtree_studio.views.tree_view import SIZE_NOTES, legend_html

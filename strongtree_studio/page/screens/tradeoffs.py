@@ -27,9 +27,9 @@ from strongtree_studio.page.session import (
     widget_value,
 )
 from strongtree_studio.page.state import field, run_owner, run_viewer
-from strongtree_studio.views.frontier_view import frontier_figure
-from strongtree_studio.sweeps.grid import MSG_NO_PROTECTED, SweepChoice, allowed_notions, check_sweep
-from strongtree_studio.jobs.sweep_job import sweep_context, sweep_spec
+from strongtree_studio.sweeps.frontier_view import frontier_figure
+from strongtree_studio.sweeps.sweep_grid import MSG_NO_PROTECTED, SweepChoice, allowed_notions, check_sweep
+from strongtree_studio.sweeps.sweep_job import sweep_context, sweep_spec
 from strongtree_studio.sweeps.points import (
     MSG_POINT_NEEDS_TABLE,
     MSG_POINT_NO_TREE,
@@ -41,7 +41,7 @@ from strongtree_studio.sweeps.points import (
     points_table,
     shown_table,
 )
-from strongtree_studio.stores.sweep_history import SWEEP_STATUS
+from strongtree_studio.sweeps.history import SWEEP_STATUS
 from strongtree_studio.page.status import job_state_badge, queue_message
 from strongtree_studio.views.status_words import POINTS_NOTE, count_of, fmt, status_word
 

@@ -12,9 +12,9 @@ from strongtree_core.metrics import fairness_gap, positive_present
 from strongtree_core.report.references import cart_reference
 from strongtree_core.tree import FittedTree
 
-from strongtree_studio.jobs.registry import Job
+from strongtree_studio.jobs.job_registry import Job
 from strongtree_studio.stores.run_history import RunStore, RunStoreError, SweepEntry
-from strongtree_studio.jobs.sweep_job import SweepContext
+from strongtree_studio.sweeps.sweep_job import SweepContext
 from strongtree_studio.views.status_words import fmt
 
 ERR_SAVE_SWEEP = "This sweep could not be stored in the history. {reason}"

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, SplitTables, split_table
-from strongtree_studio.sweeps.grid import SweepGrid
+from strongtree_studio.sweeps.sweep_grid import SweepGrid
 from strongtree_studio.jobs.worker import SweepSpec
 
 
