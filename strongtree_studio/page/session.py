@@ -110,7 +110,7 @@ SPLIT: Key[SplitConfig] = Key("split", (SplitConfig,), SplitConfig, True, "train
 MODEL: Key[ModelConfig] = Key("model", (ModelConfig,), ModelConfig, True, "the Model page's settings")
 JOB_ID: Key[str | None] = Key("job_id", (str, NoneType), _none, True, "the solve this session started last")
 JOB_SETTINGS: Key[dict | None] = Key("job_settings", (dict, NoneType), _none, True,
-                                     "the settings the last solve was started with (strongtree_studio.data.stale)")
+                                     "the settings the last solve was started with (strongtree_studio.views.stale)")
 VIEW_RUN: Key[int | None] = Key("view_run", (int, NoneType), _none, True, "run shown on the Tree and Fairness pages")
 WORKSPACE: Key[str] = Key("workspace", (str,), _empty, True, "a workspace name typed on the Runs page ('' for none)")
 SWEEP: Key[SweepChoice] = Key("sweep", (SweepChoice,), SweepChoice, True, "the Trade-offs page's grid")

@@ -149,7 +149,7 @@ def shown_label(result: Shown) -> tuple[str, bool]:
 
     A run reopened from the history is labelled as such; the last solve of the
     session is labelled stale when the settings have changed since it started
-    (:func:`strongtree_studio.data.stale.stale_message`).  Returns ("", False) for a current result.
+    (:func:`strongtree_studio.views.stale.stale_message`).  Returns ("", False) for a current result.
     """
     if VIEW_RUN.get() is not None:
         origin = point_origin(result.entry.config)

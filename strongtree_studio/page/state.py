@@ -143,7 +143,7 @@ def run_viewer() -> tuple[str, ...]:
 
 
 def current_settings() -> dict[str, Any] | None:
-    """The settings a solve started now would use (see :func:`strongtree_studio.data.stale.settings`), or None without a table."""
+    """The settings a solve started now would use (see :func:`strongtree_studio.views.stale.settings`), or None without a table."""
     table, roles = TABLE.get(), ROLES.get()
     if table is None or roles is None:
         return None
