@@ -93,7 +93,7 @@ def run_streed(name: str, X, y, fit_kw, est_kw, depth: int, limit: float, encodi
     from strongtree_core.accel import streed_solve
     from strongtree_core.encoding import TableEncoder, collapse_patterns
     from strongtree_core.encoding.groups import encode_groups
-    from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS
+    from strongtree_core.formulation.fairness_constraints import FAIRNESS_NOTIONS
     from strongtree_core.formulation.spec import TreeSpec
 
     if est_kw["fairness"] != "statistical_parity":

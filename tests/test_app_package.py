@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from processes import listening_hosts
 
-from strongtree_core.cli import app as cli_app
+from strongtree_core.cli import dashboard as cli_app
 from strongtree_studio import launch
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,8 +18,8 @@ from strategies import BOUNDS, Instance, instances
 from strongtree_core.accel import enumeration
 from strongtree_core.accel.enumeration import count_trees, enumerate_solve, supported
 from strongtree_core.encoding.patterns import collapse_patterns
-from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS, StatisticalParity
-from strongtree_core.formulation.quality import QUALITY_CONSTRAINTS
+from strongtree_core.formulation.fairness_constraints import FAIRNESS_NOTIONS, StatisticalParity
+from strongtree_core.formulation.quality_constraints import QUALITY_CONSTRAINTS
 from strongtree_core.formulation.spec import TreeSpec
 
 ALL_CONSTRAINTS = {**QUALITY_CONSTRAINTS, **FAIRNESS_NOTIONS}
@@ -189,7 +189,7 @@ def test_forced_mio_starts_from_the_searched_tree_and_must_prove_it() -> None:
 def test_auto_reports_infeasibility_proven_by_the_search() -> None:
     from strongtree_core.engine.routes import solve_tree
     from strongtree_core.errors import StrongTreeError
-    from strongtree_core.formulation.quality import MinRecall, MinSpecificity
+    from strongtree_core.formulation.quality_constraints import MinRecall, MinSpecificity
 
     X = np.zeros((8, 2), dtype=int)  # identical rows, both labels: recall 1 and specificity 1 exclude each other
     y = np.array([1, 0, 1, 0, 1, 0, 1, 1])

@@ -37,9 +37,9 @@ from typing import Callable, Literal
 import numpy as np
 
 from strongtree_core.encoding.patterns import PatternData
-from strongtree_core.formulation.fairness import ParityConstraint
+from strongtree_core.formulation.fairness_constraints import ParityConstraint
 from strongtree_core.formulation.objectives import row_objective_weights, tree_objective
-from strongtree_core.formulation.quality import (
+from strongtree_core.formulation.quality_constraints import (
     MinPrecision,
     MinRecall,
     MinSpecificity,

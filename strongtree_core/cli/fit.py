@@ -41,7 +41,7 @@ from strongtree_core.cli.messages import (
 )
 from strongtree_core.accel import prepare
 from strongtree_core.report.claim import claim_json, cli_lines
-from strongtree_core.cli.progress import Progress
+from strongtree_core.cli.progress_bar import Progress
 from strongtree_core.cli.words import cli_words
 from strongtree_core.encoding import EncodingError
 from strongtree_core.encoding.groups import MAX_GROUPS

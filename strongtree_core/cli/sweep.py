@@ -38,7 +38,7 @@ from strongtree_core.cli.messages import (
     SWEEP_STOPPING,
     SWEEP_WRITTEN,
 )
-from strongtree_core.cli.progress import SweepBar
+from strongtree_core.cli.progress_bar import SweepBar
 from strongtree_core.cli.tables import format_problem, write_table
 from strongtree_core.encoding import EncodingError
 from strongtree_core.errors import StrongTreeError

@@ -37,8 +37,8 @@ from strongtree_core.estimator.changed_leaves import changed_leaves
 from strongtree_core.report.claim import claim
 from strongtree_core.engine.routes import InfeasibleError, Solved, solve_tree
 from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning, not_proven_message
-from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS, ParityConstraint
-from strongtree_core.formulation.quality import MinPrecision, MinRecall, MinSpecificity
+from strongtree_core.formulation.fairness_constraints import FAIRNESS_NOTIONS, ParityConstraint
+from strongtree_core.formulation.quality_constraints import MinPrecision, MinRecall, MinSpecificity
 from strongtree_core.engine.limits import NO_JOBS, cores_for
 from strongtree_core.numbers import MIN_FAIRNESS_BOUND, bound_too_small
 from strongtree_core.formulation.spec import TreeSpec
@@ -830,7 +830,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             With the attributes of :meth:`fit`, and ``reading_``: a dict of what the reading
             did (rows, passes, patterns and thresholds per rung, why the ladder ended).
         """
-        from strongtree_core.source.fit import fit_table
+        from strongtree_core.source.fit_table import fit_table
 
         return fit_table(self, source, target=target, sample_weight=sample_weight,
                          sensitive_features=sensitive_features, legitimate_features=legitimate_features,

@@ -38,7 +38,7 @@ from strongtree_core.metrics.gap_intervals import SMALL_OUTCOME
 from strongtree_core.metrics.group_summary import SMALL_ROWS, group_summary
 from strongtree_core.report.cost import THIS_TREE, UNCONSTRAINED, CostOfFairness, cost_of_fairness
 from strongtree_core.report.drawing import Engine, tree_drawing
-from strongtree_core.report.rates import CONFIDENCE, group_rates, shown_notions
+from strongtree_core.report.group_rates import CONFIDENCE, group_rates, shown_notions
 from strongtree_core.report.references import CART_NAME, references
 from strongtree_core.report.settings import settings_rows
 from strongtree_core.tree import FittedTree

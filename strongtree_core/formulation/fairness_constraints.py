@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, ClassVar, Sequence
 
 import numpy as np
 
-from strongtree_core.formulation.quality import (
+from strongtree_core.formulation.quality_constraints import (
     ConstraintCheck,
     exact_bound,
     resolve_positive,
