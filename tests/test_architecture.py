@@ -177,7 +177,7 @@ def test_no_studio_module_imports_one_that_imports_it_back():
 
 
 def test_the_engine_reads_why_a_solve_stopped_as_data_never_a_solver_s_words():
-    """engine.py speaks the solver layer's status vocabulary: it imports no backend module (whose
+    """engine/routes.py speaks the solver layer's status vocabulary: it imports no backend module (whose
     message strings it could rewrite), only the layer's shared names."""
     backends = {"strongtree_core.solvers." + name for name in ("highs", "highs_run", "highs_benders", "scip",
                                                                "scip_lazy", "gurobi")}

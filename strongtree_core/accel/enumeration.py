@@ -318,9 +318,9 @@ def _screen(data: PatternData, spec: TreeSpec) -> Callable[[np.ndarray], np.ndar
 
     Counts come from matrix products of the "predicted positive" indicators:
     for a parity constraint, every cohort and pair of groups ``(p, q)`` must have
-    ``|N_q S_p - N_p S_q| <= delta N_p N_q`` (``formulation/fairness.py``); the
+    ``|N_q S_p - N_p S_q| <= delta N_p N_q`` (``formulation/fairness_constraints.py``); the
     floors read ``TP >= C P`` (recall), ``TP >= C (TP + FP)`` (precision) and
-    ``N - FP >= C N`` (specificity) (``formulation/quality.py``).
+    ``N - FP >= C N`` (specificity) (``formulation/quality_constraints.py``).
     """
     parity, floors = [], []
     group = None if data.group is None else np.asarray(data.group, dtype=np.int64)
