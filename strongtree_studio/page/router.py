@@ -56,7 +56,7 @@ def show(name: str) -> None:
     from strongtree_studio.page.navigation import NAMES, screen
     from strongtree_studio.page.restore import init_state, keep_token, save_state
     from strongtree_studio.page.session import GOTO_SOLVE
-    from strongtree_studio.page.sidebar import render_sidebar
+    from strongtree_studio.page.sidebar import page_list, render_sidebar
     from strongtree_studio.page.style import apply_style
 
     if name not in NAMES:
@@ -73,6 +73,7 @@ def show(name: str) -> None:
     if GOTO_SOLVE.pop() and name != "solve":  # the live demo was started
         st.switch_page(screen("solve"))
     try:
+        page_list()
         render_sidebar(live=name != "solve")  # the Solve page polls the solve itself
         run_screen(name)
     finally:  # also after st.stop(), st.rerun() and a page switch

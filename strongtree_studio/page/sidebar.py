@@ -19,7 +19,6 @@ SIDEBAR_POLL = 1.0
 def render_sidebar(live: bool = True) -> None:
     """The table in use and this session's solve; ``live`` refreshes the solve's state while it runs."""
     with st.sidebar:
-        page_list()
         table = TABLE.get()
         roles = ROLES.get()
         st.caption("TABLE")
@@ -41,9 +40,9 @@ def render_sidebar(live: bool = True) -> None:
 def page_list() -> None:
     """The product's pages by their titles (Streamlit's own list is hidden: under its old pages-folder
     router it would name the script files)."""
-    with st.container(key="page_list"):
+    with st.sidebar, st.container(key="page_list"):
         for name, title, icon in PAGES:
-            st.page_link(screen(name), label=title, icon=icon)
+            st.page_link(screen(name), label=md(title), icon=icon)
 
 
 def _solve_status(poll: bool) -> None:
