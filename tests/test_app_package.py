@@ -159,14 +159,21 @@ class Served:
 
 
 def open_in_chromium(url: str) -> str:
-    """The Data page's text, from Chromium (skipped without Playwright or Chromium)."""
+    """The Data page's text, from Chromium (skipped without Playwright or Chromium), reached from the Model
+    page opened first by its address (the server's first request: Streamlit's old pages-folder router runs
+    the page script alone, since pages/ sits beside the main script) through the sidebar's page list."""
     sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
     if not Path("/usr/bin/chromium").exists():
         pytest.skip("no Chromium at /usr/bin/chromium")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"])
         page = browser.new_page()
-        page.goto(url)
+        page.goto(f"{url}/model")
+        page.get_by_role("heading", name="Model", exact=True).wait_for(timeout=60_000)
+        links = page.locator(".st-key-page_list a")
+        titles = [t.strip().splitlines()[-1].strip() for t in links.all_inner_texts()]
+        assert titles == ["Data", "Model", "Solve", "Tree", "Fairness & performance", "Trade-offs", "Runs", "Learn"]
+        links.filter(has_text="Data").first.click()
         page.get_by_role("heading", name="Data", exact=True).wait_for(timeout=60_000)
         page.get_by_role("tab", name="Upload a file").click()
         page.get_by_text("per file").first.wait_for(timeout=30_000)
