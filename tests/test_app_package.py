@@ -49,6 +49,7 @@ def test_the_wheel_takes_the_dashboard_with_its_scripts_and_assets():
         assert list(STUDIO.glob(pattern)), pattern
     needed = [p for p in STUDIO.rglob("*") if p.is_file() and "__pycache__" not in p.parts
               and not (p.parent / "__init__.py").is_file()]  # outside the packages find lists: data, not modules
+    needed += sorted((STUDIO / "entry" / "pages").glob("*.py"))  # the page scripts (a link to pages/ in a checkout)
     assert needed and all(any(p.relative_to(STUDIO).match(pattern) for pattern in data) for p in needed), needed
 
 
