@@ -38,7 +38,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from benchmarks.common import DATASETS, PAPER_TRAIN, REPO, TOL, in_sample_part, load_table, patterns, require_data

@@ -15,7 +15,6 @@ import pandas as pd
 import pytest
 
 from strongtree_core import StrongTreeClassifier, cli
-from strongtree_core.cli import options
 from strongtree_core.estimator.classifier import BOUND_TOO_SMALL, ParameterError
 from strongtree_core.numbers import MIN_FAIRNESS_BOUND, bound_too_small, finer_than, read_integer, read_number
 from strongtree_core.sweep import frontier, sweep

@@ -163,6 +163,7 @@ def test_an_issued_token_is_adopted_and_only_by_its_server():
     assert restore.issue_token(KEY) != token  # random each time
 
 
+@pytest.mark.timing
 def test_a_token_of_an_earlier_version_is_adopted_only_when_the_store_keeps_its_work(tmp_path):
     """Unsigned tokens of earlier versions: adopted when their work is in the store (so an upgrade loses no
     one's work); a made-up one is not, whatever its shape."""

@@ -79,6 +79,7 @@ def _gone_server() -> str:
     return f"{socket.gethostname()}/{os.getpid()}/1.000"
 
 
+@pytest.mark.timing
 def test_kill_9_mid_solve_then_restart_lists_the_run_as_interrupted(tmp_path):
     """A real server process (the dashboard's registry and hooks) solving FlowOCT, killed with SIGKILL once
     its run holds a tree: the next server lists the run as interrupted with that tree and its last bound."""
@@ -225,6 +226,7 @@ def test_the_open_tab_says_the_server_went_away(history, reported):
 
 
 @pytest.mark.soak
+@pytest.mark.timing
 def test_kill_9_of_the_dashboard_then_restart_the_tab_says_so(tmp_path):
     """The real thing: streamlit run, a solve in Chromium, kill -9 of the server, a new server on the same
     port: the open tab, reconnected, says the server stopped during the solve; the Runs page lists the run."""

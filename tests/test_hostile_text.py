@@ -247,7 +247,6 @@ def long_names_on_every_page(tmp_path_factory, request):
     """Upload a table with a 20,000-character column name, class label and file name (or a protected column
     and groups of such names, fairness on), solve, open every page; returns the pages' elements and the
     seconds each took."""
-    import os
 
     import streamlit as st
     from streamlit.testing.v1 import AppTest

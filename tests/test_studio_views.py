@@ -2,7 +2,6 @@
 column edits and suggestions, the drawn tree, the fairness band, the solver's log
 and the job's progress points."""
 
-import re
 from html.parser import HTMLParser
 
 import hostile

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from strongtree_core import vocabulary
+from strongtree_core.report.claim import claim
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.estimator.classifier import StrongTreeClassifier
 from strongtree_core.progress import Progress
@@ -68,14 +69,20 @@ class FormulationRun:
         return None if self.record is None else self.record.lp_bound
 
     def row(self) -> dict[str, Any]:
-        """Plain values for one table row (None where a value does not apply)."""
+        """Plain values for one table row (None where a value does not apply); ``claim`` and
+        ``claim_words`` are :func:`~strongtree_core.report.claim.claim`'s label and words for the run's
+        outcome (over the thresholds the encoding kept: "Optimal over kept thresholds" where it
+        left some cut out)."""
         r = self.record
         if r is None:
             status = "interrupted" if self.stopped else "refused" if self.error else "failed"
             return {"formulation": self.label, "status": status, "note": self.error}
+        said = claim(r)
         return {
             "formulation": self.label,
             "status": r.status,
+            "claim": said.label,
+            "claim_words": said.words,
             "certified": r.certified,
             "variables": r.n_variables or None,
             "constraints": r.n_constraints or None,

@@ -132,7 +132,9 @@ class DemoPreset:
 #: The live demo: a fair tree whose proof takes long enough to watch the best tree rise and
 #: the bound fall step by step, yet closes its gap well within the minute: on an idle 2-core
 #: machine the exact search certifies it in about 10 s after 11 better trees and 6 tighter
-#: bounds on the 7,500 training rows (with 3,000 rows it was over in 3 s).
+#: bounds on the 7,500 training rows (with 3,000 rows it was over in 3 s), over the 27 of 142
+#: thresholds its 10 quantile cuts keep: "Optimal over kept thresholds".  Over every threshold it
+#: proved nothing in 117 CPU s (benchmarks/RESULTS.md, section 40).
 DEMO = DemoPreset(
     table="Hiring, 10,000 applicants (live demo)",
     model=ModelConfig(depth=4, fairness=("equalized_odds",), fairness_bound=0.01, n_buckets=10, time_limit=60.0),

@@ -20,7 +20,7 @@ import time
 import uuid
 from collections import deque
 from dataclasses import dataclass, field, replace
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import wait
 from typing import Any, Callable, Literal
 
 from strongtree_studio.jobs.worker import worker_main

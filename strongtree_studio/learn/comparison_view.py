@@ -1,8 +1,10 @@
 """What the Learn page shows, as pure functions of a comparison's messages and rows:
 the live progress of each run, the side-by-side table, the chart of LP bounds
 against the optimum, and the words that explain them (with the paper's
-equation numbers).  Every number goes through :func:`strongtree_studio.views.status_words.fmt`, every
-status through the vocabulary of :mod:`strongtree_studio.views.status_words`.
+equation numbers).  Every number goes through :func:`strongtree_studio.views.status_words.fmt`; every
+outcome is said by :func:`strongtree_core.report.claim.claim` (a run's row carries its label and words:
+"Optimal over kept thresholds" where the quantile cuts left a threshold out), the statuses of runs
+without a record through the vocabulary of :mod:`strongtree_studio.views.status_words`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from strongtree_core.report.claim import KEPT_LABEL
 from strongtree_core.compare.formulations import COMPARED
 from strongtree_studio.jobs.comparison_job import MAX_ROWS, N_BUCKETS, ComparisonResult
 from strongtree_studio.views.status_words import COMPARISON_STEP, backend_words, fmt, status_word
@@ -172,7 +175,28 @@ def optimum_of(rows: Sequence[dict[str, Any]]) -> float | None:
 
 
 def _status_label(row: dict[str, Any]) -> str:
-    return status_word(row["status"]).label
+    """The claim's label of a run with a record; the status of one refused, failed or stopped before a tree."""
+    return row.get("claim") or status_word(row["status"]).label
+
+
+#: Under the table, when the quantile cuts left thresholds out: what every proof in it is about.
+KEPT_NOTE = ("{label}: {words} Every run asks the same thresholds ({buckets} quantile cuts per numeric column), "
+             "so the comparison of the formulations is exact; the optimum is over those thresholds.")
+
+
+def kept_note(result: ComparisonResult) -> str:
+    """The claim's words of the first run certified over kept thresholds ("" when no run was, e.g. on
+    categorical columns, where every question is kept)."""
+    row = next((r for r in result.rows if r.get("claim") == KEPT_LABEL), None)
+    return "" if row is None else KEPT_NOTE.format(label=KEPT_LABEL, words=row["claim_words"], buckets=N_BUCKETS)
+
+
+def optimum_words(rows: Sequence[dict[str, Any]]) -> str:
+    """"the proven optimum", or "the optimum proven over the kept thresholds" when the run that proved it
+    was certified over kept thresholds only."""
+    optimum = optimum_of(rows)
+    kept = any(r.get("claim") == KEPT_LABEL and r.get("objective") == optimum for r in rows)
+    return "the optimum proven over the kept thresholds" if kept else "the proven optimum"
 
 
 def _note(row: dict[str, Any]) -> str:
@@ -296,8 +320,8 @@ def local_search_sentence(result: ComparisonResult) -> str:
         return (f"The local search found a tree of value {fmt(local['objective'])} in {fmt(local['seconds'], 'seconds')}; "
                 "no run proved an optimum, so its gap is unknown. Heuristic search proves nothing.")
     gap = local.get("gap_to_optimum")
-    reach = "reached the proven optimum this time" if gap is not None and gap <= 1e-9 else \
-        f"is {fmt(gap, 'percent')} below the proven optimum of {fmt(optimum)}"
+    reach = f"reached {optimum_words(result.rows)} this time" if gap is not None and gap <= 1e-9 else \
+        f"is {fmt(gap, 'percent')} below {optimum_words(result.rows)} of {fmt(optimum)}"
     return (f"The local search's tree (value {fmt(local['objective'])}, {fmt(local['seconds'], 'seconds')}) {reach}. "
             "Heuristic search has no bound: it cannot know that, and on other tables it stops short.")
 

@@ -64,7 +64,7 @@ TABLE_ENTRIES = (ROLES, EDITS, EDIT_NOTES)
 PRUNE_EVERY = 3600.0
 
 #: Sets the cookie in the page (no iframe); SameSite=Strict, Secure over HTTPS.
-TOKEN_JS = """
+TOKEN_JS = r"""
 export default function(component) {
     const { data } = component;
     if (!data || !/^[A-Za-z0-9_-]{43}(\.[A-Za-z0-9_-]{43})?$/.test(data.token) || !/^[a-z_]+$/.test(data.name)) return;

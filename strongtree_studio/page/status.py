@@ -7,11 +7,9 @@ version and shared by every session watching (:func:`progress_view`).
 
 from __future__ import annotations
 
-import json
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
-from functools import lru_cache
 from threading import Lock
 from typing import Any, Sequence
 

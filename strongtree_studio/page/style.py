@@ -22,9 +22,11 @@ h1 { font-size: 2.1rem !important; padding-top: 0.2rem !important; padding-botto
   overflow: visible !important; text-overflow: clip !important; white-space: normal !important;
 }
 [data-testid="stMetricLabel"] { height: auto !important; min-height: 1.4rem; }
-.stBadge, .stBadge * { white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
+.stBadge, .stBadge *, span.stMarkdownBadge, span.stMarkdownBadge * {  /* st.badge's span, a long verdict wrapped */
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
 .st-key-app-browser_token { display: none; }  /* the cookie setter (strongtree_studio.page.restore): nothing to see */
 .st-key-app-tree_panels { display: none; }  /* the tree panels' script: nothing to see */
+.st-key-solve-log td:first-child, .st-key-solve-log td:first-child * { white-space: nowrap !important; }  /* "18.6 s" on one line */
 """ + chart_css() + """
 </style>
 """

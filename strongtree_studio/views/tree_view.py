@@ -176,6 +176,22 @@ def readable_levels(tree: FittedTree, *, group_mix: Mapping[int, Mapping] | None
     return 1
 
 
+#: Above a tree fitted into a panel of a page without the Tree page's level controls (Solve).
+LEVELS_OPEN = ("{open} of {deepest} levels of questions open, so that every text reads at 10 px or more on a "
+               "1280x720 screen: each grey box holds a subtree. The size Presentation opens every level, and the "
+               "Tree page any subtree.")
+
+
+def readable_fit(tree: FittedTree, *, compact: bool = False) -> tuple[list[int], str]:
+    """The subtrees to collapse so that ``tree`` fitted into its panel reads (:func:`readable_levels`), and
+    the words that say so (no subtree and "" when every level reads)."""
+    deepest = max((int(n).bit_length() for n in collapsible_nodes(tree)), default=0)
+    levels = readable_levels(tree, compact=compact)
+    if levels >= deepest:
+        return [], ""
+    return nodes_at_level(tree, levels), LEVELS_OPEN.format(open=levels, deepest=deepest)
+
+
 def fitted_text(size: tuple[float, float], panel: tuple[float, float] = PANEL_1280) -> float:
     """The smallest text (px) of a drawing of natural ``size`` (px) scaled down into ``panel``."""
     scale = min(1.0, panel[0] / size[0], panel[1] / size[1])

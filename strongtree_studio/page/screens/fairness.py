@@ -31,7 +31,7 @@ from strongtree_studio.page.tree_chart import size_control, tree_chart
 from strongtree_studio.views.tree_view import SIZE_NOTES, legend_html
 from strongtree_core.report.claim import claim
 from strongtree_studio.page.status import claim_badges
-from strongtree_studio.views.status_words import POINTS_NOTE, count_of, fmt, status_word
+from strongtree_studio.views.status_words import POINTS_NOTE, count_of, fmt
 
 st.title("Fairness & performance")
 

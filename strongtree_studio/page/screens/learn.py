@@ -25,11 +25,13 @@ from strongtree_studio.learn.comparison_view import (
     comparison_table,
     export_frame,
     is_stale,
+    kept_note,
     local_search_sentence,
     lp_chart,
     nodes_sentence,
     not_run,
     optimum_of,
+    optimum_words,
     progress_table,
     run_name,
     run_progress,
@@ -191,7 +193,10 @@ def render_result() -> None:
     for line in not_run(result):
         st.warning(md(line), icon=":material/block:")
     optimum = optimum_of(result.rows)
-    st.caption(RUN_SOURCES + " Gap to optimum: how far a tree's value is below the best proven one "
+    kept = kept_note(result)
+    if kept:
+        st.caption(md(kept))
+    st.caption(RUN_SOURCES + f" Gap to optimum: how far a tree's value is below {optimum_words(result.rows)} "
                f"({fmt(optimum)}). Non-zeros: of the constraint matrix the solver was given (BendersOCT's before "
                "its cuts). LP bound: the formulation's root LP relaxation, solved once before the runs. "
                + NODES_NOTE)

@@ -31,7 +31,7 @@ from strongtree_studio.page.session import (
 from strongtree_studio.views.stale import stale_message
 from strongtree_studio.page.state import current_settings
 from strongtree_studio.page.tree_chart import size_control, tree_chart
-from strongtree_studio.views.tree_view import SIZE_NOTES, legend_html
+from strongtree_studio.views.tree_view import SIZE_NOTES, legend_html, readable_fit
 from strongtree_studio.page.status import (
     closed_points,
     drawn_point,
@@ -61,7 +61,10 @@ BANNERS = {"green": st.success, "blue": st.info}
 PANEL_POLL = 1.0
 DRAWING_POLL = 3.0
 
-st.title("Solve")
+# The title and the buttons share one row: on a projector's 1280x720 the banner of a certificate, the
+# numbers and the whole progress chart then fit the first screen (the buttons are filled in below).
+title, *button_slots = st.columns([2, 1, 1, 1.2], vertical_alignment="center")
+title.title("Solve")
 
 
 def wait_for_the_compiled_code() -> None:
@@ -82,11 +85,29 @@ registry = job_registry()
 snapshot = registry.snapshot(JOB_ID.get())
 table = TABLE.get()
 
+
+def stop_solve() -> None:
+    registry.stop(JOB_ID.get())
+
+
+def draw_buttons(problems: list[str]) -> None:
+    """Solve, Stop and Live demo in the title's row (Solve needs a table without problems)."""
+    button_slots[0].button("Solve", key="solve.start", type="primary", icon=":material/play_arrow:",
+                           on_click=start_solve, disabled=table is None or bool(problems) or active, width="stretch")
+    button_slots[1].button("Stop", key="solve.stop", icon=":material/stop:", on_click=stop_solve,
+                           disabled=not active or snapshot.stop_requested, width="stretch",
+                           help="Ends the solve and keeps the best tree found so far.")
+    button_slots[2].button("Live demo", key="solve.demo", icon=":material/slideshow:", on_click=start_demo,
+                           disabled=active, width="stretch", help=DEMO.summary)
+
+
+# Also while the sidebar, drawn just before, still showed the solve running: the
+# progress fragment then sees it ended and reruns, so page and sidebar agree.
+active = snapshot is not None and (snapshot.active or SIDEBAR_ACTIVE.get())
 if table is None:
+    draw_buttons([])
     st.info(MSG_SOLVE_NO_TABLE, icon=":material/info:")
-    a, b, _ = st.columns([1, 1, 2])
-    a.page_link(screen("data"), label="Go to Data", icon=":material/table_chart:")
-    b.button("Live demo", key="solve.demo", on_click=start_demo, icon=":material/slideshow:", help=DEMO.summary)
+    st.page_link(screen("data"), label="Go to Data", icon=":material/table_chart:")
     if snapshot is None:
         _, server_went_away = lost_solve()
         if server_went_away:
@@ -123,22 +144,8 @@ if table is not None:
 for problem in problems:
     st.error(md(problem), icon=":material/error:")
 
-
-def stop_solve() -> None:
-    registry.stop(JOB_ID.get())
-
-
-# Also while the sidebar, drawn just before, still showed the solve running: the
-# progress fragment then sees it ended and reruns, so page and sidebar agree.
-active = snapshot is not None and (snapshot.active or SIDEBAR_ACTIVE.get())
-buttons = st.columns([1, 1, 1.3, 2.7])
-buttons[0].button("Solve", key="solve.start", type="primary", icon=":material/play_arrow:", on_click=start_solve,
-                  disabled=table is None or bool(problems) or active, width="stretch")
-buttons[1].button("Stop", key="solve.stop", icon=":material/stop:", on_click=stop_solve,
-                  disabled=not active or snapshot.stop_requested, width="stretch",
-                  help="Ends the solve and keeps the best tree found so far.")
-buttons[2].button("Live demo", key="solve.demo", icon=":material/slideshow:", on_click=start_demo,
-                  disabled=active, width="stretch", help=DEMO.summary)
+if table is not None:
+    draw_buttons(problems)
 
 if snapshot is None:
     _, server_went_away = lost_solve()  # this tab's solve ran on a server that has stopped since
@@ -233,7 +240,7 @@ def render_progress() -> None:
                    "best tree runs along the top edge. The gap reaches 0 when the best tree is proven optimal."
                    + (f" One solve in stages (shaded; the refits on parts of the rows count other rows and are not "
                       f"drawn): {md(stages)}." if stages else ""))
-    with log:
+    with log, st.container(key="solve-log"):  # its times on one line each (style.py)
         st.markdown("**What the solver did** (newest first)")
         st.table(view.log, hide_index=True)
         st.caption(f"Explored: {explored_words()}.")
@@ -246,10 +253,12 @@ def render_tree() -> None:
         tree = tree_from_json(best)
         words, sizes = st.columns([3, 2], vertical_alignment="center")
         size = size_control(sizes, "solve.tree_size", label_visibility="collapsed")  # one row: the tree stays high
-        words.caption(("The final tree. " if snap.main.result else "The best tree so far; it is redrawn as the solver "
-                       "finds better ones. ") + SIZE_NOTES[size])
-        tree_chart(tree, "solve", size=size, compact=True, note=False)
-        st.markdown(legend_html(tree, answers=True), unsafe_allow_html=True)
+        # Fitted to the panel, a deep tree opens as many levels as read at 10 px or more (as on the Tree page).
+        collapsed, levels_open = readable_fit(tree, compact=True) if size == "fit" else ([], "")
+        words.caption(("The final tree. " if snap.main.result else "The best tree so far; it is redrawn as the "
+                       "solver finds better ones. ") + (levels_open or SIZE_NOTES[size]))  # no user text in these
+        tree_chart(tree, "solve", size=size, collapsed=collapsed, compact=True, note=False)
+        st.markdown(legend_html(tree, answers=True, collapsed=bool(collapsed)), unsafe_allow_html=True)
     elif snap is not None and snap.active:
         st.caption("The first tree appears as soon as the solver has one.")
 
