@@ -28,11 +28,19 @@ def main() -> None:
 
     from strongtree_studio.page.navigation import PAGES, screen
 
+    _page_config()  # before the navigation: else the running page's Material icon is the tab's, fetched online
     st.navigation(
         [st.Page(screen(name), title=title, icon=icon, url_path=name, default=name == "data")
          for name, title, icon in PAGES],
         position="hidden",  # the sidebar draws the page list itself (the same under either router)
     ).run()
+
+
+def _page_config() -> None:
+    import streamlit as st
+
+    # A file, not a Material icon: Streamlit fetches those from an internet font host (fails offline).
+    st.set_page_config(page_title="StrongTree Studio", page_icon=str(ICON), layout="wide")
 
 
 @lru_cache(maxsize=32)
@@ -62,8 +70,7 @@ def show(name: str) -> None:
     if name not in NAMES:
         raise ValueError(f"No page called {name!r}: the pages are {', '.join(NAMES)}.")
     preparing.start()  # once per server: the exact search's compiled code on a fresh machine
-    # A file, not a Material icon: Streamlit fetches those from an internet font host (fails offline).
-    st.set_page_config(page_title="StrongTree Studio", page_icon=str(ICON), layout="wide")
+    _page_config()  # again: the old pages-folder router runs a page script alone
     st.logo(str(WORDMARK), size="large", icon_image=str(ICON))
     apply_style()
     init_state()  # the browser's work back after a reload (strongtree_studio.page.restore)
