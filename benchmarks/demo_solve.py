@@ -4,7 +4,7 @@ machine, measured on a shared one.
 The wall-clock time of the demo (``benchmarks/demo_timing.py``) depends on everyone else's
 load; the CPU time of the solve hardly does.  Each run is a fresh process that imports the
 engine (as the app's spare worker does before the click), then fits the demo's preset
-(:data:`strongtree_studio.demo_data.DEMO`: the 10,000-row hiring table, depth 4, equalized
+(:data:`strongtree_studio.data.demo_tables.DEMO`: the 10,000-row hiring table, depth 4, equalized
 odds within 1 pp, one thread) on the demo's training rows, and records the process's CPU time
 and the wall-clock time at each event of the progress stream:
 
@@ -41,11 +41,11 @@ EVENTS = ("first report", "bound moves", "best moves", "proof", "end")
 #: Run in a fresh process with the checkout on its path; prints one JSON line.
 CHILD = r"""
 import dataclasses, json, os, sys, time
-import strongtree_core.estimator  # noqa: F401  (the spare worker imports the engine before the click)
+import strongtree_core.estimator.classifier  # noqa: F401  (the spare worker imports the engine before the click)
 from strongtree_core import StrongTreeClassifier
-from strongtree_core.claim import claim
-from strongtree_studio.config import Roles, split_table
-from strongtree_studio.demo_data import DEMO, DEMOS
+from strongtree_core.report.claim import claim
+from strongtree_studio.data.choices import Roles, split_table
+from strongtree_studio.data.demo_tables import DEMO, DEMOS
 
 demo = DEMOS[DEMO.table]
 frame = demo.load()

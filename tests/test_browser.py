@@ -29,7 +29,7 @@ import pandas as pd
 import pytest
 from processes import listening_hosts
 
-from strongtree_studio.demo_data import make_hiring
+from strongtree_studio.data.demo_tables import make_hiring
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -193,7 +193,7 @@ def visit(server, browser, request):
 
 def nav(page, title: str) -> None:
     """Go to a page through the sidebar (a reload would start a new session)."""
-    page.locator('[data-testid="stSidebarNav"] a').filter(has_text=title).first.click()
+    page.locator('.st-key-page_list a').filter(has_text=title).first.click()
     expect(page.get_by_role("heading", name=title, exact=True).first).to_be_visible()
     page.wait_for_timeout(600)  # let the page's last rerun paint
 
@@ -318,7 +318,7 @@ CUT_TEXT = """() => {
   return [...new Set(out)];
 }"""
 
-#: Every drawn tree (a Graphviz chart in a tree panel, strongtree_studio.treechart): the panel's size
+#: Every drawn tree (a Graphviz chart in a tree panel, strongtree_studio.page.tree_chart): the panel's size
 #: ("fit", "natural" for Presentation, "large"), its smallest text as shown (px: the text's computed
 #: size times the drawing's scale on screen), text wider than its box, and the boxes that lie outside
 #: the panel's frame (a panel that scrolls says so with its scrollbars; one that fits must show all).

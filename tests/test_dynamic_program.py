@@ -457,7 +457,7 @@ def test_the_estimator_and_the_cli_take_n_jobs() -> None:
     from strongtree_core import StrongTreeClassifier
     from strongtree_core.cli import fit as cli_fit
     from strongtree_core.cli import parser as cli_parser
-    from strongtree_core.limits import cores_for
+    from strongtree_core.engine.limits import cores_for
 
     rng = np.random.default_rng(8)
     X = rng.integers(0, 2, (600, 12))

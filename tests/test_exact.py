@@ -33,9 +33,9 @@ from strongtree_core.accel.problem import linear_problem
 from strongtree_core.accel.search import exact_solve
 from strongtree_core.encoding.patterns import collapse_patterns
 from strongtree_core.formulation import build_model
-from strongtree_core.formulation.fairness import EqualizedOdds, StatisticalParity
+from strongtree_core.formulation.fairness_constraints import EqualizedOdds, StatisticalParity
 from strongtree_core.formulation.objectives import tree_objective
-from strongtree_core.formulation.quality import MinPrecision, MinRecall, MinSpecificity
+from strongtree_core.formulation.quality_constraints import MinPrecision, MinRecall, MinSpecificity
 from strongtree_core.formulation.spec import TreeSpec
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"

@@ -8,16 +8,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from strongtree_core.claim import KEPT_LABEL
-from strongtree_core.comparison import compare_formulations
+from strongtree_core.report.claim import KEPT_LABEL
+from strongtree_core.compare.formulations import compare_formulations
 from strongtree_core.datasets import make_balance_scale
 from strongtree_core.errors import NotProvenWarning
-from strongtree_core.root_lp import root_relaxations
-from strongtree_studio import root_view
-from strongtree_studio.comparison_job import N_BUCKETS, ComparisonResult
-from strongtree_studio.demo_data import DEMOS
-from strongtree_studio.learn_presets import DEFAULT, PRESETS, preset_of
-from strongtree_studio.learn_view import (
+from strongtree_core.compare.root_lp import root_relaxations
+from strongtree_studio.learn import root_lp_view as root_view
+from strongtree_studio.jobs.comparison_job import N_BUCKETS, ComparisonResult
+from strongtree_studio.data.demo_tables import DEMOS
+from strongtree_studio.learn.presets import DEFAULT, PRESETS, preset_of
+from strongtree_studio.learn.comparison_view import (
     EXPORT_COLUMNS,
     LearnChoice,
     comparison_latex,

@@ -12,11 +12,12 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from strongtree_core.claim import KEPT_LABEL
-from strongtree_core.comparison import compare_formulations
-from strongtree_studio import mio_live, mio_live_panel
-from strongtree_studio.comparison_job import N_BUCKETS, ComparisonResult
-from strongtree_studio.mio_live import (
+from strongtree_core.report.claim import KEPT_LABEL
+from strongtree_core.compare.formulations import compare_formulations
+from strongtree_studio.learn import mio_live
+from strongtree_studio.page import mio_live_panel
+from strongtree_studio.jobs.comparison_job import N_BUCKETS, ComparisonResult
+from strongtree_studio.learn.mio_live import (
     COLUMNS,
     LiveMio,
     live_spec,
@@ -26,7 +27,7 @@ from strongtree_studio.mio_live import (
     run_points,
     shared_domain,
 )
-from strongtree_studio.words import SOLVE_STATUS, fmt
+from strongtree_studio.views.status_words import SOLVE_STATUS, fmt
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,7 +85,7 @@ def test_one_click_solves_draws_each_run_and_agrees_with_the_exact_search(monkey
     # Depth 1 on 30 rows: the same three runs and the same wiring, in a few seconds.
     monkeypatch.setattr(mio_live, "LIVE", LiveMio(rows=30, depth=1, time_limit=10.0))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
-    at.switch_page("strongtree_studio/screens/solve.py").run()
+    at.switch_page("pages/3_solve.py").run()
     assert not at.exception, at.exception
     assert any(e.label == mio_live_panel.TITLE for e in at.expander)  # shown with no table loaded, too
     assert not at.button(key="solve.mio.start").disabled and at.button(key="solve.mio.stop").disabled

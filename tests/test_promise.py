@@ -13,10 +13,10 @@ import pytest
 from scipy.stats import norm
 
 from strongtree_core import StrongTreeClassifier, TrivialTreeWarning
-from strongtree_core.claim import claim
+from strongtree_core.report.claim import claim
 from strongtree_core.errors import StrongTreeError
-from strongtree_core.estimator import CONFIDENCE_WITHOUT_FAIRNESS
-from strongtree_core.promise import (
+from strongtree_core.estimator.classifier import CONFIDENCE_WITHOUT_FAIRNESS
+from strongtree_core.metrics.promise import (
     Differences,
     FairnessPromise,
     excess,

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from strongtree_core import StrongTreeClassifier, TrivialTreeWarning
-from strongtree_core import estimator as estimator_module
-from strongtree_core.promise import SUBSAMPLE_PAIRS, half_sample_pairs
+from strongtree_core.estimator import classifier as estimator_module
+from strongtree_core.metrics.promise import SUBSAMPLE_PAIRS, half_sample_pairs
 from test_promise import _population
 from test_promise_fits import excess_by_hand, sp_rows
 
@@ -166,7 +166,7 @@ def test_on_threads_every_first_half_is_started_before_any_second_half():
     by a thread while a first half still waits for one (else a thread would sit idle in a sixth round).
     A second half here waits for the last first half to start: were a pair one task, both threads would
     hold a pair whose first half never lets the others start."""
-    from strongtree_core.promise_fit import _PromiseRun
+    from strongtree_core.estimator.promise_fit import _PromiseRun
 
     run = _PromiseRun.__new__(_PromiseRun)
     run.workers = 2
@@ -206,6 +206,6 @@ def test_on_threads_every_first_half_is_started_before_any_second_half():
     (np.array([False, True]), np.array([True, True, False])),
 ])
 def test_class_index_is_the_first_equal_class(classes, values):
-    from strongtree_core.promise_fit import _class_index
+    from strongtree_core.estimator.promise_fit import _class_index
 
     assert _class_index(classes, values).tolist() == [int(np.flatnonzero(classes == v)[0]) for v in values]

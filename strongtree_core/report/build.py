@@ -31,19 +31,20 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from strongtree_core import __version__, vocabulary
+from strongtree_core import vocabulary
+from strongtree_core.version import __version__
 from strongtree_core.metrics import fairness_gap, positive_present
 from strongtree_core.metrics.gap_intervals import SMALL_OUTCOME
 from strongtree_core.metrics.group_summary import SMALL_ROWS, group_summary
 from strongtree_core.report.cost import THIS_TREE, UNCONSTRAINED, CostOfFairness, cost_of_fairness
 from strongtree_core.report.drawing import Engine, tree_drawing
-from strongtree_core.report.rates import CONFIDENCE, group_rates, shown_notions
+from strongtree_core.report.group_rates import CONFIDENCE, group_rates, shown_notions
 from strongtree_core.report.references import CART_NAME, references
 from strongtree_core.report.settings import settings_rows
 from strongtree_core.tree import FittedTree
 from strongtree_core.tree.summary import tree_summary
-from strongtree_core.claim import claim
-from strongtree_core.verdict import gap_verdict, small_words
+from strongtree_core.report.claim import claim
+from strongtree_core.metrics.verdict import gap_verdict, small_words
 from strongtree_core.words import (
     LABEL_LIMIT,
     Shortened,
@@ -214,7 +215,7 @@ def comparison_rows(inp: ReportInput, models: Sequence[Compared], notion: str | 
 
 
 def _certificate(inp: ReportInput, short: Shortened) -> tuple[str, list[tuple[str, str]]]:
-    """The certificate in :func:`~strongtree_core.claim.claim`'s words, and its facts (a name in them, such as the
+    """The certificate in :func:`~strongtree_core.report.claim.claim`'s words, and its facts (a name in them, such as the
     class a constant tree predicts or a column in the solver's note, cut as ``short`` cuts it)."""
     tree = inp.tree
     record = tree.record
