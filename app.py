@@ -1,12 +1,12 @@
 """StrongTree Studio: ``streamlit run app.py`` from this folder.
 
-The dashboard lives in the package :mod:`strongtree_studio` (its pages in
-``strongtree_studio/screens/``); this file only starts it.  Solve workers
+The router over the page scripts in ``pages/`` beside it; the dashboard's code is the
+package :mod:`strongtree_studio` (each page's screen in ``strongtree_studio/page/screens/``).  Solve workers
 (multiprocessing's spawn start method) import this file as ``__mp_main__``:
 the guard keeps them from running the app.
 """
 
 if __name__ == "__main__":
-    from strongtree_studio.app import main
+    from strongtree_studio.page.router import main
 
     main()

@@ -21,7 +21,7 @@ from benchmarks.common import DATA
 from strongtree_core.accel import streed_solve
 from strongtree_core.encoding.patterns import collapse_patterns
 from strongtree_core.formulation import TreeSpec
-from strongtree_core.formulation.fairness import EqualOpportunity, StatisticalParity
+from strongtree_core.formulation.fairness_constraints import EqualOpportunity, StatisticalParity
 
 COMPAS = DATA / "fairness" / "compas" / "compas_binrace_enc.csv"
 

@@ -1,5 +1,5 @@
 """The words each surface shows for each state of a solve, every cell from
-:func:`strongtree_core.claim.surface_words` (the one function every surface writes its words from).
+:func:`strongtree_core.report.claim.surface_words` (the one function every surface writes its words from).
 
     python -m benchmarks.claim_table
 
@@ -13,8 +13,8 @@ the record only, not on how it was made.
 
 from __future__ import annotations
 
-from strongtree_core.claim import SURFACES, surface_words
-from strongtree_core.promise import FairnessPromise
+from strongtree_core.report.claim import SURFACES, surface_words
+from strongtree_core.metrics.promise import FairnessPromise
 from strongtree_core.tree.record import SolveRecord
 from strongtree_core.tree.scope import Scope
 

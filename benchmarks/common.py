@@ -164,7 +164,7 @@ def run_mio(
     *, warm_start: str = "none", threads: int = 1,
 ) -> Outcome:
     from strongtree_core.solvers import SolveOptions, SolverUnavailableError, solve
-    from strongtree_core.starts import cart_structure
+    from strongtree_core.engine.starts import cart_structure
 
     t0 = time.perf_counter()
     model = build_model(data, spec, method)  # type: ignore[arg-type]

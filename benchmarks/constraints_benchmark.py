@@ -59,7 +59,7 @@ def instance(name: str):
         return X, y, dict(sensitive_features=group), dict(fairness="statistical_parity", fairness_bound=0.05,
                                                           pos_label=1), 3
     if name.startswith("hiring"):
-        from strongtree_studio.demo_data import make_hiring
+        from strongtree_studio.data.demo_tables import make_hiring
 
         df = make_hiring(n_rows=1_000_000 if name == "hiring-1m" else 100_000)
         X, y = df.drop(columns="hired"), df["hired"]
@@ -93,7 +93,7 @@ def run_streed(name: str, X, y, fit_kw, est_kw, depth: int, limit: float, encodi
     from strongtree_core.accel import streed_solve
     from strongtree_core.encoding import TableEncoder, collapse_patterns
     from strongtree_core.encoding.groups import encode_groups
-    from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS
+    from strongtree_core.formulation.fairness_constraints import FAIRNESS_NOTIONS
     from strongtree_core.formulation.spec import TreeSpec
 
     if est_kw["fairness"] != "statistical_parity":

@@ -61,7 +61,7 @@ def milp_optimum(X, y, group, legit, notion: str, delta: float, depth: int, seco
 
     from strongtree_core.encoding.patterns import collapse_patterns
     from strongtree_core.formulation import build_model
-    from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS
+    from strongtree_core.formulation.fairness_constraints import FAIRNESS_NOTIONS
     from strongtree_core.formulation.spec import TreeSpec
 
     data = collapse_patterns(X, y, 2, group=group, legit=legit)

@@ -43,7 +43,7 @@ from benchmarks.common import FAIRNESS_DATA
 from strongtree_core import StrongTreeClassifier, StrongTreeError
 from strongtree_core.metrics import fairness_intervals
 from strongtree_core.metrics.intervals import clopper_pearson_interval
-from strongtree_core.promise import excess, tree_differences
+from strongtree_core.metrics.promise import excess, tree_differences
 from strongtree_core.vocabulary import PROMISE_METHODS
 
 #: name -> (file, protected column, positive label, training rows)

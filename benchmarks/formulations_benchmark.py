@@ -38,7 +38,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from benchmarks.common import DATASETS, PAPER_TRAIN, REPO, TOL, in_sample_part, load_table, patterns, require_data
@@ -48,7 +47,7 @@ from strongtree_core.formulation.objectives import tree_objective
 from strongtree_core.heuristics import local_search
 from strongtree_core.solvers import SolveOptions, SolverUnavailableError, solve
 from strongtree_core.solvers.relaxation import lp_relaxation
-from strongtree_core.starts import candidate_starts
+from strongtree_core.engine.starts import candidate_starts
 
 FORMULATIONS = ("flow", "benders", "oct", "binoct")
 LABELS = {"flow": "FlowOCT", "benders": "BendersOCT", "oct": "OCT", "binoct": "BinOCT"}

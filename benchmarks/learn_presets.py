@@ -1,10 +1,10 @@
 """The Learn page's presets and the Solve page's live MIO, measured as the pages run them.
 
-For each preset (``strongtree_studio.learn_presets``): the comparison the Learn page
+For each preset (``strongtree_studio.learn.presets``): the comparison the Learn page
 submits (same sample, same encoding, same time per run), its wall-clock time, every
 formulation's LP bound and how much tighter FlowOCT's is than OCT's and BinOCT's (in
 rows and in % of the rows), each run's status, time, nodes and cuts.  Then the live MIO
-(``strongtree_studio.mio_live``): FlowOCT on HiGHS, BendersOCT on SCIP, the exact
+(``strongtree_studio.learn.mio_live``): FlowOCT on HiGHS, BendersOCT on SCIP, the exact
 search, each with its time, nodes and the bound's first and last report.
 
     python -m benchmarks.learn_presets            # every preset, then the live MIO
@@ -19,12 +19,12 @@ import os
 import time
 import warnings
 
-from strongtree_core.comparison import compare_formulations
-from strongtree_studio import mio_live
-from strongtree_core.root_lp import READABLE, root_relaxations
-from strongtree_studio.comparison_job import N_BUCKETS, ROOT_LP_SECONDS
-from strongtree_studio.learn_presets import BY_KEY, DEFAULT, PRESETS
-from strongtree_studio.learn_view import builtin_sample
+from strongtree_core.compare.formulations import compare_formulations
+from strongtree_studio.learn import mio_live
+from strongtree_core.compare.root_lp import READABLE, root_relaxations
+from strongtree_studio.jobs.comparison_job import N_BUCKETS, ROOT_LP_SECONDS
+from strongtree_studio.learn.presets import BY_KEY, DEFAULT, PRESETS
+from strongtree_studio.learn.comparison_view import builtin_sample
 
 
 def _fmt(value, digits: int = 2) -> str:

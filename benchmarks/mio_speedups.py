@@ -58,7 +58,7 @@ from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation import BuiltModel, TreeSpec, build_model
 from strongtree_core.formulation.arrays import ModelArrays
 from strongtree_core.formulation.objectives import tree_objective
-from strongtree_core.starts import cart_structure
+from strongtree_core.engine.starts import cart_structure
 from strongtree_core.structure import TreeGraph
 
 #: (dataset, depth): the paper's sample-1 training parts the MIO proves in about a minute or less.

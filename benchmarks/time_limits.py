@@ -58,7 +58,7 @@ def cases():
     n = 1_000_000
     X = pd.DataFrame(rng.normal(size=(n, 8)), columns=list("abcdefgh"))
     yield "1M x 8 continuous", X, (X.a + X.b * X.c + rng.normal(0, 1, n) > 0.3).astype(int), {}, {}, 4
-    from strongtree_studio.demo_data import make_hiring
+    from strongtree_studio.data.demo_tables import make_hiring
 
     table = make_hiring(1_000_000)
     yield ("1M hiring rows, SP 0.05", table.drop(columns=["hired"]), table["hired"], {"sensitive_features": "gender"},

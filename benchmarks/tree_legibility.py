@@ -87,7 +87,7 @@ def _settle(page) -> None:
 
 
 def _nav(page, title: str) -> None:
-    page.locator('[data-testid="stSidebarNav"] a').filter(has_text=title).first.click()
+    page.locator('.st-key-page_list a').filter(has_text=title).first.click()
     page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=60_000)
     _settle(page)
 

@@ -36,7 +36,7 @@ MODULES = {
     "tests/test_time_limits.py": ("library, every route", "time limit and Stop as contracts"),
     "tests/test_worker_memory.py": ("dashboard: solve workers", "a solve past the memory cap"),
     "tests/test_page_tradeoffs.py": ("dashboard: Trade-offs page", "bad grids of bounds, notions and λ"),
-    "tests/test_entrances.py": ("dashboard: page addresses", "every page opened first, the old folder router kept out"),
+    "tests/test_entrances.py": ("dashboard: page addresses", "every page opened first, under either of Streamlit's routers"),
     "tests/test_restore.py": ("dashboard: reload", "a reload, another browser, cookies, a broken or full store"),
     "tests/test_browser_store.py": ("dashboard: browser store", "limits, expiry, corruption, unusable files"),
     "tests/test_markup_paths.py": ("dashboard: widgets", "user text in labels, help, options and placeholders"),

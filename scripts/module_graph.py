@@ -10,7 +10,7 @@ checkers alone (under ``if TYPE_CHECKING:``) are counted but draw no arrow.  Two
     one node per file;
 ``rooms``
     one node per top-level module of a package, one per sub-folder (``strongtree_core/tree/``,
-    ``strongtree_studio/screens/``, ...), as the house's walls are drawn.
+    ``strongtree_studio/page/``, ...), as the house's walls are drawn.
 
 A floor is 1 for a node that imports nothing of the project, else one more than the highest floor
 it imports; the nodes of a circle (nodes that import each other in a loop) share one floor, and

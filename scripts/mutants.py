@@ -1,6 +1,6 @@
 """Hand-written mutants of the code whose claims the tests guard, each run against the tests that
-should catch it: the promise (strongtree_core/promise.py, promise_fit.py), the report's and the
-pages' escaping, the browser and run stores (strongtree_studio/browser_store.py, restore.py,
+should catch it: the promise (strongtree_core/metrics/promise.py, promise_fit.py), the report's and the
+pages' escaping, the browser and run stores (strongtree_studio/stores/browsers.py, restore.py,
 runs.py), the exact search's Stop between slices, and the metrics' careless calls.
 
     python scripts/mutants.py                  # every mutant; a table of caught / missed
@@ -53,9 +53,9 @@ STORE_TESTS = ("tests/test_browser_store.py", "tests/test_studio_runs.py", "test
 STOP_TESTS = ("tests/test_stop_between_slices.py",)
 METRICS_TESTS = ("tests/test_careless_calls.py",)
 
-P, PF = "strongtree_core/promise.py", "strongtree_core/promise_fit.py"
+P, PF = "strongtree_core/metrics/promise.py", "strongtree_core/estimator/promise_fit.py"
 RB = "strongtree_core/report/build.py"
-BS, RS, RN = "strongtree_studio/browser_store.py", "strongtree_studio/restore.py", "strongtree_studio/runs.py"
+BS, RS, RN = "strongtree_studio/stores/browsers.py", "strongtree_studio/page/restore.py", "strongtree_studio/stores/run_history.py"
 TD, DP = "strongtree_core/accel/treedp.py", "strongtree_core/accel/dp.py"
 
 MUTANTS = [
@@ -116,10 +116,10 @@ MUTANTS = [
            "())\n        back, _ = fit_excess(b, a", PROMISE_TESTS),
     Mutant("driver: parts binarized anew on a 0/1 table", "promise", PF,
            "if rows is not None and not (parts and encoded.cut_free):", "if rows is not None:", PROMISE_TESTS),
-    Mutant("driver: thresholds chosen on all rows reused on parts", "promise", "strongtree_core/estimator.py",
+    Mutant("driver: thresholds chosen on all rows reused on parts", "promise", "strongtree_core/estimator/classifier.py",
            'return all(column.kind in ("binary", "categorical") for column in self.plan.columns)', "return True",
            PROMISE_TESTS),
-    Mutant("driver: a part's rows keep every row's weight", "promise", "strongtree_core/estimator.py",
+    Mutant("driver: a part's rows keep every row's weight", "promise", "strongtree_core/estimator/classifier.py",
            "weights=None if self.weights is None else self.weights[rows],", "weights=self.weights,", PROMISE_TESTS),
     Mutant("driver: refits on parts on the caller's thread only", "promise", PF,
            "            if workers == 1 or len(tasks) == 1:", "            if True:", PROMISE_TESTS),
@@ -161,15 +161,15 @@ MUTANTS = [
     Mutant("drawing: < not an entity (dot and SVG)", "report", "strongtree_core/tree/dot.py",
            '_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"', '_ENTITIES = {"&": "&amp;", ">": "&gt;"', REPORT_TESTS),
     # -- the pages' escaping ----------------------------------------------------------------------------
-    Mutant("legend: class unescaped", "pages", "strongtree_studio/treeview.py",
+    Mutant("legend: class unescaped", "pages", "strongtree_studio/views/tree_view.py",
            "display:inline-block\"></span>{html_text(c)}</span>'", "display:inline-block\"></span>{c}</span>'",
            PAGES_TESTS),
-    Mutant("Markdown: punctuation not escaped", "pages", "strongtree_studio/markup.py",
+    Mutant("Markdown: punctuation not escaped", "pages", "strongtree_studio/views/markup.py",
            'return _PUNCTUATION.sub(r"\\\\\\1", text)', "return text", PAGES_TESTS),
-    Mutant("Tree page: the tree in words unescaped", "pages", "strongtree_studio/screens/tree.py",
+    Mutant("Tree page: the tree in words unescaped", "pages", "strongtree_studio/page/screens/tree.py",
            'f"- {md(sentence)}" for sentence in tree_summary(tree)', 'f"- {sentence}" for sentence in tree_summary(tree)',
            PAGES_TESTS),
-    Mutant("tables: cells unescaped", "pages", "strongtree_studio/markup.py",
+    Mutant("tables: cells unescaped", "pages", "strongtree_studio/views/markup.py",
            'else md(v))', 'else str(v))', PAGES_TESTS),
     # -- the stores ----------------------------------------------------------------------------------------
     Mutant("load: every browser's entries", "store", BS,
@@ -229,7 +229,7 @@ MUTANTS = [
            "        if False:", METRICS_TESTS),
     Mutant("a positive label found nowhere accepted", "metrics", "strongtree_core/metrics/_inputs.py",
            "    if need_positive:\n        _check_positive", "    if False:\n        _check_positive", METRICS_TESTS),
-    Mutant("pages' group mix merges missing and 'missing'", "metrics", "strongtree_studio/shown.py",
+    Mutant("pages' group mix merges missing and 'missing'", "metrics", "strongtree_studio/page/shown.py",
            "groups = group_labels(frame, list(columns)).to_numpy()",
            'groups = frame[columns[0]].astype(object).where(frame[columns[0]].notna(), "missing").astype(str).to_numpy()',
            METRICS_TESTS),

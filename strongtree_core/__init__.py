@@ -13,20 +13,19 @@ that needs them).  Ctrl-C is the command line's business (:mod:`strongtree_core.
 from typing import TYPE_CHECKING
 
 from strongtree_core.errors import StrongTreeError, TrivialTreeWarning
+from strongtree_core.version import __version__
 
 if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
-    from strongtree_core.estimator import StrongTreeClassifier
+    from strongtree_core.estimator.classifier import StrongTreeClassifier
     from strongtree_core.not_proven import NotProvenWarning
     from strongtree_core.tree import FittedTree
-
-__version__ = "0.2.0"
 
 __all__ = ["StrongTreeClassifier", "StrongTreeError", "FittedTree", "NotProvenWarning", "TrivialTreeWarning",
            "__version__"]
 
 #: Names loaded on first use, and the module each comes from.
 _LAZY = {
-    "StrongTreeClassifier": "strongtree_core.estimator",
+    "StrongTreeClassifier": "strongtree_core.estimator.classifier",
     "FittedTree": "strongtree_core.tree",
     "NotProvenWarning": "strongtree_core.not_proven",
 }

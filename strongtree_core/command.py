@@ -62,12 +62,31 @@ def run() -> None:
 
     The command's Ctrl-C is handled here, and only here: importing ``strongtree_core`` leaves
     the signal alone (a program of its user's keeps its own ``except KeyboardInterrupt``).  The
-    package imports nothing heavy, so the libraries load inside this ``try``."""
-    try:
-        from strongtree_core.cli import main
+    package imports nothing heavy, so the libraries load inside this ``try``.  While they load,
+    the signal is noted as well as raised: a KeyboardInterrupt inside numpy's C extensions
+    comes out as an ImportError ("PyCapsule_Import could not import module ..."), and an
+    import that failed after a Ctrl-C is the Ctrl-C, not a broken install."""
+    import signal
 
+    noted: list[int] = []
+
+    def note_and_raise(signum, frame):
+        noted.append(signum)
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGINT, note_and_raise)
+    try:
+        try:
+            from strongtree_core.cli import main
+        finally:
+            signal.signal(signal.SIGINT, before)
         code = main()
     except KeyboardInterrupt:
+        sys.stderr.write(INTERRUPTED_EARLY + "\n")
+        code = EXIT_INTERRUPTED
+    except Exception:  # noqa: BLE001 - re-raised unless a Ctrl-C cut the import short
+        if not noted:
+            raise
         sys.stderr.write(INTERRUPTED_EARLY + "\n")
         code = EXIT_INTERRUPTED
     leave(code)

@@ -253,6 +253,25 @@ GAP_MET_AT_LIMIT = (
 )
 
 
+#: Where a search has proved no bound better than "every row right": a bound of all the rows
+#: would say nothing, so none is shown.
+NO_BOUND_YET = "none yet"
+#: A heuristic's tree: it never proves a bound.
+NO_BOUND_HEURISTIC = "none (a heuristic proves no bound)"
+
+
+def bound_words(bound: Any, status: str = "running", objective: str | None = None, regularization: float = 0.0,
+                n_rows: int | None = None) -> str:
+    """A bound for a card, a log row or a sentence: the number (with ``objective``, what it
+    caps: "at most 700 correct rows (91.1%)"), else "none yet" (a search stopped or still
+    at work before it proved one), or a heuristic's "none"."""
+    if not _missing(bound):
+        if objective is None:
+            return fmt(bound)
+        return "at most " + objective_value(bound, objective, regularization, n_rows)
+    return NO_BOUND_HEURISTIC if status == "heuristic" else NO_BOUND_YET
+
+
 def gap_words(status: str, gap: Any) -> str:
     """The gap beside a solve's status: "gap 1.2%", or what a zero gap means when the solve was not proven."""
     if status != "optimal" and not _missing(gap) and float(gap) == 0.0:

@@ -107,7 +107,7 @@ def no_process_left_behind():
     executor = getattr(reusable, "_executor", None)  # asking for one would start one
     if executor is not None:
         executor.shutdown(wait=True, kill_workers=True)
-    if "strongtree_studio.services" in sys.modules:
+    if "strongtree_studio.page.services" in sys.modules:
         # the dashboard's job registry keeps a solve worker warm for the next solve; in the app's own tests
         # (AppTest, in this process) no server stops to release it: release it as the server would
         import streamlit as st

@@ -1,14 +1,14 @@
 """Where user text could reach a widget's Markdown or plain-text surface without going
-through strongtree_studio.markup (used by tests/test_markup_paths.py): labels, help,
+through strongtree_studio.views.markup (used by tests/test_markup_paths.py): labels, help,
 captions, placeholders, options and their ``format_func``, tab, expander and page-link
 labels.  (Markdown bodies, ``st.markdown``, captions and alerts, are checked on the
 rendered pages by tests/test_app.py's ``scan`` and tests/test_markup_paths.py.)
 
 An argument is *safe* when it is built only from: string literals; names in capitals (the
 app's own words, e.g. ``POSITIVE_HELP``, ``DEMO.summary``, ``KINDS[k]``); calls of the
-escaping functions (:data:`strongtree_studio.markup.MARKDOWN_ESCAPES` on Markdown surfaces,
-:data:`strongtree_studio.markup.PLAIN_ESCAPES` on plain ones); calls of the number
-formatters (:data:`strongtree_studio.markup.NUMBER_FORMATS`, whose output is digits and
+escaping functions (:data:`strongtree_studio.views.markup.MARKDOWN_ESCAPES` on Markdown surfaces,
+:data:`strongtree_studio.views.markup.PLAIN_ESCAPES` on plain ones); calls of the number
+formatters (:data:`strongtree_studio.views.markup.NUMBER_FORMATS`, whose output is digits and
 units only); and f-strings, ``+``, ``a if c else b`` and ``"sep".join(...)`` of safe parts.
 Anything else (a variable, a call of another function) is refused: wrap it in ``md()`` or
 ``plain_text()``.
@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from strongtree_studio.markup import MARKDOWN_ESCAPES, NUMBER_FORMATS, PLAIN_ESCAPES
+from strongtree_studio.views.markup import MARKDOWN_ESCAPES, NUMBER_FORMATS, PLAIN_ESCAPES
 
 #: Widgets and containers whose first argument (or ``label=``) is a Markdown label.
 LABELLED = {

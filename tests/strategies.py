@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from strongtree_core.encoding.patterns import collapse_patterns
-from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS
-from strongtree_core.formulation.quality import QUALITY_CONSTRAINTS
+from strongtree_core.formulation.fairness_constraints import FAIRNESS_NOTIONS
+from strongtree_core.formulation.quality_constraints import QUALITY_CONSTRAINTS
 from strongtree_core.formulation.spec import TreeSpec
 
 ALL_CONSTRAINTS = {**QUALITY_CONSTRAINTS, **FAIRNESS_NOTIONS}

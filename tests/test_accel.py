@@ -33,12 +33,12 @@ from strongtree_core.accel import (
 )
 from strongtree_core.encoding.patterns import PatternData, collapse_patterns
 from strongtree_core.formulation import TreeSpec, build_model
-from strongtree_core.formulation.fairness import (
+from strongtree_core.formulation.fairness_constraints import (
     ConditionalStatisticalParity,
     EqualOpportunity,
     StatisticalParity,
 )
-from strongtree_core.formulation.quality import MinRecall
+from strongtree_core.formulation.quality_constraints import MinRecall
 from strongtree_core.structure import TreeStructure
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"

@@ -13,10 +13,10 @@ from hostile import hazards
 from streamlit.testing.v1 import AppTest, element_tree
 
 from strongtree_core.tree.summary import tree_summary
-from strongtree_studio.columns import encoding_table
-from strongtree_studio.config import ERR_BOTH_ROLES, ERR_FAIRNESS_NEEDS_GROUP, Roles, SplitConfig, split_table
-from strongtree_studio.demo_data import make_hiring
-from strongtree_studio.explain import (
+from strongtree_studio.data.column_types import encoding_table
+from strongtree_studio.data.choices import ERR_BOTH_ROLES, ERR_FAIRNESS_NEEDS_GROUP, Roles, SplitConfig, split_table
+from strongtree_studio.data.demo_tables import make_hiring
+from strongtree_studio.views.explain import (
     MSG_LAST_TREE_KEPT,
     MSG_LEGACY_HISTORY,
     MSG_NO_RUNS,
@@ -24,8 +24,8 @@ from strongtree_studio.explain import (
     MSG_NOT_YOURS,
     OWNERSHIP_HELP,
 )
-from strongtree_studio.jobs import MSG_CRASHED
-from strongtree_studio.loading import (
+from strongtree_studio.jobs.job_registry import MSG_CRASHED
+from strongtree_studio.data.loading import (
     ERR_BINARY,
     ERR_EMPTY,
     ERR_EXCEL_DAMAGED,
@@ -35,16 +35,16 @@ from strongtree_studio.loading import (
     LoadError,
     read_table,
 )
-from strongtree_studio.markup import md
-from strongtree_studio.outcome import ERR_SAVE
-from strongtree_studio.runs import ERR_NO_RUN, RunStore, RunStoreError
-from strongtree_studio.services import job_registry
-from strongtree_studio.shown import MSG_RUN_GONE, roles_from_config, tree_from_json
-from strongtree_studio.session import GENERATIONS, ROLES
-from strongtree_studio.table import LoadedTable
+from strongtree_studio.views.markup import md
+from strongtree_studio.jobs.solve_job import ERR_SAVE
+from strongtree_studio.stores.run_history import ERR_NO_RUN, RunStore, RunStoreError
+from strongtree_studio.page.services import job_registry
+from strongtree_studio.page.shown import MSG_RUN_GONE, roles_from_config, tree_from_json
+from strongtree_studio.page.session import GENERATIONS, ROLES
+from strongtree_studio.stores.table import LoadedTable
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ("strongtree_studio/screens/data.py", "strongtree_studio/screens/model.py", "strongtree_studio/screens/solve.py", "strongtree_studio/screens/tree.py", "strongtree_studio/screens/fairness.py", "strongtree_studio/screens/runs.py")
+PAGES = ("pages/1_data.py", "pages/2_model.py", "pages/3_solve.py", "pages/4_tree.py", "pages/5_fairness.py", "pages/7_runs.py")
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -91,7 +91,7 @@ def hiring_csv(n_rows: int = 300) -> bytes:
 
 
 def drawings(at: AppTest) -> list[str]:
-    """The trees drawn on the page: the DOT of each Graphviz chart (strongtree_studio.treechart)."""
+    """The trees drawn on the page: the DOT of each Graphviz chart (strongtree_studio.page.tree_chart)."""
     return [chart.proto.spec for chart in at.get("graphviz_chart")]
 
 
@@ -113,7 +113,7 @@ def test_every_page_renders_before_a_table_is_chosen():
     for page in PAGES[1:]:
         goto(at, page)
         assert not at.error, [e.value for e in at.error]
-    goto(at, "strongtree_studio/screens/tree.py")
+    goto(at, "pages/4_tree.py")
     assert "No tree yet" in at.info[0].value
 
 
@@ -147,19 +147,19 @@ def test_thresholds_from_the_data_are_previewed_as_the_solve_chooses_them():
     """The Model page's third numeric coding: the Data page shows the cuts a solve then uses."""
     at = new_app()
     at.button(key="data.load_demo").click().run()  # the hiring table: age, experience and test scores
-    goto(at, "strongtree_studio/screens/model.py")
+    goto(at, "pages/2_model.py")
     assert at.number_input(key="model.n_buckets").value == 5  # quantile buckets unless asked
     at.selectbox(key="model.encoding").set_value("data").run()
     assert "model.n_buckets" not in [n.key for n in at.number_input]  # the amount of the coding chosen
     at.number_input(key="model.max_thresholds").set_value(3).run()
     at.multiselect(key="model.fairness").set_value([]).run()
-    goto(at, "strongtree_studio/screens/data.py")
+    goto(at, "pages/1_data.py")
     preview = next(d.value for d in at.dataframe if "yes/no questions" in d.value.columns)
     assert any("up to 3 cuts chosen from the training rows" in c.value for c in at.caption)
     numbers = preview[preview["read as"] == "numbers: thresholds"]
     assert len(numbers) >= 2 and (numbers["yes/no questions"] >= 3).all()  # CART's cuts may add to the 3
 
-    goto(at, "strongtree_studio/screens/solve.py")
+    goto(at, "pages/3_solve.py")
     assert any("up to 3 cuts per number from the data" in m.value for m in at.markdown)
     at.button(key="solve.start").click().run()
     poll(at, stored, timeout=90)
@@ -174,18 +174,18 @@ def test_choices_survive_page_changes_and_problems_block_the_solve():
     at = new_app()
     at.button(key="data.load_demo").click().run()
     at.multiselect(key=role(at, "protected")).set_value([]).run()
-    goto(at, "strongtree_studio/screens/model.py")
+    goto(at, "pages/2_model.py")
     at.slider(key="model.depth").set_value(3).run()
     at.multiselect(key="model.fairness").set_value(["statistical_parity"]).run()
-    goto(at, "strongtree_studio/screens/data.py")
-    goto(at, "strongtree_studio/screens/model.py")
+    goto(at, "pages/1_data.py")
+    goto(at, "pages/2_model.py")
     assert at.slider(key="model.depth").value == 3
     assert at.multiselect(key="model.fairness").value == ["statistical_parity"]
-    goto(at, "strongtree_studio/screens/solve.py")
+    goto(at, "pages/3_solve.py")
     assert [e.value for e in at.error] == [md(ERR_FAIRNESS_NEEDS_GROUP)]
     assert at.button(key="solve.start").disabled
 
-    goto(at, "strongtree_studio/screens/data.py")  # another table: the role widgets follow it
+    goto(at, "pages/1_data.py")  # another table: the role widgets follow it
     at.selectbox(key="data.demo").set_value("Iris (scikit-learn)").run()
     at.button(key="data.load_demo").click().run()
     assert at.selectbox(key=role(at, "target")).value == "species"
@@ -197,19 +197,19 @@ def test_choices_survive_page_changes_and_problems_block_the_solve():
 def test_solve_stop_then_tree_fairness_and_runs():
     at = new_app()
     at.button(key="data.load_demo").click().run()  # the hiring table: gender protected, education legitimate
-    goto(at, "strongtree_studio/screens/model.py")
+    goto(at, "pages/2_model.py")
     at.selectbox(key="model.formulation").set_value("flow").run()
     at.multiselect(key="model.fairness").set_value(["statistical_parity"]).run()
     at.slider(key="model.fairness_bound").set_value(2.0).run()  # percentage points  # tight: not proven before Stop
     at.number_input(key="model.time_limit").set_value(120.0).run()
-    goto(at, "strongtree_studio/screens/solve.py")
+    goto(at, "pages/3_solve.py")
     at.button(key="solve.start").click().run()
     poll(at, lambda a: len(drawings(a)) > 0)  # the first tree is drawn while solving
     assert drawings(at)[0].startswith("digraph")
     poll(at, lambda a: len(a.get("vega_lite_chart")) > 0)  # the convergence chart is shown
 
-    goto(at, "strongtree_studio/screens/data.py")  # leaving the page does not end the solve
-    goto(at, "strongtree_studio/screens/solve.py")
+    goto(at, "pages/1_data.py")  # leaving the page does not end the solve
+    goto(at, "pages/3_solve.py")
     assert not at.button(key="solve.stop").disabled
     at.button(key="solve.stop").click().run()
     poll(at, stored, timeout=60)
@@ -222,7 +222,7 @@ def test_solve_stop_then_tree_fairness_and_runs():
     roles = roles_from_config(entry.config)
     train = split_table(at.session_state["table"].frame, roles, SplitConfig(**entry.config["split"])).train
 
-    goto(at, "strongtree_studio/screens/tree.py")
+    goto(at, "pages/4_tree.py")
     at.number_input(key="tree.row").set_value(5).run()
     dot = drawings(at)[0]
     path = tree.decision_path(train.iloc[[5]])
@@ -233,7 +233,7 @@ def test_solve_stop_then_tree_fairness_and_runs():
     words = next(m.value for m in at.markdown if m.value.startswith("- The tree predicts"))
     assert words == "\n".join(f"- {md(s)}" for s in tree_summary(tree))  # the tree in sentences
 
-    goto(at, "strongtree_studio/screens/fairness.py")
+    goto(at, "pages/5_fairness.py")
     card = next(m for m in at.metric if m.label == "Statistical parity · training rows")
     predicted = tree.predict(train) == "yes"
     rates = [predicted[(train["gender"] == g).to_numpy()].mean() for g in ("female", "male")]
@@ -241,7 +241,7 @@ def test_solve_stop_then_tree_fairness_and_runs():
     assert float(card.value.removesuffix(" pp")) == pytest.approx(100 * abs(rates[0] - rates[1]), abs=0.05)
     assert float(card.value.removesuffix(" pp")) <= 2.0 + 1e-9
 
-    goto(at, "strongtree_studio/screens/runs.py")
+    goto(at, "pages/7_runs.py")
     at.multiselect(key="runs.pick").set_value([snapshot.run_id]).run()
     at.button(key="runs.open").click().run()
     assert at.session_state["view_run"] == snapshot.run_id
@@ -254,11 +254,11 @@ def test_solve_stop_then_tree_fairness_and_runs():
 def test_infeasible_constraints_are_a_message_on_the_solve_page():
     at = new_app()
     at.button(key="data.load_demo").click().run()
-    goto(at, "strongtree_studio/screens/model.py")
+    goto(at, "pages/2_model.py")
     at.slider(key="model.depth").set_value(1).run()
     at.number_input(key="model.min_recall").set_value(1.0).run()
     at.number_input(key="model.min_specificity").set_value(1.0).run()
-    goto(at, "strongtree_studio/screens/solve.py")
+    goto(at, "pages/3_solve.py")
     at.button(key="solve.start").click().run()
     poll(at, lambda a: len(a.error) > 0)
     # the hiring table's numbers cut at 5 quantiles: the proof is over the thresholds kept, and says so in the
@@ -269,17 +269,17 @@ def test_infeasible_constraints_are_a_message_on_the_solve_page():
     assert error.endswith("Keeping more thresholds may let a tree fit: 64 thresholds per numeric column (numeric "
                           "coding “x ≤ t from the data”) keeps every one.") and "max_thresholds" not in error
     assert not at.exception and not at.success
-    goto(at, "strongtree_studio/screens/tree.py")
+    goto(at, "pages/4_tree.py")
     assert at.info[0].value.startswith("The last solve has no tree to show.")
 
 
 def stored_runs(owner: str, depths=(1, 2)) -> list[int]:
     """Runs of the hiring table at these depths, saved in the history under ``owner``."""
     from strongtree_core import StrongTreeClassifier
-    from strongtree_studio.config import ModelConfig, Roles
-    from strongtree_studio.loading import fingerprint
-    from strongtree_studio.outcome import SolveContext, build_entry
-    from strongtree_studio.services import run_store
+    from strongtree_studio.data.choices import ModelConfig, Roles
+    from strongtree_studio.data.loading import fingerprint
+    from strongtree_studio.jobs.solve_job import SolveContext, build_entry
+    from strongtree_studio.page.services import run_store
 
     frame = make_hiring(200, seed=4)
     roles = Roles("hired", "yes", ("gender",))
@@ -296,7 +296,7 @@ def stored_runs(owner: str, depths=(1, 2)) -> list[int]:
 
 def test_runs_page_compares_two_stored_runs():
     ids = stored_runs("workspace:compare team")
-    at = goto(new_app(), "strongtree_studio/screens/runs.py")
+    at = goto(new_app(), "pages/7_runs.py")
     at.text_input(key="runs.workspace").input("  compare   team ").run()
     assert at.session_state["workspace"] == "compare team"
     at.multiselect(key="runs.pick").set_value(ids).run()
@@ -412,30 +412,30 @@ def test_hostile_names_never_become_markup_on_any_page():
     assert not at.error
     scan(at, hostile.FILE_NAME)
 
-    goto(at, "strongtree_studio/screens/model.py")
+    goto(at, "pages/2_model.py")
     at.multiselect(key="model.fairness").set_value(["statistical_parity"]).run()
     at.slider(key="model.fairness_bound").set_value(20.0).run()
     scan(at)
-    goto(at, "strongtree_studio/screens/solve.py")
+    goto(at, "pages/3_solve.py")
     scan(at, hostile.FILE_NAME, hostile.TARGET)
     at.button(key="solve.start").click().run()
     poll(at, lambda a: len(a.success) > 0 and stored(a))
     scan(at, hostile.TARGET)
     first = at.session_state["job_id"]
 
-    goto(at, "strongtree_studio/screens/tree.py")
+    goto(at, "pages/4_tree.py")
     at.toggle(key="tree.mix").set_value(True).run()
     assert drawings(at)
     scan(at, hostile.FILE_NAME)
-    goto(at, "strongtree_studio/screens/fairness.py")
+    goto(at, "pages/5_fairness.py")
     scan(at, hostile.FILE_NAME, *hostile.GROUP_VALUES)
 
-    goto(at, "strongtree_studio/screens/model.py")  # a second run, to compare
+    goto(at, "pages/2_model.py")  # a second run, to compare
     at.slider(key="model.depth").set_value(1).run()
-    goto(at, "strongtree_studio/screens/solve.py")
+    goto(at, "pages/3_solve.py")
     at.button(key="solve.start").click().run()
     poll(at, lambda a: len(a.success) > 0 and a.session_state["job_id"] != first and stored(a))
-    goto(at, "strongtree_studio/screens/runs.py")
+    goto(at, "pages/7_runs.py")
     ids = [job_registry().snapshot(job).run_id for job in (first, at.session_state["job_id"])]
     at.multiselect(key="runs.pick").set_value(ids).run()
     at.toggle(key="runs.only_diff").set_value(False).run()
@@ -463,9 +463,9 @@ def history_at(path: Path):
 def quick_solve(at: AppTest) -> AppTest:
     """Solve the built-in hiring table at depth 1 (exact in well under a second)."""
     at.button(key="data.load_demo").click().run()
-    goto(at, "strongtree_studio/screens/model.py")
+    goto(at, "pages/2_model.py")
     at.slider(key="model.depth").set_value(1).run()
-    goto(at, "strongtree_studio/screens/solve.py")
+    goto(at, "pages/3_solve.py")
     at.button(key="solve.start").click().run()
     poll(at, stored)
     return at.run()  # the page as drawn once the job is over (the run in poll may predate its outcome)
@@ -507,9 +507,9 @@ def test_a_run_that_cannot_be_stored_is_a_warning_on_the_solve_page(tmp_path, ca
         at = quick_solve(new_app())
         assert [w.value for w in at.warning] == [md(ERR_SAVE.format(reason=err.value))]
         assert outcome_text(at).startswith(("**Proven optimal**", "**Optimal over kept thresholds**"))  # the tree is still there
-        goto(at, "strongtree_studio/screens/tree.py")
+        goto(at, "pages/4_tree.py")
         assert drawings(at) and "unsaved run" in at.caption[0].value
-        goto(at, "strongtree_studio/screens/runs.py")
+        goto(at, "pages/7_runs.py")
         assert [e.value for e in at.error] == [md(err.value)]
 
 
@@ -517,12 +517,12 @@ def test_a_run_that_cannot_be_stored_is_a_warning_on_the_solve_page(tmp_path, ca
 def test_deleting_the_run_on_screen_takes_it_off_the_tree_and_fairness_pages():
     at = quick_solve(new_app())
     run_id = job_registry().snapshot(at.session_state["job_id"]).run_id
-    goto(at, "strongtree_studio/screens/tree.py")
+    goto(at, "pages/4_tree.py")
     assert drawings(at)
-    goto(at, "strongtree_studio/screens/runs.py")
+    goto(at, "pages/7_runs.py")
     at.multiselect(key="runs.pick").set_value([run_id]).run()
     at.button(key="runs.delete").click().run()
-    for page in ("strongtree_studio/screens/tree.py", "strongtree_studio/screens/fairness.py"):
+    for page in ("pages/4_tree.py", "pages/5_fairness.py"):
         goto(at, page)
         assert [i.value for i in at.info] == [MSG_RUN_GONE.format(run_id=run_id)]
         assert not drawings(at) and not at.metric
@@ -532,39 +532,39 @@ def test_deleting_the_run_on_screen_takes_it_off_the_tree_and_fairness_pages():
 def test_runs_belong_to_their_session_or_workspace_unless_shared():
     mine = quick_solve(new_app())
     run_id = job_registry().snapshot(mine.session_state["job_id"]).run_id
-    goto(mine, "strongtree_studio/screens/runs.py")
+    goto(mine, "pages/7_runs.py")
     assert OWNERSHIP_HELP in [m.value for m in mine.markdown]
     assert mine.multiselect(key="runs.pick").options == [option(mine, run_id)]
 
-    other = goto(new_app(), "strongtree_studio/screens/runs.py")  # another browser session
+    other = goto(new_app(), "pages/7_runs.py")  # another browser session
     assert [i.value for i in other.info] == [MSG_NO_RUNS]
     other.session_state["view_run"] = run_id  # naming the run does not open it
-    goto(other, "strongtree_studio/screens/tree.py")
+    goto(other, "pages/4_tree.py")
     assert [i.value for i in other.info] == [md(ERR_NO_RUN.format(run_id=run_id))]
     other.session_state["view_run"] = None
 
     mine.multiselect(key="runs.pick").set_value([run_id]).run()
     mine.button(key="runs.share").click().run()
-    goto(other, "strongtree_studio/screens/runs.py")
+    goto(other, "pages/7_runs.py")
     assert other.multiselect(key="runs.pick").options == [option(other, run_id)]
     other.multiselect(key="runs.pick").set_value([run_id]).run()
     assert other.button(key="runs.delete").disabled and other.button(key="runs.share").disabled
     assert MSG_NOT_YOURS in [c.value for c in other.caption]
     other.button(key="runs.open").click().run()
-    goto(other, "strongtree_studio/screens/tree.py")
+    goto(other, "pages/4_tree.py")
     assert drawings(other)  # a shared run opens everywhere
 
-    goto(mine, "strongtree_studio/screens/runs.py")
+    goto(mine, "pages/7_runs.py")
     mine.multiselect(key="runs.pick").set_value([run_id]).run()
     assert mine.button(key="runs.share").label == "Stop sharing"
     mine.button(key="runs.share").click().run()
-    goto(other, "strongtree_studio/screens/tree.py")
+    goto(other, "pages/4_tree.py")
     assert [i.value for i in other.info] == [md(ERR_NO_RUN.format(run_id=run_id))]
 
     mine.text_input(key="runs.workspace").input("audit 2025").run()  # keep it in a named workspace
     mine.multiselect(key="runs.pick").set_value([run_id]).run()
     mine.button(key="runs.move").click().run()
-    colleague = goto(new_app(), "strongtree_studio/screens/runs.py")
+    colleague = goto(new_app(), "pages/7_runs.py")
     assert [i.value for i in colleague.info] == [MSG_NO_RUNS]
     colleague.text_input(key="runs.workspace").input("audit 2025").run()
     assert colleague.multiselect(key="runs.pick").options == [option(colleague, run_id)]
@@ -580,7 +580,7 @@ def option(at: AppTest, run_id: int) -> str:
 
 def test_the_sidebar_escapes_the_table_and_its_roles():
     def sidebar_only():
-        from strongtree_studio.sidebar import render_sidebar
+        from strongtree_studio.page.sidebar import render_sidebar
 
         render_sidebar()
 
@@ -628,14 +628,14 @@ def test_a_latin1_upload_reads_its_letters_and_says_which_encoding():
 def test_a_lost_worker_leaves_its_last_tree_on_the_solve_and_tree_pages():
     at = new_app()
     at.button(key="data.load_demo").click().run()
-    goto(at, "strongtree_studio/screens/model.py")  # FlowOCT at depth 3: seconds between its first tree and its proof
+    goto(at, "pages/2_model.py")  # FlowOCT at depth 3: seconds between its first tree and its proof
     at.slider(key="model.depth").set_value(3).run()
     at.selectbox(key="model.formulation").set_value("flow").run()
     at.multiselect(key="model.fairness").set_value(["statistical_parity"]).run()
     at.slider(key="model.fairness_bound").set_value(2.0).run()  # percentage points
     at.number_input(key="model.n_buckets").set_value(10).run()
     at.number_input(key="model.time_limit").set_value(120.0).run()
-    goto(at, "strongtree_studio/screens/solve.py")
+    goto(at, "pages/3_solve.py")
     at.button(key="solve.start").click().run()
     job_id = at.session_state["job_id"]
     poll(at, lambda a: job_registry().snapshot(job_id).main.tree is not None)
@@ -645,16 +645,16 @@ def test_a_lost_worker_leaves_its_last_tree_on_the_solve_and_tree_pages():
     assert [e.value for e in at.error] == [md(MSG_CRASHED.format(code=-9))]
     assert [w.value for w in at.warning] == [MSG_LAST_TREE_KEPT.format(stored=f" as run {snapshot.run_id}")]
     assert not at.success
-    goto(at, "strongtree_studio/screens/tree.py")
+    goto(at, "pages/4_tree.py")
     assert drawings(at) and any("Ended early (not proven)" in m.value for m in at.markdown)  # the status badge
 
 
 def test_the_runs_page_points_to_a_history_left_in_the_old_place(tmp_path, monkeypatch):
-    from strongtree_studio import runs
+    from strongtree_studio.stores import run_history as runs
 
     old = tmp_path / "runs" / "runs.sqlite3"
     monkeypatch.setattr(runs, "LEGACY_DB", old)
-    at = goto(new_app(), "strongtree_studio/screens/runs.py")
+    at = goto(new_app(), "pages/7_runs.py")
     assert not any(c.value.startswith("Runs of earlier versions") for c in at.caption)
     RunStore(old)
     at.run()
@@ -664,7 +664,7 @@ def test_the_runs_page_points_to_a_history_left_in_the_old_place(tmp_path, monke
 
 @pytest.mark.timing
 def test_the_live_demo_loads_its_table_and_preset_and_solves():
-    from strongtree_studio.demo_data import DEMO
+    from strongtree_studio.data.demo_tables import DEMO
 
     at = new_app()
     at.button(key="data.start_demo").click().run()
@@ -683,7 +683,7 @@ def test_on_a_fresh_machine_the_live_demo_says_what_it_waits_for_then_starts(mon
     slow path: the Solve page says what it waits for and how far that is, and starts it once ready."""
     from strongtree_core.accel.compiled import LibraryStatus
     from strongtree_core.accel.prepare import Preparation
-    from strongtree_studio import preparing
+    from strongtree_studio.jobs import preparing
 
     building = [True]
     parts = (LibraryStatus("kernels", "ready"), LibraryStatus("ordered", "ready"),
@@ -707,15 +707,15 @@ def test_on_a_fresh_machine_the_live_demo_says_what_it_waits_for_then_starts(mon
 
 @pytest.mark.timing
 def test_a_stale_result_is_labelled_with_what_changed():
-    from strongtree_studio.stale import stale_message
+    from strongtree_studio.views.stale import stale_message
 
     at = quick_solve(new_app())  # depth 1
-    goto(at, "strongtree_studio/screens/tree.py")
+    goto(at, "pages/4_tree.py")
     assert not at.warning
     then = at.session_state["job_settings"]
-    goto(at, "strongtree_studio/screens/model.py")
+    goto(at, "pages/2_model.py")
     at.slider(key="model.depth").set_value(2).run()
-    for page in ("strongtree_studio/screens/solve.py", "strongtree_studio/screens/tree.py", "strongtree_studio/screens/fairness.py"):
+    for page in ("pages/3_solve.py", "pages/4_tree.py", "pages/5_fairness.py"):
         goto(at, page)
         labels = [w.value for w in at.warning if w.value.startswith("From earlier settings")]
         assert len(labels) == 1 and "depth 1 → 2" in labels[0], labels
@@ -728,7 +728,7 @@ def test_the_data_page_suggests_columns_to_ignore_and_names_codes():
     import numpy as np
     import pandas as pd
 
-    from strongtree_studio.columns import REASON_ID, REASON_TEXT
+    from strongtree_studio.data.column_types import REASON_ID, REASON_TEXT
 
     rng = np.random.default_rng(2)
     frame = pd.DataFrame({"case_id": np.arange(300), "notes": [f"free words here {i} and more" for i in range(300)],
@@ -762,7 +762,7 @@ def test_the_model_page_names_each_setting_as_the_report_does_and_prices_a_promi
 
     at = new_app()
     at.button(key="data.load_demo").click().run()
-    goto(at, "strongtree_studio/screens/model.py")
+    goto(at, "pages/2_model.py")
     for name in ("max_branching", "max_features_used", "min_leaf", "regularization"):
         assert at.number_input(key=f"model.{name}").label == SETTING_NAMES[name]
     assert at.number_input(key="model.time_limit").label == f"{SETTING_NAMES['time_limit']} (seconds)"

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from processes import listening_hosts
 
-from strongtree_core.cli import app as cli_app
+from strongtree_core.cli import dashboard as cli_app
 from strongtree_studio import launch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +48,8 @@ def test_the_wheel_takes_the_dashboard_with_its_scripts_and_assets():
     for pattern in data:
         assert list(STUDIO.glob(pattern)), pattern
     needed = [p for p in STUDIO.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-              and p.parent != STUDIO]  # files below the package's own folder: data, not modules
+              and not (p.parent / "__init__.py").is_file()]  # outside the packages find lists: data, not modules
+    needed += sorted((STUDIO / "entry" / "pages").glob("*.py"))  # the page scripts (a link to pages/ in a checkout)
     assert needed and all(any(p.relative_to(STUDIO).match(pattern) for pattern in data) for p in needed), needed
 
 
@@ -159,14 +160,21 @@ class Served:
 
 
 def open_in_chromium(url: str) -> str:
-    """The Data page's text, from Chromium (skipped without Playwright or Chromium)."""
+    """The Data page's text, from Chromium (skipped without Playwright or Chromium), reached from the Model
+    page opened first by its address (the server's first request: Streamlit's old pages-folder router runs
+    the page script alone, since pages/ sits beside the main script) through the sidebar's page list."""
     sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
     if not Path("/usr/bin/chromium").exists():
         pytest.skip("no Chromium at /usr/bin/chromium")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"])
         page = browser.new_page()
-        page.goto(url)
+        page.goto(f"{url}/model")
+        page.get_by_role("heading", name="Model", exact=True).wait_for(timeout=60_000)
+        links = page.locator(".st-key-page_list a")
+        titles = [t.strip().splitlines()[-1].strip() for t in links.all_inner_texts()]
+        assert titles == ["Data", "Model", "Solve", "Tree", "Fairness & performance", "Trade-offs", "Runs", "Learn"]
+        links.filter(has_text="Data").first.click()
         page.get_by_role("heading", name="Data", exact=True).wait_for(timeout=60_000)
         page.get_by_role("tab", name="Upload a file").click()
         page.get_by_text("per file").first.wait_for(timeout=30_000)
@@ -224,7 +232,7 @@ def test_the_wheel_in_a_new_environment_serves_the_dashboard(tmp_path):
     assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-2000:]
     wheel = next(wheels.glob("strongtree-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    for inside in ("strongtree_studio/screens/data.py", "strongtree_studio/entry/app.py",
+    for inside in ("strongtree_studio/page/screens/data.py", "strongtree_studio/entry/app.py", "strongtree_studio/entry/pages/2_model.py",
                    "strongtree_studio/assets/config.toml", "strongtree_studio/assets/icon.png",
                    "strongtree_studio/assets/wordmark.svg", "strongtree_studio/assets/tree_panel.js",
                    "strongtree_core/datasets.py"):

@@ -40,7 +40,7 @@ def test_formulations_encoding_and_trees_never_import_a_solver(path):
 
 @pytest.mark.parametrize("path", _modules("solvers"), ids=lambda p: str(p.relative_to(CORE)))
 def test_backends_never_see_tables_or_the_estimator(path):
-    bad = {m for m in _imports(path) if m.split(".")[0] == "pandas" or m.startswith("strongtree_core.estimator")}
+    bad = {m for m in _imports(path) if m.split(".")[0] == "pandas" or m.startswith("strongtree_core.estimator.classifier")}
     assert not bad, f"{path} imports {bad}"
 
 
@@ -57,7 +57,7 @@ def test_the_ground_floor_imports_nothing_of_the_project(name):
 
 @pytest.mark.parametrize("path", _modules("tree"), ids=lambda p: str(p.relative_to(CORE)))
 def test_fitted_trees_never_import_a_formulation_or_the_engine(path):
-    bad = {m for m in _imports(path) if m.startswith(("strongtree_core.formulation", "strongtree_core.engine",
+    bad = {m for m in _imports(path) if m.startswith(("strongtree_core.formulation", "strongtree_core.engine.routes",
                                                        "strongtree_core.accel", "strongtree_core.solvers"))}
     assert not bad, f"{path} imports {bad}"
 
@@ -65,14 +65,14 @@ def test_fitted_trees_never_import_a_formulation_or_the_engine(path):
 @pytest.mark.parametrize("path", _modules("accel"), ids=lambda p: str(p.relative_to(CORE)))
 def test_the_exact_search_never_imports_a_solver_or_a_table(path):
     bad = {m for m in _imports(path) if m.split(".")[0] in {"highspy", "pyscipopt", "gurobipy", "pandas"}
-           or m.startswith(("strongtree_core.solvers", "strongtree_core.estimator", "strongtree_core.engine"))}
+           or m.startswith(("strongtree_core.solvers", "strongtree_core.estimator.classifier", "strongtree_core.engine.routes"))}
     assert not bad, f"{path} imports {bad}"
 
 
 @pytest.mark.parametrize("path", _modules("heuristics"), ids=lambda p: str(p.relative_to(CORE)))
 def test_heuristics_never_import_a_solver_a_table_or_the_exact_search(path):
     bad = {m for m in _imports(path) if m.split(".")[0] in {"highspy", "pyscipopt", "gurobipy", "pandas"}
-           or m.startswith(("strongtree_core.solvers", "strongtree_core.estimator", "strongtree_core.engine",
+           or m.startswith(("strongtree_core.solvers", "strongtree_core.estimator.classifier", "strongtree_core.engine.routes",
                             "strongtree_core.accel"))}
     assert not bad, f"{path} imports {bad}"
 
@@ -80,57 +80,88 @@ def test_heuristics_never_import_a_solver_a_table_or_the_exact_search(path):
 STUDIO = CORE.parent / "strongtree_studio"
 
 
-def _studio_modules():
-    return sorted(p for p in STUDIO.glob("*.py") if p.name != "__init__.py")
+def _studio_modules() -> dict[str, Path]:
+    """Every module and page script of the dashboard package by its dotted name inside it
+    (``"page.actions"``, ``"launch"``), packages' ``__init__`` and the wheel's main script left out."""
+    found = {}
+    for p in sorted(STUDIO.rglob("*.py")):
+        rel = p.relative_to(STUDIO)
+        if p.name == "__init__.py" or rel.parts[0] == "entry":
+            continue
+        found[".".join(rel.with_suffix("").parts)] = p
+    return found
 
 
-def test_studio_declares_exactly_its_streamlit_bound_modules():
-    """Bound: a module that imports Streamlit, or imports a bound module of the package."""
-    from strongtree_studio import STREAMLIT_BOUND
+def _in_page_folder(name: str) -> bool:
+    from strongtree_studio import STREAMLIT_FOLDER
 
-    imports = {p.stem: _imports(p) for p in _studio_modules()}
-    importing = {name for name, found in imports.items() if any(m.split(".")[0] == "streamlit" for m in found)}
-    while True:
-        reached = {name for name, found in imports.items() if {f"strongtree_studio.{b}" for b in importing} & found}
-        if reached <= importing:
-            break
-        importing |= reached
-    assert importing == set(STREAMLIT_BOUND), (
-        f"import Streamlit but are not declared: {sorted(importing - STREAMLIT_BOUND)}; "
-        f"declared but free of it: {sorted(STREAMLIT_BOUND - importing)}"
-    )
+    return name.split(".")[0] == STREAMLIT_FOLDER
+
+
+def test_only_the_page_folder_and_the_launcher_import_streamlit():
+    """The Streamlit boundary is a folder: a module placed outside ``page/`` that imports Streamlit fails here."""
+    from strongtree_studio import STREAMLIT_LAUNCHER
+
+    importing = {name for name, p in _studio_modules().items()
+                 if any(m.split(".")[0] == "streamlit" for m in _imports(p))}
+    outside = sorted(name for name in importing if not _in_page_folder(name) and name not in STREAMLIT_LAUNCHER)
+    assert not outside, f"import Streamlit outside page/: {outside}"
+    assert {name for name in importing if _in_page_folder(name)}, "no module of page/ imports Streamlit"
 
 
 def _plain_studio_modules():
-    from strongtree_studio import STREAMLIT_BOUND
+    from strongtree_studio import STREAMLIT_LAUNCHER
 
-    return [p for p in _studio_modules() if p.stem not in STREAMLIT_BOUND]
+    return [p for name, p in _studio_modules().items() if not _in_page_folder(name) and name not in STREAMLIT_LAUNCHER]
 
 
-@pytest.mark.parametrize("path", _plain_studio_modules(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", _plain_studio_modules(), ids=lambda p: str(p.relative_to(STUDIO)))
 def test_plain_studio_modules_never_reach_streamlit(path):
-    from strongtree_studio import STREAMLIT_BOUND
+    from strongtree_studio import STREAMLIT_FOLDER, STREAMLIT_LAUNCHER
 
-    bound = {f"strongtree_studio.{name}" for name in STREAMLIT_BOUND}
-    bad = {m for m in _imports(path) if m.split(".")[0] in {"streamlit", "pages", "app"} or m in bound}
-    assert not bad, f"{path.name} is plain Python but imports {bad}"
+    bound = {f"strongtree_studio.{name}" for name in STREAMLIT_LAUNCHER}
+    bad = {m for m in _imports(path) if m.split(".")[0] in {"streamlit", "pages", "app"} or m in bound
+           or m == f"strongtree_studio.{STREAMLIT_FOLDER}" or m.startswith(f"strongtree_studio.{STREAMLIT_FOLDER}.")}
+    assert not bad, f"{path.relative_to(STUDIO)} is plain Python but imports {bad}"
 
 
-def _package_imports(path: Path) -> set[str]:
+def _package_imports(path: Path, modules: dict[str, Path]) -> set[str]:
     """Modules of the dashboard package that ``path`` imports anywhere (in functions too)."""
     found = set()
-    for name in _imports(path):
-        if name.startswith("strongtree_studio."):
-            found.add(name.split(".")[1])
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module == "strongtree_studio":
-            found.update(alias.name for alias in node.names)
-    return {name for name in found if (STUDIO / f"{name}.py").exists()}
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found.update(n.removeprefix("strongtree_studio.") for n in names if n.startswith("strongtree_studio."))
+    return found & set(modules)
+
+
+#: The dashboard's folders from the ground up: each may import its own and those below it, never one above.
+STUDIO_FLOORS = ("data", "views", "stores", "jobs", "sweeps", "learn", "page")
+
+
+def test_the_dashboards_folders_import_downward_only():
+    modules = _studio_modules()
+    assert {name.split(".")[0] for name in modules if "." in name} == set(STUDIO_FLOORS)
+    upward = []
+    for name, p in modules.items():
+        if "." not in name:  # the package's own launcher
+            continue
+        floor = STUDIO_FLOORS.index(name.split(".")[0])
+        for target in _package_imports(p, modules):
+            if "." in target and STUDIO_FLOORS.index(target.split(".")[0]) > floor:
+                upward.append(f"{name} -> {target}")
+    assert not upward, f"imports that run up the dashboard's floors {STUDIO_FLOORS}: {upward}"
 
 
 def test_no_studio_module_imports_one_that_imports_it_back():
-    graph = {p.stem: _package_imports(p) for p in _studio_modules()}
+    modules = _studio_modules()
+    graph = {name: _package_imports(p, modules) for name, p in modules.items()}
+    assert sum(map(len, graph.values())) > 100, "the dashboard's own imports were not found"
 
     def reach(start: str) -> set[str]:
         seen, todo = set(), [start]
@@ -146,9 +177,9 @@ def test_no_studio_module_imports_one_that_imports_it_back():
 
 
 def test_the_engine_reads_why_a_solve_stopped_as_data_never_a_solver_s_words():
-    """engine.py speaks the solver layer's status vocabulary: it imports no backend module (whose
+    """engine/routes.py speaks the solver layer's status vocabulary: it imports no backend module (whose
     message strings it could rewrite), only the layer's shared names."""
     backends = {"strongtree_core.solvers." + name for name in ("highs", "highs_run", "highs_benders", "scip",
                                                                "scip_lazy", "gurobi")}
-    imported = _imports(CORE / "engine.py")
+    imported = _imports(CORE / "engine" / "routes.py")
     assert not imported & backends, imported & backends

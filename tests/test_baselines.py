@@ -17,7 +17,7 @@ from strongtree_core.encoding.patterns import collapse_patterns
 from strongtree_core.formulation import TreeSpec, build_model, relaxation_arrays
 from strongtree_core.formulation.binoct import BINOCT_REFUSED
 from strongtree_core.formulation.oct import OCT_REFUSED
-from strongtree_core.formulation.quality import MinRecall
+from strongtree_core.formulation.quality_constraints import MinRecall
 from strongtree_core.solvers import BACKENDS, SolveOptions, Status, gurobi_licence
 from strongtree_core.solvers.licence import gurobi_model_size
 from strongtree_core.solvers.relaxation import lp_relaxation

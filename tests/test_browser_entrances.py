@@ -72,7 +72,7 @@ def browser():
 
 
 def sidebar_titles(page) -> list[str]:
-    links = page.locator('[data-testid="stSidebarNav"] a')
+    links = page.locator('.st-key-page_list a')
     expect(links.first).to_be_visible()
     # Each link reads "<icon name>\n<title>": the icon is a ligature of the icon font.
     return [text.strip().splitlines()[-1].strip() for text in links.all_inner_texts()]
@@ -104,6 +104,7 @@ def open_first(browser, folder: Path, address: str) -> dict:
             "errors": page.get_by_text(ERROR_TEXT).count() + page.locator('[data-testid="stException"]').count(),
             "says_what_to_do": says_what_to_do,
             "url": page.url,
+            "outside": visit.outside_requests(),  # works offline: every file from this server
         }
         if seen["errors"] or seen["titles"] != TITLES or not says_what_to_do:
             shoot(page, f"failure_entrance_{address}")
@@ -124,6 +125,7 @@ def test_every_page_opens_by_its_address_on_a_fresh_busy_server(address, browser
         assert one["errors"] == 0, one
         assert one["titles"] == TITLES, one
         assert one["says_what_to_do"], one
+        assert one["outside"] == [], one
         assert one["url"].rstrip("/").endswith(f"/{address}") or address == "data", one
     # The burners ran throughout (on a machine shared with other work they get less than a core each;
     # the load average printed above says how busy the two cores were).

@@ -1,7 +1,7 @@
 """A reload (F5), and a tab closed and opened again, bring the work back in a real browser;
 another browser (a fresh browser context: no cookie) sees none of it.
 
-The browser's token travels only in a cookie (strongtree_studio.restore): the test
+The browser's token travels only in a cookie (strongtree_studio.page.restore): the test
 also checks that no page address ever carries it.
 """
 
@@ -25,8 +25,8 @@ from test_browser import (  # it skips this module where there is no browser
     upload,
 )
 
-from strongtree_studio.demo_data import make_hiring
-from strongtree_studio.restore import COOKIE
+from strongtree_studio.data.demo_tables import make_hiring
+from strongtree_studio.page.restore import COOKIE
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""The store of each browser's work (strongtree_studio.browser_store): exact round trips,
+"""The store of each browser's work (strongtree_studio.stores.browsers): exact round trips,
 one browser never reading another's, size limits, expiry, and failures that are messages."""
 
 from __future__ import annotations
@@ -8,23 +8,27 @@ import sqlite3
 import stat
 import threading
 import time
+import zlib
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from strongtree_studio.browser_store import (
+from strongtree_studio.stores.browsers import (
     ERR_STORE,
+    MOVED_MODULES,
     TTL_SECONDS,
     BrowserStore,
     BrowserStoreError,
     browser_key,
     browsers_db_path,
+    pack,
+    unpack,
 )
-from strongtree_studio.columns import ColumnEdit
-from strongtree_studio.config import ModelConfig, Roles, SplitConfig
-from strongtree_studio.demo_data import make_hiring
-from strongtree_studio.table import LoadedTable
+from strongtree_studio.data.column_types import ColumnEdit
+from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig
+from strongtree_studio.data.demo_tables import make_hiring
+from strongtree_studio.stores.table import LoadedTable
 
 TOKEN = "A" * 43
 OTHER = "B" * 43
@@ -122,6 +126,41 @@ def test_past_the_store_cap_the_browsers_seen_longest_ago_go_first(tmp_path):
     assert store.prune() == 2
     assert store.size() <= 20_000
     assert [bool(store.load(k)) for k in keys] == [False, False, True, True]
+
+
+def test_work_stored_before_the_modules_moved_comes_back(tmp_path, monkeypatch):
+    """A store written when these classes lived at the package's top (strongtree_studio.config, ...) is read."""
+    import sys
+    import types
+
+    from strongtree_studio.learn.comparison_view import LearnChoice
+    from strongtree_studio.sweeps.sweep_grid import SweepChoice
+
+    values = {
+        "table": LoadedTable("t.csv", mixed_table(), "fp"),
+        "roles": Roles("y", "yes", ("level",)),
+        "edits": {"code": ColumnEdit("category", (("1", "one"),))},
+        "model": ModelConfig(depth=3, fairness_bound=0.02),
+        "split": SplitConfig(test_size=0.3, seed=7),
+        "sweep": SweepChoice(depths=(2, 3)),
+        "learn": LearnChoice(rows=150),
+    }
+    for old, new in MOVED_MODULES.items():  # each class pickled under the path it had then
+        earlier = types.ModuleType(old)
+        for cls in (LoadedTable, Roles, ColumnEdit, ModelConfig, SplitConfig, SweepChoice, LearnChoice):
+            if cls.__module__ == new:
+                monkeypatch.setattr(cls, "__module__", old)
+                setattr(earlier, cls.__name__, cls)
+        monkeypatch.setitem(sys.modules, old, earlier)
+    blobs = {name: pack(value) for name, value in values.items()}
+    monkeypatch.undo()
+    for old in MOVED_MODULES:
+        assert old not in sys.modules
+    assert b"strongtree_studio.config" in zlib.decompress(blobs["model"])
+    back = {name: unpack(blob) for name, blob in blobs.items()}
+    pd.testing.assert_frame_equal(back["table"].frame, values["table"].frame)
+    for name in ("roles", "edits", "model", "split", "sweep", "learn"):
+        assert back[name] == values[name], name
 
 
 def test_an_unreadable_entry_is_dropped_and_the_others_come_back(tmp_path):

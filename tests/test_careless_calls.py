@@ -172,7 +172,7 @@ def test_the_group_summary_names_a_group_once_over_both_parts():
 
 
 def test_the_report_and_the_pages_show_the_two_groups():
-    from strongtree_studio.shown import group_mix
+    from strongtree_studio.page.shown import group_mix
 
     rng = np.random.default_rng(0)
     n = 80
@@ -275,8 +275,8 @@ def test_equalized_odds_ratio_leaves_out_a_ratio_of_zero_over_zero():
 def test_a_part_with_no_positive_row_says_there_is_nothing_to_compare():
     """The report, the pages and the sweep measure parts of the rows; a part with no positive row, true or
     predicted, shows "nothing to compare" instead of being refused."""
-    from strongtree_studio.config import Roles
-    from strongtree_studio.evaluation import _split_metrics
+    from strongtree_studio.data.choices import Roles
+    from strongtree_studio.data.evaluation import _split_metrics
 
     n = 60
     x = np.arange(n) % 2

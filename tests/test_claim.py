@@ -1,5 +1,5 @@
 """Say exactly what was proved: a certificate's scope kept with its record, and the one function
-(:func:`strongtree_core.claim.claim`) every surface writes its words from.
+(:func:`strongtree_core.report.claim.claim`) every surface writes its words from.
 
 The reproducers are the measured cases: 58 rows x 3 numeric columns at depth 2 with the defaults
 was "optimal, bound 48, no tree of this depth does better" while a tree over every midpoint gets 49
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -19,10 +18,10 @@ import pytest
 
 from benchmarks.claim_table import STATES, table
 from strongtree_core import StrongTreeClassifier, StrongTreeError
-from strongtree_core.claim import CONSTANT_LABEL, KEPT_LABEL, claim, claim_json, cli_lines, surface_words
+from strongtree_core.report.claim import CONSTANT_LABEL, KEPT_LABEL, claim, claim_json, cli_lines, surface_words
 from strongtree_core.cli.words import cli_words
 from strongtree_core.errors import NOT_PROVEN, NotProvenWarning
-from strongtree_core.estimator import INFEASIBLE_KEPT, THRESHOLDS_KEPT
+from strongtree_core.estimator.classifier import INFEASIBLE_KEPT, THRESHOLDS_KEPT
 from strongtree_core.tree import FittedTree, SolveRecord
 from strongtree_core.tree.scope import Scope
 
@@ -116,7 +115,7 @@ def test_the_cli_prints_the_claim_and_its_note_in_its_own_words(kept_and_all, ca
     assert f"outcome: {KEPT_LABEL} (status optimal)" in out and f"proof: {KEPT_WORDS}" in out
     assert f"note: {cli_words(kept.record_.message)}" in out
     assert "--max-thresholds 57 keeps every one" in cli_words(kept.record_.message)
-    from strongtree_studio.words import page_words
+    from strongtree_studio.views.status_words import page_words
 
     assert page_words(kept.record_.message).endswith(
         "hold over those; 57 thresholds per numeric column (numeric coding “x ≤ t from the data”) keeps every one, "
@@ -166,7 +165,7 @@ def test_a_bound_not_proven_optimal_says_what_it_ranges_over(kept_and_all):
 
 
 def test_the_ladder_says_the_time_thinned_the_thresholds():
-    from strongtree_core.estimator import thresholds_note
+    from strongtree_core.estimator.classifier import thresholds_note
 
     scope = Scope(depth=3, thresholds=48, distinct_thresholds=4_212, questions=48, encoded_questions=160)
     assert scope.ladder_thinned and scope.thinned
@@ -315,8 +314,8 @@ def test_the_scope_carries_the_training_bound_of_a_parity_constraint_only():
 
 
 def test_a_stored_tree_says_its_claim_without_being_read_whole(kept_and_all, tmp_path):
-    from strongtree_core.claim import tree_claim
-    from strongtree_studio.runs import RunEntry, RunStore, run_claim
+    from strongtree_core.report.claim import tree_claim
+    from strongtree_studio.stores.run_history import RunEntry, RunStore, run_claim
 
     _, _, kept, _ = kept_and_all
     text = kept.tree_.to_json()
@@ -339,7 +338,7 @@ def test_a_stored_tree_says_its_claim_without_being_read_whole(kept_and_all, tmp
 
 def test_the_rules_file_and_the_report_say_the_claim(kept_and_all):
     from strongtree_core.report.build import ReportInput, build_report
-    from strongtree_studio.exports import export_bytes
+    from strongtree_studio.views.downloads import export_bytes
 
     X, y, kept, _ = kept_and_all
     rules = export_bytes(kept.tree_, "rules").decode()
@@ -355,7 +354,7 @@ def test_the_rules_file_and_the_report_say_the_claim(kept_and_all):
 def test_the_settings_have_one_name_from_the_page_to_the_report():
     from strongtree_core.report.settings import settings_rows
     from strongtree_core.vocabulary import SETTING_NAMES, setting_name
-    from strongtree_studio.stale import _MODEL_NAMES
+    from strongtree_studio.views.stale import _MODEL_NAMES
 
     rows = dict(settings_rows({"max_features_used": 3, "max_branching": None, "min_leaf": 5, "regularization": 0.1,
                                "fairness": "statistical_parity", "fairness_bound": 0.05, "fairness_confidence": 0.9}))

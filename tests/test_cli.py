@@ -25,7 +25,7 @@ import pytest
 
 from strongtree_core import cli
 from strongtree_core.cli import parser as cli_parser
-from strongtree_core.cli import progress as cli_progress
+from strongtree_core.cli import progress_bar as cli_progress
 from strongtree_core.csv_format import sniff_separator
 from strongtree_core.encoding import errors as encoding_errors
 from strongtree_core.tree import FittedTree

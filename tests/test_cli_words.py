@@ -16,7 +16,7 @@ from strongtree_core.cli.words import (
     FLAGS,
     cli_words,
 )
-from strongtree_core.estimator import NEEDS_LEGITIMATE, NEEDS_SENSITIVE, StrongTreeClassifier
+from strongtree_core.estimator.classifier import NEEDS_LEGITIMATE, NEEDS_SENSITIVE, StrongTreeClassifier
 
 
 @pytest.fixture

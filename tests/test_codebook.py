@@ -9,7 +9,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from strongtree_studio.codebook import (
+from strongtree_studio.data.codebook import (
     ERR_CONFLICT,
     ERR_EMPTY,
     ERR_HEADER,
@@ -24,9 +24,9 @@ from strongtree_studio.codebook import (
     codebook_template,
     read_codebook,
 )
-from strongtree_studio.columns import ColumnEdit, apply_edits
-from strongtree_studio.markup import md
-from strongtree_studio.state import GENERATIONS
+from strongtree_studio.data.column_types import ColumnEdit, apply_edits
+from strongtree_studio.views.markup import md
+from strongtree_studio.page.state import GENERATIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 FAIRNESS = ROOT.parent / "shared" / "datasets" / "fairness"

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from strongtree_core import StrongTreeClassifier, StrongTreeError
-from strongtree_core.estimator import MISSING_COLUMNS, N_FEATURES, NO_FEATURE_NAMES
+from strongtree_core.estimator.classifier import MISSING_COLUMNS, N_FEATURES, NO_FEATURE_NAMES
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from strongtree_core import StrongTreeClassifier, StrongTreeError
-from strongtree_core.comparison import COMPARED, compare_formulations
+from strongtree_core.compare.formulations import COMPARED, compare_formulations
 from strongtree_core.formulation.binoct import BINOCT_REFUSED
 
 

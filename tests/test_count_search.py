@@ -36,7 +36,7 @@ from strongtree_core.accel.problem import linear_problem
 from strongtree_core.accel.search import exact_solve
 from strongtree_core.encoding.patterns import collapse_patterns
 from strongtree_core.formulation import build_model
-from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS
+from strongtree_core.formulation.fairness_constraints import FAIRNESS_NOTIONS
 from strongtree_core.formulation.spec import TreeSpec
 
 pytestmark = pytest.mark.skipif(not fronts.library.usable(), reason="numba is not installed")

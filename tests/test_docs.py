@@ -25,8 +25,8 @@ DOCUMENTED = ["strongtree_core", "strongtree_core.metrics", "strongtree_core.swe
 RUN_EXAMPLES = [
     "strongtree_core.metrics.quality", "strongtree_core.metrics.disparities", "strongtree_core.metrics.fairness_gaps",
     "strongtree_core.metrics.group_table", "strongtree_core.metrics.intervals", "strongtree_core.renames",
-    "strongtree_core.errors", "strongtree_core.limits", "strongtree_core.tree.fitted", "strongtree_core.cli.words",
-    "strongtree_core.estimator", "strongtree_core.cli.files", "strongtree_core.encoding.binarize",
+    "strongtree_core.errors", "strongtree_core.engine.limits", "strongtree_core.tree.fitted", "strongtree_core.cli.words",
+    "strongtree_core.estimator.classifier", "strongtree_core.cli.files", "strongtree_core.encoding.binarize",
     "strongtree_core.formulation.spec", "strongtree_core.solvers.registry", "strongtree_core.datasets",
 ]
 

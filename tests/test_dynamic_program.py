@@ -158,6 +158,128 @@ def test_the_compiled_and_numpy_programs_agree(seed) -> None:
     assert _value(X, s, count, ours[1], pen, min_leaf)[0] == pytest.approx(ours[0], abs=1e-9)
 
 
+def _check_sides(top, dp, s, pen) -> None:
+    """The bounds on the sides of the top's features not tried, against the similarity
+    bound counted set by set from the sides of those tried, and against the sides' optima."""
+    X = dp._Xe
+    fresh = GainDP(X, dp.count, s, pen, 0)
+    smax, smin = s.max(axis=1), s.min(axis=1)
+    every = np.arange(X.shape[0])
+    sides = {int(f): (set(every[X[:, f] == 0]), set(every[X[:, f] == 1])) for f in top.order}
+
+    def total(values, rows):
+        return float(sum(values[i] for i in rows))
+
+    positions, left, right = top.sides((dp._engine,))
+    tried = np.flatnonzero(top.done)
+    assert list(positions) == list(np.flatnonzero(~top.done))
+    for pos in tried:  # the children of a feature tried: bounds on their optima
+        for side, bound in zip(sides[int(top.order[pos])], top._children[int(pos)]):
+            assert bound >= fresh.exact(np.array(sorted(side)), 3)[0] - 1e-9
+    for k, pos in enumerate(positions):
+        for j, (got, mine) in enumerate(((left[k], 0), (right[k], 1))):
+            S_ = sides[int(top.order[pos])][mine]
+            want = total(smax, S_)
+            for g in tried:
+                for other, v in zip(sides[int(top.order[g])], top._children[int(g)]):
+                    want = min(want, v + total(smax, S_ - other) - total(smin, other - S_))
+            assert got == pytest.approx(want, abs=1e-9)
+            assert got >= fresh.exact(np.array(sorted(S_)), 3)[0] - 1e-9
+    # the bound: the best so far, or the best of the features left (each with its split's pen)
+    best = float(s[:, 0].sum())
+    worst_left = min(top.trivial, float((left + right).max()) - pen)
+    assert top.bound((dp._engine,), best, fresh=True) == pytest.approx(max(best, worst_left), abs=1e-9)
+
+
+def _cut_columns(rng, n: int, columns: int, cuts: int, integer_gains: bool):
+    """Continuous columns cut at ``cuts`` quantiles each (nested 0/1 features, as DL8.5's
+    tables), labels from a noisy rule on them; gains class counts or arbitrary (negative too)."""
+    Z = rng.normal(size=(n, columns))
+    X = np.column_stack([Z[:, c] > t for c in range(columns)
+                         for t in np.quantile(Z[:, c], np.arange(1, cuts + 1) / (cuts + 1))]).astype(float)
+    y = ((Z[:, 0] + Z[:, 1] * Z[:, 2] + rng.normal(0, 0.7, n)) > 0).astype(int)
+    if integer_gains:
+        s = np.zeros((n, 2))
+        s[np.arange(n), y] = rng.integers(1, 3, n)
+        return X, s, s.sum(axis=1)
+    s = rng.normal(size=(n, 2)).round(2)
+    s[np.arange(n), y] += 1.0
+    return X, s, rng.integers(1, 3, n).astype(float)
+
+
+@pytest.mark.parametrize("seed,integer_gains,pen,n_jobs",
+                         [(0, True, 0.0, 1), (1, True, 0.0, 1), (2, False, 0.0, 1), (3, True, 0.5, 1),
+                          (4, False, 0.3, 1), (5, True, 0.0, 2), (6, False, 0.0, 2)])
+def test_a_stopped_top_reports_a_bound_from_the_features_it_tried(seed, integer_gains, pen, n_jobs,
+                                                                   monkeypatch) -> None:
+    """Depth 4 on nested thresholds: every bound the top reports while features are left
+    (after each of them, and when stopped) is at least the optimum (every tree's value),
+    and some, before the search ends, are below every pattern at its best class: the
+    features tried bound those left by the similarity of their sides."""
+    monkeypatch.setattr(dp_module, "HOOK_SECONDS", 0.0)
+    monkeypatch.setattr(dp_module, "TOP_BOUND_SECONDS", 0.0)
+    monkeypatch.setattr(dp_module, "PIECE_FEATURES", 1)
+    monkeypatch.setattr(dp_module, "PAIR_CHUNK", 50)  # the pair sums counted in pieces of patterns
+    rng = np.random.default_rng(seed)
+    X, s, count = _cut_columns(rng, 160, 3, 5, integer_gains)
+    idx = np.arange(X.shape[0])
+    optimum, _ = GainDP(X, count, s, pen, 0).exact(idx, 4)
+    everything = float(s.max(axis=1).sum()) - pen
+    said = []
+    piece, prepare = treedp.Engine.piece, treedp.Engine.prepare
+    tops = []
+
+    class Recorded(dp_module._TopBound):
+        def __init__(self, *args):
+            super().__init__(*args)
+            tops.append(self)
+
+    monkeypatch.setattr(dp_module, "_TopBound", Recorded)
+    # the root features of optimal trees: a stop as the first of them is begun leaves the
+    # best so far below the optimum, and that feature must count as left
+    fresh = GainDP(X, count, s, pen, 0)
+    roots = {f for f in range(X.shape[1])
+             if fresh.exact(idx[X[:, f] == 0], 3)[0] + fresh.exact(idx[X[:, f] == 1], 3)[0] - pen >= optimum - 1e-9}
+    assert roots and fresh._keep is None  # (the search's feature numbers are X's columns)
+    for stop_after in (None, 2, 6, 10, 13, "root", "root last"):  # pieces (one feature each) begun before a stop
+        stop = threading.Event()
+        begun = [0]
+        seen = []
+
+        def counted(engine, *args, begun=begun, stop=stop, stop_after=stop_after):
+            begun[0] += 1
+            order, lo = args[6], args[7]
+            if str(stop_after).startswith("root") and int(order[lo]) in roots \
+                    or isinstance(stop_after, int) and begun[0] > stop_after:
+                stop.set()
+                engine.E[8][0] = 1  # (the flag every thread's search reads: no wait for the watch)
+            return piece(engine, *args)
+
+        def hook(value, tree, bound, seen=seen):
+            seen.append(bound)
+            assert _value(X, s, count, tree, pen, 0)[0] == pytest.approx(value, abs=1e-9)
+
+        def roots_last(engine, *args):  # (any order of the top's features gives the same optimum)
+            ha, hb, order, st = prepare(engine, *args)
+            return ha, hb, np.array(sorted(order, key=lambda f: int(f) in roots), dtype=order.dtype), st
+
+        monkeypatch.setattr(treedp.Engine, "piece", counted)
+        monkeypatch.setattr(treedp.Engine, "prepare", roots_last if stop_after == "root last" else prepare)
+        dp = GainDP(X, count, s, pen, 0, Deadline(stop=stop), n_jobs=n_jobs)
+        dp.root_hook = hook
+        try:
+            assert dp.exact(idx, 4)[0] == pytest.approx(optimum, abs=1e-9)
+        except SearchStopped:
+            assert stop_after is not None
+        assert all(bound >= optimum - 1e-9 for bound in seen)
+        said += [bound for bound in seen if bound < everything - 1e-9 and bound > optimum + 1e-9]
+        if n_jobs == 1 and stop_after is not None and 0 < tops[-1].done.sum() < tops[-1].done.size:
+            _check_sides(tops[-1], dp, s, pen)
+    # a bound that says something before the proof (in one thread: with two, which features
+    # are left when the stop comes varies from run to run)
+    assert said or n_jobs > 1
+
+
 @pytest.mark.parametrize("budget,min_leaf,pen", [(None, 0, 0.0), (None, 0, 0.7), (5, 0, 0.0), (None, 8, 0.0), (9, 4, 0.3)])
 def test_threads_agree_with_one_thread_exactly(budget, min_leaf, pen) -> None:
     """Depth 4, the top's features shared among 2 and 3 threads: the same optimum,
@@ -252,10 +374,10 @@ def test_a_deep_search_in_one_call_has_its_table_made_large_first() -> None:
     dp = GainDP(X, count, s, 0.0, 0)
     engine = dp._engine
     three = dp.exact(idx, 3)
-    assert engine.E[11].shape[0] < treedp.DEEP_TABLE_SLOTS
+    assert engine.E[11].shape[0] < treedp.table_slots(9, 4)
     held = int(engine.stats[3])
     value, tree = dp.exact(idx, 4)
-    assert engine.E[11].shape[0] == treedp.DEEP_TABLE_SLOTS
+    assert engine.E[11].shape[0] == treedp.table_slots(9, 4)
     assert engine.stats[4] == 0 and engine.stats[3] > held
     assert dp.exact(idx, 3) == three  # the same answer after the move
     truth = _recursion(X, s, count, idx, 4, 0.0, 0, 15)
@@ -286,24 +408,47 @@ def test_the_compiled_clock_is_the_clock_of_the_deadline() -> None:
     assert GainDP(X, count, s, 0.0, 0)._engine.stats[5] == 0  # no deadline
 
 
+def _in_a_thread(work):
+    out: dict = {}
+    worker = threading.Thread(target=lambda: out.setdefault("value", work()))
+    worker.start()
+    worker.join()
+    return out["value"]
+
+
 @pytest.mark.timing
 def test_the_deadline_watch_ends_with_the_search(monkeypatch) -> None:
-    """The thread that sets the flag at the deadline ends when the search closes it
-    (or once the deadline is gone), not at the deadline an hour later, nor at its next
-    look at the clock: with looks 60 s apart, close() still ends it within a second
-    (no tight wall-clock bound, which a saturated machine could break)."""
+    """The thread that sets the flag at a stop request (asked for outside the main
+    thread) ends when the search closes it, not at the deadline an hour later, nor at its
+    next look at the clock: with looks 60 s apart, close() still ends it within a second
+    (no tight wall-clock bound, which a saturated machine could break); it sets the flag
+    at a Stop."""
     monkeypatch.setattr(dp_module, "WATCH_SECONDS", 60.0)
-    deadline = Deadline(time.perf_counter() + 3600)
-    flag = deadline.flag()
+    deadline = Deadline(time.perf_counter() + 3600, threading.Event())
+    flag = _in_a_thread(deadline.flag)
     watch_ended = deadline._watcher
     time.sleep(0.05)  # the watch is asleep in its 60 s wait
     assert not watch_ended.is_set() and not flag[0]
     deadline.close()
     assert watch_ended.wait(1.0) and not flag[0]
-    late = Deadline(time.perf_counter() + 0.05)
-    assert not late.flag()[0]
-    assert late._watcher.wait(1.0)
-    assert late.flag()[0] and late.passed
+    monkeypatch.setattr(dp_module, "WATCH_SECONDS", 0.01)
+    stopped = Deadline(time.perf_counter() + 3600, threading.Event())
+    flag = _in_a_thread(stopped.flag)
+    stopped.stop.set()
+    assert stopped._watcher.wait(1.0) and flag[0]
+
+
+def test_a_search_in_the_main_thread_starts_no_watch() -> None:
+    """The compiled search reads its deadline itself and, in the main thread, the stop
+    request between its slices: no watching thread (handing work to one and ending its
+    watch took about a millisecond of a small fit)."""
+    for deadline in (Deadline(time.perf_counter() + 60.0), Deadline(time.perf_counter() + 60.0, threading.Event()),
+                     Deadline()):
+        deadline.flag()
+        assert deadline._watcher is None
+    outside = Deadline(time.perf_counter() + 60.0)  # a deadline alone needs no watch anywhere
+    _in_a_thread(outside.flag)
+    assert outside._watcher is None
 
 
 def test_the_estimator_and_the_cli_take_n_jobs() -> None:
@@ -312,7 +457,7 @@ def test_the_estimator_and_the_cli_take_n_jobs() -> None:
     from strongtree_core import StrongTreeClassifier
     from strongtree_core.cli import fit as cli_fit
     from strongtree_core.cli import parser as cli_parser
-    from strongtree_core.limits import cores_for
+    from strongtree_core.engine.limits import cores_for
 
     rng = np.random.default_rng(8)
     X = rng.integers(0, 2, (600, 12))
@@ -486,28 +631,120 @@ def test_depth_three_on_thresholds_against_the_plain_recursion(seed, K, integer_
                     assert _value(X[idx], s[idx], count[idx], tree, pen, min_leaf)[0] == pytest.approx(value, abs=1e-9)
 
 
+@pytest.mark.parametrize("triples", [False, True])
+@pytest.mark.parametrize("K", [2, 3])
+def test_a_depth_two_tree_read_off_its_code_is_the_tree_counted_afresh(K, triples) -> None:
+    """A depth-3 search keeps each depth-2 profile's tree (its code, in the table's feature
+    numbers) counted in the parent's local features; read back, it is the tree the set
+    gives counted on its own (its own features counted by their zeros or ones): whole
+    gains and a penalty make ties between trees of one value common."""
+    compared = 0
+    for seed in range(12):
+        rng = np.random.default_rng(40 + seed)
+        n, F = 60, 7
+        X, s, count = _instance(rng, n, F, K, integer_gains=True)
+        idx = np.arange(n)
+        for pen in (0.0, 1.0):
+            dp = GainDP(X, count, s, pen, 0)
+            if triples:
+                _by_triples(dp)
+            dp.exact(idx, 3)
+            engine = dp._engine
+            tdb, tv = engine.E[12], engine.E[13]
+            coded = (tdb[:, 0] == 2) & (tv[:, 4] >= 0)
+            assert coded.sum() == (tdb[:, 0] == 2).sum() > 0  # every profile kept its code
+            for side in [idx[X[:, f] < 0.5] for f in range(F)] + [idx[X[:, f] > 0.5] for f in range(F)]:
+                if side.size < 2:
+                    continue
+                afresh = GainDP(X, count, s, pen, 0)._engine.tree(side, 2, 3)  # an empty table: counted
+                assert engine.tree(side, 2, 3) == afresh
+                compared += 1
+    assert compared > 200
+
+
+def _by_triples(dp: GainDP) -> GainDP:
+    """``dp`` with every depth-3 node counting its triple sums (``treedp.TRIPLE_PATTERNS``
+    lowered to 0 for this program)."""
+    dp._engine.E[7][6] = 0.0
+    return dp
+
+
+@pytest.mark.parametrize("integer_gains", [True, False])
+@pytest.mark.parametrize("seed,K,F", [(0, 2, 6), (1, 2, 9), (2, 3, 6), (3, 3, 8), (4, 2, 12)])
+def test_depth_three_and_four_from_triple_sums_against_the_plain_recursion(seed, K, F, integer_gains) -> None:
+    """A depth-3 node may take its children's pair sums from its triple sums: every budget,
+    penalties, a minimum leaf, dense features (counted by their zeros) and sparse ones,
+    depth 3 and depth 4 (depth-3 nodes inside), against the plain recursion."""
+    rng = np.random.default_rng(300 + seed)
+    n = 48
+    X, s, count = _instance(rng, n, F, K, integer_gains)
+    idx = np.arange(n)
+    for pen, min_leaf in ((0.0, 0), (0.5, 0), (0.0, 3)):
+        dp = _by_triples(GainDP(X, count, s, pen, min_leaf))
+        for depth, budgets in ((3, (1, 4, 7)), (4, (6, 15))):
+            if depth == 4 and F > 6:
+                continue  # the plain recursion takes too long there
+            for budget in budgets:
+                truth = _recursion(X, s, count, idx, depth, pen, min_leaf, budget)
+                value, tree = dp.exact(idx, depth, budget)
+                assert value == pytest.approx(truth, abs=1e-9)
+                if math.isfinite(truth):
+                    assert _value(X, s, count, tree, pen, min_leaf)[0] == pytest.approx(value, abs=1e-9)
+        assert dp._engine.stats[1] > 0  # depth-2 profiles were counted (from the triples)
+
+
+def test_triple_sums_are_taken_on_large_nodes_and_give_the_same_search() -> None:
+    """A node of TRIPLE_PATTERNS patterns counts its triples: the same optimum and tree as
+    the program made to count every child's pairs (a threshold above the node)."""
+    rng = np.random.default_rng(5)
+    n = treedp.TRIPLE_PATTERNS + 500
+    X = (rng.random((n, 14)) < rng.uniform(0.2, 0.8, 14)).astype(float)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] + (rng.random(n) < 0.2) > 1).astype(int)
+    s = np.zeros((n, 2))
+    s[np.arange(n), y] = 1.0
+    count = np.ones(n)
+    idx = np.arange(n)
+    by_triples = GainDP(X, count, s, 0.0, 0)
+    assert by_triples._engine.E[7][6] == treedp.TRIPLE_PATTERNS
+    by_pairs = GainDP(X, count, s, 0.0, 0)
+    by_pairs._engine.E[7][6] = float(n + 1)
+    a, b = by_triples.exact(idx, 3), by_pairs.exact(idx, 3)
+    assert a[0] == b[0] and a[1] == b[1]
+    assert _value(X, s, count, a[1], 0.0, 0)[0] == a[0]
+
+
 @pytest.mark.timing
-def test_a_stop_request_ends_the_compiled_search_between_its_slices() -> None:
-    """An ahead-of-time module holds the interpreter's lock: a Stop (an event set by
-    another thread) is read between slices of the compiled search, not at the deadline."""
+@pytest.mark.parametrize("where", ["main thread", "other thread"])
+def test_a_stop_request_ends_the_compiled_search(where) -> None:
+    """A Stop (an event set by another thread) reaches the compiled search while it runs
+    (it lets go of the interpreter's lock, so the deadline's watch sets its flag), not at
+    the deadline: in the main thread and in any other."""
     rng = np.random.default_rng(2)
     X, s, count = _instance(rng, 3000, 60, 2, integer_gains=True)
     stop = threading.Event()
     dp = GainDP(X, count, s, 0.0, 0, Deadline(time.perf_counter() + 60.0, stop))
     threading.Timer(0.3, stop.set).start()
-    t0 = time.perf_counter()
-    with pytest.raises(SearchStopped):
-        dp.exact(np.arange(3000), 6)
-    assert time.perf_counter() - t0 < 0.3 + treedp.MAX_SLICE_NS / 1e9 + 1.0
+    out: dict = {}
+
+    def search() -> None:
+        t0 = time.perf_counter()
+        try:
+            dp.exact(np.arange(3000), 6)
+        except SearchStopped:
+            out["seconds"] = time.perf_counter() - t0
+    if where == "main thread":
+        search()
+    else:
+        worker = threading.Thread(target=search)
+        worker.start()
+        worker.join()
+    assert "seconds" in out, "the search was not stopped"
+    assert out["seconds"] < 0.3 + 0.5
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_a_search_cut_into_slices_finds_the_same_optimum(seed, monkeypatch) -> None:
-    """Slices of 0.2 ms (the search given up and called again, many times): the same
-    optimum as the numpy program, its tree scoring that value."""
-    monkeypatch.setattr(treedp, "SLICE_NS", 200_000)
-    monkeypatch.setattr(treedp, "MAX_SLICE_NS", 400_000)
-    ended = []
+def _counted_kernels(monkeypatch) -> list[bool]:
+    """Every call of the compiled search's entry kernels, as whether it ended by the stop flag."""
+    ended: list[bool] = []
     for name in ("_solve", "_deep"):
         kernel = getattr(treedp, name)
 
@@ -516,6 +753,58 @@ def test_a_search_cut_into_slices_finds_the_same_optimum(seed, monkeypatch) -> N
             ended.append(bool(E[8][0]))
             return out
         monkeypatch.setattr(treedp, name, counted)
+    return ended
+
+
+@pytest.mark.parametrize("where", ["main thread", "other thread"])
+def test_a_long_search_is_not_begun_again_and_again(where, monkeypatch) -> None:
+    """With a stop request to watch, a search that outlasts its first slice (in the main
+    thread) goes on in one more call, beside the main thread, and a search in any other
+    thread is one call: never slice after slice, each setting up the top node again
+    (a node of 600,000 patterns outlasted every slice on a busy core: the search never
+    ended).  Same optimum as the numpy program."""
+    monkeypatch.setattr(treedp, "SLICE_NS", 1_000)  # 1 microsecond: the first slice ends at once
+    ended = _counted_kernels(monkeypatch)
+    rng = np.random.default_rng(7)
+    X, s, count = _instance(rng, 400, 16, 2, integer_gains=True)
+    idx = np.arange(400)
+    dp = GainDP(X, count, s, 0.0, 0, Deadline(time.perf_counter() + 600.0, threading.Event()))
+    out: dict = {}
+    if where == "main thread":
+        out["found"] = dp.exact(idx, 3)
+        assert ended == [True, False]  # the slice, then the rest in one call
+    else:
+        worker = threading.Thread(target=lambda: out.setdefault("found", dp.exact(idx, 3)))
+        worker.start()
+        worker.join()
+        assert ended == [False]
+    reference = NumpyGainDP(X, count, s, 0.0, 0).exact(idx, 3)
+    assert out["found"][0] == pytest.approx(reference[0], abs=1e-9)
+
+
+@pytest.mark.timing
+def test_a_ctrl_c_stops_a_search_in_the_main_thread(monkeypatch) -> None:
+    """A Ctrl-C during a search in the main thread is raised there within a fraction of
+    a second (the search runs beside it after its first slice), and stops the search."""
+    rng = np.random.default_rng(2)
+    X, s, count = _instance(rng, 3000, 60, 2, integer_gains=True)
+    dp = GainDP(X, count, s, 0.0, 0, Deadline(time.perf_counter() + 60.0, threading.Event()))
+    ended = _counted_kernels(monkeypatch)
+    import signal
+    threading.Timer(0.3, signal.raise_signal, args=(signal.SIGINT,)).start()
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        dp.exact(np.arange(3000), 6)
+    assert time.perf_counter() - t0 < 0.3 + 0.5
+    assert ended == [True, True]  # the search beside the main thread was stopped, and over
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_search_cut_into_slices_finds_the_same_optimum(seed, monkeypatch) -> None:
+    """A first slice of 0.2 ms (the search given up and called again): the same
+    optimum as the numpy program, its tree scoring that value."""
+    monkeypatch.setattr(treedp, "SLICE_NS", 200_000)
+    ended = _counted_kernels(monkeypatch)
     rng = np.random.default_rng(seed)
     X, s, count = _instance(rng, 400, 16, 2 + seed % 2, integer_gains=seed % 2 == 0)
     pen, min_leaf = [(0.0, 0), (0.5, 0), (0.0, 6)][seed]

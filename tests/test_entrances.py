@@ -1,13 +1,12 @@
 """Every page can be the first thing a session opens (a bookmark, a shared link, a tab
-reconnecting after a restart), and nothing can bring back Streamlit's old folder router.
+reconnecting after a restart), under either of Streamlit's routers.
 
-Streamlit runs a page script alone, without the entrypoint, when a folder named
-``pages/`` sits beside the main script and a session's first request is a page's
-address (see /work/shared/notes/STREAMLIT.md): the page scripts live in
-``strongtree_studio/screens/`` and these tests keep every main script free of such a
-folder.  The same entrance on a fresh server with both cores busy is checked in a
-browser by tests/test_browser_entrances.py (8 addresses x 3 fresh servers, reported
-in benchmarks/RESULTS.md).
+The page scripts sit in ``pages/`` beside the main script, so Streamlit's old pages-folder router
+runs a page's script alone when its address is a fresh server's first request (see
+/work/shared/notes/STREAMLIT.md).  Each page script therefore does its own set-up
+(``strongtree_studio.page.show``) and these tests keep them thin, named as the navigation names
+them.  The same entrance on a fresh server with both cores busy is checked in a browser by
+tests/test_browser_entrances.py (8 addresses x 3 fresh servers, reported in benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -19,13 +18,14 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from strongtree_studio.explain import MSG_NO_RUNS, MSG_NO_TABLE, MSG_SOLVE_NO_TABLE
-from strongtree_studio.navigation import SCREENS
-from strongtree_studio.shown import MSG_NO_TREE
+from strongtree_studio.page.navigation import screen
+from strongtree_studio.views.explain import MSG_NO_RUNS, MSG_NO_TABLE, MSG_SOLVE_NO_TABLE
+from strongtree_studio.page.navigation import NAMES, PAGE_FOLDER, SCREENS
+from strongtree_studio.page.shown import MSG_NO_TREE
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Every script Streamlit may be given as the main script.
-MAIN_SCRIPTS = (ROOT / "app.py", ROOT / "strongtree_studio" / "app.py", ROOT / "strongtree_studio" / "entry" / "app.py")
+MAIN_SCRIPTS = (ROOT / "app.py", ROOT / "strongtree_studio" / "entry" / "app.py")
 NO_TABLE_SIDEBAR = "No table yet: choose one on the **Data** page."
 #: Page -> what it says before a table is chosen (in the page, or in the sidebar every page shares).
 FIRST_WORDS = {
@@ -42,25 +42,28 @@ FIRST_WORDS = {
 
 
 @pytest.mark.parametrize("main", MAIN_SCRIPTS, ids=lambda p: str(p.relative_to(ROOT)))
-def test_no_pages_folder_sits_beside_a_main_script(main):
-    """A pages/ folder beside the main script would let Streamlit run a page alone on a first request: none may exist."""
+def test_the_page_scripts_sit_beside_every_main_script(main):
+    """Both main scripts (the checkout's and the wheel's) have the same pages/ beside them: the one the navigation uses."""
     assert main.is_file()
-    assert not (main.parent / "pages").exists(), (
-        f"{main.parent / 'pages'} would make Streamlit run its scripts alone when their address is the first "
-        "request: keep page scripts in strongtree_studio/screens/")
+    assert (main.parent / "pages").resolve() == PAGE_FOLDER == (ROOT / "pages").resolve()
+    assert sorted(p.name for p in PAGE_FOLDER.glob("*.py")) == [f"{i}_{name}.py" for i, name in enumerate(NAMES, 1)]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_page_script_sets_itself_up_and_calls_its_screen(name):
+    """Two statements: import show, show("<its name>"); so the old router, running it alone, draws the whole page."""
+    tree = ast.parse(Path(screen(name)).read_text(encoding="utf-8"))
+    first, second = tree.body
+    assert isinstance(first, ast.ImportFrom) and first.module == "strongtree_studio.page"
+    assert [alias.name for alias in first.names] == ["show"]
+    call = second.value
+    assert call.func.id == "show" and [arg.value for arg in call.args] == [name]
 
 
 def test_every_screen_is_a_page_of_the_navigation_and_nothing_else_is():
-    """The router names each script of screens/ once (through navigation.screen), so no page is
-    reachable only by a file path."""
-    tree = ast.parse((ROOT / "strongtree_studio" / "app.py").read_text(encoding="utf-8"))
-    named = [node.args[0].value for node in ast.walk(tree) if isinstance(node, ast.Call)
-             and getattr(node.func, "id", None) == "screen" and isinstance(node.args[0], ast.Constant)]
-    pages = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
-             and getattr(node.func, "attr", None) == "Page"]
-    scripts = sorted(p.stem for p in SCREENS.glob("*.py"))
-    assert len(pages) == len(scripts) == len(FIRST_WORDS)
-    assert sorted(set(named)) == scripts == sorted(FIRST_WORDS)
+    """Each screen has its page (and its address is the page file's name without its number)."""
+    assert sorted(p.stem for p in SCREENS.glob("*.py")) == sorted(NAMES) == sorted(FIRST_WORDS)
+    assert [Path(screen(name)).stem.split("_", 1) for name in NAMES] == [[str(i), n] for i, n in enumerate(NAMES, 1)]
 
 
 @pytest.fixture
@@ -76,7 +79,7 @@ def test_a_page_opened_first_without_a_table_says_what_to_do(page, fresh):
     """The page shows itself and says what to do (in the page, or the sidebar's 'No table yet'), no error."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()  # the entrypoint's first run (AppTest needs it before a page switch)
-    at.switch_page(f"strongtree_studio/screens/{page}.py").run()
+    at.switch_page(screen(page)).run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     shown = [m.value for m in [*at.info, *at.markdown, *at.sidebar.markdown]]

@@ -18,8 +18,8 @@ from strategies import BOUNDS, Instance, instances
 from strongtree_core.accel import enumeration
 from strongtree_core.accel.enumeration import count_trees, enumerate_solve, supported
 from strongtree_core.encoding.patterns import collapse_patterns
-from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS, StatisticalParity
-from strongtree_core.formulation.quality import QUALITY_CONSTRAINTS
+from strongtree_core.formulation.fairness_constraints import FAIRNESS_NOTIONS, StatisticalParity
+from strongtree_core.formulation.quality_constraints import QUALITY_CONSTRAINTS
 from strongtree_core.formulation.spec import TreeSpec
 
 ALL_CONSTRAINTS = {**QUALITY_CONSTRAINTS, **FAIRNESS_NOTIONS}
@@ -154,7 +154,7 @@ def _four_groups(seed: int = 7, n: int = 80, f: int = 4):
 def test_auto_certifies_many_group_parity_like_the_exhaustive_search() -> None:
     """Four groups: the exact search proves the optimum the exhaustive search
     finds, and FlowOCT on HiGHS, run to proof, agrees."""
-    from strongtree_core.engine import solve_tree
+    from strongtree_core.engine.routes import solve_tree
 
     X, y, group = _four_groups()
     data = collapse_patterns(X, y, 2, group=group)
@@ -172,7 +172,7 @@ def test_auto_certifies_many_group_parity_like_the_exhaustive_search() -> None:
 
 
 def test_forced_mio_starts_from_the_searched_tree_and_must_prove_it() -> None:
-    from strongtree_core.engine import solve_tree
+    from strongtree_core.engine.routes import solve_tree
 
     X, y, group = _four_groups(seed=8)
     data = collapse_patterns(X, y, 2, group=group)
@@ -187,9 +187,9 @@ def test_forced_mio_starts_from_the_searched_tree_and_must_prove_it() -> None:
 
 
 def test_auto_reports_infeasibility_proven_by_the_search() -> None:
-    from strongtree_core.engine import solve_tree
+    from strongtree_core.engine.routes import solve_tree
     from strongtree_core.errors import StrongTreeError
-    from strongtree_core.formulation.quality import MinRecall, MinSpecificity
+    from strongtree_core.formulation.quality_constraints import MinRecall, MinSpecificity
 
     X = np.zeros((8, 2), dtype=int)  # identical rows, both labels: recall 1 and specificity 1 exclude each other
     y = np.array([1, 0, 1, 0, 1, 0, 1, 1])
@@ -208,7 +208,7 @@ def metrics_checks(spec, data, pred):
 def test_depth_three_is_no_worse_than_the_best_depth_two_tree() -> None:
     from dataclasses import replace
 
-    from strongtree_core.engine import solve_tree
+    from strongtree_core.engine.routes import solve_tree
 
     X, y, group = _four_groups(seed=9, n=120, f=5)
     data = collapse_patterns(X, y, 2, group=group)

@@ -16,7 +16,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from strongtree_core import StrongTreeClassifier, StrongTreeError
-from strongtree_core import estimator as est
+from strongtree_core.estimator import classifier as est
 from strongtree_core.metrics import statistical_parity_difference
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"

@@ -33,9 +33,9 @@ from strongtree_core.accel.problem import linear_problem
 from strongtree_core.accel.search import exact_solve
 from strongtree_core.encoding.patterns import collapse_patterns
 from strongtree_core.formulation import build_model
-from strongtree_core.formulation.fairness import EqualizedOdds, StatisticalParity
+from strongtree_core.formulation.fairness_constraints import EqualizedOdds, StatisticalParity
 from strongtree_core.formulation.objectives import tree_objective
-from strongtree_core.formulation.quality import MinPrecision, MinRecall, MinSpecificity
+from strongtree_core.formulation.quality_constraints import MinPrecision, MinRecall, MinSpecificity
 from strongtree_core.formulation.spec import TreeSpec
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
@@ -387,7 +387,7 @@ def test_time_limit_is_kept_and_the_bound_stays_valid() -> None:
     wall = time.perf_counter() - t0
     assert wall <= 2.0 + 1.0
     assert res.status == "stopped"
-    if res.structure is not None:
+    if res.structure is not None and res.bound is not None:
         assert res.bound >= res.objective
         assert tree_objective(data, spec, res.structure) == pytest.approx(res.objective)
 
@@ -425,6 +425,85 @@ def test_a_stopped_search_keeps_a_bound_no_feasible_tree_beats() -> None:
             assert res.objective <= full.objective + 1e-9
     assert all(b >= full.objective - 1e-9 for _, b in reports if b is not None)
     assert all(o <= full.objective + 1e-9 for o, _ in reports if o is not None)
+
+
+def _distinct_rows(seed: int, n: int = 3000, F: int = 60):
+    """A table where every row could be right (no two rows alike with different classes)."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, (n, F))
+    y = ((X[:, :8].sum(axis=1) + rng.normal(0, 1.5, n)) > 4).astype(int)
+    return X, y
+
+
+def test_a_search_stopped_before_it_proves_anything_reports_no_bound() -> None:
+    """A bound of every row right says nothing: a search stopped before it proves more
+    reports none (in its result and in every report while it runs), not the row count;
+    with rows alike of different classes, every pattern at its best class is a real bound
+    (below the rows) and is reported."""
+    X, y = _distinct_rows(11)
+    data = collapse_patterns(X, y, 2)
+    assert data.n_patterns == data.n_rows
+    reports = []
+    res = exact_solve(data, TreeSpec(depth=5), time_limit=0.3, report=lambda o, b, n, t, m: reports.append(b))
+    assert res.status == "stopped" and res.structure is not None
+    assert res.bound is None and reports and all(b is None for b in reports)
+    # half the rows again with the other class: those patterns cannot all be right
+    twins = np.arange(0, 3000, 2)
+    X2, y2 = np.vstack([X, X[twins]]), np.concatenate([y, 1 - y[twins]])
+    data2 = collapse_patterns(X2, y2, 2)
+    best_class = data2.count.sum() - twins.size  # each twin pattern: one of its two rows right at most
+    res2 = exact_solve(data2, TreeSpec(depth=5), time_limit=0.3)
+    assert res2.status == "stopped"
+    assert res2.bound == pytest.approx(best_class) and res2.bound < data2.count.sum()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_alike_rows_bound_is_the_full_trees_optimum_and_above_every_shallower(seed) -> None:
+    """Rows alike in every feature, of different classes: the bound from them is the optimum
+    of a tree deep enough to separate every distinct row (depth = features), and at least
+    the optimum at every depth (by every tree), with weights, balanced accuracy and the worst
+    class's accuracy (one part per class: there the bound holds, above the optimum)."""
+    from strongtree_core.accel.search import alike_rows_bound
+
+    rng = np.random.default_rng(50 + seed)
+    n, F = 30, 2
+    X, y = rng.integers(0, 2, (n, F)), rng.integers(0, 2, n)
+    weight = rng.integers(1, 4, n).astype(float) if seed % 2 else None
+    data = collapse_patterns(X, y, 2, sample_weight=weight)
+    for objective in ("accuracy", "balanced_accuracy", "worst_case_accuracy"):
+        bound = alike_rows_bound(linear_problem(data, TreeSpec(depth=F, objective=objective)))
+        for depth in range(1, F + 1):
+            spec = TreeSpec(depth=depth, objective=objective)
+            optimum = max(tree_objective(data, spec, t) for t in all_trees(depth, F, 2))
+            assert bound >= optimum - 1e-9
+            if depth == F and objective != "worst_case_accuracy":  # (one part: each set's best class is a tree's)
+                assert bound == pytest.approx(optimum)
+
+
+def test_the_words_of_a_stopped_fit_say_no_bound_yet() -> None:
+    """The record of a fit stopped before a bound: bound None, and the words of the
+    dashboard and the report say "none yet" (a heuristic's, "none"), a bound "at most"."""
+    import warnings
+
+    from strongtree_core import StrongTreeClassifier
+    from strongtree_core.report.build import ReportInput, build_report
+    from strongtree_core.words import NO_BOUND_HEURISTIC, NO_BOUND_YET, bound_words
+
+    X, y = _distinct_rows(12)
+    table = pd.DataFrame(X, columns=[f"c{i}" for i in range(X.shape[1])]).assign(target=y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = StrongTreeClassifier(depth=5, time_limit=0.5).fit(table.drop(columns="target"), table["target"])
+        html = build_report(ReportInput(model.tree_, table, None, "t.csv", settings={"objective": "accuracy"}))
+    record = model.record_
+    assert record.status == "time_limit" and record.bound is None and record.gap is None
+    assert bound_words(record.bound, record.status) == NO_BOUND_YET == "none yet"
+    assert bound_words(None, "heuristic") == NO_BOUND_HEURISTIC
+    assert bound_words(631.0, "time_limit") == "631"
+    # a bound says what it caps, no more: "at most" so many rows right
+    assert bound_words(700.0, "time_limit", "accuracy", 0.0, 768) == "at most 700 correct rows (91.1%)"
+    assert "<dt>Bound</dt><dd>none yet (nothing proven about the distance to the best tree)</dd>" in html
+    assert "No bound yet: nothing is proven about how far it is from the best tree." in html
 
 
 def test_infeasibility_is_proven() -> None:

@@ -10,9 +10,9 @@ from streamlit.testing.v1 import AppTest
 
 from strongtree_core.metrics import group_metrics
 from strongtree_core.metrics.group_summary import SMALL_ROWS, SUMMARY_COLUMNS, group_labels, group_summary
-from strongtree_studio.demo_data import make_hiring
-from strongtree_studio.groups_view import group_sentence, group_summary_table, small_note
-from strongtree_studio.markup import md
+from strongtree_studio.data.demo_tables import make_hiring
+from strongtree_studio.views.groups_view import group_sentence, group_summary_table, small_note
+from strongtree_studio.views.markup import md
 
 
 @pytest.fixture(scope="module")

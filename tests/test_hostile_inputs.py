@@ -24,12 +24,12 @@ import pytest
 
 from strongtree_core import StrongTreeClassifier, StrongTreeError
 from strongtree_core import cli
-from strongtree_core import estimator as est
-from strongtree_core.cli.words import CLI_BAD_VALUE, CLI_CONFIDENCE_WITHOUT_FAIRNESS, CLI_METHOD_WITHOUT_CONFIDENCE
+from strongtree_core.estimator import classifier as est
+from strongtree_core.cli.words import CLI_CONFIDENCE_WITHOUT_FAIRNESS, CLI_METHOD_WITHOUT_CONFIDENCE
 from strongtree_core.encoding import EncodingError
 from strongtree_core.encoding import errors as enc
 from strongtree_core.encoding import groups
-from strongtree_core import promise_fit
+from strongtree_core.estimator import promise_fit
 from strongtree_core.tree import FittedTree
 from strongtree_core.tree import fitted
 from strongtree_core.vocabulary import PROMISE_METHODS

@@ -15,18 +15,17 @@ import pandas as pd
 import pytest
 
 from strongtree_core import StrongTreeClassifier, cli
-from strongtree_core.cli import options
-from strongtree_core.estimator import BOUND_TOO_SMALL, ParameterError
+from strongtree_core.estimator.classifier import BOUND_TOO_SMALL, ParameterError
 from strongtree_core.numbers import MIN_FAIRNESS_BOUND, bound_too_small, finer_than, read_integer, read_number
 from strongtree_core.sweep import frontier, sweep
 from strongtree_core.tree import FittedTree, StoredTreeError
 from strongtree_core.tree import fitted
 from strongtree_studio import launch
-from strongtree_studio.codebook import ERR_JSON, JSON_TOO_DEEP, CodebookError, read_codebook
-from strongtree_studio.config import ERR_BOUND_TOO_SMALL, ModelConfig, Roles, SplitConfig, check_model
-from strongtree_studio.demo_data import DEMOS
-from strongtree_studio.roles import suggest_roles
-from strongtree_studio.sweep_grid import BOUND_DECIMALS, MSG_BOUNDS_TOO_FINE, SweepChoice, check_sweep
+from strongtree_studio.data.codebook import ERR_JSON, JSON_TOO_DEEP, CodebookError, read_codebook
+from strongtree_studio.data.choices import ERR_BOUND_TOO_SMALL, ModelConfig, Roles, SplitConfig, check_model
+from strongtree_studio.data.demo_tables import DEMOS
+from strongtree_studio.data.roles import suggest_roles
+from strongtree_studio.sweeps.sweep_grid import BOUND_DECIMALS, MSG_BOUNDS_TOO_FINE, SweepChoice, check_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 HIRING = "Hiring (teaching data with planted bias)"

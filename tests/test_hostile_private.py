@@ -18,11 +18,11 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from strongtree_studio import restore
-from strongtree_studio.browser_store import KEY_BYTES, BrowserStore, browser_key, session_key
-from strongtree_studio.explain import MSG_HISTORY_KEPT, MSG_LEGACY_HISTORY
-from strongtree_studio.private import private_file, private_folder
-from strongtree_studio.runs import ERR_DB, RunStore, RunStoreError, runs_db_path, user_data_dir
+from strongtree_studio.page import restore
+from strongtree_studio.stores.browsers import KEY_BYTES, BrowserStore, browser_key, session_key
+from strongtree_studio.views.explain import MSG_HISTORY_KEPT, MSG_LEGACY_HISTORY
+from strongtree_studio.stores.private import private_file, private_folder
+from strongtree_studio.stores.run_history import ERR_DB, RunStore, RunStoreError, runs_db_path, user_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX's")
@@ -163,6 +163,7 @@ def test_an_issued_token_is_adopted_and_only_by_its_server():
     assert restore.issue_token(KEY) != token  # random each time
 
 
+@pytest.mark.timing
 def test_a_token_of_an_earlier_version_is_adopted_only_when_the_store_keeps_its_work(tmp_path):
     """Unsigned tokens of earlier versions: adopted when their work is in the store (so an upgrade loses no
     one's work); a made-up one is not, whatever its shape."""
@@ -215,7 +216,7 @@ def test_a_forged_cookie_becomes_no_identity_in_the_app(isolated, monkeypatch):
 def test_the_runs_page_names_no_path_of_the_server(isolated, monkeypatch):
     """The Runs page said 'The history is kept in /home/.../runs.sqlite3' to every visitor."""
     at = open_app(monkeypatch, None)
-    at.switch_page("strongtree_studio/screens/runs.py").run()
+    at.switch_page("pages/7_runs.py").run()
     assert MSG_HISTORY_KEPT in [c.value for c in at.caption]
     assert str(isolated) not in str(at)
 
@@ -236,13 +237,13 @@ def test_a_history_that_cannot_be_used_says_why_without_its_path(tmp_path, caplo
 
 
 def test_the_old_history_is_named_in_the_log_not_on_the_page(isolated, monkeypatch, caplog):
-    from strongtree_studio import runs
+    from strongtree_studio.stores import run_history as runs
 
     old = isolated / "old" / "runs.sqlite3"
     RunStore(old)
     monkeypatch.setattr(runs, "LEGACY_DB", old)
     monkeypatch.setattr(runs, "_LOGGED", set())
     at = open_app(monkeypatch, None)
-    at.switch_page("strongtree_studio/screens/runs.py").run()
+    at.switch_page("pages/7_runs.py").run()
     assert MSG_LEGACY_HISTORY in [c.value for c in at.caption]
     assert str(isolated) not in str(at) and str(old) in caplog.text

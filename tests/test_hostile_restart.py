@@ -24,23 +24,23 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from strongtree_core.tree import FittedTree
-from strongtree_studio.config import ModelConfig, Roles, SplitConfig, split_table
-from strongtree_studio.demo_data import make_hiring
-from strongtree_studio.jobs import PhaseState
-from strongtree_studio.outcome import MSG_SERVER_STOPPED, SolveContext, journal_entry
-from strongtree_studio.runs import INTERRUPTED, RUNNING, RunStore, server_alive, server_id
-from strongtree_studio.shown import MSG_SERVER_WENT_AWAY, MSG_SERVER_WENT_AWAY_NO_TREE
+from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, split_table
+from strongtree_studio.data.demo_tables import make_hiring
+from strongtree_studio.jobs.job_registry import PhaseState
+from strongtree_studio.jobs.solve_job import MSG_SERVER_STOPPED, SolveContext, journal_entry
+from strongtree_studio.stores.run_history import INTERRUPTED, RUNNING, RunStore, server_alive, server_id
+from strongtree_studio.page.shown import MSG_SERVER_WENT_AWAY, MSG_SERVER_WENT_AWAY_NO_TREE
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: A server as the dashboard wires it (strongtree_studio.services), one long solve; it prints the run id
+#: A server as the dashboard wires it (strongtree_studio.page.services), one long solve; it prints the run id
 #: once the solve's run holds a tree, then waits to be killed.
 STAND_IN = textwrap.dedent("""
     import sys, time
-    from strongtree_studio.config import ModelConfig, Roles, SplitConfig, split_table
-    from strongtree_studio.demo_data import make_hiring
-    from strongtree_studio.outcome import SolveContext, solve_spec
-    from strongtree_studio.services import job_registry
+    from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, split_table
+    from strongtree_studio.data.demo_tables import make_hiring
+    from strongtree_studio.jobs.solve_job import SolveContext, solve_spec
+    from strongtree_studio.page.services import job_registry
 
     if __name__ == "__main__":
         frame = make_hiring(800, seed=3)
@@ -79,6 +79,7 @@ def _gone_server() -> str:
     return f"{socket.gethostname()}/{os.getpid()}/1.000"
 
 
+@pytest.mark.timing
 def test_kill_9_mid_solve_then_restart_lists_the_run_as_interrupted(tmp_path):
     """A real server process (the dashboard's registry and hooks) solving FlowOCT, killed with SIGKILL once
     its run holds a tree: the next server lists the run as interrupted with that tree and its last bound."""
@@ -162,8 +163,8 @@ def test_a_refit_on_part_of_the_rows_is_neither_the_solves_tree_nor_its_bound():
     of the rows whose trees and bounds count other rows.  The solve's tree so far (shown, and journaled for a
     killed server) is the last tree of a fit on every row, with that fit's bound: a refit's bound written as
     the run's would say "no tree can do better than" a number about other rows."""
-    from strongtree_studio.jobs import Job, JobRegistry
-    from strongtree_studio.outcome import solve_spec
+    from strongtree_studio.jobs.job_registry import Job, JobRegistry
+    from strongtree_studio.jobs.solve_job import solve_spec
 
     context = _context()
     whole = _a_tree(context)
@@ -213,18 +214,19 @@ def test_the_open_tab_says_the_server_went_away(history, reported):
     at.session_state["job_id"] = "lost-job"
     at.run()
     at.session_state["session_owner"] = ""
-    at.switch_page("strongtree_studio/screens/solve.py").run()
+    at.switch_page("pages/3_solve.py").run()
     assert not at.exception, at.exception
     expected = MSG_SERVER_WENT_AWAY.format(run_id=run_id) if reported == "a tree" else MSG_SERVER_WENT_AWAY_NO_TREE
     assert expected in [w.value for w in at.warning]
     assert not any("Solving" in str(b.value) for b in at.markdown)
-    at.switch_page("strongtree_studio/screens/tree.py").run()
+    at.switch_page("pages/4_tree.py").run()
     assert not at.exception
     assert bool(at.get("graphviz_chart")) is (reported == "a tree")
     assert history.get(run_id).status == INTERRUPTED
 
 
 @pytest.mark.soak
+@pytest.mark.timing
 def test_kill_9_of_the_dashboard_then_restart_the_tab_says_so(tmp_path):
     """The real thing: streamlit run, a solve in Chromium, kill -9 of the server, a new server on the same
     port: the open tab, reconnected, says the server stopped during the solve; the Runs page lists the run."""

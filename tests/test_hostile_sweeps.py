@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from strongtree_core import StrongTreeClassifier, StrongTreeError, cli
-from strongtree_core import estimator as est
+from strongtree_core.estimator import classifier as est
 from strongtree_core.cli.tables import output_format
 from strongtree_core.cli.words import CLI_TOO_MANY_FOLDS
 from strongtree_core.csv_format import read_spreadsheet_cell, runs_as_formula, spreadsheet_cell
@@ -216,7 +216,7 @@ def test_a_formula_cell_quoted_for_a_spreadsheet_reads_back_as_written(text):
 def test_the_codebook_template_quotes_formula_codes_and_reads_back_the_same_codes():
     """A code `=HYPERLINK(...)` in a column becomes a quoted cell of the template; filled in and read back,
     the codebook labels the code itself, not the quoted text."""
-    from strongtree_studio.codebook import codebook_template, read_codebook
+    from strongtree_studio.data.codebook import codebook_template, read_codebook
 
     hostile = '=HYPERLINK("http://beacon.example","x")'
     frame = pd.DataFrame({"status": [hostile, "-", "ok"] * 5})
@@ -233,7 +233,7 @@ def test_the_codebook_template_quotes_formula_codes_and_reads_back_the_same_code
 
 def test_the_sweep_download_quotes_a_formula_a_user_typed():
     """The Trade-offs CSV download: a text cell starting with = gets a quote; numbers stay numbers."""
-    from strongtree_studio.sweep_points import csv_bytes
+    from strongtree_studio.sweeps.points import csv_bytes
 
     table = pd.DataFrame({"fairness_bound": [0.0, 0.05], "train_accuracy": [0.5, 0.75]})
     meta = {"dataset": FORMULA, "config": {"roles": {"target": "@hired", "pos_label": "-yes", "protected": ["+sex"]}}}
@@ -290,8 +290,8 @@ def test_stop_during_planning_ends_the_checks():
 def test_a_bound_finer_than_a_sweep_tells_apart_is_refused_not_made_a_second_zero():
     """On the Trade-offs page a bound of 0.00004 pp became a second δ = 0 point; it is refused with the
     decimals kept, and 0.0001 pp is kept as itself."""
-    from strongtree_studio.sweep_grid import BOUND_DECIMALS, MSG_BOUNDS_TOO_FINE
-    from strongtree_studio.sweep_parse import TooFine, parse_numbers
+    from strongtree_studio.sweeps.sweep_grid import BOUND_DECIMALS, MSG_BOUNDS_TOO_FINE
+    from strongtree_studio.sweeps.parse import TooFine, parse_numbers
 
     with pytest.raises(TooFine) as info:
         parse_numbers("0, 0.00004", BOUND_DECIMALS)

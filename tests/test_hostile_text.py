@@ -26,6 +26,7 @@ from strongtree_core.report.build import ReportInput, build_report
 from strongtree_core.tree import svg
 from strongtree_core.tree.svg import MAX_LINE, tree_svg, wrap
 from strongtree_core.words import CUT_MARK, LABEL_LIMIT, TOOLTIP_LIMIT, count_of, drawn_text, label_text
+from strongtree_studio.page.navigation import screen
 
 ROOT = Path(__file__).resolve().parents[1]
 N = 60
@@ -246,12 +247,11 @@ def long_names_on_every_page(tmp_path_factory, request):
     """Upload a table with a 20,000-character column name, class label and file name (or a protected column
     and groups of such names, fairness on), solve, open every page; returns the pages' elements and the
     seconds each took."""
-    import os
 
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
-    from strongtree_studio.services import job_registry
+    from strongtree_studio.page.services import job_registry
 
     folder = tmp_path_factory.mktemp("long")
     patch = pytest.MonkeyPatch()
@@ -265,14 +265,14 @@ def long_names_on_every_page(tmp_path_factory, request):
     seconds["data"] = time.perf_counter() - started
     assert not at.exception and not at.error, [e.value[:200] for e in at.error]
     if request.param == "groups":
-        from strongtree_studio.session import GENERATIONS, ROLES
+        from strongtree_studio.page.session import GENERATIONS, ROLES
 
         generation = at.session_state[GENERATIONS.name][ROLES.name]
         at.multiselect(key=f"roles.protected.{generation}").set_value(["P" * LONG]).run()
-        at.switch_page("strongtree_studio/screens/model.py").run()
+        at.switch_page("pages/2_model.py").run()
         at.multiselect(key="model.fairness").set_value(["statistical_parity"]).run()
         assert not at.exception and not at.error, [e.value[:200] for e in at.error]
-    at.switch_page("strongtree_studio/screens/solve.py").run()
+    at.switch_page("pages/3_solve.py").run()
     at.button(key="solve.start").click().run()
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -284,7 +284,7 @@ def long_names_on_every_page(tmp_path_factory, request):
     pages = {}
     for page in ("solve", "tree", "fairness", "runs", "data", "model", "tradeoffs", "learn"):
         started = time.perf_counter()
-        at.switch_page(f"strongtree_studio/screens/{page}.py").run()
+        at.switch_page(screen(page)).run()
         seconds[page] = time.perf_counter() - started
         assert not at.exception, at.exception
         pages[page] = {"markdown": [m.value for m in at.markdown], "captions": [c.value for c in at.caption],
@@ -327,7 +327,7 @@ def test_20000_character_names_on_the_dashboard_within_seconds(long_names_on_eve
 
 def test_a_report_file_name_stays_a_file_name():
     """A 20,000-character table name gives a report file name of at most 60 characters of it."""
-    from strongtree_studio.reporting import FILE_STEM, report_file_name
+    from strongtree_studio.views.report_view import FILE_STEM, report_file_name
 
     name = report_file_name("F" * LONG + ".csv", 3)
     assert name == "report-" + "f" * FILE_STEM + "-run-3.html" and len(name.encode()) < 255
@@ -338,7 +338,7 @@ def test_a_report_file_name_stays_a_file_name():
                                             ("y" * 100, "y" * 79 + CUT_MARK)])
 def test_an_uploaded_file_s_name_is_cut_with_its_extension_kept(file_name, name):
     """The table's name on every page, in messages and in the history: at most 80 characters."""
-    from strongtree_studio.loading import table_name
+    from strongtree_studio.data.loading import table_name
 
     assert table_name(file_name) == name
 

@@ -161,8 +161,8 @@ def test_type_checkers_see_the_readme_s_names(tmp_path):
         else:
             os.environ["MYPYPATH"] = previous
     lines = [line.split(": ", 1)[1] for line in out.splitlines() if ": " in line]
-    assert 'note: Revealed type is "strongtree_core.estimator.StrongTreeClassifier"' in lines, out + err
-    assert any(line.startswith('note: Revealed type is "def (') and "strongtree_core.estimator.StrongTreeClassifier"
+    assert 'note: Revealed type is "strongtree_core.estimator.classifier.StrongTreeClassifier"' in lines, out + err
+    assert any(line.startswith('note: Revealed type is "def (') and "strongtree_core.estimator.classifier.StrongTreeClassifier"
                in line for line in lines[1:2]), out
     assert any("strongtree_core.tree.fitted.FittedTree" in line for line in lines[2:3]), out
     assert any("strongtree_core.not_proven.NotProvenWarning" in line for line in lines[3:4]), out

@@ -344,6 +344,43 @@ def test_ctrl_c_while_the_libraries_load_is_one_line_and_exit_130(hiring_csv, tm
     assert not tree.exists()
 
 
+class _CutShort:
+    """A ``strongtree_core.cli`` whose loading meets a Ctrl-C the way numpy's C extensions do: the
+    KeyboardInterrupt is caught inside and an ImportError comes out."""
+
+    def __getattr__(self, name):
+        try:
+            signal.raise_signal(signal.SIGINT)
+            for _ in range(1000):  # the handler runs between two steps of the interpreter
+                pass
+        except KeyboardInterrupt as exc:
+            raise ImportError('PyCapsule_Import could not import module "datetime"') from exc
+        raise AssertionError("the command installed no handler of its own for the Ctrl-C")
+
+
+def test_an_import_cut_short_by_ctrl_c_is_the_ctrl_c_not_a_broken_install(monkeypatch, capsys):
+    from strongtree_core import command
+
+    monkeypatch.setitem(sys.modules, "strongtree_core.cli", _CutShort())
+    with pytest.raises(SystemExit) as ended:
+        command.run()
+    assert ended.value.code == 130
+    assert capsys.readouterr().err == INTERRUPTED_EARLY + "\n"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # given back once loaded
+
+
+def test_an_import_that_fails_without_a_ctrl_c_is_not_called_one(monkeypatch):
+    from strongtree_core import command
+
+    class Broken:
+        def __getattr__(self, name):
+            raise ImportError("numpy is missing")
+
+    monkeypatch.setitem(sys.modules, "strongtree_core.cli", Broken())
+    with pytest.raises(ImportError, match="numpy is missing"):
+        command.run()
+
+
 @pytest.mark.timing
 def test_a_solver_run_left_behind_does_not_hold_the_command_at_exit(tmp_path):
     """A HiGHS run abandoned after Stop or its limit (it cannot be interrupted inside presolve) made the

@@ -75,8 +75,8 @@ def test_out_of_time_before_any_rung_no_rung_is_begun_and_the_best_feasible_star
     monkeypatch.setattr(ladder, "LADDER_CELLS", 0)
     X, y = continuous(2000, seed=5, columns=8)
     _, data = patterns(X, y, max_thresholds=32)
-    from strongtree_core import engine
-    from strongtree_core.starts import candidate_starts, cart_structure
+    from strongtree_core.engine import routes as engine
+    from strongtree_core.engine.starts import candidate_starts, cart_structure
 
     start = cart_structure(data, 4)
     found = exact_solve(data, TreeSpec(depth=4), time_limit=-1.0, starts=(start,))
@@ -96,9 +96,9 @@ def test_starts_wait_for_an_unwatched_search_the_program_solves_and_come_when_it
     """The cheap starts (CART, single leaves) are made before a search only when they can matter: someone
     watches for a first tree, or the search is more than the dynamic program; else only when the search
     comes back without a tree."""
-    from strongtree_core import engine
+    from strongtree_core.engine import routes as engine
     from strongtree_core.accel.search import ExactResult
-    from strongtree_core.starts import candidate_starts
+    from strongtree_core.engine.starts import candidate_starts
     from strongtree_core.structure import TreeStructure
 
     X, y = continuous(300, seed=7)
@@ -149,7 +149,7 @@ def test_the_first_start_has_a_rung_of_its_own_and_the_rungs_stay_nested(monkeyp
     X, y = continuous(2000, seed=6, columns=8)
     _, data = patterns(X, y, max_thresholds=32)
     from strongtree_core.accel.dp import Deadline
-    from strongtree_core.starts import cart_structure
+    from strongtree_core.engine.starts import cart_structure
     from strongtree_core.structure import TreeStructure
 
     first = cart_structure(data, 3)
@@ -175,7 +175,7 @@ def test_the_full_problem_is_not_begun_when_its_estimate_exceeds_the_time_left(m
     late, the search was given up and the certified rung went with it (bound = the row count).
     When even the optimistic estimate exceeds the time left, the ladder answers with its rung."""
     from strongtree_core.accel.dp import Deadline
-    from strongtree_core.starts import cart_structure
+    from strongtree_core.engine.starts import cart_structure
 
     X, y = continuous(2000, seed=6, columns=8)
     _, data = patterns(X, y, max_thresholds=32)
@@ -243,7 +243,7 @@ def test_a_fair_tree_through_the_ladder_meets_its_bound(monkeypatch):
 def test_a_rung_still_at_work_at_the_limit_keeps_the_certificate_of_the_rung_before(monkeypatch):
     """A search given up at its limit (a set-up on a million rows answers no clock) used to come
     back without a bound; the ladder's last certified rung now holds, the encoding cut to it."""
-    from strongtree_core import engine
+    from strongtree_core.engine import routes as engine
 
     monkeypatch.setattr(ladder, "LADDER_CELLS", 0)
     monkeypatch.setattr(ladder, "full_problem_seconds", lambda *args: 0.0)  # the full problem is begun

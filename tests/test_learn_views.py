@@ -4,23 +4,32 @@ drawing of the root LP (splits, one row's flow, OCT's big-M rows) from a real ro
 
 import io
 
+import numpy as np
 import pandas as pd
 import pytest
 
+from strongtree_core.report.claim import KEPT_LABEL
+from strongtree_core.compare.formulations import compare_formulations
 from strongtree_core.datasets import make_balance_scale
-from strongtree_core.root_lp import root_relaxations
-from strongtree_studio import root_view
-from strongtree_studio.comparison_job import ComparisonResult
-from strongtree_studio.demo_data import DEMOS
-from strongtree_studio.learn_presets import DEFAULT, PRESETS, preset_of
-from strongtree_studio.learn_view import (
+from strongtree_core.errors import NotProvenWarning
+from strongtree_core.compare.root_lp import root_relaxations
+from strongtree_studio.learn import root_lp_view as root_view
+from strongtree_studio.jobs.comparison_job import N_BUCKETS, ComparisonResult
+from strongtree_studio.data.demo_tables import DEMOS
+from strongtree_studio.learn.presets import DEFAULT, PRESETS, preset_of
+from strongtree_studio.learn.comparison_view import (
     EXPORT_COLUMNS,
     LearnChoice,
     comparison_latex,
+    comparison_table,
     export_frame,
     is_stale,
+    kept_note,
+    local_search_sentence,
     nodes_sentence,
     objective_axis,
+    optimum_of,
+    optimum_words,
     lp_chart,
     theorem_check,
 )
@@ -114,3 +123,51 @@ def test_nothing_is_drawn_with_a_split_penalty():
     frame = make_balance_scale().sample(30, random_state=2).reset_index(drop=True)
     root = root_relaxations(frame.drop(columns="tips"), frame["tips"], depth=2, regularization=0.1, time_limit=20)
     assert not root_view.drawable(root) and not root_view.drawable(None)
+
+
+def compared(X, y) -> ComparisonResult:
+    """The Learn page's comparison of FlowOCT, the exact search and the local search, as its job stores it."""
+    with pytest.warns(NotProvenWarning):  # the local search proves nothing, and says so
+        runs = compare_formulations(X, y, depth=1, formulations=("flow", "auto", "local_search"), time_limit=20,
+                                    n_buckets=N_BUCKETS)
+    return ComparisonResult(tuple({**run.row(), "word": run.formulation} for run in runs), len(y),
+                            ("flow", "auto", "local_search"))
+
+
+@pytest.fixture(scope="module")
+def kept_and_every():
+    """Two comparisons at the page's 4 quantile cuts: 60 rows of two columns with 59 distinct values each
+    (6 of their 118 cuts kept), and the same rows rounded to 4 values per column (every cut kept)."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=60).round(3), "b": rng.normal(size=60).round(3)})
+    y = (X.a + 0.5 * X.b + rng.normal(scale=0.5, size=60) > 0).astype(int)
+    coarse = X.apply(lambda c: pd.qcut(c, 4, labels=False)).astype(float)
+    return compared(X, y), compared(coarse, y)
+
+
+KEPT_WORDS = ("No tree of depth 1 asking only the 6 of the 118 thresholds kept does better on these 60 training rows "
+              "under these constraints; a tree asking another threshold may do better.")
+
+
+def test_the_learn_page_says_what_each_run_proved_in_the_claim_s_words(kept_and_every):
+    kept, every = kept_and_every
+    assert [r["claim"] for r in kept.rows] == [KEPT_LABEL, KEPT_LABEL, "Heuristic (no proof)"], kept.rows
+    assert kept.rows[0]["claim_words"] == KEPT_WORDS
+    assert comparison_table(kept)["Status"].tolist() == [KEPT_LABEL, KEPT_LABEL, "Heuristic (no proof)"]
+    assert kept_note(kept) == (
+        f"Optimal over kept thresholds: {KEPT_WORDS} Every run asks the same thresholds (4 quantile cuts per "
+        "numeric column), so the comparison of the formulations is exact; the optimum is over those thresholds.")
+    assert optimum_words(kept.rows) == "the optimum proven over the kept thresholds"
+    local = next(r for r in kept.rows if r["word"] == "local_search")
+    assert " the optimum proven over the kept thresholds" in local_search_sentence(kept)
+    assert local["objective"] <= optimum_of(kept.rows)
+    # Every cut kept: the same page says "Proven optimal" and says no more about thresholds.
+    assert [r["claim"] for r in every.rows][:2] == ["Proven optimal", "Proven optimal"], every.rows
+    assert every.rows[0]["claim_words"] == ("No tree of depth 1 does better on these 60 training rows under these "
+                                            "constraints (every threshold of the numeric columns was searched).")
+    assert comparison_table(every)["Status"].tolist()[:2] == ["Proven optimal", "Proven optimal"]
+    assert kept_note(every) == "" and optimum_words(every.rows) == "the proven optimum"
+    assert " the proven optimum" in local_search_sentence(every)
+    # A run stored before the claim was kept with it reads its status, as before.
+    old = ComparisonResult(({"word": "flow", "status": "optimal", "objective": 1.0, "certified": True},), 60)
+    assert comparison_table(old)["Status"].tolist() == ["Proven optimal"] and kept_note(old) == ""

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from strongtree_core import StrongTreeClassifier, limits
+from strongtree_core import StrongTreeClassifier
+from strongtree_core.engine import limits
 
 
 def _meminfo_bytes() -> int | None:
@@ -62,7 +63,7 @@ def test_no_source_at_all_is_a_message_that_names_the_way_out(monkeypatch):
 
 
 def test_the_machine_s_memory_is_read_only_for_an_estimate_that_could_exceed_it(monkeypatch):
-    from strongtree_core import engine
+    from strongtree_core.engine import routes as engine
 
     read: list[int] = []
 

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from strongtree_core import StrongTreeClassifier, StrongTreeError
 from strongtree_core.encoding.patterns import collapse_patterns
-from strongtree_core.engine import NO_FEASIBLE_START, solve_tree
+from strongtree_core.engine.routes import NO_FEASIBLE_START, solve_tree
 from strongtree_core.formulation import TreeSpec
-from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS
+from strongtree_core.formulation.fairness_constraints import FAIRNESS_NOTIONS
 from strongtree_core.formulation.objectives import tree_objective
 from strongtree_core.heuristics import LOCAL_SEARCH_REFUSED, local_search
 

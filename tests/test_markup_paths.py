@@ -1,4 +1,4 @@
-"""User text reaches a widget only through strongtree_studio.markup.
+"""User text reaches a widget only through strongtree_studio.views.markup.
 
 Two checks.  The scan (tests/markup_scan.py) reads every page script and
 Streamlit-bound module and refuses a widget whose label, help, captions,
@@ -25,16 +25,16 @@ from hostile import hazards
 from markup_scan import findings
 from streamlit.testing.v1 import AppTest
 
-from strongtree_studio import STREAMLIT_BOUND
-from strongtree_studio.config import Roles
-from strongtree_studio.loading import fingerprint
-from strongtree_studio.markup import REPLACEMENT, md, plain_text
-from strongtree_studio.services import job_registry
-from strongtree_studio.table import LoadedTable
+from strongtree_studio.page.navigation import screen
+from strongtree_studio.data.choices import Roles
+from strongtree_studio.data.loading import fingerprint
+from strongtree_studio.views.markup import REPLACEMENT, md, plain_text
+from strongtree_studio.page.services import job_registry
+from strongtree_studio.stores.table import LoadedTable
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDIO = ROOT / "strongtree_studio"
-SCRIPTS = sorted((STUDIO / "screens").glob("*.py")) + [STUDIO / f"{m}.py" for m in sorted(STREAMLIT_BOUND)]
+SCRIPTS = sorted((STUDIO / "page").rglob("*.py")) + [STUDIO / "launch.py", STUDIO / "__main__.py"]
 
 # -- the scan ---------------------------------------------------------------------------------------------
 
@@ -179,7 +179,7 @@ def poll(at: AppTest, until, timeout: float = 120.0) -> AppTest:
 
 
 def goto(at: AppTest, name: str) -> AppTest:
-    at.switch_page(f"strongtree_studio/screens/{name}.py").run()
+    at.switch_page(screen(name)).run()
     assert not at.exception, at.exception
     return at
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, confusion_matrix, precision_score, recall_score
 
 from strongtree_core import metrics
-from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS
+from strongtree_core.formulation.fairness_constraints import FAIRNESS_NOTIONS
 from strongtree_core.metrics._inputs import (
     LENGTH_MISMATCH,
     NEED_LEGITIMATE,

@@ -30,7 +30,7 @@ from strongtree_core.solvers import (
     choose_backend,
     solve,
 )
-from strongtree_core.starts import cart_structure
+from strongtree_core.engine.starts import cart_structure
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 ORACLE = DATA / "oracle_optimal.csv"

@@ -46,7 +46,7 @@ def test_python_m_prints_the_version():
 
 def test_the_version_is_one_string_read_by_the_build():
     assert PYPROJECT["project"]["dynamic"] == ["version"]
-    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "strongtree_core.__version__"}
+    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "strongtree_core.version.__version__"}
     major, minor, patch = strongtree_core.__version__.split(".")
     assert all(part.isdigit() for part in (major, minor, patch))
 

@@ -11,11 +11,12 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from strongtree_core.comparison import compare_formulations
-from strongtree_studio.comparison_job import MAX_ROWS, N_BUCKETS
-from strongtree_studio.demo_data import DEMOS
-from strongtree_studio.learn_presets import BY_KEY, PRESETS
-from strongtree_studio.learn_view import (
+from strongtree_core.report.claim import KEPT_LABEL
+from strongtree_core.compare.formulations import compare_formulations
+from strongtree_studio.jobs.comparison_job import MAX_ROWS, N_BUCKETS
+from strongtree_studio.data.demo_tables import DEMOS
+from strongtree_studio.learn.presets import BY_KEY, PRESETS
+from strongtree_studio.learn.comparison_view import (
     COLUMNS,
     EXPLANATION,
     HEURISTIC_NOTE,
@@ -28,7 +29,7 @@ from strongtree_studio.learn_view import (
     cap_note,
     sample_table,
 )
-from strongtree_studio.words import SOLVE_STATUS, fmt
+from strongtree_studio.views.status_words import SOLVE_STATUS, fmt
 
 ROOT = Path(__file__).resolve().parents[1]
 IRIS = "Iris (scikit-learn)"
@@ -49,7 +50,7 @@ def isolated_history(tmp_path_factory):
 
 def learn_page() -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
-    at.switch_page("strongtree_studio/screens/learn.py").run()
+    at.switch_page("pages/8_learn.py").run()
     assert not at.exception, at.exception
     return at
 
@@ -124,9 +125,13 @@ def test_a_depth_2_comparison_shows_one_row_per_formulation_with_the_librarys_nu
     table = compare(at)
     assert list(table.columns) == list(COLUMNS[1:])
     assert list(table.index) == list(RUN_NAMES.values())
-    proven = SOLVE_STATUS["optimal"].label
+    proven = KEPT_LABEL  # the claim's: 4 quantile cuts per measurement keep some of iris's thresholds
     assert all(table.loc[name, "Status"] == proven for name in ("OCT", "BinOCT", "FlowOCT", "BendersOCT",
-                                                                 "Exact search"))
+                                                                 "Exact search")), table["Status"]
+    captions = " ".join(shown(c.value) for c in at.caption)
+    assert f"{KEPT_LABEL}: No tree of depth 2 asking only the " in captions and (
+        "Every run asks the same thresholds (4 quantile cuts per numeric column)") in captions
+    assert "how far a tree's value is below the optimum proven over the kept thresholds" in captions
     local = table.loc["Local search"]
     assert local["Status"] == SOLVE_STATUS["heuristic"].label and local["Note"] == HEURISTIC_NOTE
     assert local["LP bound"] == fmt(None) and local["Status"] != proven

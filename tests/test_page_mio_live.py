@@ -6,22 +6,28 @@ import re
 import time
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from strongtree_studio import mio_live, mio_live_panel
-from strongtree_studio.comparison_job import ComparisonResult
-from strongtree_studio.mio_live import (
+from strongtree_core.report.claim import KEPT_LABEL
+from strongtree_core.compare.formulations import compare_formulations
+from strongtree_studio.learn import mio_live
+from strongtree_studio.page import mio_live_panel
+from strongtree_studio.jobs.comparison_job import N_BUCKETS, ComparisonResult
+from strongtree_studio.learn.mio_live import (
     COLUMNS,
     LiveMio,
     live_spec,
+    outcome_sentences,
     results_table,
     run_chart,
     run_points,
     shared_domain,
 )
-from strongtree_studio.words import SOLVE_STATUS, fmt
+from strongtree_studio.views.status_words import SOLVE_STATUS, fmt
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -79,7 +85,7 @@ def test_one_click_solves_draws_each_run_and_agrees_with_the_exact_search(monkey
     # Depth 1 on 30 rows: the same three runs and the same wiring, in a few seconds.
     monkeypatch.setattr(mio_live, "LIVE", LiveMio(rows=30, depth=1, time_limit=10.0))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
-    at.switch_page("strongtree_studio/screens/solve.py").run()
+    at.switch_page("pages/3_solve.py").run()
     assert not at.exception, at.exception
     assert any(e.label == mio_live_panel.TITLE for e in at.expander)  # shown with no table loaded, too
     assert not at.button(key="solve.mio.start").disabled and at.button(key="solve.mio.stop").disabled
@@ -108,3 +114,47 @@ def test_one_click_solves_draws_each_run_and_agrees_with_the_exact_search(monkey
     said = " ".join(m.value for m in at.markdown)
     assert "FlowOCT on HiGHS" in said and "BendersOCT on SCIP" in said and "proven optimal" in said
     assert not at.button(key="solve.mio.start").disabled
+
+
+@pytest.fixture(scope="module")
+def kept_and_every():
+    """The three runs of the live MIO, as its job stores them, on 60 rows of two numeric columns at 4 quantile cuts
+    (6 of their 118 cuts kept), and on the same rows with 4 values per column (every cut kept); depth 1."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=60).round(3), "b": rng.normal(size=60).round(3)})
+    y = (X.a + 0.5 * X.b + rng.normal(scale=0.5, size=60) > 0).astype(int)
+    coarse = X.apply(lambda c: pd.qcut(c, 4, labels=False)).astype(float)
+    out = []
+    for table in (X, coarse):
+        runs = compare_formulations(table, y, depth=1, formulations=("flow", "benders", "auto"), time_limit=20,
+                                    n_buckets=N_BUCKETS, solvers={"flow": "highs", "benders": "scip"})
+        out.append(ComparisonResult(tuple({**r.row(), "word": r.formulation} for r in runs), 60,
+                                    ("flow", "benders", "auto")))
+    return out
+
+
+def test_each_run_s_status_and_sentence_are_the_claim_s(kept_and_every):
+    kept, every = kept_and_every
+    history = [{"elapsed": 0.1, "objective": 30.0, "bound": 60.0, "message": word} for word in ("flow", "benders")]
+    kept_words = ("No tree of depth 1 asking only the 6 of the 118 thresholds kept does better on these 60 training "
+                  "rows under these constraints; a tree asking another threshold may do better.")
+    every_words = ("No tree of depth 1 does better on these 60 training rows under these constraints (every threshold "
+                   "of the numeric columns was searched).")
+    for result, label, words in ((kept, KEPT_LABEL, kept_words), (every, "Proven optimal", every_words)):
+        assert results_table(result)["Status"].tolist() == [label] * 3, result.rows
+        rows = {r["word"]: r for r in result.rows}
+        said = outcome_sentences(result, history)
+        assert len(said) == 3, said
+        for sentence, word in zip(said, ("flow", "benders")):
+            row = rows[word]
+            assert (f"and met the best tree ({fmt(row['objective'])}) after {fmt(row['seconds'], 'seconds')}: "
+                    f"{label.lower()}, after {fmt(row['nodes'], 'int')} branch-and-bound nodes.") in sentence, sentence
+        exact = rows["auto"]
+        assert said[2] == (f"**Exact search**: {fmt(exact['objective'])} in {fmt(exact['seconds'], 'seconds')}. "
+                           f"{words} It needs no LP: dynamic programming over the subtrees, with bounds (no MIO model).")
+    # A result kept from before the claim travelled with each run reads its status's words, as before.
+    old = ComparisonResult(({"word": "auto", "status": "optimal", "objective": 143.0, "seconds": 0.5},), 200)
+    assert outcome_sentences(old, []) == [("**Exact search**: 143 in 0.5 s. No tree of this depth does better under "
+                                           "these constraints. It needs no LP: dynamic programming over the subtrees, "
+                                           "with bounds (no MIO model).")]
+    assert results_table(old)["Status"].tolist() == ["Proven optimal"]

@@ -14,19 +14,19 @@ import pytest
 from test_app import drawings, goto, isolated_history, new_app, poll  # noqa: F401 (the fixture isolates the history)
 from streamlit.testing.v1 import AppTest
 
-from strongtree_core.claim import claim
+from strongtree_core.report.claim import claim
 from strongtree_core.tree import FittedTree
-from strongtree_studio.config import ModelConfig, Roles, SplitConfig, split_table
-from strongtree_studio.demo_data import DEMOS
-from strongtree_studio.jobs import JobRegistry
-from strongtree_studio.loading import fingerprint
-from strongtree_studio.markup import md
-from strongtree_studio.roles import suggest_roles
-from strongtree_studio.runs import RunStore
-from strongtree_studio.services import job_registry, run_store
-from strongtree_studio.table import LoadedTable
-from strongtree_studio.frontier_figure import CART_SYMBOL, CERTIFIED_SYMBOL, LABEL_DELTA, REFERENCE_SYMBOL
-from strongtree_studio.sweep_grid import (
+from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, split_table
+from strongtree_studio.data.demo_tables import DEMOS
+from strongtree_studio.jobs.job_registry import JobRegistry
+from strongtree_studio.data.loading import fingerprint
+from strongtree_studio.views.markup import md
+from strongtree_studio.data.roles import suggest_roles
+from strongtree_studio.stores.run_history import RunStore
+from strongtree_studio.page.services import job_registry, run_store
+from strongtree_studio.stores.table import LoadedTable
+from strongtree_studio.sweeps.frontier_view import CART_SYMBOL, CERTIFIED_SYMBOL, LABEL_DELTA, REFERENCE_SYMBOL
+from strongtree_studio.sweeps.sweep_grid import (
     DEFAULT_BOUNDS_TEXT,
     MSG_BOUNDS_RANGE,
     MSG_BOUNDS_TEXT,
@@ -38,11 +38,11 @@ from strongtree_studio.sweep_grid import (
     SweepGrid,
     check_sweep,
 )
-from strongtree_studio.sweep_job import sweep_context, sweep_spec
-from strongtree_studio.sweep_points import csv_bytes, points_table
-from strongtree_studio.sweep_store import finish_sweep
+from strongtree_studio.sweeps.sweep_job import sweep_context, sweep_spec
+from strongtree_studio.sweeps.points import csv_bytes, points_table
+from strongtree_studio.sweeps.history import finish_sweep
 
-PAGE = "strongtree_studio/screens/tradeoffs.py"
+PAGE = "pages/6_tradeoffs.py"
 HIRING = "Hiring (teaching data with planted bias)"
 
 
@@ -87,7 +87,7 @@ def test_a_small_sweep_runs_in_the_background_and_its_points_are_shown_stored_an
     assert at.caption[0].value.startswith("3 points")
     at.button(key="tradeoffs.start").click().run()
     job_id = at.session_state["sweep_job_id"]
-    goto(at, "strongtree_studio/screens/data.py")  # leaving the page does not end the sweep
+    goto(at, "pages/1_data.py")  # leaving the page does not end the sweep
     goto(at, PAGE)
     poll(at, lambda a: not job_registry().snapshot(job_id).active, timeout=60)
     at.run()
@@ -165,14 +165,14 @@ def test_a_small_sweep_runs_in_the_background_and_its_points_are_shown_stored_an
     opened = FittedTree.from_json(entry.tree)  # the point's tree, with the run's split and table added
     assert replace(opened, context=None) == replace(FittedTree.from_json(table.loc[2, "tree"]), context=None)
     assert opened.context.split == entry.config["split"] and entry.config["model"]["fairness_bound"] == 0.1
-    goto(at, "strongtree_studio/screens/tree.py")  # (AppTest does not follow a page change; the browser test does)
+    goto(at, "pages/4_tree.py")  # (AppTest does not follow a page change; the browser test does)
     assert FittedTree.from_json(entry.tree).to_json() == entry.tree and len(drawings(at)) == 1
     # The Tree page says which point of which sweep it shows.
     assert entry.config["sweep_point"]["point"] == 2 and entry.config["sweep_point"]["sweep"] == snapshot.run_id
     label = next(i.value for i in at.info if "reopened from the history" in i.value)
     assert label.startswith(md(f"The tree of point 2 of sweep {snapshot.run_id} (")), label
     # The Runs page lists the sweep, and opens it on the Trade-offs page.
-    goto(at, "strongtree_studio/screens/runs.py")
+    goto(at, "pages/7_runs.py")
     sweeps = next(t.value for t in at.table if "points" in t.value.columns)
     assert list(sweeps.index) == [md(f"Sweep {snapshot.run_id}")] and sweeps["points"].tolist() == ["4"]
     at.button(key="runs.open_sweep").click().run()
@@ -271,7 +271,7 @@ def test_the_grid_check_is_independent_of_the_page():
 
 
 def test_a_click_on_the_frontier_names_its_point_and_nothing_else_does():
-    from strongtree_studio.sweep_points import picked_point
+    from strongtree_studio.sweeps.points import picked_point
 
     marker = {"curve_number": 2, "point_index": 0, "customdata": ["Point 4 · hover text", 4]}
     line = {"curve_number": 0, "point_index": 1}  # the frontier line and the δ lines carry no point
@@ -286,9 +286,9 @@ def test_a_sweep_with_a_promise_level_draws_stars_and_says_what_each_point_promi
     """fairness_confidence is a grid key (a page control): each level is a point at every bound, whose tree keeps
     its bound on new rows by a tightened training bound; the table says the level and that bound, the figure
     draws the points as stars, and a point opened carries its level to the Model settings."""
-    from strongtree_studio.frontier_figure import PROMISE_SYMBOL, PROMISE_UNCERTIFIED_SYMBOL
-    from strongtree_studio.screens.tradeoffs import PROMISE_NOTE
-    from strongtree_studio.sweep_points import point_model
+    from strongtree_studio.sweeps.frontier_view import PROMISE_SYMBOL, PROMISE_UNCERTIFIED_SYMBOL
+    from strongtree_studio.page.screens.tradeoffs import PROMISE_NOTE
+    from strongtree_studio.sweeps.points import point_model
 
     at = tradeoffs_with_demo()
     assert at.multiselect(key="sweep.confidences").value == [None]

@@ -19,8 +19,8 @@ from strongtree_core.accel.lagrange import measure_tree
 from strongtree_core.accel.problem import linear_problem
 from strongtree_core.encoding.patterns import PatternData, collapse_patterns
 from strongtree_core.formulation import TreeSpec
-from strongtree_core.formulation.fairness import ConditionalStatisticalParity, StatisticalParity
-from strongtree_core.formulation.quality import MinRecall
+from strongtree_core.formulation.fairness_constraints import ConditionalStatisticalParity, StatisticalParity
+from strongtree_core.formulation.quality_constraints import MinRecall
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
 

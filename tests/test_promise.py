@@ -13,9 +13,10 @@ import pytest
 from scipy.stats import norm
 
 from strongtree_core import StrongTreeClassifier, TrivialTreeWarning
+from strongtree_core.report.claim import claim
 from strongtree_core.errors import StrongTreeError
-from strongtree_core.estimator import CONFIDENCE_WITHOUT_FAIRNESS
-from strongtree_core.promise import (
+from strongtree_core.estimator.classifier import CONFIDENCE_WITHOUT_FAIRNESS
+from strongtree_core.metrics.promise import (
     Differences,
     FairnessPromise,
     excess,
@@ -248,7 +249,10 @@ def test_only_a_constant_tree_keeps_an_impossible_promise_and_says_so():
     promise = clf.fairness_promise_
     assert promise.constant and np.unique(clf.predict(X)).size == 1
     assert promise.message.startswith("Only a constant tree keeps the promise")
-    assert any(str(w.message) == promise.message for w in caught)
+    said = claim(clf.record_)  # the warning says what every surface says: the claim's words
+    assert [str(w.message) for w in caught if w.category is TrivialTreeWarning] == [said.words], caught
+    assert said.words.startswith("Only a constant tree keeps the promise on new rows: it predicts")
+    assert f"estimated at {100 * promise.smallest_delta:.1f} pp" in said.words and "Proven optimal" not in said.words
     assert promise.smallest_delta is not None and promise.smallest_delta > 0.01
     tried = [r.training_bound for r in promise.rounds if not r.constant]
     assert min(tried) >= TIGHTEST_SHARE * 0.01 - 1e-15  # never exactly 0 (slow to prove, no better)

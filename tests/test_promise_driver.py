@@ -8,12 +8,11 @@ import threading
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from strongtree_core import StrongTreeClassifier, TrivialTreeWarning
-from strongtree_core import estimator as estimator_module
-from strongtree_core.promise import SUBSAMPLE_PAIRS, half_sample_pairs
+from strongtree_core.estimator import classifier as estimator_module
+from strongtree_core.metrics.promise import SUBSAMPLE_PAIRS, half_sample_pairs
 from test_promise import _population
 from test_promise_fits import excess_by_hand, sp_rows
 
@@ -125,3 +124,88 @@ def test_halves_carry_their_rows_weights():
             pair.append(excess_by_hand(sp_rows(pred[part], group[part]), sp_rows(pred[fresh], group[fresh])))
         units.append(np.mean(pair))
     assert clf.fairness_promise_.optimism_at_resample == pytest.approx(np.mean(units), abs=1e-12)
+
+
+def test_refits_are_judged_on_the_first_fits_binary_features_without_encoding_the_table_again(monkeypatch):
+    """A 0/1 table, every row kept: the halves' trees and the margin's are judged on the binary features
+    of the first fit; the table is encoded only by that fit (and by nothing after it)."""
+    from strongtree_core.encoding.binarize import EncodingPlan
+
+    X, y = _population(3000, 2)
+    transforms = []
+    transform = EncodingPlan.transform
+
+    def counted(self, df, *args, **kwargs):
+        transforms.append(len(df))
+        return transform(self, df, *args, **kwargs)
+
+    monkeypatch.setattr(EncodingPlan, "transform", counted)
+    clf = fit(promised(), X, y)
+    assert not clf.fairness_promise_.constant and len(clf._promise_fits) >= 2  # halves and a refit were judged
+    assert len(transforms) <= 1  # the first fit's encoding only (an encoder may build it without transform)
+    monkeypatch.setattr(EncodingPlan, "transform", transform)
+    # and the judgments are those of the table encoded again (the optimism recomputed from plain fits)
+    group = X["group"].to_numpy()
+    units = []
+    for a, b in half_sample_pairs((group == "b").astype(int) * 2 + y, SUBSAMPLE_PAIRS):
+        pair = []
+        for part, fresh in ((a, b), (b, a)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = StrongTreeClassifier(depth=2, fairness="statistical_parity", fairness_bound=0.05,
+                                             time_limit=60).fit(X.iloc[part].reset_index(drop=True), y[part],
+                                                                sensitive_features="group")
+            pred = model.predict(X) == 1
+            pair.append(excess_by_hand(sp_rows(pred[part], group[part]), sp_rows(pred[fresh], group[fresh])))
+        units.append(np.mean(pair))
+    assert clf.fairness_promise_.optimism_at_resample == pytest.approx(np.mean(units), abs=1e-12)
+
+
+def test_on_threads_every_first_half_is_started_before_any_second_half():
+    """Five pairs on two threads: the second halves wait for their own first halves, and none is taken
+    by a thread while a first half still waits for one (else a thread would sit idle in a sixth round).
+    A second half here waits for the last first half to start: were a pair one task, both threads would
+    hold a pair whose first half never lets the others start."""
+    from strongtree_core.estimator.promise_fit import _PromiseRun
+
+    run = _PromiseRun.__new__(_PromiseRun)
+    run.workers = 2
+    last_started = threading.Event()
+    order = []
+
+    def first(i):
+        def task():
+            order.append(("first", i))
+            if i == 4:
+                last_started.set()
+            return i * 10
+        return task
+
+    def then(i):
+        def after(done):
+            assert last_started.wait(timeout=20), "a second half was taken before every first half"
+            order.append(("second", i))
+            return (i, done)
+        return after
+
+    results = run.on_workers([first(i) for i in range(5)], [then(i) for i in range(5)])
+    assert results == [(i, i * 10) for i in range(5)]  # each second half got its own first half's result, in order
+    assert sorted(order[:5]) == [("first", i) for i in range(5)]
+    # one thread: pair after pair, each second half right after its first
+    run.workers = 1
+    order.clear()
+    last_started.set()
+    assert run.on_workers([first(i) for i in range(3)], [then(i) for i in range(3)]) == [(i, i * 10) for i in range(3)]
+    assert order == [("first", 0), ("second", 0), ("first", 1), ("second", 1), ("first", 2), ("second", 2)]
+
+
+@pytest.mark.parametrize("classes, values", [
+    (np.array([0, 1]), np.array([1, 0, 1, 1])),
+    (np.array(["no", "yes"], dtype=object), np.array(["yes", "no", "no"], dtype=object)),
+    (np.array([1.5, 2.0, 7.0]), np.array([7.0, 1.5, 2.0, 2.0])),
+    (np.array([False, True]), np.array([True, True, False])),
+])
+def test_class_index_is_the_first_equal_class(classes, values):
+    from strongtree_core.estimator.promise_fit import _class_index
+
+    assert _class_index(classes, values).tolist() == [int(np.flatnonzero(classes == v)[0]) for v in values]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from strongtree_core import StrongTreeClassifier, TrivialTreeWarning
-from strongtree_core.promise import (
+from strongtree_core.metrics.promise import (
     BOOTSTRAP_FITS,
     CROSSFIT_FOLDS,
     CROSSFIT_STEPS,

@@ -10,7 +10,7 @@ import pytest
 from scipy.optimize import brentq
 from scipy.stats import binom, norm
 
-from strongtree_core.promise import (
+from strongtree_core.metrics.promise import (
     HOLDOUT_STEPS,
     MARGIN_ROUNDS,
     TIGHTEST_SHARE,

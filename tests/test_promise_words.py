@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from strongtree_core import StrongTreeClassifier, TrivialTreeWarning
-from strongtree_core.claim import CONSTANT_LABEL, claim
-from strongtree_core.promise import (
+from strongtree_core.report.claim import CONSTANT_LABEL, claim
+from strongtree_core.metrics.promise import (
     HELD_OUT_SMALLEST,
     KEPT_PROVED,
     NO_SMALLEST,
@@ -28,9 +28,9 @@ from strongtree_core.promise import (
     run_holdout,
     run_margin,
 )
-from strongtree_core.promise_cost import LIKELY, PLANNED_FITS, POSSIBLE, UNLIKELY, promise_outlook
-from strongtree_studio.fairview import promise_rounds, promise_words
-from strongtree_studio.views import FINAL, closed_points, objective_spec, phase_of, solver_log, stage_bands, stages_words
+from strongtree_core.metrics.promise_cost import LIKELY, PLANNED_FITS, POSSIBLE, UNLIKELY, promise_outlook
+from strongtree_studio.views.fairness_view import promise_rounds, promise_words
+from strongtree_studio.page.status import FINAL, closed_points, objective_spec, phase_of, solver_log, stage_bands, stages_words
 from test_promise import _population
 
 
@@ -301,9 +301,9 @@ def test_a_plain_solve_ends_once_in_the_claims_words():
 def test_the_model_page_cost_words_read_the_training_rows():
     from types import SimpleNamespace
 
-    from strongtree_studio.config import ModelConfig, Roles, SplitConfig
-    from strongtree_studio.demo_data import make_hiring
-    from strongtree_studio.fairview import promise_cost_words
+    from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig
+    from strongtree_studio.data.demo_tables import make_hiring
+    from strongtree_studio.views.fairness_view import promise_cost_words
 
     table = SimpleNamespace(frame=make_hiring(800, seed=1))
     roles = Roles("hired", "yes", ("gender",), ())

@@ -20,7 +20,7 @@ from strategies import ALL_CONSTRAINTS, BOUNDS, Instance, instances
 from strongtree_core import metrics
 from strongtree_core.encoding.patterns import collapse_patterns
 from strongtree_core.formulation.decode import decode_tree, start_vector
-from strongtree_core.formulation.fairness import (
+from strongtree_core.formulation.fairness_constraints import (
     FAIRNESS_NOTIONS,
     NO_LEGITIMATE_FACTOR,
     NO_PROTECTED_GROUPS,
@@ -30,7 +30,7 @@ from strongtree_core.formulation.fairness import (
     StatisticalParity,
 )
 from strongtree_core.formulation.flow_all import build_flow_all
-from strongtree_core.formulation.quality import (
+from strongtree_core.formulation.quality_constraints import (
     BOUND_OUT_OF_RANGE,
     NO_POSITIVE_CLASS,
     ConstraintCheck,

@@ -25,9 +25,9 @@ from strongtree_core.renames import (
 from strongtree_core.sweep import frontier, sweep
 from strongtree_core.sweep.grid import RENAMED_GRID_KEY
 from strongtree_core.tree import FittedTree
-from strongtree_studio.config import ModelConfig, Roles
-from strongtree_studio.runs import RunEntry, RunStore, SweepEntry
-from strongtree_studio.sweep_grid import SweepGrid
+from strongtree_studio.data.choices import ModelConfig, Roles
+from strongtree_studio.stores.run_history import RunEntry, RunStore, SweepEntry
+from strongtree_studio.sweeps.sweep_grid import SweepGrid
 
 HERE = Path(__file__).resolve().parent
 OWNER = "StrongTreeClassifier"

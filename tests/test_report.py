@@ -15,10 +15,10 @@ from strongtree_core import StrongTreeClassifier, __version__
 from strongtree_core.report.build import ReportInput, build_report
 from strongtree_core.report.drawing import BUILT_IN, GRAPHVIZ, tree_drawing
 from strongtree_core.tree.summary import tree_summary
-from strongtree_studio.config import ModelConfig, Roles, SplitConfig, split_table
-from strongtree_studio.demo_data import make_hiring
-from strongtree_core.claim import claim
-from strongtree_studio.reporting import report_file_name, report_input, split_words
+from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, split_table
+from strongtree_studio.data.demo_tables import make_hiring
+from strongtree_core.report.claim import claim
+from strongtree_studio.views.report_view import report_file_name, report_input, split_words
 
 ROLES = Roles("hired", "yes", ("gender",), ("education",))
 WHEN = dt.datetime(2026, 3, 4, 9, 30, tzinfo=dt.timezone.utc)

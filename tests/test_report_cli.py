@@ -21,12 +21,12 @@ from strongtree_core.cli.messages import (
 )
 from strongtree_core.tree import FitContext, FittedTree
 from strongtree_core.tree.context import apply_codes
-from strongtree_studio.codebook import codebook_edits, read_codebook
-from strongtree_studio.columns import apply_edits
-from strongtree_studio.config import ModelConfig, Roles, SplitConfig, split_table
-from strongtree_studio.demo_data import make_hiring
-from strongtree_studio.outcome import SolveContext
-from strongtree_studio.reporting import report_html
+from strongtree_studio.data.codebook import codebook_edits, read_codebook
+from strongtree_studio.data.column_types import apply_edits
+from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, split_table
+from strongtree_studio.data.demo_tables import make_hiring
+from strongtree_studio.jobs.solve_job import SolveContext
+from strongtree_studio.views.report_view import report_html
 
 
 def write(folder: Path, name: str, frame: pd.DataFrame) -> Path:

@@ -17,9 +17,9 @@ from strongtree_core.report.references import (
     majority_reference,
     references,
 )
-from strongtree_studio.config import ModelConfig, Roles, SplitConfig, split_table
-from strongtree_studio.demo_data import make_hiring
-from strongtree_studio.evaluation import evaluate
+from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, split_table
+from strongtree_studio.data.demo_tables import make_hiring
+from strongtree_studio.data.evaluation import evaluate
 
 ROLES = Roles("hired", "yes", ("gender",), ("education",))
 

@@ -1,4 +1,4 @@
-"""A reload brings the browser's work back (strongtree_studio.restore), through the entrypoint.
+"""A reload brings the browser's work back (strongtree_studio.page.restore), through the entrypoint.
 
 AppTest cannot send cookies, so the browser's cookie is stood in for by patching
 ``restore.cookie_token``: a new AppTest is a new session (a reload), with the same
@@ -14,12 +14,12 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from strongtree_studio import restore
-from strongtree_studio.browser_store import ERR_STORE, NOTE_TOO_LARGE, browser_key, human_size
-from strongtree_studio.explain import MSG_NO_TABLE
-from strongtree_studio.markup import md
-from strongtree_studio.services import browser_store
-from strongtree_studio.session import GENERATIONS, ROLES
+from strongtree_studio.page import restore
+from strongtree_studio.stores.browsers import ERR_STORE, NOTE_TOO_LARGE, browser_key, human_size
+from strongtree_studio.views.explain import MSG_NO_TABLE
+from strongtree_studio.views.markup import md
+from strongtree_studio.page.services import browser_store
+from strongtree_studio.page.session import GENERATIONS, ROLES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,7 +55,7 @@ def test_a_reload_brings_the_work_back_and_another_browser_sees_none(monkeypatch
     assert owner == f"session:{browser_key(token)[:32]}"
     first.button(key="data.load_demo").click().run()
     first.multiselect(key=role_key(first, "protected")).set_value(["gender"]).run()
-    first.switch_page("strongtree_studio/screens/model.py").run()
+    first.switch_page("pages/2_model.py").run()
     first.slider(key="model.depth").set_value(3).run()
     first.number_input(key="model.time_limit").set_value(17.0).run()
     assert not first.exception
@@ -111,7 +111,7 @@ def test_a_table_too_large_to_keep_says_so_and_comes_back_without_its_roles(monk
     captions = [c.value for c in at.sidebar.caption]
     assert any(c.startswith(md(NOTE_TOO_LARGE.split("(")[0])) for c in captions), captions
     assert md(human_size(2_000)) in " ".join(captions)
-    at.switch_page("strongtree_studio/screens/model.py").run()
+    at.switch_page("pages/2_model.py").run()
     at.slider(key="model.depth").set_value(4).run()
 
     again = open_app(monkeypatch, token)
@@ -126,7 +126,7 @@ def test_two_browsers_that_both_saved_each_get_only_their_own_back(monkeypatch):
     token_a = first.session_state["_browser_token"]
     first.button(key="data.load_demo").click().run()
     first.multiselect(key=role_key(first, "protected")).set_value(["gender"]).run()
-    first.switch_page("strongtree_studio/screens/model.py").run()
+    first.switch_page("pages/2_model.py").run()
     first.slider(key="model.depth").set_value(3).run()
     first.number_input(key="model.time_limit").set_value(17.0).run()
 
@@ -135,7 +135,7 @@ def test_two_browsers_that_both_saved_each_get_only_their_own_back(monkeypatch):
     assert token_b != token_a and second.session_state["table"] is None  # nothing of the first browser's
     second.button(key="data.load_demo").click().run()
     second.multiselect(key=role_key(second, "protected")).set_value(["education"]).run()
-    second.switch_page("strongtree_studio/screens/model.py").run()
+    second.switch_page("pages/2_model.py").run()
     second.slider(key="model.depth").set_value(5).run()
     second.number_input(key="model.time_limit").set_value(23.0).run()
     assert not first.exception and not second.exception

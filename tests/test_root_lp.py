@@ -7,7 +7,7 @@ import pytest
 
 from strongtree_core import StrongTreeClassifier
 from strongtree_core.datasets import make_balance_scale
-from strongtree_core.root_lp import RootLP, root_relaxations
+from strongtree_core.compare.root_lp import RootLP, root_relaxations
 
 TOL = 1e-6
 

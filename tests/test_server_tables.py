@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from strongtree_studio import server_tables as server
+from strongtree_studio.stores import server_tables as server
 
 
 def parquet(folder, rows: int, parts: int = 2):

@@ -1,4 +1,4 @@
-"""Session state is declared once (strongtree_studio.session) and reached only through it.
+"""Session state is declared once (strongtree_studio.page.session) and reached only through it.
 
 The scan refuses ``st.session_state`` (subscript, ``.get``, ``.pop``, ``.setdefault``,
 attribute or ``in``) in every module and page script of the dashboard except
@@ -16,12 +16,13 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from strongtree_studio import session
-from strongtree_studio.session import DURABLE, KEYS, Key
+from strongtree_studio.page.navigation import screen
+from strongtree_studio.page import session
+from strongtree_studio.page.session import DURABLE, KEYS, Key
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDIO = ROOT / "strongtree_studio"
-ACCESSOR = STUDIO / "session.py"
+ACCESSOR = STUDIO / "page" / "session.py"
 #: A widget's own key: its page or the durable value it is bound to, a dot, its name.
 WIDGET_KEY = re.compile(r"^(app|data|model|split|roles|solve|tree|fairness|tradeoffs|sweep|runs|learn)\.")
 #: Keys Streamlit makes for itself (a form's submit button).
@@ -50,7 +51,7 @@ def session_state_uses(source: str) -> list[int]:
 def test_only_the_accessor_touches_session_state(path):
     lines = session_state_uses(path.read_text(encoding="utf-8"))
     assert not lines, (f"{path.relative_to(ROOT)} reaches st.session_state on lines {lines}: declare the entry in "
-                       "strongtree_studio/session.py and use KEY.get() / KEY.set(), or widget_value() for a widget")
+                       "strongtree_studio/page/session.py and use KEY.get() / KEY.set(), or widget_value() for a widget")
 
 
 @pytest.mark.parametrize(
@@ -113,7 +114,7 @@ def in_place_changes(source: str) -> list[int]:
 
 @pytest.mark.parametrize("path", _scripts(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_entries_are_replaced_never_changed_in_place(path):
-    """A reload keeps an entry when its value is a new object (strongtree_studio.restore.save_state)."""
+    """A reload keeps an entry when its value is a new object (strongtree_studio.page.restore.save_state)."""
     lines = in_place_changes(path.read_text(encoding="utf-8"))
     assert not lines, f"{path.relative_to(ROOT)} changes an entry in place on lines {lines}: KEY.set(a new value)"
 
@@ -137,7 +138,7 @@ def test_every_entry_is_declared_once_with_a_default_of_its_type():
 
 def test_set_refuses_a_value_of_another_type():
     def script():
-        from strongtree_studio.session import MODEL
+        from strongtree_studio.page.session import MODEL
 
         try:
             MODEL.set("depth 3")
@@ -147,7 +148,7 @@ def test_set_refuses_a_value_of_another_type():
             st.text(str(err))
 
     at = AppTest.from_function(script).run()
-    assert at.text[0].value == "Session entry 'model' takes (<class 'strongtree_studio.config.ModelConfig'>,), not str."
+    assert at.text[0].value == "Session entry 'model' takes (<class 'strongtree_studio.data.choices.ModelConfig'>,), not str."
 
 
 @pytest.fixture
@@ -163,7 +164,7 @@ def test_a_session_holds_only_declared_entries_and_widget_keys(history):
     at.button(key="data.load_demo").click().run()
     seen = set(at.session_state)
     for name in ("model", "solve", "tree", "fairness", "tradeoffs", "runs", "learn"):
-        at.switch_page(f"strongtree_studio/screens/{name}.py").run()
+        at.switch_page(screen(name)).run()
         assert not at.exception, at.exception
         seen |= set(at.session_state)
     undeclared = sorted(k for k in seen if k not in KEYS and not WIDGET_KEY.match(k) and not STREAMLIT_OWN.match(k))

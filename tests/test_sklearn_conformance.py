@@ -20,7 +20,7 @@ from sklearn.utils.estimator_checks import (
 )
 
 from strongtree_core import StrongTreeClassifier, StrongTreeError
-from strongtree_core import estimator as est
+from strongtree_core.estimator import classifier as est
 from strongtree_core.encoding import TableEncoder
 from strongtree_core.structure import LEAF, TreeStructure
 from strongtree_core.tree import FittedTree, SolveRecord

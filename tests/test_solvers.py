@@ -39,9 +39,9 @@ from strongtree_core.solvers import highs_run, licence
 from strongtree_core.solvers.base import StopOrDeadline, stop_status
 from strongtree_core.solvers.licence import gurobi_model_size
 from strongtree_core.solvers.outcome import VIOLATES_CUTS, VIOLATES_ROWS, finish
-from strongtree_core.solvers.progress import ProgressReporter
+from strongtree_core.solvers.solver_events import ProgressReporter
 from strongtree_core.solvers.registry import GUROBI_SKIPPED, WHY_FALLBACK, WHY_RESOLVE
-from strongtree_core.starts import cart_structure
+from strongtree_core.engine.starts import cart_structure
 
 INSTALLED = [name for name, backend in BACKENDS.items() if backend.available()[0]]
 

@@ -15,15 +15,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from strongtree_core.claim import claim
+from strongtree_core.report.claim import claim
 
 from strongtree_core import StrongTreeClassifier
 from strongtree_core.encoding import TableEncoder, collapse_patterns
 from strongtree_core.encoding.groups import encode_groups
-from strongtree_core.engine import solve_tree
+from strongtree_core.engine.routes import solve_tree
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.metrics import check_constraints
-from strongtree_core.source import bins, codes, fit, paths, reader, scan
+from strongtree_core.source import bins, codes, paths, reader, scan
+from strongtree_core.source import fit_table as fit
 from strongtree_core.source.climb import read_patterns
 from strongtree_core.source.reader import LocalReader, Watch
 
@@ -208,7 +209,7 @@ def test_a_fitted_tree_re_measures_on_the_raw_rows_and_is_optimal_over_the_thres
 
 
 def _sp(bound):
-    from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS
+    from strongtree_core.formulation.fairness_constraints import FAIRNESS_NOTIONS
 
     return [FAIRNESS_NOTIONS["statistical_parity"](bound, 1, group_levels=("A", "B", "C"))]
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from strongtree_studio.config import (
+from strongtree_studio.data.choices import (
     ERR_BOTH_ROLES,
     ERR_MANY_CLASSES,
     ERR_NO_FEATURES,
@@ -22,8 +22,8 @@ from strongtree_studio.config import (
     ERR_FAIRNESS_NEEDS_GROUP,
     ERR_CSP_NEEDS_LEGIT,
 )
-from strongtree_studio.demo_data import DEMOS, make_hiring
-from strongtree_studio.loading import (
+from strongtree_studio.data.demo_tables import DEMOS, make_hiring
+from strongtree_studio.data.loading import (
     ERR_BAD_BOM,
     ERR_BINARY,
     ERR_DUPLICATE_COLUMNS,
@@ -43,7 +43,7 @@ from strongtree_studio.loading import (
     load_file,
     read_table,
 )
-from strongtree_studio.roles import default_positive, suggest_roles
+from strongtree_studio.data.roles import default_positive, suggest_roles
 
 
 def hire_rate(frame: pd.DataFrame) -> pd.Series:

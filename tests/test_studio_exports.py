@@ -8,11 +8,11 @@ import pytest
 
 from strongtree_core import StrongTreeClassifier
 from strongtree_core.tree import FittedTree
-from strongtree_studio.config import ModelConfig, Roles, SplitConfig, split_table
-from strongtree_studio.demo_data import make_hiring
-from strongtree_studio.evaluation import evaluate
-from strongtree_studio.exports import EXPORTS, export_bytes, image_bytes, images_available
-from strongtree_studio.shown import group_mix
+from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, split_table
+from strongtree_studio.data.demo_tables import make_hiring
+from strongtree_studio.data.evaluation import evaluate
+from strongtree_studio.views.downloads import EXPORTS, export_bytes, image_bytes, images_available
+from strongtree_studio.page.shown import group_mix
 
 ROLES = Roles("hired", "yes", ("gender",), ("education",))
 

@@ -5,15 +5,15 @@ import time
 import numpy as np
 import pytest
 
-from strongtree_core.estimator import NEEDS_SENSITIVE
+from strongtree_core.estimator.classifier import NEEDS_SENSITIVE
 from strongtree_core.tree import FittedTree
-from strongtree_studio.config import ModelConfig, Roles, SplitConfig, split_table
-from strongtree_studio.demo_data import make_hiring
-from strongtree_studio.jobs import MSG_CANCELLED, MSG_CRASHED, Job, JobRegistry
-from strongtree_studio.outcome import ERR_SAVE, MSG_LAST_TREE, SolveContext, finish_job, solve_spec
-from strongtree_studio.runs import ERR_DB, RunStore, RunStoreError
-from strongtree_studio.views import queue_message
-from strongtree_studio.worker import SolveSpec
+from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, split_table
+from strongtree_studio.data.demo_tables import make_hiring
+from strongtree_studio.jobs.job_registry import MSG_CANCELLED, MSG_CRASHED, Job, JobRegistry
+from strongtree_studio.jobs.solve_job import ERR_SAVE, MSG_LAST_TREE, SolveContext, finish_job, solve_spec
+from strongtree_studio.stores.run_history import ERR_DB, RunStore, RunStoreError
+from strongtree_studio.page.status import queue_message
+from strongtree_studio.jobs.worker import SolveSpec
 
 ROLES = Roles("hired", "yes", ("gender",), ("education",))
 #: A solve that runs for seconds after its first tree (about 9 s to its proof on an idle

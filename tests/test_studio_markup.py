@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from strongtree_studio.markup import REPLACEMENT, WORD_JOINER, md, md_table, plain_text
+from strongtree_studio.views.markup import REPLACEMENT, WORD_JOINER, md, md_table, plain_text
 
 #: Strings that would become an image, a link, HTML, emphasis, code, maths, a heading,
 #: a list, a table, an emoji, a colour directive or an automatic link if not escaped.

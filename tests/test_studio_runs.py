@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from strongtree_studio import runs as runs_module
-from strongtree_studio.runs import (
+from strongtree_studio.stores import run_history as runs_module
+from strongtree_studio.stores.run_history import (
     ERR_BUSY,
     ERR_NO_RUN,
     ERR_NOT_OWNER,
@@ -130,7 +130,7 @@ def test_runs_belong_to_their_owner_unless_shared(tmp_path):
 
 
 def test_sweeps_of_two_owners_that_both_saved_are_each_their_own_unless_shared(tmp_path):
-    from strongtree_studio.runs import ERR_NO_SWEEP, SweepEntry
+    from strongtree_studio.stores.run_history import ERR_NO_SWEEP, SweepEntry
 
     store = RunStore(tmp_path / "r.sqlite3")
 

@@ -2,7 +2,6 @@
 column edits and suggestions, the drawn tree, the fairness band, the solver's log
 and the job's progress points."""
 
-import re
 from html.parser import HTMLParser
 
 import hostile
@@ -12,7 +11,7 @@ import pytest
 
 from strongtree_core import StrongTreeClassifier
 from strongtree_core.encoding import TableEncoder
-from strongtree_studio.columns import (
+from strongtree_studio.data.column_types import (
     MANY_FEATURES,
     MSG_MANY_FEATURES,
     NOTE_MERGED,
@@ -26,15 +25,15 @@ from strongtree_studio.columns import (
     many_features_message,
     relabel,
 )
-from strongtree_studio.config import ModelConfig, Roles, SplitConfig
-from strongtree_studio.demo_data import DEMOS, make_hiring
-from strongtree_studio.fairview import band, judged
-from strongtree_studio.jobs import PhaseState
-from strongtree_studio.stale import MSG_STALE, changes, settings, stale_message
-from strongtree_studio.treeview import MAX_LINE, TEXT_SIZE, edge_words, path_in_words, text_width, tree_svg, wrap
-from strongtree_studio.ticks import SHORTEST_SPAN
-from strongtree_studio.views import gap_spec, objective_spec, solver_log, y_domain
-from strongtree_studio.words import SOLVE_STATUS, fmt, objective_value, route_words
+from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig
+from strongtree_studio.data.demo_tables import DEMOS, make_hiring
+from strongtree_studio.views.fairness_view import band, judged
+from strongtree_studio.jobs.job_registry import PhaseState
+from strongtree_studio.views.stale import MSG_STALE, changes, settings, stale_message
+from strongtree_studio.views.tree_view import MAX_LINE, TEXT_SIZE, edge_words, path_in_words, text_width, tree_svg, wrap
+from strongtree_studio.views.ticks import SHORTEST_SPAN
+from strongtree_studio.page.status import gap_spec, objective_spec, solver_log, y_domain
+from strongtree_studio.views.status_words import SOLVE_STATUS, fmt, objective_value, route_words
 
 
 @pytest.mark.parametrize(
@@ -228,7 +227,7 @@ def test_hostile_labels_stay_text_in_the_drawing():
 def test_hostile_labels_stay_text_in_the_legend_and_the_screen_drawing():
     """The legend (classes) and the screen's DOT (questions, levels, classes, groups) of a tree that asks about
     the hostile column and level: markup in a label is entities, never a tag."""
-    from strongtree_studio.treeview import legend_html, screen_dot
+    from strongtree_studio.views.tree_view import legend_html, screen_dot
 
     table = hostile.hostile_table(80, seed=2)  # rows on which the tree asks about the hostile level
     tree = StrongTreeClassifier(depth=2, pos_label=hostile.CLASSES[0]).fit(
@@ -302,7 +301,7 @@ def test_groups_with_intervals_are_within_beyond_or_undecided():
 
 
 def test_no_green_check_alone_beside_a_trivial_tree_or_a_ratio_below_four_fifths():
-    from strongtree_studio.fairview import verdict
+    from strongtree_studio.views.fairness_view import verdict
 
     assert verdict(0.009, 0.01, True, "train").colour == "green"
     low_ratio = verdict(0.009, 0.01, True, "train", ratio=0.0)

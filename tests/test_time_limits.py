@@ -77,7 +77,7 @@ def test_stop_returns_within_a_second_with_the_best_tree(formulation, solver) ->
 @pytest.mark.timing
 def test_a_mio_larger_than_the_memory_limit_is_refused_before_it_is_built() -> None:
     from strongtree_core import StrongTreeError
-    from strongtree_core.limits import human_bytes
+    from strongtree_core.engine.limits import human_bytes
 
     X, y, group = hard_table(n=800)
     clf = StrongTreeClassifier(depth=3, formulation="flow", solver="highs", time_limit=30, memory_limit=50 * 2**20)
@@ -176,7 +176,7 @@ def test_an_exact_search_that_overruns_its_limit_is_given_up_with_its_best_tree(
     """Reading a million patterns into the search's arrays answers no clock: the engine waits for the
     search until its limit plus a grace, then returns the last incumbent it reported, with its bound,
     and nothing the search reports later reaches the caller."""
-    from strongtree_core import engine
+    from strongtree_core.engine import routes as engine
     from strongtree_core.accel.search import ExactResult
 
     rng = np.random.default_rng(3)
@@ -211,7 +211,7 @@ def test_an_exact_search_that_overruns_its_limit_is_given_up_with_its_best_tree(
 
 @pytest.mark.timing
 def test_a_given_up_search_without_an_incumbent_returns_the_best_feasible_cheap_tree(monkeypatch) -> None:
-    from strongtree_core import engine
+    from strongtree_core.engine import routes as engine
     from strongtree_core.accel.search import ExactResult
 
     rng = np.random.default_rng(4)
@@ -237,7 +237,7 @@ def test_a_slow_preparation_leaves_the_solve_only_what_is_left_of_the_limit(monk
     """Preparation (reading, encoding, starts) that takes most of the limit: the solve is handed what is
     left, not the whole limit (passing the whole limit passed every other test here: their tables prepare
     well inside the slack)."""
-    from strongtree_core import estimator
+    from strongtree_core.estimator import classifier as estimator
 
     handed: list[float] = []
     real_encode, real_solve = StrongTreeClassifier._encode, estimator.solve_tree
@@ -261,7 +261,7 @@ def test_a_slow_preparation_leaves_the_solve_only_what_is_left_of_the_limit(monk
 def test_a_search_in_the_caller_s_thread_keeps_the_limit_and_hears_a_stop() -> None:
     """An unconstrained search on a small table runs in the caller's thread (nothing can give it
     up): the compiled program itself must look at the clock and at the stop event."""
-    from strongtree_core import engine
+    from strongtree_core.engine import routes as engine
 
     rng = np.random.default_rng(5)
     X = rng.integers(0, 2, size=(600, 300))

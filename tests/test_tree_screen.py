@@ -1,6 +1,6 @@
 """The tree as the dashboard draws it: the screen's DOT (strongtree_core.tree.dot.SCREEN),
 collapsed subtrees, and the CSS that gives each text its size in the Graphviz panel
-(strongtree_studio.treeview).  The browser checks of the same panels are in test_browser.py."""
+(strongtree_studio.views.tree_view).  The browser checks of the same panels are in test_browser.py."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from test_tree import HOSTILE, dot_nodes, mixed_tree
 
 from strongtree_core.structure import TreeStructure
-from strongtree_core.tree.dot import EXPORT, SCREEN
-from strongtree_studio.treeview import (
+from strongtree_core.tree.dot import SCREEN
+from strongtree_studio.views.tree_view import (
     PX_PER_PT,
     SMALLEST_TEXT,
     chart_css,
@@ -97,7 +97,7 @@ def test_the_screens_drawing_with_collapsed_subtrees_renders():
 def test_the_tree_page_opens_as_many_levels_as_read_at_10_px_in_a_1280_panel():
     from strongtree_core import StrongTreeClassifier
     from strongtree_core.datasets import make_hiring
-    from strongtree_studio.treeview import PANEL_1280, READABLE_TEXT, drawing_size, fitted_text, readable_levels
+    from strongtree_studio.views.tree_view import PANEL_1280, READABLE_TEXT, drawing_size, fitted_text, readable_levels
 
     assert fitted_text((401.0, 259.0)) == pytest.approx(SMALLEST_TEXT)  # fits: drawn at its natural size
     assert fitted_text((1604.0, 259.0)) == pytest.approx(SMALLEST_TEXT * PANEL_1280[0] / 1604.0)  # too wide
@@ -115,3 +115,21 @@ def test_the_tree_page_opens_as_many_levels_as_read_at_10_px_in_a_1280_panel():
     assert readable_levels(shallow) == 2  # a tree that reads whole opens whole
     wide = {n: {f"a group named at length {i}": 10 for i in range(4)} for n in range(1, 32)}
     assert readable_levels(deep, group_mix=wide) == 1  # wider boxes: fewer levels open
+
+
+def test_the_solve_page_s_fitted_tree_opens_the_levels_that_read_and_says_so():
+    from strongtree_core import StrongTreeClassifier
+    from strongtree_core.datasets import make_hiring
+    from strongtree_studio.views.tree_view import READABLE_TEXT, drawing_size, fitted_text, readable_fit
+
+    df = make_hiring(800, seed=0)
+    X, y = df.drop(columns="hired"), df["hired"]
+    deep = StrongTreeClassifier(depth=4, pos_label="yes").fit(X, y).tree_
+    collapsed, words = readable_fit(deep, compact=True)
+    assert collapsed == nodes_at_level(deep, 2) and collapsed
+    assert fitted_text(drawing_size(screen_dot(deep, collapsed=collapsed, compact=True))) >= READABLE_TEXT
+    assert words == ("2 of 4 levels of questions open, so that every text reads at 10 px or more on a 1280x720 "
+                     "screen: each grey box holds a subtree. The size Presentation opens every level, and the Tree "
+                     "page any subtree.")
+    shallow = StrongTreeClassifier(depth=2, pos_label="yes").fit(X, y).tree_
+    assert readable_fit(shallow, compact=True) == ([], "")  # a tree that reads whole opens whole, and says nothing

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from strongtree_core import StrongTreeClassifier, TrivialTreeWarning
-from strongtree_core.trivial import TRIVIAL_TREE, WHY_ACCURACY, WHY_BALANCED, WHY_ONE_CLASS, baseline_accuracy, trivial_reason
+from strongtree_core.metrics.trivial import TRIVIAL_TREE, WHY_ACCURACY, WHY_BALANCED, WHY_ONE_CLASS, baseline_accuracy, trivial_reason
 
 
 def test_baseline_is_the_weighted_majority_share():

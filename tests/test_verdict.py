@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from strongtree_core.metrics.gap_intervals import fairness_intervals
-from strongtree_core.verdict import SMALL_ROWS, gap_verdict, is_small, small_words
-from strongtree_studio.fairview import judged, new_rows_words, rate_chart, verdict
+from strongtree_core.metrics.verdict import SMALL_ROWS, gap_verdict, is_small, small_words
+from strongtree_studio.views.fairness_view import judged, new_rows_words, rate_chart, verdict
 
 
 def test_the_measured_test_rows_gap_is_undecided_everywhere():
@@ -107,8 +107,8 @@ def run():
     from strongtree_core import StrongTreeClassifier
     from strongtree_core.datasets import make_hiring
     from strongtree_core.report.build import build_report
-    from strongtree_studio.config import ModelConfig, SplitConfig, split_table
-    from strongtree_studio.reporting import report_input
+    from strongtree_studio.data.choices import ModelConfig, SplitConfig, split_table
+    from strongtree_studio.views.report_view import report_input
 
     tables = split_table(make_hiring(800, seed=1), ROLES, SplitConfig(test_size=0.25, seed=0))
     X = tables.train.drop(columns=["hired"])
@@ -125,7 +125,7 @@ def test_a_sweep_says_each_points_claim_and_verdicts_in_its_table():
     import pandas as pd
 
     from strongtree_core import StrongTreeClassifier
-    from strongtree_core.claim import claim
+    from strongtree_core.report.claim import claim
     from strongtree_core.sweep import sweep
     from strongtree_core.tree import FittedTree
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from strongtree_core import vocabulary
-from strongtree_core.estimator import StrongTreeClassifier
-from strongtree_core.formulation.fairness import FAIRNESS_NOTIONS
-from strongtree_core.formulation.quality import QUALITY_CONSTRAINTS
+from strongtree_core.estimator.classifier import StrongTreeClassifier
+from strongtree_core.formulation.fairness_constraints import FAIRNESS_NOTIONS
+from strongtree_core.formulation.quality_constraints import QUALITY_CONSTRAINTS
 from strongtree_core.metrics.fairness_gaps import NOTION_RATES
 from strongtree_core.solvers.registry import BACKENDS
 

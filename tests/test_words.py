@@ -9,8 +9,8 @@ import pytest
 
 from strongtree_core import StrongTreeClassifier
 from strongtree_core.words import GAP_MET_AT_LIMIT, class_counts, count_of, fmt, gap_words
-from strongtree_studio.fairview import judged
-from strongtree_studio.treeview import tree_svg
+from strongtree_studio.views.fairness_view import judged
+from strongtree_studio.views.tree_view import tree_svg
 
 #: A coded class (a number) written right before a count: "1 225" reads as 1,225.
 GLUED = re.compile(r"(?<![\d,.:])\b\d+ \d+\b")

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from strongtree_core.limits import OUT_OF_MEMORY, WORKER_HEADROOM, default_memory_limit, human_bytes
-from strongtree_studio import worker
+from strongtree_core.engine.limits import OUT_OF_MEMORY, WORKER_HEADROOM, default_memory_limit, human_bytes
+from strongtree_studio.jobs import worker
 
 resource = pytest.importorskip("resource")
 
@@ -23,7 +23,7 @@ def test_past_the_cap_an_allocation_fails_instead_of_growing():
     script = textwrap.dedent(
         """
         import resource, numpy as np
-        from strongtree_core.limits import cap_address_space
+        from strongtree_core.engine.limits import cap_address_space
         pages = int(open("/proc/self/statm").read().split()[0])
         assert cap_address_space(pages * resource.getpagesize() + 2**30)
         np.ones(100 * 2**20, dtype=np.uint8)

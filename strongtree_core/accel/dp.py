@@ -81,17 +81,32 @@ class Deadline:
 
     def flag(self) -> np.ndarray:
         """One byte the compiled search reads: set to 1 when the deadline passes or a
-        stop is requested (a watching thread sets it, at most ``WATCH_SECONDS`` late)."""
+        stop is requested.
+
+        The compiled search reads the clock itself (and sets the byte at the deadline).
+        A stop request is an event another thread sets: in the main thread the search
+        reads it between its slices (``treedp.Engine._sliced``); asked for in any other
+        thread, the byte comes with a watching thread that sets it, at most
+        ``WATCH_SECONDS`` after the request (the kernels let go of the interpreter's
+        lock).  A search in the main thread starts no thread: handing a piece of work to
+        a waiting thread and ending its watch took about a millisecond of a fit of the
+        paper's small tables, whose search takes one."""
         if self._flag is None:
             self._flag = np.zeros(1, dtype=np.uint8)
-            if math.isfinite(self.at) or self.stop is not None:
-                ref, flag, closing = weakref.ref(self), self._flag, self._closing
-                self._watcher = run_in_background(lambda: _watch(ref, flag, closing))
+        if self._watcher is None and self._needs_watch():
+            ref, flag, closing = weakref.ref(self), self._flag, self._closing
+            self._watcher = run_in_background(lambda: _watch(ref, flag, closing))
         return self._flag
 
+    def _needs_watch(self) -> bool:
+        if self.stop is not None and threading.current_thread() is not threading.main_thread():
+            return True
+        return math.isfinite(self.at) and treedp.monotonic_ns() < 0  # no clock the compiled search can read
+
     def close(self) -> None:
-        """The search is over: the watch ends at once (its thread is free for the next fit's)."""
-        self._closing.set()
+        """The search is over: the watch, if any, ends at once (its thread is free for the next fit's)."""
+        if self._watcher is not None:
+            self._closing.set()
 
 
 #: How often the deadline's watching thread looks at the clock and the stop event.
@@ -171,16 +186,11 @@ class GainDP:
         self._keep = None
         self._Xe = X
         if self.counts_budgets(X, K):
-            # Features that split the patterns as an earlier one does (the same column or
-            # its complement, as in DL8.5's tables) or not at all are left out: the same trees.
-            keep = distinct_features(X)
+            keep, self._Xe, ones, layout = _features_of(X, ones)
             if keep.size < F:
                 self._keep = keep
-                self._Xe = np.ascontiguousarray(X[:, keep])
-                ones = None
-            self._engine = treedp.Engine(self._Xe, count, self.s, self.pen, self.min_leaf,
-                                         kernels.ones_of(self._Xe) if ones is None else ones, self.deadline.flag(),
-                                         at=self.deadline.at, stop_requested=self.deadline.requested)
+            self._engine = treedp.Engine(self._Xe, count, self.s, self.pen, self.min_leaf, ones, self.deadline.flag(),
+                                         at=self.deadline.at, stop_requested=self.deadline.requested, layout=layout)
         else:
             self._numpy = NumpyGainDP(X, count, scores, penalty, min_leaf, deadline, ones, ordered)
 
@@ -250,6 +260,7 @@ class GainDP:
         return max(0, int(budget))
 
     def _solve(self, idx: np.ndarray, depth: int, b: int, floor: float) -> float:
+        self.deadline.flag()  # (a watch on the stop request, when this thread needs one)
         value = self._engine.solve(idx, depth, b, floor)
         if self.deadline.flag()[0]:
             raise SearchStopped
@@ -260,21 +271,24 @@ class GainDP:
         (the root hook sees the best so far between pieces), or shared out among
         ``n_jobs`` threads."""
         engine = self._engine
+        self.deadline.flag()  # (a watch on the stop request, when this thread needs one)
         ha, hb, order, st = engine.prepare(idx, depth, b)
         if self.n_jobs > 1 and order.size > 1:
             value, tree = _Parallel(self, idx, depth, b, floor, ha, hb, order, st).run()
         else:
             flag = self.deadline.flag()
+            top = _TopBound(self, idx, depth, b, order, float(st[6]))
             lo, size, last = 0, 1, time.perf_counter()
             while lo < order.size:
                 hi = min(order.size, lo + size)
                 engine.piece(idx, ha, hb, depth, b, floor, order, lo, hi, st, False)
-                if flag[0]:
-                    self._hook(engine, idx, depth, b, st, float(st[6]) - self.pen)
+                if flag[0]:  # the features of this piece are not all tried: left out of the bound
+                    self._hook(engine, idx, depth, b, st, top.bound((engine,), float(st[0]), fresh=True))
                     raise SearchStopped
-                lo, size = hi, 2 * size
+                top.done[lo:hi] = True
+                lo, size = hi, min(2 * size, PIECE_FEATURES)
                 if self.root_hook is not None and lo < order.size and time.perf_counter() - last > HOOK_SECONDS:
-                    self._hook(engine, idx, depth, b, st, float(st[6]) - self.pen)
+                    self._hook(engine, idx, depth, b, st, top.bound((engine,), float(st[0])))
                     last = time.perf_counter()
             value = float(st[0])
             engine.store(ha, hb, depth, b, value if value > floor else floor, floor, int(st[1]), int(st[2]))
@@ -297,6 +311,44 @@ class GainDP:
                            max(float(st[0]), bound))
 
 
+#: The features of the last tables searched (see :func:`_features_of`): id -> (weak reference, what was read).
+_FEATURES: dict[int, tuple] = {}
+#: Tables whose features are kept.
+FEATURES_KEPT = 4
+
+
+def _features_of(X: np.ndarray, ones) -> tuple:
+    """``(keep, Xe, ones of Xe, treedp.table_layout of Xe)`` for the table ``X``: the features
+    that split it distinctly (:func:`distinct_features`) and the compiled program's arrays
+    over them.  Kept for the last few tables (by identity, while ``X`` lives): a search
+    under constraints makes a program for every set of prices (the Lagrangian dual, the
+    branch-and-bound, the polish), all on the same table, and reading it again took 10-17 %
+    of such a search on 200,000 to 2 million patterns."""
+    key = id(X)
+    got = _FEATURES.get(key)
+    if got is not None and got[0]() is X:
+        keep, Xe, ones, layout = got[1]
+        return keep, X if Xe is None else Xe, ones, layout
+    # Features that split the patterns as an earlier one does (the same column or
+    # its complement, as in DL8.5's tables) or not at all are left out: the same trees.
+    keep = distinct_features(X)
+    Xe = X
+    if keep.size < X.shape[1]:
+        Xe = np.ascontiguousarray(X[:, keep])
+        ones = None
+    if ones is None:
+        ones = kernels.ones_of(Xe)
+    out = (keep, Xe, ones, treedp.table_layout(Xe, ones))
+    try:
+        ref = weakref.ref(X, lambda _, k=key: _FEATURES.pop(k, None))
+    except TypeError:  # not an object a weak reference can follow: nothing kept
+        return out
+    while len(_FEATURES) >= FEATURES_KEPT:
+        _FEATURES.pop(next(iter(_FEATURES)), None)
+    _FEATURES[key] = (ref, (keep, None if Xe is X else Xe, ones, out[3]))  # no strong reference to X
+    return out
+
+
 def distinct_features(X: np.ndarray) -> np.ndarray:
     """Indices of the features to search: the first of each group of features that
     split the patterns the same way (equal columns, or one the complement of the
@@ -305,15 +357,130 @@ def distinct_features(X: np.ndarray) -> np.ndarray:
     if B.shape[1] == 0:
         return np.zeros(0, dtype=np.int64)
     canonical = B ^ B[:1, :]  # complemented so that the first pattern is 0
-    packed = np.packbits(canonical, axis=0).T  # (F, P / 8): one row of bytes per feature
-    _, first = np.unique(packed, axis=0, return_index=True)
+    packed = np.ascontiguousarray(np.packbits(canonical, axis=0).T)  # (F, P / 8): one row of bytes per feature
+    # The first feature of each distinct row of bytes, by a dictionary of the rows (np.unique
+    # over rows compared them as structured values: 1 s on a million patterns of 40 features).
+    first: dict[bytes, int] = {}
+    for f in range(packed.shape[0]):
+        first.setdefault(packed[f].tobytes(), f)
     split = canonical.any(axis=0)
-    keep = np.sort(first[split[first]])
+    keep = np.array(sorted(f for f in first.values() if split[f]), dtype=np.int64)
     return keep if keep.size else np.zeros(1, dtype=np.int64)
 
 
 #: Seconds between two calls of the root hook while the top is searched.
 HOOK_SECONDS = 0.05
+#: The top's features tried in pieces of at most this many (a search stopped in a piece
+#: counts none of that piece's features in its bound: see :class:`_TopBound`).
+PIECE_FEATURES = 8
+#: Above this many patterns x features^2 the top's bound is not counted (the matrices
+#: of pair sums would take seconds): a stopped search then keeps the bound it had.
+TOP_BOUND_WORK = 2e9
+#: Seconds between two countings of the top's bound (the pair sums are counted once;
+#: each counting after that reads the children of the features tried since).
+TOP_BOUND_SECONDS = 0.25
+#: Patterns per matrix product of the top's pair sums.
+PAIR_CHUNK = 1 << 16
+
+
+class _TopBound:
+    """A proven bound on the top's value while some of its features are still untried.
+
+    A feature tried (in full) gave a tree no better than the best so far, so the top's
+    value is at most ``max(best, max over untried f of bound(f))`` where, with the
+    full budget, ``bound(f) = b(f's left side) + b(f's right side) - pen``.  A side
+    ``S'`` of an untried feature ``f`` is bounded from a side ``S`` of a feature ``g``
+    already tried, whose best subtree ``v(S)`` the search's table holds (or a bound on
+    it), by the similarity bound (MurTree)::
+
+        v(S') <= v(S) + sum_{S' \\ S} max_k s - sum_{S \\ S'} min_k s
+
+    (the best tree on ``S'`` is a tree on ``S`` too, with ``S' \\ S`` taken away and
+    ``S \\ S'`` added: valid when a split with an empty side is never better than the
+    same tree without it, ``pen >= 0``, and no leaf has a least size, ``min_leaf <= 1``).
+    Each side takes the least over the features tried, either side of each (a split and
+    its complement give the same trees), and at most its rows at their best class.
+    The sums over two features' sides come from one matrix product, counted once.
+    Otherwise (a bound on branching nodes, leaves of a least size, too large a table)
+    the bound is every pattern at its best class, less ``pen``.
+    """
+
+    def __init__(self, dp: "GainDP", idx: np.ndarray, depth: int, b: int, order: np.ndarray, sm: float) -> None:
+        self.dp, self.idx, self.depth, self.order = dp, idx, depth, order
+        self.trivial = sm - dp.pen
+        self.done = np.zeros(order.size, dtype=bool)
+        self.cap = (1 << (depth - 1)) - 1
+        XT = dp._engine.E[0]
+        self.applies = (b == (1 << depth) - 1 and dp.pen >= 0 and dp.min_leaf <= 1 and order.size > 0
+                        and float(idx.size) * float(order.size) ** 2 <= TOP_BOUND_WORK)
+        self._XT = XT
+        self._sums = None  # (A, B, r, q, T, Tq) over the features of ``order``
+        self._children: dict[int, tuple[float, float]] = {}  # position -> (left, right) bounds
+        self._last = (-1, math.inf, 0.0)  # (features tried, bound, when)
+
+    def _pair_sums(self):
+        if self._sums is None:
+            F = self.order.size
+            A, B, r, q = np.zeros((F, F)), np.zeros((F, F)), np.zeros(F), np.zeros(F)
+            for a in range(0, self.idx.size, PAIR_CHUNK):  # (a float copy of a million patterns' features: 320 MB)
+                part = self.idx[a:a + PAIR_CHUNK]
+                X = self._XT[self.order][:, part].astype(np.float64)  # (features, patterns)
+                hi, lo = self.dp.smax[part], self.dp.smin[part]
+                A += (X * hi) @ X.T
+                B += (X * lo) @ X.T
+                r += X @ hi
+                q += X @ lo
+            self._sums = A, B, r, q, float(self.dp.smax[self.idx].sum()), float(self.dp.smin[self.idx].sum())
+        return self._sums
+
+    def _child_bounds(self, engines, pos: int) -> tuple[float, float]:
+        """Bounds on the best subtrees of feature ``order[pos]``'s two sides (left: x = 0)."""
+        got = self._children.get(pos)
+        if got is None:
+            f = int(self.order[pos])
+            right = self._XT[f, self.idx].astype(bool)
+            got = tuple(self._upper(engines, self.idx[side]) for side in (~right, right))
+            self._children[pos] = got
+        return got
+
+    def _upper(self, engines, sub: np.ndarray) -> float:
+        sub = np.ascontiguousarray(sub, dtype=np.int64)
+        best = float(self.dp.smax[sub].sum())
+        for engine in engines:
+            ub, value, _, _ = engine.entry(sub, self.depth - 1, self.cap)
+            best = min(best, ub if math.isnan(value) else value)
+        return best
+
+    def sides(self, engines) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(positions in ``order`` of the features not done, bounds on their left sides'
+        best subtrees, on their right sides'), from the features done."""
+        A, B, r, q, T, Tq = self._pair_sums()
+        g = np.flatnonzero(self.done)
+        f = np.flatnonzero(~self.done)
+        vL, vR = (np.array(v) for v in zip(*(self._child_bounds(engines, int(pos)) for pos in g)))
+        Afg, Bfg = A[np.ix_(f, g)], B[np.ix_(f, g)]
+        rf, rg, qf, qg = r[f, None], r[None, g], q[f, None], q[None, g]
+        # left side of f (x_f = 0): from g's left side, and from g's right side
+        left = np.minimum(vL + (rg - Afg) - (qf - Bfg), vR + (T - rf - rg + Afg) - Bfg).min(axis=1)
+        # right side of f (x_f = 1): from g's right side, and from g's left side
+        right = np.minimum(vR + (rf - Afg) - (qg - Bfg), vL + Afg - (Tq - qf - qg + Bfg)).min(axis=1)
+        return f, np.minimum(left, T - r[f]), np.minimum(right, r[f])
+
+    def bound(self, engines, best: float, fresh: bool = False) -> float:
+        """The bound, ``best`` the best value so far (the top's leaf at least), from the
+        features marked ``done``; not counted again within ``TOP_BOUND_SECONDS`` unless
+        ``fresh``.  Call only while no other thread writes the engines' tables."""
+        if not self.applies or not self.done.any():
+            return max(best, self.trivial)
+        if self.done.all():
+            return best
+        n_done = int(self.done.sum())
+        if n_done == self._last[0] or (not fresh and time.perf_counter() - self._last[2] < TOP_BOUND_SECONDS):
+            return max(best, self._last[1])
+        _, left, right = self.sides(engines)
+        value = min(self.trivial, float((left + right).max()) - self.dp.pen)
+        self._last = (n_done, value, time.perf_counter())
+        return max(best, value)
 
 
 def _top_tree(engine, X, s, idx, depth, b, st) -> Tree:
@@ -343,6 +510,7 @@ class _Parallel:
         self.blocks = [[int(a), int(b)] for a, b in zip(cuts[:-1], cuts[1:])]
         self.lock = threading.Lock()
         self.found: list[tuple[float, int, Tree]] = []  # (value, position, tree)
+        self.top = _TopBound(dp, idx, depth, b, order, float(st[6]))  # its ``done``: features tried in full
         self.error: BaseException | None = None
 
     def run(self) -> tuple[float, Tree | None]:
@@ -353,9 +521,12 @@ class _Parallel:
         ended = [run_in_background(partial(self.work, w, k)) for k, w in enumerate(workers)]
         reported = None
         last = time.perf_counter()
+        flag, stop = dp.deadline.flag(), dp.deadline.stop
         while not all(e.is_set() for e in ended):
             for e in ended:
                 e.wait(HOOK_SECONDS)
+            if stop is not None and stop.is_set():  # (no watching thread when this one is the main thread)
+                flag[0] = 1
             if dp.root_hook is not None and time.perf_counter() - last > HOOK_SECONDS:
                 best = self.best()
                 if best is not None and best is not reported:
@@ -367,8 +538,8 @@ class _Parallel:
             raise self.error
         best = self.best()
         if dp.deadline.flag()[0]:
-            if best is not None and dp.root_hook is not None:
-                dp.root_hook(best[0], dp._out(best[2]), max(best[0], float(self.st0[6]) - dp.pen))
+            if best is not None and dp.root_hook is not None:  # (every thread has ended: the tables hold still)
+                dp.root_hook(best[0], dp._out(best[2]), self.top.bound((base, *workers), best[0], fresh=True))
             raise SearchStopped
         leaf = float(self.st0[0])
         if best is None or not best[0] > leaf:
@@ -405,6 +576,8 @@ class _Parallel:
                 before = st[0]
                 engine.piece(self.idx, self.ha, self.hb, self.depth, self.b, self.floor, self.order, pos, pos + 1, st,
                              True)
+                if not flag[0]:
+                    self.top.done[pos] = True
                 if st[0] > before and not flag[0]:
                     tree = _top_tree(engine, self.dp._Xe, self.dp.s, self.idx, self.depth, self.b, st)
                     with self.lock:

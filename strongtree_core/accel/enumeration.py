@@ -37,9 +37,9 @@ from typing import Callable, Literal
 import numpy as np
 
 from strongtree_core.encoding.patterns import PatternData
-from strongtree_core.formulation.fairness import ParityConstraint
+from strongtree_core.formulation.fairness_constraints import ParityConstraint
 from strongtree_core.formulation.objectives import row_objective_weights, tree_objective
-from strongtree_core.formulation.quality import (
+from strongtree_core.formulation.quality_constraints import (
     MinPrecision,
     MinRecall,
     MinSpecificity,
@@ -169,16 +169,19 @@ def enumerate_solve(
     if why:
         return EnumerationResult("unsupported", None, None, None, 0, 0, 0.0, why)
     X = np.asarray(data.X, dtype=np.uint8)
-    P, F = X.shape
-    K = data.n_classes
-    opts = _child_options(X, K, may_split=spec.depth == 2)
-    O = opts.feature.size
-    lam = spec.lambda_
-
-    # -- value of every tree, one root feature at a time --------------------
+    opts = _child_options(X, data.n_classes, may_split=spec.depth == 2)
     # sides[s]: (F, P) indicator of the patterns a root split on r sends to side s.
     right_mask = X.T.astype(np.float64)
     sides = (1.0 - right_mask, right_mask)
+    parts, root_leaf_value, scale = _side_values(data, spec, opts, sides)
+    values, root_values = _tree_values(data, spec, X, opts, sides, parts, root_leaf_value, scale)
+    return _first_feasible(data, spec, X, opts, values, root_values, t0, time_limit, stop, progress)
+
+
+def _side_values(data: PatternData, spec: TreeSpec, opts: _Options, sides) -> tuple[list, np.ndarray, float]:
+    """The objective's parts: for each root feature and child option, its value on each side (one pair of
+    side sums per class for worst-case accuracy, whose value is the smallest); the root leaf's values; the scale."""
+    K = data.n_classes
     per_row = row_objective_weights(data, spec)
     hit = opts.predictions == data.y[None, :]  # (O, P)
     if per_row is not None:
@@ -195,11 +198,20 @@ def enumerate_solve(
             g = hit * (data.weight * (data.y == k))[None, :] / class_weight[k]
             parts.append([s @ g.T for s in sides])
         root_leaf_value = np.array([scale * min(float(k == j) for j in present) for k in range(K)], dtype=float)
+    return parts, root_leaf_value, scale
+
+
+def _tree_values(data: PatternData, spec: TreeSpec, X: np.ndarray, opts: _Options, sides, parts: list,
+                 root_leaf_value: np.ndarray, scale: float) -> tuple[Callable[[int], np.ndarray], np.ndarray]:
+    """``values(r)``: the (O, O) values of the trees splitting on r, with the structural constraints
+    (eq. 8, 9, 10) as -inf; and the root leaf's value of each class (-inf when not allowed)."""
+    F = X.shape[1]
+    K = data.n_classes
+    O = opts.feature.size
+    lam = spec.lambda_
     n_branch = 1 + opts.is_split[:, None].astype(int) + opts.is_split[None, :].astype(int)  # (O, O)
     penalty = lam * n_branch
     root_leaf_value = (1.0 - lam) * root_leaf_value
-
-    # -- structural constraints (eq. 8, 9, 10) ------------------------------
     always = np.ones((O, O), dtype=bool)
     if spec.max_branching is not None:
         always &= n_branch <= spec.max_branching
@@ -234,11 +246,20 @@ def enumerate_solve(
             ok = ok & (smallest[0][r][:, None] >= spec.min_leaf) & (smallest[1][r][None, :] >= spec.min_leaf)
         return np.where(ok, v, -np.inf)
 
-    # -- visit from the best value down, one band of values at a time --------
-    # A band holds every tree with value in [low, high); bands are visited from
-    # the top, so when a tree passes, every tree of larger value has failed.
+    return values, np.where(root_allowed, root_leaf_value, -np.inf)
+
+
+def _first_feasible(data: PatternData, spec: TreeSpec, X: np.ndarray, opts: _Options,
+                    values: Callable[[int], np.ndarray], root_values: np.ndarray, t0: float, time_limit: float,
+                    stop: threading.Event | None,
+                    progress: Callable[[int, float | None], None] | None) -> EnumerationResult:
+    """Visit the trees from the best value down, one band of values at a time, and return the first that
+    meets the side constraints.  A band holds every tree with value in [low, high); bands are visited from
+    the top, so when a tree passes, every tree of larger value has failed."""
+    F = X.shape[1]
+    K = data.n_classes
+    O = opts.feature.size
     n_trees = K + F * O * O
-    root_values = np.where(root_allowed, root_leaf_value, -np.inf)
     may_pass = _screen(data, spec)
     checked = 0
     seen: set[bytes] = set()
@@ -297,9 +318,9 @@ def _screen(data: PatternData, spec: TreeSpec) -> Callable[[np.ndarray], np.ndar
 
     Counts come from matrix products of the "predicted positive" indicators:
     for a parity constraint, every cohort and pair of groups ``(p, q)`` must have
-    ``|N_q S_p - N_p S_q| <= delta N_p N_q`` (``formulation/fairness.py``); the
+    ``|N_q S_p - N_p S_q| <= delta N_p N_q`` (``formulation/fairness_constraints.py``); the
     floors read ``TP >= C P`` (recall), ``TP >= C (TP + FP)`` (precision) and
-    ``N - FP >= C N`` (specificity) (``formulation/quality.py``).
+    ``N - FP >= C N`` (specificity) (``formulation/quality_constraints.py``).
     """
     parity, floors = [], []
     group = None if data.group is None else np.asarray(data.group, dtype=np.int64)

@@ -1,6 +1,6 @@
 """The fairness constraints of a specification as comparisons of counts.
 
-Every notion of ``formulation/fairness.py`` compares, in each cohort, the
+Every notion of ``formulation/fairness_constraints.py`` compares, in each cohort, the
 groups' counts of rows predicted positive: with ``N_j`` rows of group ``j`` in
 the cohort and ``T_j`` of them predicted positive, formulation (11)'s row for
 the groups ``j``, ``m`` reads, multiplied by ``g = gcd(N_j, N_m)``,
@@ -25,8 +25,8 @@ from fractions import Fraction
 import numpy as np
 
 from strongtree_core.encoding.patterns import PatternData
-from strongtree_core.formulation.fairness import ParityConstraint
-from strongtree_core.formulation.quality import exact_bound, resolve_positive
+from strongtree_core.formulation.fairness_constraints import ParityConstraint
+from strongtree_core.formulation.quality_constraints import exact_bound, resolve_positive
 from strongtree_core.formulation.spec import TreeSpec
 
 

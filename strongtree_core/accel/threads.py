@@ -10,12 +10,23 @@ takes about 30 microseconds.  BLAS libraries loaded later are not limited
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from threadpoolctl import ThreadpoolController
 
 _blas = ThreadpoolController().select(user_api="blas")
 
 
-def one_blas_thread():
+#: Patterns x features below which no matrix product of a search is large enough for BLAS
+#: to take threads: the limit is not set (setting and lifting it took 20-100 microseconds of
+#: a search of the paper's small tables).
+SMALL_CELLS = 100_000
+
+
+def one_blas_thread(cells: float = float("inf")):
     """A context manager that holds every BLAS library of the process to one
-    thread inside its block (threadpoolctl's limiter: the previous limits come back)."""
+    thread inside its block (threadpoolctl's limiter: the previous limits come back);
+    nothing for a problem of fewer than ``SMALL_CELLS`` patterns x features."""
+    if cells < SMALL_CELLS:
+        return nullcontext()
     return _blas.limit(limits=1)

@@ -50,12 +50,14 @@ the deadline or on a stop request.  Trees are read back from the table by
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 
 import numpy as np
 
 from strongtree_core.accel.compiled import KernelLibrary
+from strongtree_core.background import run_in_background
 
 #: The compiled kernels of this module.
 library = KernelLibrary(__name__)
@@ -69,6 +71,11 @@ MAX_PAIR_ENTRIES = 1 << 25
 PROBES = 16
 #: Levels of the explicit stack: depth >= 4 nodes on one path (trees up to depth 12).
 MAX_LEVELS = 10
+#: A depth-3 node of at least this many patterns, splitting on at most ``TRIPLE_FEATURES``
+#: features, counts its sums over triples of features once (see :func:`_triples`; the
+#: count is read from ``prm[6]``, which tests lower).
+TRIPLE_PATTERNS = 20_000
+TRIPLE_FEATURES = 64
 
 # The engine's arrays, one tuple E:
 #  0 XT      u1 (F, P)     features, one row per feature (1 goes right)
@@ -78,8 +85,9 @@ MAX_LEVELS = 10
 #  4 smax    f8 (P,)       best gain of each pattern
 #  5 smin    f8 (P,)       worst gain
 #  6 hk      u8 (P, 2)     random keys of the patterns (Zobrist)
-#  7 prm     f8 (6,)       pen, min_leaf, need = max(1, min_leaf), similarity allowed (0/1), K,
-#                          integer gains (0/1: pair sums may be moved row by row)
+#  7 prm     f8 (7,)       pen, min_leaf, need = max(1, min_leaf), similarity allowed (0/1), K,
+#                          integer gains (0/1: pair sums may be moved row by row), the patterns
+#                          from which a depth-3 node counts triples (TRIPLE_PATTERNS)
 #  8 stop    u1 (1,)       1: give up
 #  9 stats   i8 (6,)       depth >= 3 nodes solved, depth-2 problems counted, cache hits, table entries,
 #                          entries overwritten, the deadline (ns of the monotonic clock, 0: none)
@@ -87,7 +95,8 @@ MAX_LEVELS = 10
 #                          from split to split (2)
 # 11 tk      u8 (C, 2)     table: keys of the sets
 # 12 tdb     i8 (C, 2)     table: depth (-1 empty) and budget
-# 13 tv      f8 (C, 4)     table: a depth-2 profile, or (upper bound, exact value or nan, feature, left budget)
+# 13 tv      f8 (C, 5)     table: a depth-2 profile and its tree at the full budget (_global_code), or
+#                          (upper bound, exact value or nan, feature, left budget)
 # 14 shared  f8 (1,)       best value found at the top by any worker (parallel search)
 # 15 loc     i8 (F,)       scratch, -1 everywhere between calls
 # 16 sbuf    i8 (L, P)     the stack: each level's split of its set (left part first)
@@ -381,7 +390,7 @@ def _rehash(tk, tdb, tv, tk2, tdb2, tv2, stats):  # pragma: no cover - compiled
     for j in range(tk.shape[0]):
         if tdb[j, 0] >= 0:
             s = _place(tk2, tdb2, stats, tk[j, 0], tk[j, 1], tdb[j, 0], tdb[j, 1])
-            for q in range(4):
+            for q in range(tv.shape[1]):
                 tv2[s, q] = tv[j, q]
             moved += 1
     return moved
@@ -737,6 +746,86 @@ def _unsound(MC, rows, vi, mv, K, slots, N, need, lR, lL, sR, bR, sL, bL):  # pr
     return False
 
 
+@library.kernel("void(i8[::1], i8[::1], i8[::1], f8[:, ::1], f8[:, ::1], i8)")
+def _triples(S, lptr, lidx, W, T, m):  # pragma: no cover - compiled
+    """Triple sums ``T[(a * m + b) * m + c, q]`` (a < b < c, local features) of S's
+    positions with all three set: one pass over each position's triples of ones.
+
+    A depth-3 node needs, for each feature f, the pair sums of its two children; those
+    of the side where f is set are the node's triple sums with f (and its pair sums for
+    the pairs with f), and the other side's are the node's pair sums less those.  Counting
+    each child's pairs costs a position's pairs for every feature it has set (about
+    k^3 / 2 additions for k ones), the triples k^3 / 6, once: on a million patterns of 40
+    features at depth 3 the triples took a third of the node's additions."""
+    slots = W.shape[1]
+    mm = np.uint64(m)
+    for p in range(S.shape[0]):
+        i = S[p]
+        st = lptr[p]
+        en = lptr[p + 1]
+        if en - st < 3:
+            continue
+        if slots == 2:
+            w0 = W[i, 0]
+            w1 = W[i, 1]
+            for j in range(st, en - 2):
+                ra = np.uint64(lidx[j]) * mm
+                for l in range(j + 1, en - 1):
+                    rb = (ra + np.uint64(lidx[l])) * mm
+                    for r in range(l + 1, en):
+                        c = rb + np.uint64(lidx[r])
+                        T[c, 0] += w0
+                        T[c, 1] += w1
+        elif slots == 3:
+            w0 = W[i, 0]
+            w1 = W[i, 1]
+            w2 = W[i, 2]
+            for j in range(st, en - 2):
+                ra = np.uint64(lidx[j]) * mm
+                for l in range(j + 1, en - 1):
+                    rb = (ra + np.uint64(lidx[l])) * mm
+                    for r in range(l + 1, en):
+                        c = rb + np.uint64(lidx[r])
+                        T[c, 0] += w0
+                        T[c, 1] += w1
+                        T[c, 2] += w2
+        else:
+            for j in range(st, en - 2):
+                ra = np.uint64(lidx[j]) * mm
+                for l in range(j + 1, en - 1):
+                    rb = (ra + np.uint64(lidx[l])) * mm
+                    for r in range(l + 1, en):
+                        c = rb + np.uint64(lidx[r])
+                        for q in range(slots):
+                            T[c, q] += W[i, q]
+
+
+@library.kernel("void(f8[:, :, ::1], f8[:, ::1], i8, i8, f8[:, :, ::1])")
+def _from_triples(MC, T, t, m, out):  # pragma: no cover - compiled
+    """out := the pair sums (upper triangle) of the positions of the node with local
+    feature ``t`` set, from the node's pair sums ``MC`` and triple sums ``T``."""
+    slots = MC.shape[2]
+    for a in range(m):
+        for b in range(a, m):
+            if a == t or b == t:  # pairs with t: the node's own
+                for q in range(slots):
+                    out[a, b, q] = MC[a, b, q]
+            elif a == b:
+                lo = min(a, t)
+                hi = max(a, t)
+                for q in range(slots):
+                    out[a, a, q] = MC[lo, hi, q]
+            else:
+                if t < a:
+                    c = (t * m + a) * m + b
+                elif t < b:
+                    c = (a * m + t) * m + b
+                else:
+                    c = (a * m + b) * m + t
+                for q in range(slots):
+                    out[a, b, q] = T[c, q]
+
+
 @library.kernel("void(f8[:, :, ::1], f8[::1], i8, i8, i8, f8, f8, f8, b1, f8[::1], i8[:, ::1])")
 def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, free, prof, code):  # pragma: no cover - compiled
     """best(S, 2, b) for b = 0..3 into ``prof`` from the pair sums (upper triangle of
@@ -745,6 +834,11 @@ def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, free, prof, code):  # p
     ``code[b] = (a, left, right)``: the root feature (-1: a leaf) and each child's
     feature (-1: a leaf), local numbers, left meaning local value 0.  ``free``:
     :func:`_free` (the pairs are then scanned without counting the sides).
+
+    ``code[3]`` names the same tree whichever features of the set are counted by their
+    zeros (the set counted as a child of another one, or on its own): each choice is
+    the first best in the features' order, and two trees splitting one child each tie
+    at the full budget only when neither child splits (see :func:`_global_code`).
     """
     N = tot[K]
     lv = _leaf_value(tot, K, min_leaf)
@@ -848,6 +942,28 @@ def _terminal(MC, tot, m, K, slots, pen, min_leaf, need, free, prof, code):  # p
             code[j, 2] = code[j - 1, 2]
 
 
+#: Base of the packed tree codes (above MAX_FEATURES + 1).
+CODE_BASE = 1 << 11
+
+
+@library.kernel("f8(i8[:, ::1], i8[::1], b1[::1])")
+def _global_code(code, act, flip):  # pragma: no cover - compiled
+    """The tree at the full budget (``code[3]``, local numbers) as one number kept beside
+    its profile: ``(fa + 1) + (f0 + 1) B + (f1 + 1) B^2`` in the table's feature numbers,
+    ``f0`` / ``f1`` the split of the child where ``x_fa`` = 0 / 1 (-1: a leaf), 0 for a
+    leaf; ``B = CODE_BASE``.  The tree is then read back without counting its set again."""
+    a = code[3, 0]
+    if a < 0:
+        return 0.0
+    cl = code[3, 1]
+    cr = code[3, 2]
+    if flip[a]:  # local value 0 is x = 1
+        cl, cr = cr, cl
+    f0 = act[cl] if cl >= 0 else -1
+    f1 = act[cr] if cr >= 0 else -1
+    return float((act[a] + 1) + (f0 + 1) * CODE_BASE + (f1 + 1) * CODE_BASE * CODE_BASE)
+
+
 @library.kernel(_sig("i8(E, i8[::1], u8, u8)"))
 def _profile(E, S, ha, hb):  # pragma: no cover - compiled
     """The table slot of best(S, 2, b), b = 0..3: found, else counted."""
@@ -868,47 +984,66 @@ def _profile(E, S, ha, hb):  # pragma: no cover - compiled
     j = _place(tk, tdb, stats, ha, hb, 2, 0)
     for q in range(4):
         tv[j, q] = prof[q]
+    tv[j, 4] = _global_code(code, act, flip)
     return j
 
 
 @library.kernel(_sig("void(E, i8[::1], i8, i8[::1], i8[::1])"))
 def _depth_two_tree(E, S, b, feat, cls):  # pragma: no cover - compiled
     """The best tree of depth <= 2 on S with at most b branchings, as heap arrays
-    (nodes 1..7: ``feat`` the split feature or -1 for a leaf, -2 for none; ``cls``)."""
+    (nodes 1..7: ``feat`` the split feature or -1 for a leaf, -2 for none; ``cls``):
+    read off its profile's code in the table at the full budget, else counted."""
     XT, indptr, indices, W, smax, smin, hk, prm = E[:8]
-    MC = E[10]
+    MC, tk, tdb, tv = E[10], E[11], E[12], E[13]
     K = np.int64(prm[4])
     for q in range(8):
         feat[q] = -2
         cls[q] = 0
-    act, flip, lptr, lidx = _local_features(S, indptr, indices, W, XT.shape[0], K, prm[2], E[15])
-    m = act.shape[0]
-    tot, sm, sn = _totals(S, W, smax, smin, K)
-    _shift(S, XT, lptr, lidx, W, MC[1], m, -1, 0, -1, 0)
-    prof = np.empty(4)
-    code = np.empty((4, 3), dtype=np.int64)
-    _terminal(MC[1], tot, m, K, W.shape[1], prm[0], prm[1], prm[2], _free(prm), prof, code)
-    a, cl, cr = code[b, 0], code[b, 1], code[b, 2]
-    if a < 0:
+    fa = -1
+    f0 = -1
+    f1 = -1
+    known = False
+    if b == 3:
+        ha, hb = _key(S, hk)
+        j = _find(tk, tdb, ha, hb, 2, 0)
+        if j >= 0 and tv[j, 4] >= 0.0:
+            c = np.int64(tv[j, 4])
+            fa = c % CODE_BASE - 1
+            f0 = (c // CODE_BASE) % CODE_BASE - 1
+            f1 = c // (CODE_BASE * CODE_BASE) - 1
+            known = True
+    if not known:
+        act, flip, lptr, lidx = _local_features(S, indptr, indices, W, XT.shape[0], K, prm[2], E[15])
+        m = act.shape[0]
+        tot, sm, sn = _totals(S, W, smax, smin, K)
+        _shift(S, XT, lptr, lidx, W, MC[1], m, -1, 0, -1, 0)
+        prof = np.empty(4)
+        code = np.empty((4, 3), dtype=np.int64)
+        _terminal(MC[1], tot, m, K, W.shape[1], prm[0], prm[1], prm[2], _free(prm), prof, code)
+        a, cl, cr = code[b, 0], code[b, 1], code[b, 2]
+        if a >= 0:
+            if flip[a]:  # local value 0 is x = 1: the children trade places
+                cl, cr = cr, cl
+            fa = act[a]
+            f0 = act[cl] if cl >= 0 else -1
+            f1 = act[cr] if cr >= 0 else -1
+    if fa < 0:
+        tot, sm, sn = _totals(S, W, smax, smin, K)
         feat[1] = -1
         cls[1] = _class_of(tot, K)
         return
-    if flip[a]:  # local value 0 is x = 1: the children trade places
-        cl, cr = cr, cl
-    fa = act[a]
     feat[1] = fa
     buf = np.empty(S.shape[0], dtype=np.int64)
     n0, x1, x2, x3 = _split(S, XT, fa, hk, smax, buf)
     for side in range(2):
         Sc = buf[:n0].copy() if side == 0 else buf[n0:].copy()
-        c = cl if side == 0 else cr
+        fb = f0 if side == 0 else f1
         node = 2 + side
         tc, y1, y2 = _totals(Sc, W, smax, smin, K)
-        if c < 0:
+        if fb < 0:
             feat[node] = -1
             cls[node] = _class_of(tc, K)
         else:
-            fb = act[c]
             feat[node] = fb
             buf2 = np.empty(Sc.shape[0], dtype=np.int64)
             n2, z1, z2, z3 = _split(Sc, XT, fb, hk, smax, buf2)
@@ -959,6 +1094,12 @@ def _solve3(E, S, ha, hb, b, floor):  # pragma: no cover - compiled
     n = S.shape[0]
     split = np.empty(n, dtype=np.int64)
     counted = False
+    # the children's pair sums from the node's triple sums (counted when first needed)
+    by_triples = n >= prm[6] and m <= TRIPLE_FEATURES
+    tri = np.empty((0, slots))
+    lof = np.full(F, -1, dtype=np.int64)  # local number of each feature
+    for q in range(m):
+        lof[act[q]] = q
     exact = prm[5] > 0.5  # integer gains: sums moved row by row stay exact
     free = _free(prm)
     cf = -1  # the split whose child MC[2] holds (side cside)
@@ -1020,7 +1161,47 @@ def _solve3(E, S, ha, hb, b, floor):  # pragma: no cover - compiled
                         pr[q] = lv
                     j1 = 0
         pruned = False
-        if j0 < 0 or j1 < 0:
+        if (j0 < 0 or j1 < 0) and by_triples and lof[f] >= 0:
+            if j1 >= 0 and pr[hi] + ubL - pen <= t:  # the known child shows the other cannot matter
+                pruned = True
+                for q in range(4):
+                    pl[q] = ubL
+            elif j0 >= 0 and pl[hi] + ubR - pen <= t:
+                pruned = True
+                for q in range(4):
+                    pr[q] = ubR
+            else:
+                if tri.shape[0] == 0:
+                    if not counted:
+                        _shift(S, XT, lptr, lidx, W, MC[0], m, -1, 0, -1, 0)
+                        counted = True
+                    tri = np.zeros((m * m * m, slots))
+                    _triples(S, lptr, lidx, W, tri, m)
+                tl = lof[f]
+                _from_triples(MC[0], tri, tl, m, MC[2])  # the side where f's local value is 1
+                _other(MC[0], MC[2], MC[1], m, slots)
+                cf = -1  # MC[2] holds no child moved from split to split
+                right = 1 if flip[tl] else 2  # local value 1 is x_f = 1 unless f is counted by its zeros
+                if j1 < 0:
+                    _terminal(MC[right], tR, m, K, slots, pen, min_leaf, need, free, pr, codeT)
+                    stats[1] += 1
+                    j = _place(tk, tdb, stats, h1a, h1b, 2, 0)
+                    for q in range(4):
+                        tv[j, q] = pr[q]
+                    tv[j, 4] = _global_code(codeT, act, flip)
+                if j0 < 0:
+                    if pr[hi] + ubL - pen <= t:
+                        pruned = True
+                        for q in range(4):
+                            pl[q] = ubL
+                    else:
+                        _terminal(MC[3 - right], tL, m, K, slots, pen, min_leaf, need, free, pl, codeT)
+                        stats[1] += 1
+                        j = _place(tk, tdb, stats, h0a, h0b, 2, 0)
+                        for q in range(4):
+                            tv[j, q] = pl[q]
+                        tv[j, 4] = _global_code(codeT, act, flip)
+        elif j0 < 0 or j1 < 0:
             # MC[2] comes to hold one child's pair sums: counted afresh, or moved from
             # the child held last when fewer rows lie between them (consecutive
             # features are often thresholds of one column); the other child, when
@@ -1059,6 +1240,7 @@ def _solve3(E, S, ha, hb, b, floor):  # pragma: no cover - compiled
                 j = _place(tk, tdb, stats, h1a if side == 1 else h0a, h1b if side == 1 else h0b, 2, 0)
                 for q in range(4):
                     tv[j, q] = ph[q]
+                tv[j, 4] = _global_code(codeT, act, flip)
                 pruned = jo < 0 and ph[hi] + ub_o - pen <= t
             if pruned:
                 for q in range(4):
@@ -1073,6 +1255,7 @@ def _solve3(E, S, ha, hb, b, floor):  # pragma: no cover - compiled
                 j = _place(tk, tdb, stats, h0a if side == 1 else h1a, h0b if side == 1 else h1b, 2, 0)
                 for q in range(4):
                     tv[j, q] = po[q]
+                tv[j, 4] = _global_code(codeT, act, flip)
         pf = f
         pvl = pl[3]
         pvr = pr[3]
@@ -1447,23 +1630,34 @@ library.preload()
 # ------------------------------------------------------------------ the Python side
 #: Seed of the patterns' random keys (fixed: the same search every run).
 KEY_SEED = 0x5EED_7AEE
-#: Table slots at the start (doubled between pieces of the top while more than half full).
+#: Table slots at the start, at most (doubled between pieces of the top while more than half
+#: full): see :func:`table_slots`.
 TABLE_SLOTS = 1 << 14
-#: Most table slots (64 bytes each): past it a full table overwrites entries.
+#: Table slots at the start, at least.
+MIN_TABLE_SLOTS = 1 << 8
+#: Most table slots (72 bytes each): past it a full table overwrites entries.
 MAX_TABLE_SLOTS = 1 << 21
 #: Table slots before a search of depth >= 4 made in one compiled call (``solve``): it
 #: cannot grow its table on the way, as a search in pieces does (with 16,384 slots,
 #: sonar in 5 buckets at depth 4 overwrote 51,213 entries and took 1.7 times as long).
 DEEP_TABLE_SLOTS = 1 << 18
 
-#: With a stop request to watch, the compiled search runs in slices of this many
-#: nanoseconds at first (growing by half each time, up to ``MAX_SLICE_NS``): compiled
-#: code cannot read a Python event, so the request (an event set by another thread, a
-#: Ctrl-C, a Stop button) is read between slices.  A slice ends as
-#: the deadline does (the search gives up, storing nothing unfinished); the call is
-#: then made again and finds every subproblem finished so far in the table.
+#: In the main thread, with a stop request to watch, the compiled search first runs for
+#: at most this many nanoseconds: a Ctrl-C is raised in the main thread, and only between
+#: two calls of compiled code.  A search still at work then (the slice ends as the
+#: deadline does: it gives up, storing nothing unfinished) is called again in a kept
+#: background thread, which finds every subproblem finished so far in the table, while
+#: the main thread waits where a Ctrl-C reaches it (and then stops the search).  The search
+#: used to run on in slices of at most half a second: each slice set up its top node
+#: again, and on a busy core a node of 600,000 patterns took longer than that to set up,
+#: so that no slice ever finished anything (the search never ended).
+#:
+#: In any other thread the search is one call: the kernels run without the interpreter's
+#: lock (both compiled tiers), so the deadline's watching thread sets the stop flag that
+#: the compiled search reads, at most ``dp.WATCH_SECONDS`` after a Stop.
 SLICE_NS = 100_000_000
-MAX_SLICE_NS = 500_000_000
+#: How often the main thread looks at the stop request while the search runs beside it.
+WAIT_SECONDS = 0.05
 
 
 class Engine:
@@ -1481,19 +1675,18 @@ class Engine:
     shared : ndarray float64 (1,), optional; the best value at the top, shared by workers
     base : Engine, optional; share its read-only arrays (a worker of a parallel search)
     at : float, the deadline (:func:`time.perf_counter`), read by the compiled search itself
+    layout : tuple, optional; :func:`table_layout` of ``X`` when the caller keeps it
     """
 
     def __init__(self, X, count, scores, pen: float, min_leaf: int, ones, stop: np.ndarray,
                  shared: np.ndarray | None = None, base: "Engine | None" = None, at: float = np.inf,
-                 stop_requested: Callable[[], bool] | None = None) -> None:
+                 stop_requested: Callable[[], bool] | None = None, layout: tuple | None = None) -> None:
         P, F = X.shape
         K = scores.shape[1]
         if base is not None:
             fixed = base.E[:8]
         else:
-            XT = np.ascontiguousarray((np.asarray(X) > 0.5).T, dtype=np.uint8)
-            indptr = np.ascontiguousarray(ones[0], dtype=np.int64)
-            indices = np.ascontiguousarray(ones[1], dtype=np.int64)
+            XT, indptr, indices, hk = layout if layout is not None else table_layout(X, ones)
             # The rows per pattern are a gain column of their own unless they are the
             # gains' sum (plain accuracy): then they are added up when needed.
             count = np.asarray(count, dtype=np.float64)
@@ -1504,11 +1697,10 @@ class Engine:
                 W[:, K] = count
             smax = np.ascontiguousarray(scores.max(axis=1))
             smin = np.ascontiguousarray(scores.min(axis=1))
-            hk = np.random.default_rng(KEY_SEED).integers(0, np.iinfo(np.uint64).max, (P, 2), dtype=np.uint64,
-                                                          endpoint=True)
             similar = 1.0 if (pen >= 0 and min_leaf <= 1) else 0.0
             exact = 1.0 if bool(np.all(W == np.round(W))) and float(np.abs(W).sum()) < 2.0 ** 52 else 0.0
-            prm = np.array([float(pen), float(min_leaf), float(max(1, min_leaf)), similar, float(K), exact])
+            prm = np.array([float(pen), float(min_leaf), float(max(1, min_leaf)), similar, float(K), exact,
+                            float(TRIPLE_PATTERNS)])
             fixed = (XT, indptr, indices, W, smax, smin, hk, prm)
         W = fixed[3]
         stats = np.zeros(6, dtype=np.int64)
@@ -1518,7 +1710,7 @@ class Engine:
         MC = np.empty((3, F, F, W.shape[1]))
         shared = np.full(1, -np.inf) if shared is None else shared
         loc = np.full(F, -1, dtype=np.int64)
-        table = _empty_table(TABLE_SLOTS)
+        table = _empty_table(table_slots(F, 3))
         stack = _empty_stack(1, P, F)
         self.P, self.F = P, F
         self.E = (*fixed, stop, stats, MC, *table, shared, loc, *stack)
@@ -1562,8 +1754,8 @@ class Engine:
         """best(idx, depth, budget) if it exceeds ``floor`` (exact), else a bound <= floor."""
         self._levels(depth)
         self.grow()
-        if depth >= 4 and self.E[11].shape[0] < DEEP_TABLE_SLOTS:
-            self._resize(DEEP_TABLE_SLOTS)
+        if depth >= 4 and self.E[11].shape[0] < table_slots(self.F, depth):
+            self._resize(table_slots(self.F, depth))
         return float(self._sliced(_solve, idx, int(depth), int(budget), float(floor)))
 
     def entry(self, idx: np.ndarray, depth: int, budget: int) -> tuple[float, float, int, int]:
@@ -1586,25 +1778,51 @@ class Engine:
                      int(hi), st, int(bool(top)))
 
     def _sliced(self, kernel, *args):
-        """``kernel(E, *args)``, in slices when a stop request is to be watched (see
-        ``SLICE_NS``).  Calling a kernel again after a slice is safe: a search that gives
-        up stores nothing unfinished, and the top's state ``st`` keeps only finished
-        features (it is read again from its start, so it is tried again at most once)."""
+        """``kernel(E, *args)``; in the main thread with a stop request to watch, a first
+        slice, then the rest in a background thread (see ``SLICE_NS``).  Calling a kernel
+        again after a slice is safe: a search that gives up stores nothing unfinished,
+        and the top's state ``st`` keeps only finished features (it is read again from
+        its start, so it is tried again at most once)."""
         stop, stats = self.E[8], self.E[9]
-        if self._stop_requested is None:
+        if self._stop_requested is None or threading.current_thread() is not threading.main_thread():
             return kernel(self.E, *args)
-        real, span = self._deadline_ns, SLICE_NS
-        while True:
-            now = monotonic_ns()
-            if now < 0:  # no monotonic clock here: one call, the deadline read by the watching thread
-                return kernel(self.E, *args)
-            stats[5] = now + span if real <= 0 else min(real, now + span)
-            out = kernel(self.E, *args)
-            if not stop[0] or (real > 0 and monotonic_ns() >= real) or self._stop_requested():
-                stats[5] = real
-                return out
-            stop[0] = 0  # only the slice ended
-            span = min(MAX_SLICE_NS, span * 3 // 2)
+        if self._stop_requested():
+            stop[0] = 1  # (no thread watches the request for a search in the main thread: the kernel ends at once)
+        real = self._deadline_ns
+        now = monotonic_ns()
+        if now < 0:  # no monotonic clock here: one call, the deadline read by the watching thread
+            return kernel(self.E, *args)
+        stats[5] = now + SLICE_NS if real <= 0 else min(real, now + SLICE_NS)
+        out = kernel(self.E, *args)
+        stats[5] = real
+        if not stop[0] or (real > 0 and monotonic_ns() >= real) or self._stop_requested():
+            return out
+        stop[0] = 0  # only the slice ended
+        return self._beside(kernel, args)
+
+    def _beside(self, kernel, args):
+        """``kernel(E, *args)`` in a background thread, the main thread waiting for it where
+        a Ctrl-C reaches it: then the search is stopped, waited for, and the Ctrl-C raised."""
+        stop = self.E[8]
+        done: dict = {}
+
+        def run() -> None:
+            try:
+                done["out"] = kernel(self.E, *args)
+            except BaseException as exc:  # noqa: BLE001 - raised again in the main thread
+                done["error"] = exc
+        finished = run_in_background(run)
+        try:
+            while not finished.wait(WAIT_SECONDS):
+                if self._stop_requested():
+                    stop[0] = 1
+        except BaseException:
+            stop[0] = 1
+            finished.wait()
+            raise
+        if "error" in done:
+            raise done["error"]
+        return done["out"]
 
     def store(self, ha, hb, depth: int, budget: int, value: float, floor: float, feature: int, left_budget: int) -> None:
         _store(self.E, np.uint64(ha), np.uint64(hb), int(depth), int(budget), float(value), float(floor), int(feature),
@@ -1633,8 +1851,55 @@ class Engine:
                 self.tree(idx[right], depth - 1, min(budget - 1 - bl, cap)))
 
 
+def table_slots(F: int, depth: int) -> int:
+    """Slots for a search of ``depth`` over ``F`` features made in one compiled call (it
+    cannot grow its table on the way), the table at most half full: depth 3 keeps 2F
+    depth-2 profiles and a top entry per budget; depth 4 at most 2F depth-3 sets (8
+    budgets each) and 4F^2 depth-2 ones; deeper ones ``DEEP_TABLE_SLOTS``.  Zeroing 16,384
+    slots took a tenth of a millisecond of every small fit, 262,144 a millisecond."""
+    if depth <= 3:
+        need, cap = 2 * (2 * F + 8), TABLE_SLOTS
+    elif depth == 4:
+        need, cap = 2 * (4 * F * F + 16 * F + 8), DEEP_TABLE_SLOTS
+    else:
+        return DEEP_TABLE_SLOTS
+    return min(cap, max(MIN_TABLE_SLOTS, 1 << (need - 1).bit_length()))
+
+
+#: Patterns up to which the patterns' random keys are cut from one draw kept by the process.
+KEPT_KEYS = 1 << 20
+_keys = np.zeros((0, 2), dtype=np.uint64)
+
+
+def pattern_keys(P: int) -> np.ndarray:
+    """(P, 2) random keys of the patterns (Zobrist hashing of sets), from ``KEY_SEED``: the
+    same for every search (row i of a draw does not depend on the draw's length); the first
+    million are kept (a generator made for every fit took 0.05 ms of a small one)."""
+    global _keys
+    if P > KEPT_KEYS:
+        return _draw_keys(P)
+    if _keys.shape[0] < P:
+        _keys = _draw_keys(min(KEPT_KEYS, max(P, 2 * _keys.shape[0], 1024)))
+    return _keys[:P]
+
+
+def _draw_keys(P: int) -> np.ndarray:
+    return np.random.default_rng(KEY_SEED).integers(0, np.iinfo(np.uint64).max, (P, 2), dtype=np.uint64, endpoint=True)
+
+
+def table_layout(X, ones) -> tuple:
+    """The arrays of an :class:`Engine` that depend on the features alone (not on the
+    gains), shared by every search over the same table: the features by rows
+    (``XT``), each pattern's ones (CSR) and the patterns' random keys."""
+    P = X.shape[0]
+    XT = np.ascontiguousarray((np.asarray(X) > 0.5).T, dtype=np.uint8)
+    indptr = np.ascontiguousarray(ones[0], dtype=np.int64)
+    indices = np.ascontiguousarray(ones[1], dtype=np.int64)
+    return XT, indptr, indices, pattern_keys(P)
+
+
 def _empty_table(slots: int):
-    return (np.zeros((slots, 2), dtype=np.uint64), np.full((slots, 2), -1, dtype=np.int64), np.zeros((slots, 4)))
+    return (np.zeros((slots, 2), dtype=np.uint64), np.full((slots, 2), -1, dtype=np.int64), np.zeros((slots, 5)))
 
 
 def _empty_stack(levels: int, P: int, F: int):

@@ -20,7 +20,7 @@ import sys
 import warnings
 from typing import Sequence
 
-from strongtree_core.cli.app import run_app, wants_app
+from strongtree_core.cli.dashboard import run_app, wants_app
 from strongtree_core.cli.files import output_problem as _output_problem
 from strongtree_core.cli.files import read_table
 from strongtree_core.cli.fit import run_fit

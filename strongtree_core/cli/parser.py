@@ -9,12 +9,12 @@ import argparse
 import math
 from pathlib import Path
 
-from strongtree_core import __version__
+from strongtree_core.version import __version__
 from strongtree_core.cli import options
-from strongtree_core.cli.app import add_app_parser
+from strongtree_core.cli.dashboard import add_app_parser
 from strongtree_core.cli.messages import BAD_GIGABYTES, RENAMED_FLAG, STDIO
 from strongtree_core.cli.tables import RAW_HELP
-from strongtree_core.estimator import StrongTreeClassifier
+from strongtree_core.estimator.classifier import StrongTreeClassifier
 from strongtree_core.sweep import BACKENDS, SCHEDULER_ENV
 from strongtree_core.vocabulary import (
     FAIRNESS_NOTIONS,

@@ -59,7 +59,7 @@ def _split_words(context: FitContext, train: pd.DataFrame, test: pd.DataFrame | 
 
 def unconstrained_tree(tree: FittedTree, train: pd.DataFrame, context: FitContext, limit: float) -> FittedTree | str:
     """The same tree solved without its fairness constraint on the training rows, or why it could not be."""
-    from strongtree_core.estimator import StrongTreeClassifier
+    from strongtree_core.estimator.classifier import StrongTreeClassifier
 
     params = {k: v for k, v in context.settings.items() if k in StrongTreeClassifier().get_params()}
     params.update(fairness=None, fairness_confidence=None, fairness_confidence_method=None,

@@ -38,11 +38,11 @@ from strongtree_core.cli.messages import (
     SWEEP_STOPPING,
     SWEEP_WRITTEN,
 )
-from strongtree_core.cli.progress import SweepBar
+from strongtree_core.cli.progress_bar import SweepBar
 from strongtree_core.cli.tables import format_problem, write_table
 from strongtree_core.encoding import EncodingError
 from strongtree_core.errors import StrongTreeError
-from strongtree_core.estimator import StrongTreeClassifier
+from strongtree_core.estimator.classifier import StrongTreeClassifier
 from strongtree_core.sweep import best_per_bound, pareto_front, sweep
 from strongtree_core.sweep.backends import n_workers
 from strongtree_core.sweep.run import plan

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from strongtree_core.estimator import (
+from strongtree_core.estimator.classifier import (
     BAD_PARAMETER,
     BAD_POSITIVE,
     CONFIDENCE_WITHOUT_FAIRNESS,

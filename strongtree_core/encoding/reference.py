@@ -67,7 +67,7 @@ def reference_rows(n_rows: int, levels: Sequence[int], depth: int, seconds: floa
 def reference_sample(n_rows: int, rows: int, seed: int = 0) -> np.ndarray:
     """The rows CART is grown on when ``rows < n_rows``: a uniform sample, the same for the same
     sizes and seed, in table order (also the sample of patterns a CART start is grown on:
-    :func:`strongtree_core.starts.cart_structure`)."""
+    :func:`strongtree_core.engine.starts.cart_structure`)."""
     if rows >= n_rows:
         return np.arange(n_rows)
     return np.sort(np.random.default_rng(seed).choice(n_rows, size=rows, replace=False))

@@ -5,7 +5,7 @@ Public functions take ``y_true, y_pred`` (any labels) and keyword-only
 ``sample_weight``.  Groups may be one label per row (a list, array or Series)
 or several columns (a DataFrame, a dict, a list of Series, a 2-D array).
 Rates with an empty denominator are NaN and are left out of gaps; every gap
-is measured exactly as the constraints of :mod:`strongtree_core.formulation.fairness`
+is measured exactly as the constraints of :mod:`strongtree_core.formulation.fairness_constraints`
 bound it.  Each notion has a difference and a ratio, between groups or to the
 overall rate (``method="to_overall"``). :func:`check_constraints` re-measures
 a model's side constraints on predictions (class indices).

@@ -13,7 +13,7 @@ from typing import Iterable
 
 import numpy as np
 
-from strongtree_core.formulation.quality import ConstraintCheck
+from strongtree_core.formulation.quality_constraints import ConstraintCheck
 from strongtree_core.formulation.spec import TreeSpec
 
 #: Error text (tests assert it).
@@ -58,7 +58,7 @@ def check_constraints(
     --------
     >>> import numpy as np
     >>> from strongtree_core.metrics import check_constraints
-    >>> from strongtree_core.formulation.fairness import StatisticalParity
+    >>> from strongtree_core.formulation.fairness_constraints import StatisticalParity
     >>> y = np.array([1, 0, 1, 0]); pred = np.array([1, 0, 0, 0]); g = np.array([0, 0, 1, 1])
     >>> (check,) = check_constraints([StatisticalParity(0.6, pos_label=1)], y, pred, group=g, positive=1)
     >>> check.name, round(check.measured, 3), check.satisfied

@@ -11,7 +11,7 @@ uses Kish's effective number of rows ``n_eff = (sum w)^2 / sum w^2`` with
 ``k_eff = rate * n_eff`` (an approximation; without weights ``n_eff = n``).
 
 Small denominators: a rate measured on fewer than :data:`SMALL_N` rows (effective
-rows with weights) is flagged ``small`` (:func:`strongtree_core.verdict.is_small`, the
+rows with weights) is flagged ``small`` (:func:`strongtree_core.metrics.verdict.is_small`, the
 one rule of every surface): its interval is wide and the score intervals' coverage
 least reliable there; the exact intervals (``method="exact"``) keep their guarantee
 at any size.  Few rows of one outcome among many rows is not small: a rate of 0 of
@@ -35,7 +35,7 @@ from strongtree_core.metrics.intervals import (
     proportion_interval,
 )
 from strongtree_core.renames import RENAMED_METRIC_ARGUMENTS, refuses_renamed
-from strongtree_core.verdict import SMALL_ROWS, is_small
+from strongtree_core.metrics.verdict import SMALL_ROWS, is_small
 
 #: Rates measured on fewer rows than this are flagged ``small``.
 SMALL_N = SMALL_ROWS

@@ -31,22 +31,24 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from strongtree_core import __version__, vocabulary
+from strongtree_core import vocabulary
+from strongtree_core.version import __version__
 from strongtree_core.metrics import fairness_gap, positive_present
 from strongtree_core.metrics.gap_intervals import SMALL_OUTCOME
 from strongtree_core.metrics.group_summary import SMALL_ROWS, group_summary
 from strongtree_core.report.cost import THIS_TREE, UNCONSTRAINED, CostOfFairness, cost_of_fairness
 from strongtree_core.report.drawing import Engine, tree_drawing
-from strongtree_core.report.rates import CONFIDENCE, group_rates, shown_notions
+from strongtree_core.report.group_rates import CONFIDENCE, group_rates, shown_notions
 from strongtree_core.report.references import CART_NAME, references
 from strongtree_core.report.settings import settings_rows
 from strongtree_core.tree import FittedTree
 from strongtree_core.tree.summary import tree_summary
-from strongtree_core.claim import claim
-from strongtree_core.verdict import gap_verdict, small_words
+from strongtree_core.report.claim import claim
+from strongtree_core.metrics.verdict import gap_verdict, small_words
 from strongtree_core.words import (
     LABEL_LIMIT,
     Shortened,
+    bound_words,
     class_counts,
     count_of,
     fmt,
@@ -213,7 +215,7 @@ def comparison_rows(inp: ReportInput, models: Sequence[Compared], notion: str | 
 
 
 def _certificate(inp: ReportInput, short: Shortened) -> tuple[str, list[tuple[str, str]]]:
-    """The certificate in :func:`~strongtree_core.claim.claim`'s words, and its facts (a name in them, such as the
+    """The certificate in :func:`~strongtree_core.report.claim.claim`'s words, and its facts (a name in them, such as the
     class a constant tree predicts or a column in the solver's note, cut as ``short`` cuts it)."""
     tree = inp.tree
     record = tree.record
@@ -224,8 +226,8 @@ def _certificate(inp: ReportInput, short: Shortened) -> tuple[str, list[tuple[st
         ("Outcome", said.short),
         ("Best tree", objective_value(record.objective, objective, regularization, record.n_rows)
          if record.objective is not None else "–"),
-        ("Bound", fmt(record.bound) if record.bound is not None else "none yet (nothing proven about the distance "
-                                                                      "to the best tree)"),
+        ("Bound", bound_words(record.bound, record.status, objective, regularization, record.n_rows)
+         if record.bound is not None else "none yet (nothing proven about the distance to the best tree)"),
         ("Gap", gap_words(record.status, record.gap).removeprefix("gap ")),
         ("Time", fmt(record.runtime, "seconds")),
         ("Method", route_words(record.method, record.backend) if record.method else "–"),
@@ -241,7 +243,7 @@ def _certificate(inp: ReportInput, short: Shortened) -> tuple[str, list[tuple[st
     if record.message:
         facts.append(("Solver's note", short.text(record.message)))
     found = (f" Best tree {objective_value(record.objective, objective, regularization, record.n_rows)}, bound "
-             f"{fmt(record.bound) if record.bound is not None else 'none yet'}, {gap_words(record.status, record.gap)}, "
+             f"{bound_words(record.bound, record.status)}, {gap_words(record.status, record.gap)}, "
              f"found in {fmt(record.runtime, 'seconds')} by {route_words(record.method, record.backend)}."
              if record.objective is not None and said.promise_state != "constant" else "")
     return short.text(f"{said.label}: {said.words}{found}"), facts

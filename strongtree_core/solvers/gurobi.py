@@ -19,7 +19,7 @@ from strongtree_core.solvers.base import Capabilities, SolveOptions, SolveResult
 from strongtree_core.solvers.errors import NO_LICENCE, TOO_LARGE, SolverUnavailableError, import_solver
 from strongtree_core.solvers.licence import gurobi_env, gurobi_licence, gurobi_model_size
 from strongtree_core.solvers.outcome import check_warm_start, finish
-from strongtree_core.solvers.progress import ProgressReporter
+from strongtree_core.solvers.solver_events import ProgressReporter
 
 #: Gurobi status (``GRB.Status`` name) -> the shared vocabulary; anything else is ERROR.
 GUROBI_STATUS: dict[str, Status] = {

@@ -13,7 +13,7 @@ from strongtree_core.solvers.base import Capabilities, SolveOptions, SolveResult
 from strongtree_core.solvers.errors import SolverUnavailableError
 from strongtree_core.solvers.highs_run import HIGHS_BUSY, HighsSession, import_highspy, new_highs, run_highs
 from strongtree_core.solvers.outcome import check_warm_start, finish
-from strongtree_core.solvers.progress import ProgressReporter
+from strongtree_core.solvers.solver_events import ProgressReporter
 
 
 class HighsBackend:

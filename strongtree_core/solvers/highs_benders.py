@@ -24,7 +24,7 @@ from strongtree_core.formulation.arrays import CutRows, ModelArrays
 from strongtree_core.solvers.base import SolveOptions, SolveResult, Status, relative_gap
 from strongtree_core.solvers.highs_run import HighsSession, new_highs, run_highs
 from strongtree_core.solvers.outcome import FEASIBILITY_TOLERANCE, check_warm_start, finish
-from strongtree_core.solvers.progress import ProgressReporter
+from strongtree_core.solvers.solver_events import ProgressReporter
 
 
 MISMATCH = "HiGHS reported the objective {reported:g} for a solution whose objective is {returned:g}."

@@ -12,7 +12,7 @@ import numpy as np
 
 from strongtree_core.formulation.arrays import ModelArrays
 from strongtree_core.solvers.base import SolveResult, Status, relative_gap
-from strongtree_core.solvers.progress import INFINITE_BOUND, ProgressReporter
+from strongtree_core.solvers.solver_events import INFINITE_BOUND, ProgressReporter
 
 #: Largest row or bound violation accepted in a returned solution.
 FEASIBILITY_TOLERANCE = 1e-5

@@ -24,7 +24,7 @@ from strongtree_core.solvers.base import Capabilities, SolveOptions, SolveResult
 from strongtree_core.solvers.errors import SolverUnavailableError, import_solver
 from strongtree_core.solvers.highs_run import import_highspy, load_arrays, quiet_highs
 from strongtree_core.solvers.outcome import check_warm_start, finish
-from strongtree_core.solvers.progress import ProgressReporter
+from strongtree_core.solvers.solver_events import ProgressReporter
 from strongtree_core.solvers.scip_lazy import install_lazy_cuts
 
 #: SCIP status (``getStatus()``) -> the shared vocabulary; anything else is ERROR.

@@ -95,7 +95,7 @@ def climb(plan: EncodingPlan, ordered: dict, read: Callable, solve: Callable, wa
     ``plan``: every column's coding, continuous ones at their whole budget; ``ordered``: each continuous
     column's thresholds in ladder order; ``read(plan, watch)``: the summed patterns of the table under
     ``plan`` (a :class:`~strongtree_core.encoding.PatternData`; raises ``ReadStopped`` / ``TooManyPatterns``);
-    ``solve(data, starts)``: the engine's :class:`~strongtree_core.engine.Solved` on ``data``;
+    ``solve(data, starts)``: the engine's :class:`~strongtree_core.engine.routes.Solved` on ``data``;
     ``max_patterns(n_features)``: the most patterns a search over that many features may hold.
     """
     level = {name: 1 for name, cuts in ordered.items() if cuts}

@@ -128,7 +128,7 @@ def with_cuts(plan: EncodingPlan, cuts: dict) -> EncodingPlan:
 
 def target_classes(scan: Scan, target: str) -> np.ndarray:
     """The classes of the target, checked as ``fit`` checks ``y`` (its distinct labels are enough)."""
-    from strongtree_core.estimator import _target_classes
+    from strongtree_core.estimator.classifier import _target_classes
 
     if scan.labels is None:
         raise StrongTreeError(TOO_MANY_LABELS.format(target=target, cap=CATEGORY_CAP))
@@ -146,7 +146,7 @@ def target_classes(scan: Scan, target: str) -> np.ndarray:
 
 def check_weights(scan: Scan) -> None:
     """Refuse the weights ``fit`` refuses (missing, infinite, negative, none positive, too spread)."""
-    from strongtree_core import estimator as e
+    from strongtree_core.estimator import classifier as e
 
     missing, infinite, negative, text = scan.weight_problems
     total = scan.rows_read

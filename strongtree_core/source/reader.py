@@ -19,7 +19,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
 
-from strongtree_core.errors import StrongTreeError
 from strongtree_core.progress import Progress, Reading
 from strongtree_core.source.paths import NO_PYARROW, TableError, TableFiles
 

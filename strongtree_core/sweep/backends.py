@@ -28,7 +28,6 @@ import os
 import pickle
 import tempfile
 import threading
-import uuid
 from collections import deque
 from contextlib import contextmanager
 from pathlib import Path

@@ -39,7 +39,7 @@ from typing import Any, Iterator, Sequence
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.sweep.backends import MAX_ATTEMPTS, POLL, PointQueue, work
 from strongtree_core.sweep.grid import Point
-from strongtree_core.sweep.main_guard import guard_failure, refuse_in_a_bootstrapping_worker
+from strongtree_core.sweep.main_guard import guard_failure, refuse_in_a_bootstrapping_worker, unguarded_main_script
 from strongtree_core.sweep.point import Problem, error_row
 from strongtree_core.sweep.signals import ignore_sigint, sigint_blocked
 
@@ -306,11 +306,12 @@ def dask_client(scheduler, slots: int) -> Iterator[Any]:
     address = scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV) or None
     if address is None:
         refuse_in_a_bootstrapping_worker()
+        unguarded = unguarded_main_script()
         try:
             with sigint_blocked():  # its worker processes, and the loop thread that restarts them, inherit the mask
                 cluster = local_cluster(slots)
         except Exception as exc:  # noqa: BLE001 - re-raised unless it is the missing guard
-            failure = guard_failure(exc)
+            failure = guard_failure(exc, unguarded)
             if failure is not None:
                 raise failure from exc
             raise

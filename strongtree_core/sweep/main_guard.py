@@ -25,10 +25,11 @@ MAIN_GUARD = (
 BOOTSTRAP_SIGNS = ("finished its bootstrapping phase", "Nanny failed to start")
 
 
-def unguarded_main_script() -> str | None:
-    """The path of the script Python runs as ``__main__`` when it has no ``if __name__ == "__main__":``
-    block (None when it has one, or when ``__main__`` is no script: a console, a notebook, ``-c``)."""
-    main = sys.modules.get("__main__")
+def unguarded_main_script(main=None) -> str | None:
+    """The path of the script Python runs as ``__main__`` (or of ``main``, a module) when it has no
+    ``if __name__ == "__main__":`` block (None when it has one, or when it is no script: a console,
+    a notebook, ``-c``)."""
+    main = sys.modules.get("__main__") if main is None else main
     path = getattr(main, "__file__", None)
     if not path or not str(path).endswith(".py"):
         return None
@@ -54,17 +55,32 @@ def says(exc: BaseException | None, signs: Sequence[str]) -> bool:
     return False
 
 
+def rerun_script():
+    """The caller's script as a module, when this process is a spawned worker importing it again
+    (None otherwise).  Python's own spawn runs it as ``__mp_main__`` and names it ``__main__`` too;
+    the processes of Dask's nanny keep their own ``__main__`` and run it as ``__mp_main__`` beside
+    it, with no parent process on record: both are read."""
+    main, again = sys.modules.get("__main__"), sys.modules.get("__mp_main__")
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        return again or main
+    if again is not None and getattr(again, "__name__", "") == "__mp_main__" \
+            and (again is not main or multiprocessing.parent_process() is not None):
+        return again
+    return None
+
+
 def refuse_in_a_bootstrapping_worker() -> None:
     """A worker process that is re-running the caller's script (spawn) must not start a cluster of its own."""
-    if multiprocessing.parent_process() is not None and getattr(sys.modules.get("__main__"), "__name__", "") \
-            == "__mp_main__":
-        script = unguarded_main_script() or getattr(sys.modules["__main__"], "__file__", "your script")
+    again = rerun_script()
+    if again is not None:
+        script = unguarded_main_script(again) or getattr(again, "__file__", None) or "your script"
         raise StrongTreeError(MAIN_GUARD.format(script=script))
 
 
-def guard_failure(exc: BaseException) -> StrongTreeError | None:
-    """The message for a local cluster that failed to start because the script lacks the guard (None otherwise)."""
-    script = unguarded_main_script()
+def guard_failure(exc: BaseException, script: str | None) -> StrongTreeError | None:
+    """The message for a local cluster that failed to start because ``script`` (the unguarded main
+    script, read by :func:`unguarded_main_script` *before* the start: starting the nanny's
+    processes clears ``__main__.__file__`` in this one) lacks the guard; None otherwise."""
     if script is not None and says(exc, BOOTSTRAP_SIGNS):
         return StrongTreeError(MAIN_GUARD.format(script=script))
     return None

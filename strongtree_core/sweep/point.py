@@ -21,14 +21,14 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from strongtree_core.claim import claim
-from strongtree_core.engine import INFEASIBLE, NO_TREE_IN_TIME
+from strongtree_core.report.claim import claim
+from strongtree_core.engine.routes import INFEASIBLE, NO_TREE_IN_TIME
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.metrics import fairness_intervals, fairness_report, positive_present
-from strongtree_core.promise import is_constant
+from strongtree_core.metrics.promise import is_constant
 from strongtree_core.solvers.licence import WLS_KEYS, licence_params, set_licence_params
 from strongtree_core.sweep.grid import Fold, Point
-from strongtree_core.verdict import gap_verdict
+from strongtree_core.metrics.verdict import gap_verdict
 from strongtree_core.vocabulary import FAIRNESS_NOTIONS
 
 #: The parts of a fold, in column order.
@@ -45,12 +45,12 @@ SLOT_POLL = 0.1
 def result_columns(notions: tuple[str, ...]) -> list[str]:
     """The columns after the settings: how the solve ended, then every part's measures, then the tree.
 
-    ``claim``: what the solve proved, in :func:`strongtree_core.claim.claim`'s words (its label:
+    ``claim``: what the solve proved, in :func:`strongtree_core.report.claim.claim`'s words (its label:
     "Optimal over kept thresholds", "Constant tree (promise)", ...).
     ``{part}_gap_low`` / ``{part}_gap_high``: the 95 % simultaneous interval of the point's own
     gap on that part (:func:`strongtree_core.metrics.fairness_intervals`; the largest over the
     point's notions); ``{part}_verdict``: that gap against the point's δ in
-    :func:`strongtree_core.verdict.gap_verdict`'s words ("within δ = 5.0 pp (the certificate on
+    :func:`strongtree_core.metrics.verdict.gap_verdict`'s words ("within δ = 5.0 pp (the certificate on
     these rows)", "undecided against δ = 5.0 pp (95 % interval ...)"; "" without a constraint);
     ``{part}_baseline_accuracy``: accuracy there of predicting the training rows' majority class.
     """

@@ -15,7 +15,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from strongtree_core.errors import BackendLostWarning, StrongTreeError
-from strongtree_core.estimator import LENGTH_MISMATCH, X_NOT_2D, StrongTreeClassifier
+from strongtree_core.estimator.classifier import LENGTH_MISMATCH, X_NOT_2D, StrongTreeClassifier
 from strongtree_core.sweep import backends, dask_backend
 from strongtree_core.sweep.grid import (
     MAX_POINTS,
@@ -353,11 +353,11 @@ def sweep(
         ``point``, ``fold``; the settings ``fairness`` (notions joined by "+"; None: unconstrained),
         ``fairness_bound`` (NaN when unconstrained), ``depth``, ``regularization`` and any other
         parameter the grid sets; ``status``, ``certified``, ``claim`` (what the solve proved, the
-        label of :func:`strongtree_core.claim.claim`), ``objective``, ``bound``,
+        label of :func:`strongtree_core.report.claim.claim`), ``objective``, ``bound``,
         ``optimality_gap`` (relative), ``time`` (seconds of the fit), ``method``; ``n_<part>``,
         ``<part>_accuracy`` and ``<part>_gap`` (the largest gap of the point's own notions) for the
         parts train, calibration and test, with ``<part>_gap_low`` / ``<part>_gap_high`` (its 95 %
-        interval) and ``<part>_verdict`` (against δ, :func:`strongtree_core.verdict.gap_verdict`'s
+        interval) and ``<part>_verdict`` (against δ, :func:`strongtree_core.metrics.verdict.gap_verdict`'s
         words), and ``<part>_<notion>`` for every notion that can be measured; ``error`` (why a point has no tree: infeasible, no tree in time, ...) and
         ``tree`` (the fitted tree as JSON, ``FittedTree.from_json``).  When the grid sets
         ``fairness_confidence`` (a promise on new rows), also ``training_bound`` (the tightened

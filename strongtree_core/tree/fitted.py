@@ -318,7 +318,11 @@ class FittedTree:
             A fitted column is absent, or holds values of another type than at fit
             (text in a numeric column; numbers or True/False in a text column the tree tests).
         """
-        index = self.structure.prediction[self.apply(df) - 1]
+        return self.predict_binary(self._binary(df))
+
+    def predict_binary(self, X_binary: np.ndarray) -> np.ndarray:
+        """Class label predicted for each row of a table already encoded (``encoding.transform``), shape (n_rows,)."""
+        index = self.structure.prediction[self.structure.apply(X_binary) - 1]
         return _label_array(self.classes)[index]
 
     @property

@@ -79,7 +79,7 @@ class SolveRecord:
         subproblems the exact search visited; None when unknown.
     promise : mapping or None
         With ``fairness_confidence``: the fairness promise for new rows
-        (:meth:`strongtree_core.promise.FairnessPromise.to_dict`): the method, its
+        (:meth:`strongtree_core.metrics.promise.FairnessPromise.to_dict`): the method, its
         guarantee, the confidence, the tightened training bound and the accuracy it
         cost.  None otherwise (and then left out of :meth:`to_dict`).
     scope : Scope or None

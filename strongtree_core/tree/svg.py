@@ -13,7 +13,7 @@ fit its box instead of spilling out of it.
 Every user string (column names, levels, class and group labels) is escaped
 for HTML and SVG by :func:`strongtree_core.tree.dot.html_text`; the drawing has
 no links and no images, so it fetches nothing.  The dashboard's panel, legend
-and zoom are in :mod:`strongtree_studio.treeview`; the HTML report draws the
+and zoom are in :mod:`strongtree_studio.views.tree_view`; the HTML report draws the
 same tree with it when Graphviz's ``dot`` is not installed.
 """
 

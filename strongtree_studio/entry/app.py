@@ -7,6 +7,6 @@ running the app.
 """
 
 if __name__ == "__main__":
-    from strongtree_studio.app import main
+    from strongtree_studio.page.router import main
 
     main()

@@ -1,0 +1,3 @@
+from strongtree_studio.page import show
+
+show("tradeoffs")
