@@ -1,9 +1,14 @@
-"""A Stop is read between slices of the compiled exact search, checked without a wall clock: a stop
-request that answers "no" to its first k reads and "yes" from then on ends the search right after
-the slice that preceded the (k+1)-th read, every time, whatever the machine's speed.
+"""A Stop in the main thread is read before the compiled exact search, after its first slice and, while
+the rest of the search runs beside the main thread, at every look the main thread takes; checked
+without a wall clock: a stop request that answers "no" to its first k reads and "yes" from then on
+ends the search at the (k+1)-th read, every time, whatever the machine's speed.
 
-(The compiled code cannot read a Python event, so the search runs in slices and the request is read
-between them; tests/test_dynamic_program.py times the same with a real event, as a ``timing`` test.)"""
+The compiled code cannot read a Python event, and a Ctrl-C reaches the main thread only between two
+calls of compiled code: so the search runs a first slice there, then the rest in a kept background
+thread while the main thread waits where the Ctrl-C and the stop request reach it
+(``treedp.Engine._sliced``).  Here the first slice ends at its first look at the clock, and the call
+made beside the main thread waits for the search's stop flag before it begins, so the number of reads
+is the test's choice; tests/test_dynamic_program.py times the same with a real event, as ``timing``."""
 
 from __future__ import annotations
 
@@ -36,22 +41,31 @@ class FlipAfter:
 
 
 @pytest.fixture
-def slices(monkeypatch):
-    """Slices of 0.2-0.4 ms, and a log of every kernel call: (the stop's reads so far, whether it had flipped)."""
-    monkeypatch.setattr(treedp, "SLICE_NS", 200_000)
-    monkeypatch.setattr(treedp, "MAX_SLICE_NS", 400_000)
-    log: list[tuple[int, bool]] = []
+def kernels(monkeypatch):
+    """A first slice that ends at its first look at the clock, the main thread's looks 1 ms apart, and a
+    log of every kernel call: (made in the main thread, the stop's reads so far, whether it had
+    flipped).  With ``hold`` set, the call made beside the main thread begins only once the search's
+    stop flag is set (the flag the main thread sets when the request says yes)."""
+    monkeypatch.setattr(treedp, "SLICE_NS", 1)
+    monkeypatch.setattr(treedp, "WAIT_SECONDS", 0.001)
+    log: list[tuple[bool, int, bool]] = []
     watched: list[FlipAfter] = []
+    hold = threading.Event()
     for name in ("_solve", "_deep"):
         kernel = getattr(treedp, name)
 
         def counted(E, *args, _kernel=kernel):
             stop = watched[0] if watched else None
-            log.append((stop.reads if stop else -1, stop.flipped if stop else False))
+            main = threading.current_thread() is threading.main_thread()
+            log.append((main, stop.reads if stop else -1, stop.flipped if stop else False))
+            for _ in range(30_000):  # until the main thread stops the search (30 s at most: then the test fails)
+                if not (hold.is_set() and not main and not E[8][0]):
+                    break
+                threading.Event().wait(0.001)
             return _kernel(E, *args)
 
         monkeypatch.setattr(treedp, name, counted)
-    return log, watched
+    return log, watched, hold
 
 
 def _problem(seed: int = 4):
@@ -60,33 +74,54 @@ def _problem(seed: int = 4):
     return X, s, count, np.arange(400)
 
 
-@pytest.mark.parametrize("k", [0, 1, 3, 7])
-def test_the_search_ends_after_the_slice_before_the_first_yes(slices, k):
-    log, watched = slices
+def _search(stop):
     X, s, count, idx = _problem()
+    return GainDP(X, count, s, 0.0, 0, Deadline(time.perf_counter() + 3600.0, stop)).exact(idx, 4)
+
+
+def test_a_yes_before_the_search_ends_it_in_its_first_call(kernels, monkeypatch):
+    log, watched, _ = kernels
+    monkeypatch.setattr(treedp, "SLICE_NS", 3600 * 10 ** 9)  # a first slice that would run the search to its end
+    stop = FlipAfter(0)
+    watched.append(stop)
+    with pytest.raises(SearchStopped):
+        _search(stop)
+    assert log == [(True, 1, True)]  # read once before the call, which ends at once; nothing beside it
+
+
+def test_a_yes_after_the_first_slice_ends_the_search_there(kernels):
+    log, watched, _ = kernels
+    stop = FlipAfter(1)
+    watched.append(stop)
+    with pytest.raises(SearchStopped):
+        _search(stop)
+    assert log == [(True, 1, False)]  # the first slice only
+    assert stop.reads == 2  # before it, and after it: the "yes"
+
+
+@pytest.mark.parametrize("k", [2, 3, 7])
+def test_the_search_beside_the_main_thread_ends_at_the_first_yes(kernels, k):
+    log, watched, hold = kernels
+    hold.set()
     stop = FlipAfter(k)
     watched.append(stop)
-    dp = GainDP(X, count, s, 0.0, 0, Deadline(time.perf_counter() + 3600.0, stop))
     with pytest.raises(SearchStopped):
-        dp.exact(idx, 4)
-    assert stop.reads == k + 1  # read once after each slice: k "no"s, then the "yes" that ended it
-    assert len(log) == k + 1  # one kernel call per slice, none after the "yes"
-    assert [reads for reads, _ in log] == list(range(k + 1))
-    assert not any(flipped for _, flipped in log)
+        _search(stop)
+    assert log == [(True, 1, False), (False, 2, False)]  # the first slice, then the rest beside the main thread
+    assert stop.reads == k + 1  # k "no"s, then the "yes" that stopped it: no read after it
 
 
-def test_without_a_yes_the_same_search_goes_on_through_many_slices_to_the_optimum(slices):
-    log, watched = slices
-    X, s, count, idx = _problem()
+def test_without_a_yes_the_search_goes_on_beside_the_main_thread_to_the_optimum(kernels):
+    log, watched, _ = kernels
     stop = FlipAfter(10 ** 9)
     watched.append(stop)
-    value, tree = GainDP(X, count, s, 0.0, 0, Deadline(time.perf_counter() + 3600.0, stop)).exact(idx, 4)
-    assert len(log) > 8 and stop.reads == len(log) - 1  # the last slice finished the search: no read after it
+    X, s, count, idx = _problem()
+    value, tree = _search(stop)
+    assert log == [(True, 1, False), (False, 2, False)]  # once begun again, never again
     assert value == pytest.approx(NumpyGainDP(X, count, s, 0.0, 0).exact(idx, 4)[0], abs=1e-9)
 
 
-def test_a_search_without_a_stop_to_watch_is_one_call(slices):
-    log, _ = slices
-    X, s, count, idx = _problem()
-    GainDP(X, count, s, 0.0, 0, Deadline(time.perf_counter() + 3600.0, None)).exact(idx, 4)
-    assert 1 <= len(log) <= 2 and all(reads == -1 for reads, _ in log)
+def test_a_search_without_a_stop_to_watch_is_one_call(kernels):
+    log, _, _ = kernels
+    _search(None)
+    assert log == [(True, -1, False)]
