@@ -364,7 +364,8 @@ def test_lagrangian_value_bounds_every_feasible_tree_for_any_prices(problem, see
     dp = GainDP(p.X, p.count, prices.scores(p), prices.penalty(p), p.min_leaf)
     value, _ = dp.exact(np.arange(p.n_patterns), spec.depth)
     truth = brute_optimum(X, y, group, legit, weight, spec, kinds, n_classes)
-    if truth is not None:
+    assert np.isfinite(value)  # the priced program always has a best tree
+    if truth is not None:  # (no feasible tree: nothing to bound)
         assert value + prices.constant(p) >= truth - 1e-9
 
 
