@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import math
+import sys
 import threading
 import time
 from fractions import Fraction
@@ -784,6 +785,24 @@ def test_a_search_past_its_deadline_inside_a_kernel_stops_there() -> None:
     assert CountSearch(p, gc, soon).limit > 0
 
 
+def test_a_stop_requested_in_the_main_thread_reaches_the_kernels() -> None:
+    """In the main thread no slice of this search reads the stop request: a thread watches it and
+    raises the kernels' flag (waited for here, not timed)."""
+    p, gc, _ = searched(seed=12, depth=3)
+    stop = threading.Event()
+    deadline = Deadline(stop=stop)
+    try:
+        cs = CountSearch(p, gc, deadline)
+        assert not cs.flag[0]
+        stop.set()
+        waited = time.perf_counter()
+        while not cs.flag[0] and time.perf_counter() - waited < 30.0:
+            time.sleep(0.005)
+        assert cs.flag[0] == 1
+    finally:
+        deadline.close()
+
+
 @pytest.mark.parametrize("stop_at", [1, 2])
 def test_a_count_search_stopped_between_or_in_passes_keeps_a_valid_bound(monkeypatch, stop_at) -> None:
     """``exact_solve`` with the counts' search stopped inside its ``stop_at``-th pass (its kernels'
@@ -831,3 +850,32 @@ def test_a_count_search_stopped_between_or_in_passes_keeps_a_valid_bound(monkeyp
     assert stopped >= 4
     if stop_at == 2:
         assert tighter >= 1
+
+
+@pytest.mark.parametrize("name, where", [("_enumerate", "front"), ("_enumerate", "_sc_raw"), ("_merge", "front"),
+                                         ("_merge", "_sc_raw"), ("_reachable", "_filter"), ("_reachable", "_sc_raw"),
+                                         ("_rest_best", "_cohort_bounds"), ("_pair_best", "best_tree")])
+def test_a_kernel_that_saw_the_deadline_ends_the_search_at_once(monkeypatch, name, where) -> None:
+    """Each kernel that reads the deadline, the first time the search calls it from ``where``, is given
+    one already passed: the search raises SearchStopped right after that call (no kernel, not even a
+    cheap one, runs after it), so a stopped reachability or cohort bound is never taken for a
+    finished one."""
+    X, y, group, legit = tiny(30, 32, 4)  # an instance whose search calls each of them from each place
+    data = collapse_patterns(X, y, 2, group=group, legit=legit)
+    spec = TreeSpec(depth=4, pos_label=1, side_constraints=(FAIRNESS_NOTIONS["equalized_odds"](0.005, 1),))
+    cs = CountSearch(linear_problem(data, spec), group_counts(data, spec), Deadline())
+    log, forced = [], []
+    for kernel in ("_enumerate", "_merge", "_reachable", "_rest_best", "_pair_best", "_group_totals", "_feasible",
+                   "_distinct_rows", "_put_all"):
+        def wrapped(*args, real=getattr(fronts, kernel), kernel=kernel):
+            log.append(kernel)
+            callers = (sys._getframe(1).f_code.co_name, sys._getframe(2).f_code.co_name)
+            # (an enumeration of depth 0, the set as a leaf, has no loop to stop)
+            if kernel == name and where in callers and not forced and not (kernel == "_enumerate" and args[13] == 0):
+                forced.append(len(log))
+                return real(*args[:-1], PAST)
+            return real(*args)
+        monkeypatch.setattr(fronts, kernel, wrapped)
+    with pytest.raises(count_search.SearchStopped):
+        cs.best_tree(NEG)
+    assert forced and len(log) == forced[0], (forced, len(log), log[forced[0] - 1:][:5] if forced else None)
