@@ -564,6 +564,7 @@ def _merge(Ak, Ao, Apv, Bk, Bo, Bpv, Border, pen, t0, tv, g, slots, hs, keys, ob
     code[0] = g
     eps = 1e-9 * max(1.0, abs(t0))
     epsv = 1e-9 * max(1.0, abs(tv))
+    work = 0
     for x in range(Ak.shape[0]):
         if x % 256 == 0 and _halted(flag, limit):
             return slots, hs, keys, obj, back, n, False
@@ -572,6 +573,9 @@ def _merge(Ak, Ao, Apv, Bk, Bo, Bpv, Border, pen, t0, tv, g, slots, hs, keys, ob
             y = Border[yy]
             if Bo[y] < floor:
                 break
+            work += 1
+            if work % 8192 == 0 and _halted(flag, limit):
+                return slots, hs, keys, obj, back, n, False
             if Apv[x] + Bpv[y] - pen < tv - epsv:
                 continue
             for t in range(nt):
@@ -710,6 +714,7 @@ def _pair_best(Ak, Ao, Aorder, Bk, Bo, Border, pen, floor, ga_start, ga_atoms, c
     T = np.zeros(ng, dtype=np.int64)
     best = floor
     ba, bb = -1, -1
+    work = 0
     for xx in range(Aorder.shape[0]):
         if xx % 64 == 0 and _halted(flag, limit):
             return (best if ba >= 0 else -np.inf), ba, bb, False
@@ -721,6 +726,9 @@ def _pair_best(Ak, Ao, Aorder, Bk, Bo, Border, pen, floor, ga_start, ga_atoms, c
             v = Ao[x] + Bo[y] - pen
             if v <= best:
                 break
+            work += 1
+            if work % 4096 == 0 and _halted(flag, limit):
+                return (best if ba >= 0 else -np.inf), ba, bb, False
             for j in range(ng):
                 t = 0
                 for p in range(ga_start[j], ga_start[j + 1]):
