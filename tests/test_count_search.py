@@ -507,6 +507,24 @@ def test_the_route_certifies_by_counts_where_the_lagrangian_leaves_a_gap(monkeyp
     assert by_counts >= 8
 
 
+def test_a_table_above_the_row_limit_is_left_to_the_branch_and_bound(monkeypatch) -> None:
+    """The same instances with the limit just below their 24 rows: never the counts' search, the same optimum."""
+    monkeypatch.setattr(search, "COUNTS_AFTER_SECONDS", 0.0)
+    for limit, expect_counts in ((23, False), (24, True)):
+        monkeypatch.setattr(count_search, "MAX_ROWS", limit)
+        used = 0
+        for seed in range(20, 24):
+            X, y, group, legit = tiny(seed, 24, 4)
+            data = collapse_patterns(X, y, 2, group=group, legit=legit)
+            spec = TreeSpec(depth=2, pos_label=1,
+                            side_constraints=(FAIRNESS_NOTIONS["conditional_statistical_parity"](0.0, 1),))
+            found = exact_solve(data, spec, time_limit=60)
+            assert found.status == "optimal"
+            assert found.objective == brute_optimum(X, y, group, legit, spec, "conditional_statistical_parity", 0.0)
+            used += found.reason.startswith(f"optimal by {count_search.PROVED_BY_COUNTS}")
+        assert (used > 0) == expect_counts, (limit, used)
+
+
 def test_depth_four_against_the_lagrangian_branch_and_bound(monkeypatch) -> None:
     """Depth 4, where fronts of depth-3 subtrees are merged from their children's: the optimum of the
     counts alone, and of a brief branch-and-bound handing over to them (its bounds and incumbent
