@@ -19,6 +19,9 @@
 from __future__ import annotations
 
 import math
+import sys
+import threading
+import time
 from fractions import Fraction
 from itertools import product
 
@@ -139,7 +142,7 @@ def test_enumeration_is_the_best_subtree_of_every_vector_that_reaches_the_thresh
     tv = float(np.quantile(priced, 0.3))
     feats, T, MM = cs._pair_sums(S)
     keys, obj, back, start, done = fronts._enumerate(T, MM, feats, cs.cols, cs.one_set, cs.cnt, cs.K, cs.pos, cs.pen,
-                                                     cs.min_leaf, t0, tv, w, depth, _MULT, cs.flag)
+                                                     cs.min_leaf, t0, tv, w, depth, _MULT, cs.flag, 0)
     assert done and list(start) == [0, obj.size]
     expected = {k: v for k, v in truth.items() if v >= t0 - 1e-9 and v - w @ np.array(k) >= tv - 1e-9}
     got = {tuple(int(v) for v in k): float(o) for k, o in zip(keys, obj)}
@@ -167,10 +170,10 @@ def test_each_cohorts_own_counts_in_one_enumeration() -> None:
     cset = np.concatenate([[0], np.cumsum([s.size for s in sets])]).astype(np.int64)
     floor = cs.dp0.value(S, 2) - 3
     keys, obj, back, start, done = fronts._enumerate(T, MM, feats, cols, cset, cs.cnt, cs.K, cs.pos, 0.0, 0.0, floor,
-                                                     NEG, np.zeros(cols.size), 2, _MULT, cs.flag)
+                                                     NEG, np.zeros(cols.size), 2, _MULT, cs.flag, 0)
     for q, one in enumerate(sets):
         alone = fronts._enumerate(T, MM, feats, one, np.array([0, one.size]), cs.cnt, cs.K, cs.pos, 0.0, 0.0, floor,
-                                  NEG, np.zeros(one.size), 2, _MULT, cs.flag)
+                                  NEG, np.zeros(one.size), 2, _MULT, cs.flag, 0)
         mine = {tuple(k[:one.size]): o for k, o in zip(keys[start[q]:start[q + 1]], obj[start[q]:start[q + 1]])}
         assert mine == {tuple(k): o for k, o in zip(alone[0], alone[1])}
         assert len(mine) > 1
@@ -211,7 +214,7 @@ def test_merge_keeps_the_best_pair_of_every_vector_that_reaches_the_thresholds(s
     pen, t0, tv = 0.5, 22.0, 15.0
     table = count_search._Table(nt)
     table.merge(Front(Ak, Ao, np.zeros((30, 3), np.int64), "merged"), Apv,
-                Front(Bk, Bo, np.zeros((25, 3), np.int64), "merged"), Bpv, pen, t0, tv, 7, np.zeros(1, np.uint8))
+                Front(Bk, Bo, np.zeros((25, 3), np.int64), "merged"), Bpv, pen, t0, tv, 7, np.zeros(1, np.uint8), 0)
     keys, obj, back = table.arrays()
     expected: dict = {}
     for x, yy in product(range(30), range(25)):
@@ -281,7 +284,7 @@ def test_reachability_and_the_comparisons_are_exact(seed) -> None:
         expect.append(any(tuple(t) in ok_set for t in product(*[range(a, a + b + 1) for a, b in zip(s, r)])))
     for s, r, e in zip(states, rests, expect):
         got = fronts._reachable(np.array([s], dtype=np.int64), np.asarray(r, dtype=np.int64), gc.cg_start, gc.gN,
-                                gc.H, gc.ch_start)[0]
+                                gc.H, gc.ch_start, np.zeros(1, np.uint8), 0)[0]
         assert got == e, (sizes, delta, s, r)
     assert any(expect) and (delta > 0.1 or not all(expect))
 
@@ -303,7 +306,7 @@ def test_the_rests_best_is_the_best_compatible_pair(seed) -> None:
     Ok, Ov = states(15, 5 + seed % 11)
     U = np.array([[0] * k] + [[rng.integers(0, n - n // 2 - n // 2 + 1) for n in sizes] for _ in range(20)],
                  dtype=np.int64)
-    got = fronts._rest_best(U, Ik, Iv, Ok, Ov, gc.cg_start, gc.gN, gc.H, gc.ch_start, 0, _MULT)
+    got = fronts._rest_best(U, Ik, Iv, Ok, Ov, gc.cg_start, gc.gN, gc.H, gc.ch_start, 0, _MULT, np.zeros(1, np.uint8), 0)
     for u, g in zip(U, got):
         best = -math.inf
         for i, o in product(range(len(Iv)), range(len(Ov))):
@@ -326,7 +329,7 @@ def test_the_best_pair_at_the_root_is_the_best_feasible_pair(seed) -> None:
     floor = 10.0
     v, ia, ib, done = fronts._pair_best(Ak, Ao, np.argsort(-Ao, kind="stable"), Bk, Bo, np.argsort(-Bo, kind="stable"),
                                         1.0, floor, gc.ga_start, gc.ga_atoms, gc.cg_start, gc.gN, gc.H, gc.ch_start,
-                                        np.zeros(1, np.uint8))
+                                        np.zeros(1, np.uint8), 0)
     best = -math.inf
     for x, y in product(range(15), range(15)):
         if Ao[x] + Bo[y] - 1 > floor and gc.holds(gc.group_totals((Ak[x] + Bk[y])[None])[0]):
@@ -337,7 +340,7 @@ def test_the_best_pair_at_the_root_is_the_best_feasible_pair(seed) -> None:
         # nothing above the best itself: a pair must exceed the floor
         again = fronts._pair_best(Ak, Ao, np.argsort(-Ao, kind="stable"), Bk, Bo, np.argsort(-Bo, kind="stable"), 1.0,
                                   v, gc.ga_start, gc.ga_atoms, gc.cg_start, gc.gN, gc.H, gc.ch_start,
-                                  np.zeros(1, np.uint8))
+                                  np.zeros(1, np.uint8), 0)
         assert again[0] == -math.inf and again[1] == -1
 
 
@@ -411,7 +414,8 @@ def test_the_fronts_of_a_roots_children_keep_every_good_part_and_pass_every_boun
             "value": lambda k, v: v + ub_R >= tau - 1e-9,
             "priced value": lambda k, v: v - cs.w_atom @ np.array(k) + ubv_R + cs.const >= tau - 1e-9,
             "reachability": lambda k, v: bool(fronts._reachable(gc.group_totals(np.array([k])), rest, gc.cg_start,
-                                                                gc.gN, gc.H, gc.ch_start)[0]),
+                                                                gc.gN, gc.H, gc.ch_start,
+                                                                np.zeros(1, np.uint8), 0)[0]),
             "each cohort": each_cohort,
         }
         for name, test in bounds.items():
@@ -588,7 +592,7 @@ def test_reachability_alone_filters_a_front_without_context() -> None:
     cs.tau = NEG
     feats, T, MM = cs._pair_sums(S)
     keys, obj, back, _, _ = fronts._enumerate(T, MM, feats, cs.cols, cs.one_set, cs.cnt, cs.K, cs.pos, cs.pen,
-                                              cs.min_leaf, NEG, NEG, cs.w_atom, 2, _MULT, cs.flag)
+                                              cs.min_leaf, NEG, NEG, cs.w_atom, 2, _MULT, cs.flag, 0)
     f = cs._filter(Front(keys, obj, back, "enumerated"), S, 2, (), 0)
     rest = cs._rest(gc, S)
     N = gc.gN
@@ -714,3 +718,182 @@ def test_distinct_rows_keep_the_best_value_of_each() -> None:
     assert all(tuple(rows[first[inverse[x]]]) == tuple(rows[x]) for x in range(200))
     keys, vals = count_search._best_per_row(rows, values)
     assert {tuple(k): v for k, v in zip(keys, vals)} == expected and np.all(np.diff(vals) <= 0)
+
+
+# ---------------------------------------------------------------------------------------- stopping
+PAST = 1  # a deadline (ns of the monotonic clock) long passed: the kernels read the clock themselves
+
+
+def test_each_long_kernel_reads_the_flag_and_the_clock() -> None:
+    """The kernels that run long (the enumeration, merges, reachability, the rest's best, the best pair
+    at the root) end at once when the stop flag is up, and raise it themselves once the clock is past
+    their deadline; with no deadline they finish.  A stopped kernel removes nothing it did not check."""
+    p, gc, cs = searched(seed=12, depth=3)
+    S = np.arange(p.n_patterns)
+    feats, T, MM = cs._pair_sums(S)
+
+    def enumerate_(flag, limit):
+        return fronts._enumerate(T, MM, feats, cs.cols, cs.one_set, cs.cnt, cs.K, cs.pos, cs.pen, cs.min_leaf, NEG, NEG,
+                                 cs.w_atom, 2, _MULT, flag, limit)
+
+    keys, obj, back, _, done = enumerate_(np.zeros(1, np.uint8), 0)
+    assert done and obj.size > 100
+    totals = gc.group_totals(keys.astype(np.int64))
+    rest = np.zeros(gc.n_groups, dtype=np.int64)
+    whole = fronts._reachable(totals, rest, gc.cg_start, gc.gN, gc.H, gc.ch_start, np.zeros(1, np.uint8), 0)
+    assert not whole.all()  # the check removes some: a stopped one must not
+    order = np.argsort(-obj, kind="stable")
+    one = gc.cohort(0)
+    k1 = np.ascontiguousarray(totals[:, one.cg_start[0]:one.cg_start[1]])
+
+    def calls(flag, limit):
+        table = count_search._Table(gc.n_atoms)
+        try:
+            table.merge(Front(keys, obj, back, "merged"), obj, Front(keys, obj, back, "merged"), obj, cs.pen, NEG, NEG,
+                        0, flag, limit)
+            merged = True
+        except count_search.SearchStopped:
+            merged = False
+        return {
+            "enumerate": enumerate_(flag, limit)[4],
+            "merge": merged,
+            "reachable": fronts._reachable(totals, rest, gc.cg_start, gc.gN, gc.H, gc.ch_start, flag, limit),
+            "rest's best": fronts._rest_best(k1, k1, obj[order], k1, obj[order], one.cg_start, one.gN, one.H,
+                                             one.ch_start, 0, _MULT, flag, limit),
+            "pair": fronts._pair_best(keys, obj, order, keys, obj, order, cs.pen, -1e300, gc.ga_start, gc.ga_atoms,
+                                      gc.cg_start, gc.gN, gc.H, gc.ch_start, flag, limit)[3],
+        }
+
+    for name in ("enumerate", "merge", "reachable", "rest's best", "pair"):
+        for flag, limit in ((np.ones(1, np.uint8), 0), (np.zeros(1, np.uint8), PAST)):
+            got = calls(flag, limit)[name]
+            assert flag[0] == 1, name
+            if name == "reachable":
+                assert got.all()  # nothing looked at, nothing removed
+            elif name == "rest's best":
+                assert np.all(got == np.inf)  # no bound from a stopped call
+            else:
+                assert not got, name
+        flag = np.zeros(1, np.uint8)
+        got = calls(flag, 0)[name]
+        assert flag[0] == 0, name
+        if name == "reachable":
+            assert np.array_equal(got, whole)
+        elif name == "rest's best":
+            assert np.isfinite(got).any()
+        else:
+            assert got, name
+
+
+def test_a_search_past_its_deadline_inside_a_kernel_stops_there() -> None:
+    """The count search's deadline is read by the kernels (no thread watches it in the main thread):
+    with the kernels' deadline passed and the Python-side one not, the search stops in its first
+    kernel, raising the flag the rest of the fit reads; a stop already requested stops it too."""
+    p, gc, cs = searched(seed=12, depth=3)
+    assert cs.limit == 0  # no deadline
+    cs.limit = PAST
+    with pytest.raises(count_search.SearchStopped):
+        cs.best_tree(NEG)
+    assert cs.flag[0] == 1 and cs.deadline.passed
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(count_search.SearchStopped):
+        CountSearch(p, gc, Deadline(stop=stop)).best_tree(NEG)
+    soon = Deadline(at=time.perf_counter() + 3600.0)
+    assert CountSearch(p, gc, soon).limit > 0
+
+
+def test_a_stop_requested_in_the_main_thread_reaches_the_kernels() -> None:
+    """In the main thread no slice of this search reads the stop request: a thread watches it and
+    raises the kernels' flag (waited for here, not timed)."""
+    p, gc, _ = searched(seed=12, depth=3)
+    stop = threading.Event()
+    deadline = Deadline(stop=stop)
+    try:
+        cs = CountSearch(p, gc, deadline)
+        assert not cs.flag[0]
+        stop.set()
+        waited = time.perf_counter()
+        while not cs.flag[0] and time.perf_counter() - waited < 30.0:
+            time.sleep(0.005)
+        assert cs.flag[0] == 1
+    finally:
+        deadline.close()
+
+
+@pytest.mark.parametrize("stop_at", [1, 2])
+def test_a_count_search_stopped_between_or_in_passes_keeps_a_valid_bound(monkeypatch, stop_at) -> None:
+    """``exact_solve`` with the counts' search stopped inside its ``stop_at``-th pass (its kernels'
+    deadline set in the past there): the result says stopped, not optimal; its bound is at least the
+    brute-force optimum and its tree, if any, meets the bound when measured on its predictions.  At
+    least one instance is stopped in a pass after a first pass proved a bound below the Lagrangian
+    one (the bound then comes from the counts' search)."""
+    monkeypatch.setattr(search, "COUNTS_AFTER_SECONDS", 0.0)
+    original = CountSearch.best_tree
+    calls = []
+
+    def stopping(self, tau, best=NEG, stop=True):
+        calls.append(tau)
+        if stop and len(calls) == stop_at:
+            self.limit = PAST
+        return original(self, tau, best)
+
+    stopped = tighter = 0
+    for seed in range(20, 28):
+        for notion, delta in (("conditional_statistical_parity", 0.0), ("equalized_odds", 0.005)):
+            X, y, group, legit = tiny(seed, 24, 4)
+            data = collapse_patterns(X, y, 2, group=group, legit=legit)
+            spec = TreeSpec(depth=2, pos_label=1, side_constraints=(FAIRNESS_NOTIONS[notion](delta, 1),))
+            truth = brute_optimum(X, y, group, legit, spec, notion, delta)
+            calls.clear()
+            with monkeypatch.context() as m:
+                m.setattr(CountSearch, "best_tree", lambda self, tau, best=NEG: stopping(self, tau, best, stop=False))
+                exact_solve(data, spec, time_limit=60)
+            if len(calls) < stop_at:
+                continue
+            calls.clear()
+            with monkeypatch.context() as m:
+                m.setattr(CountSearch, "best_tree", stopping)
+                found = exact_solve(data, spec, time_limit=60)
+            assert len(calls) == stop_at
+            assert found.status == "stopped" and found.reason.startswith("stopped by the time limit or a stop request")
+            assert count_search.PROVED_BY_COUNTS in found.reason
+            assert found.bound is not None and truth is not None and found.bound >= truth
+            if found.structure is not None:
+                pred = found.structure.predict(X)
+                assert holds(notion, delta, y, pred, group, legit, 1) and found.objective == int((pred == y).sum())
+                assert found.objective <= truth
+            stopped += 1
+            tighter += found.bound <= calls[0] - 1  # below the first pass's threshold: proven by it
+    assert stopped >= 4
+    if stop_at == 2:
+        assert tighter >= 1
+
+
+@pytest.mark.parametrize("name, where", [("_enumerate", "front"), ("_enumerate", "_sc_raw"), ("_merge", "front"),
+                                         ("_merge", "_sc_raw"), ("_reachable", "_filter"), ("_reachable", "_sc_raw"),
+                                         ("_rest_best", "_cohort_bounds"), ("_pair_best", "best_tree")])
+def test_a_kernel_that_saw_the_deadline_ends_the_search_at_once(monkeypatch, name, where) -> None:
+    """Each kernel that reads the deadline, the first time the search calls it from ``where``, is given
+    one already passed: the search raises SearchStopped right after that call (no kernel, not even a
+    cheap one, runs after it), so a stopped reachability or cohort bound is never taken for a
+    finished one."""
+    X, y, group, legit = tiny(30, 32, 4)  # an instance whose search calls each of them from each place
+    data = collapse_patterns(X, y, 2, group=group, legit=legit)
+    spec = TreeSpec(depth=4, pos_label=1, side_constraints=(FAIRNESS_NOTIONS["equalized_odds"](0.005, 1),))
+    cs = CountSearch(linear_problem(data, spec), group_counts(data, spec), Deadline())
+    log, forced = [], []
+    for kernel in ("_enumerate", "_merge", "_reachable", "_rest_best", "_pair_best", "_group_totals", "_feasible",
+                   "_distinct_rows", "_put_all"):
+        def wrapped(*args, real=getattr(fronts, kernel), kernel=kernel):
+            log.append(kernel)
+            callers = (sys._getframe(1).f_code.co_name, sys._getframe(2).f_code.co_name)
+            # (an enumeration of depth 0, the set as a leaf, has no loop to stop)
+            if kernel == name and where in callers and not forced and not (kernel == "_enumerate" and args[13] == 0):
+                forced.append(len(log))
+                return real(*args[:-1], PAST)
+            return real(*args)
+        monkeypatch.setattr(fronts, kernel, wrapped)
+    with pytest.raises(count_search.SearchStopped):
+        cs.best_tree(NEG)
+    assert forced and len(log) == forced[0], (forced, len(log), log[forced[0] - 1:][:5] if forced else None)

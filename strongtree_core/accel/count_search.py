@@ -50,6 +50,7 @@ from strongtree_core.accel.dp import NEG, Deadline, GainDP, SearchStopped, Tree,
 from strongtree_core.accel.group_counts import GroupCounts
 from strongtree_core.accel.lagrange import Prices
 from strongtree_core.accel.problem import LinearProblem
+from strongtree_core.accel.treedp import monotonic_ns
 
 #: Relative slack on thresholds (float sums in another order never drop a state).
 SLACK = 1e-9
@@ -162,7 +163,8 @@ class CountSearch:
         self.p = p
         self.counts = counts
         self.deadline = deadline
-        self.flag = deadline.flag()
+        self.flag = deadline.flag(watch_stop=True)
+        self.limit = clock_limit(deadline.at)
         self.pen = float(p.lambda_)
         self.min_leaf = float(p.min_leaf)
         self.gains = np.ascontiguousarray((1.0 - p.lambda_) * p.G[:, :, 0])
@@ -210,6 +212,11 @@ class CountSearch:
         self._sc_memo: dict = {}
         self._sums: dict = {}
         self.tau = NEG
+
+    def _stopped(self) -> None:
+        """Raise SearchStopped when a kernel saw the stop flag or the deadline (it raised the flag)."""
+        if self.flag[0]:
+            raise SearchStopped
 
     def _atom_prices(self, prices: Prices) -> np.ndarray:
         """The price of one row predicted positive in each atom: nu . (its coefficients in the rows of (11))."""
@@ -277,14 +284,15 @@ class CountSearch:
             feats, T, MM = self._pair_sums(S)
             keys, obj, back, _, done = fronts._enumerate(T, MM, feats, self.cols, self.one_set, self.cnt, self.K,
                                                          self.pos, self.pen, self.min_leaf, t0, tv, self.w_atom, depth,
-                                                         _MULT, self.flag)
+                                                         _MULT, self.flag, self.limit)
             if not done:
                 raise SearchStopped
             return self._filter(Front(keys, obj, back, "enumerated"), S, depth, ctx, splits)
         nt = self.counts.n_atoms
         feats, T, MM = self._pair_sums(S)
         keys, obj, back, _, _ = fronts._enumerate(T, MM, feats, self.cols, self.one_set, self.cnt, self.K, self.pos,
-                                                  self.pen, self.min_leaf, t0, tv, self.w_atom, 0, _MULT, self.flag)
+                                                  self.pen, self.min_leaf, t0, tv, self.w_atom, 0, _MULT, self.flag,
+                                                  self.limit)
         leaves = self._filter(Front(keys, obj, back, "enumerated"), S, depth, ctx, splits)
         table = _Table(nt)
         table.put_all(leaves.keys, leaves.obj, np.stack([np.full(len(leaves), -1), leaves.back[:, 2],
@@ -304,7 +312,7 @@ class CountSearch:
             if not len(FB):
                 continue
             pairs = _Table(nt)
-            pairs.merge(FA, self._pv(FA), FB, self._pv(FB), self.pen, t0, tv, g, self.flag)
+            pairs.merge(FA, self._pv(FA), FB, self._pv(FB), self.pen, t0, tv, g, self.flag, self.limit)
             k, o, b = pairs.arrays()
             made = self._filter(Front(k, o, b, "merged"), S, depth, ctx, splits)
             if len(made):
@@ -336,7 +344,8 @@ class CountSearch:
             return f
         c = self.counts
         totals = fronts._group_totals(f.keys, c.ga_start, c.ga_atoms)
-        keep = fronts._reachable(totals, self._rest(c, S), c.cg_start, c.gN, c.H, c.ch_start)
+        keep = fronts._reachable(totals, self._rest(c, S), c.cg_start, c.gN, c.H, c.ch_start, self.flag, self.limit)
+        self._stopped()
         if ctx and keep.any():
             keep = self._cohort_bounds(f, totals, keep, S, depth, ctx, splits)
         return f.take(keep) if not keep.all() else f
@@ -365,7 +374,8 @@ class CountSearch:
                 inner_k, inner_v = _oplus(parts[1:], U.shape[1])
                 best = fronts._rest_best(np.ascontiguousarray(U[first]), inner_k, inner_v, parts[0][0], parts[0][1],
                                          self.counts.cg_start, self.counts.gN, self.counts.H, self.counts.ch_start,
-                                         ci, _MULT)
+                                         ci, _MULT, self.flag, self.limit)
+                self._stopped()
             ok = f.obj[idx] + best[inverse] >= need - _eps(need)
             keep[idx[~ok]] = False
             self.checked[ci] += idx.size
@@ -419,7 +429,7 @@ class CountSearch:
         cset = np.concatenate([[0], np.cumsum([self.cohort_cols[ci].size for ci in wanted])]).astype(np.int64)
         k, o, b, start, done = fronts._enumerate(T, MM, feats, cols, cset, self.cnt, self.K, self.pos, self.pen,
                                                  self.min_leaf, floor, NEG, np.zeros(cols.size),
-                                                 depth if depth <= 2 else 0, _MULT, self.flag)
+                                                 depth if depth <= 2 else 0, _MULT, self.flag, self.limit)
         if not done:
             raise SearchStopped
         made = {ci: (np.ascontiguousarray(k[start[j]:start[j + 1], :self.cohorts[ci].n_atoms]), o[start[j]:start[j + 1]],
@@ -444,7 +454,8 @@ class CountSearch:
                 FB = self._sc_raw(B, depth - 1, floor + self.pen - uA, wanted)
                 for ci in wanted:
                     if len(FA[ci]) and len(FB[ci]):
-                        tables[ci].merge(FA[ci], FA[ci].obj, FB[ci], FB[ci].obj, self.pen, floor, NEG, g, self.flag)
+                        tables[ci].merge(FA[ci], FA[ci].obj, FB[ci], FB[ci].obj, self.pen, floor, NEG, g, self.flag,
+                                         self.limit)
             for ci in wanted:
                 k, o, b = tables[ci].arrays()
                 out[ci] = Front(k, o, b, "merged")
@@ -453,7 +464,9 @@ class CountSearch:
             if len(f):
                 cc = self.cohorts[ci]
                 totals = fronts._group_totals(f.keys, cc.ga_start, cc.ga_atoms)
-                keep = fronts._reachable(totals, self._rest(cc, S), cc.cg_start, cc.gN, cc.H, cc.ch_start)
+                keep = fronts._reachable(totals, self._rest(cc, S), cc.cg_start, cc.gN, cc.H, cc.ch_start, self.flag,
+                                         self.limit)
+                self._stopped()
                 if not keep.all():
                     out[ci] = f.take(keep)
         self._sc_memo[key] = (floor, out)
@@ -509,13 +522,23 @@ class CountSearch:
                 low = max(low, found[0])
             v, ia, ib, done = fronts._pair_best(FL.keys, FL.obj, np.argsort(-FL.obj, kind="stable"), FR.keys, FR.obj,
                                                 np.argsort(-FR.obj, kind="stable"), self.pen, low, c.ga_start,
-                                                c.ga_atoms, c.cg_start, c.gN, c.H, c.ch_start, self.flag)
+                                                c.ga_atoms, c.cg_start, c.gN, c.H, c.ch_start, self.flag,
+                                                self.limit)
             if not done:
                 raise SearchStopped
             if ia >= 0:
                 found = (float(v), (g, FL.tree(ia), FR.tree(ib)))
                 self.tau = max(self.tau, found[0] + unit)
         return _result(found, self.explored)
+
+
+def clock_limit(at: float) -> int:
+    """The deadline ``at`` (:func:`time.perf_counter`) in nanoseconds of the monotonic clock the
+    kernels read (``fronts._halted``); 0: none (no deadline, or no such clock: the flag alone)."""
+    now = monotonic_ns()
+    if not math.isfinite(at) or now < 0:
+        return 0
+    return max(1, now + int(max(0.0, at - time.perf_counter()) * 1e9))
 
 
 def _result(found, explored: int) -> CountResult:
@@ -560,11 +583,11 @@ class _Table:
         self.n = 0
 
     def merge(self, A: Front, Apv: np.ndarray, B: Front, Bpv: np.ndarray, pen: float, t0: float, tv: float, g: int,
-              flag: np.ndarray) -> None:
+              flag: np.ndarray, limit: int) -> None:
         order = np.argsort(-B.obj, kind="stable")
         (self.slots, self.hs, self.keys, self.obj, self.back, self.n, done) = fronts._merge(
             A.keys, A.obj, np.ascontiguousarray(Apv), B.keys, B.obj, np.ascontiguousarray(Bpv), order, pen, t0, tv,
-            int(g), self.slots, self.hs, self.keys, self.obj, self.back, self.n, _MULT, flag)
+            int(g), self.slots, self.hs, self.keys, self.obj, self.back, self.n, _MULT, flag, limit)
         if not done:
             raise SearchStopped
 

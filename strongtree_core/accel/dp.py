@@ -79,7 +79,7 @@ class Deadline:
         stop = self.stop
         return None if stop is None else stop.is_set
 
-    def flag(self) -> np.ndarray:
+    def flag(self, watch_stop: bool = False) -> np.ndarray:
         """One byte the compiled search reads: set to 1 when the deadline passes or a
         stop is requested.
 
@@ -90,10 +90,12 @@ class Deadline:
         ``WATCH_SECONDS`` after the request (the kernels let go of the interpreter's
         lock).  A search in the main thread starts no thread: handing a piece of work to
         a waiting thread and ending its watch took about a millisecond of a fit of the
-        paper's small tables, whose search takes one."""
+        paper's small tables, whose search takes one.  ``watch_stop``: a stop request is
+        watched in the main thread too (for a search that has no slices, such as the one
+        over the groups' counts, which begins after a branch-and-bound of its own)."""
         if self._flag is None:
             self._flag = np.zeros(1, dtype=np.uint8)
-        if self._watcher is None and self._needs_watch():
+        if self._watcher is None and (self._needs_watch() or (watch_stop and self.stop is not None)):
             ref, flag, closing = weakref.ref(self), self._flag, self._closing
             self._watcher = run_in_background(lambda: _watch(ref, flag, closing))
         return self._flag

@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from strongtree_core.accel.compiled import KernelLibrary
+from strongtree_core.accel.treedp import monotonic_ns
 
 #: The compiled kernels of this module.
 library = KernelLibrary(__name__)
@@ -44,6 +45,19 @@ EMPTY = -1
 def available() -> bool:
     """True when the compiled kernels can run now (never waits for a compiler)."""
     return library.ready()
+
+
+@library.kernel("b1(u1[::1], i8)")
+def _halted(flag, limit):  # pragma: no cover - compiled
+    """True once ``flag`` is raised, or (raising it) once the monotonic clock passes ``limit``
+    (nanoseconds, 0: no deadline): the kernels read the clock themselves, as the dynamic
+    program's do (``treedp._halted``), so that no other thread has to watch the deadline."""
+    if flag[0]:
+        return True
+    if limit > 0 and monotonic_ns() > limit:
+        flag[0] = 1
+        return True
+    return False
 
 
 # ---------------------------------------------------------------------------------------------- tables
@@ -385,8 +399,8 @@ def _project(okey, oval, opv, ocode, n, c0, c1, top, toppv, pen, t0, tv, slots, 
 
 
 @library.kernel("Tuple((i4[:, ::1], f8[::1], i8[:, ::1], i8[::1], b1))(f8[::1], f8[:, :, ::1], i8[::1], i8[::1], i8[::1], "
-                "i8, i8, i8, f8, f8, f8, f8, f8[::1], i8, u8[::1], u1[::1])")
-def _enumerate(T, MM, feats, cols, cset, cnt, K, pos, pen, min_leaf, t0, tv, wv, depth, mult, flag):  # pragma: no cover
+                "i8, i8, i8, f8, f8, f8, f8, f8[::1], i8, u8[::1], u1[::1], i8)")
+def _enumerate(T, MM, feats, cols, cset, cnt, K, pos, pen, min_leaf, t0, tv, wv, depth, mult, flag, limit):  # pragma: no cover
     """Every subtree of depth <= ``depth`` (0, 1 or 2) on a set whose value reaches ``t0`` and priced
     value reaches ``tv``, one per vector of counts (the best), for each of several sets of tracked
     columns at once: set ``s`` is ``cols[cset[s]:cset[s + 1]]``.
@@ -396,7 +410,8 @@ def _enumerate(T, MM, feats, cols, cset, cnt, K, pos, pen, min_leaf, t0, tv, wv,
     over the kept features ``feats``; ``wv`` the price of each column of ``cols``.  Returns the
     counts (set ``s``'s in its first columns), values and codes ``(a, lb, lk0, lk1, rb, rk0, rk1)``
     (``a = -1``: a leaf of class ``lk0``; a child with ``b = -1``: a leaf of class ``k0``), the
-    states of set ``s`` from ``start[s]`` on, and False if ``flag`` was raised on the way.
+    states of set ``s`` from ``start[s]`` on, and False if ``flag`` was raised (or the clock passed
+    ``limit``) on the way.
     """
     F = MM.shape[0]
     ncols = cols.shape[0]
@@ -469,7 +484,7 @@ def _enumerate(T, MM, feats, cols, cset, cnt, K, pos, pen, min_leaf, t0, tv, wv,
         for a in range(F):
             if T[cnt] - MM[a, a, cnt] < need or MM[a, a, cnt] < need:
                 continue
-            if flag[0]:
+            if _halted(flag, limit):
                 return keys[:0].copy(), obj[:0].copy(), back[:0].copy(), np.zeros(nsets + 1, dtype=np.int64), False
             nl = _child_options(T, MM, a, 0, depth >= 2, cols, cnt, K, pos, pen, min_leaf, wv, okl, ovl, opl, ocl)
             nr = _child_options(T, MM, a, 1, depth >= 2, cols, cnt, K, pos, pen, min_leaf, wv, okr, ovr, opr, ocr)
@@ -537,26 +552,30 @@ def _enumerate(T, MM, feats, cols, cset, cnt, K, pos, pen, min_leaf, t0, tv, wv,
 # ------------------------------------------------------------------------------------------------ merges
 @library.kernel("Tuple((i8[::1], u8[::1], i4[:, ::1], f8[::1], i8[:, ::1], i8, b1))(i4[:, ::1], f8[::1], f8[::1], "
                 "i4[:, ::1], f8[::1], f8[::1], i8[::1], f8, f8, f8, i8, i8[::1], u8[::1], i4[:, ::1], f8[::1], "
-                "i8[:, ::1], i8, u8[::1], u1[::1])")
-def _merge(Ak, Ao, Apv, Bk, Bo, Bpv, Border, pen, t0, tv, g, slots, hs, keys, obj, back, n, mult, flag):  # pragma: no cover
+                "i8[:, ::1], i8, u8[::1], u1[::1], i8)")
+def _merge(Ak, Ao, Apv, Bk, Bo, Bpv, Border, pen, t0, tv, g, slots, hs, keys, obj, back, n, mult, flag, limit):  # pragma: no cover
     """Every pair of a left state (``A``) and a right state (``B``, ``Border``: by value, best first)
     of a split on ``g`` whose value ``Ao + Bo - pen`` reaches ``t0`` and priced value ``tv``, into
     the table (``back``: ``g``, the left and the right state).  Returns the table, its number of
-    entries and False if ``flag`` was raised on the way."""
+    entries and False if ``flag`` was raised (or the clock passed ``limit``) on the way."""
     nt = Ak.shape[1]
     key = np.zeros(nt, dtype=np.int64)
     code = np.zeros(3, dtype=np.int64)
     code[0] = g
     eps = 1e-9 * max(1.0, abs(t0))
     epsv = 1e-9 * max(1.0, abs(tv))
+    work = 0
     for x in range(Ak.shape[0]):
-        if x % 256 == 0 and flag[0]:
+        if x % 256 == 0 and _halted(flag, limit):
             return slots, hs, keys, obj, back, n, False
         floor = t0 + pen - Ao[x] - eps
         for yy in range(Border.shape[0]):
             y = Border[yy]
             if Bo[y] < floor:
                 break
+            work += 1
+            if work % 8192 == 0 and _halted(flag, limit):
+                return slots, hs, keys, obj, back, n, False
             if Apv[x] + Bpv[y] - pen < tv - epsv:
                 continue
             for t in range(nt):
@@ -665,13 +684,17 @@ def _cohort_reachable(s, r, c, cg_start, gN, H, ch_start):  # pragma: no cover -
     return False
 
 
-@library.kernel("b1[::1](i8[:, ::1], i8[::1], i8[::1], i8[::1], i8[::1], i8[::1])")
-def _reachable(GT, rest, cg_start, gN, H, ch_start):  # pragma: no cover - compiled
+@library.kernel("b1[::1](i8[:, ::1], i8[::1], i8[::1], i8[::1], i8[::1], i8[::1], u1[::1], i8)")
+def _reachable(GT, rest, cg_start, gN, H, ch_start, flag, limit):  # pragma: no cover - compiled
     """Whether each row of groups' totals can still be completed, the rest adding between 0 and
-    ``rest`` rows to each group, into totals that meet every comparison."""
+    ``rest`` rows to each group, into totals that meet every comparison.  Once ``flag`` is raised
+    (or the clock passes ``limit``) the rows not looked at yet stay True (kept: never a wrong
+    removal) and the flag stays raised for the caller to read."""
     m = GT.shape[0]
     out = np.ones(m, dtype=np.bool_)
     for x in range(m):
+        if x % 64 == 0 and _halted(flag, limit):
+            break
         for c in range(cg_start.shape[0] - 1):
             if not _cohort_reachable(GT[x], rest, c, cg_start, gN, H, ch_start):
                 out[x] = False
@@ -680,8 +703,9 @@ def _reachable(GT, rest, cg_start, gN, H, ch_start):  # pragma: no cover - compi
 
 
 @library.kernel("Tuple((f8, i8, i8, b1))(i4[:, ::1], f8[::1], i8[::1], i4[:, ::1], f8[::1], i8[::1], f8, f8, "
-                "i8[::1], i8[::1], i8[::1], i8[::1], i8[::1], i8[::1], u1[::1])")
-def _pair_best(Ak, Ao, Aorder, Bk, Bo, Border, pen, floor, ga_start, ga_atoms, cg_start, gN, H, ch_start, flag):  # pragma: no cover
+                "i8[::1], i8[::1], i8[::1], i8[::1], i8[::1], i8[::1], u1[::1], i8)")
+def _pair_best(Ak, Ao, Aorder, Bk, Bo, Border, pen, floor, ga_start, ga_atoms, cg_start, gN, H, ch_start, flag,
+               limit):  # pragma: no cover
     """The best pair of a left and a right state (each by value, best first) whose counts together
     meet every comparison and whose value ``Ao + Bo - pen`` exceeds ``floor``: (value, left, right,
     finished); (-inf, -1, -1, ...) when there is none."""
@@ -690,8 +714,9 @@ def _pair_best(Ak, Ao, Aorder, Bk, Bo, Border, pen, floor, ga_start, ga_atoms, c
     T = np.zeros(ng, dtype=np.int64)
     best = floor
     ba, bb = -1, -1
+    work = 0
     for xx in range(Aorder.shape[0]):
-        if xx % 64 == 0 and flag[0]:
+        if xx % 64 == 0 and _halted(flag, limit):
             return (best if ba >= 0 else -np.inf), ba, bb, False
         x = Aorder[xx]
         if Bo.shape[0] == 0 or Ao[x] + Bo[Border[0]] - pen <= best:
@@ -701,6 +726,9 @@ def _pair_best(Ak, Ao, Aorder, Bk, Bo, Border, pen, floor, ga_start, ga_atoms, c
             v = Ao[x] + Bo[y] - pen
             if v <= best:
                 break
+            work += 1
+            if work % 4096 == 0 and _halted(flag, limit):
+                return (best if ba >= 0 else -np.inf), ba, bb, False
             for j in range(ng):
                 t = 0
                 for p in range(ga_start[j], ga_start[j + 1]):
@@ -719,12 +747,14 @@ def _pair_best(Ak, Ao, Aorder, Bk, Bo, Border, pen, floor, ga_start, ga_atoms, c
 
 # ------------------------------------------------------------------------------ one cohort against the rest
 @library.kernel("f8[::1](i8[:, ::1], i8[:, ::1], f8[::1], i8[:, ::1], f8[::1], i8[::1], i8[::1], i8[::1], i8[::1], "
-                "i8, u8[::1])")
-def _rest_best(U, Ik, Iv, Ok, Ov, cg_start, gN, H, ch_start, c, mult):  # pragma: no cover - compiled
+                "i8, u8[::1], u1[::1], i8)")
+def _rest_best(U, Ik, Iv, Ok, Ov, cg_start, gN, H, ch_start, c, mult, flag, limit):  # pragma: no cover - compiled
     """For each row of ``U`` (a state's totals of cohort ``c``'s groups), the best ``Iv[i] + Ov[o]``
     over an inner state ``i`` and an outer state ``o`` (each sorted by value, best first) whose
     totals with it meet cohort ``c``'s comparisons; ``-inf`` when none does.  The outer states'
-    best for a total ``U + Ik[i]`` is looked up once."""
+    best for a total ``U + Ik[i]`` is looked up once.  Once ``flag`` is raised (or the clock passes
+    ``limit``) the rows not finished stay ``+inf`` (no bound: never a wrong removal) and the flag
+    stays raised for the caller to read."""
     m = U.shape[0]
     k = U.shape[1]
     out = np.full(m, -np.inf)
@@ -743,10 +773,16 @@ def _rest_best(U, Ik, Iv, Ok, Ov, cg_start, gN, H, ch_start, c, mult):  # pragma
     code = np.zeros(1, dtype=np.int64)
     top = Ov[0]
     for x in range(m):
+        if _halted(flag, limit):
+            out[x:] = np.inf
+            return out
         best = -np.inf
         for i in range(Ik.shape[0]):
             if Iv[i] + top <= best:
                 break
+            if i % 64 == 63 and _halted(flag, limit):
+                out[x:] = np.inf
+                return out
             for t in range(k):
                 u[t] = U[x, t] + Ik[i, t]
             h = _hash(u, mult)
@@ -770,6 +806,9 @@ def _rest_best(U, Ik, Iv, Ok, Ov, cg_start, gN, H, ch_start, c, mult):  # pragma
             else:
                 ov = -np.inf
                 for o in range(Ok.shape[0]):
+                    if o % 4096 == 4095 and _halted(flag, limit):
+                        out[x:] = np.inf
+                        return out
                     for t in range(k):
                         T[g0 + t] = u[t] + Ok[o, t]
                     if _cohort_holds(T, c, cg_start, gN, H, ch_start):
