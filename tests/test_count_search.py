@@ -803,6 +803,7 @@ def test_a_search_past_its_deadline_inside_a_kernel_stops_there() -> None:
     assert CountSearch(p, gc, soon).limit > 0
 
 
+@pytest.mark.timing
 def test_a_stop_requested_in_the_main_thread_reaches_the_kernels() -> None:
     """In the main thread no slice of this search reads the stop request: a thread watches it and
     raises the kernels' flag (waited for here, not timed)."""
