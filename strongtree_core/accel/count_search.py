@@ -59,10 +59,10 @@ SLACK = 1e-9
 MAX_PATTERNS = 50_000
 MAX_PAIR_ENTRIES = 4_000_000
 #: Most training rows (their weights' sum) the search takes.  A front keeps a state per count of
-#: positive predictions per atom, so it widens with the rows: the search closed German's 1,000 rows
+#: positive predictions per atom, so it widens with the rows: the search closed German's 750 training rows
 #: (conditional parity 0.01, depth 4) where the branch-and-bound did not, but on the live demo's
 #: 7,500 rows (equalized odds within 1 pp, depth 4) it had not closed in 60 s where the branch-and-bound
-#: alone proves in about 5 CPU s, and on Adult (45,222 rows) its bound stayed looser.
+#: alone proves in about 5 CPU s, and on Adult's 2,700 its bound stayed looser.
 MAX_ROWS = 2_000
 #: Sets whose pair sums are kept (the last ones asked for).
 SUMS_KEPT = 32
