@@ -172,6 +172,7 @@ def open_in_chromium(url: str) -> str:
         page.goto(f"{url}/model")
         page.get_by_role("heading", name="Model", exact=True).wait_for(timeout=60_000)
         links = page.locator(".st-key-page_list a")
+        links.nth(7).wait_for(timeout=60_000)  # the page list may be drawn after the heading
         titles = [t.strip().splitlines()[-1].strip() for t in links.all_inner_texts()]
         assert titles == ["Data", "Model", "Solve", "Tree", "Fairness & performance", "Trade-offs", "Runs", "Learn"]
         links.filter(has_text="Data").first.click()

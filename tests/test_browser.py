@@ -605,6 +605,11 @@ def test_a_depth_4_tree_reads_at_10_px_at_1280x720_by_default_and_opens_whole_on
     settle(page)
     expect(page.get_by_role("button", name="Open all levels")).to_have_count(0)
     opened = check_trees(page, "Tree opened")[0]
+    for _ in range(20):  # the opened drawing replaces the collapsed one after the button has gone
+        if opened["n"] > tree["n"]:
+            break
+        page.wait_for_timeout(500)
+        opened = check_trees(page, "Tree opened")[0]
     assert opened["n"] > tree["n"], (opened, tree)
     slider = page.locator('[data-testid="stSlider"]').filter(has_text="Levels of questions open").get_by_role("slider")
     assert slider.get_attribute("aria-valuetext") == "4"
