@@ -759,16 +759,21 @@ def _pair_box(cg_start, H, ch_start):  # pragma: no cover - compiled
     return lo, hi
 
 
-@library.kernel("Tuple((i8[::1], i8[:, ::1], i8[:, ::1], i8[:, ::1], f8[::1]))(i8[:, ::1], f8[::1])")
-def _kd_build(D, vals):  # pragma: no cover - compiled
-    """An index of the points ``D`` (a k-d tree): ``perm`` orders them so that each node holds
-    ``perm[start:end]``; ``info[node]`` is ``(start, end, left, right, best)`` (children -1 at a
-    leaf, ``best`` the point of the largest value), ``lo``/``hi`` the node's box (the smallest
-    holding its points), ``top`` its largest value.  A node is halved at the median of its widest
-    side; the boxes are measured, so the answers hold whatever the halving."""
+@library.kernel("Tuple((i8[::1], i8[:, ::1], f8[::1], i8[:, ::1], i8[:, ::1], i8[:, ::1], f8[::1]))(i8[:, ::1], "
+                "f8[::1], u1[::1], i8)")
+def _kd_build(D, vals, flag, limit):  # pragma: no cover - compiled
+    """An index of the points ``D`` (a k-d tree): ``P``, ``V`` are the points and their values
+    reordered so that each node holds ``P[start:end]`` (``perm``: their numbers in ``D``);
+    ``info[node]`` is ``(start, end, left, right, best)`` (children -1 at a leaf, ``best`` the place
+    of its largest value), ``lo``/``hi`` the node's box (the smallest holding its points), ``top`` its
+    largest value.  A node is halved at the median of its widest side; the boxes are measured, so the
+    answers hold whatever the halving.  Once ``flag`` is raised (or the clock passes ``limit``) it
+    returns at once, the index unfinished: the caller reads the flag."""
     n = D.shape[0]
     nd = D.shape[1]
     perm = np.arange(n)
+    P = D.copy()
+    V = vals.copy()
     cap = 1
     while cap < 2 * (n // KD_LEAF + 1):
         cap *= 2
@@ -778,7 +783,7 @@ def _kd_build(D, vals):  # pragma: no cover - compiled
     hi = np.zeros((cap, nd), dtype=np.int64)
     top = np.full(cap, -np.inf)
     if n == 0:
-        return perm, info[:0].copy(), lo[:0].copy(), hi[:0].copy(), top[:0].copy()
+        return perm, P, V, info[:0].copy(), lo[:0].copy(), hi[:0].copy(), top[:0].copy()
     stack = np.zeros(256, dtype=np.int64)
     info[0, 0] = 0
     info[0, 1] = n
@@ -791,23 +796,23 @@ def _kd_build(D, vals):  # pragma: no cover - compiled
         node = stack[sp]
         s = info[node, 0]
         e = info[node, 1]
-        y = perm[s]
+        if e - s > 4096 and _halted(flag, limit):
+            break
         for d in range(nd):
-            lo[node, d] = D[y, d]
-            hi[node, d] = D[y, d]
-        top[node] = vals[y]
-        info[node, 4] = y
+            lo[node, d] = P[s, d]
+            hi[node, d] = P[s, d]
+        top[node] = V[s]
+        info[node, 4] = s
         for i in range(s + 1, e):
-            y = perm[i]
             for d in range(nd):
-                v = D[y, d]
+                v = P[i, d]
                 if v < lo[node, d]:
                     lo[node, d] = v
                 if v > hi[node, d]:
                     hi[node, d] = v
-            if vals[y] > top[node]:
-                top[node] = vals[y]
-                info[node, 4] = y
+            if V[i] > top[node]:
+                top[node] = V[i]
+                info[node, 4] = i
         if e - s <= KD_LEAF:
             continue
         dim = -1
@@ -818,20 +823,27 @@ def _kd_build(D, vals):  # pragma: no cover - compiled
                 dim = d
         if dim < 0:
             continue  # every point alike: a leaf
-        # the median of the widest side in its place (Hoare's selection)
+        # the median of the widest side in its place (Hoare's selection), the points moved with it
         kth = (s + e) // 2
         a = s
         b = e - 1
         while a < b:
-            pivot = D[perm[(a + b) // 2], dim]
+            pivot = P[(a + b) // 2, dim]
             i = a
             j = b
             while i <= j:
-                while D[perm[i], dim] < pivot:
+                while P[i, dim] < pivot:
                     i += 1
-                while D[perm[j], dim] > pivot:
+                while P[j, dim] > pivot:
                     j -= 1
                 if i <= j:
+                    for d in range(nd):
+                        t = P[i, d]
+                        P[i, d] = P[j, d]
+                        P[j, d] = t
+                    tv = V[i]
+                    V[i] = V[j]
+                    V[j] = tv
                     t = perm[i]
                     perm[i] = perm[j]
                     perm[j] = t
@@ -855,16 +867,16 @@ def _kd_build(D, vals):  # pragma: no cover - compiled
         stack[sp] = left
         stack[sp + 1] = right
         sp += 2
-    return perm, info[:made].copy(), lo[:made].copy(), hi[:made].copy(), top[:made].copy()
+    return perm, P, V, info[:made].copy(), lo[:made].copy(), hi[:made].copy(), top[:made].copy()
 
 
-@library.kernel("i8(i8[:, ::1], f8[::1], i8[::1], i8[:, ::1], i8[:, ::1], i8[:, ::1], f8[::1], i8[::1], i8[::1], f8, "
-                "f8, i8[::1], u1[::1], i8)")
-def _kd_best(D, vals, perm, info, lo, hi, top, qlo, qhi, base, floor, stack, flag, limit):  # pragma: no cover
-    """The point of the index (:func:`_kd_build`) inside the box ``qlo <= D <= qhi`` of the largest
-    ``base + vals`` above ``floor``: its number, -1 when there is none, -2 when ``flag`` was raised
-    (or the clock passed ``limit``) on the way."""
-    nd = D.shape[1]
+@library.kernel("i8(i8[:, ::1], f8[::1], i8[:, ::1], i8[:, ::1], i8[:, ::1], f8[::1], i8[::1], i8[::1], f8, f8, "
+                "i8[::1], u1[::1], i8)")
+def _kd_best(P, V, info, lo, hi, top, qlo, qhi, base, floor, stack, flag, limit):  # pragma: no cover
+    """The place in the index (:func:`_kd_build`) of the point inside the box ``qlo <= P <= qhi`` of
+    the largest ``base + V`` above ``floor``: -1 when there is none, -2 when ``flag`` was raised (or
+    the clock passed ``limit``) on the way."""
+    nd = P.shape[1]
     if info.shape[0] == 0:
         return -1
     best = floor
@@ -898,18 +910,17 @@ def _kd_best(D, vals, perm, info, lo, hi, top, qlo, qhi, base, floor, stack, fla
         left = info[node, 2]
         if left < 0:
             for i in range(info[node, 0], info[node, 1]):
-                y = perm[i]
-                v = base + vals[y]
+                v = base + V[i]
                 if v <= best:
                     continue
                 ok = True
                 for d in range(nd):
-                    if D[y, d] < qlo[d] or D[y, d] > qhi[d]:
+                    if P[i, d] < qlo[d] or P[i, d] > qhi[d]:
                         ok = False
                         break
                 if ok:
                     best = v
-                    found = y
+                    found = i
             continue
         right = info[node, 3]
         # the child of the larger value last: looked at first
@@ -936,9 +947,11 @@ def _pair_best(Ak, Ao, Aorder, Bk, Bo, pen, floor, ga_start, ga_atoms, cg_start,
     DB = _pair_forms(Bk, ga_start, ga_atoms, cg_start, gN)
     blo, bhi = _pair_box(cg_start, H, ch_start)
     nd = blo.shape[0]
-    perm, info, lo, hi, top = _kd_build(DB, Bo)
+    perm, P, V, info, lo, hi, top = _kd_build(DB, Bo, flag, limit)
     best = floor
     ba, bb = -1, -1
+    if _halted(flag, limit):
+        return -np.inf, ba, bb, False
     if Bo.shape[0] == 0:
         return -np.inf, ba, bb, True
     stack = np.zeros(256, dtype=np.int64)
@@ -953,11 +966,11 @@ def _pair_best(Ak, Ao, Aorder, Bk, Bo, pen, floor, ga_start, ga_atoms, cg_start,
         for d in range(nd):
             qlo[d] = blo[d] - DA[x, d]
             qhi[d] = bhi[d] - DA[x, d]
-        y = _kd_best(DB, Bo, perm, info, lo, hi, top, qlo, qhi, Ao[x] - pen, best, stack, flag, limit)
-        if y == -2:
+        i = _kd_best(P, V, info, lo, hi, top, qlo, qhi, Ao[x] - pen, best, stack, flag, limit)
+        if i == -2:
             return (best if ba >= 0 else -np.inf), ba, bb, False
-        if y >= 0:
-            best, ba, bb = Ao[x] + Bo[y] - pen, x, y
+        if i >= 0:
+            best, ba, bb = Ao[x] + Bo[perm[i]] - pen, x, perm[i]
     return (best if ba >= 0 else -np.inf), ba, bb, True
 
 
