@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from strongtree_core.report.claim import claim
+from strongtree_core.tree.claim import claim
 
 from strongtree_core import StrongTreeClassifier
 from strongtree_core.encoding import TableEncoder, collapse_patterns

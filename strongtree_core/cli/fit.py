@@ -40,7 +40,7 @@ from strongtree_core.cli.messages import (
     TOO_MANY_GROUPS,
 )
 from strongtree_core.accel import prepare
-from strongtree_core.report.claim import claim_json, cli_lines
+from strongtree_core.tree.claim import claim_json, cli_lines
 from strongtree_core.cli.progress_bar import Progress
 from strongtree_core.cli.words import cli_words
 from strongtree_core.encoding import EncodingError

@@ -34,7 +34,7 @@ from strongtree_core.encoding.features import equals_label, python_scalar
 from strongtree_core.encoding.groups import GroupCoding, encode_groups
 from strongtree_core.encoding.patterns import PatternData, collapse_patterns, restrict_features
 from strongtree_core.estimator.changed_leaves import changed_leaves
-from strongtree_core.report.claim import claim
+from strongtree_core.tree.claim import claim
 from strongtree_core.engine.routes import InfeasibleError, Solved, solve_tree
 from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning, not_proven_message
 from strongtree_core.formulation.fairness_constraints import FAIRNESS_NOTIONS, ParityConstraint
@@ -996,7 +996,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _infeasible(self, infeasible: InfeasibleError, spec: TreeSpec, encoded: _Encoded,
                     data: PatternData) -> StrongTreeError:
-        """The error of constraints no tree meets, in :func:`~strongtree_core.report.claim.claim`'s words when the
+        """The error of constraints no tree meets, in :func:`~strongtree_core.tree.claim.claim`'s words when the
         encoding left out some distinct cuts (a tree asking one of them might meet them)."""
         scope = self._scope(spec, encoded, data.n_features, data.n_features)
         if not scope.thinned:

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from strongtree_core.report.claim import claim
+from strongtree_core.tree.claim import claim
 from strongtree_core.engine.routes import INFEASIBLE, NO_TREE_IN_TIME
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.metrics import fairness_intervals, fairness_report, positive_present
@@ -45,7 +45,7 @@ SLOT_POLL = 0.1
 def result_columns(notions: tuple[str, ...]) -> list[str]:
     """The columns after the settings: how the solve ended, then every part's measures, then the tree.
 
-    ``claim``: what the solve proved, in :func:`strongtree_core.report.claim.claim`'s words (its label:
+    ``claim``: what the solve proved, in :func:`strongtree_core.tree.claim.claim`'s words (its label:
     "Optimal over kept thresholds", "Constant tree (promise)", ...).
     ``{part}_gap_low`` / ``{part}_gap_high``: the 95 % simultaneous interval of the point's own
     gap on that part (:func:`strongtree_core.metrics.fairness_intervals`; the largest over the

@@ -353,7 +353,7 @@ def sweep(
         ``point``, ``fold``; the settings ``fairness`` (notions joined by "+"; None: unconstrained),
         ``fairness_bound`` (NaN when unconstrained), ``depth``, ``regularization`` and any other
         parameter the grid sets; ``status``, ``certified``, ``claim`` (what the solve proved, the
-        label of :func:`strongtree_core.report.claim.claim`), ``objective``, ``bound``,
+        label of :func:`strongtree_core.tree.claim.claim`), ``objective``, ``bound``,
         ``optimality_gap`` (relative), ``time`` (seconds of the fit), ``method``; ``n_<part>``,
         ``<part>_accuracy`` and ``<part>_gap`` (the largest gap of the point's own notions) for the
         parts train, calibration and test, with ``<part>_gap_low`` / ``<part>_gap_high`` (its 95 %
