@@ -308,6 +308,7 @@ import warnings  # noqa: E402
 
 from strongtree_core.errors import BackendLostWarning  # noqa: E402
 from strongtree_core.sweep import backends, dask_backend  # noqa: E402
+from strongtree_core.source import dask_connect  # noqa: E402
 from strongtree_core.sweep import sweep as run_sweep  # noqa: E402
 
 
@@ -502,14 +503,14 @@ def test_a_scheduler_at_a_closed_local_port_is_a_message_at_once():
     X, y = table()
     with pytest.raises(StrongTreeError) as info:
         run_sweep(StrongTreeClassifier(depth=1, time_limit=5), X, y, backend="dask", scheduler=address)
-    assert str(info.value) == dask_backend.SCHEDULER_UNREACHABLE.format(address=address, reason="Connection refused",
-                                                                       env=dask_backend.SCHEDULER_ENV)
+    assert str(info.value) == dask_connect.SCHEDULER_UNREACHABLE.format(address=address, reason="Connection refused",
+                                                                       env=dask_connect.SCHEDULER_ENV)
 
 
 @pytest.mark.timing
 def test_a_closed_port_answers_within_seconds():
     started = time.perf_counter()
-    assert dask_backend.handshake_problem(f"tcp://127.0.0.1:{_closed_port()}", 20.0) is not None
+    assert dask_connect.handshake_problem(f"tcp://127.0.0.1:{_closed_port()}", 20.0) is not None
     assert time.perf_counter() - started < 3.0
 
 

@@ -830,7 +830,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             With the attributes of :meth:`fit`, and ``reading_``: a dict of what the reading
             did (rows, passes, patterns and thresholds per rung, why the ladder ended).
         """
-        from strongtree_core.source.fit_table import fit_table
+        from strongtree_core.estimator.table_fit import fit_table
 
         return fit_table(self, source, target=target, sample_weight=sample_weight,
                          sensitive_features=sensitive_features, legitimate_features=legitimate_features,
