@@ -40,7 +40,7 @@ from strongtree_core.errors import StrongTreeError
 from strongtree_core.sweep.backends import MAX_ATTEMPTS, POLL, PointQueue, work
 from strongtree_core.sweep.grid import Point
 from strongtree_core.sweep.main_guard import guard_failure, refuse_in_a_bootstrapping_worker, unguarded_main_script
-from strongtree_core.sweep.point import Problem, error_row
+from strongtree_core.sweep.point import FAILED_POINT, Problem, error_row
 from strongtree_core.sweep.signals import ignore_sigint, sigint_blocked
 
 #: Environment variable naming a Dask scheduler, e.g. ``tcp://10.0.0.5:8786``.
@@ -109,7 +109,6 @@ NO_WORKER = "the cluster has had no worker for {seconds:.0f} s: a lost worker wa
 CANCELLED_POINT = (
     "The cluster cancelled this point {n} times ({reason}); the point was given up. Check the scheduler's log."
 )
-FAILED_POINT = "The point failed: {kind}: {detail}"
 
 
 class ClusterLost(RuntimeError):

@@ -30,6 +30,7 @@ from strongtree_core.sweep.grid import (
 from strongtree_core.sweep.point import (
     PARTS,
     SETTINGS,
+    Codes,
     Problem,
     gather_credentials,
     measured_notions,
@@ -107,6 +108,7 @@ def make_problem(estimator, X, y, sensitive_features, legitimate_features, folds
         estimator=clone(estimator), X=table if isinstance(X, pd.DataFrame) else np.asarray(X), y=target,
         sensitive=sensitive, legitimate=legitimate, folds=tuple(folds),
         notions=measured_notions(sensitive, legitimate), credentials=gather_credentials(),
+        groups=Codes.of(sensitive, "sensitive_features"), levels=Codes.of(legitimate, "legitimate_features"),
     )
 
 
