@@ -12,7 +12,7 @@
   at an address, or a ``Client`` you pass.  The scheduler reruns the points of a lost
   worker itself.
 
-Process workers never receive the terminal's Ctrl-C (:mod:`~strongtree_core.sweep.signals`):
+Process workers never receive the terminal's Ctrl-C (:mod:`~strongtree_core.signals`):
 the caller stops them.
 
 Stop reaches running points through a *relay* that each worker watches (a
@@ -38,7 +38,7 @@ from strongtree_core.sweep.grid import Point
 from strongtree_core.engine.worker import solve_task
 from strongtree_core.sweep.point import FAILED_POINT, PlannedPoint, Problem, error_row, finish_point, plan_point, run_point
 from strongtree_core.relays import POLL, DaskRelay, FileRelay, LocalRelay
-from strongtree_core.sweep.signals import ignore_sigint, sigint_blocked
+from strongtree_core.signals import ignore_sigint, sigint_blocked
 
 BACKENDS = ("serial", "threads", "processes", "dask")
 #: Runs of a point whose worker was lost before it is given up.

@@ -20,7 +20,7 @@ Three things are made to hold here:
   hang or a ``MemoryError``: Dask's own handshake is tried first, time-boxed, and
   the client is connected only after it answered.
 * **Ctrl-C stays with the caller**: the workers of a local cluster started here
-  are started with SIGINT blocked and then ignore it (:mod:`~strongtree_core.sweep.signals`).
+  are started with SIGINT blocked and then ignore it (:mod:`~strongtree_core.signals`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from strongtree_core.sweep.backends import MAX_ATTEMPTS, POLL, PointQueue, work
 from strongtree_core.sweep.grid import Point
 from strongtree_core.sweep.main_guard import guard_failure, refuse_in_a_bootstrapping_worker, unguarded_main_script
 from strongtree_core.sweep.point import FAILED_POINT, Problem, error_row
-from strongtree_core.sweep.signals import ignore_sigint, sigint_blocked
+from strongtree_core.signals import ignore_sigint, sigint_blocked
 
 #: Environment variable naming a Dask scheduler, e.g. ``tcp://10.0.0.5:8786``.
 SCHEDULER_ENV = "STRONGTREE_DASK_SCHEDULER"
