@@ -4,9 +4,15 @@
 * ``threads``: a pool of threads in this process (HiGHS points take turns,
   see :func:`~strongtree_core.sweep.point.highs_slot`);
 * ``processes``: joblib's loky pool of process workers; a point whose worker
-  died (killed, out of memory) is run again, up to :data:`MAX_ATTEMPTS` times;
-  the data goes to a file once and each worker reads it once, and the workers'
-  BLAS and OpenMP pools split the cores between them;
+  died (killed, out of memory) is run again, up to :data:`MAX_ATTEMPTS` times.
+  This process reads and encodes each point's training rows as ``fit`` does, a
+  worker only solves (:func:`strongtree_core.engine.worker.solve_task`: arrays and
+  plain settings in, the engine's tree and record out, neither pandas nor
+  scikit-learn loaded), and this process sets the fitted attributes and measures
+  the tree (:func:`~strongtree_core.sweep.point.plan_point`,
+  :func:`~strongtree_core.sweep.point.finish_point`).  A point that is more than one
+  solve (a promise on new rows refits) runs whole in its worker, from the data
+  written to a file once.  The workers' BLAS and OpenMP pools split the cores between them;
 * ``dask``: a ``dask.distributed`` cluster (:mod:`~strongtree_core.sweep.dask_backend`):
   a :class:`LocalCluster` of process workers started for the sweep, or the scheduler
   at an address, or a ``Client`` you pass.  The scheduler reruns the points of a lost
@@ -44,8 +50,8 @@ BACKENDS = ("serial", "threads", "processes", "dask")
 #: Runs of a point whose worker was lost before it is given up.
 MAX_ATTEMPTS = 3
 #: Seconds a process worker waits idle for the next sweep before it ends (loky's default is 10 s):
-#: a worker's start-up (importing the library, about 1.5 s of CPU) is paid once per session
-#: of sweeps, not once per sweep.
+#: a worker's start-up (loky and numpy, the engine, scipy.optimize for a Lagrangian bound: about
+#: 1 s of CPU) is paid once per session of sweeps, not once per sweep.
 IDLE_WORKER_SECONDS = 300.0
 
 BAD_BACKEND = "backend={value!r} is not one of {allowed}."
