@@ -382,7 +382,7 @@ def test_a_backend_lost_part_way_keeps_its_points_and_runs_the_rest_here(backend
     monkeypatch.setattr(backends, "process_rows", _failing_after(2, exc))
     monkeypatch.setattr(backends, "thread_rows", _failing_after(2, exc))
     if backend == "dask":
-        monkeypatch.setattr(backends, "DaskRelay", lambda name, client: None)
+        monkeypatch.setattr(sweep_run, "DaskRelay", lambda name, client: None)
     table_, notes = _sweep_caught(backend=backend, n_jobs=2)
     assert table_["point"].tolist() == list(range(6)) and table_["tree"].notna().all()
     assert notes == [sweep_run.BACKEND_LOST.format(backend=backend, done=2, total=6,
@@ -398,7 +398,7 @@ def test_a_cluster_that_fails_as_it_closes_loses_no_point(monkeypatch):
     monkeypatch.setattr(dask_backend, "dask_client", closes_badly)
     monkeypatch.setattr(dask_backend, "dask_rows", lambda problem, points, stop, client, relay:
                         backends.serial_rows(problem, points, stop))
-    monkeypatch.setattr(backends, "DaskRelay", lambda name, client: None)
+    monkeypatch.setattr(sweep_run, "DaskRelay", lambda name, client: None)
     table_, notes = _sweep_caught(backend="dask", n_jobs=2)
     assert table_["point"].tolist() == list(range(6))
     assert notes == [sweep_run.BACKEND_FAILED_AT_CLOSE.format(backend="dask", reason=sweep_run._reason(_comm_closed()))]
@@ -457,7 +457,7 @@ def test_a_cluster_left_with_no_worker_hands_its_points_to_this_process(monkeypa
     monkeypatch.setattr(backends, "POLL", 0.05)
     monkeypatch.setattr(dask_backend, "POLL", 0.05)
     monkeypatch.setattr(dask_backend, "dask_client", lambda scheduler, slots: _yield(_ClusterWithNoWorker()))
-    monkeypatch.setattr(backends, "DaskRelay", lambda name, client: backends.LocalRelay())
+    monkeypatch.setattr(sweep_run, "DaskRelay", lambda name, client: backends.LocalRelay())
     table_, notes = _sweep_caught(backend="dask", n_jobs=2)
     assert table_["point"].tolist() == list(range(6)) and table_["tree"].notna().all()
     assert len(notes) == 1 and notes[0].startswith("The dask backend failed after 0 of 6 points (ClusterLost: the "

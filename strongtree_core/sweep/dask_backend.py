@@ -20,7 +20,7 @@ Three things are made to hold here:
   hang or a ``MemoryError``: Dask's own handshake is tried first, time-boxed, and
   the client is connected only after it answered.
 * **Ctrl-C stays with the caller**: the workers of a local cluster started here
-  are started with SIGINT blocked and then ignore it (:mod:`~strongtree_core.sweep.signals`).
+  are started with SIGINT blocked and then ignore it (:mod:`~strongtree_core.signals`).
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ from strongtree_core.source.dask_connect import (
 from strongtree_core.sweep.backends import MAX_ATTEMPTS, POLL, PointQueue, work
 from strongtree_core.sweep.grid import Point
 from strongtree_core.sweep.main_guard import guard_failure, refuse_in_a_bootstrapping_worker, unguarded_main_script
-from strongtree_core.sweep.point import Problem, error_row
-from strongtree_core.sweep.signals import ignore_sigint, sigint_blocked
+from strongtree_core.sweep.point import FAILED_POINT, Problem, error_row
+from strongtree_core.signals import ignore_sigint, sigint_blocked
 
 #: Points in flight per worker thread (submitted as others finish, so a long grid is never
 #: all in the scheduler at once, and Stop has few to cancel).
@@ -76,7 +76,6 @@ NO_WORKER = "the cluster has had no worker for {seconds:.0f} s: a lost worker wa
 CANCELLED_POINT = (
     "The cluster cancelled this point {n} times ({reason}); the point was given up. Check the scheduler's log."
 )
-FAILED_POINT = "The point failed: {kind}: {detail}"
 
 
 class ClusterLost(RuntimeError):
