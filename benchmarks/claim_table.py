@@ -1,5 +1,5 @@
 """The words each surface shows for each state of a solve, every cell from
-:func:`strongtree_core.report.claim.surface_words` (the one function every surface writes its words from).
+:func:`surface_words`, from :func:`strongtree_core.tree.claim.claim` (the one function every surface writes its words from).
 
     python -m benchmarks.claim_table
 
@@ -13,8 +13,11 @@ the record only, not on how it was made.
 
 from __future__ import annotations
 
-from strongtree_core.report.claim import SURFACES, surface_words
+import json
+
+from strongtree_core.cli.messages import EXIT_SOLVE
 from strongtree_core.metrics.promise import FairnessPromise
+from strongtree_core.tree.claim import banner_words, claim, claim_json, cli_lines
 from strongtree_core.tree.record import SolveRecord
 from strongtree_core.tree.scope import Scope
 
@@ -22,6 +25,35 @@ ALL = Scope(depth=2, thresholds=171, distinct_thresholds=171, widest_column=57, 
 KEPT = Scope(depth=2, thresholds=48, distinct_thresholds=171, widest_column=57, questions=48, encoded_questions=48)
 LADDER = Scope(depth=3, thresholds=48, distinct_thresholds=4_212, widest_column=1_385, questions=48,
                encoded_questions=160)
+
+
+#: The surfaces that show a solve's outcome (the columns of the table in benchmarks/RESULTS.md).
+SURFACES: dict[str, str] = {
+    "banner": "Solve page banner", "tree": "Tree page", "runs": "Runs table", "report": "HTML report",
+    "cli": "command line", "json": "command line --json",
+}
+
+
+
+def surface_words(record: SolveRecord) -> dict[str, str]:
+    """What each surface of :data:`SURFACES` shows of ``record``'s outcome (the cells of the table in
+    benchmarks/RESULTS.md); of an infeasible solve, the error each surface shows instead of a tree (its
+    first sentence is the claim's, the estimator's :data:`~strongtree_core.estimator.classifier.INFEASIBLE_KEPT`)."""
+    said = claim(record)
+    if said.state == "infeasible":  # no tree: the error is shown where the tree would be, nothing is stored
+        error = f"{said.sentence} The constraints: … (then what to loosen)"
+        return {"banner": f"error box: {error}", "tree": "no tree: nothing is stored", "runs": "no run is stored",
+                "report": "no report: there is no tree", "cli": f"error: {error} (exit code {EXIT_SOLVE})",
+                "json": json.dumps({"error": f"error: {error}", "exit_code": EXIT_SOLVE}, ensure_ascii=False)}
+    return {
+        "banner": banner_words(record),
+        "tree": f"badge {said.label}" + (f" + {said.promise_label}" if said.promise_label else "")
+                + f"; {said.words}",
+        "runs": said.short,
+        "report": f"{said.label}: {said.words}",
+        "cli": " / ".join(cli_lines(record)),
+        "json": json.dumps({k: v for k, v in claim_json(record).items() if k != "scope"}, ensure_ascii=False),
+    }
 
 
 def _promise(method: str, *, constant: bool = False, smallest: float | None = None, held: int | None = None,

@@ -43,7 +43,7 @@ CHILD = r"""
 import dataclasses, json, os, sys, time
 import strongtree_core.estimator.classifier  # noqa: F401  (the spare worker imports the engine before the click)
 from strongtree_core import StrongTreeClassifier
-from strongtree_core.report.claim import claim
+from strongtree_core.tree.claim import claim
 from strongtree_studio.data.choices import Roles, split_table
 from strongtree_studio.data.demo_tables import DEMO, DEMOS
 

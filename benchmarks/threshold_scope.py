@@ -21,7 +21,7 @@ import warnings
 
 from benchmarks.exact_benchmark import mixed_tables
 from strongtree_core import StrongTreeClassifier
-from strongtree_core.report.claim import claim
+from strongtree_core.tree.claim import claim
 
 TABLES = ("iris", "wine", "transfusion", "banknote", "seeds", "ilpd", "wdbc", "ionosphere")
 

@@ -48,6 +48,8 @@ def test_a_tiny_sweep_draws_its_frontier_and_opens_a_point(visit):
     # Six fair points and the same tree without a fairness constraint, for reference.
     expect(main.get_by_text("7 of 7 points solved")).to_be_visible(timeout=60_000)
     chart = main.locator('[data-testid="stPlotlyChart"]')
+    # One chart: the rerun that draws it may for a moment still hold the one it replaces (two were seen once).
+    expect(chart).to_have_count(1, timeout=30_000)
     expect(chart).to_be_visible()
     expect(chart.locator(".scatterlayer path.point").first).to_be_visible()
     # Six points on the training rows and six on the test rows; the tree without a constraint (a cross) and CART

@@ -1,5 +1,5 @@
 """Say exactly what was proved: a certificate's scope kept with its record, and the one function
-(:func:`strongtree_core.report.claim.claim`) every surface writes its words from.
+(:func:`strongtree_core.tree.claim.claim`) every surface writes its words from.
 
 The reproducers are the measured cases: 58 rows x 3 numeric columns at depth 2 with the defaults
 was "optimal, bound 48, no tree of this depth does better" while a tree over every midpoint gets 49
@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks.claim_table import STATES, table
+from benchmarks.claim_table import STATES, surface_words, table
 from strongtree_core import StrongTreeClassifier, StrongTreeError
-from strongtree_core.report.claim import CONSTANT_LABEL, KEPT_LABEL, claim, claim_json, cli_lines, surface_words
+from strongtree_core.tree.claim import CONSTANT_LABEL, KEPT_LABEL, claim, claim_json, cli_lines
 from strongtree_core.cli.words import cli_words
 from strongtree_core.errors import NOT_PROVEN, NotProvenWarning
 from strongtree_core.estimator.classifier import INFEASIBLE_KEPT, THRESHOLDS_KEPT
@@ -314,7 +314,7 @@ def test_the_scope_carries_the_training_bound_of_a_parity_constraint_only():
 
 
 def test_a_stored_tree_says_its_claim_without_being_read_whole(kept_and_all, tmp_path):
-    from strongtree_core.report.claim import tree_claim
+    from strongtree_core.tree.claim import tree_claim
     from strongtree_studio.stores.run_history import RunEntry, RunStore, run_claim
 
     _, _, kept, _ = kept_and_all

@@ -308,6 +308,7 @@ import warnings  # noqa: E402
 
 from strongtree_core.errors import BackendLostWarning  # noqa: E402
 from strongtree_core.sweep import backends, dask_backend  # noqa: E402
+from strongtree_core.source import dask_connect  # noqa: E402
 from strongtree_core.sweep import sweep as run_sweep  # noqa: E402
 
 
@@ -381,7 +382,7 @@ def test_a_backend_lost_part_way_keeps_its_points_and_runs_the_rest_here(backend
     monkeypatch.setattr(backends, "process_rows", _failing_after(2, exc))
     monkeypatch.setattr(backends, "thread_rows", _failing_after(2, exc))
     if backend == "dask":
-        monkeypatch.setattr(backends, "DaskRelay", lambda name, client: None)
+        monkeypatch.setattr(sweep_run, "DaskRelay", lambda name, client: None)
     table_, notes = _sweep_caught(backend=backend, n_jobs=2)
     assert table_["point"].tolist() == list(range(6)) and table_["tree"].notna().all()
     assert notes == [sweep_run.BACKEND_LOST.format(backend=backend, done=2, total=6,
@@ -397,7 +398,7 @@ def test_a_cluster_that_fails_as_it_closes_loses_no_point(monkeypatch):
     monkeypatch.setattr(dask_backend, "dask_client", closes_badly)
     monkeypatch.setattr(dask_backend, "dask_rows", lambda problem, points, stop, client, relay:
                         backends.serial_rows(problem, points, stop))
-    monkeypatch.setattr(backends, "DaskRelay", lambda name, client: None)
+    monkeypatch.setattr(sweep_run, "DaskRelay", lambda name, client: None)
     table_, notes = _sweep_caught(backend="dask", n_jobs=2)
     assert table_["point"].tolist() == list(range(6))
     assert notes == [sweep_run.BACKEND_FAILED_AT_CLOSE.format(backend="dask", reason=sweep_run._reason(_comm_closed()))]
@@ -456,7 +457,7 @@ def test_a_cluster_left_with_no_worker_hands_its_points_to_this_process(monkeypa
     monkeypatch.setattr(backends, "POLL", 0.05)
     monkeypatch.setattr(dask_backend, "POLL", 0.05)
     monkeypatch.setattr(dask_backend, "dask_client", lambda scheduler, slots: _yield(_ClusterWithNoWorker()))
-    monkeypatch.setattr(backends, "DaskRelay", lambda name, client: backends.LocalRelay())
+    monkeypatch.setattr(sweep_run, "DaskRelay", lambda name, client: backends.LocalRelay())
     table_, notes = _sweep_caught(backend="dask", n_jobs=2)
     assert table_["point"].tolist() == list(range(6)) and table_["tree"].notna().all()
     assert len(notes) == 1 and notes[0].startswith("The dask backend failed after 0 of 6 points (ClusterLost: the "
@@ -502,14 +503,14 @@ def test_a_scheduler_at_a_closed_local_port_is_a_message_at_once():
     X, y = table()
     with pytest.raises(StrongTreeError) as info:
         run_sweep(StrongTreeClassifier(depth=1, time_limit=5), X, y, backend="dask", scheduler=address)
-    assert str(info.value) == dask_backend.SCHEDULER_UNREACHABLE.format(address=address, reason="Connection refused",
-                                                                       env=dask_backend.SCHEDULER_ENV)
+    assert str(info.value) == dask_connect.SCHEDULER_UNREACHABLE.format(address=address, reason="Connection refused",
+                                                                       env=dask_connect.SCHEDULER_ENV)
 
 
 @pytest.mark.timing
 def test_a_closed_port_answers_within_seconds():
     started = time.perf_counter()
-    assert dask_backend.handshake_problem(f"tcp://127.0.0.1:{_closed_port()}", 20.0) is not None
+    assert dask_connect.handshake_problem(f"tcp://127.0.0.1:{_closed_port()}", 20.0) is not None
     assert time.perf_counter() - started < 3.0
 
 

@@ -224,7 +224,7 @@ def test_a_worker_killed_under_the_command_line_loses_no_point(backend, hiring_c
 def test_process_workers_ignore_sigint_also_when_started_again_after_a_crash():
     """Workers start with SIGINT blocked (loky starts them on submit, which the sweep does with SIGINT
     blocked) and then ignore it; so do the workers of the pool that replaces a broken one."""
-    from strongtree_core.sweep.signals import sigint_blocked
+    from strongtree_core.signals import sigint_blocked
 
     def run_some() -> list[int]:
         pool = backends.process_pool(2)
@@ -428,7 +428,7 @@ def test_a_second_ctrl_c_kills_the_workers_and_their_children_but_spares_resourc
     script.write_text(textwrap.dedent("""
         import json, subprocess, sys, time
         import psutil
-        from strongtree_core.sweep.signals import kill_worker_processes
+        from strongtree_core.signals import kill_worker_processes
         sleeper = "import time; time.sleep(120)"
         parent = subprocess.Popen([sys.executable, "-c",
                                    "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', "

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from strongtree_core.report.claim import KEPT_LABEL
+from strongtree_core.tree.claim import KEPT_LABEL
 from strongtree_core.compare.formulations import compare_formulations
 from strongtree_core.datasets import make_balance_scale
 from strongtree_core.errors import NotProvenWarning

@@ -41,3 +41,16 @@ def test_the_house_is_measured_from_its_source():
     assert out.returncode == 0, out.stderr
     assert "strongtree_studio/: " in out.stdout and "## rooms:" in out.stdout
     assert "floor  1  strongtree_core.structure" in out.stdout  # the ground floor imports nothing of the project
+
+
+def test_the_rooms_of_the_house_form_no_circle():
+    """Every folder (room) imports downward: no room reaches back to one that imports it, counting imports
+    inside functions (they run when called) and leaving out those under ``TYPE_CHECKING`` (never run)."""
+    found = module_graph.modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in found.items():
+        for target, kind in module_graph.imports(name, path, set(found)):
+            if kind != "types" and module_graph.room(target) != module_graph.room(name):
+                graph.setdefault(module_graph.room(name), set()).add(module_graph.room(target))
+    assert len(graph) >= 25 and sum(map(len, graph.values())) > 100, "the house's imports were not found"
+    assert module_graph.circles(graph) == []

@@ -11,7 +11,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from strongtree_core.report.claim import KEPT_LABEL
+from strongtree_core.tree.claim import KEPT_LABEL
 from strongtree_core.compare.formulations import compare_formulations
 from strongtree_studio.jobs.comparison_job import MAX_ROWS, N_BUCKETS
 from strongtree_studio.data.demo_tables import DEMOS

@@ -12,7 +12,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from strongtree_core.report.claim import KEPT_LABEL
+from strongtree_core.tree.claim import KEPT_LABEL
 from strongtree_core.compare.formulations import compare_formulations
 from strongtree_studio.learn import mio_live
 from strongtree_studio.page import mio_live_panel

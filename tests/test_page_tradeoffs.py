@@ -14,7 +14,7 @@ import pytest
 from test_app import drawings, goto, isolated_history, new_app, poll  # noqa: F401 (the fixture isolates the history)
 from streamlit.testing.v1 import AppTest
 
-from strongtree_core.report.claim import claim
+from strongtree_core.tree.claim import claim
 from strongtree_core.tree import FittedTree
 from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, split_table
 from strongtree_studio.data.demo_tables import DEMOS

@@ -13,7 +13,7 @@ import pytest
 from scipy.stats import norm
 
 from strongtree_core import StrongTreeClassifier, TrivialTreeWarning
-from strongtree_core.report.claim import claim
+from strongtree_core.tree.claim import claim
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.estimator.classifier import CONFIDENCE_WITHOUT_FAIRNESS
 from strongtree_core.metrics.promise import (

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from strongtree_core import StrongTreeClassifier, TrivialTreeWarning
-from strongtree_core.report.claim import CONSTANT_LABEL, claim
+from strongtree_core.tree.claim import CONSTANT_LABEL, claim
 from strongtree_core.metrics.promise import (
     HELD_OUT_SMALLEST,
     KEPT_PROVED,

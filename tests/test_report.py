@@ -17,7 +17,7 @@ from strongtree_core.report.drawing import BUILT_IN, GRAPHVIZ, tree_drawing
 from strongtree_core.tree.summary import tree_summary
 from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, split_table
 from strongtree_studio.data.demo_tables import make_hiring
-from strongtree_core.report.claim import claim
+from strongtree_core.tree.claim import claim
 from strongtree_studio.views.report_view import report_file_name, report_input, split_words
 
 ROLES = Roles("hired", "yes", ("gender",), ("education",))

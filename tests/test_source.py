@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from strongtree_core.report.claim import claim
+from strongtree_core.tree.claim import claim
 
 from strongtree_core import StrongTreeClassifier
 from strongtree_core.encoding import TableEncoder, collapse_patterns
@@ -24,7 +24,7 @@ from strongtree_core.engine.routes import solve_tree
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.metrics import check_constraints
 from strongtree_core.source import bins, codes, paths, reader, scan
-from strongtree_core.source import fit_table as fit
+from strongtree_core.estimator import table_fit as fit
 from strongtree_core.source.climb import read_patterns
 from strongtree_core.source.reader import LocalReader, Watch
 
@@ -364,6 +364,6 @@ def test_files_of_different_columns_and_unlabelled_rows_are_refused_in_words(tmp
     pd.DataFrame({"x": [3.0, 4.0], "y": [None, 1.0]}).to_parquet(folder / "b.parquet", index=False)
     with pytest.raises(StrongTreeError) as err:
         StrongTreeClassifier(depth=1).fit_table(str(folder), target="y")
-    from strongtree_core.source.plan import TARGET_MISSING
+    from strongtree_core.estimator.table_fit import TARGET_MISSING
 
     assert str(err.value) == TARGET_MISSING.format(target="y", n=1, total=4)

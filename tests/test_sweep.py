@@ -21,6 +21,7 @@ from benchmarks.fairness_benchmark import (
 from strongtree_core import StrongTreeClassifier, cli
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.solvers import highs_run
+from strongtree_core.source import dask_connect
 from strongtree_core.sweep import (
     SCHEDULER_ENV,
     backends,
@@ -227,7 +228,6 @@ def test_threads_processes_and_dask_return_the_serial_table(dask_client, monkeyp
 
 
 def test_dask_without_a_scheduler_starts_a_local_cluster_of_process_workers(monkeypatch):
-    from strongtree_core.sweep import dask_backend
 
     monkeypatch.delenv(SCHEDULER_ENV, raising=False)
     # as an earlier cluster with Dask's defaults leaves this process (its nanny writes them here)
@@ -434,7 +434,7 @@ def test_bad_settings_are_refused_before_anything_runs():
     assert str(info.value) == backends.SCHEDULER_NOT_DASK.format(value="tcp://10.0.0.1:8786", backend="processes")
     with pytest.raises(StrongTreeError) as info:
         sweep(est, X, y, backend="dask", scheduler="10.0.0.1")
-    assert str(info.value) == dask_backend.BAD_SCHEDULER.format(value="10.0.0.1")
+    assert str(info.value) == dask_connect.BAD_SCHEDULER.format(value="10.0.0.1")
     with pytest.raises(StrongTreeError) as info:
         plan(est, X, y, grid={"detph": [2]})
     assert str(info.value).startswith("grid names 'detph', which is not a parameter of StrongTreeClassifier")

@@ -125,7 +125,7 @@ def test_a_sweep_says_each_points_claim_and_verdicts_in_its_table():
     import pandas as pd
 
     from strongtree_core import StrongTreeClassifier
-    from strongtree_core.report.claim import claim
+    from strongtree_core.tree.claim import claim
     from strongtree_core.sweep import sweep
     from strongtree_core.tree import FittedTree
 

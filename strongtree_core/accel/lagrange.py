@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from scipy.optimize import linprog
 
 from strongtree_core.accel.dp import Deadline, GainDP, SearchStopped, Tree, tree_branchings
 from strongtree_core.accel.problem import LinearProblem
@@ -305,6 +304,8 @@ def _master(A: np.ndarray, c: np.ndarray, eq: np.ndarray, center: np.ndarray, ra
     b_ub = -c
     A_eq = np.zeros((1, n + 1))
     A_eq[0, :n] = eq
+    from scipy.optimize import linprog  # here: a search that never needs the dual's cutting planes never loads it
+
     res = linprog(cost, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[1.0],
                   bounds=list(zip(lo, hi)) + [(None, None)], method="highs")
     if res.status != 0:

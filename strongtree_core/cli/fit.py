@@ -40,7 +40,7 @@ from strongtree_core.cli.messages import (
     TOO_MANY_GROUPS,
 )
 from strongtree_core.accel import prepare
-from strongtree_core.report.claim import claim_json, cli_lines
+from strongtree_core.tree.claim import claim_json, cli_lines
 from strongtree_core.cli.progress_bar import Progress
 from strongtree_core.cli.words import cli_words
 from strongtree_core.encoding import EncodingError
@@ -49,7 +49,7 @@ from strongtree_core.errors import StrongTreeError
 from strongtree_core.estimator.classifier import StrongTreeClassifier
 from strongtree_core.source.paths import TableError, is_table_path
 from strongtree_core.metrics.verdict import gap_verdict
-from strongtree_core.sweep.signals import block_sigint_in_this_thread, kill_worker_processes
+from strongtree_core.signals import block_sigint_in_this_thread, kill_worker_processes
 
 #: Said after a fit while the exact search's compiled code is still being prepared (a fresh machine).
 PREPARING_NOTE = "note: {words} Until it is ready, fits run without it (slower, same trees)."

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from strongtree_core import vocabulary
-from strongtree_core.report.claim import claim
+from strongtree_core.tree.claim import claim
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.estimator.classifier import StrongTreeClassifier
 from strongtree_core.progress import Progress
@@ -70,7 +70,7 @@ class FormulationRun:
 
     def row(self) -> dict[str, Any]:
         """Plain values for one table row (None where a value does not apply); ``claim`` and
-        ``claim_words`` are :func:`~strongtree_core.report.claim.claim`'s label and words for the run's
+        ``claim_words`` are :func:`~strongtree_core.tree.claim.claim`'s label and words for the run's
         outcome (over the thresholds the encoding kept: "Optimal over kept thresholds" where it
         left some cut out)."""
         r = self.record

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from sklearn.tree import DecisionTreeClassifier
 
 from strongtree_core.structure import LEAF, PRUNED, TreeGraph, TreeStructure
 
@@ -146,6 +145,8 @@ def fit_reference(ranks: np.ndarray, others: np.ndarray, target: np.ndarray, wei
     target : ndarray of int, shape (n,)
     weight : ndarray of float, shape (n,), optional
     """
+    from sklearn.tree import DecisionTreeClassifier  # here: the samples alone (a start's rows) need no scikit-learn
+
     Z = np.hstack([np.asarray(ranks, dtype=np.float32), np.asarray(others, dtype=np.float32)])
     clf = DecisionTreeClassifier(max_depth=depth, random_state=random_state)
     clf.fit(Z, target, sample_weight=weight)

@@ -117,10 +117,21 @@ class InfeasibleError(StrongTreeError):
     (the estimator, which knows which thresholds those kept, says so in its own message)."""
 
     def __init__(self, spec: TreeSpec) -> None:
-        self.depth = spec.depth
-        self.names = _constraint_names(spec)
-        self.hint = _relaxation_hint(spec)
-        super().__init__(INFEASIBLE.format(depth=self.depth, names=self.names, hint=self.hint))
+        self._set(spec.depth, _constraint_names(spec), _relaxation_hint(spec))
+
+    def _set(self, depth: int, names: str, hint: str) -> None:
+        self.depth, self.names, self.hint = depth, names, hint
+        super().__init__(INFEASIBLE.format(depth=depth, names=names, hint=hint))
+
+    def __reduce__(self):  # pickled from a sweep's worker to the process that started it
+        return _infeasible_again, (self.depth, self.names, self.hint)
+
+
+def _infeasible_again(depth: int, names: str, hint: str) -> InfeasibleError:
+    """An :class:`InfeasibleError` unpickled: the same depth, names and hint."""
+    error = InfeasibleError.__new__(InfeasibleError)
+    error._set(depth, names, hint)
+    return error
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 ``__init__`` only stores keyword-only parameters; ``fit`` checks them, encodes
 the table, collapses identical rows into weighted patterns, builds the
-specification and hands it to :func:`strongtree_core.engine.routes.solve_tree`.
+specification and hands the engine a :class:`~strongtree_core.engine.task.SolveTask` (a plain value: a
+sweep's process worker runs it with neither pandas nor scikit-learn loaded).
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ from strongtree_core.encoding.features import equals_label, python_scalar
 from strongtree_core.encoding.groups import GroupCoding, encode_groups
 from strongtree_core.encoding.patterns import PatternData, collapse_patterns, restrict_features
 from strongtree_core.estimator.changed_leaves import changed_leaves
-from strongtree_core.report.claim import claim
-from strongtree_core.engine.routes import InfeasibleError, Solved, solve_tree
+from strongtree_core.tree.claim import claim
+from strongtree_core.engine.routes import InfeasibleError, Solved
+from strongtree_core.engine.task import SolveTask
 from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning, not_proven_message
 from strongtree_core.formulation.fairness_constraints import FAIRNESS_NOTIONS, ParityConstraint
 from strongtree_core.formulation.quality_constraints import MinPrecision, MinRecall, MinSpecificity
@@ -290,6 +292,17 @@ class _Encoded:
         """No threshold of the coding was chosen from the rows (every column 0/1 or categorical): the same
         features on a part of the rows are those a fit on that part alone would make (levels aside)."""
         return all(column.kind in ("binary", "categorical") for column in self.plan.columns)
+
+
+@dataclass(frozen=True)
+class _SolvePlan:
+    """A fit up to its solve: the training data read and encoded, the patterns, the spec, and the engine's task."""
+
+    train: _Training
+    encoded: _Encoded
+    data: PatternData
+    spec: TreeSpec
+    task: SolveTask
 
 
 def _fitted_tree(structure: TreeStructure, record: SolveRecord, train: _Training, encoded: _Encoded,
@@ -754,9 +767,15 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         fairness = self._validate_parameters()
         if self.fairness_confidence is not None:  # the refit loop that keeps the bound on new rows
             return self._fit_with_promise(X, y, sample_weight, sensitive_features, legitimate_features, progress, stop)
+        return self._run_plan(self._plan_fit(X, y, sample_weight, sensitive_features, legitimate_features, fairness,
+                                             started), progress, stop)
+
+    def _plan_fit(self, X, y, sample_weight, sensitive_features, legitimate_features, fairness: list[str],
+                  started: float) -> "_SolvePlan":
+        """``fit`` up to its solve (without a promise): the data read and encoded, the engine's task."""
         train = self._read_training_data(X, y, sample_weight, sensitive_features, legitimate_features, fairness)
         encoded = self._encode(train, started)
-        return self._fit_encoded(train, encoded, fairness, started, progress, stop)
+        return self._plan_solve(train, encoded, fairness, started)
 
     def _fit_encoded(self, train: _Training, encoded: _Encoded, fairness: list[str], started: float,
                      progress: Callable[[Progress], None] | None, stop: threading.Event | None,
@@ -765,13 +784,29 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         checks.  The promise's refits on parts of the rows call it with parts of ``train`` and
         ``encoded`` (:meth:`_Training.subset`, :meth:`_Encoded.subset`) and ``starts``, trees over
         the same binary features offered to the search as incumbents."""
+        return self._run_plan(self._plan_solve(train, encoded, fairness, started, starts), progress, stop)
+
+    def _run_plan(self, plan: "_SolvePlan", progress: Callable[[Progress], None] | None,
+                  stop: threading.Event | None) -> "StrongTreeClassifier":
+        """Run the plan's task here and set the fitted attributes."""
+        try:
+            solved = plan.task.run(self._relay(plan, progress), stop)
+        except InfeasibleError as infeasible:  # proven over the thresholds kept: said so when some were left out
+            raise self._infeasible(infeasible, plan) from None
+        return self._finish_solve(plan, solved)
+
+    def _plan_solve(self, train: _Training, encoded: _Encoded, fairness: list[str], started: float,
+                    starts: tuple[TreeStructure, ...] = ()) -> "_SolvePlan":
+        """Patterns, spec and the engine's task (a plain value: :mod:`strongtree_core.engine.task`), with what
+        is left of the time limit; ``classes_`` set.  A sweep's worker runs the task, this process the rest."""
         self.classes_ = train.classes
         data = self._collapse_patterns(train, encoded)
         spec = self._build_spec(train, fairness)
-        try:
-            solved = self._solve(data, spec, train, encoded, started, progress, stop, starts)
-        except InfeasibleError as infeasible:  # proven over the thresholds kept: said so when some were left out
-            raise self._infeasible(infeasible, spec, encoded, data) from None
+        return _SolvePlan(train, encoded, data, spec, self._task(data, spec, train, encoded, started, starts))
+
+    def _finish_solve(self, plan: "_SolvePlan", solved: Solved) -> "StrongTreeClassifier":
+        """The fitted attributes from the engine's answer: record, constraint checks, warnings."""
+        train, encoded, data, spec = plan.train, plan.encoded, plan.data, plan.spec
         encoded_questions = data.n_features
         if solved.features is not None:  # certified over a thinned set of thresholds: keep exactly those
             solved, encoded, data = _thinned(solved, encoded, data)
@@ -830,7 +865,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             With the attributes of :meth:`fit`, and ``reading_``: a dict of what the reading
             did (rows, passes, patterns and thresholds per rung, why the ladder ended).
         """
-        from strongtree_core.source.fit_table import fit_table
+        from strongtree_core.estimator.table_fit import fit_table
 
         return fit_table(self, source, target=target, sample_weight=sample_weight,
                          sensitive_features=sensitive_features, legitimate_features=legitimate_features,
@@ -970,34 +1005,39 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             pos_label=train.positive, side_constraints=tuple(constraints),
         )
 
-    def _solve(self, data: PatternData, spec: TreeSpec, train: _Training, encoded: _Encoded, started: float,
-               progress: Callable[[Progress], None] | None, stop: threading.Event | None,
-               starts: tuple[TreeStructure, ...] = ()) -> Solved:
-        """Hand the problem to the engine with what is left of the time limit; incumbents reach
-        ``progress`` as fitted trees."""
+    def _task(self, data: PatternData, spec: TreeSpec, train: _Training, encoded: _Encoded, started: float,
+              starts: tuple[TreeStructure, ...] = ()) -> SolveTask:
+        """The engine's task with what is left of the time limit (CART on the raw columns and ``starts`` as
+        incumbents)."""
+        remaining = float(self.time_limit) - (time.perf_counter() - started) - FINISH_SECONDS_PER_ROW * len(train.y_index)
+        cart = encoded.cart_tree
+        return SolveTask(
+            data, spec, formulation=self.formulation, solver=self.solver, time_limit=max(MIN_SOLVE_SECONDS, remaining),
+            threads=int(self.threads), n_jobs=cores_for(self.n_jobs), exact_search=self.exact_search,
+            heuristic_start=self.heuristic_start, memory_limit=self.memory_limit,
+            starts=(() if cart is None else (("CART on the raw columns", cart),)) + tuple(
+                (f"a tree over the same features ({k + 1})", tree) for k, tree in enumerate(starts)),
+            stated_limit=float(self.time_limit),
+        )
+
+    @staticmethod
+    def _relay(plan: "_SolvePlan", progress: Callable[[Progress], None] | None) -> Callable[[Progress], None] | None:
+        """``progress`` with the incumbents as fitted trees (None without ``progress``)."""
+        if progress is None:
+            return None
 
         def relay(ev: Progress) -> None:
             if ev.tree is not None:
                 record = SolveRecord.in_progress(ev.elapsed, ev.objective, ev.bound, ev.gap)
-                ev = replace(ev, tree=_fitted_tree(ev.tree, record, train, encoded, data))
+                ev = replace(ev, tree=_fitted_tree(ev.tree, record, plan.train, plan.encoded, plan.data))
             progress(ev)
 
-        remaining = float(self.time_limit) - (time.perf_counter() - started) - FINISH_SECONDS_PER_ROW * len(train.y_index)
-        cart = encoded.cart_tree
-        return solve_tree(
-            data, spec, formulation=self.formulation, solver=self.solver, time_limit=max(MIN_SOLVE_SECONDS, remaining),
-            threads=int(self.threads), n_jobs=cores_for(self.n_jobs), exact_search=self.exact_search, heuristic_start=self.heuristic_start,
-            memory_limit=self.memory_limit,
-            starts=(() if cart is None else (("CART on the raw columns", cart),)) + tuple(
-                (f"a tree over the same features ({k + 1})", tree) for k, tree in enumerate(starts)),
-            stated_limit=float(self.time_limit),
-            progress=relay if progress is not None else None, stop=stop,
-        )
+        return relay
 
-    def _infeasible(self, infeasible: InfeasibleError, spec: TreeSpec, encoded: _Encoded,
-                    data: PatternData) -> StrongTreeError:
-        """The error of constraints no tree meets, in :func:`~strongtree_core.report.claim.claim`'s words when the
+    def _infeasible(self, infeasible: InfeasibleError, plan: "_SolvePlan") -> StrongTreeError:
+        """The error of constraints no tree meets, in :func:`~strongtree_core.tree.claim.claim`'s words when the
         encoding left out some distinct cuts (a tree asking one of them might meet them)."""
+        spec, encoded, data = plan.spec, plan.encoded, plan.data
         scope = self._scope(spec, encoded, data.n_features, data.n_features)
         if not scope.thinned:
             return infeasible

@@ -39,7 +39,7 @@ from sklearn.base import clone
 
 from strongtree_core import vocabulary
 from strongtree_core.accel.threads import one_blas_thread
-from strongtree_core.report.claim import claim
+from strongtree_core.tree.claim import claim
 from strongtree_core.errors import StrongTreeError, TrivialTreeWarning
 from strongtree_core.engine.limits import cores_for
 from strongtree_core.metrics.promise_cost import PLANNED_FITS

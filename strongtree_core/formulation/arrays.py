@@ -9,14 +9,17 @@ Backends read only these arrays; no solver is imported here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Literal, Mapping
+from typing import TYPE_CHECKING, Callable, Literal, Mapping
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 #: Cut rows returned by a separation routine: (A_cut, lower, upper) with ``A_cut``
-#: a CSR matrix over the model's columns.
-CutRows = tuple[sp.csr_matrix, np.ndarray, np.ndarray]
+#: a CSR matrix over the model's columns.  (scipy.sparse is imported where a model is built: the
+#: exact search reads the constraints' classes here and never builds one.)
+CutRows = tuple["sp.csr_matrix", np.ndarray, np.ndarray]
 Separator = Callable[[np.ndarray], CutRows]
 
 
@@ -123,6 +126,8 @@ def with_objective_cap(model: ModelArrays, cap: float) -> ModelArrays:
     relaxation; it tightens the root bound so the reported gap is honest from
     the start.
     """
+    import scipy.sparse as sp
+
     row = sp.csr_matrix(model.c.reshape(1, -1))
     rhs = cap + 1e-7 * max(1.0, abs(cap)) - model.obj_offset  # never cut the optimum on round-off
     lower, upper = (-np.inf, rhs) if model.sense == "max" else (rhs, np.inf)
@@ -203,6 +208,8 @@ class RowBuilder:
 
     def add_csr(self, name: str, M: sp.spmatrix, lower, upper) -> slice:
         """Append rows given as a sparse matrix over the columns."""
+        import scipy.sparse as sp
+
         M = sp.coo_matrix(M)
         n_new = M.shape[0]
         self._rows.append(M.row + self.n_rows)
@@ -221,6 +228,8 @@ class RowBuilder:
         return list(self._names)
 
     def matrix(self, n_cols: int) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+        import scipy.sparse as sp
+
         if not self._rows:
             return sp.csr_matrix((0, n_cols)), np.zeros(0), np.zeros(0)
         A = sp.csr_matrix(

@@ -17,8 +17,12 @@ arXiv:2103.15965 (Operations Research).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 from strongtree_core.encoding.patterns import PatternData
 from strongtree_core.formulation.arrays import ColumnAllocator, ModelArrays, RowBuilder
@@ -125,6 +129,8 @@ def benders_cuts(
 
     Returns (A_cut, lower, upper) with rows ``g[i] - rhs <= 0``.
     """
+    import scipy.sparse as sp  # here: a process that never separates a cut never loads it
+
     graph = TreeGraph(tree.depth)
     leaf = tree.apply(data.X)
     wrong = tree.prediction[leaf - 1] != data.y

@@ -91,7 +91,7 @@ MARGIN_ROUNDS = 4
 #: 3,600 rows: 62 s and not proven at 0, 2.6 s proven at 0.1 pp).
 TIGHTEST_SHARE = 0.02
 
-#: How each method's promise is known (the words every surface says it in, :mod:`strongtree_core.report.claim`).
+#: How each method's promise is known (the words every surface says it in, :mod:`strongtree_core.tree.claim`).
 PROMISE_KNOWN: dict[str, str] = {"margin": "estimated", "holdout": "proved", "bootstrap": "estimated",
                                  "subsample": "estimated", "crossfit": "estimated"}
 

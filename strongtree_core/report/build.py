@@ -43,7 +43,7 @@ from strongtree_core.report.references import CART_NAME, references
 from strongtree_core.report.settings import settings_rows
 from strongtree_core.tree import FittedTree
 from strongtree_core.tree.summary import tree_summary
-from strongtree_core.report.claim import claim
+from strongtree_core.tree.claim import claim
 from strongtree_core.metrics.verdict import gap_verdict, small_words
 from strongtree_core.words import (
     LABEL_LIMIT,
@@ -215,7 +215,7 @@ def comparison_rows(inp: ReportInput, models: Sequence[Compared], notion: str | 
 
 
 def _certificate(inp: ReportInput, short: Shortened) -> tuple[str, list[tuple[str, str]]]:
-    """The certificate in :func:`~strongtree_core.report.claim.claim`'s words, and its facts (a name in them, such as the
+    """The certificate in :func:`~strongtree_core.tree.claim.claim`'s words, and its facts (a name in them, such as the
     class a constant tree predicts or a column in the solver's note, cut as ``short`` cuts it)."""
     tree = inp.tree
     record = tree.record

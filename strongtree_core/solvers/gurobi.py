@@ -9,10 +9,12 @@ toward the size-limited licence).  Stop calls ``terminate()`` from the callback.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 from strongtree_core.formulation.arrays import ModelArrays
 from strongtree_core.solvers.base import Capabilities, SolveOptions, SolveResult, Status
@@ -53,6 +55,8 @@ def _row_blocks(model: ModelArrays) -> tuple[sp.csr_matrix, np.ndarray, np.ndarr
     equal = np.isfinite(lo) & (lo == hi)
     le = np.isfinite(hi) & ~equal
     ge = np.isfinite(lo) & ~equal
+    import scipy.sparse as sp  # here: a process that never builds a Gurobi model never loads it
+
     A = model.A.tocsr()
     blocks = [(equal, "=", lo), (le, "<", hi), (ge, ">", lo)]
     matrix = sp.vstack([A[mask] for mask, _, _ in blocks], format="csr")

@@ -179,3 +179,22 @@ def gurobi_licence() -> LicenceInfo:
         if not _cached:
             _cached.append(_detect())
         return _cached[0]
+
+
+#: The environment variable of a Gurobi licence file.
+LICENCE_FILE = "GRB_LICENSE_FILE"
+
+
+_applied: list[dict[str, str]] = []
+
+
+def apply_credentials(credentials: Mapping[str, str]) -> None:
+    """Use the caller's Gurobi licence in this worker (once per process; a worker's own licence file is kept)."""
+    if not credentials or (_applied and _applied[0] == dict(credentials)):
+        return
+    if credentials.get(LICENCE_FILE) and not os.environ.get(LICENCE_FILE):
+        os.environ[LICENCE_FILE] = credentials[LICENCE_FILE]
+    wls = {k: credentials[k] for k in WLS_KEYS if credentials.get(k)}
+    if wls and {k: str(v) for k, v in licence_params().items() if k in WLS_KEYS} != wls:
+        set_licence_params(wls)
+    _applied[:] = [dict(credentials)]

@@ -2,7 +2,7 @@
 passes of batches (on this machine with pyarrow, or on a Dask cluster's workers) and summed into
 the weighted patterns the search takes, without holding the rows in memory.
 
-``StrongTreeClassifier.fit_table`` is the way in; :mod:`~strongtree_core.source.fit_table` its steps.
+``StrongTreeClassifier.fit_table`` is the way in; :mod:`~strongtree_core.estimator.table_fit` its steps.
 """
 
 from strongtree_core.source.paths import TableFiles, resolve

@@ -60,7 +60,7 @@ class ClusterReader:
             import pyarrow.dataset as ds
         except ImportError:
             raise TableError(NO_PYARROW.format(path=table.name)) from None
-        from strongtree_core.sweep.dask_backend import BAD_SCHEDULER, CONNECT_TIMEOUT, connect_client
+        from strongtree_core.source.dask_connect import BAD_SCHEDULER, CONNECT_TIMEOUT, connect_client
 
         self.dask, self.dd, self.table = dask, dd, table
         self.rows_seen = 0

@@ -24,7 +24,6 @@ from strongtree_core.encoding.errors import EncodingError
 from strongtree_core.encoding.features import readable_cut
 from strongtree_core.encoding.groups import GroupCoding, encode_groups
 from strongtree_core.encoding.thresholds import choose_gaps, spread_gaps
-from strongtree_core.errors import StrongTreeError
 from strongtree_core.source.bins import BIN_SHIFT, Histogram
 from strongtree_core.source.scan import CATEGORY_CAP, Scan
 
@@ -32,10 +31,6 @@ TOO_MANY_LEVELS = ("The column {column!r} holds more than {cap:,} distinct texts
                    "give as many binary features. Leave it out, or group its values into fewer categories.")
 NUMBERS_AS_TEXT = ("The column {column!r} holds numbers written as text (e.g. {example!r}). A table read where it "
                    "lies is read by its types: store the column as numbers.")
-TOO_MANY_LABELS = ("The target {target!r} has more than {cap:,} distinct labels: pick a column of classes, or bin "
-                   "the numbers into classes.")
-TARGET_MISSING = ("The target {target!r} is missing in {n:,} of {total:,} rows: a tree learns only from labelled rows. "
-                  "Leave those rows out of the table (or give them their label).")
 TOO_MANY_COMBINATIONS = ("The {role} column(s) {columns} have more than {cap:,} distinct values (or combinations): "
                          "at most 20 groups can be compared. Bucket them into fewer groups.")
 
@@ -126,47 +121,6 @@ def with_cuts(plan: EncodingPlan, cuts: dict) -> EncodingPlan:
                                        for c in plan.columns))
 
 
-def target_classes(scan: Scan, target: str) -> np.ndarray:
-    """The classes of the target, checked as ``fit`` checks ``y`` (its distinct labels are enough)."""
-    from strongtree_core.estimator.classifier import _target_classes
-
-    if scan.labels is None:
-        raise StrongTreeError(TOO_MANY_LABELS.format(target=target, cap=CATEGORY_CAP))
-    if scan.target_missing:
-        raise StrongTreeError(TARGET_MISSING.format(target=target, n=scan.target_missing, total=scan.rows_read))
-    labels = list(scan.labels.values())
-    values = np.asarray(labels, dtype=object)
-    if all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in labels):
-        values = np.asarray(labels)
-    elif all(isinstance(v, (bool, np.bool_)) for v in labels):
-        values = np.asarray(labels, dtype=bool)
-    classes, _ = _target_classes(values, len(values))
-    return classes
-
-
-def check_weights(scan: Scan) -> None:
-    """Refuse the weights ``fit`` refuses (missing, infinite, negative, none positive, too spread)."""
-    from strongtree_core.estimator import classifier as e
-
-    missing, infinite, negative, text = scan.weight_problems
-    total = scan.rows_read
-    if text:
-        raise StrongTreeError(e.WEIGHTS_NOT_NUMBERS.format(examples="text"))
-    if missing:
-        raise StrongTreeError(e.WEIGHTS_MISSING.format(n=missing, total=total))
-    if infinite:
-        raise StrongTreeError(e.WEIGHTS_INFINITE.format(n=infinite, total=total))
-    if negative:
-        raise StrongTreeError(e.WEIGHTS_NEGATIVE.format(n=negative, total=total, low=scan.weight_min))
-    if scan.rows == 0:
-        raise StrongTreeError(e.WEIGHTS_ALL_ZERO)
-    if not np.isfinite(scan.weight_total):
-        raise StrongTreeError(e.WEIGHTS_TOO_LARGE)
-    if scan.weight_high > e.MAX_WEIGHT_RATIO * scan.weight_low:
-        raise StrongTreeError(e.WEIGHTS_SPREAD.format(low=scan.weight_low, high=scan.weight_high,
-                                                      limit=e.MAX_WEIGHT_RATIO))
-
-
 def group_coding(scan: Scan, role: str, names: tuple[str, ...]) -> tuple[GroupCoding, dict]:
     """The groups (or legitimate levels) as ``fit`` codes them, and each combination of values -> its code."""
     combos = scan.groups.get(role)
@@ -184,4 +138,3 @@ def group_coding(scan: Scan, role: str, names: tuple[str, ...]) -> tuple[GroupCo
             frame[name] = pd.Series([v for v in values], dtype=object)
     coding = encode_groups(frame if len(names) > 1 else frame[names[0]], role=role)
     return coding, {combo: int(code) for combo, code in zip(combos, coding.codes)}
-

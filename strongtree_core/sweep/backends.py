@@ -4,15 +4,21 @@
 * ``threads``: a pool of threads in this process (HiGHS points take turns,
   see :func:`~strongtree_core.sweep.point.highs_slot`);
 * ``processes``: joblib's loky pool of process workers; a point whose worker
-  died (killed, out of memory) is run again, up to :data:`MAX_ATTEMPTS` times;
-  the data goes to a file once and each worker reads it once, and the workers'
-  BLAS and OpenMP pools split the cores between them;
+  died (killed, out of memory) is run again, up to :data:`MAX_ATTEMPTS` times.
+  This process reads and encodes each point's training rows as ``fit`` does, a
+  worker only solves (:func:`strongtree_core.engine.worker.solve_task`: arrays and
+  plain settings in, the engine's tree and record out, neither pandas nor
+  scikit-learn loaded), and this process sets the fitted attributes and measures
+  the tree (:func:`~strongtree_core.sweep.point.plan_point`,
+  :func:`~strongtree_core.sweep.point.finish_point`).  A point that is more than one
+  solve (a promise on new rows refits) runs whole in its worker, from the data
+  written to a file once.  The workers' BLAS and OpenMP pools split the cores between them;
 * ``dask``: a ``dask.distributed`` cluster (:mod:`~strongtree_core.sweep.dask_backend`):
   a :class:`LocalCluster` of process workers started for the sweep, or the scheduler
   at an address, or a ``Client`` you pass.  The scheduler reruns the points of a lost
   worker itself.
 
-Process workers never receive the terminal's Ctrl-C (:mod:`~strongtree_core.sweep.signals`):
+Process workers never receive the terminal's Ctrl-C (:mod:`~strongtree_core.signals`):
 the caller stops them.
 
 Stop reaches running points through a *relay* that each worker watches (a
@@ -29,23 +35,21 @@ import pickle
 import tempfile
 import threading
 from collections import deque
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.sweep.grid import Point
-from strongtree_core.sweep.point import Problem, error_row, run_point
-from strongtree_core.sweep.signals import ignore_sigint, sigint_blocked
+from strongtree_core.engine.worker import solve_task
+from strongtree_core.sweep.point import FAILED_POINT, PlannedPoint, Problem, error_row, finish_point, plan_point, run_point
+from strongtree_core.relays import POLL, FileRelay, LocalRelay
+from strongtree_core.signals import ignore_sigint, sigint_blocked
 
 BACKENDS = ("serial", "threads", "processes", "dask")
 #: Runs of a point whose worker was lost before it is given up.
 MAX_ATTEMPTS = 3
-#: Seconds between two looks at Stop while waiting for rows, and between two looks at a relay in a worker.
-POLL = 0.2
 #: Seconds a process worker waits idle for the next sweep before it ends (loky's default is 10 s):
-#: a worker's start-up (importing the library, about 1.5 s of CPU) is paid once per session
-#: of sweeps, not once per sweep.
+#: a worker's start-up (loky and numpy, the engine, scipy.optimize for a Lagrangian bound: about
+#: 1 s of CPU) is paid once per session of sweeps, not once per sweep.
 IDLE_WORKER_SECONDS = 300.0
 
 BAD_BACKEND = "backend={value!r} is not one of {allowed}."
@@ -55,7 +59,6 @@ LOST_POINT = (
     "The worker running this point was lost {n} times (killed, or out of memory); the point was given up. "
     "Give the workers more memory, or run fewer at once (n_jobs)."
 )
-FAILED_POINT = "The point failed: {kind}: {detail}"
 
 
 def n_workers(n_jobs: int | None) -> int:
@@ -67,87 +70,6 @@ def n_workers(n_jobs: int | None) -> int:
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0:
         raise StrongTreeError(BAD_N_JOBS.format(value=n_jobs))
     return n_jobs if n_jobs > 0 else max(1, cpu_count() + 1 + n_jobs)
-
-
-# ---------------------------------------------------------------- Stop relays
-class LocalRelay:
-    """Stop in this process: the caller's event itself."""
-
-    def __init__(self, event: threading.Event | None = None) -> None:
-        self.event = event if event is not None else threading.Event()
-
-    def is_set(self) -> bool:
-        return self.event.is_set()
-
-    def set(self) -> None:
-        self.event.set()
-
-    @contextmanager
-    def watching(self) -> Iterator[threading.Event]:
-        yield self.event
-
-
-class _Watched:
-    """A relay read by polling: a thread in the worker copies it into a local event for the fit."""
-
-    @contextmanager
-    def watching(self) -> Iterator[threading.Event]:
-        local, done = threading.Event(), threading.Event()
-
-        def watch() -> None:
-            while not done.wait(POLL):
-                if self.is_set():
-                    local.set()
-                    return
-
-        watcher = threading.Thread(target=watch, name="strongtree-sweep-stop", daemon=True)
-        watcher.start()
-        try:
-            yield local
-        finally:
-            done.set()
-            watcher.join()
-
-    def is_set(self) -> bool:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-
-class FileRelay(_Watched):
-    """Stop for process workers on this machine: a file that exists once Stop was pressed."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    def is_set(self) -> bool:
-        return os.path.exists(self.path)
-
-    def set(self) -> None:
-        Path(self.path).touch()
-
-
-class DaskRelay(_Watched):
-    """Stop for the workers of a Dask cluster: a named ``distributed.Event``."""
-
-    def __init__(self, name: str, client=None) -> None:
-        self.name = name
-        self._client = client
-        self._event = None
-
-    def __getstate__(self) -> dict:
-        return {"name": self.name, "_client": None, "_event": None}  # a worker finds its own client
-
-    def _get(self):
-        if self._event is None:
-            from dask.distributed import Event
-
-            self._event = Event(self.name, client=self._client)
-        return self._event
-
-    def is_set(self) -> bool:
-        return bool(self._get().is_set())
-
-    def set(self) -> None:
-        self._get().set()
 
 
 class ProblemFile:
@@ -240,8 +162,10 @@ class PointQueue:
 
 
 def _pool_rows(problem: Problem, points: Sequence[Point], submit: Callable[[Point], cf.Future], relay,
-               stop: threading.Event | None, slots: int, lost: tuple[type[BaseException], ...]) -> Iterator[dict]:
-    """Rows of a concurrent.futures pool as they finish; points of a lost worker are queued again."""
+               stop: threading.Event | None, slots: int, lost: tuple[type[BaseException], ...],
+               finish: Callable[[Point, object], dict | None] | None = None) -> Iterator[dict]:
+    """Rows of a concurrent.futures pool as they finish; points of a lost worker are queued again.
+    ``finish(point, result)``: the row of a worker's result (default: the result is the row)."""
     queue = PointQueue(points)
     attempts: dict[int, int] = {}
     pending: dict[cf.Future, Point] = {}
@@ -272,6 +196,8 @@ def _pool_rows(problem: Problem, points: Sequence[Point], submit: Callable[[Poin
                         queue.appendleft(point)
                         continue
                     row = error_row(problem, point, LOST_POINT.format(n=attempts[point.index]))
+                else:
+                    row = row if finish is None else finish(point, row)
                 if row is not None:
                     yield row
     finally:
@@ -313,9 +239,26 @@ def process_rows(problem: Problem, points: Sequence[Point], stop, slots: int) ->
         with open(shared.path, "wb") as f:
             pickle.dump(problem, f, protocol=pickle.HIGHEST_PROTOCOL)
 
+        planned: dict[int, PlannedPoint] = {}
+        threads = threads_per_worker(slots)
+
         def submit(point: Point) -> cf.Future:  # a pool broken by a lost worker is replaced by a new one
             pool = process_pool(slots)
+            step = plan_point(problem, point)  # read and encoded here: the worker only solves
+            if isinstance(step, dict):  # refused before its solve: its row is ready
+                ready: cf.Future = cf.Future()
+                ready.set_result(step)
+                return ready
             with sigint_blocked():  # loky starts its workers on the first submit
-                return pool.submit(work_shared, shared, point, relay)
+                if step is None:  # more than one solve (a promise's refits): the whole fit in the worker
+                    return pool.submit(work_shared, shared, point, relay)
+                planned[point.index] = step
+                return pool.submit(solve_task, step.task, relay, threads, problem.credentials)
 
-        yield from _pool_rows(problem, points, submit, relay, stop, slots, (BrokenProcessPool,))
+        def finish(point: Point, result) -> dict | None:
+            step = planned.pop(point.index, None)
+            if step is None or result is None:  # a row already, or Stop came before the solve
+                return result
+            return finish_point(problem, point, step, result)
+
+        yield from _pool_rows(problem, points, submit, relay, stop, slots, (BrokenProcessPool,), finish)

@@ -20,15 +20,13 @@ Three things are made to hold here:
   hang or a ``MemoryError``: Dask's own handshake is tried first, time-boxed, and
   the client is connected only after it answered.
 * **Ctrl-C stays with the caller**: the workers of a local cluster started here
-  are started with SIGINT blocked and then ignore it (:mod:`~strongtree_core.sweep.signals`).
+  are started with SIGINT blocked and then ignore it (:mod:`~strongtree_core.signals`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import queue
-import threading
 import time
 import uuid
 import warnings
@@ -37,21 +35,22 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
 from strongtree_core.errors import StrongTreeError
+from strongtree_core.source.dask_connect import (
+    BAD_SCHEDULER,
+    CONNECT_TIMEOUT,
+    SCHEDULER_ENV,
+    _distributed,
+    connect_client,
+)
 from strongtree_core.sweep.backends import MAX_ATTEMPTS, POLL, PointQueue, work
 from strongtree_core.sweep.grid import Point
 from strongtree_core.sweep.main_guard import guard_failure, refuse_in_a_bootstrapping_worker, unguarded_main_script
-from strongtree_core.sweep.point import Problem, error_row
-from strongtree_core.sweep.signals import ignore_sigint, sigint_blocked
+from strongtree_core.sweep.point import FAILED_POINT, Problem, error_row
+from strongtree_core.signals import ignore_sigint, sigint_blocked
 
-#: Environment variable naming a Dask scheduler, e.g. ``tcp://10.0.0.5:8786``.
-SCHEDULER_ENV = "STRONGTREE_DASK_SCHEDULER"
-#: Seconds to wait for a Dask scheduler to answer (its handshake, then the client's registration).
-CONNECT_TIMEOUT = 20.0
 #: Points in flight per worker thread (submitted as others finish, so a long grid is never
 #: all in the scheduler at once, and Stop has few to cancel).
 IN_FLIGHT_PER_THREAD = 2
-#: Seconds an address that did not answer Dask's handshake is given to answer an HTTP request.
-HTTP_PROBE = 3.0
 #: Seconds between two looks at the cluster's size.
 RESIZE_EVERY = 2.0
 #: How long a local cluster waits for a lost worker's replacement to register before it
@@ -60,9 +59,6 @@ RESTART_WAIT = "10 minutes"
 #: Seconds a sweep waits while its cluster has no worker at all before the points left run in the
 #: calling process (a replacement that has not registered by then is not coming: "Nanny failed to start").
 NO_WORKER_WAIT = 120.0
-#: Seconds a plain TCP connection to a scheduler's address is given before Dask's handshake: a closed
-#: port refuses at once (Dask's own connect retried it for its whole timeout, 20 s).
-TCP_PROBE = 5.0
 #: glibc's allocator settings of a local cluster's workers.  Dask's nanny sets
 #: ``MALLOC_TRIM_THRESHOLD_=65536``, which also freezes the threshold above which each
 #: allocation is its own mapping at 128 KiB: every array of a fit above that size was
@@ -72,35 +68,6 @@ TCP_PROBE = 5.0
 #: faults 73,000 times and spends 0.6 s in the system.
 WORKER_MALLOC = {"MALLOC_TRIM_THRESHOLD_": 128 * 1024 * 1024, "MALLOC_MMAP_THRESHOLD_": 32 * 1024 * 1024}
 
-NO_DASK = (
-    "backend='dask' needs dask.distributed, which is not installed: pip install 'strongtree[dask]' "
-    "(or pip install 'dask[distributed]')."
-)
-BAD_SCHEDULER = (
-    "scheduler={value!r} is not a Dask scheduler: give an address such as 'tcp://host:8786', a "
-    "dask.distributed.Client, or None to start a local cluster."
-)
-SCHEDULER_UNREACHABLE = (
-    "Could not reach the Dask scheduler at {address} ({reason}). Check the address ({env} or --scheduler) and "
-    "that the scheduler is running."
-)
-SCHEDULER_SILENT = (
-    "{address} accepted the connection but did not answer as a Dask scheduler within {timeout:g} s. Check the "
-    "address ({env} or --scheduler): a scheduler usually listens on port 8786 (8787 is its dashboard); a "
-    "scheduler this slow to answer is overloaded."
-)
-SCHEDULER_SPEAKS_OTHER = (
-    "{address} answered, but not as a Dask scheduler (it speaks another protocol, e.g. a web server's). Check the "
-    "address ({env} or --scheduler): a scheduler usually listens on tcp://host:8786 (8787 is its dashboard)."
-)
-SCHEDULER_IS_WEB_SERVER = (
-    "{address} is a web server (it answered an HTTP request), not a Dask scheduler. Give the scheduler's address "
-    "({env} or --scheduler), usually tcp://host:8786: port 8787 is the scheduler's dashboard, a web page."
-)
-REGISTRATION_HUNG = (
-    "{address} answered Dask's handshake but did not accept this client within {timeout:g} s: it is not a "
-    "scheduler (a worker's address?) or it is overloaded. Check the address ({env} or --scheduler)."
-)
 LOST_POINT = (
     "The worker running this point was lost {n} times (killed, or out of memory); the point was given up. "
     "Give the workers more memory, or run fewer at once (n_jobs)."
@@ -109,142 +76,10 @@ NO_WORKER = "the cluster has had no worker for {seconds:.0f} s: a lost worker wa
 CANCELLED_POINT = (
     "The cluster cancelled this point {n} times ({reason}); the point was given up. Check the scheduler's log."
 )
-FAILED_POINT = "The point failed: {kind}: {detail}"
 
 
 class ClusterLost(RuntimeError):
     """The cluster has no worker left and none is coming (the sweep's points left then run in the caller)."""
-
-
-def _distributed():
-    try:
-        from dask import distributed
-    except ImportError:
-        raise StrongTreeError(NO_DASK) from None
-    return distributed
-
-
-# ------------------------------------------------------------------ connecting
-def handshake_problem(address: str, timeout: float) -> str | None:
-    """Why ``address`` is not a Dask scheduler that answers (None when it is), found within about ``timeout`` s.
-
-    Dask's own connect, which exchanges its handshake, in a fresh event loop on a thread of
-    its own, cut off at ``timeout``.  A server that sends something else makes Dask read a
-    frame length out of its text (an HTTP reply's "HTTP/1.1" reads as 3 EiB, hence a
-    MemoryError), caught here; a server that stays silent (a web server waits for a request
-    it can read) is cut off and then asked an HTTP request, so that a web server (the
-    scheduler's dashboard, say) is named as one.
-    """
-    from distributed.comm import connect
-
-    refused = tcp_problem(address, min(timeout, TCP_PROBE))
-    if refused is not None:
-        return SCHEDULER_UNREACHABLE.format(address=address, reason=refused, env=SCHEDULER_ENV)
-    outcome: list[str | None] = []
-
-    async def attempt() -> None:
-        comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout)
-        await comm.close()
-
-    def run() -> None:
-        try:
-            asyncio.run(attempt())
-            outcome.append(None)
-        except (asyncio.TimeoutError, TimeoutError) as exc:
-            # Dask's connect says "Timed out trying to connect" when no connection was accepted
-            outcome.append(SCHEDULER_UNREACHABLE.format(address=address, reason=exc, env=SCHEDULER_ENV)
-                           if "trying to connect" in str(exc) else "silent")
-        except OSError as exc:
-            outcome.append(SCHEDULER_UNREACHABLE.format(address=address, reason=exc, env=SCHEDULER_ENV))
-        except (Exception, MemoryError):  # noqa: BLE001 - garbage where a handshake should be
-            outcome.append(SCHEDULER_SPEAKS_OTHER.format(address=address, env=SCHEDULER_ENV))
-
-    thread = threading.Thread(target=run, name="strongtree-dask-probe", daemon=True)
-    thread.start()
-    thread.join(timeout + 5.0)
-    found = outcome[0] if outcome else "silent"
-    if found != "silent":
-        return found
-    if speaks_http(address, min(timeout, HTTP_PROBE)):
-        return SCHEDULER_IS_WEB_SERVER.format(address=address, env=SCHEDULER_ENV)
-    return SCHEDULER_SILENT.format(address=address, timeout=timeout, env=SCHEDULER_ENV)
-
-
-def _host_port(address: str) -> tuple[str, int] | None:
-    """``(host, port)`` of a ``tcp://`` or ``tls://`` address, None for another kind or one that does not parse."""
-    from distributed.comm.addressing import parse_address, parse_host_port
-
-    try:
-        scheme, location = parse_address(address)
-        if scheme not in ("tcp", "tls"):
-            return None
-        host, port = parse_host_port(location)
-        return host, int(port)
-    except (ValueError, TypeError):
-        return None
-
-
-def tcp_problem(address: str, timeout: float) -> str | None:
-    """Why no TCP connection reaches ``address`` (a closed port, an unknown host, no answer within ``timeout`` s),
-    or None when one does (or the address is not TCP: Dask's own connect then says)."""
-    import socket
-
-    where = _host_port(address)
-    if where is None:
-        return None
-    try:
-        with socket.create_connection(where, timeout=timeout):
-            return None
-    except socket.timeout:
-        return f"no answer within {timeout:g} s"
-    except OSError as exc:
-        return exc.strerror or type(exc).__name__
-
-
-def speaks_http(address: str, timeout: float) -> bool:
-    """Whether the server at a ``tcp://host:port`` address answers an HTTP request (within ``timeout`` s)."""
-    import socket
-
-    from distributed.comm.addressing import parse_address, parse_host_port
-
-    try:
-        scheme, location = parse_address(address)
-        if scheme != "tcp":
-            return False
-        host, port = parse_host_port(location)
-        with socket.create_connection((host, port), timeout=timeout) as sock:
-            sock.settimeout(timeout)
-            sock.sendall(b"HEAD / HTTP/1.0\r\nHost: " + str(host).encode("ascii", "replace") + b"\r\n\r\n")
-            return sock.recv(5) == b"HTTP/"
-    except (OSError, ValueError):
-        return False
-
-
-def connect_client(address: str, timeout: float):
-    """A ``Client`` of the scheduler at ``address``, or StrongTreeError with what is wrong, within about ``timeout`` s."""
-    distributed = _distributed()
-    problem = handshake_problem(address, timeout)
-    if problem is not None:
-        raise StrongTreeError(problem)
-    made: list = []
-    failed: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            made.append(distributed.Client(address, timeout=timeout))
-        except BaseException as exc:  # noqa: BLE001 - reported below as a message
-            failed.append(exc)
-
-    thread = threading.Thread(target=run, name="strongtree-dask-connect", daemon=True)
-    thread.start()
-    thread.join(timeout + 5.0)
-    if made:
-        return made[0]
-    if failed and isinstance(failed[0], (OSError, TimeoutError)):
-        raise StrongTreeError(SCHEDULER_UNREACHABLE.format(address=address, reason=failed[0], env=SCHEDULER_ENV))
-    if failed:
-        raise StrongTreeError(SCHEDULER_SPEAKS_OTHER.format(address=address, env=SCHEDULER_ENV))
-    raise StrongTreeError(REGISTRATION_HUNG.format(address=address, timeout=timeout, env=SCHEDULER_ENV))
 
 
 class _QuietOnCtrlC:

@@ -21,12 +21,14 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from strongtree_core.report.claim import claim
-from strongtree_core.engine.routes import INFEASIBLE, NO_TREE_IN_TIME
+from strongtree_core.tree.claim import claim
+from strongtree_core.encoding.features import equals_label
+from strongtree_core.engine.routes import INFEASIBLE, NO_TREE_IN_TIME, InfeasibleError
 from strongtree_core.errors import StrongTreeError
-from strongtree_core.metrics import fairness_intervals, fairness_report, positive_present
+from strongtree_core.metrics._inputs import _labels, _labels_array, positive_present
+from strongtree_core.metrics.gap_intervals import compared_counts, notion_gap_interval
 from strongtree_core.metrics.promise import is_constant
-from strongtree_core.solvers.licence import WLS_KEYS, licence_params, set_licence_params
+from strongtree_core.solvers.licence import LICENCE_FILE, WLS_KEYS, apply_credentials, licence_params
 from strongtree_core.sweep.grid import Fold, Point
 from strongtree_core.metrics.verdict import gap_verdict
 from strongtree_core.vocabulary import FAIRNESS_NOTIONS
@@ -36,16 +38,17 @@ PARTS = ("train", "calibration", "test")
 #: Settings every row carries, whether or not the grid varies them.
 SETTINGS = ("fairness", "fairness_bound", "depth", "regularization")
 #: Environment variables of a Gurobi licence handed to the workers.
-LICENCE_FILE = "GRB_LICENSE_FILE"
 CREDENTIAL_KEYS = (*WLS_KEYS, LICENCE_FILE)
 #: Seconds between two looks at Stop while waiting for the process's HiGHS slot.
 SLOT_POLL = 0.1
+#: The row of a point whose fit raised something else than the estimator's own errors.
+FAILED_POINT = "The point failed: {kind}: {detail}"
 
 
 def result_columns(notions: tuple[str, ...]) -> list[str]:
     """The columns after the settings: how the solve ended, then every part's measures, then the tree.
 
-    ``claim``: what the solve proved, in :func:`strongtree_core.report.claim.claim`'s words (its label:
+    ``claim``: what the solve proved, in :func:`strongtree_core.tree.claim.claim`'s words (its label:
     "Optimal over kept thresholds", "Constant tree (promise)", ...).
     ``{part}_gap_low`` / ``{part}_gap_high``: the 95 % simultaneous interval of the point's own
     gap on that part (:func:`strongtree_core.metrics.fairness_intervals`; the largest over the
@@ -91,6 +94,25 @@ class Problem:
     folds: tuple[Fold, ...]
     notions: tuple[str, ...]
     credentials: Mapping[str, str]
+    groups: "Codes | None" = None
+    levels: "Codes | None" = None
+
+
+@dataclass(frozen=True)
+class Codes:
+    """The protected groups (or legitimate levels) of every row as codes, as the metrics label them
+    (:func:`strongtree_core.metrics.fairness_intervals`: one label per row, several columns joined, sorted)."""
+
+    codes: np.ndarray  # shape (n_rows,), int64
+    names: tuple[str, ...]
+
+    @classmethod
+    def of(cls, frame, what: str) -> "Codes | None":
+        if frame is None:
+            return None
+        labels = _labels(frame, what, len(frame))
+        codes, names = pd.factorize(pd.Series(labels, dtype=object), sort=True)
+        return cls(np.asarray(codes, dtype=np.int64), tuple(names))
 
 
 def measured_notions(sensitive, legitimate) -> tuple[str, ...]:
@@ -106,21 +128,6 @@ def gather_credentials() -> dict[str, str]:
     if os.environ.get(LICENCE_FILE):
         found[LICENCE_FILE] = os.environ[LICENCE_FILE]
     return found
-
-
-_applied: list[dict[str, str]] = []
-
-
-def apply_credentials(credentials: Mapping[str, str]) -> None:
-    """Use the caller's Gurobi licence in this worker (once per process; a worker's own licence file is kept)."""
-    if not credentials or (_applied and _applied[0] == dict(credentials)):
-        return
-    if credentials.get(LICENCE_FILE) and not os.environ.get(LICENCE_FILE):
-        os.environ[LICENCE_FILE] = credentials[LICENCE_FILE]
-    wls = {k: credentials[k] for k in WLS_KEYS if credentials.get(k)}
-    if wls and {k: str(v) for k, v in licence_params().items() if k in WLS_KEYS} != wls:
-        set_licence_params(wls)
-    _applied[:] = [dict(credentials)]
 
 
 #: One HiGHS solve at a time in a process: points that may run it queue here.
@@ -199,7 +206,13 @@ def _own_notions(params: Mapping[str, Any]) -> list[str]:
 
 
 def _measure(problem: Problem, clf, rows: np.ndarray, own: list[str], part: str, majority=None) -> dict[str, float]:
-    """Accuracy, the point's own gap and every notion's gap on one part, from the tree's predictions."""
+    """Accuracy, the point's own gap and every notion's gap on one part, from the tree's predictions.
+
+    Each gap and its 95 % simultaneous interval come from the counts of the groups' rows and positive
+    predictions (:func:`~strongtree_core.metrics.gap_intervals.compared_counts`), the numbers of
+    :func:`strongtree_core.metrics.fairness_report` and :func:`strongtree_core.metrics.fairness_intervals`
+    (``tests/test_sweep_plain.py`` checks them equal) without their tables: a few hundred microseconds a
+    part, where the tables took 30-50 ms a point."""
     out: dict[str, float] = {f"{part}_accuracy": math.nan, f"{part}_gap": math.nan}
     out.update({f"{part}_{n}": math.nan for n in problem.notions})
     out.update({f"{part}_{end}": math.nan for end in ("gap_low", "gap_high", "baseline_accuracy")})
@@ -213,23 +226,27 @@ def _measure(problem: Problem, clf, rows: np.ndarray, own: list[str], part: str,
         out[f"{part}_baseline_accuracy"] = float(np.mean(truth == majority))
     positive = _pos_label(clf)
     if problem.notions and positive is not None and positive_present(truth, pred, positive):
-        report = fairness_report(
-            truth, pred, sensitive_features=_take(problem.sensitive, rows),
-            legitimate_features=_take(problem.legitimate, rows), pos_label=positive, notions=problem.notions,
-        )
-        gaps = dict(zip(report["notion"], report["difference"].astype(float)))
+        groups = problem.groups if problem.groups is not None else Codes.of(problem.sensitive, "sensitive_features")
+        levels = problem.levels if problem.levels is not None or problem.legitimate is None \
+            else Codes.of(problem.legitimate, "legitimate_features")
+        true_pos = equals_label(_labels_array(truth), positive)
+        pred_pos = equals_label(_labels_array(pred), positive)
+        spans: dict[str, tuple[float, float, float, int]] = {}
+        for notion in problem.notions:
+            cohorts = compared_counts(notion, true_pos, pred_pos, groups.codes[rows], len(groups.names),
+                                      legit=None if levels is None else levels.codes[rows])
+            present = any(bool((c.rows > 0).any()) for c in cohorts)
+            spans[notion] = (*notion_gap_interval(cohorts, 0.95, "wilson"), present)
+        gaps = {n: spans[n][0] for n in problem.notions}
         out.update({f"{part}_{n}": gaps[n] for n in problem.notions})
         mine = [gaps[n] for n in own if n in gaps and not math.isnan(gaps[n])]
         out[f"{part}_gap"] = max(mine) if mine else math.nan
         if own:
-            spans = fairness_intervals(
-                truth, pred, sensitive_features=_take(problem.sensitive, rows),
-                legitimate_features=_take(problem.legitimate, rows), pos_label=positive,
-                notions=[n for n in own if n in gaps], confidence=0.95,
-            ).drop_duplicates("notion")
-            if len(spans):
-                out[f"{part}_gap_low"] = float(spans["gap_low"].max())
-                out[f"{part}_gap_high"] = float(spans["gap_high"].max())
+            shown = [spans[n] for n in own if n in gaps and spans[n][4]]  # a notion with a group's rate to show
+            lows = [s[1] for s in shown if not math.isnan(s[1])]
+            highs = [s[2] for s in shown if not math.isnan(s[2])]
+            out[f"{part}_gap_low"] = max(lows) if lows else math.nan
+            out[f"{part}_gap_high"] = max(highs) if highs else math.nan
             bound = getattr(clf, "fairness_bound", None)
             found = None if bound is None else gap_verdict(
                 out[f"{part}_gap"], float(bound), training=part == "train", constrained=True,
@@ -258,6 +275,15 @@ def error_row(problem: Problem, point: Point, message: str) -> dict[str, Any]:
     return row
 
 
+def _fit_kwargs(problem: Problem, fold: Fold) -> dict[str, Any]:
+    out = {}
+    if problem.sensitive is not None:
+        out["sensitive_features"] = _take(problem.sensitive, fold.train)
+    if problem.legitimate is not None:
+        out["legitimate_features"] = _take(problem.legitimate, fold.train)
+    return out
+
+
 def run_point(problem: Problem, point: Point, stop: threading.Event | None = None) -> dict[str, Any] | None:
     """Fit and measure one point; its row, or None when Stop came before it started.
 
@@ -269,21 +295,82 @@ def run_point(problem: Problem, point: Point, stop: threading.Event | None = Non
     clf = clone(problem.estimator).set_params(**point.settings)
     params = clf.get_params(deep=False)
     row = blank_row(problem, point, params)
-    fit_kwargs = {}
-    if problem.sensitive is not None:
-        fit_kwargs["sensitive_features"] = _take(problem.sensitive, fold.train)
-    if problem.legitimate is not None:
-        fit_kwargs["legitimate_features"] = _take(problem.legitimate, fold.train)
     with highs_slot(params, stop) as ready:
         if not ready or (stop is not None and stop.is_set()):
             return None
         started = time.perf_counter()
         try:
-            clf.fit(_take(problem.X, fold.train), _take(problem.y, fold.train), stop=stop, **fit_kwargs)
+            clf.fit(_take(problem.X, fold.train), _take(problem.y, fold.train), stop=stop, **_fit_kwargs(problem, fold))
             failure = None
         except StrongTreeError as exc:
             failure = exc
         row["time"] = time.perf_counter() - started
+    return fitted_row(problem, point, clf, params, row, failure)
+
+
+@dataclass(frozen=True)
+class PlannedPoint:
+    """A point read and encoded here, whose solve runs in a worker
+    (:func:`strongtree_core.engine.worker.solve_task` runs ``task``)."""
+
+    clf: Any
+    params: Mapping[str, Any]
+    row: dict[str, Any]
+    plan: Any  # the estimator's plan of its fit (the training data, the encoding, the spec, the task)
+    seconds: float  # spent here before the solve
+
+    @property
+    def task(self):
+        return self.plan.task
+
+
+def plan_point(problem: Problem, point: Point) -> dict[str, Any] | PlannedPoint | None:
+    """A point up to its solve, in the process that started the sweep: the data read and encoded as
+    ``fit`` reads them, the engine's task a plain value for a worker.  A row when the fit ends before
+    its solve (settings or data refused); None for a point whose fit is more than one solve (a
+    promise on new rows refits): that one runs whole in a worker (:func:`run_point`)."""
+    clf = clone(problem.estimator).set_params(**point.settings)
+    params = clf.get_params(deep=False)
+    if params.get("fairness_confidence") is not None:
+        return None
+    fold = problem.folds[point.fold]
+    row = blank_row(problem, point, params)
+    started = time.perf_counter()
+    try:
+        fairness = clf._validate_parameters()
+        kwargs = _fit_kwargs(problem, fold)
+        plan = clf._plan_fit(_take(problem.X, fold.train), _take(problem.y, fold.train), None,
+                             kwargs.get("sensitive_features"), kwargs.get("legitimate_features"), fairness, started)
+    except StrongTreeError as exc:
+        row["time"] = time.perf_counter() - started
+        return fitted_row(problem, point, clf, params, row, exc)
+    return PlannedPoint(clf, params, row, plan, time.perf_counter() - started)
+
+
+def finish_point(problem: Problem, point: Point, planned: PlannedPoint, answer) -> dict[str, Any]:
+    """The row of a point from its worker's :class:`~strongtree_core.engine.worker.Answer`: the
+    estimator's fitted attributes set here as ``fit`` sets them, then the tree measured."""
+    started = time.perf_counter()
+    clf, failure = planned.clf, answer.error
+    if answer.fault is not None:
+        return error_row(problem, point, FAILED_POINT.format(kind=answer.fault[0], detail=answer.fault[1]))
+    if isinstance(failure, InfeasibleError):
+        failure = clf._infeasible(failure, planned.plan)
+    elif failure is None:
+        try:
+            clf._finish_solve(planned.plan, answer.solved)
+        except StrongTreeError as exc:
+            failure = exc
+    row = dict(planned.row)
+    row["time"] = planned.seconds + answer.seconds + (time.perf_counter() - started)
+    return fitted_row(problem, point, clf, planned.params, row, failure)
+
+
+def fitted_row(problem: Problem, point: Point, clf, params: Mapping[str, Any], row: dict[str, Any],
+               failure: StrongTreeError | None) -> dict[str, Any]:
+    """``row`` (settings, sizes and the fit's time) completed from a fitted estimator, or from the
+    error that ended its fit."""
+    fold = problem.folds[point.fold]
     if failure is not None:
         row.update(status=_failed_status(failure), error=str(failure))
         return row

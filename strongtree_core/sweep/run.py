@@ -17,6 +17,7 @@ from sklearn.base import clone
 from strongtree_core.errors import BackendLostWarning, StrongTreeError
 from strongtree_core.estimator.classifier import LENGTH_MISMATCH, X_NOT_2D, StrongTreeClassifier
 from strongtree_core.sweep import backends, dask_backend
+from strongtree_core.relays import DaskRelay
 from strongtree_core.sweep.grid import (
     MAX_POINTS,
     TOO_MANY_POINTS,
@@ -30,6 +31,7 @@ from strongtree_core.sweep.grid import (
 from strongtree_core.sweep.point import (
     PARTS,
     SETTINGS,
+    Codes,
     Problem,
     gather_credentials,
     measured_notions,
@@ -107,6 +109,7 @@ def make_problem(estimator, X, y, sensitive_features, legitimate_features, folds
         estimator=clone(estimator), X=table if isinstance(X, pd.DataFrame) else np.asarray(X), y=target,
         sensitive=sensitive, legitimate=legitimate, folds=tuple(folds),
         notions=measured_notions(sensitive, legitimate), credentials=gather_credentials(),
+        groups=Codes.of(sensitive, "sensitive_features"), levels=Codes.of(legitimate, "legitimate_features"),
     )
 
 
@@ -244,7 +247,7 @@ def _backend_rows(backend: str, n_jobs: int | None, scheduler) -> Iterator[Calla
     else:
         with dask_backend.dask_client(scheduler, slots) as client:
             yield lambda problem, points, stop: dask_backend.dask_rows(
-                problem, points, stop, client, backends.DaskRelay(f"strongtree-stop-{uuid.uuid4().hex}", client))
+                problem, points, stop, client, DaskRelay(f"strongtree-stop-{uuid.uuid4().hex}", client))
 
 
 def progress_events(rows: Iterator[dict], total: int) -> Iterator[SweepProgress]:
@@ -353,7 +356,7 @@ def sweep(
         ``point``, ``fold``; the settings ``fairness`` (notions joined by "+"; None: unconstrained),
         ``fairness_bound`` (NaN when unconstrained), ``depth``, ``regularization`` and any other
         parameter the grid sets; ``status``, ``certified``, ``claim`` (what the solve proved, the
-        label of :func:`strongtree_core.report.claim.claim`), ``objective``, ``bound``,
+        label of :func:`strongtree_core.tree.claim.claim`), ``objective``, ``bound``,
         ``optimality_gap`` (relative), ``time`` (seconds of the fit), ``method``; ``n_<part>``,
         ``<part>_accuracy`` and ``<part>_gap`` (the largest gap of the point's own notions) for the
         parts train, calibration and test, with ``<part>_gap_low`` / ``<part>_gap_high`` (its 95 %

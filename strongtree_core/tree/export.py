@@ -29,10 +29,10 @@ _READERS = (is_missing, level_key, flag_value, to_number)
 
 
 def claim_comment(tree: "FittedTree", mark: str) -> list[str]:
-    """What the tree's solve proved (:func:`strongtree_core.report.claim.claim`), as comment lines opened by ``mark``."""
+    """What the tree's solve proved (:func:`strongtree_core.tree.claim.claim`), as comment lines opened by ``mark``."""
     import textwrap
 
-    from strongtree_core.report.claim import claim
+    from strongtree_core.tree.claim import claim
 
     said = claim(tree.record)
     text = one_line(f"{said.short}. {said.words}")

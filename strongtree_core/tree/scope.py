@@ -6,7 +6,7 @@ of the training rows, under the constraints.  When the encoding kept only some o
 numeric column's thresholds, or the ladder of thresholds (``accel/ladder.py``) certified
 a thinner set within the time, the statement holds over those thresholds only: a tree
 asking another threshold may do better.  :class:`Scope` records the counts that say
-which; :func:`strongtree_core.report.claim.claim` writes the words from it for every surface.
+which; :func:`strongtree_core.tree.claim.claim` writes the words from it for every surface.
 """
 
 from __future__ import annotations

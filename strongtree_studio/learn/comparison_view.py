@@ -2,7 +2,7 @@
 the live progress of each run, the side-by-side table, the chart of LP bounds
 against the optimum, and the words that explain them (with the paper's
 equation numbers).  Every number goes through :func:`strongtree_studio.views.status_words.fmt`; every
-outcome is said by :func:`strongtree_core.report.claim.claim` (a run's row carries its label and words:
+outcome is said by :func:`strongtree_core.tree.claim.claim` (a run's row carries its label and words:
 "Optimal over kept thresholds" where the quantile cuts left a threshold out), the statuses of runs
 without a record through the vocabulary of :mod:`strongtree_studio.views.status_words`.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from strongtree_core.report.claim import KEPT_LABEL
+from strongtree_core.tree.claim import KEPT_LABEL
 from strongtree_core.compare.formulations import COMPARED
 from strongtree_studio.jobs.comparison_job import MAX_ROWS, N_BUCKETS, ComparisonResult
 from strongtree_studio.views.status_words import COMPARISON_STEP, backend_words, fmt, status_word

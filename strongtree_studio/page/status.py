@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import pandas as pd
 import streamlit as st
 
-from strongtree_core.report.claim import Claim, claim
+from strongtree_core.tree.claim import Claim, claim
 from strongtree_core.tree.record import SolveRecord
 from strongtree_studio.jobs.job_registry import JobSnapshot, drawn_point
 from strongtree_studio.views.ticks import seconds_x
@@ -48,7 +48,7 @@ def job_state_key(snapshot: JobSnapshot) -> str:
 
 
 def result_claim(snapshot: JobSnapshot) -> Claim | None:
-    """How the solve ended, in :func:`~strongtree_core.report.claim.claim`'s words, once its tree is final
+    """How the solve ended, in :func:`~strongtree_core.tree.claim.claim`'s words, once its tree is final
     (also while the comparison tree is still being solved); else None (also for jobs whose result is
     not a tree, such as the formulation comparison)."""
     return claim_of(snapshot.main.result) if snapshot.main.result else None

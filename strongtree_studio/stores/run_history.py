@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-from strongtree_core.report.claim import Claim, claim
+from strongtree_core.tree.claim import Claim, claim
 from strongtree_core.renames import translate_keys
 from strongtree_core.tree.record import STATUSES, SolveRecord
 from strongtree_studio.stores.private import private_file, private_folder
@@ -127,7 +127,7 @@ def _db_problem(path, err: BaseException) -> str:
 
 
 def run_claim(status: str, record: str | None, promise: str | None = None, scope: str | None = None) -> Claim:
-    """The claim of a stored run (:func:`strongtree_core.report.claim.claim`) from its tree's record, promise
+    """The claim of a stored run (:func:`strongtree_core.tree.claim.claim`) from its tree's record, promise
     and scope as stored (JSON texts); a run whose record cannot be read is said by its status alone."""
     try:
         data = {**json.loads(record), **({"promise": json.loads(promise)} if promise else {}),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from strongtree_core.report.claim import Claim, tree_claim
+from strongtree_core.tree.claim import Claim, tree_claim
 
 from strongtree_core.words import (  # noqa: F401  (the one formatter and vocabulary, re-exported for the pages)
     BACKENDS,
@@ -78,7 +78,7 @@ def event_words(message: str) -> str:
 
 @lru_cache(maxsize=256)
 def claim_of(tree_json: str) -> Claim | None:
-    """The claim of a stored tree's JSON (:func:`strongtree_core.report.claim.tree_claim`), parsed once per text
+    """The claim of a stored tree's JSON (:func:`strongtree_core.tree.claim.tree_claim`), parsed once per text
     (the Solve page's badge, the sidebar and the Trade-offs table ask for the same trees on every rerun)."""
     return tree_claim(tree_json)
 

@@ -29,7 +29,7 @@ from strongtree_studio.views.report_view import MSG_NO_ROWS, report_file_name, r
 from strongtree_studio.page.shown import shown, shown_label
 from strongtree_studio.page.tree_chart import size_control, tree_chart
 from strongtree_studio.views.tree_view import SIZE_NOTES, legend_html
-from strongtree_core.report.claim import claim
+from strongtree_core.tree.claim import claim
 from strongtree_studio.page.status import claim_badges
 from strongtree_studio.views.status_words import POINTS_NOTE, count_of, fmt
 

@@ -36,7 +36,7 @@ from strongtree_studio.page.state import run_owner, run_viewer, workspace_name
 from strongtree_studio.sweeps.history import sweeps_table
 from strongtree_studio.page.tree_chart import size_control, tree_chart
 from strongtree_studio.views.tree_view import SIZE_NOTES
-from strongtree_core.report.claim import claim
+from strongtree_core.tree.claim import claim
 from strongtree_core.vocabulary import setting_name
 from strongtree_studio.views.status_words import backend_words, fmt, status_word
 

@@ -3,7 +3,7 @@ fall, read the solver's steps, stop it."""
 
 import streamlit as st
 
-from strongtree_core.report.claim import claim
+from strongtree_core.tree.claim import claim
 from strongtree_studio.page import mio_live_panel
 from strongtree_studio.page.navigation import screen
 from strongtree_studio.page.actions import start_demo, start_solve

@@ -9,7 +9,7 @@ from strongtree_studio.views.explain import MSG_NAMES_CUT
 from strongtree_studio.views.downloads import EXPORTS, IMAGE_MIME, IMAGES_UNAVAILABLE, export_bytes, image_bytes, images_available
 from strongtree_studio.views.markup import md
 from strongtree_studio.page.shown import group_mix, shown, shown_label
-from strongtree_core.report.claim import claim
+from strongtree_core.tree.claim import claim
 from strongtree_studio.page.tree_chart import (
     collapse_controls,
     legibility_note,

@@ -1,4 +1,6 @@
-"""Ctrl-C belongs to the process that started a sweep, never to its workers.
+"""Ctrl-C belongs to the process that started a sweep, never to its workers (this module is outside
+:mod:`strongtree_core.sweep`, whose package loads pandas and scikit-learn: a process worker runs
+:func:`ignore_sigint` as it starts, and loads only this module for it).
 
 A terminal sends SIGINT to its whole foreground process group, and worker processes
 (joblib's loky workers, a local Dask cluster's workers) are in that group: each one

@@ -33,16 +33,14 @@ from strongtree_core.source.climb import climb, read_patterns
 from strongtree_core.source.paths import TableError, TableFiles, resolve
 from strongtree_core.source.plan import (
     bin_shift,
-    check_weights,
     continuous_column,
     fixed_column,
     group_coding,
     kind_of,
     make_plan,
-    target_classes,
 )
 from strongtree_core.source.reader import LocalReader, ReadStopped, TooManyPatterns, Watch
-from strongtree_core.source.scan import ScanSpec, merge_scans, scan_batch
+from strongtree_core.source.scan import CATEGORY_CAP, Scan, ScanSpec, merge_scans, scan_batch
 
 NO_TARGET = "The table {path} has no column {target!r} to predict. Its columns are: {columns}."
 NO_COLUMN = "The table {path} has no {what} column {names}. Its columns are: {columns}."
@@ -53,6 +51,10 @@ NOT_READ_IN_TIME = ("The table {path} was not read within the time limit of {lim
 STOPPED_WHILE_READING = "Stopped while reading {path}, before any tree was found."
 ROWS_NOT_IN_MEMORY = ("{option} is not available for a table read where it lies: {why}")
 NO_ROWS_IN_TABLE = "The table {path} has no rows."
+TOO_MANY_LABELS = ("The target {target!r} has more than {cap:,} distinct labels: pick a column of classes, or bin "
+                   "the numbers into classes.")
+TARGET_MISSING = ("The target {target!r} is missing in {n:,} of {total:,} rows: a tree learns only from labelled rows. "
+                  "Leave those rows out of the table (or give them their label).")
 FIRST_RUNG_TOO_LARGE = ("Even the coarsest patterns of {path} (each continuous column cut once) passed {patterns:,}, more "
                         "than the search may hold within memory_limit ({limit}); the read was stopped there. Raise "
                         "memory_limit (--memory-limit-gb), or leave out columns with many categories.")
@@ -336,3 +338,44 @@ def _reading(table, scheduler, scan, climbed, kept: int, features: int, seconds:
                   for r in climbed.rungs],
         "ended": climbed.ended, "seconds": seconds,
     }
+
+
+def target_classes(scan: Scan, target: str) -> np.ndarray:
+    """The classes of the target, checked as ``fit`` checks ``y`` (its distinct labels are enough)."""
+    from strongtree_core.estimator.classifier import _target_classes
+
+    if scan.labels is None:
+        raise StrongTreeError(TOO_MANY_LABELS.format(target=target, cap=CATEGORY_CAP))
+    if scan.target_missing:
+        raise StrongTreeError(TARGET_MISSING.format(target=target, n=scan.target_missing, total=scan.rows_read))
+    labels = list(scan.labels.values())
+    values = np.asarray(labels, dtype=object)
+    if all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in labels):
+        values = np.asarray(labels)
+    elif all(isinstance(v, (bool, np.bool_)) for v in labels):
+        values = np.asarray(labels, dtype=bool)
+    classes, _ = _target_classes(values, len(values))
+    return classes
+
+
+def check_weights(scan: Scan) -> None:
+    """Refuse the weights ``fit`` refuses (missing, infinite, negative, none positive, too spread)."""
+    from strongtree_core.estimator import classifier as e
+
+    missing, infinite, negative, text = scan.weight_problems
+    total = scan.rows_read
+    if text:
+        raise StrongTreeError(e.WEIGHTS_NOT_NUMBERS.format(examples="text"))
+    if missing:
+        raise StrongTreeError(e.WEIGHTS_MISSING.format(n=missing, total=total))
+    if infinite:
+        raise StrongTreeError(e.WEIGHTS_INFINITE.format(n=infinite, total=total))
+    if negative:
+        raise StrongTreeError(e.WEIGHTS_NEGATIVE.format(n=negative, total=total, low=scan.weight_min))
+    if scan.rows == 0:
+        raise StrongTreeError(e.WEIGHTS_ALL_ZERO)
+    if not np.isfinite(scan.weight_total):
+        raise StrongTreeError(e.WEIGHTS_TOO_LARGE)
+    if scan.weight_high > e.MAX_WEIGHT_RATIO * scan.weight_low:
+        raise StrongTreeError(e.WEIGHTS_SPREAD.format(low=scan.weight_low, high=scan.weight_high,
+                                                      limit=e.MAX_WEIGHT_RATIO))

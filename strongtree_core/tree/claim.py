@@ -15,8 +15,8 @@ says more than another, and none more than the proof:
 * a constant tree that keeps a promise is called what it is, with the smallest gap a
   tree that splits could promise; it never reads "Proven optimal".
 
-:func:`surface_words` gives the words each surface shows for a record (the table of
-benchmarks/RESULTS.md is printed from it by ``benchmarks/claim_table.py``).
+``benchmarks/claim_table.py`` prints from these functions the words each surface shows for a
+record (the table of benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -32,12 +32,6 @@ from strongtree_core.words import count_of, fmt, label_text, one_line, status_wo
 ClaimState = Literal["certified", "kept_thresholds", "not_proven", "infeasible", "constant", "heuristic", "running",
                      "other"]
 PromiseState = Literal["estimated", "proved", "constant"]
-
-#: The surfaces that show a solve's outcome (the columns of the table in benchmarks/RESULTS.md).
-SURFACES: dict[str, str] = {
-    "banner": "Solve page banner", "tree": "Tree page", "runs": "Runs table", "report": "HTML report",
-    "cli": "command line", "json": "command line --json",
-}
 
 KEPT_LABEL = "Optimal over kept thresholds"
 CONSTANT_LABEL = "Constant tree (promise)"
@@ -277,28 +271,3 @@ def cli_lines(record: SolveRecord) -> list[str]:
     """The command line's lines about the outcome: the label with the status key, then the words."""
     said = claim(record)
     return [f"outcome: {said.short} (status {record.status})", f"proof: {said.words}"]
-
-
-def surface_words(record: SolveRecord) -> dict[str, str]:
-    """What each surface of :data:`SURFACES` shows of ``record``'s outcome (the cells of the table in
-    benchmarks/RESULTS.md); of an infeasible solve, the error each surface shows instead of a tree (its
-    first sentence is the claim's, the estimator's :data:`~strongtree_core.estimator.classifier.INFEASIBLE_KEPT`)."""
-    import json
-
-    from strongtree_core.cli.messages import EXIT_SOLVE
-
-    said = claim(record)
-    if said.state == "infeasible":  # no tree: the error is shown where the tree would be, nothing is stored
-        error = f"{said.sentence} The constraints: … (then what to loosen)"
-        return {"banner": f"error box: {error}", "tree": "no tree: nothing is stored", "runs": "no run is stored",
-                "report": "no report: there is no tree", "cli": f"error: {error} (exit code {EXIT_SOLVE})",
-                "json": json.dumps({"error": f"error: {error}", "exit_code": EXIT_SOLVE}, ensure_ascii=False)}
-    return {
-        "banner": banner_words(record),
-        "tree": f"badge {said.label}" + (f" + {said.promise_label}" if said.promise_label else "")
-                + f"; {said.words}",
-        "runs": said.short,
-        "report": f"{said.label}: {said.words}",
-        "cli": " / ".join(cli_lines(record)),
-        "json": json.dumps({k: v for k, v in claim_json(record).items() if k != "scope"}, ensure_ascii=False),
-    }
