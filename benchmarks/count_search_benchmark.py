@@ -15,6 +15,9 @@ through ``StrongTreeClassifier`` as a user calls it.  Sections (``--sections``):
 * ``grid``: German, COMPAS and Adult (training split 1), the five notions, bounds
   ``--bounds``, depths ``--depths``.
 
+``--counts-max-rows`` sends larger tables (Adult's 2,700 training rows) to the counts' search
+too (``count_search.MAX_ROWS`` in each fit's process).
+
 Each tree is checked from outside the library: its fairness measured from its predictions
 in exact fractions (``tests/brute_force.holds``), its correct rows counted from its
 predictions; with ``--milp`` the random tables' optimum is compared with scipy's MILP
@@ -101,6 +104,10 @@ def fit_one(job: dict) -> dict:
         pos, y_true = ds.positive, np.asarray(part.y)
         group_v = np.unique(np.asarray(part.group).astype(str), return_inverse=True)[1]
         legit_v = np.unique(np.asarray(part.legit).astype(str), return_inverse=True)[1]
+    if job.get("counts_max_rows"):
+        from strongtree_core.accel import count_search
+
+        count_search.MAX_ROWS = job["counts_max_rows"]  # the counts' route for larger tables too
     clf = StrongTreeClassifier(depth=depth, fairness=notion, fairness_bound=delta, pos_label=pos,
                                time_limit=job["limit"])
     t0, c0 = time.perf_counter(), time.process_time()
@@ -228,6 +235,8 @@ def main(argv=None) -> int:
     ap.add_argument("--tiny-limit", type=float, default=60.0)
     ap.add_argument("--grid-limit", type=float, default=20.0)
     ap.add_argument("--milp", type=float, default=0.0, help="seconds for scipy's MILP on the random tables (0: none)")
+    ap.add_argument("--counts-max-rows", type=int, default=0,
+                    help="most rows the counts' search takes (count_search.MAX_ROWS; 0: the library's own)")
     ap.add_argument("--out", default="benchmarks/out/count_search.jsonl")
     ap.add_argument("--summarize", default=None)
     args = ap.parse_args(argv)
@@ -240,6 +249,8 @@ def main(argv=None) -> int:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "a") as fh:
         for i, job in enumerate(jobs(args)):
+            if args.counts_max_rows:
+                job["counts_max_rows"] = args.counts_max_rows
             order = args.trees if i % 2 == 0 else args.trees[::-1]
             for tree in order:
                 row = dict(run_in(tree, dict(job, milp=job.get("milp") if tree == args.trees[-1] else 0)),

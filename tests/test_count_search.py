@@ -327,9 +327,8 @@ def test_the_best_pair_at_the_root_is_the_best_feasible_pair(seed) -> None:
     assert nt == len(sizes)
     Ao, Bo = rng.integers(0, 30, 15).astype(float), rng.integers(0, 30, 15).astype(float)
     floor = 10.0
-    v, ia, ib, done = fronts._pair_best(Ak, Ao, np.argsort(-Ao, kind="stable"), Bk, Bo, np.argsort(-Bo, kind="stable"),
-                                        1.0, floor, gc.ga_start, gc.ga_atoms, gc.cg_start, gc.gN, gc.H, gc.ch_start,
-                                        np.zeros(1, np.uint8), 0)
+    v, ia, ib, done = fronts._pair_best(Ak, Ao, np.argsort(-Ao, kind="stable"), Bk, Bo, 1.0, floor, gc.ga_start,
+                                        gc.ga_atoms, gc.cg_start, gc.gN, gc.H, gc.ch_start, np.zeros(1, np.uint8), 0)
     best = -math.inf
     for x, y in product(range(15), range(15)):
         if Ao[x] + Bo[y] - 1 > floor and gc.holds(gc.group_totals((Ak[x] + Bk[y])[None])[0]):
@@ -338,10 +337,64 @@ def test_the_best_pair_at_the_root_is_the_best_feasible_pair(seed) -> None:
     if ia >= 0:
         assert Ao[ia] + Bo[ib] - 1 == v and gc.holds(gc.group_totals((Ak[ia] + Bk[ib])[None])[0])
         # nothing above the best itself: a pair must exceed the floor
-        again = fronts._pair_best(Ak, Ao, np.argsort(-Ao, kind="stable"), Bk, Bo, np.argsort(-Bo, kind="stable"), 1.0,
-                                  v, gc.ga_start, gc.ga_atoms, gc.cg_start, gc.gN, gc.H, gc.ch_start,
-                                  np.zeros(1, np.uint8), 0)
+        again = fronts._pair_best(Ak, Ao, np.argsort(-Ao, kind="stable"), Bk, Bo, 1.0, v, gc.ga_start, gc.ga_atoms,
+                                  gc.cg_start, gc.gN, gc.H, gc.ch_start, np.zeros(1, np.uint8), 0)
         assert again[0] == -math.inf and again[1] == -1
+
+
+def cohorts_of(sizes: list[list[int]], delta: float):
+    """GroupCounts of conditional statistical parity: cohort ``c``'s groups have ``sizes[c]`` rows."""
+    group = np.concatenate([np.repeat(np.arange(len(s)), s) for s in sizes])
+    legit = np.concatenate([np.full(sum(s), c) for c, s in enumerate(sizes)])
+    X = np.zeros((group.size, 1), dtype=int)
+    y = np.arange(group.size) % 2
+    data = collapse_patterns(X, y, 2, group=group, legit=legit)
+    spec = TreeSpec(depth=1, pos_label=1,
+                    side_constraints=(FAIRNESS_NOTIONS["conditional_statistical_parity"](delta, 1),))
+    return group_counts(data, spec)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_best_pair_of_large_fronts_is_the_best_feasible_pair(seed) -> None:
+    """Fronts of hundreds of states over several cohorts (the index of the right states has many
+    nodes; with few rows per group many states share their counts): the best pair is the one a
+    scan of every pair finds, each comparison checked in exact fractions."""
+    rng = np.random.default_rng(100 + seed)
+    sizes = [[9, 7], [5, 8, 4], [6, 11]] if seed % 2 == 0 else [[3, 2], [2, 3]]
+    delta = [0.0, 0.05, 0.2, 0.5][seed % 4]
+    gc = cohorts_of(sizes, delta)
+    flat = [n for s in sizes for n in s]
+    assert gc.n_atoms == len(flat) and gc.n_cohorts == len(sizes)
+    mA, mB = 300 + 10 * seed, 500 - 20 * seed
+    Ak = np.array([[rng.integers(0, n // 2 + 1) for n in flat] for _ in range(mA)], dtype=np.int32)
+    Bk = np.array([[rng.integers(0, n - n // 2 + 1) for n in flat] for _ in range(mB)], dtype=np.int32)
+    # some pairs made feasible: each cohort's groups all predicted positive or none, split at random
+    for x in range(60):
+        full = np.concatenate([np.full(len(s), rng.integers(0, 2)) * s for s in sizes])
+        Ak[x] = rng.integers(0, full + 1)
+        Bk[x] = full - Ak[x]
+    Ao, Bo = rng.integers(0, 40, mA).astype(float), rng.integers(0, 40, mB).astype(float)
+    # every pair's comparisons: |T_j / N_j - T_m / N_m| <= delta, in integers
+    d = Fraction(repr(delta))
+    T = gc.group_totals(Ak)[:, None, :] + gc.group_totals(Bk)[None, :, :]
+    ok = np.ones((mA, mB), dtype=bool)
+    for c in range(gc.n_cohorts):
+        g = list(range(int(gc.cg_start[c]), int(gc.cg_start[c + 1])))
+        for j, m in product(g, g):
+            if j < m:
+                Nj, Nm = int(gc.gN[j]), int(gc.gN[m])
+                ok &= d.denominator * np.abs(T[..., j] * Nm - T[..., m] * Nj) <= d.numerator * Nj * Nm
+    value = Ao[:, None] + Bo[None, :] - 1.0
+    assert 0 < ok.sum() < ok.size
+    for floor in (-1e300, float(np.quantile(value[ok], 0.5)), float(value[ok].max())):
+        v, ia, ib, done = fronts._pair_best(Ak, Ao, np.argsort(-Ao, kind="stable"), Bk, Bo, 1.0, floor, gc.ga_start,
+                                            gc.ga_atoms, gc.cg_start, gc.gN, gc.H, gc.ch_start, np.zeros(1, np.uint8), 0)
+        above = ok & (value > floor)
+        assert done
+        if above.any():
+            assert v == value[above].max() and ia >= 0 and ok[ia, ib] and value[ia, ib] == v
+        else:
+            assert v == -math.inf and ia == -1 and ib == -1
 
 
 def test_unsatisfiable_comparisons_are_proven_infeasible() -> None:
@@ -760,7 +813,7 @@ def test_each_long_kernel_reads_the_flag_and_the_clock() -> None:
             "reachable": fronts._reachable(totals, rest, gc.cg_start, gc.gN, gc.H, gc.ch_start, flag, limit),
             "rest's best": fronts._rest_best(k1, k1, obj[order], k1, obj[order], one.cg_start, one.gN, one.H,
                                              one.ch_start, 0, _MULT, flag, limit),
-            "pair": fronts._pair_best(keys, obj, order, keys, obj, order, cs.pen, -1e300, gc.ga_start, gc.ga_atoms,
+            "pair": fronts._pair_best(keys, obj, order, keys, obj, cs.pen, -1e300, gc.ga_start, gc.ga_atoms,
                                       gc.cg_start, gc.gN, gc.H, gc.ch_start, flag, limit)[3],
         }
 

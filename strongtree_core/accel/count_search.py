@@ -520,12 +520,15 @@ class CountSearch:
             low = self.tau - (0.5 if unit else _eps(self.tau))
             if found is not None:
                 low = max(low, found[0])
-            v, ia, ib, done = fronts._pair_best(FL.keys, FL.obj, np.argsort(-FL.obj, kind="stable"), FR.keys, FR.obj,
-                                                np.argsort(-FR.obj, kind="stable"), self.pen, low, c.ga_start,
-                                                c.ga_atoms, c.cg_start, c.gN, c.H, c.ch_start, self.flag,
-                                                self.limit)
+            # the smaller front looked up in an index of the larger one
+            A, B = (FL, FR) if len(FL) <= len(FR) else (FR, FL)
+            v, ia, ib, done = fronts._pair_best(A.keys, A.obj, np.argsort(-A.obj, kind="stable"), B.keys, B.obj,
+                                                self.pen, low, c.ga_start, c.ga_atoms, c.cg_start, c.gN, c.H,
+                                                c.ch_start, self.flag, self.limit)
             if not done:
                 raise SearchStopped
+            if A is FR:
+                ia, ib = ib, ia
             if ia >= 0:
                 found = (float(v), (g, FL.tree(ia), FR.tree(ib)))
                 self.tau = max(self.tau, found[0] + unit)

@@ -702,46 +702,275 @@ def _reachable(GT, rest, cg_start, gN, H, ch_start, flag, limit):  # pragma: no 
     return out
 
 
-@library.kernel("Tuple((f8, i8, i8, b1))(i4[:, ::1], f8[::1], i8[::1], i4[:, ::1], f8[::1], i8[::1], f8, f8, "
-                "i8[::1], i8[::1], i8[::1], i8[::1], i8[::1], i8[::1], u1[::1], i8)")
-def _pair_best(Ak, Ao, Aorder, Bk, Bo, Border, pen, floor, ga_start, ga_atoms, cg_start, gN, H, ch_start, flag,
-               limit):  # pragma: no cover
-    """The best pair of a left and a right state (each by value, best first) whose counts together
-    meet every comparison and whose value ``Ao + Bo - pen`` exceeds ``floor``: (value, left, right,
-    finished); (-inf, -1, -1, ...) when there is none."""
-    nt = Ak.shape[1]
+#: States in a leaf of the index of right states (``_kd_build``).
+KD_LEAF = 16
+
+
+@library.kernel("i8[:, ::1](i4[:, ::1], i8[::1], i8[::1], i8[::1], i8[::1])")
+def _pair_forms(keys, ga_start, ga_atoms, cg_start, gN):  # pragma: no cover - compiled
+    """For each state and each pair ``j < m`` of groups of a cohort (cohort by cohort, pairs in
+    order), ``N_m T_j - N_j T_m`` (``T``: the state's rows predicted positive per group).  The forms
+    add up over the parts of a tree, and every comparison holds for a tree iff each form of its
+    totals lies in :func:`_pair_box`."""
+    m = keys.shape[0]
     ng = ga_start.shape[0] - 1
+    nd = 0
+    for c in range(cg_start.shape[0] - 1):
+        k = cg_start[c + 1] - cg_start[c]
+        nd += k * (k - 1) // 2
+    out = np.zeros((m, nd), dtype=np.int64)
     T = np.zeros(ng, dtype=np.int64)
+    for x in range(m):
+        for j in range(ng):
+            s = 0
+            for p in range(ga_start[j], ga_start[j + 1]):
+                s += keys[x, ga_atoms[p]]
+            T[j] = s
+        d = 0
+        for c in range(cg_start.shape[0] - 1):
+            g0 = cg_start[c]
+            k = cg_start[c + 1] - g0
+            for jj in range(k):
+                for mm in range(jj + 1, k):
+                    out[x, d] = gN[g0 + mm] * T[g0 + jj] - gN[g0 + jj] * T[g0 + mm]
+                    d += 1
+    return out
+
+
+@library.kernel("Tuple((i8[::1], i8[::1]))(i8[::1], i8[::1], i8[::1])")
+def _pair_box(cg_start, H, ch_start):  # pragma: no cover - compiled
+    """The range of each form of :func:`_pair_forms` where the comparisons hold: for groups ``j < m``,
+    ``N_m T_j - N_j T_m <= H[j, m]`` and ``N_j T_m - N_m T_j <= H[m, j]``."""
+    nd = 0
+    for c in range(cg_start.shape[0] - 1):
+        k = cg_start[c + 1] - cg_start[c]
+        nd += k * (k - 1) // 2
+    lo = np.zeros(nd, dtype=np.int64)
+    hi = np.zeros(nd, dtype=np.int64)
+    d = 0
+    for c in range(cg_start.shape[0] - 1):
+        k = cg_start[c + 1] - cg_start[c]
+        base = ch_start[c]
+        for jj in range(k):
+            for mm in range(jj + 1, k):
+                lo[d] = -H[base + mm * k + jj]
+                hi[d] = H[base + jj * k + mm]
+                d += 1
+    return lo, hi
+
+
+@library.kernel("Tuple((i8[::1], i8[:, ::1], f8[::1], i8[:, ::1], i8[:, ::1], i8[:, ::1], f8[::1]))(i8[:, ::1], "
+                "f8[::1], u1[::1], i8)")
+def _kd_build(D, vals, flag, limit):  # pragma: no cover - compiled
+    """An index of the points ``D`` (a k-d tree): ``P``, ``V`` are the points and their values
+    reordered so that each node holds ``P[start:end]`` (``perm``: their numbers in ``D``);
+    ``info[node]`` is ``(start, end, left, right, best)`` (children -1 at a leaf, ``best`` the place
+    of its largest value), ``lo``/``hi`` the node's box (the smallest holding its points), ``top`` its
+    largest value.  A node is halved at the median of its widest side; the boxes are measured, so the
+    answers hold whatever the halving.  Once ``flag`` is raised (or the clock passes ``limit``) it
+    returns at once, the index unfinished: the caller reads the flag."""
+    n = D.shape[0]
+    nd = D.shape[1]
+    perm = np.arange(n)
+    P = D.copy()
+    V = vals.copy()
+    cap = 1
+    while cap < 2 * (n // KD_LEAF + 1):
+        cap *= 2
+    cap = 2 * cap + 1
+    info = np.full((cap, 5), -1, dtype=np.int64)
+    lo = np.zeros((cap, nd), dtype=np.int64)
+    hi = np.zeros((cap, nd), dtype=np.int64)
+    top = np.full(cap, -np.inf)
+    if n == 0:
+        return perm, P, V, info[:0].copy(), lo[:0].copy(), hi[:0].copy(), top[:0].copy()
+    stack = np.zeros(256, dtype=np.int64)
+    info[0, 0] = 0
+    info[0, 1] = n
+    made = 1
+    sp = 0
+    stack[sp] = 0
+    sp += 1
+    while sp > 0:
+        sp -= 1
+        node = stack[sp]
+        s = info[node, 0]
+        e = info[node, 1]
+        if e - s > 4096 and _halted(flag, limit):
+            break
+        for d in range(nd):
+            lo[node, d] = P[s, d]
+            hi[node, d] = P[s, d]
+        top[node] = V[s]
+        info[node, 4] = s
+        for i in range(s + 1, e):
+            for d in range(nd):
+                v = P[i, d]
+                if v < lo[node, d]:
+                    lo[node, d] = v
+                if v > hi[node, d]:
+                    hi[node, d] = v
+            if V[i] > top[node]:
+                top[node] = V[i]
+                info[node, 4] = i
+        if e - s <= KD_LEAF:
+            continue
+        dim = -1
+        wide = 0
+        for d in range(nd):
+            if hi[node, d] - lo[node, d] > wide:
+                wide = hi[node, d] - lo[node, d]
+                dim = d
+        if dim < 0:
+            continue  # every point alike: a leaf
+        # the median of the widest side in its place (Hoare's selection), the points moved with it
+        kth = (s + e) // 2
+        a = s
+        b = e - 1
+        while a < b:
+            pivot = P[(a + b) // 2, dim]
+            i = a
+            j = b
+            while i <= j:
+                while P[i, dim] < pivot:
+                    i += 1
+                while P[j, dim] > pivot:
+                    j -= 1
+                if i <= j:
+                    for d in range(nd):
+                        t = P[i, d]
+                        P[i, d] = P[j, d]
+                        P[j, d] = t
+                    tv = V[i]
+                    V[i] = V[j]
+                    V[j] = tv
+                    t = perm[i]
+                    perm[i] = perm[j]
+                    perm[j] = t
+                    i += 1
+                    j -= 1
+            if kth <= j:
+                b = j
+            elif kth >= i:
+                a = i
+            else:
+                break
+        left = made
+        right = made + 1
+        made += 2
+        info[node, 2] = left
+        info[node, 3] = right
+        info[left, 0] = s
+        info[left, 1] = kth
+        info[right, 0] = kth
+        info[right, 1] = e
+        stack[sp] = left
+        stack[sp + 1] = right
+        sp += 2
+    return perm, P, V, info[:made].copy(), lo[:made].copy(), hi[:made].copy(), top[:made].copy()
+
+
+@library.kernel("i8(i8[:, ::1], f8[::1], i8[:, ::1], i8[:, ::1], i8[:, ::1], f8[::1], i8[::1], i8[::1], f8, f8, "
+                "i8[::1], u1[::1], i8)")
+def _kd_best(P, V, info, lo, hi, top, qlo, qhi, base, floor, stack, flag, limit):  # pragma: no cover
+    """The place in the index (:func:`_kd_build`) of the point inside the box ``qlo <= P <= qhi`` of
+    the largest ``base + V`` above ``floor``: -1 when there is none, -2 when ``flag`` was raised (or
+    the clock passed ``limit``) on the way."""
+    nd = P.shape[1]
+    if info.shape[0] == 0:
+        return -1
+    best = floor
+    found = -1
+    sp = 0
+    stack[sp] = 0
+    sp += 1
+    work = 0
+    while sp > 0:
+        sp -= 1
+        node = stack[sp]
+        if base + top[node] <= best:
+            continue
+        inside = True
+        out = False
+        for d in range(nd):
+            if hi[node, d] < qlo[d] or lo[node, d] > qhi[d]:
+                out = True
+                break
+            if lo[node, d] < qlo[d] or hi[node, d] > qhi[d]:
+                inside = False
+        if out:
+            continue
+        work += 1
+        if work % 4096 == 0 and _halted(flag, limit):
+            return -2
+        if inside:
+            best = base + top[node]
+            found = info[node, 4]
+            continue
+        left = info[node, 2]
+        if left < 0:
+            for i in range(info[node, 0], info[node, 1]):
+                v = base + V[i]
+                if v <= best:
+                    continue
+                ok = True
+                for d in range(nd):
+                    if P[i, d] < qlo[d] or P[i, d] > qhi[d]:
+                        ok = False
+                        break
+                if ok:
+                    best = v
+                    found = i
+            continue
+        right = info[node, 3]
+        # the child of the larger value last: looked at first
+        if top[left] > top[right]:
+            left, right = right, left
+        stack[sp] = left
+        stack[sp + 1] = right
+        sp += 2
+    return found
+
+
+@library.kernel("Tuple((f8, i8, i8, b1))(i4[:, ::1], f8[::1], i8[::1], i4[:, ::1], f8[::1], f8, f8, "
+                "i8[::1], i8[::1], i8[::1], i8[::1], i8[::1], i8[::1], u1[::1], i8)")
+def _pair_best(Ak, Ao, Aorder, Bk, Bo, pen, floor, ga_start, ga_atoms, cg_start, gN, H, ch_start, flag,
+               limit):  # pragma: no cover
+    """The best pair of a left and a right state (the left ones by value, best first) whose counts
+    together meet every comparison and whose value ``Ao + Bo - pen`` exceeds ``floor``: (value,
+    left, right, finished); (-inf, -1, -1, ...) when there is none.
+
+    The comparisons of a pair hold iff the sum of its states' forms (:func:`_pair_forms`) lies in
+    :func:`_pair_box`: for a left state, the right states whose forms lie in the box less its own,
+    the best of them found in an index of the right states (:func:`_kd_best`)."""
+    DA = _pair_forms(Ak, ga_start, ga_atoms, cg_start, gN)
+    DB = _pair_forms(Bk, ga_start, ga_atoms, cg_start, gN)
+    blo, bhi = _pair_box(cg_start, H, ch_start)
+    nd = blo.shape[0]
+    perm, P, V, info, lo, hi, top = _kd_build(DB, Bo, flag, limit)
     best = floor
     ba, bb = -1, -1
-    work = 0
+    if _halted(flag, limit):
+        return -np.inf, ba, bb, False
+    if Bo.shape[0] == 0:
+        return -np.inf, ba, bb, True
+    stack = np.zeros(256, dtype=np.int64)
+    qlo = np.zeros(nd, dtype=np.int64)
+    qhi = np.zeros(nd, dtype=np.int64)
     for xx in range(Aorder.shape[0]):
         if xx % 64 == 0 and _halted(flag, limit):
             return (best if ba >= 0 else -np.inf), ba, bb, False
         x = Aorder[xx]
-        if Bo.shape[0] == 0 or Ao[x] + Bo[Border[0]] - pen <= best:
+        if Ao[x] + top[0] - pen <= best:
             break
-        for yy in range(Border.shape[0]):
-            y = Border[yy]
-            v = Ao[x] + Bo[y] - pen
-            if v <= best:
-                break
-            work += 1
-            if work % 4096 == 0 and _halted(flag, limit):
-                return (best if ba >= 0 else -np.inf), ba, bb, False
-            for j in range(ng):
-                t = 0
-                for p in range(ga_start[j], ga_start[j + 1]):
-                    t += Ak[x, ga_atoms[p]] + Bk[y, ga_atoms[p]]
-                T[j] = t
-            ok = True
-            for c in range(cg_start.shape[0] - 1):
-                if not _cohort_holds(T, c, cg_start, gN, H, ch_start):
-                    ok = False
-                    break
-            if ok:
-                best, ba, bb = v, x, y
-                break
+        for d in range(nd):
+            qlo[d] = blo[d] - DA[x, d]
+            qhi[d] = bhi[d] - DA[x, d]
+        i = _kd_best(P, V, info, lo, hi, top, qlo, qhi, Ao[x] - pen, best, stack, flag, limit)
+        if i == -2:
+            return (best if ba >= 0 else -np.inf), ba, bb, False
+        if i >= 0:
+            best, ba, bb = Ao[x] + Bo[perm[i]] - pen, x, perm[i]
     return (best if ba >= 0 else -np.inf), ba, bb, True
 
 
