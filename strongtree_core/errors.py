@@ -24,6 +24,18 @@ if TYPE_CHECKING:  # imported on first use (below): it brings scikit-learn
     from strongtree_core.not_proven import NotProvenWarning
 
 
+def warn_caller(message, category: type[Warning]) -> None:
+    """``warnings.warn`` pointed at the first frame outside this library: the user's call of ``fit``
+    (or of whatever called it), however many of the library's own steps lie between."""
+    import sys
+    import warnings
+
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("strongtree_core."):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
+
+
 class StrongTreeError(ValueError):
     """A problem the user can fix (bad input, infeasible constraints, licence too
     small, no tree within the time limit); the message says what and how.

@@ -237,10 +237,10 @@ def test_a_slow_preparation_leaves_the_solve_only_what_is_left_of_the_limit(monk
     """Preparation (reading, encoding, starts) that takes most of the limit: the solve is handed what is
     left, not the whole limit (passing the whole limit passed every other test here: their tables prepare
     well inside the slack)."""
-    from strongtree_core.estimator import classifier as estimator
+    from strongtree_core.engine import routes
 
     handed: list[float] = []
-    real_encode, real_solve = StrongTreeClassifier._encode, estimator.solve_tree
+    real_encode, real_solve = StrongTreeClassifier._encode, routes.solve_tree
 
     def slow_encode(self, train, started=None):
         time.sleep(1.2)  # a table that takes 1.2 s of a 2 s limit to prepare
@@ -251,7 +251,7 @@ def test_a_slow_preparation_leaves_the_solve_only_what_is_left_of_the_limit(monk
         return real_solve(*args, **kwargs)
 
     monkeypatch.setattr(StrongTreeClassifier, "_encode", slow_encode)
-    monkeypatch.setattr(estimator, "solve_tree", recording_solve)
+    monkeypatch.setattr(routes, "solve_tree", recording_solve)  # the engine's task calls it from there
     X, y, _ = hard_table(n=200)
     StrongTreeClassifier(depth=2, time_limit=2.0).fit(X, y)
     assert len(handed) == 1 and handed[0] <= 2.0 - 1.2, handed

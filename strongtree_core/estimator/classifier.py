@@ -38,7 +38,7 @@ from strongtree_core.estimator.changed_leaves import changed_leaves
 from strongtree_core.tree.claim import claim
 from strongtree_core.engine.routes import InfeasibleError, Solved
 from strongtree_core.engine.task import SolveTask
-from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning, not_proven_message
+from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning, not_proven_message, warn_caller
 from strongtree_core.formulation.fairness_constraints import FAIRNESS_NOTIONS, ParityConstraint
 from strongtree_core.formulation.quality_constraints import MinPrecision, MinRecall, MinSpecificity
 from strongtree_core.engine.limits import NO_JOBS, cores_for
@@ -1097,7 +1097,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         self.baseline_accuracy_ = baseline_accuracy(y, train.classes.size, weight)[0]
         reason = trivial_reason(y, pred, train.classes, weight, self.objective)
         if reason is not None:
-            warnings.warn(reason, TrivialTreeWarning, stacklevel=4)
+            warn_caller(reason, TrivialTreeWarning)
 
     def _side_constraints(self, fairness: list[str], positive: int | None, groups, legit) -> list:
         levels = dict(
@@ -1117,7 +1117,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             said = claim(self.record_)
             scope = self.record_.scope
             extra = f" {said.bound}" if said.state == "not_proven" and scope is not None and scope.thinned else ""
-            warnings.warn(not_proven_message(self.record_.status) + extra, NotProvenWarning, stacklevel=4)
+            warn_caller(not_proven_message(self.record_.status) + extra, NotProvenWarning)
 
     @staticmethod
     def _verify(constraints, structure, train: _Training, data: PatternData) -> list[dict]:

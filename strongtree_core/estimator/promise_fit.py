@@ -40,7 +40,7 @@ from sklearn.base import clone
 from strongtree_core import vocabulary
 from strongtree_core.accel.threads import one_blas_thread
 from strongtree_core.tree.claim import claim
-from strongtree_core.errors import StrongTreeError, TrivialTreeWarning
+from strongtree_core.errors import StrongTreeError, TrivialTreeWarning, warn_caller
 from strongtree_core.engine.limits import cores_for
 from strongtree_core.metrics.promise_cost import PLANNED_FITS
 from strongtree_core.tree.context import json_value
@@ -560,9 +560,9 @@ def _repeat_warnings(est, run: _PromiseRun, model, promise: FairnessPromise) -> 
     constant_only = promise.constant and promise.message.startswith("Only a constant tree")
     for w in run.caught.get(id(model), []):
         if not (constant_only and issubclass(w.category, TrivialTreeWarning)):
-            warnings.warn(w.message, w.category, stacklevel=4)
+            warn_caller(w.message, w.category)
     if constant_only:  # in the claim's words, as every surface says it (the details stay in record_.message)
-        warnings.warn(claim(est.tree_.record).words, TrivialTreeWarning, stacklevel=4)
+        warn_caller(claim(est.tree_.record).words, TrivialTreeWarning)
 
 
 __all__ = ["fit_with_promise", "MARGIN_ROUNDS"]
