@@ -260,7 +260,7 @@ def _shows(box, widget, option: str, seconds: float = 10.0) -> bool:
             return True
         if time.monotonic() > deadline:
             return False
-        time.sleep(0.25)
+        widget.page.wait_for_timeout(250)
 
 
 def slide(page, label: str, target: str, key: str) -> None:
