@@ -13,6 +13,7 @@ that needs them).  Ctrl-C is the command line's business (:mod:`strongtree_core.
 from typing import TYPE_CHECKING
 
 from strongtree_core.errors import StrongTreeError, TrivialTreeWarning
+from strongtree_core.lazy import lazy_names
 from strongtree_core.version import __version__
 
 if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
@@ -23,24 +24,10 @@ if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
 __all__ = ["StrongTreeClassifier", "StrongTreeError", "FittedTree", "NotProvenWarning", "TrivialTreeWarning",
            "__version__"]
 
-#: Names loaded on first use, and the module each comes from.
-_LAZY = {
+#: Names loaded on first use (so that importing the package or a submodule, e.g. the formulations,
+#: stays light), and the module each comes from.
+__getattr__, __dir__ = lazy_names(__name__, {
     "StrongTreeClassifier": "strongtree_core.estimator.classifier",
     "FittedTree": "strongtree_core.tree",
     "NotProvenWarning": "strongtree_core.not_proven",
-}
-
-
-def __getattr__(name: str):
-    # Lazy, so that importing the package or a submodule (e.g. the formulations) stays light.
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+})

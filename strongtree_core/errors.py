@@ -18,6 +18,8 @@ tree does no better than guessing.  Both can be filtered like any warning::
 
 from __future__ import annotations
 
+import sys
+import warnings
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported on first use (below): it brings scikit-learn
@@ -27,9 +29,6 @@ if TYPE_CHECKING:  # imported on first use (below): it brings scikit-learn
 def warn_caller(message, category: type[Warning]) -> None:
     """``warnings.warn`` pointed at the first frame outside this library: the user's call of ``fit``
     (or of whatever called it), however many of the library's own steps lie between."""
-    import sys
-    import warnings
-
     frame, level = sys._getframe(1), 2
     while frame is not None and frame.f_globals.get("__name__", "").startswith("strongtree_core."):
         frame, level = frame.f_back, level + 1

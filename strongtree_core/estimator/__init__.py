@@ -9,15 +9,12 @@ importing a sibling module stays light.
 
 from typing import TYPE_CHECKING
 
+from strongtree_core.lazy import lazy_names
+
 if TYPE_CHECKING:
     from strongtree_core.estimator.classifier import StrongTreeClassifier
 
 __all__ = ["StrongTreeClassifier"]
 
 
-def __getattr__(name: str):
-    if name == "StrongTreeClassifier":
-        from strongtree_core.estimator.classifier import StrongTreeClassifier
-
-        return StrongTreeClassifier
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_names(__name__, {"StrongTreeClassifier": "strongtree_core.estimator.classifier"})
