@@ -235,12 +235,12 @@ def choose(page, label: str, option: str) -> None:
         box.fill(option)
         try:
             expect(item).to_be_visible(timeout=10_000)
+            _focus(box, item)
         except AssertionError:
             box.press("Escape")
             if attempt == 2:
                 raise
             continue
-        box.press("ArrowDown")
         box.press("Enter")
         box.press("Escape")
         page.wait_for_timeout(300)
@@ -249,6 +249,18 @@ def choose(page, label: str, option: str) -> None:
             return
         if attempt == 2:
             raise AssertionError(f"{label!r} does not show {option!r} after three picks")
+
+
+def _focus(box, item, seconds: float = 10.0) -> None:
+    """Move the list's keyboard focus onto ``item`` before Enter picks it. The whole list is drawn
+    before the typed filter applies (slowly under load), and then its first entry holds the focus
+    ("Select all" in a multiselect): an Enter at that moment picked another choice (seen in CI)."""
+    deadline = time.monotonic() + seconds
+    while item.get_attribute("data-focused") != "true":
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the list never put its focus on {item}")
+        box.press("ArrowDown")
+        box.page.wait_for_timeout(250)
 
 
 def _shows(box, widget, option: str, seconds: float = 10.0) -> bool:
