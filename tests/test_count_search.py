@@ -212,9 +212,10 @@ def test_merge_keeps_the_best_pair_of_every_vector_that_reaches_the_thresholds(s
     w = rng.normal(0, 1, nt)
     Apv, Bpv = Ao - Ak @ w, Bo - Bk @ w
     pen, t0, tv = 0.5, 22.0, 15.0
-    table = count_search._Table(nt)
+    table = table_of(nt)
     table.merge(Front(Ak, Ao, np.zeros((30, 3), np.int64), "merged"), Apv,
-                Front(Bk, Bo, np.zeros((25, 3), np.int64), "merged"), Bpv, pen, t0, tv, 7, np.zeros(1, np.uint8), 0)
+                Front(Bk, Bo, np.zeros((25, 3), np.int64), "merged"), Bpv, pen, t0, tv, 7,
+                np.argsort(-Bo, kind="stable"))
     keys, obj, back = table.arrays()
     expected: dict = {}
     for x, yy in product(range(30), range(25)):
@@ -227,8 +228,13 @@ def test_merge_keeps_the_best_pair_of_every_vector_that_reaches_the_thresholds(s
         assert g == 7 and tuple(Ak[x] + Bk[yy]) == tuple(k) and Ao[x] + Bo[yy] - pen == o
 
 
+def table_of(nt: int, flag=None, limit: int = 0):
+    """A table with no deadline (or the kernels' ``flag`` and ``limit``)."""
+    return count_search._Table(nt, np.zeros(1, np.uint8) if flag is None else flag, limit, lambda: None)
+
+
 def test_a_table_keeps_the_better_value_of_a_vector_and_grows() -> None:
-    table = count_search._Table(2)
+    table = table_of(2)
     table.put_all(np.array([[1, 2], [1, 2], [3, 4]]), np.array([5.0, 7.0, 1.0]), np.array([[0, 0, 0], [1, 1, 1], [2, 2, 2]]))
     table.put_all(np.array([[1, 2], [3, 4]]), np.array([6.0, 0.5]), np.array([[3, 3, 3], [4, 4, 4]]))
     keys, obj, back = table.arrays()
@@ -763,7 +769,8 @@ def test_distinct_rows_keep_the_best_value_of_each() -> None:
     rng = np.random.default_rng(9)
     rows = rng.integers(0, 3, (200, 2))
     values = rng.normal(size=200)
-    first, inverse, best = fronts._distinct_rows(np.ascontiguousarray(rows, dtype=np.int64), values, _MULT)
+    first, inverse, best = fronts._distinct_rows(np.ascontiguousarray(rows, dtype=np.int64), values, _MULT,
+                                                 np.zeros(1, np.uint8), 0)
     expected: dict = {}
     for r, v in zip(map(tuple, rows), values):
         expected[r] = max(expected.get(r, -math.inf), v)
@@ -800,10 +807,10 @@ def test_each_long_kernel_reads_the_flag_and_the_clock() -> None:
     k1 = np.ascontiguousarray(totals[:, one.cg_start[0]:one.cg_start[1]])
 
     def calls(flag, limit):
-        table = count_search._Table(gc.n_atoms)
+        table = table_of(gc.n_atoms, flag, limit)
         try:
             table.merge(Front(keys, obj, back, "merged"), obj, Front(keys, obj, back, "merged"), obj, cs.pen, NEG, NEG,
-                        0, flag, limit)
+                        0, order)
             merged = True
         except count_search.SearchStopped:
             merged = False

@@ -69,6 +69,9 @@ SUMS_KEPT = 32
 #: States a cohort's bound sees before it may be left out, and the share of them it must remove.
 TRIAL_STATES = 1_000
 MIN_REMOVED = 0.05
+#: States a step over a front handles (a copy, a gather, a product) between two looks at the deadline: a
+#: front of Adult's counts (its row limit lifted) held 3.2 million states, whose copy alone took 0.4 s.
+CHUNK = 1 << 16
 #: Random multipliers of the tables' hash (fixed: runs repeat).
 _MULT = np.random.default_rng(20_261_129).integers(1, 2**63 - 1, size=4096, dtype=np.int64).astype(np.uint64) | np.uint64(1)
 
@@ -105,9 +108,11 @@ class Front:
     def __len__(self) -> int:
         return int(self.obj.size)
 
-    def take(self, keep: np.ndarray) -> "Front":
-        return Front(self.keys[keep], self.obj[keep], self.back[keep], self.kind, self.children,
-                     None if self.pv is None else self.pv[keep])
+    def take(self, keep: np.ndarray, check: Callable[[], None]) -> "Front":
+        """The states where ``keep`` (``check()`` between chunks: it raises at the deadline)."""
+        idx = np.flatnonzero(keep)
+        return Front(_gather(self.keys, idx, check), _gather(self.obj, idx, check), _gather(self.back, idx, check),
+                     self.kind, self.children, None if self.pv is None else _gather(self.pv, idx, check))
 
     def tree(self, j: int) -> Tree:
         b = [int(v) for v in self.back[j]]
@@ -218,6 +223,26 @@ class CountSearch:
         if self.flag[0]:
             raise SearchStopped
 
+    def _check(self) -> None:
+        """Raise SearchStopped at the deadline or a stop (the flag, or the clock read here)."""
+        if self.flag[0] or self.deadline.passed:
+            raise SearchStopped
+
+    def _totals(self, keys: np.ndarray, counts: GroupCounts | None = None) -> np.ndarray:
+        """Rows predicted positive per group of ``counts`` (default: all) of each state."""
+        c = self.counts if counts is None else counts
+        totals = fronts._group_totals(keys, c.ga_start, c.ga_atoms, self.flag, self.limit)
+        self._stopped()
+        return totals
+
+    def _order(self, values: np.ndarray) -> np.ndarray:
+        """``np.argsort(-values, kind="stable")``, reading the deadline as it goes."""
+        order, done = fronts._order(np.ascontiguousarray(values, dtype=np.float64), self.flag, self.limit)
+        if not done:
+            raise SearchStopped
+        return order
+
+
     def _atom_prices(self, prices: Prices) -> np.ndarray:
         """The price of one row predicted positive in each atom: nu . (its coefficients in the rows of (11))."""
         nu = prices.mu_hi - prices.mu_lo
@@ -259,7 +284,11 @@ class CountSearch:
 
     def _pv(self, f: Front) -> np.ndarray:
         if f.pv is None:
-            f.pv = f.obj - f.keys.astype(np.float64) @ self.w_atom if self.dpv is not None else f.obj.copy()
+            pv = f.obj.copy()
+            if self.dpv is not None:
+                for lo, hi in _chunks(len(f), self._check):
+                    pv[lo:hi] -= f.keys[lo:hi].astype(np.float64) @ self.w_atom
+            f.pv = pv
         return f.pv
 
     def _thresholds(self, ctx: tuple[_Member, ...], splits: int) -> tuple[float, float]:
@@ -290,11 +319,13 @@ class CountSearch:
             return self._filter(Front(keys, obj, back, "enumerated"), S, depth, ctx, splits)
         nt = self.counts.n_atoms
         feats, T, MM = self._pair_sums(S)
-        keys, obj, back, _, _ = fronts._enumerate(T, MM, feats, self.cols, self.one_set, self.cnt, self.K, self.pos,
-                                                  self.pen, self.min_leaf, t0, tv, self.w_atom, 0, _MULT, self.flag,
-                                                  self.limit)
+        keys, obj, back, _, done = fronts._enumerate(T, MM, feats, self.cols, self.one_set, self.cnt, self.K,
+                                                     self.pos, self.pen, self.min_leaf, t0, tv, self.w_atom, 0, _MULT,
+                                                     self.flag, self.limit)
+        if not done:
+            raise SearchStopped
         leaves = self._filter(Front(keys, obj, back, "enumerated"), S, depth, ctx, splits)
-        table = _Table(nt)
+        table = _Table(nt, self.flag, self.limit, self._check)
         table.put_all(leaves.keys, leaves.obj, np.stack([np.full(len(leaves), -1), leaves.back[:, 2],
                                                          np.full(len(leaves), -1)], axis=1))
         children: dict = {}
@@ -311,8 +342,8 @@ class CountSearch:
             FB = self.front(B, depth - 1, ctx + (_Member(A, depth - 1, FA),), splits + 1)
             if not len(FB):
                 continue
-            pairs = _Table(nt)
-            pairs.merge(FA, self._pv(FA), FB, self._pv(FB), self.pen, t0, tv, g, self.flag, self.limit)
+            pairs = _Table(nt, self.flag, self.limit, self._check)
+            pairs.merge(FA, self._pv(FA), FB, self._pv(FB), self.pen, t0, tv, g, self._order(FB.obj))
             k, o, b = pairs.arrays()
             made = self._filter(Front(k, o, b, "merged"), S, depth, ctx, splits)
             if len(made):
@@ -343,12 +374,12 @@ class CountSearch:
         if not len(f):
             return f
         c = self.counts
-        totals = fronts._group_totals(f.keys, c.ga_start, c.ga_atoms)
+        totals = self._totals(f.keys)
         keep = fronts._reachable(totals, self._rest(c, S), c.cg_start, c.gN, c.H, c.ch_start, self.flag, self.limit)
         self._stopped()
         if ctx and keep.any():
             keep = self._cohort_bounds(f, totals, keep, S, depth, ctx, splits)
-        return f.take(keep) if not keep.all() else f
+        return f.take(keep, self._check) if not keep.all() else f
 
     def _cohort_bounds(self, f: Front, totals: np.ndarray, keep: np.ndarray, S: np.ndarray, depth: int,
                        ctx: tuple[_Member, ...], splits: int) -> np.ndarray:
@@ -365,21 +396,26 @@ class CountSearch:
             idx = np.flatnonzero(keep)
             if idx.size == 0:
                 break
-            U = np.ascontiguousarray(totals[np.ix_(idx, self.cohort_groups[ci])])
-            first, inverse, _ = fronts._distinct_rows(U, f.obj[idx], _MULT)
+            U = _gather(totals, idx, self._check, self.cohort_groups[ci])
+            values = _gather(f.obj, idx, self._check)
+            first, inverse, _ = fronts._distinct_rows(U, values, _MULT, self.flag, self.limit)
+            self._stopped()
             parts = [self._cohort_front(m, ci, need - top - (sum(ubs) - ubs[j])) for j, m in enumerate(ctx)]
             if any(len(v) == 0 for _, v in parts):
                 best = np.full(first.size, NEG)
             else:
-                inner_k, inner_v = _oplus(parts[1:], U.shape[1])
-                best = fronts._rest_best(np.ascontiguousarray(U[first]), inner_k, inner_v, parts[0][0], parts[0][1],
+                inner_k, inner_v = _oplus(parts[1:], U.shape[1], self.flag, self.limit, self._check)
+                best = fronts._rest_best(_gather(U, first, self._check), inner_k, inner_v, parts[0][0], parts[0][1],
                                          self.counts.cg_start, self.counts.gN, self.counts.H, self.counts.ch_start,
                                          ci, _MULT, self.flag, self.limit)
                 self._stopped()
-            ok = f.obj[idx] + best[inverse] >= need - _eps(need)
-            keep[idx[~ok]] = False
+            cut, removed = need - _eps(need), 0
+            for lo, hi in _chunks(idx.size, self._check):
+                ok = values[lo:hi] + best[inverse[lo:hi]] >= cut
+                keep[idx[lo:hi][~ok]] = False
+                removed += int((~ok).sum())
             self.checked[ci] += idx.size
-            self.removed[ci] += int((~ok).sum())
+            self.removed[ci] += removed
         return keep
 
     def _cohort_front(self, m: _Member, ci: int, floor: float) -> tuple[np.ndarray, np.ndarray]:
@@ -388,8 +424,9 @@ class CountSearch:
         if m.front is not None:
             cached = m.front._projections.get(ci)
             if cached is None:
-                T = fronts._group_totals(m.front.keys, self.counts.ga_start, self.counts.ga_atoms)
-                cached = _best_per_row(np.ascontiguousarray(T[:, self.cohort_groups[ci]]), m.front.obj)
+                T = self._totals(m.front.keys)
+                rows = _gather(T, np.arange(T.shape[0]), self._check, self.cohort_groups[ci])
+                cached = _best_per_row(rows, m.front.obj, self.flag, self.limit, self._check)
                 m.front._projections[ci] = cached
             k, v = cached
         else:
@@ -409,9 +446,7 @@ class CountSearch:
         raw = self._sc_raw(S, depth, floor, wanted)
         out = {}
         for ci, f in raw.items():
-            cc = self.cohorts[ci]
-            T = fronts._group_totals(f.keys, cc.ga_start, cc.ga_atoms)
-            out[ci] = _best_per_row(T, f.obj)
+            out[ci] = _best_per_row(self._totals(f.keys, self.cohorts[ci]), f.obj, self.flag, self.limit, self._check)
         self._sc_memo[key] = (floor, out)
         return out
 
@@ -441,7 +476,7 @@ class CountSearch:
             tables = {}
             for ci in wanted:
                 kk, oo, _ = made[ci]
-                tables[ci] = _Table(self.cohorts[ci].n_atoms)
+                tables[ci] = _Table(self.cohorts[ci].n_atoms, self.flag, self.limit, self._check)
                 tables[ci].put_all(kk, oo, np.full((oo.size, 3), -1, dtype=np.int64))
             for g in self._splits(S):
                 right = self.goes_right[S, g]
@@ -454,8 +489,8 @@ class CountSearch:
                 FB = self._sc_raw(B, depth - 1, floor + self.pen - uA, wanted)
                 for ci in wanted:
                     if len(FA[ci]) and len(FB[ci]):
-                        tables[ci].merge(FA[ci], FA[ci].obj, FB[ci], FB[ci].obj, self.pen, floor, NEG, g, self.flag,
-                                         self.limit)
+                        tables[ci].merge(FA[ci], FA[ci].obj, FB[ci], FB[ci].obj, self.pen, floor, NEG, g,
+                                         self._order(FB[ci].obj))
             for ci in wanted:
                 k, o, b = tables[ci].arrays()
                 out[ci] = Front(k, o, b, "merged")
@@ -463,12 +498,12 @@ class CountSearch:
             f = out[ci]
             if len(f):
                 cc = self.cohorts[ci]
-                totals = fronts._group_totals(f.keys, cc.ga_start, cc.ga_atoms)
+                totals = self._totals(f.keys, cc)
                 keep = fronts._reachable(totals, self._rest(cc, S), cc.cg_start, cc.gN, cc.H, cc.ch_start, self.flag,
                                          self.limit)
                 self._stopped()
                 if not keep.all():
-                    out[ci] = f.take(keep)
+                    out[ci] = f.take(keep, self._check)
         self._sc_memo[key] = (floor, out)
         return out
 
@@ -488,7 +523,7 @@ class CountSearch:
         reach = u0 >= self.tau - _eps(self.tau) and (self.dpv is None or uv + self.const >= self.tau - _eps(self.tau))
         f = self.front(S, first, (), 0) if reach else None
         if f is not None and len(f):
-            totals = fronts._group_totals(f.keys, c.ga_start, c.ga_atoms)
+            totals = self._totals(f.keys)
             ok = fronts._feasible(totals, c.cg_start, c.gN, c.H, c.ch_start) & (f.obj > best)
             if ok.any():
                 j = int(np.flatnonzero(ok)[np.argmax(f.obj[ok])])
@@ -522,7 +557,7 @@ class CountSearch:
                 low = max(low, found[0])
             # the smaller front looked up in an index of the larger one
             A, B = (FL, FR) if len(FL) <= len(FR) else (FR, FL)
-            v, ia, ib, done = fronts._pair_best(A.keys, A.obj, np.argsort(-A.obj, kind="stable"), B.keys, B.obj,
+            v, ia, ib, done = fronts._pair_best(A.keys, A.obj, self._order(A.obj), B.keys, B.obj,
                                                 self.pen, low, c.ga_start, c.ga_atoms, c.cg_start, c.gN, c.H,
                                                 c.ch_start, self.flag, self.limit)
             if not done:
@@ -554,55 +589,91 @@ def _eps(t: float) -> float:
     return SLACK * max(1.0, abs(t)) if math.isfinite(t) else 0.0
 
 
-def _best_per_row(rows: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows with the best value of each, best first."""
+def _chunks(n: int, check: Callable[[], None]):
+    """``(lo, hi)`` ranges of at most :data:`CHUNK` of ``range(n)``, ``check()`` before each."""
+    for lo in range(0, n, CHUNK):
+        check()
+        yield lo, min(n, lo + CHUNK)
+
+
+def _gather(a: np.ndarray, idx: np.ndarray, check: Callable[[], None], cols: np.ndarray | None = None) -> np.ndarray:
+    """``a[idx]`` (``a[idx][:, cols]`` with ``cols``), C-contiguous, chunk by chunk."""
+    out = np.empty((idx.size,) + (a.shape[1:] if cols is None else (len(cols),)), dtype=a.dtype)
+    for lo, hi in _chunks(idx.size, check):
+        out[lo:hi] = a[idx[lo:hi]] if cols is None else a[np.ix_(idx[lo:hi], cols)]
+    return out
+
+
+def _never() -> None:
+    """The check of a computation without a deadline."""
+
+
+def _best_per_row(rows: np.ndarray, values: np.ndarray, flag: np.ndarray | None = None, limit: int = 0,
+                  check: Callable[[], None] = _never) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows with the best value of each, best first; raises SearchStopped once ``flag`` is
+    raised or the clock passes ``limit`` (``check()``: the same test, in Python)."""
     if rows.shape[0] == 0:
         return np.zeros((0, rows.shape[1]), dtype=np.int64), np.zeros(0)
-    first, _, best = fronts._distinct_rows(np.ascontiguousarray(rows, dtype=np.int64), values, _MULT)
-    order = np.argsort(-best, kind="stable")
-    return np.ascontiguousarray(rows[first[order]], dtype=np.int64), np.ascontiguousarray(best[order])
+    flag = np.zeros(1, dtype=np.uint8) if flag is None else flag
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    first, _, best = fronts._distinct_rows(rows, values, _MULT, flag, limit)
+    if flag[0]:
+        raise SearchStopped
+    order, done = fronts._order(best, flag, limit)
+    if not done:
+        raise SearchStopped
+    return _gather(rows, first[order], check), best[order]
 
 
-def _oplus(parts: list[tuple[np.ndarray, np.ndarray]], k: int) -> tuple[np.ndarray, np.ndarray]:
+def _oplus(parts: list[tuple[np.ndarray, np.ndarray]], k: int, flag: np.ndarray | None = None, limit: int = 0,
+           check: Callable[[], None] = _never) -> tuple[np.ndarray, np.ndarray]:
     """Every sum of one state of each part, with the best value per vector, best first (one zero
-    state of value 0 for no part)."""
+    state of value 0 for no part); stopped as :func:`_best_per_row` is."""
     keys, vals = np.zeros((1, k), dtype=np.int64), np.zeros(1)
     for pk, pv in parts:
+        check()
         sums = (keys[:, None, :] + pk[None, :, :]).reshape(-1, k)
         tot = (vals[:, None] + pv[None, :]).ravel()
-        keys, vals = _best_per_row(sums, tot)
+        keys, vals = _best_per_row(sums, tot, flag, limit, check)
     return keys, vals
 
 
 class _Table:
-    """A front being built: the kernels' open-addressing table."""
+    """A front being built: the kernels' open-addressing table.  Each step raises SearchStopped once
+    ``flag`` is raised or the clock passes ``limit`` (the kernels' deadline; ``check()``: the same
+    test in Python, between chunks of a copy)."""
 
-    def __init__(self, nt: int) -> None:
+    def __init__(self, nt: int, flag: np.ndarray, limit: int, check: Callable[[], None]) -> None:
         self.slots = np.full(1024, -1, dtype=np.int64)
         self.hs = np.zeros(512, dtype=np.uint64)
         self.keys = np.zeros((512, nt), dtype=np.int32)
         self.obj = np.zeros(512)
         self.back = np.zeros((512, 3), dtype=np.int64)
         self.n = 0
+        self.flag, self.limit, self.check = flag, limit, check
 
     def merge(self, A: Front, Apv: np.ndarray, B: Front, Bpv: np.ndarray, pen: float, t0: float, tv: float, g: int,
-              flag: np.ndarray, limit: int) -> None:
-        order = np.argsort(-B.obj, kind="stable")
+              order: np.ndarray) -> None:
+        """Every pair of states of ``A`` and ``B`` (``order``: ``B``'s by value, best first) that reaches
+        the thresholds."""
         (self.slots, self.hs, self.keys, self.obj, self.back, self.n, done) = fronts._merge(
             A.keys, A.obj, np.ascontiguousarray(Apv), B.keys, B.obj, np.ascontiguousarray(Bpv), order, pen, t0, tv,
-            int(g), self.slots, self.hs, self.keys, self.obj, self.back, self.n, _MULT, flag, limit)
+            int(g), self.slots, self.hs, self.keys, self.obj, self.back, self.n, _MULT, self.flag, self.limit)
         if not done:
             raise SearchStopped
 
     def put_all(self, keys: np.ndarray, obj: np.ndarray, back: np.ndarray) -> None:
-        (self.slots, self.hs, self.keys, self.obj, self.back, self.n) = fronts._put_all(
+        (self.slots, self.hs, self.keys, self.obj, self.back, self.n, done) = fronts._put_all(
             np.ascontiguousarray(keys, dtype=np.int32), np.ascontiguousarray(obj, dtype=np.float64),
             np.ascontiguousarray(back, dtype=np.int64), self.slots, self.hs, self.keys, self.obj, self.back, self.n,
-            _MULT)
+            _MULT, self.flag, self.limit)
+        if not done:
+            raise SearchStopped
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        n = self.n
-        return self.keys[:n].copy(), self.obj[:n].copy(), self.back[:n].copy()
+        everything = np.arange(self.n)
+        return (_gather(self.keys, everything, self.check), _gather(self.obj, everything, self.check),
+                _gather(self.back, everything, self.check))
 
 
 #: How the search that proved a tree optimal, or proved that there is none, is named in the

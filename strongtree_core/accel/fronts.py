@@ -40,6 +40,10 @@ library = KernelLibrary(__name__)
 
 #: Empty slot of a table.
 EMPTY = -1
+#: Entries (rows, slots, points) a kernel's pass over a front handles between two looks at the deadline:
+#: a pass over a front of millions of states takes a few hundred ms (several times that on a busy machine),
+#: longer than the engine waits past the time limit (``engine.routes.EXACT_GRACE``).
+STRIDE = 1 << 14
 
 
 def available() -> bool:
@@ -71,26 +75,36 @@ def _hash(key, mult):  # pragma: no cover - compiled
 
 
 @library.kernel("Tuple((i8[::1], u8[::1], i4[:, ::1], f8[::1], i8[:, ::1]))(i8[::1], u8[::1], i4[:, ::1], f8[::1], "
-                "i8[:, ::1], i8)")
-def _grow(slots, hs, keys, obj, back, n):  # pragma: no cover - compiled
-    """The table with twice the room, entries kept in place and slots made again."""
+                "i8[:, ::1], i8, u1[::1], i8)")
+def _grow(slots, hs, keys, obj, back, n, flag, limit):  # pragma: no cover - compiled
+    """The table with twice the room, entries kept in place and slots made again.  Once ``flag`` is
+    raised (or the clock passes ``limit``) it returns at once, the table unfinished: the caller reads
+    the flag and drops the table."""
     cap = slots.shape[0] * 2
-    new_slots = np.full(cap, -1, dtype=np.int64)
+    new_slots = np.empty(cap, dtype=np.int64)
+    for s in range(cap):
+        if s % STRIDE == 0 and _halted(flag, limit):
+            break
+        new_slots[s] = -1
+    room = keys.shape[0] * 2  # entries past ``n`` are written before they are read (``_put``)
+    new_hs = np.empty(room, dtype=np.uint64)
+    new_keys = np.empty((room, keys.shape[1]), dtype=np.int32)
+    new_obj = np.empty(room)
+    new_back = np.empty((room, back.shape[1]), dtype=np.int64)
+    if flag[0]:
+        return new_slots, new_hs, new_keys, new_obj, new_back
     mask = np.uint64(cap - 1)
     for e in range(n):
+        if e % STRIDE == 0 and _halted(flag, limit):
+            break
         s = np.int64(hs[e] & mask)
         while new_slots[s] >= 0:
             s = (s + 1) & (cap - 1)
         new_slots[s] = e
-    room = keys.shape[0] * 2
-    new_hs = np.zeros(room, dtype=np.uint64)
-    new_keys = np.zeros((room, keys.shape[1]), dtype=np.int32)
-    new_obj = np.zeros(room)
-    new_back = np.zeros((room, back.shape[1]), dtype=np.int64)
-    new_hs[:n] = hs[:n]
-    new_keys[:n] = keys[:n]
-    new_obj[:n] = obj[:n]
-    new_back[:n] = back[:n]
+        new_hs[e] = hs[e]
+        new_keys[e] = keys[e]
+        new_obj[e] = obj[e]
+        new_back[e] = back[e]
     return new_slots, new_hs, new_keys, new_obj, new_back
 
 
@@ -453,7 +467,9 @@ def _enumerate(T, MM, feats, cols, cset, cnt, K, pos, pen, min_leaf, t0, tv, wv,
                 code[:] = -1
                 code[2] = lc[j]
                 if n + 1 >= hs.shape[0] or 2 * (n + 1) > slots.shape[0]:
-                    slots, hs, keys, obj, back = _grow(slots, hs, keys, obj, back, n)
+                    slots, hs, keys, obj, back = _grow(slots, hs, keys, obj, back, n, flag, limit)
+                    if flag[0]:
+                        return keys[:0].copy(), obj[:0].copy(), back[:0].copy(), np.zeros(nsets + 1, dtype=np.int64), False
                 n = _put(slots, hs, keys, obj, back, n, key, _hash(key, mult), lv[j], code)
     if depth > 0:
         n_opt = 2 + 3 * F
@@ -521,7 +537,9 @@ def _enumerate(T, MM, feats, cols, cset, cnt, K, pos, pen, min_leaf, t0, tv, wv,
                         for t in range(nt):
                             key[1 + t] = np.int64(round(lkey[x, t] + rkey[y, t]))
                         if n + 1 >= hs.shape[0] or 2 * (n + 1) > slots.shape[0]:
-                            slots, hs, keys, obj, back = _grow(slots, hs, keys, obj, back, n)
+                            slots, hs, keys, obj, back = _grow(slots, hs, keys, obj, back, n, flag, limit)
+                            if flag[0]:
+                                return keys[:0].copy(), obj[:0].copy(), back[:0].copy(), np.zeros(nsets + 1, dtype=np.int64), False
                         code[0] = feats[a]
                         code[1] = feats[lcode[x, 0]] if lcode[x, 0] >= 0 else -1
                         code[2] = lcode[x, 1]
@@ -536,10 +554,12 @@ def _enumerate(T, MM, feats, cols, cset, cnt, K, pos, pen, min_leaf, t0, tv, wv,
         counts[keys[e, 0] + 1] += 1
     start = np.cumsum(counts)
     fill = start[:nsets].copy()
-    out_keys = np.zeros((n, width), dtype=np.int32)
-    out_obj = np.zeros(n)
-    out_back = np.zeros((n, 7), dtype=np.int64)
+    out_keys = np.empty((n, width), dtype=np.int32)
+    out_obj = np.empty(n)
+    out_back = np.empty((n, 7), dtype=np.int64)
     for e in range(n):
+        if e % STRIDE == 0 and _halted(flag, limit):
+            return keys[:0].copy(), obj[:0].copy(), back[:0].copy(), np.zeros(nsets + 1, dtype=np.int64), False
         q = keys[e, 0]
         d = fill[q]
         fill[q] += 1
@@ -581,7 +601,9 @@ def _merge(Ak, Ao, Apv, Bk, Bo, Bpv, Border, pen, t0, tv, g, slots, hs, keys, ob
             for t in range(nt):
                 key[t] = Ak[x, t] + Bk[y, t]
             if n + 1 >= hs.shape[0] or 2 * (n + 1) > slots.shape[0]:
-                slots, hs, keys, obj, back = _grow(slots, hs, keys, obj, back, n)
+                slots, hs, keys, obj, back = _grow(slots, hs, keys, obj, back, n, flag, limit)
+                if flag[0]:
+                    return slots, hs, keys, obj, back, n, False
             code[1] = x
             code[2] = y
             n = _put(slots, hs, keys, obj, back, n, key, _hash(key, mult), Ao[x] + Bo[y] - pen, code)
@@ -589,13 +611,17 @@ def _merge(Ak, Ao, Apv, Bk, Bo, Bpv, Border, pen, t0, tv, g, slots, hs, keys, ob
 
 
 # ------------------------------------------------------------------------------------------- comparisons
-@library.kernel("i8[:, ::1](i4[:, ::1], i8[::1], i8[::1])")
-def _group_totals(keys, ga_start, ga_atoms):  # pragma: no cover - compiled
-    """Rows predicted positive per group of each cohort, from the atoms' counts: (m, groups)."""
+@library.kernel("i8[:, ::1](i4[:, ::1], i8[::1], i8[::1], u1[::1], i8)")
+def _group_totals(keys, ga_start, ga_atoms, flag, limit):  # pragma: no cover - compiled
+    """Rows predicted positive per group of each cohort, from the atoms' counts: (m, groups).  Once
+    ``flag`` is raised (or the clock passes ``limit``) the rows not reached stay 0: the caller reads
+    the flag."""
     m = keys.shape[0]
     ng = ga_start.shape[0] - 1
     out = np.zeros((m, ng), dtype=np.int64)
     for x in range(m):
+        if x % STRIDE == 0 and _halted(flag, limit):
+            break
         for j in range(ng):
             s = 0
             for p in range(ga_start[j], ga_start[j + 1]):
@@ -706,12 +732,13 @@ def _reachable(GT, rest, cg_start, gN, H, ch_start, flag, limit):  # pragma: no 
 KD_LEAF = 16
 
 
-@library.kernel("i8[:, ::1](i4[:, ::1], i8[::1], i8[::1], i8[::1], i8[::1])")
-def _pair_forms(keys, ga_start, ga_atoms, cg_start, gN):  # pragma: no cover - compiled
+@library.kernel("i8[:, ::1](i4[:, ::1], i8[::1], i8[::1], i8[::1], i8[::1], u1[::1], i8)")
+def _pair_forms(keys, ga_start, ga_atoms, cg_start, gN, flag, limit):  # pragma: no cover - compiled
     """For each state and each pair ``j < m`` of groups of a cohort (cohort by cohort, pairs in
     order), ``N_m T_j - N_j T_m`` (``T``: the state's rows predicted positive per group).  The forms
     add up over the parts of a tree, and every comparison holds for a tree iff each form of its
-    totals lies in :func:`_pair_box`."""
+    totals lies in :func:`_pair_box`.  Once ``flag`` is raised (or the clock passes ``limit``) the
+    rows not reached stay 0: the caller reads the flag."""
     m = keys.shape[0]
     ng = ga_start.shape[0] - 1
     nd = 0
@@ -721,6 +748,8 @@ def _pair_forms(keys, ga_start, ga_atoms, cg_start, gN):  # pragma: no cover - c
     out = np.zeros((m, nd), dtype=np.int64)
     T = np.zeros(ng, dtype=np.int64)
     for x in range(m):
+        if x % STRIDE == 0 and _halted(flag, limit):
+            break
         for j in range(ng):
             s = 0
             for p in range(ga_start[j], ga_start[j + 1]):
@@ -768,21 +797,27 @@ def _kd_build(D, vals, flag, limit):  # pragma: no cover - compiled
     of its largest value), ``lo``/``hi`` the node's box (the smallest holding its points), ``top`` its
     largest value.  A node is halved at the median of its widest side; the boxes are measured, so the
     answers hold whatever the halving.  Once ``flag`` is raised (or the clock passes ``limit``) it
-    returns at once, the index unfinished: the caller reads the flag."""
+    returns at once (every :data:`STRIDE` points it handles), the index unfinished: the caller reads
+    the flag."""
     n = D.shape[0]
     nd = D.shape[1]
     perm = np.arange(n)
-    P = D.copy()
-    V = vals.copy()
+    P = np.empty((n, nd), dtype=np.int64)
+    V = np.empty(n)
+    for i in range(n):
+        if i % STRIDE == 0 and _halted(flag, limit):
+            break
+        P[i] = D[i]
+        V[i] = vals[i]
     cap = 1
     while cap < 2 * (n // KD_LEAF + 1):
         cap *= 2
     cap = 2 * cap + 1
     info = np.full((cap, 5), -1, dtype=np.int64)
-    lo = np.zeros((cap, nd), dtype=np.int64)
-    hi = np.zeros((cap, nd), dtype=np.int64)
+    lo = np.empty((cap, nd), dtype=np.int64)  # a node's box is written when it is made
+    hi = np.empty((cap, nd), dtype=np.int64)
     top = np.full(cap, -np.inf)
-    if n == 0:
+    if n == 0 or flag[0]:
         return perm, P, V, info[:0].copy(), lo[:0].copy(), hi[:0].copy(), top[:0].copy()
     stack = np.zeros(256, dtype=np.int64)
     info[0, 0] = 0
@@ -803,7 +838,11 @@ def _kd_build(D, vals, flag, limit):  # pragma: no cover - compiled
             hi[node, d] = P[s, d]
         top[node] = V[s]
         info[node, 4] = s
+        stopped = False
         for i in range(s + 1, e):
+            if (i - s) % STRIDE == 0 and _halted(flag, limit):
+                stopped = True
+                break
             for d in range(nd):
                 v = P[i, d]
                 if v < lo[node, d]:
@@ -813,6 +852,8 @@ def _kd_build(D, vals, flag, limit):  # pragma: no cover - compiled
             if V[i] > top[node]:
                 top[node] = V[i]
                 info[node, 4] = i
+        if stopped:
+            break
         if e - s <= KD_LEAF:
             continue
         dim = -1
@@ -827,11 +868,16 @@ def _kd_build(D, vals, flag, limit):  # pragma: no cover - compiled
         kth = (s + e) // 2
         a = s
         b = e - 1
-        while a < b:
+        work = 0
+        while a < b and not stopped:
             pivot = P[(a + b) // 2, dim]
             i = a
             j = b
             while i <= j:
+                work += 1
+                if work % STRIDE == 0 and _halted(flag, limit):
+                    stopped = True
+                    break
                 while P[i, dim] < pivot:
                     i += 1
                 while P[j, dim] > pivot:
@@ -855,6 +901,8 @@ def _kd_build(D, vals, flag, limit):  # pragma: no cover - compiled
                 a = i
             else:
                 break
+        if stopped:
+            break
         left = made
         right = made + 1
         made += 2
@@ -943,13 +991,15 @@ def _pair_best(Ak, Ao, Aorder, Bk, Bo, pen, floor, ga_start, ga_atoms, cg_start,
     The comparisons of a pair hold iff the sum of its states' forms (:func:`_pair_forms`) lies in
     :func:`_pair_box`: for a left state, the right states whose forms lie in the box less its own,
     the best of them found in an index of the right states (:func:`_kd_best`)."""
-    DA = _pair_forms(Ak, ga_start, ga_atoms, cg_start, gN)
-    DB = _pair_forms(Bk, ga_start, ga_atoms, cg_start, gN)
+    DA = _pair_forms(Ak, ga_start, ga_atoms, cg_start, gN, flag, limit)
+    DB = _pair_forms(Bk, ga_start, ga_atoms, cg_start, gN, flag, limit)
     blo, bhi = _pair_box(cg_start, H, ch_start)
     nd = blo.shape[0]
-    perm, P, V, info, lo, hi, top = _kd_build(DB, Bo, flag, limit)
     best = floor
     ba, bb = -1, -1
+    if _halted(flag, limit):
+        return -np.inf, ba, bb, False
+    perm, P, V, info, lo, hi, top = _kd_build(DB, Bo, flag, limit)
     if _halted(flag, limit):
         return -np.inf, ba, bb, False
     if Bo.shape[0] == 0:
@@ -1044,7 +1094,10 @@ def _rest_best(U, Ik, Iv, Ok, Ov, cg_start, gN, H, ch_start, c, mult, flag, limi
                         ov = Ov[o]
                         break
                 if n + 1 >= hs.shape[0] or 2 * (n + 1) > slots.shape[0]:
-                    slots, hs, keys, vals, back = _grow(slots, hs, keys, vals, back, n)
+                    slots, hs, keys, vals, back = _grow(slots, hs, keys, vals, back, n, flag, limit)
+                    if flag[0]:
+                        out[x:] = np.inf
+                        return out
                 n = _put(slots, hs, keys, vals, back, n, u, h, ov, code)
             if Iv[i] + ov > best:
                 best = Iv[i] + ov
@@ -1053,10 +1106,11 @@ def _rest_best(U, Ik, Iv, Ok, Ov, cg_start, gN, H, ch_start, c, mult, flag, limi
 
 
 # -------------------------------------------------------------------------------------------------- rows
-@library.kernel("Tuple((i8[::1], i8[::1], f8[::1]))(i8[:, ::1], f8[::1], u8[::1])")
-def _distinct_rows(R, vals, mult):  # pragma: no cover - compiled
+@library.kernel("Tuple((i8[::1], i8[::1], f8[::1]))(i8[:, ::1], f8[::1], u8[::1], u1[::1], i8)")
+def _distinct_rows(R, vals, mult, flag, limit):  # pragma: no cover - compiled
     """The distinct rows of ``R``: the first row of each (in the order met), each row's distinct row,
-    and the best of ``vals`` over each distinct row's copies."""
+    and the best of ``vals`` over each distinct row's copies.  Once ``flag`` is raised (or the clock
+    passes ``limit``) it returns at once, unfinished: the caller reads the flag."""
     m = R.shape[0]
     k = R.shape[1]
     cap = 16
@@ -1069,6 +1123,8 @@ def _distinct_rows(R, vals, mult):  # pragma: no cover - compiled
     inverse = np.zeros(m, dtype=np.int64)
     n = 0
     for x in range(m):
+        if x % STRIDE == 0 and _halted(flag, limit):
+            break
         h = _hash(R[x], mult)
         s = np.int64(h & np.uint64(cap - 1))
         found = -1
@@ -1097,16 +1153,70 @@ def _distinct_rows(R, vals, mult):  # pragma: no cover - compiled
     return first[:n].copy(), inverse, best[:n].copy()
 
 
-@library.kernel("Tuple((i8[::1], u8[::1], i4[:, ::1], f8[::1], i8[:, ::1], i8))(i4[:, ::1], f8[::1], i8[:, ::1], "
-                "i8[::1], u8[::1], i4[:, ::1], f8[::1], i8[:, ::1], i8, u8[::1])")
-def _put_all(keys_in, obj_in, back_in, slots, hs, keys, obj, back, n, mult):  # pragma: no cover - compiled
-    """Every given state into the table (the better value per vector)."""
+@library.kernel("Tuple((i8[::1], u8[::1], i4[:, ::1], f8[::1], i8[:, ::1], i8, b1))(i4[:, ::1], f8[::1], "
+                "i8[:, ::1], i8[::1], u8[::1], i4[:, ::1], f8[::1], i8[:, ::1], i8, u8[::1], u1[::1], i8)")
+def _put_all(keys_in, obj_in, back_in, slots, hs, keys, obj, back, n, mult, flag, limit):  # pragma: no cover - compiled
+    """Every given state into the table (the better value per vector); the table, its number of entries
+    and False if ``flag`` was raised (or the clock passed ``limit``) on the way."""
     nt = keys_in.shape[1]
     key = np.zeros(nt, dtype=np.int64)
     for x in range(keys_in.shape[0]):
+        if x % STRIDE == 0 and _halted(flag, limit):
+            return slots, hs, keys, obj, back, n, False
         for t in range(nt):
             key[t] = keys_in[x, t]
         if n + 1 >= hs.shape[0] or 2 * (n + 1) > slots.shape[0]:
-            slots, hs, keys, obj, back = _grow(slots, hs, keys, obj, back, n)
+            slots, hs, keys, obj, back = _grow(slots, hs, keys, obj, back, n, flag, limit)
+            if flag[0]:
+                return slots, hs, keys, obj, back, n, False
         n = _put(slots, hs, keys, obj, back, n, key, _hash(key, mult), obj_in[x], back_in[x])
-    return slots, hs, keys, obj, back, n
+    return slots, hs, keys, obj, back, n, True
+
+
+# ----------------------------------------------------------------------------------------------- order
+#: Length of the runs :func:`_order` sorts by insertion before merging them.
+RUN = 32
+
+
+@library.kernel("Tuple((i8[::1], b1))(f8[::1], u1[::1], i8)")
+def _order(values, flag, limit):  # pragma: no cover - compiled
+    """The places of ``values`` from the largest to the smallest, equal values in the order met
+    (``np.argsort(-values, kind="stable")`` for values that are not NaN), and True; a merge sort,
+    so that it reads the deadline as it goes: once ``flag`` is raised (or the clock passes
+    ``limit``) it returns at once, unfinished, and False."""
+    n = values.shape[0]
+    a = np.arange(n)
+    b = np.empty(n, dtype=np.int64)
+    for s in range(0, n, RUN):
+        if s % STRIDE == 0 and _halted(flag, limit):
+            return a, False
+        for i in range(s + 1, min(n, s + RUN)):
+            x = a[i]
+            v = values[x]
+            j = i - 1
+            while j >= s and values[a[j]] < v:
+                a[j + 1] = a[j]
+                j -= 1
+            a[j + 1] = x
+    width = RUN
+    work = 0
+    while width < n:
+        for s in range(0, n, 2 * width):
+            m = min(n, s + width)
+            e = min(n, s + 2 * width)
+            i = s
+            j = m
+            for k in range(s, e):
+                work += 1
+                if work % STRIDE == 0 and _halted(flag, limit):
+                    return a, False
+                # the right run's value first only when larger: equal values keep their order
+                if j < e and (i >= m or values[a[j]] > values[a[i]]):
+                    b[k] = a[j]
+                    j += 1
+                else:
+                    b[k] = a[i]
+                    i += 1
+        a, b = b, a
+        width *= 2
+    return a, True
