@@ -933,24 +933,35 @@ def test_a_count_search_stopped_between_or_in_passes_keeps_a_valid_bound(monkeyp
 
 @pytest.mark.parametrize("name, where", [("_enumerate", "front"), ("_enumerate", "_sc_raw"), ("_merge", "front"),
                                          ("_merge", "_sc_raw"), ("_reachable", "_filter"), ("_reachable", "_sc_raw"),
-                                         ("_rest_best", "_cohort_bounds"), ("_pair_best", "best_tree")])
+                                         ("_rest_best", "_cohort_bounds"), ("_pair_best", "best_tree"),
+                                         ("_enumerate", "front, leaves"), ("_group_totals", "_filter"),
+                                         ("_group_totals", "_sc_fronts"), ("_group_totals", "_cohort_front"),
+                                         ("_distinct_rows", "_cohort_bounds"), ("_distinct_rows", "_best_per_row"),
+                                         ("_put_all", "front"), ("_put_all", "_sc_raw"), ("_order", "front"),
+                                         ("_order", "_sc_raw"), ("_order", "best_tree"), ("_order", "_best_per_row")])
 def test_a_kernel_that_saw_the_deadline_ends_the_search_at_once(monkeypatch, name, where) -> None:
     """Each kernel that reads the deadline, the first time the search calls it from ``where``, is given
     one already passed: the search raises SearchStopped right after that call (no kernel, not even a
-    cheap one, runs after it), so a stopped reachability or cohort bound is never taken for a
-    finished one."""
+    cheap one, runs after it), so a stopped reachability or cohort bound, or totals, distinct rows,
+    a table or an order left half made, is never taken for a finished one.  "front, leaves": the
+    leaves' enumeration (depth 0) of a front above depth 2."""
     X, y, group, legit = tiny(30, 32, 4)  # an instance whose search calls each of them from each place
     data = collapse_patterns(X, y, 2, group=group, legit=legit)
     spec = TreeSpec(depth=4, pos_label=1, side_constraints=(FAIRNESS_NOTIONS["equalized_odds"](0.005, 1),))
     cs = CountSearch(linear_problem(data, spec), group_counts(data, spec), Deadline())
     log, forced = [], []
     for kernel in ("_enumerate", "_merge", "_reachable", "_rest_best", "_pair_best", "_group_totals", "_feasible",
-                   "_distinct_rows", "_put_all"):
+                   "_distinct_rows", "_put_all", "_order"):
         def wrapped(*args, real=getattr(fronts, kernel), kernel=kernel):
             log.append(kernel)
             callers = (sys._getframe(1).f_code.co_name, sys._getframe(2).f_code.co_name)
-            # (an enumeration of depth 0, the set as a leaf, has no loop to stop)
-            if kernel == name and where in callers and not forced and not (kernel == "_enumerate" and args[13] == 0):
+            if kernel == "_enumerate":  # the leaves alone (depth 0) only where asked for
+                leaves = where == "front, leaves"
+                if (args[13] == 0) != leaves or (leaves and sys._getframe(1).f_locals["depth"] <= 2):
+                    return real(*args)
+            if kernel == "_put_all" and args[0].shape[0] == 0:
+                return real(*args)  # nothing to put: nothing to stop
+            if kernel == name and where.split(",")[0] in callers and not forced:
                 forced.append(len(log))
                 return real(*args[:-1], PAST)
             return real(*args)
@@ -958,3 +969,158 @@ def test_a_kernel_that_saw_the_deadline_ends_the_search_at_once(monkeypatch, nam
     with pytest.raises(count_search.SearchStopped):
         cs.best_tree(NEG)
     assert forced and len(log) == forced[0], (forced, len(log), log[forced[0] - 1:][:5] if forced else None)
+
+
+# ------------------------------------------------------------------------------- long passes over a front
+def test_the_order_kernel_is_numpys_stable_order_of_the_negated_values() -> None:
+    """``fronts._order`` (a merge sort that reads the deadline) gives ``np.argsort(-v, kind="stable")``:
+    equal values in the order met, across run and merge boundaries, and the infinities in place."""
+    rng = np.random.default_rng(5)
+    cases = [np.zeros(0), np.ones(1), rng.integers(0, 3, 31).astype(float), rng.integers(0, 3, 33).astype(float),
+             rng.integers(0, 5, 1000).astype(float), rng.normal(size=4097), rng.integers(0, 50, 70_001).astype(float),
+             np.array([1.0, -np.inf, np.inf, 0.0, -0.0, np.inf, 2.0])]
+    for values in cases:
+        order, done = fronts._order(values, np.zeros(1, np.uint8), 0)
+        assert done and np.array_equal(order, np.argsort(-values, kind="stable")), values.size
+
+
+def test_copies_and_gathers_of_a_front_look_at_the_deadline_between_chunks() -> None:
+    """The Python steps over a whole front (the table's arrays, keeping some states, a gather of rows and
+    columns, the distinct rows by value) look at the deadline every ``CHUNK`` states: with a clock that
+    passes the deadline at the second look they stop there; with none they give numpy's answer."""
+    n = 3 * count_search.CHUNK + 5
+    rng = np.random.default_rng(3)
+    keys = np.stack([np.arange(n), rng.integers(0, 9, n)], axis=1).astype(np.int32)
+    obj = rng.normal(size=n)
+    back = rng.integers(0, 9, (n, 3))
+    looks: list = []
+
+    def clock(at: int):
+        def check() -> None:
+            looks.append(1)
+            if len(looks) >= at:
+                raise count_search.SearchStopped
+        looks.clear()
+        return check
+
+    table = table_of(2)
+    table.put_all(keys, obj, back)
+    keep = rng.random(n) < 0.7
+    idx = np.flatnonzero(keep)
+    rows = rng.integers(0, 100, (n, 3))
+    front = Front(keys, obj, back, "merged")
+    steps = {
+        "arrays": (lambda check: (setattr(table, "check", check), table.arrays())[1], (keys, obj, back)),
+        "take": (lambda check: (lambda f: (f.keys, f.obj, f.back))(front.take(keep, check)),
+                 (keys[keep], obj[keep], back[keep])),
+        "gather": (lambda check: (count_search._gather(rows, idx, check, np.array([2, 0])),),
+                   (rows[idx][:, [2, 0]],)),
+        "best per row": (lambda check: count_search._best_per_row(rows, obj, None, 0, check),
+                         count_search._best_per_row(rows, obj)),
+    }
+    for name, (step, expected) in steps.items():
+        got = step(clock(10**9))
+        assert all(np.array_equal(a, b) for a, b in zip(got, expected)), name
+        assert len(looks) >= 2, name  # a front this long is looked at between chunks
+        with pytest.raises(count_search.SearchStopped):
+            step(clock(2))
+        assert len(looks) == 2, name
+
+
+def test_priced_values_of_a_long_front_are_the_product_and_look_at_the_deadline() -> None:
+    """The priced values of a front, by chunks: ``obj - keys @ w`` exactly, and stopped at the deadline."""
+    p, gc, cs = searched(seed=12, depth=3)
+    assert cs.dpv is not None
+    n = 2 * count_search.CHUNK + 7
+    rng = np.random.default_rng(4)
+    keys = rng.integers(0, 6, (n, gc.n_atoms)).astype(np.int32)
+    obj = rng.normal(size=n)
+    f = Front(keys, obj, np.zeros((n, 3), np.int64), "merged")
+    assert np.array_equal(cs._pv(f), obj - keys.astype(np.float64) @ cs.w_atom)
+    cs.deadline = Deadline(at=time.perf_counter() - 1.0)  # passed: the first look stops it
+    with pytest.raises(count_search.SearchStopped):
+        cs._pv(Front(keys, obj, np.zeros((n, 3), np.int64), "merged"))
+
+
+def _long_pass(name: str):
+    """A kernel that makes one pass over a front of ``2**20`` states (or its table, or its index), as
+    ``(arguments before the flag and the clock, the kernel, how to read "stopped" from its answer)``."""
+    m = 1 << 20
+    rng = np.random.default_rng(8)
+    keys = rng.integers(0, 200, (m, 12)).astype(np.int32)
+    vals = rng.normal(size=m)
+    one = np.arange(13, dtype=np.int64)
+    if name == "grow":  # the slots are made again: only their number is read
+        hs = rng.integers(0, 2**63 - 1, m, dtype=np.int64).astype(np.uint64)
+        return (np.empty(2 * m, dtype=np.int64), hs, keys, vals, np.zeros((m, 3), np.int64), m), fronts._grow, None
+    if name == "put all":
+        t = table_of(12)
+        return ((keys[: m // 4], vals[: m // 4], np.zeros((m // 4, 3), np.int64), t.slots, t.hs, t.keys, t.obj, t.back,
+                 0, _MULT), fronts._put_all, lambda r: not r[6])
+    if name == "group totals":
+        return (keys, one, one[:12]), fronts._group_totals, None
+    if name == "distinct rows":
+        return (np.ascontiguousarray(keys[:, :4], dtype=np.int64), vals, _MULT), fronts._distinct_rows, None
+    if name == "pair forms":
+        cohorts = np.array([0, 2, 4, 6, 8, 10, 12], dtype=np.int64)
+        return (keys, one, one[:12], cohorts, np.full(12, 300, dtype=np.int64)), fronts._pair_forms, None
+    if name == "index":
+        return (rng.integers(-500, 500, (m, 4)), vals), fronts._kd_build, None
+    return (vals,), fronts._order, lambda r: not r[1]
+
+
+@pytest.mark.timing
+@pytest.mark.parametrize("name", ["grow", "put all", "group totals", "distinct rows", "pair forms", "index", "order"])
+def test_a_deadline_inside_a_long_pass_over_a_front_stops_it_there(name) -> None:
+    """A front of Adult's counts (its row limit lifted) held 3.2 million states, and one pass over it
+    (growing its table, its groups' totals, its distinct rows, its order, the index of its pairs' forms)
+    took 0.2-0.5 s of CPU: longer than the engine waits for the search past its time limit
+    (``EXACT_GRACE``), so the engine gave the search up and dropped its bound.  Here the clock passes the
+    deadline 5 ms into such a pass over 2**20 states: the pass raises the flag and returns, having used
+    less than a third of the CPU the whole pass takes (CPU of this thread: a busy machine slows both)."""
+    args, kernel, stopped = _long_pass(name)
+    flag = np.zeros(1, np.uint8)
+    cpu = time.thread_time()
+    kernel(*args, flag, 0)
+    whole = time.thread_time() - cpu
+    assert flag[0] == 0 and whole > 0.02, whole  # long enough to mean something
+    args, kernel, _ = _long_pass(name)  # fresh arguments (a pass may write into them)
+    cpu = time.thread_time()
+    answer = kernel(*args, flag, fronts.monotonic_ns() + 5_000_000)
+    spent = time.thread_time() - cpu
+    assert flag[0] == 1, name
+    assert stopped is None or stopped(answer), name
+    assert spent < whole / 3, (name, spent, whole)
+
+
+@pytest.mark.timing
+def test_a_deadline_inside_the_steps_after_a_long_merge_stops_the_search_there() -> None:
+    """The steps after a merge of 2**21 states (into a table, out of it, reachability and keeping the
+    states it leaves), with the deadline 5 ms after they start: the search raises SearchStopped having
+    used a small share of the CPU they take whole (a third, and at most 50 ms: 0.2 s on a machine that
+    gives it a quarter of a core, the engine's grace), instead of finishing the pass it was in."""
+    p, gc, cs = searched(seed=12, depth=3)
+    S = np.arange(p.n_patterns)
+    m = 1 << 21
+    rng = np.random.default_rng(6)
+    keys = rng.integers(0, 1000, (m, gc.n_atoms)).astype(np.int32)  # nearly all distinct, nearly all unreachable
+    keys[:5] = 0  # nobody predicted positive: meets every comparison
+    obj = rng.normal(size=m)
+    back = rng.integers(0, 9, (m, 3))
+
+    def steps() -> Front:
+        table = count_search._Table(gc.n_atoms, cs.flag, cs.limit, cs._check)
+        table.put_all(keys, obj, back)
+        return cs._filter(Front(*table.arrays(), "merged"), S, 3, (), 0)
+
+    cpu = time.thread_time()
+    whole_front = steps()
+    whole = time.thread_time() - cpu
+    assert 0 < len(whole_front) < m  # reachability removes some states
+    cs.deadline = Deadline(at=time.perf_counter() + 0.005)
+    cs.flag, cs.limit = cs.deadline.flag(), count_search.clock_limit(cs.deadline.at)
+    cpu = time.thread_time()
+    with pytest.raises(count_search.SearchStopped):
+        steps()
+    spent = time.thread_time() - cpu
+    assert spent < min(whole / 3, 0.05), (spent, whole)

@@ -604,6 +604,14 @@ def _gather(a: np.ndarray, idx: np.ndarray, check: Callable[[], None], cols: np.
     return out
 
 
+def _head(a: np.ndarray, n: int, check: Callable[[], None]) -> np.ndarray:
+    """A copy of ``a[:n]``, chunk by chunk."""
+    out = np.empty((n,) + a.shape[1:], dtype=a.dtype)
+    for lo, hi in _chunks(n, check):
+        out[lo:hi] = a[lo:hi]
+    return out
+
+
 def _never() -> None:
     """The check of a computation without a deadline."""
 
@@ -671,9 +679,8 @@ class _Table:
             raise SearchStopped
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        everything = np.arange(self.n)
-        return (_gather(self.keys, everything, self.check), _gather(self.obj, everything, self.check),
-                _gather(self.back, everything, self.check))
+        n, check = self.n, self.check
+        return _head(self.keys, n, check), _head(self.obj, n, check), _head(self.back, n, check)
 
 
 #: How the search that proved a tree optimal, or proved that there is none, is named in the
