@@ -1094,33 +1094,52 @@ def test_a_deadline_inside_a_long_pass_over_a_front_stops_it_there(name) -> None
 
 
 @pytest.mark.timing
-def test_a_deadline_inside_the_steps_after_a_long_merge_stops_the_search_there() -> None:
-    """The steps after a merge of 2**21 states (into a table, out of it, reachability and keeping the
-    states it leaves), with the deadline 5 ms after they start: the search raises SearchStopped having
-    used a small share of the CPU they take whole (a third, and at most 50 ms: 0.2 s on a machine that
-    gives it a quarter of a core, the engine's grace), instead of finishing the pass it was in."""
+@pytest.mark.parametrize("phase", ["into the table", "out of it", "filtered"])
+def test_a_deadline_inside_the_steps_after_a_long_merge_stops_the_search_there(phase) -> None:
+    """The steps after a merge of 2**20 states (into a table, out of it, reachability and keeping the
+    states it leaves), with the deadline 5 ms into ``phase`` (the phases before it done first, without
+    one): the search raises SearchStopped having used a small share of the CPU the phase takes whole
+    (a third, and at most 50 ms: 0.2 s, the engine's grace, on a machine that gives it a quarter of a
+    core), instead of finishing the pass it was in."""
     p, gc, cs = searched(seed=12, depth=3)
     S = np.arange(p.n_patterns)
-    m = 1 << 21
+    m = 1 << 20
     rng = np.random.default_rng(6)
     keys = rng.integers(0, 1000, (m, gc.n_atoms)).astype(np.int32)  # nearly all distinct, nearly all unreachable
     keys[:5] = 0  # nobody predicted positive: meets every comparison
     obj = rng.normal(size=m)
     back = rng.integers(0, 9, (m, 3))
+    phases = ("into the table", "out of it", "filtered")
 
-    def steps() -> Front:
-        table = count_search._Table(gc.n_atoms, cs.flag, cs.limit, cs._check)
-        table.put_all(keys, obj, back)
-        return cs._filter(Front(*table.arrays(), "merged"), S, 3, (), 0)
+    def before(phase: str) -> list:
+        """What the phases before ``phase`` made: the table, and its arrays."""
+        made = [count_search._Table(gc.n_atoms, cs.flag, cs.limit, cs._check)]
+        if phases.index(phase) > 0:
+            made[0].put_all(keys, obj, back)
+        if phases.index(phase) > 1:
+            made.append(made[0].arrays())
+        return made
 
+    def step(phase: str, made: list):
+        table = made[0]
+        table.flag, table.limit = cs.flag, cs.limit
+        if phase == "into the table":
+            return table.put_all(keys, obj, back)
+        if phase == "out of it":
+            return table.arrays()
+        return cs._filter(Front(*made[1], "merged"), S, 3, (), 0)
+
+    made = before(phase)
     cpu = time.thread_time()
-    whole_front = steps()
+    out = step(phase, made)
     whole = time.thread_time() - cpu
-    assert 0 < len(whole_front) < m  # reachability removes some states
+    if phase == "filtered":
+        assert 0 < len(out) < m  # reachability removes some states
+    made = before(phase)
     cs.deadline = Deadline(at=time.perf_counter() + 0.005)
     cs.flag, cs.limit = cs.deadline.flag(), count_search.clock_limit(cs.deadline.at)
     cpu = time.thread_time()
     with pytest.raises(count_search.SearchStopped):
-        steps()
+        step(phase, made)
     spent = time.thread_time() - cpu
     assert spent < min(whole / 3, 0.05), (spent, whole)
