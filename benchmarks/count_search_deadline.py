@@ -28,7 +28,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve()
@@ -141,8 +140,9 @@ def summarize(path: str) -> str:
     groups: dict = {}
     for r in rows:
         groups.setdefault((r["dataset"], r["limit"], r["tree"]), []).append(r)
-    lines = ["| data | limit s | code | late past the deadline, s wall (each run) | CPU s of the search past it | "
-             "given up | certified | load |", "|---|---|---|---|---|---|---|---|"]
+    head = ("| data | limit s | code | late past the deadline, s wall (each run) | CPU s of the search past it | "
+            "given up | certified | load |")
+    lines = [head, "|---|---|---|---|---|---|---|---|"]
     for (ds, limit, tree), part in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         ok = [r for r in part if "error" not in r]
         lates = ", ".join(f"{r['late']:.2f}" for r in ok)

@@ -1042,6 +1042,14 @@ def test_priced_values_of_a_long_front_are_the_product_and_look_at_the_deadline(
         cs._pv(Front(keys, obj, np.zeros((n, 3), np.int64), "merged"))
 
 
+def soon_enough(spent: float, whole: float) -> bool:
+    """A step stopped 5 ms in (wall) used little CPU: the 5 ms, and 15 ms or a tenth of the whole step
+    more (a busy machine slows every look), where the whole step took more than twice that."""
+    allowed = 0.005 + max(0.015, whole / 10)
+    assert whole > 2 * allowed, whole  # long enough to mean something
+    return spent < allowed
+
+
 def _long_pass(name: str):
     """A kernel that makes one pass over a front of ``2**20`` states (or its table, or its index), as
     ``(arguments before the flag and the clock, the kernel, how to read "stopped" from its answer)``."""
@@ -1077,30 +1085,33 @@ def test_a_deadline_inside_a_long_pass_over_a_front_stops_it_there(name) -> None
     took 0.2-0.5 s of CPU: longer than the engine waits for the search past its time limit
     (``EXACT_GRACE``), so the engine gave the search up and dropped its bound.  Here the clock passes the
     deadline 5 ms into such a pass over 2**20 states: the pass raises the flag and returns, having used
-    less than a third of the CPU the whole pass takes (CPU of this thread: a busy machine slows both)."""
+    little of the CPU the whole pass takes (:func:`soon_enough`; CPU of this thread: a busy machine slows
+    both).
+    The deadline falls in a pass's first part (the slots of a growth, the runs of the order): the looks
+    of its later parts are not needed here."""
     args, kernel, stopped = _long_pass(name)
     flag = np.zeros(1, np.uint8)
     cpu = time.thread_time()
     kernel(*args, flag, 0)
     whole = time.thread_time() - cpu
-    assert flag[0] == 0 and whole > 0.02, whole  # long enough to mean something
+    assert flag[0] == 0
     args, kernel, _ = _long_pass(name)  # fresh arguments (a pass may write into them)
     cpu = time.thread_time()
     answer = kernel(*args, flag, fronts.monotonic_ns() + 5_000_000)
     spent = time.thread_time() - cpu
     assert flag[0] == 1, name
     assert stopped is None or stopped(answer), name
-    assert spent < whole / 3, (name, spent, whole)
+    assert soon_enough(spent, whole), (name, spent, whole)
 
 
 @pytest.mark.timing
-@pytest.mark.parametrize("phase", ["into the table", "out of it", "filtered"])
+@pytest.mark.parametrize("phase", ["into the table", "filtered"])
 def test_a_deadline_inside_the_steps_after_a_long_merge_stops_the_search_there(phase) -> None:
     """The steps after a merge of 2**20 states (into a table, out of it, reachability and keeping the
     states it leaves), with the deadline 5 ms into ``phase`` (the phases before it done first, without
-    one): the search raises SearchStopped having used a small share of the CPU the phase takes whole
-    (a third, and at most 50 ms: 0.2 s, the engine's grace, on a machine that gives it a quarter of a
-    core), instead of finishing the pass it was in."""
+    one): the search raises SearchStopped having used little of the CPU the phase takes whole
+    (:func:`soon_enough`), instead of finishing the pass it was in.  (Copying the table out looks at
+    the deadline between chunks: too fast here to time, it is checked with a counting clock above.)"""
     p, gc, cs = searched(seed=12, depth=3)
     S = np.arange(p.n_patterns)
     m = 1 << 20
@@ -1142,4 +1153,4 @@ def test_a_deadline_inside_the_steps_after_a_long_merge_stops_the_search_there(p
     with pytest.raises(count_search.SearchStopped):
         step(phase, made)
     spent = time.thread_time() - cpu
-    assert spent < min(whole / 3, 0.05), (spent, whole)
+    assert soon_enough(spent, whole), (spent, whole)

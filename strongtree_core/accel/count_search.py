@@ -242,7 +242,6 @@ class CountSearch:
             raise SearchStopped
         return order
 
-
     def _atom_prices(self, prices: Prices) -> np.ndarray:
         """The price of one row predicted positive in each atom: nu . (its coefficients in the rows of (11))."""
         nu = prices.mu_hi - prices.mu_lo
