@@ -5,7 +5,7 @@ import time
 import numpy as np
 import pytest
 
-from strongtree_core.estimator.classifier import NEEDS_SENSITIVE
+from strongtree_core.estimator.training import NEEDS_SENSITIVE
 from strongtree_core.tree import FittedTree
 from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, split_table
 from strongtree_studio.data.demo_tables import make_hiring

@@ -33,6 +33,7 @@ from typing import Callable, Literal
 
 import numpy as np
 
+from strongtree_core.accel import kernels
 from strongtree_core.accel.ladder import ladder_applies
 from strongtree_core.accel.search import exact_solve
 from strongtree_core.background import run_in_background
@@ -368,6 +369,9 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
     (or past a Stop); the best tree it reported by then is returned.  The cheap starts
     (:func:`~strongtree_core.engine.starts.candidate_starts`) are made first unless they can wait
     (:func:`_starts_can_wait`), then only when the search comes back without a tree."""
+    # A first look at the compiled kernels, which starts their build in the background when the cache has none
+    # (never waits): on a busy machine a first fit can spend its time before the search wants a kernel.
+    kernels.available()
     made = [] if _starts_can_wait(data, spec, progress) else predicted_starts(data, spec.depth)
     starts = tuple(tree for _, tree in given) + tuple(tree for _, tree, _ in made)
     # each start's predictions, kept for the give-up path (the given ones are routed only there)
