@@ -18,7 +18,17 @@ import pytest
 
 from benchmarks.claim_table import STATES, surface_words, table
 from strongtree_core import StrongTreeClassifier, StrongTreeError
-from strongtree_core.tree.claim import CONSTANT_LABEL, KEPT_LABEL, claim, claim_json, cli_lines
+from strongtree_core.tree.claim import (
+    CONSTANT_BOUND,
+    CONSTANT_LABEL,
+    KEPT_LABEL,
+    bound_and_gap,
+    bound_help,
+    claim,
+    claim_json,
+    cli_lines,
+    gap_help,
+)
 from strongtree_core.cli.words import cli_words
 from strongtree_core.errors import NOT_PROVEN, NotProvenWarning
 from strongtree_core.estimator.classifier import INFEASIBLE_KEPT, THRESHOLDS_KEPT
@@ -366,3 +376,23 @@ def test_the_settings_have_one_name_from_the_page_to_the_report():
     assert "Promise on new rows" not in dict(settings_rows({"fairness_confidence": 0.9}))  # nothing promised
     assert _MODEL_NAMES["max_features_used"] == "max. features used" == setting_name("max_features_used", inside=True)
     assert setting_name("unknown_thing") == "unknown thing" and SETTING_NAMES["depth"] == "Maximum depth"
+
+
+def test_a_bound_and_a_gap_say_over_which_trees_they_hold():
+    """The Solve page's Bound and Gap cards said "No tree of this depth can do better than this (proven)" and "0 means
+    proven optimal" beside "Optimal over kept thresholds"; a constant tree a promise left showed its depth-0 solve's
+    bound (1,143, gap 0.0%) as the bound of a depth-2 search on Solve, Tree and the report."""
+    kept = STATES["over kept thresholds"]
+    assert bound_help(kept) == ("No tree of depth 2 asking only the 48 of the 171 thresholds kept can do better than "
+                                "this on the training rows under these constraints (proven).")
+    assert gap_help(kept) == ("(bound − best tree) / best tree: 0 means no tree of depth 2 asking only the 48 of the "
+                              "171 thresholds kept does better.")
+    assert bound_help(STATES["certified on all thresholds"]).startswith("No tree of depth 2 can do better than this")
+    assert bound_and_gap(kept) == ("48", "gap 0.0%")
+    constant = STATES["constant fallback"]
+    assert bound_and_gap(constant) == (CONSTANT_BOUND, "no gap (no bound on a tree that splits)")
+    assert bound_help(constant) == ("Only a constant tree keeps the promise; its bound: none for a tree that splits "
+                                    "(the constant tree's bound holds over constant trees only).")
+    assert "1,143" not in bound_help(constant) + gap_help(constant)
+    assert bound_help(None) == ("No tree of this depth asking the questions of its encoding can do better than this "
+                                "(proven).")

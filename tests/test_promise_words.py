@@ -190,6 +190,9 @@ def test_a_constant_tree_a_promise_left_is_titled_as_one():
     title = "population: a constant tree (the fairness promise on new rows left no tree that splits at depth 3)"
     assert f"<title>{title}</title>" in html
     assert "depth 0" not in html and "Proven optimal" not in html
+    # its depth-0 solve's bound is no bound on the trees of depth 3: none is given (it read "at most ... , gap 0.0%")
+    assert ("<dt>Bound</dt><dd>none for a tree that splits (the constant tree&#x27;s bound holds over constant trees "
+            "only)</dd><dt>Gap</dt><dd>no gap (no bound on a tree that splits)</dd>") in html
     assert make_hiring  # imported for the hiring table's promise below
 
 
