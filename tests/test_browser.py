@@ -865,6 +865,45 @@ def test_the_outcome_says_what_was_proved_on_every_page(visit):
     expect(main.locator('[data-testid="stTable"]').get_by_text("Constant tree (promise)").first).to_be_visible()
 
 
+def floor(page, label: str, value: str) -> None:
+    """Type ``value`` into the number box labelled ``label`` (a quality floor on the Model page)."""
+    box = page.locator('[data-testid="stNumberInput"]').filter(has_text=label).locator("input")
+    box.fill(value)
+    box.press("Enter")
+    settle(page)
+
+
+def test_floors_no_tree_meets_are_named_as_the_model_page_names_them_on_every_page(visit):
+    """Depth 1 with recall, precision and specificity floors of 95 %: no tree fits. The error on the Solve page and
+    the notice on the Tree and Fairness pages name the floors as the Model page does (the Tree page read "The
+    constraints: min_recall, min_precision, min_specificity" and "max_thresholds=64 keeps every one"), and the hint
+    speaks of the floors alone (it read "Try to loosen the fairness bound" with no fairness constraint)."""
+    page = visit.page
+    page.set_viewport_size(PROJECTOR)
+    page.get_by_role("button", name="Use this table").click()
+    expect(page.get_by_role("heading", name="Hiring (teaching data with planted bias)")).to_be_visible()
+    nav(page, "Model")
+    slide(page, "Maximum depth", "1", "ArrowLeft")
+    for label in ("Min. recall", "Min. precision", "Min. specificity"):
+        floor(page, label, "0.95")
+    nav(page, "Solve")
+    page.get_by_role("button", name="Solve", exact=True).click()
+    main = page.locator('[data-testid="stMain"]')
+    error = main.locator('[data-testid="stAlertContentError"]').filter(has_text="No tree of depth 1")
+    expect(error).to_be_visible(timeout=90_000)
+    said = ("The constraints: Min. recall, Min. precision, Min. specificity. Try to lower the "
+            "recall/precision/specificity floors, or allow a deeper tree. Keeping more thresholds may let a tree fit: "
+            "64 thresholds per numeric column (numeric coding “x ≤ t from the data”) keeps every one.")
+    assert said in error.inner_text(), error.inner_text()
+    shoot(page, "solve_no_tree_fits_1280x720")
+    for title in ("Tree", "Fairness & performance"):
+        nav(page, title)
+        notice = main.locator('[data-testid="stAlertContentInfo"]').filter(has_text="The last solve has no tree")
+        expect(notice).to_be_visible()
+        assert said in notice.inner_text(), (title, notice.inner_text())
+        assert RAW_WORDS.findall(main_text(page)) == [] and "min_recall" not in main_text(page), title
+
+
 # -- 6. hostile names fetch nothing ---------------------------------------------------------------------
 
 

@@ -145,8 +145,11 @@ def test_constraints_no_tree_over_the_kept_thresholds_meets_are_said_over_those(
                                                                   widest_column=57, questions=48, encoded_questions=48)))
     assert str(refused.value) == INFEASIBLE_KEPT.format(
         claim=said.sentence, names="min_recall, min_precision",
-        hint="Try to loosen the fairness bound or lower the recall/precision/specificity floors, or allow a deeper "
-             "tree.", widest=57)
+        hint="Try to lower the recall/precision/specificity floors, or allow a deeper tree.", widest=57)
+    from strongtree_studio.views.status_words import page_words
+
+    # the pages name the constraints as the Model page does (they read "min_recall, min_precision" on the Tree page)
+    assert "The constraints: Min. recall, Min. precision. " in page_words(str(refused.value))
     assert said.sentence == ("No tree of depth 2 asking only the 48 of the 171 thresholds kept satisfies all the "
                              "constraints together on these 58 training rows; a tree asking another threshold might.")
     fits = StrongTreeClassifier(depth=2, time_limit=30, min_recall=0.9, min_precision=0.8, max_thresholds=57).fit(X, y)
