@@ -29,6 +29,7 @@ import pandas as pd
 import pytest
 from processes import listening_hosts
 
+from strongtree_core.tree.claim import CONSTANT_BOUND
 from strongtree_studio.data.demo_tables import make_hiring
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -290,6 +291,18 @@ def slide(page, label: str, target: str, key: str) -> None:
 def metric_value(page, label: str) -> str:
     card = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
     return card.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def metric_help(page, label: str) -> str:
+    """The help of the card labelled ``label``, as its tooltip shows it on hover."""
+    card = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    card.locator('[data-testid="stTooltipIcon"]').hover()
+    tip = page.locator('[data-testid="stTooltipContent"]')
+    expect(tip).to_be_visible()
+    text = tip.inner_text().strip()
+    page.mouse.move(0, 0)
+    expect(tip).to_have_count(0)
+    return text
 
 
 def upload(page, name: str, frame: pd.DataFrame) -> None:
@@ -822,6 +835,13 @@ def test_the_outcome_says_what_was_proved_on_every_page(visit):
     assert outcome.startswith("Optimal over kept thresholds"), outcome
     assert "asking only the" in outcome and "a tree asking another threshold may do better" in outcome, outcome
     assert main.locator('[data-testid="stAlertContentSuccess"]').filter(has_text="best tree").count() == 0
+    # the cards and the chart say over which trees the bound holds (they said "No tree of this depth can do better
+    # than this (proven)", "0 means proven optimal", "The gap reaches 0 when the best tree is proven optimal")
+    assert metric_help(page, "Bound").startswith("No tree of depth 2 asking only the "), metric_help(page, "Bound")
+    assert "thresholds kept does better." in metric_help(page, "Gap"), metric_help(page, "Gap")
+    expect(main.get_by_text("The gap reaches 0 when no tree the search can build does better (the outcome says "
+                            "which trees those are).", exact=False)).to_be_visible()
+    assert main.get_by_text("proven optimal", exact=False).count() == 0
     shoot(page, "solve_kept_thresholds_1280x720")
     nav(page, "Tree")
     expect(main.get_by_text("Optimal over kept thresholds").first).to_be_visible()
@@ -854,9 +874,13 @@ def test_the_outcome_says_what_was_proved_on_every_page(visit):
     expect(warning.first).to_be_visible()
     assert main.get_by_text(re.compile("Proven optimal")).count() == 0  # (the captions' "proven optimal" explain)
     assert metric_value(page, "Elapsed") != "0.0 s"
+    # its depth-0 solve's bound is no bound on the trees of depth 2 (the cards read "334" and "0.0%")
+    assert (metric_value(page, "Bound"), metric_value(page, "Gap")) == ("–", "–")
+    assert metric_help(page, "Bound") == f"Only a constant tree keeps the promise; its bound: {CONSTANT_BOUND}."
     shoot(page, "solve_constant_promise_1280x720")
     nav(page, "Tree")
     expect(main.get_by_text("Constant tree (promise)").first).to_be_visible()
+    expect(main.get_by_text(f"bound {CONSTANT_BOUND} · no gap (no bound on a tree that splits)", exact=False)).to_be_visible()
     assert main.get_by_text(re.compile("Proven optimal")).count() == 0
     nav(page, "Fairness & performance")
     expect(main.get_by_text("Only a constant tree keeps the promise on new rows", exact=False).first).to_be_visible()
