@@ -884,6 +884,9 @@ def test_the_outcome_says_what_was_proved_on_every_page(visit):
     assert main.get_by_text(re.compile("Proven optimal")).count() == 0
     nav(page, "Fairness & performance")
     expect(main.get_by_text("Only a constant tree keeps the promise on new rows", exact=False).first).to_be_visible()
+    # its box's icon is a warning, not the shield of a proved promise (it had "verified_user" beside an estimate)
+    box = main.locator('[data-testid="stAlert"]').filter(has_text="Only a constant tree keeps the promise").first
+    assert box.inner_text().startswith("warning\n") and "verified_user" not in box.inner_text(), box.inner_text()
     expect(main.get_by_text("How the promise was checked")).to_be_visible()
     nav(page, "Runs")
     expect(main.locator('[data-testid="stTable"]').get_by_text("Constant tree (promise)").first).to_be_visible()
