@@ -900,6 +900,23 @@ def floor(page, label: str, value: str) -> None:
     settle(page)
 
 
+def test_the_solve_pages_settings_write_the_names_of_formulations_and_solvers_as_they_are(visit):
+    """The line of settings above the Solve button read "flowoct route, highs solver"."""
+    page = visit.page
+    page.set_viewport_size(PROJECTOR)
+    page.get_by_role("button", name="Use this table").click()
+    expect(page.get_by_role("heading", name="Hiring (teaching data with planted bias)")).to_be_visible()
+    main = page.locator('[data-testid="stMain"]')
+    nav(page, "Solve")
+    expect(main.get_by_text("automatic route, automatic solver", exact=False)).to_be_visible()
+    nav(page, "Model")
+    choose(page, "Formulation", "FlowOCT")
+    choose(page, "Solver", "HiGHS")
+    nav(page, "Solve")
+    line = main.get_by_text("route,", exact=False).first  # (get_by_text ignores case: the line's text is read)
+    expect(line).to_contain_text("FlowOCT route, HiGHS solver")
+
+
 def test_floors_no_tree_meets_are_named_as_the_model_page_names_them_on_every_page(visit):
     """Depth 1 with recall, precision and specificity floors of 95 %: no tree fits. The error on the Solve page and
     the notice on the Tree and Fairness pages name the floors as the Model page does (the Tree page read "The

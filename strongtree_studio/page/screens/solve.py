@@ -53,6 +53,12 @@ from strongtree_studio.views.status_words import (
     route_words,
 )
 
+def _in_line(choice: str) -> str:
+    """A choice of the Model page inside the settings' line: "automatic", a name as it is written ("FlowOCT", not
+    "flowoct"; "HiGHS", not "highs")."""
+    return choice.lower() if choice == "Automatic" else choice
+
+
 #: The banner of each claim colour: green alone is a success; blue (a certificate over kept thresholds) an
 #: information; orange and red (not proven, a constant tree, no tree) a warning.
 BANNERS = {"green": st.success, "blue": st.info}
@@ -138,7 +144,7 @@ if table is not None:
         f"**{md(table.name)}** · target {md(roles.target)}{positive}{rows}  \n"
         f"Depth {model.depth} · {OBJECTIVES[model.objective].lower()} · {fair_words} · "
         + (f"{model.coding_words()} · " if model.encoding != "thermometer" else "") +
-        f"{FORMULATIONS[model.formulation].lower()} route, {SOLVERS[model.solver].lower()} solver · "
+        f"{_in_line(FORMULATIONS[model.formulation])} route, {_in_line(SOLVERS[model.solver])} solver · "
         f"time limit {fmt(model.time_limit, 'seconds')}"
     )
 for problem in problems:
