@@ -26,7 +26,7 @@ import datetime as _dt
 import html
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -93,6 +93,9 @@ class ReportInput:
         The same tree solved without the fairness constraint (None: not at hand, or no constraint).
     notes : tuple of str
         Anything else the reader must know (shown under the table's section).
+    note_words : callable
+        The solver's note with its parameters named as the reader's tool names them (the dashboard's settings, the
+        command line's options); as the library writes it by default.
     """
 
     tree: FittedTree
@@ -108,6 +111,7 @@ class ReportInput:
     split: str = ""
     unconstrained: FittedTree | None = None
     notes: tuple[str, ...] = ()
+    note_words: Callable[[str], str] = str
 
     @property
     def target(self) -> str:
@@ -242,7 +246,7 @@ def _certificate(inp: ReportInput, short: Shortened) -> tuple[str, list[tuple[st
     if record.formulation:
         facts.append(("Formulation", record.formulation))
     if record.message:
-        facts.append(("Solver's note", short.text(record.message)))
+        facts.append(("Solver's note", short.text(inp.note_words(record.message))))
     found = (f" Best tree {objective_value(record.objective, objective, regularization, record.n_rows)}, bound "
              f"{bound_words(record.bound, record.status)}, {gap_words(record.status, record.gap)}, "
              f"found in {fmt(record.runtime, 'seconds')} by {route_words(record.method, record.backend)}."
