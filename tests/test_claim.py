@@ -399,3 +399,20 @@ def test_a_bound_and_a_gap_say_over_which_trees_they_hold():
     assert "1,143" not in bound_help(constant) + gap_help(constant)
     assert bound_help(None) == ("No tree of this depth asking the questions of its encoding can do better than this "
                                 "(proven).")
+
+
+def test_a_search_that_proves_no_tree_fits_reports_no_bound_below_every_tree():
+    """Floors no tree of depth 1 meets: the search's last bound fell below every tree's value (-321 correct rows),
+    and the Solve page showed "Bound -491" and a chart down to -400; the error says that no tree fits."""
+    from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, split_table
+    from strongtree_studio.data.demo_tables import make_hiring
+
+    roles = Roles("hired", "yes", ("gender",), ("education",))
+    tables = split_table(make_hiring(800, seed=1), roles, SplitConfig())
+    model = ModelConfig(depth=1, min_recall=0.95, min_precision=0.95, min_specificity=0.95)
+    events = []
+    with pytest.raises(StrongTreeError, match="^No tree of depth 1 asking only the 12 of the 130 thresholds kept"):
+        StrongTreeClassifier(**model.estimator_params(roles)).fit(
+            tables.train.drop(columns=["hired", "gender"]), tables.train["hired"], progress=events.append)
+    bounds = [e.bound for e in events if e.bound is not None]
+    assert bounds and min(bounds) >= 0, bounds
