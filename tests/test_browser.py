@@ -29,6 +29,7 @@ import pandas as pd
 import pytest
 from processes import listening_hosts
 
+from strongtree_core.tree.claim import CONSTANT_BOUND
 from strongtree_studio.data.demo_tables import make_hiring
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -290,6 +291,18 @@ def slide(page, label: str, target: str, key: str) -> None:
 def metric_value(page, label: str) -> str:
     card = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
     return card.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def metric_help(page, label: str) -> str:
+    """The help of the card labelled ``label``, as its tooltip shows it on hover."""
+    card = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    card.locator('[data-testid="stTooltipIcon"]').hover()
+    tip = page.locator('[data-testid="stTooltipContent"]')
+    expect(tip).to_be_visible()
+    text = tip.inner_text().strip()
+    page.mouse.move(0, 0)
+    expect(tip).to_have_count(0)
+    return text
 
 
 def upload(page, name: str, frame: pd.DataFrame) -> None:
@@ -822,6 +835,13 @@ def test_the_outcome_says_what_was_proved_on_every_page(visit):
     assert outcome.startswith("Optimal over kept thresholds"), outcome
     assert "asking only the" in outcome and "a tree asking another threshold may do better" in outcome, outcome
     assert main.locator('[data-testid="stAlertContentSuccess"]').filter(has_text="best tree").count() == 0
+    # the cards and the chart say over which trees the bound holds (they said "No tree of this depth can do better
+    # than this (proven)", "0 means proven optimal", "The gap reaches 0 when the best tree is proven optimal")
+    assert metric_help(page, "Bound").startswith("No tree of depth 2 asking only the "), metric_help(page, "Bound")
+    assert "thresholds kept does better." in metric_help(page, "Gap"), metric_help(page, "Gap")
+    expect(main.get_by_text("The gap reaches 0 when no tree the search can build does better (the outcome says "
+                            "which trees those are).", exact=False)).to_be_visible()
+    assert main.get_by_text("proven optimal", exact=False).count() == 0
     shoot(page, "solve_kept_thresholds_1280x720")
     nav(page, "Tree")
     expect(main.get_by_text("Optimal over kept thresholds").first).to_be_visible()
@@ -854,15 +874,78 @@ def test_the_outcome_says_what_was_proved_on_every_page(visit):
     expect(warning.first).to_be_visible()
     assert main.get_by_text(re.compile("Proven optimal")).count() == 0  # (the captions' "proven optimal" explain)
     assert metric_value(page, "Elapsed") != "0.0 s"
+    # its depth-0 solve's bound is no bound on the trees of depth 2 (the cards read "334" and "0.0%")
+    assert (metric_value(page, "Bound"), metric_value(page, "Gap")) == ("–", "–")
+    assert metric_help(page, "Bound") == f"Only a constant tree keeps the promise; its bound: {CONSTANT_BOUND}."
     shoot(page, "solve_constant_promise_1280x720")
     nav(page, "Tree")
     expect(main.get_by_text("Constant tree (promise)").first).to_be_visible()
+    expect(main.get_by_text(f"bound {CONSTANT_BOUND} · no gap (no bound on a tree that splits)", exact=False)).to_be_visible()
     assert main.get_by_text(re.compile("Proven optimal")).count() == 0
     nav(page, "Fairness & performance")
     expect(main.get_by_text("Only a constant tree keeps the promise on new rows", exact=False).first).to_be_visible()
+    # its box's icon is a warning, not the shield of a proved promise (it had "verified_user" beside an estimate)
+    box = main.locator('[data-testid="stAlert"]').filter(has_text="Only a constant tree keeps the promise").first
+    assert box.inner_text().startswith("warning\n") and "verified_user" not in box.inner_text(), box.inner_text()
     expect(main.get_by_text("How the promise was checked")).to_be_visible()
     nav(page, "Runs")
     expect(main.locator('[data-testid="stTable"]').get_by_text("Constant tree (promise)").first).to_be_visible()
+
+
+def floor(page, label: str, value: str) -> None:
+    """Type ``value`` into the number box labelled ``label`` (a quality floor on the Model page)."""
+    box = page.locator('[data-testid="stNumberInput"]').filter(has_text=label).locator("input")
+    box.fill(value)
+    box.press("Enter")
+    settle(page)
+
+
+def test_the_solve_pages_settings_write_the_names_of_formulations_and_solvers_as_they_are(visit):
+    """The line of settings above the Solve button read "flowoct route, highs solver"."""
+    page = visit.page
+    page.set_viewport_size(PROJECTOR)
+    page.get_by_role("button", name="Use this table").click()
+    expect(page.get_by_role("heading", name="Hiring (teaching data with planted bias)")).to_be_visible()
+    main = page.locator('[data-testid="stMain"]')
+    nav(page, "Solve")
+    expect(main.get_by_text("automatic route, automatic solver", exact=False)).to_be_visible()
+    nav(page, "Model")
+    choose(page, "Formulation", "FlowOCT")
+    choose(page, "Solver", "HiGHS")
+    nav(page, "Solve")
+    line = main.get_by_text("route,", exact=False).first  # (get_by_text ignores case: the line's text is read)
+    expect(line).to_contain_text("FlowOCT route, HiGHS solver")
+
+
+def test_floors_no_tree_meets_are_named_as_the_model_page_names_them_on_every_page(visit):
+    """Depth 1 with recall, precision and specificity floors of 95 %: no tree fits. The error on the Solve page and
+    the notice on the Tree and Fairness pages name the floors as the Model page does (the Tree page read "The
+    constraints: min_recall, min_precision, min_specificity" and "max_thresholds=64 keeps every one"), and the hint
+    speaks of the floors alone (it read "Try to loosen the fairness bound" with no fairness constraint)."""
+    page = visit.page
+    page.set_viewport_size(PROJECTOR)
+    page.get_by_role("button", name="Use this table").click()
+    expect(page.get_by_role("heading", name="Hiring (teaching data with planted bias)")).to_be_visible()
+    nav(page, "Model")
+    slide(page, "Maximum depth", "1", "ArrowLeft")
+    for label in ("Min. recall", "Min. precision", "Min. specificity"):
+        floor(page, label, "0.95")
+    nav(page, "Solve")
+    page.get_by_role("button", name="Solve", exact=True).click()
+    main = page.locator('[data-testid="stMain"]')
+    error = main.locator('[data-testid="stAlertContentError"]').filter(has_text="No tree of depth 1")
+    expect(error).to_be_visible(timeout=90_000)
+    said = ("The constraints: Min. recall, Min. precision, Min. specificity. Try to lower the "
+            "recall/precision/specificity floors, or allow a deeper tree. Keeping more thresholds may let a tree fit: "
+            "64 thresholds per numeric column (numeric coding “x ≤ t from the data”) keeps every one.")
+    assert said in error.inner_text(), error.inner_text()
+    shoot(page, "solve_no_tree_fits_1280x720")
+    for title in ("Tree", "Fairness & performance"):
+        nav(page, title)
+        notice = main.locator('[data-testid="stAlertContentInfo"]').filter(has_text="The last solve has no tree")
+        expect(notice).to_be_visible()
+        assert said in notice.inner_text(), (title, notice.inner_text())
+        assert RAW_WORDS.findall(main_text(page)) == [] and "min_recall" not in main_text(page), title
 
 
 # -- 6. hostile names fetch nothing ---------------------------------------------------------------------

@@ -50,6 +50,7 @@ from strongtree_core.formulation.arrays import with_objective_cap
 from strongtree_core.formulation.binoct import BINOCT_REFUSED, binoct_unsupported
 from strongtree_core.formulation.objectives import tree_objective
 from strongtree_core.formulation.oct import OCT_REFUSED, oct_unsupported
+from strongtree_core.formulation.quality_constraints import QualityFloor
 from strongtree_core.heuristics import (
     LOCAL_SEARCH_REFUSED,
     local_search,
@@ -759,8 +760,11 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_searc
 
 def _relaxation_hint(spec: TreeSpec) -> str:
     hints = []
-    if spec.side_constraints:
-        hints.append("loosen the fairness bound or lower the recall/precision/specificity floors")
+    floors = [isinstance(c, QualityFloor) for c in spec.side_constraints]
+    if not all(floors):
+        hints.append("loosen the fairness bound")
+    if any(floors):
+        hints.append("lower the recall/precision/specificity floors")
     if spec.min_leaf:
         hints.append("lower the minimum leaf size")
     if spec.max_branching is not None or spec.max_features_used is not None:

@@ -30,7 +30,7 @@ from strongtree_studio.page.shown import shown, shown_label
 from strongtree_studio.page.tree_chart import size_control, tree_chart
 from strongtree_studio.views.tree_view import SIZE_NOTES, legend_html
 from strongtree_core.tree.claim import claim
-from strongtree_studio.page.status import claim_badges
+from strongtree_studio.page.status import PROMISE_ICONS, claim_badges
 from strongtree_studio.views.status_words import POINTS_NOTE, count_of, fmt
 
 st.title("Fairness & performance")
@@ -124,8 +124,9 @@ else:
     said = claim(result.tree.record)
     promise = result.tree.record.promise
     if said.promise:
-        (st.warning if said.promise_state == "constant" else st.info)(md(said.promise),
-                                                                      icon=":material/verified_user:")
+        # the icon of how the promise is known, as its badge has it (a shield for a proved one only)
+        (st.warning if said.promise_state == "constant" else st.info)(
+            md(said.promise), icon=PROMISE_ICONS.get(said.promise_state, ":material/warning:"))
         with st.expander("How the promise was checked", icon=":material/info:"):
             st.markdown(md(promise.get("message", "")))
             if promise.get("details"):

@@ -9,7 +9,7 @@ from strongtree_studio.views.explain import MSG_NAMES_CUT
 from strongtree_studio.views.downloads import EXPORTS, IMAGE_MIME, IMAGES_UNAVAILABLE, export_bytes, image_bytes, images_available
 from strongtree_studio.views.markup import md
 from strongtree_studio.page.shown import group_mix, shown, shown_label
-from strongtree_core.tree.claim import claim
+from strongtree_core.tree.claim import bound_and_gap, claim
 from strongtree_studio.page.tree_chart import (
     collapse_controls,
     legibility_note,
@@ -19,7 +19,7 @@ from strongtree_studio.page.tree_chart import (
 )
 from strongtree_studio.views.tree_view import legend_html, path_in_words, readable_levels
 from strongtree_studio.page.status import claim_badges
-from strongtree_studio.views.status_words import bound_words, fmt, gap_words, objective_value, route_words
+from strongtree_studio.views.status_words import fmt, objective_value, route_words
 
 st.title("Tree")
 
@@ -104,7 +104,7 @@ st.markdown("##### How it was solved")
 model_words = (result.model.objective, result.model.regularization, record.n_rows)
 st.markdown(
     f"Best tree {objective_value(record.objective, *model_words)}"
-    f" · bound {bound_words(record.bound, record.status, *model_words)} · {gap_words(record.status, record.gap)}"
+    f" · bound {' · '.join(bound_and_gap(record, *model_words))}"
     f" · {fmt(record.runtime, 'seconds')} · {route_words(record.method, record.backend)}  \n{md(short.text(said.words))}"
 )
 
