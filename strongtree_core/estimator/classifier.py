@@ -35,7 +35,8 @@ from strongtree_core.encoding.patterns import PatternData, collapse_patterns
 from strongtree_core.estimator.changed_leaves import changed_leaves
 from strongtree_core.estimator.training import (
     COMPLEX_X, FINISH_SECONDS_PER_ROW, LENGTH_MISMATCH, MIN_SOLVE_SECONDS, NEEDS_LEGITIMATE, NEEDS_SENSITIVE, ONE_CLASS,
-    Encoded, Training, array_names, array_table, check_comparable, checked_weights, classes_of, to_certified_thresholds,
+    Encoded, Training, array_names, array_table, check_comparable, checked_weights, classes_of, target_name,
+    to_certified_thresholds,
 )
 from strongtree_core.tree.claim import claim
 from strongtree_core.engine.routes import InfeasibleError, Solved
@@ -823,7 +824,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             array = None
         groups, legit = self._code_groups(fairness, sens_frame, legit_frame)
         return Training(
-            table=X, array=array, y_index=y_idx, classes=classes, target=_target_name(y), weights=weights,
+            table=X, array=array, y_index=y_idx, classes=classes, target=target_name(y), weights=weights,
             positive=positive,
             groups=groups, legit=legit, protected_in_x=tuple(sens_in_x), columns_in=columns_in,
             protected=() if sens_frame is None else tuple(map(str, sens_frame.columns)),
@@ -1189,11 +1190,6 @@ def _public_signature(init) -> inspect.Signature:
 
 
 StrongTreeClassifier.__init__.__signature__ = _public_signature(StrongTreeClassifier.__init__)  # type: ignore[attr-defined]
-
-
-def _target_name(y) -> str:
-    name = getattr(y, "name", None)
-    return str(name) if name is not None else "target"
 
 
 def _is_real(value) -> bool:

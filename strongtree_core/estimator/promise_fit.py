@@ -42,6 +42,7 @@ from strongtree_core.accel.threads import one_blas_thread
 from strongtree_core.tree.claim import claim
 from strongtree_core.errors import StrongTreeError, TrivialTreeWarning, warn_caller
 from strongtree_core.engine.limits import cores_for
+from strongtree_core.estimator.training import target_name
 from strongtree_core.metrics.promise_cost import PLANNED_FITS
 from strongtree_core.tree.context import json_value
 from strongtree_core.metrics.trivial import baseline_accuracy
@@ -202,9 +203,7 @@ class _PromiseRun:
         self.table = X.reset_index(drop=True) if isinstance(X, pd.DataFrame) else pd.DataFrame(
             np.asarray(X)).rename(columns=lambda j: f"x{j}")
         self.y = np.asarray(y).reshape(-1) if not isinstance(y, pd.Series) else y.reset_index(drop=True).to_numpy()
-        from strongtree_core.estimator.classifier import _target_name  # (the classifier imports this module)
-
-        self.target = _target_name(y)  # the fits see an array: the tree returned takes back the target's name
+        self.target = target_name(y)  # the fits see an array: the tree returned takes back the target's name
         self.n = len(self.table)
         self.weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float).reshape(-1)
         self.sensitive, self.legitimate = sensitive_features, legitimate_features

@@ -274,3 +274,9 @@ def to_certified_thresholds(solved: Solved, encoded: Encoded, data: PatternData)
     if data.row_to_pattern is not None:  # each row's pattern in the merged patterns (rows routed through them)
         merged = replace(merged, row_to_pattern=np.asarray(inverse)[data.row_to_pattern])
     return (replace(solved, structure=replace(solved.structure, feature=feature), features=None), thinned, merged)
+
+
+def target_name(y) -> str:
+    """The target's name: a Series' own, else "target"."""
+    name = getattr(y, "name", None)
+    return str(name) if name is not None else "target"
