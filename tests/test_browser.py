@@ -939,6 +939,13 @@ def test_floors_no_tree_meets_are_named_as_the_model_page_names_them_on_every_pa
             "recall/precision/specificity floors, or allow a deeper tree. Keeping more thresholds may let a tree fit: "
             "64 thresholds per numeric column (numeric coding “x ≤ t from the data”) keeps every one.")
     assert said in error.inner_text(), error.inner_text()
+    # The proof is the solve's result: the badge on the page and in the sidebar names it as claim() does (both read
+    # "Failed", red, beside the proof).
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    for where in (main, sidebar):
+        expect(where.locator('[data-testid="stBadge"], .stBadge, span').filter(
+            has_text="No tree fits (kept thresholds)").first).to_be_visible()
+        assert "Failed" not in where.inner_text(), where.inner_text()
     shoot(page, "solve_no_tree_fits_1280x720")
     for title in ("Tree", "Fairness & performance"):
         nav(page, title)
