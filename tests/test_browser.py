@@ -629,9 +629,27 @@ def test_depth_3_trees_are_legible_and_a_stale_result_is_labelled(visit):
     shoot(page, "stale_label_1280x720")
 
 
+#: The tags of the Tree page's collapsed subtrees: each one's question, whether its text is cut, whether it lies
+#: inside the box (Streamlit's box keeps one line that scrolls sideways behind a fade), and its line's top.
+COLLAPSED_TAGS = """() => [...document.querySelectorAll('.st-key-tree-collapsed [data-tag]')].map(t => {
+  const c = t.closest('[data-testid="stMultiSelectTagsContainer"]').getBoundingClientRect(), b = t.getBoundingClientRect(),
+        s = t.querySelector('span');
+  return {text: s.innerText, cut: s.scrollWidth > s.clientWidth + 1, top: Math.round(b.top),
+          inside: b.left >= c.left - 1 && b.right <= c.right + 1 && b.top >= c.top - 1 && b.bottom <= c.bottom + 1}; })"""
+
+
+def whole_tags(page, name: str) -> list[dict]:
+    """The collapsed subtrees' tags, each whole and in view (at 1280x720 the second read "test_score" behind the
+    fade, the others out of the box)."""
+    tags = page.evaluate(COLLAPSED_TAGS)
+    assert tags and [t["text"] for t in tags if t["cut"] or not t["inside"]] == [], (name, tags)
+    return tags
+
+
 def test_a_depth_4_tree_reads_at_10_px_at_1280x720_by_default_and_opens_whole_on_request(visit):
     """The Tree page fits a deep tree to its panel with the levels that keep every text at 10 px or
-    more (the rest collapsed into grey boxes), says so, and opens every level on a click."""
+    more (the rest collapsed into grey boxes), says so, and opens every level on a click; the list of
+    collapsed subtrees shows every question whole, the four of them on one line."""
     page = hiring_at_depth(visit.page, 4)
     solve_and_wait(page)
     nav(page, "Tree")
@@ -642,6 +660,8 @@ def test_a_depth_4_tree_reads_at_10_px_at_1280x720_by_default_and_opens_whole_on
         tree = check_trees(page, f"Tree default {viewport}")[0]
         assert tree["size"] == "fit" and tree["outside"] == 0, tree  # every box in the panel
         assert tree["smallest"] >= MIN_DEFAULT_TREE_TEXT, tree
+        tags = whole_tags(page, f"Tree default {viewport}")
+        assert len(tags) == 4 and len({t["top"] for t in tags}) == 1, tags  # one line: the tree stays high
     assert tree["n"] < 29, tree  # some subtrees are collapsed into one box each
     expect(page.get_by_text("of 4 levels of questions open").first).to_be_visible()
     shoot(page, "tree_deep_1440x900")
@@ -657,6 +677,14 @@ def test_a_depth_4_tree_reads_at_10_px_at_1280x720_by_default_and_opens_whole_on
     assert opened["n"] > tree["n"], (opened, tree)
     slider = page.locator('[data-testid="stSlider"]').filter(has_text="Levels of questions open").get_by_role("slider")
     assert slider.get_attribute("aria-valuetext") == "4"
+    slide(page, "Levels of questions open", "3", "ArrowLeft")  # the subtrees below level 3: more than a line holds
+    settle(page)
+    for viewport in (PROJECTOR, DESKTOP):
+        page.set_viewport_size(viewport)
+        page.wait_for_timeout(800)
+        tags = whole_tags(page, f"Tree three levels {viewport}")
+        assert len({t["top"] for t in tags}) > 1, tags  # on two lines or more
+    shoot(page, "tree_collapsed_subtrees_1440x900")
 
 
 
@@ -939,6 +967,13 @@ def test_floors_no_tree_meets_are_named_as_the_model_page_names_them_on_every_pa
             "recall/precision/specificity floors, or allow a deeper tree. Keeping more thresholds may let a tree fit: "
             "64 thresholds per numeric column (numeric coding “x ≤ t from the data”) keeps every one.")
     assert said in error.inner_text(), error.inner_text()
+    # The proof is the solve's result: the badge on the page and in the sidebar names it as claim() does (both read
+    # "Failed", red, beside the proof).
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    for where in (main, sidebar):
+        expect(where.locator('[data-testid="stBadge"], .stBadge, span').filter(
+            has_text="No tree fits (kept thresholds)").first).to_be_visible()
+        assert "Failed" not in where.inner_text(), where.inner_text()
     shoot(page, "solve_no_tree_fits_1280x720")
     for title in ("Tree", "Fairness & performance"):
         nav(page, title)

@@ -157,6 +157,14 @@ def test_constraints_no_tree_over_the_kept_thresholds_meets_are_said_over_those(
     with pytest.raises(StrongTreeError) as plain:  # over every threshold the plain words are true
         StrongTreeClassifier(depth=2, time_limit=30, min_recall=1.0, min_precision=1.0, max_thresholds=57).fit(X, y)
     assert str(plain.value).startswith("No tree of depth 2 satisfies all the constraints together (min_recall")
+    # Both errors carry the proof's record, so that a surface names it as claim() does (the dashboard's badge read
+    # "Failed"); a pickled error (a sweep's worker) keeps its words and record.
+    import pickle
+
+    assert claim(refused.value.record).label == "No tree fits (kept thresholds)" and refused.value.record.n_rows == 58
+    assert claim(plain.value.record).label == "No tree fits"
+    again = pickle.loads(pickle.dumps(refused.value))
+    assert str(again) == str(refused.value) and again.record == refused.value.record
 
 
 def test_a_bound_not_proven_optimal_says_what_it_ranges_over(kept_and_all):

@@ -116,23 +116,35 @@ LOCAL_SEARCH_FORMULATION = "local search: coordinate descent over nodes (LST-sty
 
 class InfeasibleError(StrongTreeError):
     """No tree of the depth satisfies the constraints: proven over the features the search was given
-    (the estimator, which knows which thresholds those kept, says so in its own message)."""
+    (the estimator, which knows which thresholds those kept, says so in its own message).
+
+    ``record`` is the proof as a :class:`~strongtree_core.tree.SolveRecord` (status ``infeasible``, the rows and
+    the scope) once the estimator has set it (:meth:`with_record`), so that a surface writes it in
+    :func:`~strongtree_core.tree.claim.claim`'s words ("No tree fits"); None as the engine raises it."""
+
+    record: SolveRecord | None = None
 
     def __init__(self, spec: TreeSpec) -> None:
         self._set(spec.depth, _constraint_names(spec), _relaxation_hint(spec))
 
-    def _set(self, depth: int, names: str, hint: str) -> None:
-        self.depth, self.names, self.hint = depth, names, hint
-        super().__init__(INFEASIBLE.format(depth=depth, names=names, hint=hint))
+    def _set(self, depth: int, names: str, hint: str, message: str | None = None,
+             record: SolveRecord | None = None) -> None:
+        self.depth, self.names, self.hint, self.record = depth, names, hint, record
+        super().__init__(message or INFEASIBLE.format(depth=depth, names=names, hint=hint))
+
+    def with_record(self, record: SolveRecord, message: str | None = None) -> "InfeasibleError":
+        """The same proof with its record (and the estimator's words, when they say more)."""
+        return _infeasible_again(self.depth, self.names, self.hint, message or str(self), record)
 
     def __reduce__(self):  # pickled from a sweep's worker to the process that started it
-        return _infeasible_again, (self.depth, self.names, self.hint)
+        return _infeasible_again, (self.depth, self.names, self.hint, str(self), self.record)
 
 
-def _infeasible_again(depth: int, names: str, hint: str) -> InfeasibleError:
-    """An :class:`InfeasibleError` unpickled: the same depth, names and hint."""
+def _infeasible_again(depth: int, names: str, hint: str, message: str | None = None,
+                      record: SolveRecord | None = None) -> InfeasibleError:
+    """An :class:`InfeasibleError` unpickled: the same depth, names, hint, words and record."""
     error = InfeasibleError.__new__(InfeasibleError)
-    error._set(depth, names, hint)
+    error._set(depth, names, hint, message, record)
     return error
 
 

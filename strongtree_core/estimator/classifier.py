@@ -925,16 +925,18 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
 
         return relay
 
-    def _infeasible(self, infeasible: InfeasibleError, plan: "_SolvePlan") -> StrongTreeError:
-        """The error of constraints no tree meets, in :func:`~strongtree_core.tree.claim.claim`'s words when the
-        encoding left out some distinct cuts (a tree asking one of them might meet them)."""
+    def _infeasible(self, infeasible: InfeasibleError, plan: "_SolvePlan") -> InfeasibleError:
+        """The error of constraints no tree meets, with its record (the rows and the scope: what a surface names
+        it by, "No tree fits" or "No tree fits (kept thresholds)"), in :func:`~strongtree_core.tree.claim.claim`'s
+        words when the encoding left out some distinct cuts (a tree asking one of them might meet them)."""
         spec, encoded, data = plan.spec, plan.encoded, plan.data
         scope = self._scope(spec, encoded, data.n_features, data.n_features)
+        record = SolveRecord("infeasible", n_rows=data.n_rows, scope=scope)
         if not scope.thinned:
-            return infeasible
-        said = claim(SolveRecord("infeasible", n_rows=data.n_rows, scope=scope))
-        return StrongTreeError(INFEASIBLE_KEPT.format(claim=said.sentence, names=infeasible.names, hint=infeasible.hint,
-                                                      widest=scope.widest_column))
+            return infeasible.with_record(record)
+        said = claim(record)
+        return infeasible.with_record(record, INFEASIBLE_KEPT.format(
+            claim=said.sentence, names=infeasible.names, hint=infeasible.hint, widest=scope.widest_column))
 
     def _scope(self, spec: TreeSpec, encoded: Encoded, questions: int, encoded_questions: int) -> Scope:
         """What the certificate ranges over: the depth, the thresholds kept of the distinct cuts, the

@@ -50,8 +50,11 @@ highlight: list[int] = []
 mix = None
 row = None
 controls = st.columns([1, 1, 1.6], vertical_alignment="bottom")
-# The drawing's own controls in a row of their own, so the three sizes are never cut at 1280 px.
-levels_col, collapsed_col, size_col = st.columns([1.0, 1.6, 1.9], vertical_alignment="bottom")
+# The drawing's own controls in a row of their own, so the three sizes are never cut at 1280 px; the collapsed
+# subtrees under them across the page, every question whole: outside a column Streamlit's multiselect wraps its
+# tags onto more lines (in a column it keeps one line that scrolls behind a fade: "test_score…" at 1280x720).
+levels_col, size_col = st.columns([1.6, 1.9], vertical_alignment="bottom")
+collapsed_col = st.container()
 if tables is None:
     st.caption("Load the table this run was learned on (Data page) to follow rows through the tree.")
 else:
