@@ -715,6 +715,54 @@ def test_a_depth_5_tree_reads_on_the_solve_fairness_and_runs_pages_at_both_sizes
         expect(table).to_contain_text("accuracy train / test")
         assert table.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), "the runs table scrolls sideways"
 
+#: The drawn height (px) of the shortest text of each tree panel in view (its glyphs' box on screen).
+TEXT_HEIGHTS = """() => [...document.querySelectorAll('[class*="st-key-stree-"] [data-testid="stGraphVizChart"] svg')]
+  .filter(s => s.getBoundingClientRect().width)
+  .map(s => Math.min(...[...s.querySelectorAll('g.node text, g.edge text')].map(t => t.getBoundingClientRect().height)))"""
+#: Smallest drawn height of a tree's text (px): the glyph box of 10 px text is about 13 px high.
+MIN_TEXT_HEIGHT = 9.0
+
+
+def test_two_depth_4_trees_compared_on_runs_and_fairness_read_at_both_sizes(visit):
+    """Runs → Compare and the Fairness page's two trees, fitted to their panels: every text at 10 px or more
+    (side by side each drew 31 boxes at 2 px), the levels open said, and no control offered that the page lacks."""
+    page = hiring_at_depth(visit.page, 4)
+    solve_and_wait(page)
+    nav(page, "Model")
+    choose(page, "Fairness notions", "Statistical parity")
+    solve_and_wait(page)
+    nav(page, "Runs")
+    box = page.get_by_role("combobox", name="Select one run to open, two to compare, or runs to share or delete",
+                           exact=True)
+    for _ in range(2):
+        box.click()
+        box.press("ArrowDown")
+        box.press("Enter")
+        box.press("Escape")
+        settle(page)
+    page.get_by_role("button", name="Compare", exact=True).click()
+    settle(page)
+    for name in ("Runs", "Fairness & performance"):
+        if name != "Runs":
+            nav(page, name)
+            page.get_by_role("tab", name="Cost of fairness").click()
+            settle(page)
+        expect(page.locator(TREE_NODE).first).to_be_visible()
+        caption = page.locator('[data-testid="stCaptionContainer"]').filter(has_text="levels of questions open")
+        expect(caption).to_contain_text("2 of 4 levels of questions open")
+        assert "collapse subtrees" not in main_text(page)
+        for viewport in (PROJECTOR, DESKTOP):
+            page.set_viewport_size(viewport)
+            page.wait_for_timeout(800)
+            page.locator(TREE).last.scroll_into_view_if_needed()
+            trees = [t for t in check_trees(page, f"{name} {viewport}") if t["n"]]
+            assert len(trees) == 2 and all(t["size"] == "fit" for t in trees), (name, viewport, trees)
+            assert min(t["smallest"] for t in trees) >= MIN_DEFAULT_TREE_TEXT, (name, viewport, trees)
+            heights = page.evaluate(TEXT_HEIGHTS)
+            assert len(heights) == 2 and min(heights) >= MIN_TEXT_HEIGHT, (name, viewport, heights)
+            shoot(page, f"compare_depth4_{name[:4].lower()}_{viewport['width']}x{viewport['height']}")
+
+
 # -- 4. coded columns named, identifiers and dates suggested for ignoring ------------------------------
 
 
