@@ -245,11 +245,10 @@ METHODS: dict[str, str] = {
 }
 
 
-#: A solve stopped by its time limit whose bound had just met the best tree: "gap 0.0%" beside "Not proven"
-#: read as a contradiction.
+#: A solve ended by its time limit or a Stop whose bound meets the best tree: "gap 0.0%" beside "Not proven"
+#: read as a contradiction (the words fit both ends: a Stop is no time running out).
 GAP_MET_AT_LIMIT = (
-    "gap 0.0% (the bound met the best tree's value as the time ran out; the solver had not yet declared the "
-    "proof finished)"
+    "gap 0.0% (the bound meets the best tree's value, but the solver ended before it declared the proof finished)"
 )
 
 

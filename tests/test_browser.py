@@ -29,6 +29,7 @@ import pandas as pd
 import pytest
 from processes import listening_hosts
 
+from strongtree_core.tree.claim import CONSTANT_BOUND
 from strongtree_studio.data.demo_tables import make_hiring
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -290,6 +291,18 @@ def slide(page, label: str, target: str, key: str) -> None:
 def metric_value(page, label: str) -> str:
     card = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
     return card.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def metric_help(page, label: str) -> str:
+    """The help of the card labelled ``label``, as its tooltip shows it on hover."""
+    card = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    card.locator('[data-testid="stTooltipIcon"]').hover()
+    tip = page.locator('[data-testid="stTooltipContent"]')
+    expect(tip).to_be_visible()
+    text = tip.inner_text().strip()
+    page.mouse.move(0, 0)
+    expect(tip).to_have_count(0)
+    return text
 
 
 def upload(page, name: str, frame: pd.DataFrame) -> None:
@@ -616,9 +629,27 @@ def test_depth_3_trees_are_legible_and_a_stale_result_is_labelled(visit):
     shoot(page, "stale_label_1280x720")
 
 
+#: The tags of the Tree page's collapsed subtrees: each one's question, whether its text is cut, whether it lies
+#: inside the box (Streamlit's box keeps one line that scrolls sideways behind a fade), and its line's top.
+COLLAPSED_TAGS = """() => [...document.querySelectorAll('.st-key-tree-collapsed [data-tag]')].map(t => {
+  const c = t.closest('[data-testid="stMultiSelectTagsContainer"]').getBoundingClientRect(), b = t.getBoundingClientRect(),
+        s = t.querySelector('span');
+  return {text: s.innerText, cut: s.scrollWidth > s.clientWidth + 1, top: Math.round(b.top),
+          inside: b.left >= c.left - 1 && b.right <= c.right + 1 && b.top >= c.top - 1 && b.bottom <= c.bottom + 1}; })"""
+
+
+def whole_tags(page, name: str) -> list[dict]:
+    """The collapsed subtrees' tags, each whole and in view (at 1280x720 the second read "test_score" behind the
+    fade, the others out of the box)."""
+    tags = page.evaluate(COLLAPSED_TAGS)
+    assert tags and [t["text"] for t in tags if t["cut"] or not t["inside"]] == [], (name, tags)
+    return tags
+
+
 def test_a_depth_4_tree_reads_at_10_px_at_1280x720_by_default_and_opens_whole_on_request(visit):
     """The Tree page fits a deep tree to its panel with the levels that keep every text at 10 px or
-    more (the rest collapsed into grey boxes), says so, and opens every level on a click."""
+    more (the rest collapsed into grey boxes), says so, and opens every level on a click; the list of
+    collapsed subtrees shows every question whole, the four of them on one line."""
     page = hiring_at_depth(visit.page, 4)
     solve_and_wait(page)
     nav(page, "Tree")
@@ -629,6 +660,8 @@ def test_a_depth_4_tree_reads_at_10_px_at_1280x720_by_default_and_opens_whole_on
         tree = check_trees(page, f"Tree default {viewport}")[0]
         assert tree["size"] == "fit" and tree["outside"] == 0, tree  # every box in the panel
         assert tree["smallest"] >= MIN_DEFAULT_TREE_TEXT, tree
+        tags = whole_tags(page, f"Tree default {viewport}")
+        assert len(tags) == 4 and len({t["top"] for t in tags}) == 1, tags  # one line: the tree stays high
     assert tree["n"] < 29, tree  # some subtrees are collapsed into one box each
     expect(page.get_by_text("of 4 levels of questions open").first).to_be_visible()
     shoot(page, "tree_deep_1440x900")
@@ -644,6 +677,14 @@ def test_a_depth_4_tree_reads_at_10_px_at_1280x720_by_default_and_opens_whole_on
     assert opened["n"] > tree["n"], (opened, tree)
     slider = page.locator('[data-testid="stSlider"]').filter(has_text="Levels of questions open").get_by_role("slider")
     assert slider.get_attribute("aria-valuetext") == "4"
+    slide(page, "Levels of questions open", "3", "ArrowLeft")  # the subtrees below level 3: more than a line holds
+    settle(page)
+    for viewport in (PROJECTOR, DESKTOP):
+        page.set_viewport_size(viewport)
+        page.wait_for_timeout(800)
+        tags = whole_tags(page, f"Tree three levels {viewport}")
+        assert len({t["top"] for t in tags}) > 1, tags  # on two lines or more
+    shoot(page, "tree_collapsed_subtrees_1440x900")
 
 
 
@@ -673,6 +714,54 @@ def test_a_depth_5_tree_reads_on_the_solve_fairness_and_runs_pages_at_both_sizes
         table = page.locator('[data-testid="stTable"]').first
         expect(table).to_contain_text("accuracy train / test")
         assert table.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), "the runs table scrolls sideways"
+
+#: The drawn height (px) of the shortest text of each tree panel in view (its glyphs' box on screen).
+TEXT_HEIGHTS = """() => [...document.querySelectorAll('[class*="st-key-stree-"] [data-testid="stGraphVizChart"] svg')]
+  .filter(s => s.getBoundingClientRect().width)
+  .map(s => Math.min(...[...s.querySelectorAll('g.node text, g.edge text')].map(t => t.getBoundingClientRect().height)))"""
+#: Smallest drawn height of a tree's text (px): the glyph box of 10 px text is about 13 px high.
+MIN_TEXT_HEIGHT = 9.0
+
+
+def test_two_depth_4_trees_compared_on_runs_and_fairness_read_at_both_sizes(visit):
+    """Runs → Compare and the Fairness page's two trees, fitted to their panels: every text at 10 px or more
+    (side by side each drew 31 boxes at 2 px), the levels open said, and no control offered that the page lacks."""
+    page = hiring_at_depth(visit.page, 4)
+    solve_and_wait(page)
+    nav(page, "Model")
+    choose(page, "Fairness notions", "Statistical parity")
+    solve_and_wait(page)
+    nav(page, "Runs")
+    box = page.get_by_role("combobox", name="Select one run to open, two to compare, or runs to share or delete",
+                           exact=True)
+    for _ in range(2):
+        box.click()
+        box.press("ArrowDown")
+        box.press("Enter")
+        box.press("Escape")
+        settle(page)
+    page.get_by_role("button", name="Compare", exact=True).click()
+    settle(page)
+    for name in ("Runs", "Fairness & performance"):
+        if name != "Runs":
+            nav(page, name)
+            page.get_by_role("tab", name="Cost of fairness").click()
+            settle(page)
+        expect(page.locator(TREE_NODE).first).to_be_visible()
+        caption = page.locator('[data-testid="stCaptionContainer"]').filter(has_text="levels of questions open")
+        expect(caption).to_contain_text("2 of 4 levels of questions open")
+        assert "collapse subtrees" not in main_text(page)
+        for viewport in (PROJECTOR, DESKTOP):
+            page.set_viewport_size(viewport)
+            page.wait_for_timeout(800)
+            page.locator(TREE).last.scroll_into_view_if_needed()
+            trees = [t for t in check_trees(page, f"{name} {viewport}") if t["n"]]
+            assert len(trees) == 2 and all(t["size"] == "fit" for t in trees), (name, viewport, trees)
+            assert min(t["smallest"] for t in trees) >= MIN_DEFAULT_TREE_TEXT, (name, viewport, trees)
+            heights = page.evaluate(TEXT_HEIGHTS)
+            assert len(heights) == 2 and min(heights) >= MIN_TEXT_HEIGHT, (name, viewport, heights)
+            shoot(page, f"compare_depth4_{name[:4].lower()}_{viewport['width']}x{viewport['height']}")
+
 
 # -- 4. coded columns named, identifiers and dates suggested for ignoring ------------------------------
 
@@ -822,6 +911,13 @@ def test_the_outcome_says_what_was_proved_on_every_page(visit):
     assert outcome.startswith("Optimal over kept thresholds"), outcome
     assert "asking only the" in outcome and "a tree asking another threshold may do better" in outcome, outcome
     assert main.locator('[data-testid="stAlertContentSuccess"]').filter(has_text="best tree").count() == 0
+    # the cards and the chart say over which trees the bound holds (they said "No tree of this depth can do better
+    # than this (proven)", "0 means proven optimal", "The gap reaches 0 when the best tree is proven optimal")
+    assert metric_help(page, "Bound").startswith("No tree of depth 2 asking only the "), metric_help(page, "Bound")
+    assert "thresholds kept does better." in metric_help(page, "Gap"), metric_help(page, "Gap")
+    expect(main.get_by_text("The gap reaches 0 when no tree the search can build does better (the outcome says "
+                            "which trees those are).", exact=False)).to_be_visible()
+    assert main.get_by_text("proven optimal", exact=False).count() == 0
     shoot(page, "solve_kept_thresholds_1280x720")
     nav(page, "Tree")
     expect(main.get_by_text("Optimal over kept thresholds").first).to_be_visible()
@@ -854,15 +950,85 @@ def test_the_outcome_says_what_was_proved_on_every_page(visit):
     expect(warning.first).to_be_visible()
     assert main.get_by_text(re.compile("Proven optimal")).count() == 0  # (the captions' "proven optimal" explain)
     assert metric_value(page, "Elapsed") != "0.0 s"
+    # its depth-0 solve's bound is no bound on the trees of depth 2 (the cards read "334" and "0.0%")
+    assert (metric_value(page, "Bound"), metric_value(page, "Gap")) == ("–", "–")
+    assert metric_help(page, "Bound") == f"Only a constant tree keeps the promise; its bound: {CONSTANT_BOUND}."
     shoot(page, "solve_constant_promise_1280x720")
     nav(page, "Tree")
     expect(main.get_by_text("Constant tree (promise)").first).to_be_visible()
+    expect(main.get_by_text(f"bound {CONSTANT_BOUND} · no gap (no bound on a tree that splits)", exact=False)).to_be_visible()
     assert main.get_by_text(re.compile("Proven optimal")).count() == 0
     nav(page, "Fairness & performance")
     expect(main.get_by_text("Only a constant tree keeps the promise on new rows", exact=False).first).to_be_visible()
+    # its box's icon is a warning, not the shield of a proved promise (it had "verified_user" beside an estimate)
+    box = main.locator('[data-testid="stAlert"]').filter(has_text="Only a constant tree keeps the promise").first
+    assert box.inner_text().startswith("warning\n") and "verified_user" not in box.inner_text(), box.inner_text()
     expect(main.get_by_text("How the promise was checked")).to_be_visible()
     nav(page, "Runs")
     expect(main.locator('[data-testid="stTable"]').get_by_text("Constant tree (promise)").first).to_be_visible()
+
+
+def floor(page, label: str, value: str) -> None:
+    """Type ``value`` into the number box labelled ``label`` (a quality floor on the Model page)."""
+    box = page.locator('[data-testid="stNumberInput"]').filter(has_text=label).locator("input")
+    box.fill(value)
+    box.press("Enter")
+    settle(page)
+
+
+def test_the_solve_pages_settings_write_the_names_of_formulations_and_solvers_as_they_are(visit):
+    """The line of settings above the Solve button read "flowoct route, highs solver"."""
+    page = visit.page
+    page.set_viewport_size(PROJECTOR)
+    page.get_by_role("button", name="Use this table").click()
+    expect(page.get_by_role("heading", name="Hiring (teaching data with planted bias)")).to_be_visible()
+    main = page.locator('[data-testid="stMain"]')
+    nav(page, "Solve")
+    expect(main.get_by_text("automatic route, automatic solver", exact=False)).to_be_visible()
+    nav(page, "Model")
+    choose(page, "Formulation", "FlowOCT")
+    choose(page, "Solver", "HiGHS")
+    nav(page, "Solve")
+    line = main.get_by_text("route,", exact=False).first  # (get_by_text ignores case: the line's text is read)
+    expect(line).to_contain_text("FlowOCT route, HiGHS solver")
+
+
+def test_floors_no_tree_meets_are_named_as_the_model_page_names_them_on_every_page(visit):
+    """Depth 1 with recall, precision and specificity floors of 95 %: no tree fits. The error on the Solve page and
+    the notice on the Tree and Fairness pages name the floors as the Model page does (the Tree page read "The
+    constraints: min_recall, min_precision, min_specificity" and "max_thresholds=64 keeps every one"), and the hint
+    speaks of the floors alone (it read "Try to loosen the fairness bound" with no fairness constraint)."""
+    page = visit.page
+    page.set_viewport_size(PROJECTOR)
+    page.get_by_role("button", name="Use this table").click()
+    expect(page.get_by_role("heading", name="Hiring (teaching data with planted bias)")).to_be_visible()
+    nav(page, "Model")
+    slide(page, "Maximum depth", "1", "ArrowLeft")
+    for label in ("Min. recall", "Min. precision", "Min. specificity"):
+        floor(page, label, "0.95")
+    nav(page, "Solve")
+    page.get_by_role("button", name="Solve", exact=True).click()
+    main = page.locator('[data-testid="stMain"]')
+    error = main.locator('[data-testid="stAlertContentError"]').filter(has_text="No tree of depth 1")
+    expect(error).to_be_visible(timeout=90_000)
+    said = ("The constraints: Min. recall, Min. precision, Min. specificity. Try to lower the "
+            "recall/precision/specificity floors, or allow a deeper tree. Keeping more thresholds may let a tree fit: "
+            "64 thresholds per numeric column (numeric coding “x ≤ t from the data”) keeps every one.")
+    assert said in error.inner_text(), error.inner_text()
+    # The proof is the solve's result: the badge on the page and in the sidebar names it as claim() does (both read
+    # "Failed", red, beside the proof).
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    for where in (main, sidebar):
+        expect(where.locator('[data-testid="stBadge"], .stBadge, span').filter(
+            has_text="No tree fits (kept thresholds)").first).to_be_visible()
+        assert "Failed" not in where.inner_text(), where.inner_text()
+    shoot(page, "solve_no_tree_fits_1280x720")
+    for title in ("Tree", "Fairness & performance"):
+        nav(page, title)
+        notice = main.locator('[data-testid="stAlertContentInfo"]').filter(has_text="The last solve has no tree")
+        expect(notice).to_be_visible()
+        assert said in notice.inner_text(), (title, notice.inner_text())
+        assert RAW_WORDS.findall(main_text(page)) == [] and "min_recall" not in main_text(page), title
 
 
 # -- 6. hostile names fetch nothing ---------------------------------------------------------------------

@@ -18,7 +18,17 @@ import pytest
 
 from benchmarks.claim_table import STATES, surface_words, table
 from strongtree_core import StrongTreeClassifier, StrongTreeError
-from strongtree_core.tree.claim import CONSTANT_LABEL, KEPT_LABEL, claim, claim_json, cli_lines
+from strongtree_core.tree.claim import (
+    CONSTANT_BOUND,
+    CONSTANT_LABEL,
+    KEPT_LABEL,
+    bound_and_gap,
+    bound_help,
+    claim,
+    claim_json,
+    cli_lines,
+    gap_help,
+)
 from strongtree_core.cli.words import cli_words
 from strongtree_core.errors import NOT_PROVEN, NotProvenWarning
 from strongtree_core.estimator.classifier import INFEASIBLE_KEPT, THRESHOLDS_KEPT
@@ -135,8 +145,11 @@ def test_constraints_no_tree_over_the_kept_thresholds_meets_are_said_over_those(
                                                                   widest_column=57, questions=48, encoded_questions=48)))
     assert str(refused.value) == INFEASIBLE_KEPT.format(
         claim=said.sentence, names="min_recall, min_precision",
-        hint="Try to loosen the fairness bound or lower the recall/precision/specificity floors, or allow a deeper "
-             "tree.", widest=57)
+        hint="Try to lower the recall/precision/specificity floors, or allow a deeper tree.", widest=57)
+    from strongtree_studio.views.status_words import page_words
+
+    # the pages name the constraints as the Model page does (they read "min_recall, min_precision" on the Tree page)
+    assert "The constraints: Min. recall, Min. precision. " in page_words(str(refused.value))
     assert said.sentence == ("No tree of depth 2 asking only the 48 of the 171 thresholds kept satisfies all the "
                              "constraints together on these 58 training rows; a tree asking another threshold might.")
     fits = StrongTreeClassifier(depth=2, time_limit=30, min_recall=0.9, min_precision=0.8, max_thresholds=57).fit(X, y)
@@ -144,6 +157,14 @@ def test_constraints_no_tree_over_the_kept_thresholds_meets_are_said_over_those(
     with pytest.raises(StrongTreeError) as plain:  # over every threshold the plain words are true
         StrongTreeClassifier(depth=2, time_limit=30, min_recall=1.0, min_precision=1.0, max_thresholds=57).fit(X, y)
     assert str(plain.value).startswith("No tree of depth 2 satisfies all the constraints together (min_recall")
+    # Both errors carry the proof's record, so that a surface names it as claim() does (the dashboard's badge read
+    # "Failed"); a pickled error (a sweep's worker) keeps its words and record.
+    import pickle
+
+    assert claim(refused.value.record).label == "No tree fits (kept thresholds)" and refused.value.record.n_rows == 58
+    assert claim(plain.value.record).label == "No tree fits"
+    again = pickle.loads(pickle.dumps(refused.value))
+    assert str(again) == str(refused.value) and again.record == refused.value.record
 
 
 def test_a_bound_not_proven_optimal_says_what_it_ranges_over(kept_and_all):
@@ -366,3 +387,40 @@ def test_the_settings_have_one_name_from_the_page_to_the_report():
     assert "Promise on new rows" not in dict(settings_rows({"fairness_confidence": 0.9}))  # nothing promised
     assert _MODEL_NAMES["max_features_used"] == "max. features used" == setting_name("max_features_used", inside=True)
     assert setting_name("unknown_thing") == "unknown thing" and SETTING_NAMES["depth"] == "Maximum depth"
+
+
+def test_a_bound_and_a_gap_say_over_which_trees_they_hold():
+    """The Solve page's Bound and Gap cards said "No tree of this depth can do better than this (proven)" and "0 means
+    proven optimal" beside "Optimal over kept thresholds"; a constant tree a promise left showed its depth-0 solve's
+    bound (1,143, gap 0.0%) as the bound of a depth-2 search on Solve, Tree and the report."""
+    kept = STATES["over kept thresholds"]
+    assert bound_help(kept) == ("No tree of depth 2 asking only the 48 of the 171 thresholds kept can do better than "
+                                "this on the training rows under these constraints (proven).")
+    assert gap_help(kept) == ("(bound − best tree) / best tree: 0 means no tree of depth 2 asking only the 48 of the "
+                              "171 thresholds kept does better.")
+    assert bound_help(STATES["certified on all thresholds"]).startswith("No tree of depth 2 can do better than this")
+    assert bound_and_gap(kept) == ("48", "gap 0.0%")
+    constant = STATES["constant fallback"]
+    assert bound_and_gap(constant) == (CONSTANT_BOUND, "no gap (no bound on a tree that splits)")
+    assert bound_help(constant) == ("Only a constant tree keeps the promise; its bound: none for a tree that splits "
+                                    "(the constant tree's bound holds over constant trees only).")
+    assert "1,143" not in bound_help(constant) + gap_help(constant)
+    assert bound_help(None) == ("No tree of this depth asking the questions of its encoding can do better than this "
+                                "(proven).")
+
+
+def test_a_search_that_proves_no_tree_fits_reports_no_bound_below_every_tree():
+    """Floors no tree of depth 1 meets: the search's last bound fell below every tree's value (-321 correct rows),
+    and the Solve page showed "Bound -491" and a chart down to -400; the error says that no tree fits."""
+    from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, split_table
+    from strongtree_studio.data.demo_tables import make_hiring
+
+    roles = Roles("hired", "yes", ("gender",), ("education",))
+    tables = split_table(make_hiring(800, seed=1), roles, SplitConfig())
+    model = ModelConfig(depth=1, min_recall=0.95, min_precision=0.95, min_specificity=0.95)
+    events = []
+    with pytest.raises(StrongTreeError, match="^No tree of depth 1 asking only the 12 of the 130 thresholds kept"):
+        StrongTreeClassifier(**model.estimator_params(roles)).fit(
+            tables.train.drop(columns=["hired", "gender"]), tables.train["hired"], progress=events.append)
+    bounds = [e.bound for e in events if e.bound is not None]
+    assert bounds and min(bounds) >= 0, bounds

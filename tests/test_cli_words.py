@@ -16,7 +16,8 @@ from strongtree_core.cli.words import (
     FLAGS,
     cli_words,
 )
-from strongtree_core.estimator.classifier import NEEDS_LEGITIMATE, NEEDS_SENSITIVE, StrongTreeClassifier
+from strongtree_core.estimator.classifier import StrongTreeClassifier
+from strongtree_core.estimator.training import NEEDS_LEGITIMATE, NEEDS_SENSITIVE
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 from strongtree_core import StrongTreeClassifier, StrongTreeError
 from strongtree_core.estimator import classifier as est
+from strongtree_core.estimator import training
 from strongtree_core.metrics import statistical_parity_difference
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
@@ -83,7 +84,7 @@ def test_forced_mio_matches_the_exact_search(formulation):
          est.BAD_FAIRNESS.format(allowed="{" + ", ".join(map(repr, est.FAIRNESS)) + "}",
                                  value=("statistical_parity", "parity"), item="parity")),
         (dict(pos_label="maybe"), est.BAD_POSITIVE.format(value="maybe", classes=["hire", "reject"])),
-        (dict(fairness="statistical_parity"), est.NEEDS_SENSITIVE.format(fairness="statistical_parity")),
+        (dict(fairness="statistical_parity"), training.NEEDS_SENSITIVE.format(fairness="statistical_parity")),
     ],
 )
 def test_bad_parameters_say_what_is_wrong(params, message):
@@ -99,7 +100,7 @@ def test_bad_columns_and_lengths():
         StrongTreeClassifier(fairness="statistical_parity").fit(X, y, sensitive_features="race")
     with pytest.raises(StrongTreeError) as info:
         StrongTreeClassifier().fit(X, y[:10])
-    assert str(info.value) == est.LENGTH_MISMATCH.format(n_x=40, name="y", n_other=10)
+    assert str(info.value) == training.LENGTH_MISMATCH.format(n_x=40, name="y", n_other=10)
 
 
 def test_infeasible_constraints_name_the_constraint_and_a_relaxation():

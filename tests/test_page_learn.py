@@ -191,13 +191,13 @@ def test_stop_keeps_the_finished_runs_and_says_the_rest_did_not_start():
     at.radio(key="learn.depth").set_value(3).run()
     at.selectbox(key="learn.time_limit").set_value(30.0).run()
     at.button(key="learn.start").click().run()
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:  # OCT reports its first numbers
+    deadline, reported = time.monotonic() + 60, False  # the root LPs first: 40 s with both cores taken
+    while not reported and time.monotonic() < deadline:  # OCT reports its first numbers
+        time.sleep(0.3)
         at.run()
         progress = [t.value for t in at.table if "Step" in [shown(c) for c in t.value.columns]]
-        if progress and shown(progress[0].iloc[0]["Best tree"]) != fmt(None):
-            break
-        time.sleep(0.3)
+        reported = bool(progress) and shown(progress[0].iloc[0]["Best tree"]) != fmt(None)
+    assert reported, "OCT reported no tree in 60 s: the Stop below would find no run under way"
     assert not at.button(key="learn.stop").disabled
     started = time.monotonic()
     at.button(key="learn.stop").click().run()

@@ -128,6 +128,14 @@ def test_a_small_sweep_runs_in_the_background_and_its_points_are_shown_stored_an
                            np.concatenate([values(t["y"]) for t in circles])))
         proven = table[table["certified"] & table["fairness"].notna()]  # the fair points (references apart)
         assert drawn == pytest.approx(sorted(zip(100 * proven[f"{part}_gap"], 100 * proven[f"{part}_accuracy"])))
+    # the filled circles and the count of proofs in their claims' words: over the quantile cuts, "optimal over kept
+    # thresholds", never "proven optimal" (the legend, the caption and "4 proven optimal" said it of these)
+    assert set(shown["status"]) == {"Optimal over kept thresholds"}
+    legend = [t["name"] for t in traces if t.get("legendgroup") == "shape"]
+    assert legend[0] == "optimal over kept thresholds" and "proven optimal" not in legend, legend
+    said = " ".join(c.value for c in at.caption)
+    assert "Filled circles are optimal over kept thresholds; open diamonds" in said and "proven optimal" not in said
+    assert "4 optimal over kept thresholds · " in " ".join(str(p.proto.text) for p in at.get("progress"))
     # The references: the tree without a constraint as a cross and CART as an open square, at their measured gaps.
     reference = table[table["fairness"].isna()].iloc[0]
     free = FittedTree.from_json(reference["tree"]).predict(train) == "yes"

@@ -190,6 +190,9 @@ def test_a_constant_tree_a_promise_left_is_titled_as_one():
     title = "population: a constant tree (the fairness promise on new rows left no tree that splits at depth 3)"
     assert f"<title>{title}</title>" in html
     assert "depth 0" not in html and "Proven optimal" not in html
+    # its depth-0 solve's bound is no bound on the trees of depth 3: none is given (it read "at most ... , gap 0.0%")
+    assert ("<dt>Bound</dt><dd>none for a tree that splits (the constant tree&#x27;s bound holds over constant trees "
+            "only)</dd><dt>Gap</dt><dd>no gap (no bound on a tree that splits)</dd>") in html
     assert make_hiring  # imported for the hiring table's promise below
 
 
@@ -332,3 +335,23 @@ def test_the_report_folds_the_promise_internals_away(promised):
     assert "Risk R (summed normal tail probabilities" in folded
     assert html.count("Risk R (summed normal tail probabilities") == 1  # nowhere in the open
     assert "promise estimated" in html and "an estimate whose coverage was measured by simulation" in html
+
+
+def test_a_promise_keeps_the_targets_name_and_its_report_is_made():
+    """The fits of a promise see the target as an array: the tree returned was named "target", not "hired", so the
+    dashboard's report of any run with a promise failed (KeyError 'target': the button gave no file)."""
+    from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, split_table
+    from strongtree_studio.data.demo_tables import make_hiring
+    from strongtree_studio.views.report_view import report_html
+
+    roles = Roles("hired", "yes", ("gender",), ("education",))
+    tables = split_table(make_hiring(800, seed=1), roles, SplitConfig())
+    model = ModelConfig(fairness=("statistical_parity",), fairness_bound=0.2, fairness_confidence=0.9)
+    X = tables.train.drop(columns=["hired"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = StrongTreeClassifier(**model.estimator_params(roles)).fit(X, tables.train["hired"],
+                                                                      sensitive_features="gender")
+    assert clf.record_.promise and clf.tree_.target == "hired"
+    page = report_html("Hiring", clf.tree_, None, roles, model, SplitConfig(), tables).decode()
+    assert "The tree predicts hired from" in page

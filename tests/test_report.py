@@ -150,6 +150,11 @@ def test_the_tree_its_words_rules_certificate_date_and_version(run):
     certificate = next(text for attrs, text in page.paragraphs if text.startswith(f"{said.label}: No tree of depth 2"))
     assert certificate.startswith(f"{said.label}: {said.words}")  # the claim's words, then the numbers
     assert f"gap {100 * record.gap:.1f}%" in certificate and f"bound {record.bound:,.0f}" in certificate
+    # the solver's note names the setting as the dashboard does (it read "max_thresholds=67 keeps every one")
+    assert record.message.startswith("The encoding kept ") and "max_thresholds=" not in html
+    assert re.search(r"<dt>Solver&#x27;s note</dt><dd>The encoding kept \d+ of the [\d,]+ distinct thresholds of the "
+                     r"numeric columns: the certificate and the bound hold over those; \d+ thresholds per numeric "
+                     r"column \(numeric coding “x ≤ t from the data”\) keeps every one", html)
     assert "2026-03-04 09:30 UTC" in html and f"strongtree {__version__}" in html
     assert 'class="strongtree"' in html and "Drawn by the built-in layout" in html
     assert "Fairness notions" in "".join(page.text) and "Statistical parity" in "".join(page.text)

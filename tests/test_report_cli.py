@@ -73,6 +73,8 @@ def test_the_command_line_reports_a_fitted_tree(tmp_path, capsys):
     gap = abs(np.diff([np.mean(predicted[(frame["gender"] == g).to_numpy()] == "yes") for g in ("female", "male")]))[0]
     assert gap <= 0.03 + 1e-9
     assert "hiring.csv: a fair decision tree of depth 2" in out.read_text()
+    assert tree.record.message.startswith("The encoding kept ")  # the solver's note names the command line's option
+    assert "max_thresholds=" not in out.read_text() and "--max-thresholds " in out.read_text()
 
 
 @pytest.fixture(scope="module")

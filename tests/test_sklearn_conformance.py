@@ -21,6 +21,7 @@ from sklearn.utils.estimator_checks import (
 
 from strongtree_core import StrongTreeClassifier, StrongTreeError
 from strongtree_core.estimator import classifier as est
+from strongtree_core.estimator import training
 from strongtree_core.encoding import TableEncoder
 from strongtree_core.structure import LEAF, TreeStructure
 from strongtree_core.tree import FittedTree, SolveRecord
@@ -234,7 +235,7 @@ def test_input_scikit_learn_refuses_gets_a_message_naming_it():
     clf = StrongTreeClassifier(depth=1, time_limit=5)
     assert _message(lambda: clf.fit(X, None)) == est.Y_NONE
     assert _message(lambda: clf.fit(sparse.csr_matrix(X.to_numpy()), y)) == est.SPARSE_X.format(kind="csr_matrix")
-    assert _message(lambda: clf.fit(X.to_numpy() + 1j, y)) == est.COMPLEX_X.format(what="X", example=complex(X.iloc[0, 0], 1))
+    assert _message(lambda: clf.fit(X.to_numpy() + 1j, y)) == training.COMPLEX_X.format(what="X", example=complex(X.iloc[0, 0], 1))
     assert _message(lambda: clf.fit(X["u"].to_numpy(), y)) == est.X_NOT_2D.format(shape=(60,))
     assert _message(lambda: clf.fit(np.empty((12, 0)), y[:12])) == est.NO_COLUMNS.format(n=12)
     fitted = StrongTreeClassifier(depth=1, time_limit=5).fit(X, y)
@@ -248,7 +249,7 @@ def test_a_continuous_target_is_refused_and_integer_codes_are_classes():
     y = X["u"].to_numpy() * 10 + 0.5
     message = _message(lambda: StrongTreeClassifier(depth=1, time_limit=5).fit(X, y))
     distinct = np.unique(y)
-    assert message == est.CONTINUOUS_TARGET.format(n=distinct.size, examples=", ".join(repr(float(v)) for v in distinct[:3]))
+    assert message == training.CONTINUOUS_TARGET.format(n=distinct.size, examples=", ".join(repr(float(v)) for v in distinct[:3]))
     codes = (X["u"] > 0).astype(float) + (X["v"] > 1).astype(float)  # 0.0, 1.0, 2.0: classes
     clf = StrongTreeClassifier(depth=2, time_limit=20).fit(X, codes)
     assert clf.classes_.tolist() == [0.0, 1.0, 2.0]

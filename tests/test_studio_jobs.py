@@ -5,7 +5,7 @@ import time
 import numpy as np
 import pytest
 
-from strongtree_core.estimator.classifier import NEEDS_SENSITIVE
+from strongtree_core.estimator.training import NEEDS_SENSITIVE
 from strongtree_core.tree import FittedTree
 from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, split_table
 from strongtree_studio.data.demo_tables import make_hiring
@@ -188,3 +188,21 @@ def test_the_spare_worker_waits_for_a_free_slot():
         assert reg._idle is not None and reg._idle.process.is_alive()
     finally:
         reg.shutdown()
+
+
+@pytest.mark.parametrize("kept, label", [(4, "No tree fits (kept thresholds)"), (10_000, "No tree fits")])
+def test_a_proof_that_no_tree_fits_is_the_solves_result_not_a_failure(registry, kept, label):
+    """Floors no tree of depth 1 meets: the worker's error carries the proof's record, the job has finished (its
+    result is the proof), and the badge of the Solve page and the sidebar says the claim's label (it read
+    "Failed", red, beside the proof)."""
+    from strongtree_studio.page.status import job_state_words
+
+    ctx = context(ModelConfig(depth=1, time_limit=30.0, min_recall=0.95, min_precision=0.95, min_specificity=0.95,
+                              encoding="data", max_thresholds=kept), n_rows=300)
+    job_id = registry.submit(solve_spec(ctx), ctx)
+    done = wait(registry, job_id, lambda s: not s.active)
+    assert done.main.error.startswith("No tree of depth 1 ")
+    assert done.main.record is not None and done.main.record.status == "infeasible"
+    assert done.main.record.n_rows == len(ctx.tables.train)
+    assert done.state == "finished" and done.message == ""
+    assert job_state_words(done) == (label, ":material/block:", "red")

@@ -133,3 +133,39 @@ def test_the_solve_page_s_fitted_tree_opens_the_levels_that_read_and_says_so():
                      "page any subtree.")
     shallow = StrongTreeClassifier(depth=2, pos_label="yes").fit(X, y).tree_
     assert readable_fit(shallow, compact=True) == ([], "")  # a tree that reads whole opens whole, and says nothing
+
+
+def test_two_trees_compared_open_the_levels_that_read_one_above_the_other_when_side_by_side_would_not():
+    from strongtree_core import StrongTreeClassifier
+    from strongtree_core.datasets import make_hiring
+    from strongtree_studio.views.tree_view import (
+        PAIR_MORE_RUNS,
+        PAIR_WHOLE,
+        PANEL_1280,
+        PANEL_HALF_1280,
+        READABLE_TEXT,
+        drawing_size,
+        fitted_text,
+        paired_fit,
+        readable_levels,
+    )
+
+    df = make_hiring(800, seed=0)
+    X, y = df.drop(columns="hired"), df["hired"]
+    deep = StrongTreeClassifier(depth=4, pos_label="yes").fit(X, y).tree_
+    stump = StrongTreeClassifier(depth=1, pos_label="yes").fit(X, y).tree_
+    # Whole, a depth-4 tree in half the page reads at 2 px (the Runs page drew it so); in a column, one level reads.
+    assert fitted_text(drawing_size(screen_dot(deep, compact=True)), PANEL_HALF_1280) < 3
+    assert readable_levels(deep, compact=True, panel=PANEL_HALF_1280) == 1
+    side_by_side, collapsed, words = paired_fit([deep, deep], ["#2", "#1"], PAIR_MORE_RUNS)
+    assert not side_by_side and collapsed == [nodes_at_level(deep, 2)] * 2  # at the page's width, two levels
+    for closed in collapsed:
+        assert fitted_text(drawing_size(screen_dot(deep, collapsed=closed, compact=True)), PANEL_1280) >= READABLE_TEXT
+    assert words == ("One tree above the other, each as wide as the page, so that every text reads at 10 px or more "
+                     "on a 1280x720 screen (side by side, at about 6 px). #2: 2 of 4 levels of questions open; #1: 2 "
+                     "of 4 levels of questions open. Each grey box holds a subtree. The size Presentation opens every "
+                     "level; to open any subtree, open one run and go to the Tree page.")
+    assert "collapse" not in words.lower()  # the Runs page has no control to collapse with
+    side_by_side, collapsed, words = paired_fit([stump, stump], ["#2", "#1"], PAIR_MORE_RUNS)
+    assert side_by_side and collapsed == [[], []] and words == PAIR_WHOLE  # small trees stay side by side, whole
+    assert fitted_text(drawing_size(screen_dot(stump, compact=True)), PANEL_HALF_1280) >= READABLE_TEXT

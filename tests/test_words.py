@@ -69,6 +69,9 @@ def test_a_zero_gap_beside_not_proven_says_what_it_means():
     time limit ended says the bound met the tree as the time ran out; a proven one and a real gap read plainly."""
     assert gap_words("time_limit", 0.0) == GAP_MET_AT_LIMIT
     assert gap_words("interrupted", 0) == GAP_MET_AT_LIMIT
+    # a Stop is no time running out (a stopped solve read "the bound met the best tree's value as the time ran out")
+    assert GAP_MET_AT_LIMIT == ("gap 0.0% (the bound meets the best tree's value, but the solver ended before it "
+                                "declared the proof finished)")
     assert gap_words("optimal", 0.0) == "gap 0.0%"
     assert gap_words("time_limit", 0.0123) == "gap 1.2%"
     assert gap_words("time_limit", 0.0004) == "gap <0.1%"

@@ -310,4 +310,22 @@ def _master(A: np.ndarray, c: np.ndarray, eq: np.ndarray, center: np.ndarray, ra
                   bounds=list(zip(lo, hi)) + [(None, None)], method="highs")
     if res.status != 0:
         return None, None
-    return res.x[:n], float(res.x[-1])
+    y = into_domain(res.x[:n], lo, hi, eq)
+    return (None, None) if y is None else (y, float(res.x[-1]))
+
+
+def into_domain(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, eq: np.ndarray) -> np.ndarray | None:
+    """``y`` moved into ``lo <= y <= hi``, ``eq . y = 1``: the LP meets its bounds and rows only within the
+    solver's tolerance (answers up to 3.2e-4 outside their bounds were seen), and ``L`` is an upper bound at
+    every point of the domain, and only there: a price a little below 0, or above 0 on a side a row does not
+    have, would make it no bound. Clipped to the bounds, then the normalized prices (``eq > 0``) rescaled
+    (``hi`` of those is 0 or above the scaled value: the domain's ``upper`` is 0 or infinite). None when
+    nothing normalized is left above 0."""
+    y = np.clip(y, lo, hi)
+    normalized = eq > 0
+    total = float(eq @ y)
+    if normalized.any():
+        if not total > 0:
+            return None
+        y[normalized] /= total
+    return y

@@ -339,7 +339,8 @@ class _Run:
             bound = math.floor(bound + TOLERANCE * max(1.0, abs(bound)))
         if bound < self.bound:
             self.bound = bound
-            self.say("bound")
+            if bound >= self.lowest:  # below every tree's value it proves no tree fits: the result says so, no number
+                self.say("bound")
 
     def say(self, message: str) -> None:
         """Report the incumbent, the bound and the work done; the tree only when it changed."""

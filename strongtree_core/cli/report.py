@@ -19,6 +19,7 @@ import pandas as pd
 
 from strongtree_core.cli.files import output_problem, read_table, read_tree, shown, write_text
 from strongtree_core.cli.fit import refuse
+from strongtree_core.cli.words import cli_words
 from strongtree_core.cli.messages import (
     EXIT_INPUT,
     EXIT_OK,
@@ -131,6 +132,7 @@ def run_report(args: argparse.Namespace) -> int:
         split=_split_words(context, train, test, None if args.test is None else shown(args.test)),
         unconstrained=baseline,
         notes=() if tree.context is not None else (REPORT_NO_CONTEXT.format(tree=args.tree.name).removeprefix("note: "),),
+        note_words=cli_words,
     )
     failed = write_text(args.output, build_report(inp, engine=args.drawing))
     if failed is not None:

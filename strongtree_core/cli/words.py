@@ -16,9 +16,8 @@ from strongtree_core.estimator.classifier import (
     BAD_POSITIVE,
     CONFIDENCE_WITHOUT_FAIRNESS,
     METHOD_WITHOUT_CONFIDENCE,
-    NEEDS_LEGITIMATE,
-    NEEDS_SENSITIVE,
 )
+from strongtree_core.estimator.training import NEEDS_LEGITIMATE, NEEDS_SENSITIVE
 from strongtree_core.sweep.grid import TOO_MANY_FOLDS
 
 #: Estimator parameter -> the option that sets it (``fit`` and ``sweep``).

@@ -33,6 +33,7 @@ from typing import Callable, Literal
 
 import numpy as np
 
+from strongtree_core.accel import kernels
 from strongtree_core.accel.ladder import ladder_applies
 from strongtree_core.accel.search import exact_solve
 from strongtree_core.background import run_in_background
@@ -49,6 +50,7 @@ from strongtree_core.formulation.arrays import with_objective_cap
 from strongtree_core.formulation.binoct import BINOCT_REFUSED, binoct_unsupported
 from strongtree_core.formulation.objectives import tree_objective
 from strongtree_core.formulation.oct import OCT_REFUSED, oct_unsupported
+from strongtree_core.formulation.quality_constraints import QualityFloor
 from strongtree_core.heuristics import (
     LOCAL_SEARCH_REFUSED,
     local_search,
@@ -114,23 +116,35 @@ LOCAL_SEARCH_FORMULATION = "local search: coordinate descent over nodes (LST-sty
 
 class InfeasibleError(StrongTreeError):
     """No tree of the depth satisfies the constraints: proven over the features the search was given
-    (the estimator, which knows which thresholds those kept, says so in its own message)."""
+    (the estimator, which knows which thresholds those kept, says so in its own message).
+
+    ``record`` is the proof as a :class:`~strongtree_core.tree.SolveRecord` (status ``infeasible``, the rows and
+    the scope) once the estimator has set it (:meth:`with_record`), so that a surface writes it in
+    :func:`~strongtree_core.tree.claim.claim`'s words ("No tree fits"); None as the engine raises it."""
+
+    record: SolveRecord | None = None
 
     def __init__(self, spec: TreeSpec) -> None:
         self._set(spec.depth, _constraint_names(spec), _relaxation_hint(spec))
 
-    def _set(self, depth: int, names: str, hint: str) -> None:
-        self.depth, self.names, self.hint = depth, names, hint
-        super().__init__(INFEASIBLE.format(depth=depth, names=names, hint=hint))
+    def _set(self, depth: int, names: str, hint: str, message: str | None = None,
+             record: SolveRecord | None = None) -> None:
+        self.depth, self.names, self.hint, self.record = depth, names, hint, record
+        super().__init__(message or INFEASIBLE.format(depth=depth, names=names, hint=hint))
+
+    def with_record(self, record: SolveRecord, message: str | None = None) -> "InfeasibleError":
+        """The same proof with its record (and the estimator's words, when they say more)."""
+        return _infeasible_again(self.depth, self.names, self.hint, message or str(self), record)
 
     def __reduce__(self):  # pickled from a sweep's worker to the process that started it
-        return _infeasible_again, (self.depth, self.names, self.hint)
+        return _infeasible_again, (self.depth, self.names, self.hint, str(self), self.record)
 
 
-def _infeasible_again(depth: int, names: str, hint: str) -> InfeasibleError:
-    """An :class:`InfeasibleError` unpickled: the same depth, names and hint."""
+def _infeasible_again(depth: int, names: str, hint: str, message: str | None = None,
+                      record: SolveRecord | None = None) -> InfeasibleError:
+    """An :class:`InfeasibleError` unpickled: the same depth, names, hint, words and record."""
     error = InfeasibleError.__new__(InfeasibleError)
-    error._set(depth, names, hint)
+    error._set(depth, names, hint, message, record)
     return error
 
 
@@ -368,6 +382,9 @@ def _solve_exact(data: PatternData, spec: TreeSpec, time_limit: float, stop, pro
     (or past a Stop); the best tree it reported by then is returned.  The cheap starts
     (:func:`~strongtree_core.engine.starts.candidate_starts`) are made first unless they can wait
     (:func:`_starts_can_wait`), then only when the search comes back without a tree."""
+    # A first look at the compiled kernels, which starts their build in the background when the cache has none
+    # (never waits): on a busy machine a first fit can spend its time before the search wants a kernel.
+    kernels.available()
     made = [] if _starts_can_wait(data, spec, progress) else predicted_starts(data, spec.depth)
     starts = tuple(tree for _, tree in given) + tuple(tree for _, tree, _ in made)
     # each start's predictions, kept for the give-up path (the given ones are routed only there)
@@ -755,8 +772,11 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_searc
 
 def _relaxation_hint(spec: TreeSpec) -> str:
     hints = []
-    if spec.side_constraints:
-        hints.append("loosen the fairness bound or lower the recall/precision/specificity floors")
+    floors = [isinstance(c, QualityFloor) for c in spec.side_constraints]
+    if not all(floors):
+        hints.append("loosen the fairness bound")
+    if any(floors):
+        hints.append("lower the recall/precision/specificity floors")
     if spec.min_leaf:
         hints.append("lower the minimum leaf size")
     if spec.max_branching is not None or spec.max_features_used is not None:

@@ -15,7 +15,6 @@ import threading
 import time
 import warnings
 from dataclasses import dataclass, replace
-from functools import cached_property
 from numbers import Integral, Real
 from typing import Any, Callable, Literal, Sequence
 
@@ -24,17 +23,21 @@ import pandas as pd
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions, make_constraint
-from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from strongtree_core import vocabulary
-from strongtree_core.encoding import EncodingPlan, TableEncoder
+from strongtree_core.encoding import TableEncoder
 from strongtree_core.encoding.errors import BUCKETS_AND_THRESHOLDS, ONEHOT_NEEDS_BUCKETS
 from strongtree_core.encoding.thresholds import DEFAULT_MAX_THRESHOLDS
 from strongtree_core.encoding.features import equals_label, python_scalar
 from strongtree_core.encoding.groups import GroupCoding, encode_groups
-from strongtree_core.encoding.patterns import PatternData, collapse_patterns, restrict_features
+from strongtree_core.encoding.patterns import PatternData, collapse_patterns
 from strongtree_core.estimator.changed_leaves import changed_leaves
+from strongtree_core.estimator.training import (
+    COMPLEX_X, FINISH_SECONDS_PER_ROW, LENGTH_MISMATCH, MIN_SOLVE_SECONDS, NEEDS_LEGITIMATE, NEEDS_SENSITIVE, ONE_CLASS,
+    Encoded, Training, array_names, array_table, check_comparable, checked_weights, classes_of, target_name,
+    to_certified_thresholds,
+)
 from strongtree_core.tree.claim import claim
 from strongtree_core.engine.routes import InfeasibleError, Solved
 from strongtree_core.engine.task import SolveTask
@@ -78,7 +81,6 @@ SPARSE_X = (
     "X is a sparse matrix ({kind}), and StrongTreeClassifier needs dense data (a tree tests raw values, "
     "missing ones included): pass X.toarray() or a DataFrame."
 )
-COMPLEX_X = "Complex data not supported: {what} holds complex numbers (e.g. {example!r}); pass real numbers."
 X_NOT_2D = (
     "X must be a table (rows by columns), got an array of shape {shape}. Reshape your data: "
     "X.reshape(-1, 1) if it holds a single feature, X.reshape(1, -1) if it holds a single row."
@@ -93,55 +95,9 @@ MISSING_COLUMNS = (
     "X has {got}. Give the columns their names at fit (or fit again on the new names)."
 )
 NO_FEATURE_NAMES = "X does not have valid feature names, but StrongTreeClassifier was fitted with feature names"
-CONTINUOUS_TARGET = (
-    "y looks continuous: {n} distinct numbers, not all whole (e.g. {examples}). A classification tree needs "
-    "class labels: bin the numbers into classes (e.g. pd.cut(y, bins=3)), or pass codes as text (y.astype(str))."
-)
-LENGTH_MISMATCH = "X has {n_x} rows but {name} has {n_other}: they must describe the same rows."
 UNKNOWN_COLUMNS = "{what} {names} not found among the columns of X ({available})."
-NEEDS_SENSITIVE = "fairness={fairness!r} needs the protected attribute: pass fit(..., sensitive_features=...)."
-NEEDS_LEGITIMATE = "conditional statistical parity needs the legitimate factor: pass fit(..., legitimate_features=...)."
 NEEDS_BINARY = "{what} needs a binary target (two classes); y has {n} classes: {classes}."
 BAD_POSITIVE = "pos_label={value!r} is not a class of y; the classes are {classes}."
-ONE_CLASS = "y has one class only ({label!r}): there is nothing to classify."
-Y_NOT_ONE_COLUMN = "y must be one label per row (one column), got an array of shape {shape}."
-MISSING_TARGET = (
-    "y has no value in {n} of {total} rows (the first is row {first}): a tree learns only from labelled rows. "
-    "Drop those rows before fitting, e.g. keep = y.notna(); fit(X[keep], y[keep])."
-)
-INFINITE_TARGET = "y is infinite in {n} of {total} rows (the first is row {first}): class labels must be finite numbers or text."
-MIXED_TARGET = (
-    "y mixes {kinds} labels (e.g. {examples}): give every label the same type, e.g. y.astype(str)."
-)
-WEIGHTS_NOT_ONE_COLUMN = "sample_weight must be one number per row, got an array of shape {shape}."
-WEIGHTS_NOT_NUMBERS = "sample_weight must hold numbers, but holds {examples}."
-WEIGHTS_MISSING = "sample_weight is missing (NaN) in {n} of {total} rows: give every row a weight (1 for an ordinary row)."
-WEIGHTS_INFINITE = "sample_weight is infinite in {n} of {total} rows: every weight must be a finite number."
-WEIGHTS_NEGATIVE = (
-    "sample_weight is negative in {n} of {total} rows (the smallest is {low!r}): weights must be >= 0. "
-    "Leave a row out rather than giving it a negative weight."
-)
-WEIGHTS_ALL_ZERO = "sample_weight is zero in every row: at least one row needs a positive weight."
-WEIGHTS_TOO_LARGE = (
-    "sample_weight sums to more than the largest number a float holds: divide every weight by the same number "
-    "(e.g. by the largest weight)."
-)
-#: Largest ratio of the heaviest to the lightest positive weight: beyond it the
-#: solvers' relative tolerances (about 1e-9) cannot tell the light rows apart from 0.
-MAX_WEIGHT_RATIO = 1e9
-WEIGHTS_SPREAD = (
-    "sample_weight spans {low!r} to {high!r}, a ratio above {limit:.0e}: solvers compare sums only up to a relative "
-    "tolerance, so rows that light would not count. Leave the lightest rows out, or compress the weights (e.g. np.sqrt)."
-)
-ONE_GROUP = (
-    "The protected attribute {column!r} has a single value ({value!r}) in all {n} training rows: {notion} "
-    "compares groups, so there is nothing to compare and no gap to bound. Pass a protected attribute with at "
-    "least two groups, or fit without fairness."
-)
-NOTHING_TO_COMPARE = (
-    "{notion} compares the groups of {column!r}, but no two groups both have rows among the {cohorts} of the "
-    "training data, so there is no gap to bound. Choose another notion, or fit without {notion}."
-)
 NO_ROWS = "X has no rows."
 CONFIDENCE_WITHOUT_FAIRNESS = (
     "fairness_confidence promises a fairness bound on new rows, but no fairness notion was given: "
@@ -227,85 +183,20 @@ INFEASIBLE_KEPT = (
     "{claim} The constraints: {names}. {hint} Keeping more thresholds may let a tree fit: max_thresholds={widest} "
     "keeps every one."
 )
-#: The solve gets at least this long, even when reading the table used up the time limit.
-MIN_SOLVE_SECONDS = 0.05
-#: Seconds per training row kept back from the solve for what follows it (re-scoring the
-#: tree, its per-node counts, the constraint checks): 0.8 s for a million rows, measured.
-FINISH_SECONDS_PER_ROW = 1e-6
-
-
-@dataclass(frozen=True)
-class _Training:
-    """The training data as ``fit`` reads it: checked, rows of weight 0 left out.
-
-    X given as an array is kept as that array (``array``) and becomes a DataFrame
-    (``X``) only when something needs the table: named protected columns, rows left
-    out, or an encoding of other values than 0 and 1."""
-
-    table: pd.DataFrame | None  # X as a DataFrame with a fresh index; None until ``X`` builds it from ``array``
-    array: np.ndarray | None  # X as the 2-D array given (columns x0, x1, ...), every row kept; else None
-    y_index: np.ndarray  # class index of every row
-    classes: np.ndarray
-    target: str
-    weights: np.ndarray | None
-    positive: int | None  # index of pos_label in classes
-    groups: GroupCoding | None
-    legit: GroupCoding | None
-    protected_in_x: tuple[str, ...]  # protected columns that are also columns of X
-    protected: tuple[str, ...]  # names of the protected columns (kept in the tree's context)
-    legitimate: tuple[str, ...]  # names of the legitimate factors
-    columns_in: tuple  # the columns of X as given
-    fitted_on_frame: bool
-
-    @cached_property
-    def X(self) -> pd.DataFrame:
-        """X as a DataFrame with a fresh index."""
-        return self.table if self.table is not None else _array_table(self.array)
-
-    def subset(self, rows: np.ndarray) -> "_Training":
-        """These rows (positions among the rows kept; repeats allowed), groups coded as on all of them."""
-        return replace(
-            self, table=None if self.table is None else self.table.iloc[rows].reset_index(drop=True),
-            array=None if self.array is None else self.array[rows], y_index=self.y_index[rows],
-            weights=None if self.weights is None else self.weights[rows],
-            groups=None if self.groups is None else replace(self.groups, codes=self.groups.codes[rows]),
-            legit=None if self.legit is None else replace(self.legit, codes=self.legit.codes[rows]),
-        )
-
-
-@dataclass(frozen=True)
-class _Encoded:
-    """The columns the tree may split on, as binary features."""
-
-    plan: EncodingPlan
-    X_binary: np.ndarray
-    feature_names: tuple[str, ...]
-    cart_tree: TreeStructure | None  # CART on the raw columns, a start for the search
-    cart_sample: tuple[int, int] | None = None  # CART grown on (rows, of the training rows), when a sample
-
-    def subset(self, rows: np.ndarray) -> "_Encoded":
-        """The same binary features on these rows (positions among the training rows kept)."""
-        return replace(self, X_binary=self.X_binary[rows], cart_sample=None)
-
-    @property
-    def cut_free(self) -> bool:
-        """No threshold of the coding was chosen from the rows (every column 0/1 or categorical): the same
-        features on a part of the rows are those a fit on that part alone would make (levels aside)."""
-        return all(column.kind in ("binary", "categorical") for column in self.plan.columns)
 
 
 @dataclass(frozen=True)
 class _SolvePlan:
     """A fit up to its solve: the training data read and encoded, the patterns, the spec, and the engine's task."""
 
-    train: _Training
-    encoded: _Encoded
+    train: Training
+    encoded: Encoded
     data: PatternData
     spec: TreeSpec
     task: SolveTask
 
 
-def _fitted_tree(structure: TreeStructure, record: SolveRecord, train: _Training, encoded: _Encoded,
+def _fitted_tree(structure: TreeStructure, record: SolveRecord, train: Training, encoded: Encoded,
                  data: PatternData) -> FittedTree:
     """A solver's tree as a :class:`FittedTree` over the raw columns, with its training counts
     (counted on the weighted patterns: the rows' counts, in milliseconds for a million rows)."""
@@ -656,7 +547,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             if X.shape[1] == 0:
                 raise StrongTreeError(NO_COLUMNS.format(n=X.shape[0]))
             return X.reset_index(drop=True)
-        return _array_table(_checked_array(X))
+        return array_table(_checked_array(X))
 
     def _table(self, X) -> pd.DataFrame:
         """X at prediction time: a DataFrame's columns matched by name (fitted on a DataFrame),
@@ -777,12 +668,12 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         encoded = self._encode(train, started)
         return self._plan_solve(train, encoded, fairness, started)
 
-    def _fit_encoded(self, train: _Training, encoded: _Encoded, fairness: list[str], started: float,
+    def _fit_encoded(self, train: Training, encoded: Encoded, fairness: list[str], started: float,
                      progress: Callable[[Progress], None] | None, stop: threading.Event | None,
                      starts: tuple[TreeStructure, ...] = ()) -> "StrongTreeClassifier":
         """The steps of ``fit`` after the table is read and binarized: patterns, spec, solve, record,
         checks.  The promise's refits on parts of the rows call it with parts of ``train`` and
-        ``encoded`` (:meth:`_Training.subset`, :meth:`_Encoded.subset`) and ``starts``, trees over
+        ``encoded`` (:meth:`Training.subset`, :meth:`Encoded.subset`) and ``starts``, trees over
         the same binary features offered to the search as incumbents."""
         return self._run_plan(self._plan_solve(train, encoded, fairness, started, starts), progress, stop)
 
@@ -795,7 +686,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             raise self._infeasible(infeasible, plan) from None
         return self._finish_solve(plan, solved)
 
-    def _plan_solve(self, train: _Training, encoded: _Encoded, fairness: list[str], started: float,
+    def _plan_solve(self, train: Training, encoded: Encoded, fairness: list[str], started: float,
                     starts: tuple[TreeStructure, ...] = ()) -> "_SolvePlan":
         """Patterns, spec and the engine's task (a plain value: :mod:`strongtree_core.engine.task`), with what
         is left of the time limit; ``classes_`` set.  A sweep's worker runs the task, this process the rest."""
@@ -809,7 +700,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         train, encoded, data, spec = plan.train, plan.encoded, plan.data, plan.spec
         encoded_questions = data.n_features
         if solved.features is not None:  # certified over a thinned set of thresholds: keep exactly those
-            solved, encoded, data = _thinned(solved, encoded, data)
+            solved, encoded, data = to_certified_thresholds(solved, encoded, data)
         self._record(solved, spec, data, train, encoded, encoded_questions)
         self.constraint_checks_ = self._verify(spec.side_constraints, solved.structure, train, data)
         self._judge_against_the_majority(solved, train, data)
@@ -902,7 +793,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         )
 
     def _read_training_data(self, X, y, sample_weight, sensitive_features, legitimate_features,
-                            fairness: list[str]) -> _Training:
+                            fairness: list[str]) -> Training:
         """Read X, y, the weights and the groups, check them, and keep the rows of positive weight."""
         if y is None:
             raise StrongTreeError(Y_NONE)
@@ -913,27 +804,27 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             n = len(X)
         else:  # an array: its table is built only if needed (below, or when encoding other values than 0 / 1)
             X, array = None, _checked_array(X)
-            columns_in = tuple(_array_names(array.shape[1]))
+            columns_in = tuple(array_names(array.shape[1]))
             n = array.shape[0]
         if n == 0:
             raise StrongTreeError(NO_ROWS)
-        classes, y_idx = _target_classes(y, n)
-        weights = None if sample_weight is None else _checked_weights(sample_weight, n)
+        classes, y_idx = classes_of(y, n)
+        weights = None if sample_weight is None else checked_weights(sample_weight, n)
         if classes.size < 2:
             raise StrongTreeError(ONE_CLASS.format(label=python_scalar(classes[0])))
         self.classes_ = classes
         positive = self._positive_index(classes, fairness)
         drop_rows = weights is not None and not weights.all()
         if X is None and (sensitive_features is not None or legitimate_features is not None or drop_rows):
-            X = _array_table(array)
+            X = array_table(array)
         sens_frame, sens_in_x = self._columns(X, sensitive_features, "sensitive_features", n)
         legit_frame, _ = self._columns(X, legitimate_features, "legitimate_features", n)
         if drop_rows:  # weight 0: as if the row were absent
             X, y_idx, sens_frame, legit_frame, weights = _positive_weight_rows(weights, X, y_idx, sens_frame, legit_frame)
             array = None
         groups, legit = self._code_groups(fairness, sens_frame, legit_frame)
-        return _Training(
-            table=X, array=array, y_index=y_idx, classes=classes, target=_target_name(y), weights=weights,
+        return Training(
+            table=X, array=array, y_index=y_idx, classes=classes, target=target_name(y), weights=weights,
             positive=positive,
             groups=groups, legit=legit, protected_in_x=tuple(sens_in_x), columns_in=columns_in,
             protected=() if sens_frame is None else tuple(map(str, sens_frame.columns)),
@@ -966,14 +857,14 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         legit = encode_groups(legit_frame, role="legitimate") if conditional else None
         return groups, legit
 
-    def _encode(self, train: _Training, started: float | None = None) -> _Encoded:
+    def _encode(self, train: Training, started: float | None = None) -> Encoded:
         """Binary features of the columns the tree may split on (CART on the raw columns gives cuts and a start;
         with ``started``, the fit's start on :func:`time.perf_counter`, CART keeps to its share of the time limit)."""
         drop = bool(train.protected_in_x) and not self.allow_protected_splits
         if train.array is not None and not drop:  # an array of 0 / 1 numbers: its columns as they are
             flags = self._encoder().fit_transform_flags(train.array, train.columns_in)
             if flags is not None:
-                return _Encoded(plan=flags[0], X_binary=flags[1], feature_names=train.columns_in, cart_tree=None)
+                return Encoded(plan=flags[0], X_binary=flags[1], feature_names=train.columns_in, cart_tree=None)
         features = train.X
         if drop:
             features = train.X.drop(columns=list(train.protected_in_x))
@@ -982,11 +873,11 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             features, sample_weight=train.weights, target=train.y_index, reference_depth=int(self.depth),
             deadline=deadline, n_jobs=cores_for(self.n_jobs))
         n = len(train.y_index)  # rows of weight 0 were left out when the data were read
-        return _Encoded(plan=plan, X_binary=X_binary, feature_names=tuple(map(str, features.columns.tolist())),
+        return Encoded(plan=plan, X_binary=X_binary, feature_names=tuple(map(str, features.columns.tolist())),
                         cart_tree=cart_tree, cart_sample=(cart_rows, n) if cart_rows < n else None)
 
     @staticmethod
-    def _collapse_patterns(train: _Training, encoded: _Encoded) -> PatternData:
+    def _collapse_patterns(train: Training, encoded: Encoded) -> PatternData:
         """Identical rows (features, class, group, level) as one weighted pattern."""
         return collapse_patterns(
             encoded.X_binary, train.y_index, train.classes.size, sample_weight=train.weights,
@@ -995,17 +886,17 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             chains=encoded.plan.chains,
         )
 
-    def _build_spec(self, train: _Training, fairness: list[str]) -> TreeSpec:
+    def _build_spec(self, train: Training, fairness: list[str]) -> TreeSpec:
         """The problem in the formulations' terms: depth, objective, limits and side constraints."""
         constraints = self._side_constraints(fairness, train.positive, train.groups, train.legit)
-        _check_comparable(constraints, train.y_index, train.groups, train.legit, train.positive)
+        check_comparable(constraints, train.y_index, train.groups, train.legit, train.positive)
         return TreeSpec(
             depth=int(self.depth), lambda_=float(self.regularization), max_branching=self.max_branching,
             max_features_used=self.max_features_used, min_leaf=int(self.min_leaf), objective=self.objective,
             pos_label=train.positive, side_constraints=tuple(constraints),
         )
 
-    def _task(self, data: PatternData, spec: TreeSpec, train: _Training, encoded: _Encoded, started: float,
+    def _task(self, data: PatternData, spec: TreeSpec, train: Training, encoded: Encoded, started: float,
               starts: tuple[TreeStructure, ...] = ()) -> SolveTask:
         """The engine's task with what is left of the time limit (CART on the raw columns and ``starts`` as
         incumbents)."""
@@ -1034,18 +925,20 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
 
         return relay
 
-    def _infeasible(self, infeasible: InfeasibleError, plan: "_SolvePlan") -> StrongTreeError:
-        """The error of constraints no tree meets, in :func:`~strongtree_core.tree.claim.claim`'s words when the
-        encoding left out some distinct cuts (a tree asking one of them might meet them)."""
+    def _infeasible(self, infeasible: InfeasibleError, plan: "_SolvePlan") -> InfeasibleError:
+        """The error of constraints no tree meets, with its record (the rows and the scope: what a surface names
+        it by, "No tree fits" or "No tree fits (kept thresholds)"), in :func:`~strongtree_core.tree.claim.claim`'s
+        words when the encoding left out some distinct cuts (a tree asking one of them might meet them)."""
         spec, encoded, data = plan.spec, plan.encoded, plan.data
         scope = self._scope(spec, encoded, data.n_features, data.n_features)
+        record = SolveRecord("infeasible", n_rows=data.n_rows, scope=scope)
         if not scope.thinned:
-            return infeasible
-        said = claim(SolveRecord("infeasible", n_rows=data.n_rows, scope=scope))
-        return StrongTreeError(INFEASIBLE_KEPT.format(claim=said.sentence, names=infeasible.names, hint=infeasible.hint,
-                                                      widest=scope.widest_column))
+            return infeasible.with_record(record)
+        said = claim(record)
+        return infeasible.with_record(record, INFEASIBLE_KEPT.format(
+            claim=said.sentence, names=infeasible.names, hint=infeasible.hint, widest=scope.widest_column))
 
-    def _scope(self, spec: TreeSpec, encoded: _Encoded, questions: int, encoded_questions: int) -> Scope:
+    def _scope(self, spec: TreeSpec, encoded: Encoded, questions: int, encoded_questions: int) -> Scope:
         """What the certificate ranges over: the depth, the thresholds kept of the distinct cuts, the
         questions the ladder certified, the fairness bound enforced on the training rows."""
         counts = encoded.plan.threshold_counts()
@@ -1055,7 +948,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
                      questions=questions, encoded_questions=encoded_questions,
                      training_bound=float(self.fairness_bound) if parity else None)
 
-    def _record(self, solved: Solved, spec: TreeSpec, data: PatternData, train: _Training, encoded: _Encoded,
+    def _record(self, solved: Solved, spec: TreeSpec, data: PatternData, train: Training, encoded: Encoded,
                 encoded_questions: int | None = None) -> None:
         """Set the fitted attributes: the tree, its record (with every note and its scope), the columns seen."""
         scope = self._scope(spec, encoded, data.n_features,
@@ -1088,7 +981,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
 
-    def _judge_against_the_majority(self, solved: Solved, train: _Training, data: PatternData) -> None:
+    def _judge_against_the_majority(self, solved: Solved, train: Training, data: PatternData) -> None:
         """``baseline_accuracy_``, and a TrivialTreeWarning when the tree does no better than one class."""
         if data.row_to_pattern is None:  # patterns of a table read where it lies: each weighs its rows
             y, pred, weight = data.y, solved.structure.predict(data.X), data.weight
@@ -1120,7 +1013,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
             warn_caller(not_proven_message(self.record_.status) + extra, NotProvenWarning)
 
     @staticmethod
-    def _verify(constraints, structure, train: _Training, data: PatternData) -> list[dict]:
+    def _verify(constraints, structure, train: Training, data: PatternData) -> list[dict]:
         """Re-measure every constrained quantity from the training predictions; a broken one is refused."""
         if not constraints:
             return []
@@ -1301,11 +1194,6 @@ def _public_signature(init) -> inspect.Signature:
 StrongTreeClassifier.__init__.__signature__ = _public_signature(StrongTreeClassifier.__init__)  # type: ignore[attr-defined]
 
 
-def _target_name(y) -> str:
-    name = getattr(y, "name", None)
-    return str(name) if name is not None else "target"
-
-
 def _is_real(value) -> bool:
     """A real number (numpy's included), not a bool."""
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
@@ -1319,16 +1207,6 @@ def _is_whole(value) -> bool:
 def _shown(values) -> list:
     """Labels as plain Python values, for messages."""
     return [python_scalar(v) for v in values]
-
-
-def _label_kind(value) -> str:
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, (bool, np.bool_)):
-        return "True/False"
-    if isinstance(value, numbers.Number):
-        return "number"
-    return type(value).__name__
 
 
 def _checked_array(X, *, min_rows: int = 1) -> np.ndarray:
@@ -1350,17 +1228,6 @@ def _checked_array(X, *, min_rows: int = 1) -> np.ndarray:
     return check_array(arr, accept_sparse=False, dtype=None, ensure_all_finite=False, ensure_min_samples=min_rows)
 
 
-def _array_names(n_columns: int) -> list[str]:
-    """The names of an array's columns: x0, x1, ..."""
-    return [f"x{j}" for j in range(n_columns)]
-
-
-def _array_table(arr: np.ndarray) -> pd.DataFrame:
-    """A checked 2-D array as a table with columns x0, x1, ...  (the names as a plain Index of Python
-    strings: building pandas' string dtype costs more than the table)."""
-    return pd.DataFrame(arr, columns=pd.Index(_array_names(arr.shape[1]), dtype=object))
-
-
 def _refuse_complex_columns(X: pd.DataFrame) -> None:
     for name, dtype in X.dtypes.items():
         if getattr(dtype, "kind", "") == "c":
@@ -1374,107 +1241,6 @@ def _positive_weight_rows(weights: np.ndarray, X: pd.DataFrame, y_idx: np.ndarra
     return (X[keep].reset_index(drop=True), y_idx[keep], *rows, weights[keep])
 
 
-#: Integer labels of at most this many rows are sorted by numpy (faster than pandas' hashing on small data).
-SMALL_TARGET = 10_000
-
-
-def _target_classes(y, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The classes of y and the class index of every row, after checking y."""
-    y_arr = np.asarray(y)
-    if y_arr.ndim > 1 and not (y_arr.ndim == 2 and y_arr.shape[1] == 1):
-        raise StrongTreeError(Y_NOT_ONE_COLUMN.format(shape=y_arr.shape))
-    if y_arr.ndim == 2:  # a column: scikit-learn's DataConversionWarning, then one label per row
-        y_arr = column_or_1d(y_arr, warn=True)
-    y_arr = y_arr.ravel()
-    if y_arr.dtype.kind == "c":
-        raise StrongTreeError(COMPLEX_X.format(what="y", example=python_scalar(y_arr[0]) if y_arr.size else 0j))
-    if y_arr.shape[0] != n:
-        raise StrongTreeError(LENGTH_MISMATCH.format(n_x=n, name="y", n_other=y_arr.shape[0]))
-    missing = np.flatnonzero(pd.isna(y_arr))
-    if missing.size:
-        raise StrongTreeError(MISSING_TARGET.format(n=missing.size, total=n, first=int(missing[0])))
-    if y_arr.dtype == object:
-        by_kind: dict[str, object] = {}
-        for value in pd.unique(y_arr):
-            by_kind.setdefault(_label_kind(value), value)
-        if len(by_kind) > 1:
-            kinds = sorted(by_kind)
-            examples = ", ".join(repr(python_scalar(by_kind[k])) for k in kinds)
-            raise StrongTreeError(MIXED_TARGET.format(kinds=" and ".join(kinds), examples=examples))
-        if "number" in by_kind:
-            y_arr = pd.Series(y_arr).infer_objects().to_numpy()
-    if y_arr.dtype.kind == "f":
-        infinite = np.flatnonzero(np.isinf(y_arr))
-        if infinite.size:
-            raise StrongTreeError(INFINITE_TARGET.format(n=infinite.size, total=n, first=int(infinite[0])))
-        if type_of_target(y_arr) == "continuous":  # numbers with a fractional part (scikit-learn's rule)
-            distinct = np.unique(y_arr)
-            examples = ", ".join(repr(float(v)) for v in distinct[distinct != np.round(distinct)][:3])
-            raise StrongTreeError(CONTINUOUS_TARGET.format(n=distinct.size, examples=examples))
-    if y_arr.dtype.kind in "iu" and y_arr.size <= SMALL_TARGET:  # the same classes and codes, without pandas
-        classes, y_idx = np.unique(y_arr, return_inverse=True)
-        return classes, y_idx.reshape(-1).astype(np.int64)
-    # Hashing, then sorting the few distinct labels: np.unique sorted a million texts (2 s).
-    y_idx, classes = pd.factorize(y_arr, sort=True)
-    return np.asarray(classes), y_idx.astype(np.int64)
-
-
-def _checked_weights(sample_weight, n: int) -> np.ndarray:
-    """sample_weight as finite, non-negative floats, not all zero."""
-    raw = np.asarray(sample_weight)
-    if raw.ndim > 1 and not (raw.ndim == 2 and raw.shape[1] == 1):
-        raise StrongTreeError(WEIGHTS_NOT_ONE_COLUMN.format(shape=raw.shape))
-    raw = pd.Series(raw.ravel())
-    if raw.shape[0] != n:
-        raise StrongTreeError(LENGTH_MISMATCH.format(n_x=n, name="sample_weight", n_other=raw.shape[0]))
-    if pd.api.types.is_bool_dtype(raw.dtype):
-        bad = raw
-    else:
-        number = pd.to_numeric(raw, errors="coerce") if raw.dtype == object else raw
-        bad = raw[(number.isna() & raw.notna()) | raw.map(lambda v: isinstance(v, (bool, np.bool_, str)))]
-    if len(bad):
-        raise StrongTreeError(WEIGHTS_NOT_NUMBERS.format(examples=", ".join(repr(python_scalar(v)) for v in pd.unique(bad)[:3])))
-    weights = raw.to_numpy(dtype=float, na_value=np.nan)
-    for flags, message in ((np.isnan(weights), WEIGHTS_MISSING), (np.isinf(weights), WEIGHTS_INFINITE)):
-        if flags.any():
-            raise StrongTreeError(message.format(n=int(flags.sum()), total=n))
-    if (weights < 0).any():
-        raise StrongTreeError(WEIGHTS_NEGATIVE.format(n=int((weights < 0).sum()), total=n, low=float(weights.min())))
-    positive = weights[weights > 0]
-    if positive.size == 0:
-        raise StrongTreeError(WEIGHTS_ALL_ZERO)
-    with np.errstate(over="ignore"):
-        total = weights.sum()
-    if not np.isfinite(total):
-        raise StrongTreeError(WEIGHTS_TOO_LARGE)
-    if positive.max() > MAX_WEIGHT_RATIO * positive.min():
-        raise StrongTreeError(
-            WEIGHTS_SPREAD.format(low=float(positive.min()), high=float(positive.max()), limit=MAX_WEIGHT_RATIO)
-        )
-    return weights
-
-
-def _check_comparable(constraints, y_idx, groups: GroupCoding | None, legit: GroupCoding | None, positive,
-                      count=None) -> None:
-    """Refuse a fairness constraint with no pair of groups to compare (its gap could not be measured);
-    ``count``: the rows behind each entry when they are patterns."""
-    for c in constraints:
-        if not isinstance(c, ParityConstraint) or groups is None:
-            continue
-        if groups.n_levels == 1:
-            raise StrongTreeError(
-                ONE_GROUP.format(column=groups.name, value=groups.levels[0],
-                                 n=len(groups.codes) if count is None else int(np.sum(count)), notion=c.notion)
-            )
-        cohorts, _ = c.cohorts(y_idx, groups.codes, None if legit is None else legit.codes, positive, count=count)
-        if not any(cohort.pairs() for cohort in cohorts):
-            raise StrongTreeError(
-                NOTHING_TO_COMPARE.format(
-                    notion=c.notion, column=groups.name, cohorts=" and the ".join(cohort.label for cohort in cohorts)
-                )
-            )
-
-
 def thresholds_note(scope: Scope) -> str:
     """The record's note of an encoding that kept some of the distinct cuts (:data:`THRESHOLDS_KEPT`); "" when
     it kept every one, and when the ladder thinned them within the time (its own words say so)."""
@@ -1483,15 +1249,3 @@ def thresholds_note(scope: Scope) -> str:
     return THRESHOLDS_KEPT.format(kept=scope.thresholds, distinct=scope.distinct_thresholds, widest=scope.widest_column)
 
 
-def _thinned(solved: Solved, encoded: _Encoded, data: PatternData) -> tuple[Solved, _Encoded, PatternData]:
-    """The solve, encoding and patterns restricted to ``solved.features``: the thresholds the
-    exact search certified its tree over (the last rung of its ladder)."""
-    keep = np.asarray(solved.features, dtype=np.int64)
-    where = {int(f): j for j, f in enumerate(keep)}
-    feature = np.array([where[int(f)] if f >= 0 else int(f) for f in solved.structure.feature], dtype=np.int64)
-    thinned = replace(encoded, plan=encoded.plan.restricted(keep), X_binary=np.ascontiguousarray(encoded.X_binary[:, keep]),
-                      cart_tree=None)
-    merged, inverse = restrict_features(data, keep)
-    if data.row_to_pattern is not None:  # each row's pattern in the merged patterns (rows routed through them)
-        merged = replace(merged, row_to_pattern=np.asarray(inverse)[data.row_to_pattern])
-    return (replace(solved, structure=replace(solved.structure, feature=feature), features=None), thinned, merged)

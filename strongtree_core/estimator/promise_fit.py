@@ -42,6 +42,7 @@ from strongtree_core.accel.threads import one_blas_thread
 from strongtree_core.tree.claim import claim
 from strongtree_core.errors import StrongTreeError, TrivialTreeWarning, warn_caller
 from strongtree_core.engine.limits import cores_for
+from strongtree_core.estimator.training import target_name
 from strongtree_core.metrics.promise_cost import PLANNED_FITS
 from strongtree_core.tree.context import json_value
 from strongtree_core.metrics.trivial import baseline_accuracy
@@ -202,6 +203,7 @@ class _PromiseRun:
         self.table = X.reset_index(drop=True) if isinstance(X, pd.DataFrame) else pd.DataFrame(
             np.asarray(X)).rename(columns=lambda j: f"x{j}")
         self.y = np.asarray(y).reshape(-1) if not isinstance(y, pd.Series) else y.reset_index(drop=True).to_numpy()
+        self.target = target_name(y)  # the fits see an array: the tree returned takes back the target's name
         self.n = len(self.table)
         self.weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float).reshape(-1)
         self.sensitive, self.legitimate = sensitive_features, legitimate_features
@@ -549,7 +551,8 @@ def _adopt(est, run: _PromiseRun, model, promise: FairnessPromise) -> None:
     context = model.tree_.context
     if context is not None:
         context = replace(context, settings=json_value(est.get_params()))
-    est.tree_ = replace(model.tree_, record=record, baseline_accuracy=est.baseline_accuracy_, context=context)
+    est.tree_ = replace(model.tree_, record=record, baseline_accuracy=est.baseline_accuracy_, context=context,
+                        target=run.target)
     est.fairness_promise_ = promise
     est._promise_fits = tuple(run.fits)
 

@@ -26,7 +26,13 @@ import numpy as np
 
 from strongtree_core.encoding.groups import GroupCoding
 from strongtree_core.errors import StrongTreeError
+from strongtree_core.estimator.training import (
+    FINISH_SECONDS_PER_ROW, MAX_WEIGHT_RATIO, MIN_SOLVE_SECONDS, NEEDS_LEGITIMATE, NEEDS_SENSITIVE, ONE_CLASS,
+    WEIGHTS_ALL_ZERO, WEIGHTS_INFINITE, WEIGHTS_MISSING, WEIGHTS_NEGATIVE, WEIGHTS_NOT_NUMBERS, WEIGHTS_SPREAD,
+    WEIGHTS_TOO_LARGE, Encoded, Training, check_comparable, classes_of, to_certified_thresholds,
+)
 from strongtree_core.engine.limits import cores_for, default_memory_limit, human_bytes
+from strongtree_core.formulation.spec import TreeSpec
 from strongtree_core.progress import Progress
 from strongtree_core.source.bins import HistogramSpec, histogram_batch, merge_histograms
 from strongtree_core.source.climb import climb, read_patterns
@@ -41,6 +47,7 @@ from strongtree_core.source.plan import (
 )
 from strongtree_core.source.reader import LocalReader, ReadStopped, TooManyPatterns, Watch
 from strongtree_core.source.scan import CATEGORY_CAP, Scan, ScanSpec, merge_scans, scan_batch
+from strongtree_core.tree import FittedTree, SolveRecord
 
 NO_TARGET = "The table {path} has no column {target!r} to predict. Its columns are: {columns}."
 NO_COLUMN = "The table {path} has no {what} column {names}. Its columns are: {columns}."
@@ -101,8 +108,6 @@ def prepare(reader, table: TableFiles, *, target: str, sample_weight: str | None
             legitimate: tuple = (), fairness: tuple = (), max_thresholds: int = 16, allow_protected_splits: bool = False,
             watch: Watch | None = None, limit: float = float("inf")) -> Prepared:
     """The first two passes over ``table`` (the scan, the thresholds) and what they decide."""
-    from strongtree_core.estimator import classifier as est
-
     watch = Watch() if watch is None else watch
     features = _roles(allow_protected_splits, reader, table, target, sample_weight, protected, legitimate)
     conditional = "conditional_statistical_parity" in fairness
@@ -114,11 +119,11 @@ def prepare(reader, table: TableFiles, *, target: str, sample_weight: str | None
         check_weights(scan)
     classes = target_classes(scan, target)
     if classes.size < 2:
-        raise StrongTreeError(est.ONE_CLASS.format(label=classes[0].item() if hasattr(classes[0], "item") else classes[0]))
+        raise StrongTreeError(ONE_CLASS.format(label=classes[0].item() if hasattr(classes[0], "item") else classes[0]))
     if fairness and not protected:
-        raise StrongTreeError(est.NEEDS_SENSITIVE.format(fairness=list(fairness)))
+        raise StrongTreeError(NEEDS_SENSITIVE.format(fairness=list(fairness)))
     if conditional and not legitimate:
-        raise StrongTreeError(est.NEEDS_LEGITIMATE)
+        raise StrongTreeError(NEEDS_LEGITIMATE)
     groups, group_of = group_coding(scan, "protected", protected) if fairness else (None, None)
     legit, level_of = group_coding(scan, "legitimate", legitimate) if conditional else (None, None)
     plan, ordered = _plan(max_thresholds, reader, scan, features, target, classes, sample_weight, watch, table, limit)
@@ -130,7 +135,6 @@ def prepare(reader, table: TableFiles, *, target: str, sample_weight: str | None
 def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sensitive_features=None,
               legitimate_features=None, scheduler=None, progress=None, stop=None):
     """See :meth:`StrongTreeClassifier.fit_table <strongtree_core.estimator.classifier.StrongTreeClassifier.fit_table>`."""
-    from strongtree_core.estimator import classifier as est
     from strongtree_core.encoding.thresholds import DEFAULT_MAX_THRESHOLDS
     from strongtree_core.engine.routes import solve_tree
 
@@ -152,7 +156,7 @@ def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sen
         positive = _positive(clf, classes, fairness)
         spec_protected, spec_legitimate = roles["protected"], roles["legitimate"]
         constraints = clf._side_constraints(fairness, positive, groups, legit)
-        tree_spec = est.TreeSpec(
+        tree_spec = TreeSpec(
             depth=int(clf.depth), lambda_=float(clf.regularization), max_branching=clf.max_branching,
             max_features_used=clf.max_features_used, min_leaf=int(clf.min_leaf), objective=clf.objective,
             pos_label=positive, side_constraints=tuple(constraints))
@@ -172,7 +176,7 @@ def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sen
         def read(plan_k, w):
             data = read_patterns(reader, plan_k, w, **roles)
             if not current:
-                est._check_comparable(constraints, data.y, _coding(groups, data.group),
+                check_comparable(constraints, data.y, _coding(groups, data.group),
                                       _coding(legit, data.legit), positive, count=data.count)
             current.update(plan=plan_k, data=data)
             return data
@@ -180,17 +184,17 @@ def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sen
         def relay(ev: Progress) -> None:
             ev = replace(ev, elapsed=time.perf_counter() - started)  # one clock for the reads and the searches
             if ev.tree is not None and "plan" in current:
-                record = est.SolveRecord.in_progress(ev.elapsed, ev.objective, ev.bound, ev.gap)
-                ev = replace(ev, tree=est.FittedTree.from_patterns(
+                record = SolveRecord.in_progress(ev.elapsed, ev.objective, ev.bound, ev.gap)
+                ev = replace(ev, tree=FittedTree.from_patterns(
                     ev.tree, current["plan"], tuple(classes.tolist()), target, current["data"], record,
                     feature_names=features, weighted=sample_weight is not None))
             progress(ev)
 
         def solve(data, starts):
-            left = watch.deadline - time.perf_counter() - est.FINISH_SECONDS_PER_ROW * data.n_patterns
+            left = watch.deadline - time.perf_counter() - FINISH_SECONDS_PER_ROW * data.n_patterns
             return solve_tree(
                 data, tree_spec, formulation=clf.formulation, solver=clf.solver,
-                time_limit=max(est.MIN_SOLVE_SECONDS, left), threads=int(clf.threads), n_jobs=cores_for(clf.n_jobs),
+                time_limit=max(MIN_SOLVE_SECONDS, left), threads=int(clf.threads), n_jobs=cores_for(clf.n_jobs),
                 exact_search=clf.exact_search, heuristic_start=clf.heuristic_start, memory_limit=memory_limit,
                 starts=starts, stated_limit=float(clf.time_limit), progress=relay if progress is not None else None,
                 stop=stop)
@@ -204,10 +208,10 @@ def fit_table(clf, source, *, target: str, sample_weight: str | None = None, sen
             _not_read(watch, table, float(clf.time_limit), "patterns", reader)
         answer = climbed.answer
         solved, data = answer.solved, answer.data
-        encoded = est._Encoded(plan=answer.plan, X_binary=data.X, feature_names=features, cart_tree=None)
+        encoded = Encoded(plan=answer.plan, X_binary=data.X, feature_names=features, cart_tree=None)
         if solved.features is not None:
-            solved, encoded, data = est._thinned(solved, encoded, data)
-        train = est._Training(
+            solved, encoded, data = to_certified_thresholds(solved, encoded, data)
+        train = Training(
             table=None, array=None, y_index=data.y, classes=classes, target=target,
             weights=None if sample_weight is None else data.weight, positive=positive,
             groups=_coding(groups, data.group), legit=_coding(legit, data.legit), protected_in_x=(),
@@ -342,8 +346,6 @@ def _reading(table, scheduler, scan, climbed, kept: int, features: int, seconds:
 
 def target_classes(scan: Scan, target: str) -> np.ndarray:
     """The classes of the target, checked as ``fit`` checks ``y`` (its distinct labels are enough)."""
-    from strongtree_core.estimator.classifier import _target_classes
-
     if scan.labels is None:
         raise StrongTreeError(TOO_MANY_LABELS.format(target=target, cap=CATEGORY_CAP))
     if scan.target_missing:
@@ -354,28 +356,26 @@ def target_classes(scan: Scan, target: str) -> np.ndarray:
         values = np.asarray(labels)
     elif all(isinstance(v, (bool, np.bool_)) for v in labels):
         values = np.asarray(labels, dtype=bool)
-    classes, _ = _target_classes(values, len(values))
+    classes, _ = classes_of(values, len(values))
     return classes
 
 
 def check_weights(scan: Scan) -> None:
     """Refuse the weights ``fit`` refuses (missing, infinite, negative, none positive, too spread)."""
-    from strongtree_core.estimator import classifier as e
-
     missing, infinite, negative, text = scan.weight_problems
     total = scan.rows_read
     if text:
-        raise StrongTreeError(e.WEIGHTS_NOT_NUMBERS.format(examples="text"))
+        raise StrongTreeError(WEIGHTS_NOT_NUMBERS.format(examples="text"))
     if missing:
-        raise StrongTreeError(e.WEIGHTS_MISSING.format(n=missing, total=total))
+        raise StrongTreeError(WEIGHTS_MISSING.format(n=missing, total=total))
     if infinite:
-        raise StrongTreeError(e.WEIGHTS_INFINITE.format(n=infinite, total=total))
+        raise StrongTreeError(WEIGHTS_INFINITE.format(n=infinite, total=total))
     if negative:
-        raise StrongTreeError(e.WEIGHTS_NEGATIVE.format(n=negative, total=total, low=scan.weight_min))
+        raise StrongTreeError(WEIGHTS_NEGATIVE.format(n=negative, total=total, low=scan.weight_min))
     if scan.rows == 0:
-        raise StrongTreeError(e.WEIGHTS_ALL_ZERO)
+        raise StrongTreeError(WEIGHTS_ALL_ZERO)
     if not np.isfinite(scan.weight_total):
-        raise StrongTreeError(e.WEIGHTS_TOO_LARGE)
-    if scan.weight_high > e.MAX_WEIGHT_RATIO * scan.weight_low:
-        raise StrongTreeError(e.WEIGHTS_SPREAD.format(low=scan.weight_low, high=scan.weight_high,
-                                                      limit=e.MAX_WEIGHT_RATIO))
+        raise StrongTreeError(WEIGHTS_TOO_LARGE)
+    if scan.weight_high > MAX_WEIGHT_RATIO * scan.weight_low:
+        raise StrongTreeError(WEIGHTS_SPREAD.format(low=scan.weight_low, high=scan.weight_high,
+                                                      limit=MAX_WEIGHT_RATIO))

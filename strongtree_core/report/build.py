@@ -26,7 +26,7 @@ import datetime as _dt
 import html
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -43,7 +43,7 @@ from strongtree_core.report.references import CART_NAME, references
 from strongtree_core.report.settings import settings_rows
 from strongtree_core.tree import FittedTree
 from strongtree_core.tree.summary import tree_summary
-from strongtree_core.tree.claim import claim
+from strongtree_core.tree.claim import bound_and_gap, claim
 from strongtree_core.metrics.verdict import gap_verdict, small_words
 from strongtree_core.words import (
     LABEL_LIMIT,
@@ -93,6 +93,9 @@ class ReportInput:
         The same tree solved without the fairness constraint (None: not at hand, or no constraint).
     notes : tuple of str
         Anything else the reader must know (shown under the table's section).
+    note_words : callable
+        The solver's note with its parameters named as the reader's tool names them (the dashboard's settings, the
+        command line's options); as the library writes it by default.
     """
 
     tree: FittedTree
@@ -108,6 +111,7 @@ class ReportInput:
     split: str = ""
     unconstrained: FittedTree | None = None
     notes: tuple[str, ...] = ()
+    note_words: Callable[[str], str] = str
 
     @property
     def target(self) -> str:
@@ -222,13 +226,14 @@ def _certificate(inp: ReportInput, short: Shortened) -> tuple[str, list[tuple[st
     said = claim(record)
     objective = str(inp.settings.get("objective", "accuracy"))
     regularization = float(inp.settings.get("regularization", 0.0) or 0.0)
+    bound, gap = bound_and_gap(record, objective, regularization, record.n_rows)
     facts = [
         ("Outcome", said.short),
         ("Best tree", objective_value(record.objective, objective, regularization, record.n_rows)
          if record.objective is not None else "–"),
-        ("Bound", bound_words(record.bound, record.status, objective, regularization, record.n_rows)
-         if record.bound is not None else "none yet (nothing proven about the distance to the best tree)"),
-        ("Gap", gap_words(record.status, record.gap).removeprefix("gap ")),
+        ("Bound", bound if record.bound is not None or said.state == "constant" else
+         "none yet (nothing proven about the distance to the best tree)"),
+        ("Gap", gap.removeprefix("gap ")),
         ("Time", fmt(record.runtime, "seconds")),
         ("Method", route_words(record.method, record.backend) if record.method else "–"),
         ("Training rows", f"{fmt(record.n_rows, 'int')} in {count_of(record.n_patterns, 'distinct pattern')}"),
@@ -241,7 +246,7 @@ def _certificate(inp: ReportInput, short: Shortened) -> tuple[str, list[tuple[st
     if record.formulation:
         facts.append(("Formulation", record.formulation))
     if record.message:
-        facts.append(("Solver's note", short.text(record.message)))
+        facts.append(("Solver's note", short.text(inp.note_words(record.message))))
     found = (f" Best tree {objective_value(record.objective, objective, regularization, record.n_rows)}, bound "
              f"{bound_words(record.bound, record.status)}, {gap_words(record.status, record.gap)}, "
              f"found in {fmt(record.runtime, 'seconds')} by {route_words(record.method, record.backend)}."

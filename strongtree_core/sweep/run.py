@@ -15,7 +15,8 @@ import pandas as pd
 from sklearn.base import clone
 
 from strongtree_core.errors import BackendLostWarning, StrongTreeError
-from strongtree_core.estimator.classifier import LENGTH_MISMATCH, X_NOT_2D, StrongTreeClassifier
+from strongtree_core.estimator.classifier import X_NOT_2D, StrongTreeClassifier
+from strongtree_core.estimator.training import LENGTH_MISMATCH
 from strongtree_core.sweep import backends, dask_backend
 from strongtree_core.relays import DaskRelay
 from strongtree_core.sweep.grid import (

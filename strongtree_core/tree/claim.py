@@ -27,7 +27,7 @@ from typing import Any, Literal, Mapping
 from strongtree_core.metrics.promise import PROMISE_KNOWN
 from strongtree_core.tree.record import SolveRecord
 from strongtree_core.tree.scope import Scope
-from strongtree_core.words import count_of, fmt, label_text, one_line, status_word
+from strongtree_core.words import bound_words, count_of, fmt, gap_words, label_text, one_line, status_word
 
 ClaimState = Literal["certified", "kept_thresholds", "not_proven", "infeasible", "constant", "heuristic", "running",
                      "other"]
@@ -37,6 +37,14 @@ KEPT_LABEL = "Optimal over kept thresholds"
 CONSTANT_LABEL = "Constant tree (promise)"
 INFEASIBLE_KEPT_LABEL = "No tree fits (kept thresholds)"
 PROMISE_LABELS = {"estimated": "promise estimated", "proved": "promise proved"}
+#: The bound of a constant tree a promise left: its own solve's bound holds over constant trees only.
+CONSTANT_BOUND = "none for a tree that splits (the constant tree's bound holds over constant trees only)"
+#: Its gap: without a bound on the trees that split, none.
+CONSTANT_GAP = "no gap (no bound on a tree that splits)"
+#: What a gap of 0 proves, on a surface that does not know the outcome yet (the chart of a solve, while it runs).
+GAP_ZERO = "no tree the search can build does better (the outcome says which trees those are)"
+#: A bound while a solve runs (its scope is known once it ends).
+BOUND_HELP_RUNNING = "No tree of this depth asking the questions of its encoding can do better than this (proven)."
 
 
 @dataclass(frozen=True)
@@ -107,6 +115,14 @@ def _kept(scope: Scope) -> str:
             "thresholds kept")
 
 
+def _trees(record: SolveRecord) -> str:
+    """The trees a certificate or a bound holds over: "of depth 2", or "of depth 2 asking only the 12 of the 128
+    thresholds kept" when some distinct cut was left out."""
+    scope = record.scope
+    kept = scope is not None and (scope.thinned or scope.unknown)
+    return _depth(scope) + (f" {_kept(scope)}" if kept else "")
+
+
 def _why_kept(scope: Scope) -> str:
     """Where the other thresholds went, and how to keep them (the setting's name on every surface)."""
     if scope.ladder_thinned:
@@ -158,11 +174,10 @@ def _certificate(record: SolveRecord) -> tuple[str, str, str, str, str, str]:
         return "running", word.label, sentence, word.icon, word.colour, ""
     if status not in ("time_limit", "time_limit_no_tree", "interrupted", "error"):
         return "other", word.label, sentence, word.icon, word.colour, ""
-    over = f" {_kept(scope)}" if kept else ""
     if record.bound is None:
         bound = "No bound yet: nothing is proven about how far it is from the best tree."
     else:
-        bound = f"No tree {depth}{over} can do better than the bound {fmt(record.bound)}."
+        bound = f"No tree {_trees(record)} can do better than the bound {fmt(record.bound)}."
     return "not_proven", word.label, f"{sentence} {bound}", word.icon, word.colour, bound
 
 
@@ -252,6 +267,38 @@ def tree_claim(tree_json: str) -> Claim | None:
         return claim(SolveRecord.from_dict({**record, **beside}))
     except (TypeError, ValueError):
         return claim(SolveRecord(record["status"] if record["status"] in STATUSES else "error"))
+
+
+def bound_and_gap(record: SolveRecord, objective: str | None = None, regularization: float = 0.0,
+                  n_rows: int | None = None) -> tuple[str, str]:
+    """A record's bound and gap as a surface writes them ("at most 426 correct rows (71.0%)", "gap 0.0%"); of a
+    constant tree a promise left, none (:data:`CONSTANT_BOUND`): its solve's bound, over constant trees only, is
+    no bound on the trees of the record's depth."""
+    if claim(record).state == "constant":
+        return CONSTANT_BOUND, CONSTANT_GAP
+    return bound_words(record.bound, record.status, objective, regularization, n_rows), \
+        gap_words(record.status, record.gap)
+
+
+def bound_help(record: SolveRecord | None) -> str:
+    """What a bound beside a record proves, over the trees its certificate covers (while the solve runs, ``None``:
+    the trees asking its encoding's questions)."""
+    if record is None:
+        return BOUND_HELP_RUNNING
+    if claim(record).state == "constant":
+        return f"Only a constant tree keeps the promise; its bound: {CONSTANT_BOUND}."
+    if record.bound is None:
+        return f"No bound: {bound_words(None, record.status)}."
+    return (f"No tree {_trees(record)} can do better than this on the training rows under these constraints"
+            f"{_training_bound(record.promise)} (proven).")
+
+
+def gap_help(record: SolveRecord | None) -> str:
+    """What a gap of 0 means beside a record: no tree its certificate covers does better."""
+    if record is not None and claim(record).state == "constant":
+        return f"Only a constant tree keeps the promise: {CONSTANT_GAP}."
+    trees = "of this depth asking the questions of its encoding" if record is None else _trees(record)
+    return f"(bound − best tree) / best tree: 0 means no tree {trees} does better."
 
 
 def claim_json(record: SolveRecord) -> dict[str, Any]:

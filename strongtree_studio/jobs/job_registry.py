@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from multiprocessing.connection import wait
 from typing import Any, Callable, Literal
 
+from strongtree_core.tree.record import SolveRecord
 from strongtree_studio.jobs.worker import worker_main
 from strongtree_studio.jobs.protocol import WorkerJob
 
@@ -67,6 +68,7 @@ class PhaseState:
     result: str | None = None
     error: str | None = None
     user_error: bool = False
+    record: SolveRecord | None = None  # a proof that no tree meets the constraints (an error with a record)
     received: float | None = None  # monotonic time of the last progress message
     rows: list[dict[str, Any]] = field(default_factory=list)  # a sweep's finished points, in the order they came
     total: int | None = None  # a sweep's number of points
@@ -120,6 +122,9 @@ class PhaseSnapshot:
     now: float | None = None
     rows: tuple[dict[str, Any], ...] = ()
     total: int | None = None
+    #: The record of a phase that ended in a proof that no tree meets the constraints (``error`` says it in full):
+    #: its result, where there is no tree to carry one.
+    record: SolveRecord | None = None
 
     @property
     def latest(self) -> dict[str, Any] | None:
@@ -242,7 +247,7 @@ class Job:
             if state is None:
                 return None
             return PhaseSnapshot(tuple(state.history), state.tree, state.result, state.error, state.user_error,
-                                 rows=tuple(state.rows), total=state.total)
+                                 rows=tuple(state.rows), total=state.total, record=state.record)
 
         return JobSnapshot(
             id=self.id,
@@ -559,6 +564,9 @@ class JobRegistry:
             elif kind == "error":
                 phase.error = message["message"]
                 phase.user_error = bool(message["user_error"])
+                if message.get("record") is not None:  # a proof that no tree fits: the phase's result
+                    phase.record = SolveRecord.from_dict(message["record"])
+                    phase.done = True
             return False
 
     def _overdue(self, job: Job, worker: _Worker) -> str:

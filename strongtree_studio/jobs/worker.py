@@ -15,7 +15,9 @@ picklable dicts down its outbox pipe:
   since the last message of the phase, else None;
 * ``{"kind": "result", "phase", "tree"}`` with the fitted tree's JSON (which carries
   its solve record);
-* ``{"kind": "error", "phase", "message", "user_error"}`` with a readable message;
+* ``{"kind": "error", "phase", "message", "user_error", "record"}`` with a readable message; ``record`` is
+  the :class:`~strongtree_core.tree.SolveRecord` (as a dict) of a proof that no tree meets the constraints
+  (the phase's result: there is no tree to carry it), else None;
 * ``{"kind": "point", "phase", "row", "done", "total", "elapsed"}`` for each finished
   point of a sweep (:class:`SweepSpec`; ``row`` is the point's row of
   :func:`strongtree_core.sweep.sweep`), then ``{"kind": "result", "phase", "tree": None}``
@@ -176,6 +178,7 @@ class _ProgressSender:
 def _fit(spec: SolveSpec, params: dict[str, Any], phase: str, outbox: Any, stop: threading.Event) -> None:
     from strongtree_core import StrongTreeClassifier, StrongTreeError
     from strongtree_core.encoding import EncodingError
+    from strongtree_core.engine.routes import InfeasibleError
 
     try:
         model = StrongTreeClassifier(**params)
@@ -187,6 +190,10 @@ def _fit(spec: SolveSpec, params: dict[str, Any], phase: str, outbox: Any, stop:
             progress=_ProgressSender(outbox, phase),
             stop=stop,
         )
+    except InfeasibleError as err:  # a proof that no tree fits: its record says so on every surface
+        record = err.record.to_dict() if err.record is not None else None
+        outbox.send({"kind": "error", "phase": phase, "message": str(err), "user_error": True, "record": record})
+        return
     except (StrongTreeError, EncodingError) as err:  # the user can fix these: the message says how
         outbox.send({"kind": "error", "phase": phase, "message": str(err), "user_error": True})
         return

@@ -18,6 +18,7 @@ from strongtree_core.metrics.group_summary import group_labels
 from strongtree_core.tree import FittedTree
 from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, SplitTables, split_table
 from strongtree_studio.views.markup import md
+from strongtree_studio.views.status_words import page_words
 from strongtree_studio.jobs.solve_job import MSG_SERVER_STOPPED
 from strongtree_studio.stores.run_history import RunEntry, RunStoreError, UnknownRun
 from strongtree_studio.page.services import job_registry, run_store
@@ -98,7 +99,7 @@ def shown_entry() -> tuple[RunEntry | None, str]:
         return None, MSG_COMPARING if snapshot.main.result is not None else MSG_RUNNING
     if snapshot.outcome is None or snapshot.outcome.entry is None:
         reason = (snapshot.outcome.error if snapshot.outcome else "") or snapshot.message or snapshot.main.error
-        return None, f"{MSG_NO_RESULT} {md(reason)}" if reason else MSG_NO_RESULT
+        return None, f"{MSG_NO_RESULT} {md(page_words(reason))}" if reason else MSG_NO_RESULT
     entry = snapshot.outcome.entry
     if entry.id is not None:  # stored: it is shown while it stays in this session's history
         try:

@@ -49,9 +49,12 @@ def job_state_key(snapshot: JobSnapshot) -> str:
 
 def result_claim(snapshot: JobSnapshot) -> Claim | None:
     """How the solve ended, in :func:`~strongtree_core.tree.claim.claim`'s words, once its tree is final
-    (also while the comparison tree is still being solved); else None (also for jobs whose result is
-    not a tree, such as the formulation comparison)."""
-    return claim_of(snapshot.main.result) if snapshot.main.result else None
+    (also while the comparison tree is still being solved) or once it proved that no tree meets the
+    constraints ("No tree fits"); else None (also for jobs whose result is not a tree, such as the
+    formulation comparison)."""
+    if snapshot.main.result:
+        return claim_of(snapshot.main.result)
+    return claim(snapshot.main.record) if snapshot.main.record is not None else None
 
 
 def claim_badges(said: Claim) -> None:
@@ -68,17 +71,22 @@ PROMISE_ICONS = {"estimated": ":material/query_stats:", "proved": ":material/ver
 
 def job_state_badge(snapshot: JobSnapshot) -> None:
     """A coloured badge with the job's state in words (short enough not to be cut); once the solve's
-    tree is final, the claim's label ("Proven optimal", "Optimal over kept thresholds"), the one the
-    Solve page's banner says."""
+    tree is final, or no tree was proved to fit, the claim's label ("Proven optimal", "Optimal over kept
+    thresholds", "No tree fits"), the one the Solve page's banner or its message says."""
+    label, icon, colour = job_state_words(snapshot)
+    st.badge(label, icon=icon, color=colour)
+
+
+def job_state_words(snapshot: JobSnapshot) -> tuple[str, str, str]:
+    """The label, icon and colour of :func:`job_state_badge`."""
     said = result_claim(snapshot)
     if said is not None and snapshot.state in ("running", "finished"):
-        st.badge(said.label, icon=said.icon, color=said.colour)
-        return
+        return said.label, said.icon, said.colour
     word = JOB_STATE[job_state_key(snapshot)]
     label = word.label
     if snapshot.state == "queued" and snapshot.queue_position:
         label = f"Queued ({snapshot.queue_position})"
-    st.badge(label, icon=word.icon, color=word.colour)
+    return label, word.icon, word.colour
 
 
 def job_ending(snapshot: JobSnapshot) -> bool:
@@ -89,8 +97,9 @@ def job_ending(snapshot: JobSnapshot) -> bool:
     if snapshot.state == "cancelled":
         st.info(md(snapshot.message), icon=":material/cancel:")
         return True
-    if snapshot.main.error:
-        st.error(md(page_words(snapshot.main.error)), icon=":material/error:")
+    if snapshot.main.error:  # a proof that no tree fits carries its claim's icon (a result, not a failure)
+        said = claim(snapshot.main.record) if snapshot.main.record is not None else None
+        st.error(md(page_words(snapshot.main.error)), icon=said.icon if said is not None else ":material/error:")
     elif snapshot.state == "failed":
         st.error(md(snapshot.message), icon=":material/error:")
     return False

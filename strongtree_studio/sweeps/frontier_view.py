@@ -9,7 +9,7 @@ import pandas as pd
 
 from strongtree_core.sweep import best_per_bound, pareto_front
 from strongtree_studio.views.explain import FAIRNESS_NOTIONS
-from strongtree_studio.sweeps.points import has_test, is_promise, point_label
+from strongtree_studio.sweeps.points import certified_words, has_test, is_promise, point_label
 from strongtree_studio.views.ticks import nice_ticks
 from strongtree_studio.views.status_words import fmt
 
@@ -22,6 +22,7 @@ DELTA_COLOUR = "#9aa5b1"
 CERTIFIED_SYMBOL, UNCERTIFIED_SYMBOL = "circle", "diamond-open"
 PROMISE_SYMBOL, PROMISE_UNCERTIFIED_SYMBOL = "star", "star-open"
 LABEL_PROMISE = "promise on new rows"
+#: The filled circles while no point is certified (else :func:`~strongtree_studio.sweeps.points.certified_words`).
 LABEL_CERTIFIED = "proven optimal"
 LABEL_UNCERTIFIED = "not proven (time limit or Stop)"
 LABEL_DELTA = "bound δ of the points"
@@ -237,11 +238,19 @@ def _add_bounds(fig, fairness_bounds: Sequence[float], y_low: float, y_high: flo
                   row=1, col=col)
 
 
+def circle_words(table: pd.DataFrame) -> str:
+    """What the filled circles are (the certified points without a promise), in their claims' words: "optimal
+    over kept thresholds" over quantile cuts, never "proven optimal" for those."""
+    if "certified" not in table or not len(table):
+        return LABEL_CERTIFIED
+    return certified_words(table[~table.apply(is_promise, axis=1).astype(bool)].to_dict("records"))
+
+
 def _add_shape_legend(fig, table: pd.DataFrame, references: Sequence[dict]) -> None:
     """The legend of the shapes the figure uses, in grey (empty traces: the colours are the notions')."""
     import plotly.graph_objects as go
 
-    shapes = [(LABEL_CERTIFIED, CERTIFIED_SYMBOL), (LABEL_UNCERTIFIED, UNCERTIFIED_SYMBOL)]
+    shapes = [(circle_words(table), CERTIFIED_SYMBOL), (LABEL_UNCERTIFIED, UNCERTIFIED_SYMBOL)]
     if "fairness_confidence" in table and table.apply(is_promise, axis=1).astype(bool).any():
         shapes.append((LABEL_PROMISE, PROMISE_SYMBOL))
     if "fairness" in table and (table["fairness"].isna() & table["tree"].notna()).any():

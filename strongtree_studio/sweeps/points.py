@@ -121,6 +121,28 @@ def point_status(row: Any) -> str:
     return status_word(row["status"]).label
 
 
+def certified_labels(rows: Sequence[Any]) -> dict[str, int]:
+    """The points whose solve was certified, counted by their claim's label as it reads inside a sentence
+    ({"optimal over kept thresholds": 6, "proven optimal": 1}): a certificate over the thresholds kept, or a
+    constant tree a promise left, is never counted as "proven optimal"."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        if not bool(row.get("certified")):
+            continue
+        tree = row.get("tree")
+        said = claim_of(tree) if isinstance(tree, str) and tree else None
+        label = said.label if said is not None else status_word(row["status"]).label
+        label = label[:1].lower() + label[1:]
+        counts[label] = counts.get(label, 0) + 1
+    return counts
+
+
+def certified_words(rows: Sequence[Any]) -> str:
+    """What the certified points are, for a legend or a caption: "proven optimal", "optimal over kept thresholds",
+    or both joined by "or" ("proven optimal" when there is none yet)."""
+    return " or ".join(sorted(certified_labels(rows), reverse=True)) or "proven optimal"
+
+
 def is_promise(row: Any) -> bool:
     """Whether the point promised its bound on new rows (a ``fairness_confidence`` level)."""
     level = row.get("fairness_confidence") if hasattr(row, "get") else None

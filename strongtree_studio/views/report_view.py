@@ -10,6 +10,7 @@ from strongtree_core.report.build import ReportInput, build_report
 from strongtree_core.tree import FittedTree
 from strongtree_core.words import fmt
 from strongtree_studio.data.choices import ModelConfig, Roles, SplitConfig, SplitTables
+from strongtree_studio.views.status_words import page_words
 
 #: Said on the Fairness page when the rows of the run are not at hand.
 MSG_NO_ROWS = ("The report measures the tree on its rows: load the table this run was learned on (Data page) to "
@@ -33,7 +34,7 @@ def report_input(dataset: str, tree: FittedTree, baseline: FittedTree | None, ro
         protected=tuple(roles.protected), legitimate=tuple(roles.legitimate), fairness=tuple(model.fairness),
         fairness_bound=model.fairness_bound if model.fairness else None,
         settings=model.estimator_params(roles), split=split_words(split, tables),
-        unconstrained=baseline if model.fairness else None, notes=tuple(tables.notes),
+        unconstrained=baseline if model.fairness else None, notes=tuple(tables.notes), note_words=page_words,
     )
 
 

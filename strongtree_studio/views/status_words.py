@@ -87,11 +87,31 @@ def claim_of(tree_json: str) -> Claim | None:
 _MAX_THRESHOLDS = re.compile(r"\bmax_thresholds=(\d+)")
 
 
+#: The constraints as the library's errors name them ("The constraints: min_recall, statistical_parity."), and an
+#: objective other than accuracy ("objective balanced_accuracy").
+_CONSTRAINT_NAMES = re.compile(r"\b(objective )?(min_recall|min_precision|min_specificity|statistical_parity|"
+                               r"conditional_statistical_parity|predictive_equality|equal_opportunity|equalized_odds|"
+                               r"balanced_accuracy|worst_case_accuracy|sensitivity)\b")
+
+
+def _constraint_name(found: re.Match) -> str:
+    from strongtree_core.vocabulary import FAIRNESS_NOTIONS, OBJECTIVES, setting_name
+
+    objective, key = found.groups()
+    if objective:
+        return f"objective {OBJECTIVES[key].lower()}" if key in OBJECTIVES else found.group(0)
+    if key in FAIRNESS_NOTIONS:
+        return FAIRNESS_NOTIONS[key]
+    return setting_name(key) if key.startswith("min_") else key
+
+
 def page_words(message: str) -> str:
     """A library note or error with its parameter names said as the Model page names the settings:
-    "max_thresholds=57" reads "57 thresholds per numeric column (numeric coding “x ≤ t from the data”)"."""
+    "max_thresholds=57" reads "57 thresholds per numeric column (numeric coding “x ≤ t from the data”)", the
+    constraints "min_recall, statistical_parity" read "Min. recall, Statistical parity"."""
     from strongtree_core.vocabulary import setting_name
     from strongtree_studio.data.choices import ENCODINGS
 
+    message = _CONSTRAINT_NAMES.sub(_constraint_name, message)
     return _MAX_THRESHOLDS.sub(lambda m: f"{m.group(1)} {setting_name('max_thresholds', inside=True)} "
                                          f"({setting_name('encoding', inside=True)} “{ENCODINGS['data']}”)", message)

@@ -160,9 +160,10 @@ def nodes_at_level(tree: FittedTree, levels: int) -> list[int]:
 
 
 def readable_levels(tree: FittedTree, *, group_mix: Mapping[int, Mapping] | None = None,
-                    compact: bool = False) -> int:
-    """The most levels of questions open (at least 1) whose drawing, fitted into :data:`PANEL_1280`,
-    keeps every text at :data:`READABLE_TEXT` or more; every level when the whole tree does.
+                    compact: bool = False, panel: tuple[float, float] = PANEL_1280) -> int:
+    """The most levels of questions open (at least 1) whose drawing, fitted into ``panel`` (px; the
+    Tree page's :data:`PANEL_1280` unless given), keeps every text at :data:`READABLE_TEXT` or more;
+    every level when the whole tree does.
 
     The drawing's size is estimated from its DOT (:func:`drawing_size`); the boxes below the
     open levels are drawn collapsed (:func:`nodes_at_level`).
@@ -171,7 +172,7 @@ def readable_levels(tree: FittedTree, *, group_mix: Mapping[int, Mapping] | None
     for levels in range(deepest, 0, -1):
         collapsed = nodes_at_level(tree, levels) if levels < deepest else []
         dot = screen_dot(tree, group_mix=group_mix, collapsed=collapsed, compact=compact)
-        if fitted_text(drawing_size(dot)) >= READABLE_TEXT:
+        if fitted_text(drawing_size(dot), panel) >= READABLE_TEXT:
             return levels
     return 1
 
@@ -190,6 +191,55 @@ def readable_fit(tree: FittedTree, *, compact: bool = False) -> tuple[list[int],
     if levels >= deepest:
         return [], ""
     return nodes_at_level(tree, levels), LEVELS_OPEN.format(open=levels, deepest=deepest)
+
+
+#: A "Fit the panel" panel in one of two columns side by side (Runs, Fairness) at 1280x720: the drawing
+#: it holds (measured in Chromium: the column's chart 394 px wide less its frame and padding; 72 % of
+#: 720 px high).  A depth-2 tree of the hiring table reads there at 8 px, a depth-4 one at 2 px.
+PANEL_HALF_1280 = (376.0, 518.0)
+#: Above two trees compared (:func:`paired_fit`): how they are laid out, and each one's levels open.
+PAIR_WHOLE = "Both trees whole, each scaled into its panel. For larger text choose Presentation."
+PAIR_STACKED = ("One tree above the other, each as wide as the page, so that every text reads at 10 px or more on a "
+                "1280x720 screen (side by side, at about {side} px).")
+PAIR_SIDE = "Side by side, so that every text reads at 10 px or more on a 1280x720 screen."
+PAIR_LEVELS = "{name}: {open} of {deepest} levels of questions open"
+PAIR_ALL = "{name}: every level open"
+PAIR_GREY = "Each grey box holds a subtree."
+#: What a page that compares two trees offers to see the collapsed levels (after :data:`PAIR_GREY`).
+PAIR_MORE_RUNS = "The size Presentation opens every level; to open any subtree, open one run and go to the Tree page."
+PAIR_MORE_FAIRNESS = ("The size Presentation opens every level; the Tree page opens any subtree of the tree with the "
+                      "fairness constraint.")
+
+
+def paired_fit(trees: Sequence[FittedTree], names: Sequence[str], more: str, *,
+               compact: bool = True) -> tuple[bool, list[list[int]], str]:
+    """How two trees compared read when fitted to their panels: whether they stand side by side
+    (each in :data:`PANEL_HALF_1280`) or one above the other (each in :data:`PANEL_1280`, when that
+    opens more levels of either), the subtrees to collapse in each (:func:`readable_levels`), and
+    the words that say so, ending with ``more`` (what the page offers to see the rest) when a
+    subtree is collapsed.  ``names`` name the trees in those words (plain text)."""
+
+    def deepest(tree: FittedTree) -> int:
+        return max((int(n).bit_length() for n in collapsible_nodes(tree)), default=0)
+
+    half = [readable_levels(t, compact=compact, panel=PANEL_HALF_1280) for t in trees]
+    full = [readable_levels(t, compact=compact) for t in trees]
+    side_by_side = all(h >= f for h, f in zip(half, full))
+    levels = half if side_by_side else full
+    collapsed = [nodes_at_level(t, n) if n < deepest(t) else [] for t, n in zip(trees, levels)]
+    if side_by_side and not any(collapsed):
+        return True, collapsed, PAIR_WHOLE
+    if side_by_side:
+        said = PAIR_SIDE
+    else:
+        side = min(fitted_text(drawing_size(screen_dot(t, collapsed=c, compact=compact)), PANEL_HALF_1280)
+                   for t, c in zip(trees, collapsed))
+        said = PAIR_STACKED.format(side=fmt(side, "int"))
+    if any(collapsed):
+        said += " " + "; ".join(PAIR_ALL.format(name=name) if n >= deepest(t) else
+                                PAIR_LEVELS.format(name=name, open=fmt(n, "int"), deepest=fmt(deepest(t), "int"))
+                                for t, n, name in zip(trees, levels, names)) + f". {PAIR_GREY} {more}"
+    return side_by_side, collapsed, said
 
 
 def fitted_text(size: tuple[float, float], panel: tuple[float, float] = PANEL_1280) -> float:

@@ -28,9 +28,9 @@ from strongtree_studio.jobs.solve_job import BASELINE_TIME_LIMIT
 from strongtree_studio.views.report_view import MSG_NO_ROWS, report_file_name, report_html
 from strongtree_studio.page.shown import shown, shown_label
 from strongtree_studio.page.tree_chart import size_control, tree_chart
-from strongtree_studio.views.tree_view import SIZE_NOTES, legend_html
+from strongtree_studio.views.tree_view import PAIR_MORE_FAIRNESS, SIZE_NOTES, legend_html, paired_fit
 from strongtree_core.tree.claim import claim
-from strongtree_studio.page.status import claim_badges
+from strongtree_studio.page.status import PROMISE_ICONS, claim_badges
 from strongtree_studio.views.status_words import POINTS_NOTE, count_of, fmt
 
 st.title("Fairness & performance")
@@ -124,8 +124,9 @@ else:
     said = claim(result.tree.record)
     promise = result.tree.record.promise
     if said.promise:
-        (st.warning if said.promise_state == "constant" else st.info)(md(said.promise),
-                                                                      icon=":material/verified_user:")
+        # the icon of how the promise is known, as its badge has it (a shield for a proved one only)
+        (st.warning if said.promise_state == "constant" else st.info)(
+            md(said.promise), icon=PROMISE_ICONS.get(said.promise_state, ":material/warning:"))
         with st.expander("How the promise was checked", icon=":material/info:"):
             st.markdown(md(promise.get("message", "")))
             if promise.get("details"):
@@ -267,12 +268,17 @@ with cost_tab:
         heading, sizes = st.columns([3, 2], vertical_alignment="bottom")
         heading.markdown("##### The two trees side by side")
         size = size_control(sizes, "fairness.tree_size")
-        st.caption(SIZE_NOTES[size])  # once, above both panels, so the two drawings start level
-        fair_col, free_col = st.columns(2, gap="medium")
+        titles = ("With the fairness constraint", "Without fairness constraints")
+        # Fitted to the panels, the trees open the levels that read at 10 px or more, one above the other when
+        # side by side they would not.
+        side_by_side, collapsed, words = (paired_fit([result.tree, result.baseline], titles, PAIR_MORE_FAIRNESS)
+                                          if size == "fit" else (True, [[], []], SIZE_NOTES[size]))
+        st.caption(words)  # once, above both panels, so the two drawings start level
+        fair_col, free_col = st.columns(2, gap="medium") if side_by_side else (st.container(), st.container())
         rows = {c["model"]: c for c in comparison}
-        for col, tree, title, key in (
-            (fair_col, result.tree, "With the fairness constraint", "StrongTree"),
-            (free_col, result.baseline, "Without fairness constraints", "StrongTree without fairness constraints"),
+        for col, tree, title, key, closed in (
+            (fair_col, result.tree, titles[0], "StrongTree", collapsed[0]),
+            (free_col, result.baseline, titles[1], "StrongTree without fairness constraints", collapsed[1]),
         ):
             row = rows.get(key, {})
             gap = row.get(f"train_{compared[0]}") if compared else None
@@ -281,8 +287,8 @@ with cost_tab:
                 st.caption(f"{md(claim(tree.record).short)} · training accuracy "
                            f"{fmt(row.get('train_accuracy'), 'percent')}"
                            + (f" · gap {fmt(gap, 'points')}" if compared else ""))
-                tree_chart(tree, f"fairness-{'fair' if tree is result.tree else 'free'}", size=size, compact=True,
-                           note=False)
-        st.markdown(legend_html(result.tree, answers=True), unsafe_allow_html=True)
+                tree_chart(tree, f"fairness-{'fair' if tree is result.tree else 'free'}", size=size,
+                           collapsed=closed, compact=True, note=False)
+        st.markdown(legend_html(result.tree, answers=True, collapsed=any(collapsed)), unsafe_allow_html=True)
     elif constrained:
         st.caption("The tree without fairness constraints is missing: its solve did not finish.")

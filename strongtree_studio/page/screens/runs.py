@@ -35,7 +35,7 @@ from strongtree_studio.page.session import (
 from strongtree_studio.page.state import run_owner, run_viewer, workspace_name
 from strongtree_studio.sweeps.history import sweeps_table
 from strongtree_studio.page.tree_chart import size_control, tree_chart
-from strongtree_studio.views.tree_view import SIZE_NOTES
+from strongtree_studio.views.tree_view import PAIR_MORE_RUNS, SIZE_NOTES, paired_fit
 from strongtree_core.tree.claim import claim
 from strongtree_core.vocabulary import setting_name
 from strongtree_studio.views.status_words import backend_words, fmt, status_word
@@ -267,9 +267,14 @@ if len(picked) == 2:
     only_diff = st.toggle("Only what differs", value=True, key="runs.only_diff")
     st.table(md_table(table[differs] if only_diff else table))
     size = size_control(st, "runs.tree_size")
-    st.caption(SIZE_NOTES[size])  # once, above both panels, so the two drawings start level
-    cols = st.columns(2, gap="medium")
-    for i, (col, entry) in enumerate(zip(cols, entries)):
+    trees = [tree_from_json(entry.tree) for entry in entries]
+    # Fitted to the panels, the trees open the levels that read at 10 px or more, one above the other when
+    # side by side they would not.
+    side_by_side, collapsed, words = (paired_fit(trees, [f"#{e.id}" for e in entries], PAIR_MORE_RUNS)
+                                      if size == "fit" else (True, [[], []], SIZE_NOTES[size]))
+    st.caption(words)  # once, above both panels, so the two drawings start level (no user text in it)
+    cols = st.columns(2, gap="medium") if side_by_side else [st.container(), st.container()]
+    for i, (col, entry, tree) in enumerate(zip(cols, entries, trees)):
         with col:
             st.markdown(f"**#{entry.id}** · {md(entry.dataset)}")
-            tree_chart(tree_from_json(entry.tree), f"runs-{i}", size=size, compact=True, note=False)
+            tree_chart(tree, f"runs-{i}", size=size, collapsed=collapsed[i], compact=True, note=False)

@@ -3,7 +3,7 @@ fall, read the solver's steps, stop it."""
 
 import streamlit as st
 
-from strongtree_core.tree.claim import claim
+from strongtree_core.tree.claim import GAP_ZERO, bound_and_gap, bound_help, claim, gap_help
 from strongtree_studio.page import mio_live_panel
 from strongtree_studio.page.navigation import screen
 from strongtree_studio.page.actions import start_demo, start_solve
@@ -47,12 +47,17 @@ from strongtree_studio.views.status_words import (
     backend_words,
     bound_words,
     fmt,
-    gap_words,
     objective_value,
     objective_words,
     page_words,
     route_words,
 )
+
+def _in_line(choice: str) -> str:
+    """A choice of the Model page inside the settings' line: "automatic", a name as it is written ("FlowOCT", not
+    "flowoct"; "HiGHS", not "highs")."""
+    return choice.lower() if choice == "Automatic" else choice
+
 
 #: The banner of each claim colour: green alone is a success; blue (a certificate over kept thresholds) an
 #: information; orange and red (not proven, a constant tree, no tree) a warning.
@@ -139,7 +144,7 @@ if table is not None:
         f"**{md(table.name)}** · target {md(roles.target)}{positive}{rows}  \n"
         f"Depth {model.depth} · {OBJECTIVES[model.objective].lower()} · {fair_words} · "
         + (f"{model.coding_words()} · " if model.encoding != "thermometer" else "") +
-        f"{FORMULATIONS[model.formulation].lower()} route, {SOLVERS[model.solver].lower()} solver · "
+        f"{_in_line(FORMULATIONS[model.formulation])} route, {_in_line(SOLVERS[model.solver])} solver · "
         f"time limit {fmt(model.time_limit, 'seconds')}"
     )
 for problem in problems:
@@ -203,17 +208,21 @@ def render_numbers() -> None:
         elif snap.active and stage:
             info.caption(md(f"A promise on new rows is several fits in one solve: now {stage}."))
         elif snap.active:
-            info.caption("The best tree rises, the bound falls; when they meet the tree is proven optimal.")
+            info.caption(f"The best tree rises, the bound falls; when they meet, {GAP_ZERO}.")
     cols = st.columns(5)
     cols[0].metric("Elapsed", fmt(solver_seconds(snap, points), "seconds"),
                    help="Time the solver has worked on this tree (the chart and the log count the same clock).")
     cols[1].metric("Best tree", fmt(latest["objective"] if latest else None),
                    help=md("The objective of the best tree found so far: "
                            + objective_words(model.objective, model.regularization) + "."))
-    cols[2].metric("Bound", bound_words(latest["bound"]) if latest else fmt(None),
-                   help="No tree of this depth can do better than this (proven).")
-    cols[3].metric("Gap", fmt(latest["gap"] if latest else None, "percent"),
-                   help="(bound − best tree) / best tree: 0 means proven optimal.")
+    # Once the tree is final, the cards say what its bound covers (the claim's scope); a constant tree a promise
+    # left shows none (the last stage's bound holds over constant trees only).
+    final = tree_from_json(snap.main.result).record if snap.main.result is not None else None
+    constant = final is not None and claim(final).state == "constant"
+    cols[2].metric("Bound", fmt(None) if constant else bound_words(latest["bound"]) if latest else fmt(None),
+                   help=bound_help(final))
+    cols[3].metric("Gap", fmt(None) if constant else fmt(latest["gap"] if latest else None, "percent"),
+                   help=gap_help(final))
     cols[4].metric("Explored", fmt(latest["nodes"] if latest else None, "int"), help=md(explored_words().capitalize()))
     shown_state = SIDEBAR_STATE.get()
     if (active and not snap.active) or (shown_state is not None and shown_state != job_state_key(snap)) \
@@ -238,7 +247,7 @@ def render_progress() -> None:
             st.vega_lite_chart(spec=view.gap_chart, width="stretch", height=130)
         stages = stages_words(points, snap.main.now if snap.active and snap.main.result is None else None)
         st.caption(f"Values count {objective_words(model.objective, model.regularization)}. A bound far above the "
-                   "best tree runs along the top edge. The gap reaches 0 when the best tree is proven optimal."
+                   f"best tree runs along the top edge. The gap reaches 0 when {GAP_ZERO}."
                    + (f" One solve in stages (shaded; the refits on parts of the rows count other rows and are not "
                       f"drawn): {md(stages)}." if stages else ""))
     with log, st.container(key="solve-log"):  # its times on one line each (style.py)
@@ -300,7 +309,7 @@ def render_details() -> None:
             st.markdown(f"**Route:** {md(record.formulation)}  \n"
                         f"**Solver:** {md(backend_words(record.backend))}; {size}  \n"
                         f"**Rows:** {fmt(record.n_rows, 'int')} training rows in {fmt(record.n_patterns, 'int')} "
-                        f"distinct patterns  \n**Bound:** {bound_words(record.bound, record.status)} · {gap_words(record.status, record.gap)}"
+                        f"distinct patterns  \n**Bound:** {' · '.join(bound_and_gap(record))}"
                         f"  \n**Why this route:** {md(record.choice)}")
             if record.message:
                 st.caption(md(page_words(record.message)))

@@ -27,12 +27,13 @@ from strongtree_studio.page.session import (
     widget_value,
 )
 from strongtree_studio.page.state import field, run_owner, run_viewer
-from strongtree_studio.sweeps.frontier_view import frontier_figure
+from strongtree_studio.sweeps.frontier_view import circle_words, frontier_figure
 from strongtree_studio.sweeps.sweep_grid import MSG_NO_PROTECTED, SweepChoice, allowed_notions, check_sweep
 from strongtree_studio.sweeps.sweep_job import sweep_context, sweep_spec
 from strongtree_studio.sweeps.points import (
     MSG_POINT_NEEDS_TABLE,
     MSG_POINT_NO_TREE,
+    certified_labels,
     csv_bytes,
     is_promise,
     picked_point,
@@ -212,10 +213,12 @@ def render_status() -> None:
         if total is None and planned:
             total = (len(planned["notions"]) * len(planned["fairness_bounds"])
                      * len(planned.get("confidences") or [None]) + 1) * len(planned["depths"]) * len(planned["lambdas"])
-        certified = sum(bool(r.get("certified")) for r in snap.main.rows)
+        certified = certified_labels(snap.main.rows) or {"proven optimal": 0}  # in their claims' words
         info.progress(done / total if total else 0.0,
                       text=f"{fmt(done, 'int')} of {count_of(total or 0, 'point')} solved · "
-                           f"{fmt(certified, 'int')} proven optimal · {fmt(snap.elapsed, 'seconds')}")
+                           + "".join(f"{fmt(n, 'int')} {label} · " for label, n in sorted(certified.items(),
+                                                                                          reverse=True))
+                           + fmt(snap.elapsed, 'seconds'))
     if active and not snap.active:
         st.rerun()  # the whole page: buttons, outcome and the point list follow
 
@@ -266,7 +269,7 @@ def render_points() -> None:
             st.rerun()
     st.caption("Accuracy against the measured gap of each point's own notion: one colour per notion, the line "
                "joins the training frontier (no other point is both more accurate and fairer). Filled circles are "
-               "proven optimal; open diamonds are the best trees found before the time limit or Stop. Dotted "
+               f"{circle_words(points)}; open diamonds are the best trees found before the time limit or Stop. Dotted "
                "lines mark the bounds δ; the dashed line is the accuracy of predicting the majority class; crosses "
                "are the trees without a fairness constraint and open squares CART of the same depth, placed at each "
                "notion's gap. On the "

@@ -9,7 +9,7 @@ from strongtree_studio.views.explain import MSG_NAMES_CUT
 from strongtree_studio.views.downloads import EXPORTS, IMAGE_MIME, IMAGES_UNAVAILABLE, export_bytes, image_bytes, images_available
 from strongtree_studio.views.markup import md
 from strongtree_studio.page.shown import group_mix, shown, shown_label
-from strongtree_core.tree.claim import claim
+from strongtree_core.tree.claim import bound_and_gap, claim
 from strongtree_studio.page.tree_chart import (
     collapse_controls,
     legibility_note,
@@ -19,7 +19,7 @@ from strongtree_studio.page.tree_chart import (
 )
 from strongtree_studio.views.tree_view import legend_html, path_in_words, readable_levels
 from strongtree_studio.page.status import claim_badges
-from strongtree_studio.views.status_words import bound_words, fmt, gap_words, objective_value, route_words
+from strongtree_studio.views.status_words import fmt, objective_value, route_words
 
 st.title("Tree")
 
@@ -50,8 +50,11 @@ highlight: list[int] = []
 mix = None
 row = None
 controls = st.columns([1, 1, 1.6], vertical_alignment="bottom")
-# The drawing's own controls in a row of their own, so the three sizes are never cut at 1280 px.
-levels_col, collapsed_col, size_col = st.columns([1.0, 1.6, 1.9], vertical_alignment="bottom")
+# The drawing's own controls in a row of their own, so the three sizes are never cut at 1280 px; the collapsed
+# subtrees under them across the page, every question whole: outside a column Streamlit's multiselect wraps its
+# tags onto more lines (in a column it keeps one line that scrolls behind a fade: "test_score…" at 1280x720).
+levels_col, size_col = st.columns([1.6, 1.9], vertical_alignment="bottom")
+collapsed_col = st.container()
 if tables is None:
     st.caption("Load the table this run was learned on (Data page) to follow rows through the tree.")
 else:
@@ -104,7 +107,7 @@ st.markdown("##### How it was solved")
 model_words = (result.model.objective, result.model.regularization, record.n_rows)
 st.markdown(
     f"Best tree {objective_value(record.objective, *model_words)}"
-    f" · bound {bound_words(record.bound, record.status, *model_words)} · {gap_words(record.status, record.gap)}"
+    f" · bound {' · '.join(bound_and_gap(record, *model_words))}"
     f" · {fmt(record.runtime, 'seconds')} · {route_words(record.method, record.backend)}  \n{md(short.text(said.words))}"
 )
 
