@@ -190,6 +190,7 @@ def test_the_spare_worker_waits_for_a_free_slot():
         reg.shutdown()
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("kept, label", [(4, "No tree fits (kept thresholds)"), (10_000, "No tree fits")])
 def test_a_proof_that_no_tree_fits_is_the_solves_result_not_a_failure(registry, kept, label):
     """Floors no tree of depth 1 meets: the worker's error carries the proof's record, the job has finished (its

@@ -220,9 +220,9 @@ def render_numbers() -> None:
     final = tree_from_json(snap.main.result).record if snap.main.result is not None else None
     constant = final is not None and claim(final).state == "constant"
     cols[2].metric("Bound", fmt(None) if constant else bound_words(latest["bound"]) if latest else fmt(None),
-                   help=bound_help(final))
+                   help=md(bound_help(final)))
     cols[3].metric("Gap", fmt(None) if constant else fmt(latest["gap"] if latest else None, "percent"),
-                   help=gap_help(final))
+                   help=md(gap_help(final)))
     cols[4].metric("Explored", fmt(latest["nodes"] if latest else None, "int"), help=md(explored_words().capitalize()))
     shown_state = SIDEBAR_STATE.get()
     if (active and not snap.active) or (shown_state is not None and shown_state != job_state_key(snap)) \
