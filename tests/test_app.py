@@ -215,6 +215,9 @@ def test_solve_stop_then_tree_fairness_and_runs():
     poll(at, stored, timeout=60)
     assert outcome_text(at).startswith(("**Stopped (not proven)**", "**Proven optimal**",
                                         "**Optimal over kept thresholds**"))
+    tree_words = [c.value for c in at.caption if c.value.startswith("The final tree.")]
+    assert tree_words and "choose Presentation" in tree_words[0], tree_words  # no subtree to collapse on this page
+    assert "or collapse subtrees" not in tree_words[0] and "the Tree page collapses subtrees" in tree_words[0]
 
     snapshot = job_registry().snapshot(at.session_state["job_id"])
     tree = tree_from_json(snapshot.main.result)
@@ -269,6 +272,8 @@ def test_infeasible_constraints_are_a_message_on_the_solve_page():
     assert error.endswith("Keeping more thresholds may let a tree fit: 64 thresholds per numeric column (numeric "
                           "coding “x ≤ t from the data”) keeps every one.") and "max_thresholds" not in error
     assert not at.exception and not at.success
+    cards = {m.label: m.value for m in at.metric}
+    assert (cards["Best tree"], cards["Bound"], cards["Gap"]) == ("–", "–", "–"), cards  # no tree: nothing to bound
     goto(at, "pages/4_tree.py")
     assert at.info[0].value.startswith("The last solve has no tree to show.")
 

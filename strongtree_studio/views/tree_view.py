@@ -77,6 +77,9 @@ SIZE_NOTES = {
     "large": "One and a half times the presentation size. Where the tree is larger than the panel, the panel "
              "scrolls: use its scrollbars, or shift and the mouse wheel to move sideways.",
 }
+#: What "Fit the panel" says on a page with no control to collapse subtrees (Solve): where they are.
+FIT_NOTE_NO_COLLAPSE = ("The whole tree, scaled into the panel. For larger text choose Presentation; the Tree page "
+                        "collapses subtrees.")
 
 
 def panel_key(size: str, name: str) -> str:

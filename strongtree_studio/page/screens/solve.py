@@ -31,7 +31,7 @@ from strongtree_studio.page.session import (
 from strongtree_studio.views.stale import stale_message
 from strongtree_studio.page.state import current_settings
 from strongtree_studio.page.tree_chart import size_control, tree_chart
-from strongtree_studio.views.tree_view import SIZE_NOTES, legend_html, readable_fit
+from strongtree_studio.views.tree_view import FIT_NOTE_NO_COLLAPSE, SIZE_NOTES, legend_html, readable_fit
 from strongtree_studio.page.status import (
     closed_points,
     drawn_point,
@@ -219,9 +219,11 @@ def render_numbers() -> None:
     # left shows none (the last stage's bound holds over constant trees only).
     final = tree_from_json(snap.main.result).record if snap.main.result is not None else None
     constant = final is not None and claim(final).state == "constant"
-    cols[2].metric("Bound", fmt(None) if constant else bound_words(latest["bound"]) if latest else fmt(None),
+    # A proof that no tree fits has no tree to bound: the last bound the search reported says nothing more.
+    no_bound = constant or snap.main.record is not None
+    cols[2].metric("Bound", fmt(None) if no_bound else bound_words(latest["bound"]) if latest else fmt(None),
                    help=md(bound_help(final)))
-    cols[3].metric("Gap", fmt(None) if constant else fmt(latest["gap"] if latest else None, "percent"),
+    cols[3].metric("Gap", fmt(None) if no_bound else fmt(latest["gap"] if latest else None, "percent"),
                    help=md(gap_help(final)))
     cols[4].metric("Explored", fmt(latest["nodes"] if latest else None, "int"), help=md(explored_words().capitalize()))
     shown_state = SIDEBAR_STATE.get()
@@ -266,7 +268,8 @@ def render_tree() -> None:
         # Fitted to the panel, a deep tree opens as many levels as read at 10 px or more (as on the Tree page).
         collapsed, levels_open = readable_fit(tree, compact=True) if size == "fit" else ([], "")
         words.caption(("The final tree. " if snap.main.result else "The best tree so far; it is redrawn as the "
-                       "solver finds better ones. ") + (levels_open or SIZE_NOTES[size]))  # no user text in these
+                       "solver finds better ones. ")  # no user text in these; this page has no control to collapse subtrees
+                      + (levels_open or (FIT_NOTE_NO_COLLAPSE if size == "fit" else SIZE_NOTES[size])))
         tree_chart(tree, "solve", size=size, collapsed=collapsed, compact=True, note=False)
         st.markdown(legend_html(tree, answers=True, collapsed=bool(collapsed)), unsafe_allow_html=True)
     elif snap is not None and snap.active:
