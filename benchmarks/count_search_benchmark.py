@@ -162,13 +162,20 @@ def jobs(args) -> list[dict]:
     return out
 
 
-def run_in(tree: str, job: dict) -> dict:
+def run_script(script: Path, tree: str, job: dict) -> dict | str:
+    """``script --one job`` in a fresh interpreter on the library of the source tree ``tree``: the row its
+    last line prints, or its standard error when it failed."""
     env = dict(os.environ, PYTHONPATH=str(Path(tree).resolve()))
-    done = subprocess.run([sys.executable, str(HERE), "--one", json.dumps(job)], cwd=tree, env=env,
+    done = subprocess.run([sys.executable, str(script), "--one", json.dumps(job)], cwd=tree, env=env,
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        return dict(job, status="error", certified=False, seconds=None, note=done.stderr.strip()[-300:])
+        return done.stderr.strip()
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run_in(tree: str, job: dict) -> dict:
+    row = run_script(HERE, tree, job)
+    return row if isinstance(row, dict) else dict(job, status="error", certified=False, seconds=None, note=row[-300:])
 
 
 # --------------------------------------------------------------------------------------- the summary
