@@ -1,7 +1,8 @@
 """Hand-written mutants of the code whose claims the tests guard, each run against the tests that
 should catch it: the promise (strongtree_core/metrics/promise.py, promise_fit.py), the report's and the
 pages' escaping, the browser and run stores (strongtree_studio/stores/browsers.py, restore.py,
-runs.py), the exact search's Stop between slices, and the metrics' careless calls.
+runs.py), the exact search's Stop between slices, the looks at the deadline in the later parts of the
+counts' search's passes over a front (strongtree_core/accel/fronts.py), and the metrics' careless calls.
 
     python scripts/mutants.py                  # every mutant; a table of caught / missed
     python scripts/mutants.py --area promise   # one area
@@ -51,12 +52,14 @@ PAGES_TESTS = ("tests/test_studio_views.py", "tests/test_studio_markup.py", "tes
                "tests/test_app.py::test_hostile_names_never_become_markup_on_any_page")
 STORE_TESTS = ("tests/test_browser_store.py", "tests/test_studio_runs.py", "tests/test_restore.py")
 STOP_TESTS = ("tests/test_stop_between_slices.py",)
+LOOKS_TESTS = ("tests/test_front_looks.py",)
 METRICS_TESTS = ("tests/test_careless_calls.py",)
 
 P, PF = "strongtree_core/metrics/promise.py", "strongtree_core/estimator/promise_fit.py"
 RB = "strongtree_core/report/build.py"
 BS, RS, RN = "strongtree_studio/stores/browsers.py", "strongtree_studio/page/restore.py", "strongtree_studio/stores/run_history.py"
 TD, DP = "strongtree_core/accel/treedp.py", "strongtree_core/accel/dp.py"
+FR = "strongtree_core/accel/fronts.py"  # its tests run the kernels' Python source: nothing is compiled
 
 MUTANTS = [
     # -- the promise: its arithmetic ------------------------------------------------------------
@@ -223,6 +226,15 @@ MUTANTS = [
            "strongtree_core.accel.treedp:Engine._beside"),
     Mutant("the deadline gives no stop test to the search", "stop", DP,
            "return None if stop is None else stop.is_set", "return None", STOP_TESTS, 180.0),
+    # -- the deadline's looks in the later parts of a pass over a front --------------------------------------
+    Mutant("the order's merges never look at the deadline", "looks", FR,
+           "if work % STRIDE == 0 and _halted(flag, limit):\n                    return a, False",
+           "if False:\n                    return a, False", LOOKS_TESTS),
+    Mutant("a growth's copy of the entries never looks at the deadline", "looks", FR,
+           "        if e % STRIDE == 0 and _halted(flag, limit):\n            break\n        s = np.int64(hs[e] & mask)",
+           "        if False:\n            break\n        s = np.int64(hs[e] & mask)", LOOKS_TESTS),
+    Mutant("the index's boxes never look at the deadline", "looks", FR,
+           "            if (i - s) % STRIDE == 0 and _halted(flag, limit):", "            if False:", LOOKS_TESTS),
     # -- careless calls -----------------------------------------------------------------------------------------
     Mutant("missing values named 'missing' beside a value 'missing'", "metrics", "strongtree_core/encoding/groups.py",
            "    if MISSING_GROUP not in taken:", "    if True:", METRICS_TESTS),

@@ -1088,7 +1088,8 @@ def test_a_deadline_inside_a_long_pass_over_a_front_stops_it_there(name) -> None
     little of the CPU the whole pass takes (:func:`soon_enough`; CPU of this thread: a busy machine slows
     both).
     The deadline falls in a pass's first part (the slots of a growth, the runs of the order): the looks
-    of its later parts are not needed here."""
+    of its later parts are not needed here (``test_front_looks.py`` places the deadline in those, by a
+    count of the looks instead of the clock)."""
     args, kernel, stopped = _long_pass(name)
     flag = np.zeros(1, np.uint8)
     cpu = time.thread_time()

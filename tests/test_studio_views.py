@@ -64,6 +64,47 @@ def test_statuses_and_routes_read_as_words():
 ROLES = Roles("hired", "yes", ("gender",), ("education",))
 
 
+def test_the_library_s_lists_of_settings_read_as_the_model_page_names_them_and_a_column_keeps_its_name():
+    """A column and its groups named like settings ("min_recall", "statistical_parity"): where the library lists
+    the settings in force (a skipped part of a constraint, the constraints no tree meets) they read as the Model
+    page names them; the column and group names in the same text stay as the user wrote them (they read
+    "Min. recall" when every occurrence of the parameter's name was renamed)."""
+    from strongtree_core import StrongTreeError
+    from strongtree_studio.views.status_words import page_words
+
+    n = 80
+    group = np.where((np.arange(n) % 2 == 0) & (np.arange(n) < 60), "min_recall", "statistical_parity")
+    X = pd.DataFrame({"min_recall": group, "level": np.where(np.arange(n) < 60, "lo", "hi"),
+                      "score": np.random.default_rng(0).integers(0, 4, n)})
+    y = (X["score"] + np.random.default_rng(1).random(n) > 2).astype(int)
+    fitted = StrongTreeClassifier(depth=1, fairness="conditional_statistical_parity", fairness_bound=0.5,
+                                  allow_protected_splits=True, pos_label=1, time_limit=20).fit(
+        X, y, sensitive_features="min_recall", legitimate_features="level")
+    skipped = ("skipped conditional statistical parity: group 'min_recall' has no rows among rows of legitimate level "
+               "'hi', so its share predicted positive is undefined there and it is left out of that comparison ")
+    alone = ("skipped conditional statistical parity: only one group has rows among rows of legitimate level 'hi', so "
+             "there is nothing to compare there")
+    assert fitted.record_.message == ("The tree may split on the protected attribute(s) min_recall (allowed). "
+                                      f"conditional_statistical_parity: {skipped}conditional_statistical_parity: {alone}")
+    assert page_words(fitted.record_.message) == ("The tree may split on the protected attribute(s) min_recall "
+                                                  f"(allowed). Conditional statistical parity: {skipped}"
+                                                  f"Conditional statistical parity: {alone}")
+    with pytest.raises(StrongTreeError) as missing:
+        StrongTreeClassifier(depth=1).fit(X, y, sensitive_features="statistical_parity")
+    assert "statistical_parity" in str(missing.value) and page_words(str(missing.value)) == str(missing.value)
+    with pytest.raises(StrongTreeError) as refused:
+        StrongTreeClassifier(depth=1, min_recall=1.0, min_specificity=1.0, pos_label=1, time_limit=20).fit(
+            X.assign(score=0), y)
+    assert "(min_recall, min_specificity)" in str(refused.value)
+    assert "(Min. recall, Min. specificity)" in page_words(str(refused.value))
+    for formulation, listed in (("benders", "enforce {names}: "), ("oct", "take {names}. "), ("binoct", "take {names} (")):
+        with pytest.raises(StrongTreeError) as refused:  # refused before any solve
+            StrongTreeClassifier(depth=1, formulation=formulation, min_recall=0.5, fairness="statistical_parity",
+                                 pos_label=1).fit(X, y, sensitive_features="min_recall")
+        assert listed.format(names="statistical_parity, min_recall") in str(refused.value), formulation
+        assert listed.format(names="Statistical parity, Min. recall") in page_words(str(refused.value)), formulation
+
+
 def test_a_result_is_stale_exactly_when_its_settings_differ():
     then = settings("fp", ROLES, SplitConfig(), ModelConfig())
     assert changes(then, then) == [] and stale_message(then, then) == ""

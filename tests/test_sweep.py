@@ -103,6 +103,49 @@ def test_an_infeasible_point_is_a_row_with_its_reason_and_the_others_go_on():
     assert all(e.startswith("No tree of depth 1 satisfies all the constraints together") for e in table["error"])
 
 
+def _errors():
+    """Errors a point's fit may end in, with the status its row must read."""
+    from strongtree_core.engine.routes import INFEASIBLE, NO_TREE_IN_TIME, InfeasibleError, NoTreeInTimeError
+    from strongtree_core.formulation.quality_constraints import MinRecall
+    from strongtree_core.formulation.spec import TreeSpec
+
+    proof = InfeasibleError(TreeSpec(depth=1, side_constraints=(MinRecall(1.0),)))
+    kept = proof.with_record(proof.record, "No tree of depth 1 asking only the 8 of the 40 thresholds kept satisfies "
+                                           "all the constraints together; a tree asking another threshold might.")
+    in_time = NoTreeInTimeError(NO_TREE_IN_TIME.format(limit=5))
+    return [
+        ("infeasible", proof, "infeasible"),
+        ("infeasible over the kept thresholds", kept, "infeasible"),
+        ("no tree in time", in_time, "time_limit_no_tree"),
+        # refusals that happen to read like those: their words do not make them so
+        ("a refusal in the words of a proof", StrongTreeError(str(proof)), "error"),
+        ("a refusal in the words of no tree in time", StrongTreeError(str(in_time)), "error"),
+        ("a refusal that starts like a proof", StrongTreeError(INFEASIBLE.split("{")[0] + "column 'x'? pass y."),
+         "error"),
+        ("another refusal", StrongTreeError("depth must be at most 8"), "error"),
+    ]
+
+
+@pytest.mark.parametrize("name, error, status", _errors(), ids=[case[0] for case in _errors()])
+def test_a_point_s_status_is_read_from_the_type_of_its_error_not_from_its_words(monkeypatch, name, error, status):
+    """A point whose fit proves no tree fits (over every threshold, or over the kept ones: words that begin
+    with the claim's sentence) reads "infeasible", one that found no tree in time "time_limit_no_tree";
+    any other error is an "error", even when its message uses the same words.  The error reaches the row
+    from a worker process pickled: it keeps its type there."""
+    import pickle
+
+    def refused(self, *args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(StrongTreeClassifier, "fit", refused)
+    X, y, _ = _data(30)
+    table = sweep(_estimator(), X, y, grid={"depth": [1, 2]})
+    assert list(table["status"]) == [status, status], name
+    assert list(table["error"]) == [str(error)] * 2 and table["tree"].isna().all()
+    travelled = pickle.loads(pickle.dumps(error))
+    assert type(travelled) is type(error) and str(travelled) == str(error)
+
+
 # -- frontier ------------------------------------------------------------------------------------------
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from strongtree_core import StrongTreeClassifier, StrongTreeError
+from strongtree_core.engine.routes import NoTreeInTimeError
 from strongtree_core.solvers import BACKENDS
 
 #: How late fit may return after its time limit or a stop request.  The contract is
@@ -113,6 +114,41 @@ def test_no_tree_in_time_names_the_limit_the_user_gave() -> None:
         "No tree was found within the time limit of 0.5 s. Raise the time limit, lower the depth, "
         "or relax the constraints."
     )
+    assert isinstance(err.value, NoTreeInTimeError)  # a sweep's row reads its status from the type
+
+
+#: A time limit no run reaches (seconds).
+NEVER = 1e12
+
+
+def _no_start_fits():
+    """Rows alike in every feature with both classes, and floors of 100 % recall and specificity: no tree
+    meets both, so no cheap start does."""
+    from strongtree_core.encoding.patterns import collapse_patterns
+    from strongtree_core.formulation.quality_constraints import MinRecall, MinSpecificity
+    from strongtree_core.formulation.spec import TreeSpec
+
+    X = np.array([[0, 1], [0, 1], [1, 0], [1, 0]])
+    data = collapse_patterns(X, np.array([0, 1, 0, 1]), 2)
+    return data, TreeSpec(depth=1, pos_label=1, side_constraints=(MinRecall(1.0), MinSpecificity(1.0)))
+
+
+def test_no_tree_in_time_is_its_own_error_wherever_the_engine_raises_it(monkeypatch) -> None:
+    """The MIO never started and no cheap start meets the constraints, or the solver stopped without a
+    tree and there was no start: each raises :class:`NoTreeInTimeError`, in the limit's words.  (No clock:
+    started at 0 with a limit no run reaches, the solve's result given.)"""
+    from strongtree_core.engine import routes
+    from strongtree_core.solvers.base import SolveResult, Status
+
+    data, spec = _no_start_fits()
+    words = "No tree was found within the time limit of 3 s. Raise the time limit, lower the depth, or relax the constraints."
+    with pytest.raises(NoTreeInTimeError) as never_started:
+        routes._unsolved_start(data, spec, [], None, 0.0, "flow", "", stated=3.0)
+    monkeypatch.setattr(routes, "solve", lambda arrays, solver, options: SolveResult(Status.TIME_LIMIT_NO_TREE,
+                                                                                       backend="highs"))
+    with pytest.raises(NoTreeInTimeError) as stopped:
+        routes._solve_mio(data, spec, "flow", "highs", NEVER, 1, False, False, None, None, 0.0, None, stated=3.0)
+    assert str(never_started.value) == str(stopped.value) == words
 
 
 #: The first fit of a fresh process, after a fresh installation (new, empty cache folders).

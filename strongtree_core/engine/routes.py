@@ -114,6 +114,12 @@ LP_NONZEROS_PER_SECOND = 1_000_000
 LOCAL_SEARCH_FORMULATION = "local search: coordinate descent over nodes (LST-style), a heuristic"
 
 
+class NoTreeInTimeError(StrongTreeError):
+    """No tree meeting the constraints was found within the time limit (nor any cheap start that meets
+    them): the message is :data:`NO_TREE_IN_TIME`.  A type of its own, so that a caller (a sweep's row)
+    tells it from other errors by what it is, not by its words."""
+
+
 class InfeasibleError(StrongTreeError):
     """No tree of the depth satisfies the constraints: proven over the features the search was given
     (the estimator, which knows which thresholds those kept, says so in its own message).
@@ -546,7 +552,7 @@ def _best_feasible_start(starts, predicted, data: PatternData, spec: TreeSpec,
         if _feasible_start(tree, data, spec, known):
             scored.append((tree_objective(data, spec, tree, known), tree))
     if not scored:
-        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=limit))
+        raise NoTreeInTimeError(NO_TREE_IN_TIME.format(limit=limit))
     value, structure = max(scored, key=lambda pair: pair[0])
     return structure, value
 
@@ -641,7 +647,7 @@ def _unsolved_start(data, spec, dp_starts, stop, t0, method, choice, given: tupl
             c.satisfied for c in check_constraints(spec, data.y, tree.predict(data.X), data.group, data.legit,
                                                    count=data.count))]
         if not feasible:
-            raise StrongTreeError(NO_TREE_IN_TIME.format(
+            raise NoTreeInTimeError(NO_TREE_IN_TIME.format(
                 limit=round(time.perf_counter() - t0, 1) if stated is None else stated))
         structure = max(feasible, key=lambda tree: tree_objective(data, spec, tree))
     status = Status.INTERRUPTED if stop is not None and stop.is_set() else Status.TIME_LIMIT
@@ -748,7 +754,7 @@ def _solve_mio(data, spec, formulation, solver, time_limit, threads, exact_searc
     elif start is not None and result.status in (Status.TIME_LIMIT_NO_TREE, Status.INTERRUPTED, Status.TIME_LIMIT):
         structure = start[1]
     elif result.status == Status.TIME_LIMIT_NO_TREE:
-        raise StrongTreeError(NO_TREE_IN_TIME.format(limit=time_limit if stated is None else stated))
+        raise NoTreeInTimeError(NO_TREE_IN_TIME.format(limit=time_limit if stated is None else stated))
     else:
         raise StrongTreeError(f"The solver stopped with an error: {result.message or result.status.value}")
     value = tree_objective(data, spec, structure)

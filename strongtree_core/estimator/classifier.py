@@ -178,6 +178,8 @@ THRESHOLDS_KEPT = (
     "The encoding kept {kept:,} of the {distinct:,} distinct thresholds of the numeric columns: the certificate and "
     "the bound hold over those; max_thresholds={widest} keeps every one, for a longer search."
 )
+#: The note of a constraint part of which was not applied (``name``: the constraint's parameter name).
+SKIPPED_NOTE = "{name}: skipped {reason}"
 #: Constraints no tree over the thresholds kept meets (the claim's sentence first).
 INFEASIBLE_KEPT = (
     "{claim} The constraints: {names}. {hint} Keeping more thresholds may let a tree fit: max_thresholds={widest} "
@@ -960,7 +962,7 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         if train.protected_in_x and self.allow_protected_splits:
             notes.append(f"The tree may split on the protected attribute(s) {', '.join(train.protected_in_x)} (allowed).")
         for c in spec.side_constraints:
-            notes += [f"{c.name}: skipped {reason}" for reason in c.skipped_reasons(data, train.positive)]
+            notes += [SKIPPED_NOTE.format(name=c.name, reason=reason) for reason in c.skipped_reasons(data, train.positive)]
         record = replace(solved.record, message=" ".join(notes), scope=scope)
         self.encoding_ = encoded.plan
         tree = _fitted_tree(solved.structure, record, train, encoded, data)

@@ -23,7 +23,7 @@ from sklearn.base import clone
 
 from strongtree_core.tree.claim import claim
 from strongtree_core.encoding.features import equals_label
-from strongtree_core.engine.routes import INFEASIBLE, NO_TREE_IN_TIME, InfeasibleError
+from strongtree_core.engine.routes import InfeasibleError, NoTreeInTimeError
 from strongtree_core.errors import StrongTreeError
 from strongtree_core.metrics._inputs import _labels, _labels_array, positive_present
 from strongtree_core.metrics.gap_intervals import compared_counts, notion_gap_interval
@@ -185,10 +185,11 @@ def settings_row(point: Point, params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _failed_status(error: StrongTreeError) -> str:
-    text = str(error)
-    if text.startswith(INFEASIBLE.split("{")[0]):
+    """The row's status of a fit that ended in ``error``, by the error's type (never its words: a refusal
+    whose text happens to read like a proof is still an error)."""
+    if isinstance(error, InfeasibleError):
         return "infeasible"
-    if text.startswith(NO_TREE_IN_TIME.split("{")[0]):
+    if isinstance(error, NoTreeInTimeError):
         return "time_limit_no_tree"
     return "error"
 

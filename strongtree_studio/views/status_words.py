@@ -87,31 +87,67 @@ def claim_of(tree_json: str) -> Claim | None:
 _MAX_THRESHOLDS = re.compile(r"\bmax_thresholds=(\d+)")
 
 
-#: The constraints as the library's errors name them ("The constraints: min_recall, statistical_parity."), and an
-#: objective other than accuracy ("objective balanced_accuracy").
-_CONSTRAINT_NAMES = re.compile(r"\b(objective )?(min_recall|min_precision|min_specificity|statistical_parity|"
-                               r"conditional_statistical_parity|predictive_equality|equal_opportunity|equalized_odds|"
-                               r"balanced_accuracy|worst_case_accuracy|sensitivity)\b")
+#: The library's sentences that list the settings in force by their parameter names ("{names}":
+#: "min_recall, statistical_parity, objective balanced_accuracy"); only those lists are renamed, so that a column
+#: or a group the user named "min_recall" keeps its name.
+_LISTING = ("engine.routes:INFEASIBLE", "estimator.classifier:INFEASIBLE_KEPT", "engine.routes:BENDERS_COUPLED",
+            "formulation.oct:OCT_REFUSED", "formulation.binoct:BINOCT_REFUSED")
 
 
-def _constraint_name(found: re.Match) -> str:
-    from strongtree_core.vocabulary import FAIRNESS_NOTIONS, OBJECTIVES, setting_name
+def _listed(template: str) -> re.Pattern:
+    """The words around ``{names}`` in ``template`` (up to the fields next to it), the list between them captured."""
+    before, after = template.split("{names}")
+    return re.compile(re.escape(before.rsplit("}", 1)[-1]) + r"(?P<names>[^()]+?)" + re.escape(after.split("{", 1)[0]))
 
-    objective, key = found.groups()
-    if objective:
-        return f"objective {OBJECTIVES[key].lower()}" if key in OBJECTIVES else found.group(0)
-    if key in FAIRNESS_NOTIONS:
-        return FAIRNESS_NOTIONS[key]
-    return setting_name(key) if key.startswith("min_") else key
+
+@lru_cache(maxsize=1)
+def _setting_lists() -> tuple[re.Pattern, ...]:
+    """The patterns of :data:`_LISTING`, and of the note of a constraint part of which was skipped
+    (``SKIPPED_NOTE``: "statistical_parity: skipped ..." at the start of a note; the notes are joined by spaces)."""
+    import importlib
+
+    from strongtree_core.estimator.classifier import SKIPPED_NOTE
+    from strongtree_core.vocabulary import FAIRNESS_NOTIONS, QUALITY_FLOORS
+
+    lists = []
+    for where in _LISTING:
+        module, name = where.split(":")
+        lists.append(_listed(getattr(importlib.import_module(f"strongtree_core.{module}"), name)))
+    constraint = "|".join(map(re.escape, (*FAIRNESS_NOTIONS, *QUALITY_FLOORS)))
+    skipped = SKIPPED_NOTE.split("{reason}")[0].split("{name}")[1]
+    lists.append(re.compile(rf"(?:^|(?<= ))(?P<names>{constraint}){re.escape(skipped)}"))
+    return tuple(lists)
+
+
+def _setting_words(name: str) -> str:
+    """One setting of such a list as the Model page names it ("min_recall": "Min. recall", "objective
+    balanced_accuracy": "objective balanced accuracy"); anything else as it is ("min leaf 5")."""
+    from strongtree_core.vocabulary import FAIRNESS_NOTIONS, OBJECTIVES, QUALITY_FLOORS, setting_name
+
+    lead, _, key = name.rpartition(" ")
+    if lead in ("objective", "the objective") and key in OBJECTIVES:
+        return f"{lead} {OBJECTIVES[key].lower()}"
+    if name in FAIRNESS_NOTIONS:
+        return FAIRNESS_NOTIONS[name]
+    return setting_name(name) if name in QUALITY_FLOORS else name
+
+
+def _renamed(found: re.Match) -> str:
+    text, (start, end) = found.group(0), found.span("names")
+    names = ", ".join(_setting_words(name) for name in found["names"].split(", "))
+    return text[:start - found.start()] + names + text[end - found.start():]
 
 
 def page_words(message: str) -> str:
     """A library note or error with its parameter names said as the Model page names the settings:
     "max_thresholds=57" reads "57 thresholds per numeric column (numeric coding “x ≤ t from the data”)", the
-    constraints "min_recall, statistical_parity" read "Min. recall, Statistical parity"."""
+    constraints "min_recall, statistical_parity" read "Min. recall, Statistical parity" where the library lists the
+    settings in force (:data:`_LISTING`, and a constraint's skipped part), never elsewhere: a column named
+    ``min_recall`` in the same text keeps its name."""
     from strongtree_core.vocabulary import setting_name
     from strongtree_studio.data.choices import ENCODINGS
 
-    message = _CONSTRAINT_NAMES.sub(_constraint_name, message)
+    for listing in _setting_lists():
+        message = listing.sub(_renamed, message)
     return _MAX_THRESHOLDS.sub(lambda m: f"{m.group(1)} {setting_name('max_thresholds', inside=True)} "
                                          f"({setting_name('encoding', inside=True)} “{ENCODINGS['data']}”)", message)
