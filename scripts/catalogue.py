@@ -52,6 +52,8 @@ MODULES = {
     "tests/test_hostile_private.py": ("dashboard: private files and sessions", "file modes under any umask, forged "
                                       "and foreign tokens, server paths"),
     "tests/test_hostile_restart.py": ("dashboard: a server killed mid-solve", "the run left behind, the open tab"),
+    "tests/test_hostile_files.py": ("library / CLI / dashboard: files and columns", "decimal commas, line endings, "
+                                    "Excel first rows, Parquet indexes, infinite values, pandas column types"),
 }
 HEADER = """# Bad and hostile inputs: the catalogue
 

@@ -1,5 +1,6 @@
-"""CSV text: its separator, guessed from a sample the way the dashboard reads uploads, and cells made
-safe to open in a spreadsheet (no formula runs from a cell a user typed)."""
+"""CSV text: its lines and separator, guessed from a sample the way the dashboard reads uploads, its
+numbers written with a decimal comma, and cells made safe to open in a spreadsheet (no formula runs
+from a cell a user typed)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import csv
 import re
 
 import pandas as pd
+
+from strongtree_core.numbers import read_decimal_comma, read_integer
 
 #: Separators recognised in CSV text: comma, semicolon, tab and pipe.
 CSV_SEPARATORS = ",;\t|"
@@ -21,6 +24,61 @@ def sniff_separator(sample: str) -> str:
         return csv.Sniffer().sniff(sample[:SNIFF_CHARS], delimiters=CSV_SEPARATORS).delimiter
     except csv.Error:
         return ","
+
+
+def text_lines(text: str) -> str:
+    """``text`` with its lines ended by a line feed when it has none: a file whose lines end in a
+    carriage return alone (old Macintosh text) was one line with carriage returns in its fields
+    ("new-line character seen in unquoted field")."""
+    return text.replace("\r", "\n") if "\n" not in text else text
+
+
+#: What a CSV file's separator is called in a note.
+SEPARATOR_WORDS = {";": "semicolons", "\t": "tabs", "|": "pipes", ",": "commas"}
+#: Said for each column of CSV text read as numbers with a decimal comma.
+NOTE_DECIMAL_COMMA = (
+    "Column {column!r} was read as numbers written with a decimal comma ({example!r} as {value}), as in "
+    "files whose fields are separated by {separator}."
+)
+
+
+def read_decimal_commas(frame: pd.DataFrame, sep: str) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """``frame``, read from CSV text separated by ``sep``, with each text column whose every value is a
+    number written with a decimal comma (``51,26``, ``1.234,5``) or a whole number, one at least with a
+    comma, read as those numbers; and a note for each such column.  A file separated by commas is
+    returned as read (a comma there is no decimal mark).
+
+    Spreadsheets where the comma is the decimal mark write CSV files separated by semicolons; such a
+    column was read as text, and the encoding then refused it (or took each value as a category).
+
+    Examples
+    --------
+    >>> import io
+    >>> frame = pd.read_csv(io.StringIO("score;n\\n51,26;1\\n7;2\\n"), sep=";")
+    >>> read_decimal_commas(frame, ";")[0]["score"].tolist()
+    [51.26, 7.0]
+    """
+    if sep == ",":
+        return frame, ()
+    out, notes = frame, []
+    for column in frame.columns:
+        values = frame[column]
+        if not (values.dtype == object or pd.api.types.is_string_dtype(values.dtype)):
+            continue
+        distinct = pd.Series(pd.unique(values.dropna()), dtype=object)
+        if distinct.empty or not all(isinstance(v, str) for v in distinct):
+            continue
+        read = {v: read_decimal_comma(v) for v in distinct}
+        example = next((v for v in distinct if read[v] is not None), None)
+        read.update({v: float(read_integer(v)) for v in distinct if read[v] is None and read_integer(v) is not None})
+        if example is None or any(number is None for number in read.values()):
+            continue
+        if out is frame:
+            out = frame.copy()
+        out[column] = values.map(read).astype(float)
+        notes.append(NOTE_DECIMAL_COMMA.format(column=str(column), example=example, value=f"{read[example]:g}",
+                                               separator=SEPARATOR_WORDS.get(sep, repr(sep))))
+    return out, tuple(notes)
 
 
 # ----------------------------------------------------------- cells a spreadsheet would run

@@ -12,6 +12,12 @@ such a bound would be solved as δ = 0 while it reads as something else (``1e-30
 while ``0.00001`` was refused).  Whether a number has more decimals than a grid keeps is measured
 relative to its size (:func:`finer_than`), so ``1e-300`` is as much finer than 4 decimals as
 ``0.000001`` is.
+
+Numbers written with commas are told apart by their shape: ``1,200`` and ``12,500,000.75`` have commas
+between groups of three digits (:func:`thousands_comma`); ``51,26`` and ``1.234,5`` have a decimal
+comma (:func:`read_decimal_comma`), as spreadsheets write them where the comma is the decimal mark
+(and fields are then separated by semicolons).  A shape of both (``1,200``) is read by the caller's
+context: a table separated by semicolons has decimal commas.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ MIN_FAIRNESS_BOUND = 1e-6
 
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
+_THOUSANDS_COMMA = re.compile(r"[+-]?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]*)?")
+_DECIMAL_COMMA = re.compile(r"([+-]?)((?:[0-9]{1,3}(?:\.[0-9]{3})+)|[0-9]*),([0-9]+)")
 
 
 def read_number(text: str) -> float | None:
@@ -72,3 +80,29 @@ def bound_too_small(value: float) -> bool:
     (True, False, False)
     """
     return 0.0 < value < MIN_FAIRNESS_BOUND
+
+
+def thousands_comma(text: str) -> bool:
+    """Whether ``text`` is a number with commas between its groups of three digits (``1,200``, ``-12,500.5``).
+
+    >>> [thousands_comma(t) for t in ("1,200", "12,500,000.75", "51,26", "1200", "1,2000")]
+    [True, True, False, False, False]
+    """
+    return _THOUSANDS_COMMA.fullmatch(str(text).strip()) is not None
+
+
+def read_decimal_comma(text: str) -> float | None:
+    """The number written in ``text`` with a decimal comma, dots perhaps grouping its thousands
+    (``51,26``, ``-0,5``, ``1.234,5``), or None when it is not written so (a number without a comma
+    is not).
+
+    >>> read_decimal_comma("51,26"), read_decimal_comma(" -1.234,5 "), read_decimal_comma(",5")
+    (51.26, -1234.5, 0.5)
+    >>> [read_decimal_comma(t) for t in ("51.26", "7", "1,2,3", "1.23,4", "", "a,b")]
+    [None, None, None, None, None, None]
+    """
+    match = _DECIMAL_COMMA.fullmatch(str(text).strip())
+    if match is None:
+        return None
+    sign, whole, decimals = match.groups()
+    return float(f"{sign}{whole.replace('.', '') or '0'}.{decimals}") + 0.0

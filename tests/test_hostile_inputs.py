@@ -177,6 +177,13 @@ CASES = [
      enc.BAD_COLUMN_NAME.format(name=("a", "b"), type="tuple")),
     ("numbers with thousands separators", "fit", fit(X=pd.DataFrame({"pay": ["1,200", "3,400"] * (N // 2)})), EncodingError,
      enc.NUMERIC_AS_TEXT.format(column="pay", example="1,200")),
+    ("numbers with a decimal comma", "fit", fit(X=pd.DataFrame({"score": ["51,26", "48,68", "7", "60,5"] * (N // 4)})),
+     EncodingError, enc.DECIMAL_COMMA.format(column="score", example="51,26")),
+    ("decimal commas, thousands grouped by dots", "fit", fit(X=pd.DataFrame({"pay": ["1.234,5", "980,25"] * (N // 2)})),
+     EncodingError, enc.DECIMAL_COMMA.format(column="pay", example="1.234,5")),
+    ("decimal commas beside numbers of the thousands' shape", "fit",
+     fit(X=pd.DataFrame({"pay": ["1,200", "3,5"] * (N // 2)})), EncodingError,
+     enc.DECIMAL_COMMA.format(column="pay", example="3,5")),
     # -- the target ----------------------------------------------------------------------------
     ("y too short", "fit", fit(y=pd.Series(["hire", "reject"] * 5)), StrongTreeError,
      training.LENGTH_MISMATCH.format(n_x=N, name="y", n_other=10)),

@@ -3,8 +3,10 @@
 ``-`` names standard input (a table, a tree) or standard output (``--output``).
 Text is UTF-8 (a byte-order mark decides UTF-8 / UTF-16 / UTF-32) unless
 ``--file-encoding`` names another; the separator is sniffed among comma, semicolon,
-tab and pipe, as the dashboard does.  Every function returns the message to
-show instead of raising, so that the caller decides the exit code.
+tab and pipe, as the dashboard does, and a file not separated by commas may
+write its numbers with a decimal comma (each such column is said on standard
+error).  Every function returns the message to show instead of raising, so that
+the caller decides the exit code.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from strongtree_core.cli.messages import (
     TREE_UNREADABLE,
     WRITE_FAILED,
 )
-from strongtree_core.csv_format import sniff_separator
+from strongtree_core.csv_format import read_decimal_commas, sniff_separator, text_lines
 from strongtree_core.encoding import EncodingError
 from strongtree_core.tree import FittedTree, StoredTreeError
 
@@ -80,7 +82,7 @@ def read_table(path: Path, encoding: str | None) -> pd.DataFrame | str:
     """
     where = shown(path)
     try:
-        text = decode(read_bytes(path), encoding)
+        text = text_lines(decode(read_bytes(path), encoding))
         sep = sniff_separator(text)
         names = next(csv.reader(io.StringIO(text), delimiter=sep), [])
         df = pd.read_csv(io.StringIO(text), sep=sep)
@@ -96,6 +98,9 @@ def read_table(path: Path, encoding: str | None) -> pd.DataFrame | str:
         return DUPLICATE_COLUMNS.format(path=where, names=", ".join(map(repr, repeated)), renamed=renamed)
     if len(df) == 0:
         return NO_ROWS.format(path=where)
+    df, notes = read_decimal_commas(df, sep)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     return df
 
 

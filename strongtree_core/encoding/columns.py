@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from strongtree_core.encoding.errors import (
+    DECIMAL_COMMA,
     NOT_BINARY,
     NOT_NUMERIC,
     NUMERIC_AS_TEXT,
@@ -40,6 +41,7 @@ from strongtree_core.encoding.features import (
     python_scalar,
     readable_cut,
 )
+from strongtree_core.numbers import read_decimal_comma, read_integer, thousands_comma
 from strongtree_core.words import shown_name
 
 ColumnKind = Literal["binary", "categorical", "ordinal", "continuous"]
@@ -271,14 +273,19 @@ def read_flags(values: pd.Series, name: ColumnName) -> np.ndarray:
 
 
 def _refuse_separated_numbers(text: pd.Series, name: ColumnName) -> None:
-    """Raise when the values are numbers once thousands separators are removed."""
-    as_text = text.astype(str)
-    with_comma = as_text[as_text.str.contains(",", regex=False)]
+    """Raise when the values are numbers written with commas: between groups of three digits (thousands
+    separators, ``1,200``), or as the decimal mark (``51,26``; the advice to drop the commas made 5126 of it)."""
+    as_text = pd.Series(pd.unique(text.astype(str)), dtype=object).str.strip()
+    has_comma = as_text.str.contains(",", regex=False)
+    with_comma = as_text[has_comma]
     if with_comma.empty:
         return
     stripped = pd.to_numeric(as_text.str.replace(",", "", regex=False), errors="coerce")
-    if stripped.notna().all():
+    if with_comma.map(thousands_comma).all() and stripped.notna().all():
         raise EncodingError(NUMERIC_AS_TEXT.format(column=name, example=with_comma.iloc[0]))
+    if with_comma.map(read_decimal_comma).notna().all() and as_text[~has_comma].map(read_integer).notna().all():
+        telling = with_comma[~with_comma.map(thousands_comma)]  # not also a number with thousands separators
+        raise EncodingError(DECIMAL_COMMA.format(column=name, example=telling.iloc[0]))
 
 
 def _level_order(level) -> tuple:

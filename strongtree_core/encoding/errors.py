@@ -60,6 +60,11 @@ NUMERIC_AS_TEXT = (
     "Column {column!r} holds numbers written as text with thousands separators (e.g. {example!r}). "
     "Convert it first, e.g. df[{column!r}] = pandas.to_numeric(df[{column!r}].str.replace(',', ''))."
 )
+DECIMAL_COMMA = (
+    "Column {column!r} holds numbers written as text with a decimal comma (e.g. {example!r}). Convert it first, "
+    "e.g. df[{column!r}] = pandas.to_numeric(df[{column!r}].str.replace('.', '', regex=False)"
+    ".str.replace(',', '.', regex=False)), or read the CSV file with pandas.read_csv(..., decimal=',')."
+)
 NOT_NUMERIC = (
     "Column {column!r} must hold numbers but holds text such as {examples}. "
     "Give numbers or missing values in this column."

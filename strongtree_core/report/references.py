@@ -4,8 +4,8 @@ the majority class, each fitted on the training rows only and predicting every p
 * CART: scikit-learn's greedy tree of the tree's depth on the tree's own binary
   features (the same questions the solver could ask).
 * Logistic regression: on the raw columns the tree saw; numbers standardised (a
-  missing number becomes the training median), text and categories one column per
-  value (a missing value is a value of its own).  Not a tree: it tells how much
+  missing or infinite number becomes the training median of the finite ones), text
+  and categories one column per value (a missing value is a value of its own).  Not a tree: it tells how much
   accuracy the readability of a tree gives up.
 * Majority class: the class most frequent in the training rows, for every row: the
   accuracy a model must beat to have learned anything.
@@ -73,6 +73,14 @@ def _logistic_columns(frame: pd.DataFrame, columns: list) -> tuple[list, list]:
     return numbers, others
 
 
+def _finite(values) -> np.ndarray:
+    """Numbers with inf and -inf as missing (the scaler refused them: the tree reads them as the largest and
+    smallest numbers, and the dashboard and ``strongtree report`` stopped on a column holding one)."""
+    numbers = np.array(values, dtype=float)
+    numbers[np.isinf(numbers)] = np.nan
+    return numbers
+
+
 def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.astype(object).where(frame.notna(), "missing").astype(str)
 
@@ -87,7 +95,9 @@ def logistic_reference(tree: FittedTree, parts: Mapping[str, pd.DataFrame], targ
     numbers, others = [columns.index(c) for c in numbers], [columns.index(c) for c in others]
     steps = []
     if numbers:
-        steps.append(("numbers", make_pipeline(SimpleImputer(strategy="median"), StandardScaler()), numbers))
+        finite = FunctionTransformer(_finite)
+        median = SimpleImputer(strategy="median", keep_empty_features=True)  # a column of none: 0 in every row
+        steps.append(("numbers", make_pipeline(finite, median, StandardScaler()), numbers))
     if others:
         steps.append(("values", make_pipeline(FunctionTransformer(_as_text), OneHotEncoder(handle_unknown="ignore")),
                       others))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from strongtree_core.encoding.thresholds import DEFAULT_MAX_THRESHOLDS
@@ -22,6 +23,10 @@ ERR_ONE_CLASS = "The target column {target!r} has a single value ({value!r}); ch
 ERR_MANY_CLASSES = (
     "The target column {target!r} has {n} distinct values; a classification target may have at most "
     f"{MAX_CLASSES}. Choose another column, or bin this one into classes before uploading."
+)
+ERR_TARGET_INFINITE = (
+    "The target column {target!r} is infinite (inf or -inf) in {n} of its {total} rows: class labels must be "
+    "finite numbers or text. Choose another column as the target, or correct those rows and upload the table again."
 )
 ERR_TARGET_IN_ROLE = "The target {target!r} cannot also be {role}; remove it from that list."
 ERR_BOTH_ROLES = "{columns} cannot be both protected and legitimate; keep each column in one list."
@@ -80,8 +85,12 @@ def check_roles(frame: pd.DataFrame, roles: Roles, allow_protected_splits: bool 
     if roles.target not in frame.columns:
         return [ERR_TARGET_MISSING.format(target=roles.target)]
     problems = []
-    values = frame[roles.target].dropna().unique()
-    if len(values) < 2:
+    target = frame[roles.target]
+    values = target.dropna().unique()
+    infinite = _infinite_rows(target)
+    if infinite:  # the split's stratification (scikit-learn) raised on them: a traceback on the Data page
+        problems.append(ERR_TARGET_INFINITE.format(target=roles.target, n=infinite, total=len(target)))
+    elif len(values) < 2:
         value = values[0] if len(values) else None
         problems.append(ERR_ONE_CLASS.format(target=roles.target, value=value))
     elif len(values) > MAX_CLASSES:
@@ -108,6 +117,13 @@ def check_roles(frame: pd.DataFrame, roles: Roles, allow_protected_splits: bool 
     if not roles.feature_columns(frame, allow_protected_splits):
         problems.append(ERR_NO_FEATURES)
     return problems
+
+
+def _infinite_rows(values: pd.Series) -> int:
+    """How many of ``values`` are inf or -inf (a column of numbers; text is never infinite)."""
+    if pd.api.types.is_bool_dtype(values.dtype) or not pd.api.types.is_numeric_dtype(values.dtype):
+        return 0
+    return int(np.isinf(values.to_numpy(dtype=float, na_value=np.nan)).sum())
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from pathlib import PurePath
 
 import pandas as pd
 
+from strongtree_core.csv_format import read_decimal_commas, text_lines
 from strongtree_core.words import LABEL_LIMIT, cut_text
 
 #: File types the uploader accepts.
@@ -59,6 +60,10 @@ ERR_TOO_FEW_COLUMNS = (
     "If it is a CSV with another separator, save it with commas or semicolons."
 )
 ERR_DUPLICATE_COLUMNS = "The table {name!r} has repeated column names: {names}. Rename them so each is unique."
+ERR_NO_HEADER = (
+    "The first row of {name!r} names {named} of its {n_cols} columns, so it is not a row of column names. Put the "
+    "column names in the first row (delete any title or empty rows above them) and upload the file again."
+)
 
 #: Separators recognised in CSV files.
 CSV_SEPARATORS = ",;\t|"
@@ -138,7 +143,8 @@ def load_file(name: str, data: bytes) -> TableFile:
     notes: tuple[str, ...] = ()
     if kind == "CSV":
         text, notes = decode_text(name, data)
-        frame = _parse_csv(name, text)
+        frame, read_notes = _parse_csv(name, text)
+        notes += read_notes
     else:
         frame = _parse_binary(name, data, kind)
     return TableFile(check_table(name, frame), notes)
@@ -196,13 +202,15 @@ def _text_only(name: str, text: str) -> str:
     return text
 
 
-def _parse_csv(name: str, text: str) -> pd.DataFrame:
+def _parse_csv(name: str, text: str) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """The table in CSV ``text``, and notes on what reading it assumed (numbers with a decimal comma)."""
+    text = text_lines(text)
     sample = text[:65536]
     if not sample.strip():
         raise LoadError(ERR_EMPTY.format(name=name, min_rows=MIN_ROWS))
     try:
         sep = _separator(sample)
-        _check_header(name, next(csv.reader(io.StringIO(sample), delimiter=sep), []))
+        _check_header(name, next(csv.reader(io.StringIO(sample), delimiter=sep), []), first_row=True)
         frame = pd.read_csv(io.StringIO(text), sep=sep)
     except LoadError:
         raise
@@ -212,7 +220,7 @@ def _parse_csv(name: str, text: str) -> pd.DataFrame:
         raise LoadError(ERR_PARSE.format(name=name, kind="CSV", reason=_reason(err))) from None
     if frame.empty and frame.shape[1]:
         raise LoadError(ERR_HEADER_ONLY.format(name=name, min_rows=MIN_ROWS))
-    return frame
+    return read_decimal_commas(frame, sep)
 
 
 def _parse_binary(name: str, data: bytes, kind: str) -> pd.DataFrame:
@@ -221,10 +229,19 @@ def _parse_binary(name: str, data: bytes, kind: str) -> pd.DataFrame:
         raise LoadError((ERR_OLD_EXCEL if old else ERR_EXCEL_DAMAGED).format(name=name))
     try:
         if kind == "Excel":
+            # The first row as written: pandas renames a repeated name ('a' again becomes 'a.1') and an
+            # empty one ('Unnamed: 1'), which hid a title or empty row above the names.
+            first_row = pd.read_excel(io.BytesIO(data), header=None, nrows=1)
+            _check_header(name, first_row.iloc[0].tolist() if len(first_row) else [], first_row=True)
             return pd.read_excel(io.BytesIO(data))
-        return pd.read_parquet(io.BytesIO(data))
+        frame = pd.read_parquet(io.BytesIO(data))
+        # A named index (written by DataFrame.set_index(...).to_parquet()) is a column of the table: pandas
+        # made it the index again, and the column was gone from the page.
+        return frame.reset_index() if any(n is not None for n in frame.index.names) else frame
     except zipfile.BadZipFile:
         raise LoadError(ERR_EXCEL_DAMAGED.format(name=name)) from None
+    except LoadError:
+        raise
     except Exception as err:  # a third-party parser on arbitrary bytes: any failure is a message
         raise LoadError(ERR_PARSE.format(name=name, kind=kind, reason=_reason(err))) from None
 
@@ -242,11 +259,16 @@ def _separator(sample: str) -> str:
         return ","
 
 
-def _check_header(name: str, columns: list) -> None:
-    names = [str(c).strip() for c in columns]
-    repeated = sorted({c for c in names if names.count(c) > 1})
+def _check_header(name: str, columns: list, *, first_row: bool = False) -> None:
+    """Refuse repeated column names; and a ``first_row`` of the file (as written, before the parser names
+    its empty cells apart) that leaves more than half of the columns without a name."""
+    names = ["" if c is None or (isinstance(c, float) and c != c) else str(c).strip() for c in columns]
+    repeated = sorted({c for c in names if (c or not first_row) and names.count(c) > 1})
     if repeated:
         raise LoadError(ERR_DUPLICATE_COLUMNS.format(name=name, names=", ".join(map(repr, repeated))))
+    named = sum(map(bool, names))
+    if first_row and named * 2 < len(names):
+        raise LoadError(ERR_NO_HEADER.format(name=name, named=named, n_cols=len(names)))
 
 
 def check_table(name: str, frame: pd.DataFrame) -> pd.DataFrame:
