@@ -26,6 +26,9 @@ from strongtree_studio.views.explain import (
 )
 from strongtree_studio.jobs.job_registry import MSG_CRASHED
 from strongtree_studio.data.loading import (
+    UPLOAD_HELP,
+    UPLOAD_LARGER,
+    UPLOAD_LARGER_SERVER,
     ERR_BINARY,
     ERR_EMPTY,
     ERR_EXCEL_DAMAGED,
@@ -115,6 +118,20 @@ def test_every_page_renders_before_a_table_is_chosen():
         assert not at.error, [e.value for e in at.error]
     goto(at, "pages/4_tree.py")
     assert "No tree yet" in at.info[0].value
+
+
+@pytest.mark.parametrize("offered", [False, True], ids=["no server folder", "a server folder"])
+def test_the_uploader_says_its_size_limit_and_where_a_larger_table_goes(offered, monkeypatch, tmp_path):
+    # A file over the limit is refused in the browser, before the page sees it, with a message shown
+    # only on hover: the help says the limit and what to do beforehand.
+    if offered:
+        monkeypatch.setenv("STRONGTREE_DATA_DIR", str(tmp_path))
+    else:
+        monkeypatch.delenv("STRONGTREE_DATA_DIR", raising=False)
+    at = new_app()
+    expected = UPLOAD_HELP.format(limit=50, larger=UPLOAD_LARGER_SERVER if offered else UPLOAD_LARGER)
+    assert at.file_uploader(key="data.upload").proto.help == md(expected)
+    assert "Files up to 50 MB" in expected
 
 
 def test_upload_sets_roles_and_previews_the_encoding():

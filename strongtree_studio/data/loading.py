@@ -25,6 +25,15 @@ from strongtree_core.words import LABEL_LIMIT, cut_text
 #: File types the uploader accepts.
 UPLOAD_TYPES = ("csv", "txt", "xlsx", "xls", "parquet")
 
+#: The uploader's help: a larger file is refused by the browser before the page sees it, with a
+#: message shown only on hover, so the limit is said here beforehand ({larger}: one of the two below).
+UPLOAD_HELP = (
+    "The first row must hold the column names. Files up to {limit} MB: save a larger table as Parquet "
+    "(usually several times smaller than its CSV), or {larger}. "
+    "Nothing is sent anywhere: the file stays on this server."
+)
+UPLOAD_LARGER_SERVER = "open it from the tab On this server"
+UPLOAD_LARGER = "ask whoever runs this server to offer its folder (STRONGTREE_DATA_DIR)"
 ERR_EMPTY = "The file {name!r} is empty. Upload a table with a header row and at least {min_rows} data rows."
 ERR_HEADER_ONLY = (
     "The file {name!r} has a header row but no data rows. Upload a table with at least {min_rows} rows "

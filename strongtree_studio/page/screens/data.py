@@ -25,6 +25,9 @@ from strongtree_studio.data.choices import Roles, check_roles, split_table
 from strongtree_studio.data.demo_tables import DEMO, DEMOS
 from strongtree_studio.views.explain import MSG_NO_TABLE
 from strongtree_studio.data.loading import (
+    UPLOAD_HELP,
+    UPLOAD_LARGER,
+    UPLOAD_LARGER_SERVER,
     UPLOAD_TYPES,
     LoadError,
     check_table,
@@ -106,7 +109,8 @@ with source_tab:
 with upload_tab:
     upload = st.file_uploader(
         "CSV, Excel or Parquet file", type=list(UPLOAD_TYPES), key="data.upload",
-        help="The first row must hold the column names. Nothing is sent anywhere: the file stays on this server.",
+        help=md(UPLOAD_HELP.format(limit=st.get_option("server.maxUploadSize"),
+                                   larger=UPLOAD_LARGER_SERVER if server_folders else UPLOAD_LARGER)),
     )
     if upload is not None and UPLOAD_SEEN.get() != upload.file_id:
         try:
