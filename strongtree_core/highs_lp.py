@@ -8,18 +8,19 @@ process with numpy loaded, ``highspy`` 9-30 ms, and a sweep's process worker pay
 first point that needs the dual. This module imports nothing of the project, so a worker loads it
 alone.
 
-HiGHS keeps one scheduler per thread (set up by the first solve run in that thread, with that
+HiGHS (1.16) keeps one scheduler per thread (set up by the first solve run in that thread, with that
 solve's number of threads), and a later solve in that thread that asks for another number fails
-with an error. The MIO backends run every solve in a
-thread of its own (:mod:`strongtree_core.solvers.highs_run`); a linear program here runs in the
-caller's thread on one thread, and on the thread count already set up where a program of the
-caller's set up another one before.
+with an error; solves in other threads are not touched by it. The MIO backends run every solve in a
+thread of its own, one at a time (:mod:`strongtree_core.solvers.highs_run`); a linear program here
+runs in the caller's thread on one thread, beside them and without their lock, and on the thread
+count already set up where a program of the caller's set up another one before.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 from typing import Any
 
 import numpy as np
@@ -28,16 +29,35 @@ import numpy as np
 #: (presolve on, the dual simplex, HiGHS's default tolerances of 1e-7, no output), on one thread.
 LP_OPTIONS: dict[str, Any] = {"output_flag": False, "presolve": "on", "simplex_strategy": 1, "threads": 1}
 
+#: Held while the process's first instance is made (its standard output pointed away, see :func:`quiet_highs`).
+_FIRST = threading.Lock()
+_banner_swallowed = False
+
 
 def quiet_highs() -> Any:
     """A ``highspy.Highs()`` with its output off.
 
     The first instance of a process prints HiGHS's banner to the C-level standard output before
-    any option can be set; it is swallowed here so that the command line and the app print only
-    their own text.
+    any option can be set (later ones print nothing); it is swallowed here so that the command line
+    and the app print only their own text. Only that first instance is made with the standard output
+    pointed away, under :data:`_FIRST`: the dual's programs make instances in several threads at once,
+    and two threads that each saved and restored descriptor 1 around every instance left it on
+    ``/dev/null`` for good (4 runs of 5 with two threads making 300 each).
     """
     import highspy
 
+    if _banner_swallowed:
+        h = highspy.Highs()
+    else:
+        with _FIRST:
+            h = highspy.Highs() if _banner_swallowed else _first_instance(highspy)
+    h.setOptionValue("output_flag", False)
+    return h
+
+
+def _first_instance(highspy: Any) -> Any:
+    """The process's first ``Highs()``, made with descriptor 1 on ``/dev/null`` (call holding :data:`_FIRST`)."""
+    global _banner_swallowed
     sys.stdout.flush()
     saved = os.dup(1)
     try:
@@ -47,7 +67,7 @@ def quiet_highs() -> Any:
     finally:
         os.dup2(saved, 1)
         os.close(saved)
-    h.setOptionValue("output_flag", False)
+    _banner_swallowed = True
     return h
 
 

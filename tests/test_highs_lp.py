@@ -89,3 +89,71 @@ def test_a_fresh_process_prints_nothing():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
+
+def test_programs_in_several_threads_at_once_leave_the_standard_output_alone():
+    """The dual's programs run in their callers' threads, several at once (a threaded sweep, the app):
+    the banner is swallowed once, and the process's standard output still reaches its reader after."""
+    code = textwrap.dedent("""
+        import threading
+        import numpy as np
+        from strongtree_core.highs_lp import minimize
+
+        def solve():
+            for _ in range(300):
+                minimize(np.ones(2), -np.eye(2), -np.ones(2), np.zeros((0, 2)), np.zeros(0), np.zeros(2), np.full(2, 5.0))
+
+        threads = [threading.Thread(target=solve) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        print("still here")
+    """)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "still here\n", "")
+
+
+def test_programs_beside_a_mio_solve_of_this_process_keep_their_answers_and_its():
+    """The dual's programs take no turn with the MIO backends (a threaded sweep runs an exact search beside
+    another point's FlowOCT): two threads solving them while FlowOCT runs on HiGHS with 2 threads, then 1
+    (which resets the scheduler between), get every answer to the last bit as alone, and the fits are
+    the fits alone (status, objective, bound, nodes, predictions)."""
+    import pandas as pd
+
+    from strongtree_core import StrongTreeClassifier
+
+    programs = [_program(seed) for seed in range(40)]
+    alone = [minimize(*p) for p in programs]
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame(rng.integers(0, 4, (120, 8)), columns=[f"f{j}" for j in range(8)])
+    y = pd.Series(np.where(X.sum(axis=1) + rng.normal(0, 2, 120) > 12, "yes", "no"))
+
+    def fit(threads: int):
+        clf = StrongTreeClassifier(formulation="flow", exact_search=False, solver="highs", depth=1, threads=threads,
+                                   time_limit=120, pos_label="yes").fit(X, y)
+        r = clf.record_
+        return r.status, r.objective, r.bound, r.nodes, tuple(clf.predict(X))
+
+    fits_alone = [fit(2), fit(1)]
+    done = threading.Event()
+    solved, differ = [0], []
+
+    def solve() -> None:
+        while not done.is_set():
+            for k, p in enumerate(programs):
+                x = minimize(*p)
+                solved[0] += 1
+                if not np.array_equal(x, alone[k]):
+                    differ.append(k)
+
+    loops = [threading.Thread(target=solve) for _ in range(2)]
+    for t in loops:
+        t.start()
+    try:
+        fits_beside = [fit(2), fit(1)]
+    finally:
+        done.set()
+        for t in loops:
+            t.join()
+    assert fits_beside == fits_alone
+    assert solved[0] >= 80 and not differ, (solved[0], differ)
