@@ -213,6 +213,23 @@ class HighsSession:
         threading.Thread(target=release, name="highs-release", daemon=True).start()
 
 
+def when_idle(callback: Callable[[], None]) -> None:
+    """Call ``callback()`` once no HiGHS solve of this process runs: at once, or from a thread that waits
+    for the solve holding :data:`HIGHS_LOCK` (a run left behind at a limit or a Stop, a root relaxation
+    given up at the deadline) to return."""
+    if HIGHS_LOCK.acquire(blocking=False):
+        HIGHS_LOCK.release()
+        callback()
+        return
+
+    def wait() -> None:
+        with HIGHS_LOCK:
+            pass
+        callback()
+
+    threading.Thread(target=wait, name="highs-idle", daemon=True).start()
+
+
 def run_highs(
     h: Any,
     session: HighsSession,
