@@ -352,7 +352,7 @@ def test_two_highs_solves_in_one_process_meet_its_limit_but_threaded_sweeps_take
     def fit() -> None:
         try:
             # 3 s, not the points' 0.5: on a loaded machine both fits must still reach HiGHS before their
-            # deadline (with 0.5 s this failed in 6 runs of 45 at load 8-15: the fits never met in HiGHS)
+            # deadline (with 0.5 s this failed in 6 runs of 45 at load 7.6-15.6: the fits never met in HiGHS)
             est.__class__(**{**est.get_params(), "time_limit": 3.0}).fit(X, y)
         except StrongTreeError as exc:
             failures.append(str(exc))
@@ -376,7 +376,7 @@ def test_two_highs_solves_in_one_process_meet_its_limit_but_threaded_sweeps_take
 def test_the_next_point_takes_its_turn_only_when_highs_is_idle():
     """A fit can end with HiGHS still at work in the background (its root relaxation given up at the
     deadline): the next point must wait for it at the slot, not meet it in its solve (HIGHS_BUSY: 3 runs
-    of 45 at load 8-15 of the test above failed so, before)."""
+    of 45 at load 7.6-15.6 of the test above failed so, before)."""
     from strongtree_core.sweep import point as sweep_point
 
     params = {"formulation": "flow", "solver": "highs", "exact_search": False}
