@@ -16,6 +16,11 @@ clock, and every worker has imported the library (as in a second sweep of the
 same session, whose reusable pool is still up, or a Dask cluster the user keeps
 running and passes as ``scheduler=``); without it each sweep starts its own.
 
+``--worker-start N``: instead, N times, a new process pool of one worker (loky, as a sweep starts
+it) runs one fair point as its first task, a German point whose bound comes from the Lagrangian
+dual (statistical parity 0.01, depth 2), and the worker reports its own CPU seconds: as loky
+started it, then for the engine and its kernels, then for that point (and what the point loaded).
+
 The compiled kernels are built first (``python -m strongtree_core.accel.prepare``),
 as on any machine after its first run.  Also printed: the CPU seconds of every
 process of the sweep (this one and its finished workers), which a machine shared
@@ -60,6 +65,59 @@ def _imported() -> int:
         module.library.ready()
     time.sleep(0.5)  # so that each worker takes one of these tasks
     return os.getpid()
+
+
+def _first_task(payload: bytes) -> tuple[float, float, float, str, bool, bool]:
+    """Run in a new worker: its CPU seconds at the start, for the engine and kernels, for the point; the
+    point's route; whether scipy.optimize and highspy were loaded."""
+    import pickle
+
+    def cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
+    at_start = cpu()
+    import strongtree_core.engine.worker as worker
+    from strongtree_core.accel import kernels, ordered, treedp
+
+    for module in (kernels, ordered, treedp):
+        module.library.ready()
+    engine = cpu()
+    task, relay = pickle.loads(payload)
+    answer = worker.solve_task(task, relay, 1)
+    point = cpu()
+    return (at_start, engine - at_start, point - engine, answer.solved.record.choice, "scipy.optimize" in sys.modules,
+            "highspy" in sys.modules)
+
+
+def worker_start(repeats: int) -> None:
+    """A cold worker's CPU seconds on a first point that needs the Lagrangian dual (see ``--worker-start``)."""
+    import pickle
+    import tempfile
+
+    from joblib.externals.loky import get_reusable_executor
+
+    from strongtree_core.relays import FileRelay
+    from strongtree_core.sweep.point import plan_point
+    from strongtree_core.sweep.run import plan
+
+    ds = DATASETS["german"]
+    part = load_part(ds, "train", 1)
+    problem, points = plan(StrongTreeClassifier(time_limit=60, pos_label=ds.positive, depth=2), part.X, part.y,
+                           sensitive_features=part.group,
+                           grid={"fairness": ["statistical_parity"], "fairness_bound": [0.01]})
+    with tempfile.TemporaryDirectory() as folder:
+        payload = pickle.dumps((plan_point(problem, points[0]).task, FileRelay(os.path.join(folder, "stop"))))
+        print("\n| repeat | load | worker as loky starts it | engine and kernels | the fair point | total CPU s "
+              "| scipy.optimize loaded | highspy loaded |")
+        print("|---|---|---|---|---|---|---|---|")
+        for r in range(repeats):
+            pool = get_reusable_executor(max_workers=1, reuse=False)
+            start, engine, point, choice, scipy_optimize, highspy = pool.submit(_first_task, payload).result()
+            pool.shutdown(wait=True)
+            assert "Lagrangian bound" in choice, choice  # the point needed the dual's cutting planes
+            print(f"| {r + 1} | {os.getloadavg()[0]:.1f} | {start:.3f} | {engine:.3f} | {point:.3f} | "
+                  f"{start + engine + point:.3f} | {scipy_optimize} | {highspy} |", flush=True)
 
 
 class Warm:
@@ -113,9 +171,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--depths", nargs=2, type=int, default=list(DEPTHS), help="the grid's two depths (default 2 3)")
     ap.add_argument("--warm", action="store_true", help="start the workers before the clock (see above)")
+    ap.add_argument("--worker-start", type=int, default=0, metavar="N",
+                    help="instead: N cold workers' CPU seconds on a first fair point (see above)")
     args = ap.parse_args(argv)
     require_data()
     subprocess.run([sys.executable, "-m", "strongtree_core.accel.prepare"], check=True)
+    if args.worker_start:
+        worker_start(args.worker_start)
+        return 0
     warm = Warm() if args.warm else None
     results: dict[tuple[str, str], list[tuple[float, float, int, int, float]]] = {}
     print(f"# load average at the start: {os.getloadavg()}", file=sys.stderr)

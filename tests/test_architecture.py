@@ -69,6 +69,12 @@ def test_the_exact_search_never_imports_a_solver_or_a_table(path):
     assert not bad, f"{path} imports {bad}"
 
 
+def test_the_exact_search_s_linear_programs_import_nothing_of_the_project():
+    """The Lagrangian dual's LPs reach HiGHS through ``highs_lp`` alone, a module a sweep's worker
+    loads by itself: nothing of the project (a backend, the engine) comes with it."""
+    assert not {m for m in _imports(CORE / "highs_lp.py") if m.startswith("strongtree_core")}
+
+
 @pytest.mark.parametrize("path", _modules("heuristics"), ids=lambda p: str(p.relative_to(CORE)))
 def test_heuristics_never_import_a_solver_a_table_or_the_exact_search(path):
     bad = {m for m in _imports(path) if m.split(".")[0] in {"highspy", "pyscipopt", "gurobipy", "pandas"}

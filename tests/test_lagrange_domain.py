@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.optimize import linprog
 
 from strongtree_core.accel.lagrange import _master, into_domain
 
@@ -44,7 +45,7 @@ def test_nothing_normalized_left_is_no_price():
 @pytest.mark.parametrize("seed", range(10))
 def test_the_cutting_plane_model_s_minimum_is_at_a_point_of_the_domain(seed):
     """The dual's master problem (min over the box of the max of the cuts): its point in the domain exactly,
-    its value the model's there."""
+    its value the model's there and scipy's linprog's (the LP was solved by linprog before highspy)."""
     rng = np.random.default_rng(seed)
     J, R = 2, int(rng.integers(1, 4))
     n = J + 2 * R + 1
@@ -57,5 +58,8 @@ def test_the_cutting_plane_model_s_minimum_is_at_a_point_of_the_domain(seed):
     y, model = _master(A, c, eq, center, radius, upper)
     lo = np.r_[np.zeros(J), np.maximum(0.0, center[J:] - radius[J:])]
     hi = np.r_[np.minimum(upper[:J], 1.0), np.maximum(np.minimum(upper[J:], center[J:] + radius[J:]), lo[J:])]
+    truth = linprog(np.r_[np.zeros(n), 1.0], A_ub=np.hstack([A, -np.ones((A.shape[0], 1))]), b_ub=-c,
+                    A_eq=np.r_[eq, 0.0][None, :], b_eq=[1.0], bounds=list(zip(lo, hi)) + [(None, None)], method="highs")
+    assert truth.status == 0 and model == pytest.approx(truth.fun, rel=1e-7, abs=1e-7)
     assert np.all(y >= lo) and np.all(y <= hi) and abs(y[:J].sum() - 1.0) <= 1e-15
     assert np.max(A @ y + c) == pytest.approx(model, rel=1e-6, abs=1e-6)

@@ -1,7 +1,7 @@
 """The process workers' plain path: the parent reads, encodes and measures, a worker only solves.
 
 Its rows are the serial run's, point by point (trees, objectives, bounds, certificates, every
-measure); a worker that runs a task loads neither pandas, scikit-learn nor ``scipy.stats``; and the
+measure); a worker that runs a task loads neither pandas, scikit-learn nor scipy; and the
 sweep's gaps and intervals, now counted without fairlearn's tables, are the metrics package's own.
 """
 
@@ -117,17 +117,18 @@ WORKER_PROBE = """
     with open(sys.argv[1], "rb") as f:
         task, relay = pickle.load(f)
     answer = worker.solve_task(task, relay, 1)
-    heavy = [m for m in ("pandas", "sklearn", "scipy.stats", "fairlearn", "scipy.optimize", "strongtree_core.sweep")
+    heavy = [m for m in ("pandas", "sklearn", "scipy", "fairlearn", "strongtree_core.sweep", "highspy")
              if m in sys.modules]
     print(answer.solved.record.status, answer.solved.record.certified, ",".join(heavy) or "-")
+    print(answer.solved.record.choice)
 """
 
 
 @pytest.mark.parametrize("fairness", [None, "statistical_parity"])
-def test_a_worker_solves_without_pandas_scikit_learn_or_scipy_stats(tmp_path, fairness):
+def test_a_worker_solves_without_pandas_scikit_learn_or_scipy(tmp_path, fairness):
     """A new interpreter that unpickles a task and its relay and solves it, as a process worker does.
-    An unconstrained tree needs no scipy at all; a fair one may load scipy.optimize (its Lagrangian
-    bound's cutting planes), never scipy.stats."""
+    It loads no scipy at all: a fair tree's Lagrangian bound (its cutting planes are linear programs)
+    loads HiGHS (``highspy``), never ``scipy.optimize``; an unconstrained tree not even HiGHS."""
     X, y, group = _data()
     problem, points = plan(StrongTreeClassifier(pos_label="yes", time_limit=30, depth=2), X, y,
                            sensitive_features=group, grid={"fairness": [fairness], "fairness_bound": [0.02]})
@@ -138,12 +139,13 @@ def test_a_worker_solves_without_pandas_scikit_learn_or_scipy_stats(tmp_path, fa
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
-    status, certified, heavy = done.stdout.split()
+    first, choice = done.stdout.splitlines()
+    status, certified, heavy = first.split()
     assert (status, certified) == ("optimal", "True")
     loaded = set(heavy.split(",")) - {"-"}
-    assert not loaded & {"pandas", "sklearn", "scipy.stats", "fairlearn", "strongtree_core.sweep"}, loaded
-    if fairness is None:
-        assert "scipy.optimize" not in loaded
+    assert not loaded & {"pandas", "sklearn", "scipy", "fairlearn", "strongtree_core.sweep"}, loaded
+    # an unconstrained tree needs no linear program; a fair one's bound came from the dual's cutting planes
+    assert ("Lagrangian bound from" in choice, "highspy" in loaded) == (fairness is not None,) * 2, (choice, loaded)
 
 
 def test_the_sweep_s_gaps_and_intervals_are_the_metrics_packages():

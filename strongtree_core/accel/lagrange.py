@@ -301,17 +301,15 @@ def _master(A: np.ndarray, c: np.ndarray, eq: np.ndarray, center: np.ndarray, ra
     cost = np.zeros(n + 1)
     cost[-1] = 1.0
     A_ub = np.hstack([A, -np.ones((A.shape[0], 1))])
-    b_ub = -c
     A_eq = np.zeros((1, n + 1))
     A_eq[0, :n] = eq
-    from scipy.optimize import linprog  # here: a search that never needs the dual's cutting planes never loads it
+    from strongtree_core.highs_lp import minimize  # here: a search that never needs the dual's cutting planes never loads HiGHS
 
-    res = linprog(cost, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[1.0],
-                  bounds=list(zip(lo, hi)) + [(None, None)], method="highs")
-    if res.status != 0:
+    x = minimize(cost, A_ub, -c, A_eq, np.ones(1), np.append(lo, -np.inf), np.append(hi, np.inf))
+    if x is None:
         return None, None
-    y = into_domain(res.x[:n], lo, hi, eq)
-    return (None, None) if y is None else (y, float(res.x[-1]))
+    y = into_domain(x[:n], lo, hi, eq)
+    return (None, None) if y is None else (y, float(x[-1]))
 
 
 def into_domain(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, eq: np.ndarray) -> np.ndarray | None:

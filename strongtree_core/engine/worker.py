@@ -4,9 +4,9 @@ The process that started the sweep reads and encodes the table and measures the 
 (:func:`strongtree_core.sweep.point.plan_point`, :func:`~strongtree_core.sweep.point.finish_point`);
 a worker receives a :class:`~strongtree_core.engine.task.SolveTask` (arrays and plain settings) and
 returns an :class:`Answer`.  Importing this module, and unpickling a task and a relay, loads numpy,
-the engine and its compiled kernels: neither pandas, scikit-learn nor ``scipy.stats``
-(``tests/test_sweep_plain.py`` checks it).  A solve that needs more loads it itself (HiGHS for a
-MIO, ``scipy.optimize`` for the Lagrangian bound's cutting planes).
+the engine and its compiled kernels: neither pandas, scikit-learn nor scipy
+(``tests/test_sweep_plain.py`` checks it).  A solve that needs more loads it itself (``scipy.sparse``
+and a solver for a MIO, HiGHS alone for the Lagrangian bound's cutting planes).
 """
 
 from __future__ import annotations

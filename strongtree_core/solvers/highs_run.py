@@ -25,8 +25,6 @@ Measured facts this module relies on (highspy 1.16):
 from __future__ import annotations
 
 import atexit
-import os
-import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -34,6 +32,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from strongtree_core import highs_lp
 from strongtree_core.formulation.arrays import ModelArrays
 from strongtree_core.solvers.base import SolveOptions, Status, stop_status
 from strongtree_core.solvers.errors import import_solver
@@ -130,24 +129,10 @@ def add_rows(h: Any, rows) -> None:
 
 
 def quiet_highs() -> Any:
-    """A ``highspy.Highs()`` with its output off.
-
-    The first instance of a process prints HiGHS's banner to the C-level
-    standard output before any option can be set; it is swallowed here so that
-    the command line and the app print only their own text.
-    """
-    highspy = import_highspy()
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 1)
-            h = highspy.Highs()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-    h.setOptionValue("output_flag", False)
-    return h
+    """A ``highspy.Highs()`` with its output off and no banner (:func:`strongtree_core.highs_lp.quiet_highs`),
+    or :class:`SolverUnavailableError` naming the package."""
+    import_highspy()
+    return highs_lp.quiet_highs()
 
 
 def new_highs(model: ModelArrays, options: SolveOptions) -> Any:
@@ -226,6 +211,23 @@ class HighsSession:
 
         _abandoned.append(worker)
         threading.Thread(target=release, name="highs-release", daemon=True).start()
+
+
+def when_idle(callback: Callable[[], None]) -> None:
+    """Call ``callback()`` once no HiGHS solve of this process runs: at once, or from a thread that waits
+    for the solve holding :data:`HIGHS_LOCK` (a run left behind at a limit or a Stop, a root relaxation
+    given up at the deadline) to return."""
+    if HIGHS_LOCK.acquire(blocking=False):
+        HIGHS_LOCK.release()
+        callback()
+        return
+
+    def wait() -> None:
+        with HIGHS_LOCK:
+            pass
+        callback()
+
+    threading.Thread(target=wait, name="highs-idle", daemon=True).start()
 
 
 def run_highs(

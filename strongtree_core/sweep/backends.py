@@ -48,8 +48,8 @@ BACKENDS = ("serial", "threads", "processes", "dask")
 #: Runs of a point whose worker was lost before it is given up.
 MAX_ATTEMPTS = 3
 #: Seconds a process worker waits idle for the next sweep before it ends (loky's default is 10 s):
-#: a worker's start-up (loky and numpy, the engine, scipy.optimize for a Lagrangian bound: about
-#: 1 s of CPU) is paid once per session of sweeps, not once per sweep.
+#: a worker's start-up (loky and numpy, the engine and its kernels, HiGHS for a Lagrangian bound: about
+#: 0.3 s of CPU) is paid once per session of sweeps, not once per sweep.
 IDLE_WORKER_SECONDS = 300.0
 
 BAD_BACKEND = "backend={value!r} is not one of {allowed}."

@@ -28,6 +28,7 @@ from strongtree_core.errors import StrongTreeError
 from strongtree_core.metrics._inputs import _labels, _labels_array, positive_present
 from strongtree_core.metrics.gap_intervals import compared_counts, notion_gap_interval
 from strongtree_core.metrics.promise import is_constant
+from strongtree_core.solvers.highs_run import when_idle
 from strongtree_core.solvers.licence import LICENCE_FILE, WLS_KEYS, apply_credentials, licence_params
 from strongtree_core.sweep.grid import Fold, Point
 from strongtree_core.metrics.verdict import gap_verdict
@@ -142,7 +143,11 @@ def may_run_highs(params: Mapping[str, Any]) -> bool:
 
 @contextmanager
 def highs_slot(params: Mapping[str, Any], stop: threading.Event | None) -> Iterator[bool]:
-    """Hold this process's HiGHS slot while the point runs (if it may use HiGHS); False when Stop came first."""
+    """Hold this process's HiGHS slot while the point runs (if it may use HiGHS); False when Stop came first.
+
+    The next point gets the slot only when HiGHS is idle again: a fit can end with HiGHS still at work
+    in the background (its root relaxation given up at the deadline, a run left behind at its limit),
+    and the next point's solve would meet it (``HIGHS_BUSY``) instead of taking its turn."""
     if not may_run_highs(params):
         yield True
         return
@@ -153,7 +158,7 @@ def highs_slot(params: Mapping[str, Any], stop: threading.Event | None) -> Itera
     try:
         yield True
     finally:
-        _HIGHS_SLOT.release()
+        when_idle(_HIGHS_SLOT.release)
 
 
 def _take(data, rows: np.ndarray):
