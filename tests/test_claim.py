@@ -424,3 +424,30 @@ def test_a_search_that_proves_no_tree_fits_reports_no_bound_below_every_tree():
             tables.train.drop(columns=["hired", "gender"]), tables.train["hired"], progress=events.append)
     bounds = [e.bound for e in events if e.bound is not None]
     assert bounds and min(bounds) >= 0, bounds
+
+
+def test_each_clause_of_the_words_is_decided_by_its_own_fact():
+    """Broken one at a time (a dropped condition, a flipped comparison), each of these lines changed the words a
+    user reads while every test above still passed."""
+    # the status decides the certificate: a record marked certified that ended by its time limit is not proven
+    said = claim(SolveRecord("time_limit", objective=5, bound=5, certified=True, n_rows=10, scope=Scope(depth=2)))
+    assert (said.state, said.label) == ("not_proven", "Not proven (time limit)")
+    assert claim(SolveRecord("infeasible", certified=True, n_rows=10, scope=Scope(depth=2))).label == "No tree fits"
+    # a scope that counts its thresholds but not its depth says "of this depth", never "of depth None"
+    assert claim(SolveRecord("optimal", certified=True, scope=Scope(thresholds=171, distinct_thresholds=171))).sentence \
+        == ("No tree of this depth does better on the training rows under these constraints (every threshold of the "
+            "numeric columns was searched).")
+    # a bound over thresholds whose distinct cuts were not counted says it holds over the kept ones only
+    unknown = SolveRecord("time_limit", objective=5, bound=7, n_rows=10, scope=Scope(depth=2, thresholds=8))
+    assert claim(unknown).bound == "No tree of depth 2 asking only the 8 thresholds kept can do better than the bound 7."
+    # every way a solve ends unproven carries what its bound says; a proof that no tree fits is said as one
+    for status, bound, said in (("error", 7, "No tree of depth 2 can do better than the bound 7."),
+                                ("time_limit_no_tree", None, "No bound yet: nothing is proven about how far it is "
+                                                             "from the best tree.")):
+        ended = claim(SolveRecord(status, bound=bound, n_rows=10, scope=Scope(depth=2)))
+        assert (ended.state, ended.bound) == ("not_proven", said) and ended.sentence.endswith(" " + said)
+    assert claim(SolveRecord("infeasible", n_rows=10, scope=Scope(depth=2))).state == "infeasible"
+    ladder = Scope(depth=3, thresholds=48, distinct_thresholds=4_212, questions=48, encoded_questions=160)
+    assert claim(SolveRecord("infeasible", n_rows=10, scope=ladder)).sentence.endswith(
+        "a tree asking another threshold might. The time allowed a proof over 48 of the encoding's 160 questions; a "
+        "longer time limit may prove more.")
