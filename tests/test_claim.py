@@ -448,6 +448,29 @@ def test_each_clause_of_the_words_is_decided_by_its_own_fact():
         assert (ended.state, ended.bound) == ("not_proven", said) and ended.sentence.endswith(" " + said)
     assert claim(SolveRecord("infeasible", n_rows=10, scope=Scope(depth=2))).state == "infeasible"
     ladder = Scope(depth=3, thresholds=48, distinct_thresholds=4_212, questions=48, encoded_questions=160)
+    kept_proof = claim(SolveRecord("infeasible", n_rows=10, scope=STATES["infeasible"].scope))
+    assert (kept_proof.label, kept_proof.icon, kept_proof.colour) == ("No tree fits (kept thresholds)",
+                                                                      ":material/block:", "red")
     assert claim(SolveRecord("infeasible", n_rows=10, scope=ladder)).sentence.endswith(
         "a tree asking another threshold might. The time allowed a proof over 48 of the encoding's 160 questions; a "
         "longer time limit may prove more.")
+
+
+def test_a_promise_over_kept_thresholds_and_its_constant_tree_say_exactly_what_was_kept():
+    """The training bound a promise tightened is said over kept thresholds too; the class a constant tree predicts
+    is written as the rules write it (a text quoted and visible, a number as itself); how a stored promise is
+    known is the record's own word, never a stronger one read from its method."""
+    promise = STATES["promise estimated"].promise
+    kept = claim(SolveRecord("optimal", certified=True, n_rows=58, scope=STATES["over kept thresholds"].scope,
+                             promise=promise))
+    assert kept.sentence.startswith("No tree of depth 2 asking only the 48 of the 171 thresholds kept does better on "
+                                    "these 58 training rows under these constraints, with the fairness bound "
+                                    "tightened to 2.3 pp on them; a tree asking another threshold may do better.")
+    constant = STATES["constant fallback"].promise
+    for predicts, words in ((1, "it predicts 1 for every row"), ("1", "it predicts '1' for every row"),
+                            ("a\nb", "it predicts 'a\\nb' for every row"), ("", "it predicts '(empty)' for every row")):
+        said = claim(SolveRecord("optimal", certified=True, promise={**constant, "predicts": predicts}))
+        assert words in said.promise, (predicts, said.promise)
+    held_estimated = {**STATES["promise proved"].promise, "known": "estimated"}
+    said = claim(SolveRecord("optimal", certified=True, promise=held_estimated))
+    assert said.promise_state == "estimated" and "proved" not in said.promise
