@@ -440,6 +440,9 @@ def test_each_clause_of_the_words_is_decided_by_its_own_fact():
     # a bound over thresholds whose distinct cuts were not counted says it holds over the kept ones only
     unknown = SolveRecord("time_limit", objective=5, bound=7, n_rows=10, scope=Scope(depth=2, thresholds=8))
     assert claim(unknown).bound == "No tree of depth 2 asking only the 8 thresholds kept can do better than the bound 7."
+    unscoped = SolveRecord("time_limit", objective=5, bound=7, n_rows=10)  # a record made before scopes were kept
+    assert claim(unscoped).bound == "No tree of this depth can do better than the bound 7."
+    assert gap_help(unscoped) == "(bound − best tree) / best tree: 0 means no tree of this depth does better."
     # every way a solve ends unproven carries what its bound says; a proof that no tree fits is said as one
     for status, bound, said in (("error", 7, "No tree of depth 2 can do better than the bound 7."),
                                 ("time_limit_no_tree", None, "No bound yet: nothing is proven about how far it is "
@@ -474,3 +477,37 @@ def test_a_promise_over_kept_thresholds_and_its_constant_tree_say_exactly_what_w
     held_estimated = {**STATES["promise proved"].promise, "known": "estimated"}
     said = claim(SolveRecord("optimal", certified=True, promise=held_estimated))
     assert said.promise_state == "estimated" and "proved" not in said.promise
+
+
+def test_the_runs_table_reads_a_stored_runs_promise_and_scope_beside_its_record():
+    """The Runs table reads the record, the promise and the scope from three stored texts: without the promise a
+    constant tree read "Proven optimal", without the scope a certificate over kept thresholds did; a run whose
+    record cannot be read, with a status this version does not know, is said as ended early, never as proven."""
+    from strongtree_studio.stores.run_history import run_claim
+
+    def alone(state: str) -> str:
+        return json.dumps({k: v for k, v in STATES[state].to_dict().items() if k not in ("promise", "scope")})
+
+    constant = STATES["constant fallback"]
+    assert run_claim("optimal", alone("constant fallback"), json.dumps(constant.promise)).short == CONSTANT_LABEL
+    assert run_claim("optimal", alone("over kept thresholds"), None,
+                     json.dumps(STATES["over kept thresholds"].scope.to_dict())).short == KEPT_LABEL
+    assert run_claim("optimal", alone("over kept thresholds")).short == "Proven optimal"  # nothing beside it
+    assert run_claim("no_such_status", "not json").label == "Ended early (not proven)"
+
+
+def test_a_constant_tree_a_held_out_test_left_says_the_whole_test():
+    """Every clause of a constant tree's proved promise, exactly (each was dropped by a mutant that passed); a promise
+    of a method this version does not know, with no word of how it is known, is an estimate, never proved."""
+    constant = {**STATES["constant fallback"].promise, "method": "holdout", "known": "proved"}
+    start = ("Only a constant tree keeps the promise on new rows: it predicts 'no' for every row, so its gap is 0 on any "
+             "rows. No tree that splits passed the exact test on the held-out rows (holdout method) for a gap within "
+             "5.0 pp at 90 % confidence")
+    said = claim(SolveRecord("optimal", certified=True, promise={**constant, "smallest_delta": 0.165}))
+    assert said.promise == start + ("; the first one tested would have passed at 16.5 pp, a bound read after the test "
+                                    "(not a proved promise).")
+    assert claim(SolveRecord("optimal", certified=True, promise={**constant, "smallest_delta": None})).promise == (
+        start + ".")
+    unknown = {k: v for k, v in STATES["promise proved"].promise.items() if k != "known"}
+    said = claim(SolveRecord("optimal", certified=True, promise={**unknown, "method": "a_later_method"}))
+    assert said.promise_state == "estimated" and said.promise_label == "promise estimated"

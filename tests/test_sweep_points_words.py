@@ -62,6 +62,7 @@ def test_a_points_status_is_its_claims_short_label():
     assert point_status(row(None, False, status="refused")) == "Refused"
     assert point_status(row(None, False, status="refused", tree=json.dumps({"rows": []}))) == "Refused"
     assert point_status(ROWS[7]) == "Not proven (time limit)"
+    assert [point_status(r) for r in ROWS[3:6]] == ["Proven optimal"] * 3  # no tree, a stored null, an empty text
 
 
 def test_a_point_promises_what_its_row_says():

@@ -176,3 +176,16 @@ def test_on_the_training_rows_a_gap_above_the_bound_is_beyond():
         "beyond δ = 5.0 pp (the certificate on these rows)")
     badge = verdict(0.08, 0.05, True, "train", interval=(0.0, 0.3))
     assert (badge.text, badge.colour) == ("beyond δ = 5.0 pp on these rows", "red")
+
+
+@pytest.mark.parametrize("interval", [(0.0, 0.3), None])  # the certificate's verdict; the measured gap's
+def test_a_gap_at_the_bound_is_within_by_the_tolerance_and_not_a_hair_beyond(interval):
+    """A gap that meets δ, or exceeds it by no more than the tolerance (sums of weights, rounding), is within; the
+    comparison is with δ plus the tolerance, not minus it."""
+    from strongtree_core.metrics.verdict import TOLERANCE
+
+    training = interval is not None
+    for gap in (0.05, 0.05 + TOLERANCE):
+        assert gap_verdict(gap, 0.05, training=training, constrained=True, interval=interval).state == "within"
+    assert gap_verdict(0.05 + 3 * TOLERANCE, 0.05, training=training, constrained=True,
+                       interval=interval).state == "beyond"
