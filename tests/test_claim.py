@@ -511,3 +511,36 @@ def test_a_constant_tree_a_held_out_test_left_says_the_whole_test():
     unknown = {k: v for k, v in STATES["promise proved"].promise.items() if k != "known"}
     said = claim(SolveRecord("optimal", certified=True, promise={**unknown, "method": "a_later_method"}))
     assert said.promise_state == "estimated" and said.promise_label == "promise estimated"
+
+
+def test_a_stored_text_that_holds_no_record_has_no_claim_and_a_missing_level_is_no_certainty():
+    from strongtree_core.tree.claim import tree_claim
+
+    for text in ("[1, 2]", '"optimal"', json.dumps({"record": {}}), json.dumps({"record": ["optimal"]})):
+        assert tree_claim(text) is None, text
+    without_level = {k: v for k, v in STATES["promise estimated"].promise.items() if k != "confidence"}
+    words = claim(SolveRecord("optimal", certified=True, promise=without_level)).promise
+    assert "with 0 % confidence" in words and "100 %" not in words
+
+
+def test_the_bound_and_gap_cards_say_what_holds_exactly():
+    """The Solve, Tree and report cards' help, word for word: a record without a bound claims none (it read "No tree
+    of depth 2 can do better than this (proven)" with the line that says so removed), the tightened bound of a
+    promise, a constant tree's gap; a stored record of an unknown status is said as ended early, never optimal."""
+    from strongtree_core.tree.claim import tree_claim
+
+    assert bound_and_gap(STATES["over kept thresholds"], "accuracy", n_rows=58) == (
+        "at most 48 correct rows (82.8%)", "gap 0.0%")
+    assert bound_help(SolveRecord("time_limit", objective=3, scope=Scope(depth=2))) == "No bound: none yet."
+    assert bound_help(SolveRecord("heuristic", objective=3)) == "No bound: none (a heuristic proves no bound)."
+    assert bound_help(STATES["promise estimated"]) == (
+        "No tree of depth 2 can do better than this on the training rows under these constraints, with the fairness "
+        "bound tightened to 2.3 pp on them (proven).")
+    assert gap_help(STATES["constant fallback"]) == (
+        "Only a constant tree keeps the promise: no gap (no bound on a tree that splits).")
+    assert gap_help(None) == ("(bound − best tree) / best tree: 0 means no tree of this depth asking the questions "
+                              "of its encoding does better.")
+    assert gap_help(STATES["promise proved"]).endswith("0 means no tree of depth 2 does better.")
+    assert claim_json(SolveRecord("optimal", certified=True))["scope"] is None
+    unknown = tree_claim(json.dumps({"record": {"status": "no_such_status", "unknown_field": 1}}))
+    assert (unknown.label, unknown.state) == ("Ended early (not proven)", "not_proven")
