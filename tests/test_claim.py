@@ -424,3 +424,123 @@ def test_a_search_that_proves_no_tree_fits_reports_no_bound_below_every_tree():
             tables.train.drop(columns=["hired", "gender"]), tables.train["hired"], progress=events.append)
     bounds = [e.bound for e in events if e.bound is not None]
     assert bounds and min(bounds) >= 0, bounds
+
+
+def test_each_clause_of_the_words_is_decided_by_its_own_fact():
+    """Broken one at a time (a dropped condition, a flipped comparison), each of these lines changed the words a
+    user reads while every test above still passed."""
+    # the status decides the certificate: a record marked certified that ended by its time limit is not proven
+    said = claim(SolveRecord("time_limit", objective=5, bound=5, certified=True, n_rows=10, scope=Scope(depth=2)))
+    assert (said.state, said.label) == ("not_proven", "Not proven (time limit)")
+    assert claim(SolveRecord("infeasible", certified=True, n_rows=10, scope=Scope(depth=2))).label == "No tree fits"
+    # a scope that counts its thresholds but not its depth says "of this depth", never "of depth None"
+    assert claim(SolveRecord("optimal", certified=True, scope=Scope(thresholds=171, distinct_thresholds=171))).sentence \
+        == ("No tree of this depth does better on the training rows under these constraints (every threshold of the "
+            "numeric columns was searched).")
+    # a bound over thresholds whose distinct cuts were not counted says it holds over the kept ones only
+    unknown = SolveRecord("time_limit", objective=5, bound=7, n_rows=10, scope=Scope(depth=2, thresholds=8))
+    assert claim(unknown).bound == "No tree of depth 2 asking only the 8 thresholds kept can do better than the bound 7."
+    unscoped = SolveRecord("time_limit", objective=5, bound=7, n_rows=10)  # a record made before scopes were kept
+    assert claim(unscoped).bound == "No tree of this depth can do better than the bound 7."
+    assert gap_help(unscoped) == "(bound − best tree) / best tree: 0 means no tree of this depth does better."
+    # every way a solve ends unproven carries what its bound says; a proof that no tree fits is said as one
+    for status, bound, said in (("error", 7, "No tree of depth 2 can do better than the bound 7."),
+                                ("time_limit_no_tree", None, "No bound yet: nothing is proven about how far it is "
+                                                             "from the best tree.")):
+        ended = claim(SolveRecord(status, bound=bound, n_rows=10, scope=Scope(depth=2)))
+        assert (ended.state, ended.bound) == ("not_proven", said) and ended.sentence.endswith(" " + said)
+    assert claim(SolveRecord("infeasible", n_rows=10, scope=Scope(depth=2))).state == "infeasible"
+    ladder = Scope(depth=3, thresholds=48, distinct_thresholds=4_212, questions=48, encoded_questions=160)
+    kept_proof = claim(SolveRecord("infeasible", n_rows=10, scope=STATES["infeasible"].scope))
+    assert (kept_proof.label, kept_proof.icon, kept_proof.colour) == ("No tree fits (kept thresholds)",
+                                                                      ":material/block:", "red")
+    assert claim(SolveRecord("infeasible", n_rows=10, scope=ladder)).sentence.endswith(
+        "a tree asking another threshold might. The time allowed a proof over 48 of the encoding's 160 questions; a "
+        "longer time limit may prove more.")
+
+
+def test_a_promise_over_kept_thresholds_and_its_constant_tree_say_exactly_what_was_kept():
+    """The training bound a promise tightened is said over kept thresholds too; the class a constant tree predicts
+    is written as the rules write it (a text quoted and visible, a number as itself); how a stored promise is
+    known is the record's own word, never a stronger one read from its method."""
+    promise = STATES["promise estimated"].promise
+    kept = claim(SolveRecord("optimal", certified=True, n_rows=58, scope=STATES["over kept thresholds"].scope,
+                             promise=promise))
+    assert kept.sentence.startswith("No tree of depth 2 asking only the 48 of the 171 thresholds kept does better on "
+                                    "these 58 training rows under these constraints, with the fairness bound "
+                                    "tightened to 2.3 pp on them; a tree asking another threshold may do better.")
+    constant = STATES["constant fallback"].promise
+    for predicts, words in ((1, "it predicts 1 for every row"), ("1", "it predicts '1' for every row"),
+                            ("a\nb", "it predicts 'a\\nb' for every row"), ("", "it predicts '(empty)' for every row")):
+        said = claim(SolveRecord("optimal", certified=True, promise={**constant, "predicts": predicts}))
+        assert words in said.promise, (predicts, said.promise)
+    held_estimated = {**STATES["promise proved"].promise, "known": "estimated"}
+    said = claim(SolveRecord("optimal", certified=True, promise=held_estimated))
+    assert said.promise_state == "estimated" and "proved" not in said.promise
+
+
+def test_the_runs_table_reads_a_stored_runs_promise_and_scope_beside_its_record():
+    """The Runs table reads the record, the promise and the scope from three stored texts: without the promise a
+    constant tree read "Proven optimal", without the scope a certificate over kept thresholds did; a run whose
+    record cannot be read, with a status this version does not know, is said as ended early, never as proven."""
+    from strongtree_studio.stores.run_history import run_claim
+
+    def alone(state: str) -> str:
+        return json.dumps({k: v for k, v in STATES[state].to_dict().items() if k not in ("promise", "scope")})
+
+    constant = STATES["constant fallback"]
+    assert run_claim("optimal", alone("constant fallback"), json.dumps(constant.promise)).short == CONSTANT_LABEL
+    assert run_claim("optimal", alone("over kept thresholds"), None,
+                     json.dumps(STATES["over kept thresholds"].scope.to_dict())).short == KEPT_LABEL
+    assert run_claim("optimal", alone("over kept thresholds")).short == "Proven optimal"  # nothing beside it
+    assert run_claim("no_such_status", "not json").label == "Ended early (not proven)"
+
+
+def test_a_constant_tree_a_held_out_test_left_says_the_whole_test():
+    """Every clause of a constant tree's proved promise, exactly (each was dropped by a mutant that passed); a promise
+    of a method this version does not know, with no word of how it is known, is an estimate, never proved."""
+    constant = {**STATES["constant fallback"].promise, "method": "holdout", "known": "proved"}
+    start = ("Only a constant tree keeps the promise on new rows: it predicts 'no' for every row, so its gap is 0 on any "
+             "rows. No tree that splits passed the exact test on the held-out rows (holdout method) for a gap within "
+             "5.0 pp at 90 % confidence")
+    said = claim(SolveRecord("optimal", certified=True, promise={**constant, "smallest_delta": 0.165}))
+    assert said.promise == start + ("; the first one tested would have passed at 16.5 pp, a bound read after the test "
+                                    "(not a proved promise).")
+    assert claim(SolveRecord("optimal", certified=True, promise={**constant, "smallest_delta": None})).promise == (
+        start + ".")
+    unknown = {k: v for k, v in STATES["promise proved"].promise.items() if k != "known"}
+    said = claim(SolveRecord("optimal", certified=True, promise={**unknown, "method": "a_later_method"}))
+    assert said.promise_state == "estimated" and said.promise_label == "promise estimated"
+
+
+def test_a_stored_text_that_holds_no_record_has_no_claim_and_a_missing_level_is_no_certainty():
+    from strongtree_core.tree.claim import tree_claim
+
+    for text in ("[1, 2]", '"optimal"', json.dumps({"record": {}}), json.dumps({"record": ["optimal"]})):
+        assert tree_claim(text) is None, text
+    without_level = {k: v for k, v in STATES["promise estimated"].promise.items() if k != "confidence"}
+    words = claim(SolveRecord("optimal", certified=True, promise=without_level)).promise
+    assert "with 0 % confidence" in words and "100 %" not in words
+
+
+def test_the_bound_and_gap_cards_say_what_holds_exactly():
+    """The Solve, Tree and report cards' help, word for word: a record without a bound claims none (it read "No tree
+    of depth 2 can do better than this (proven)" with the line that says so removed), the tightened bound of a
+    promise, a constant tree's gap; a stored record of an unknown status is said as ended early, never optimal."""
+    from strongtree_core.tree.claim import tree_claim
+
+    assert bound_and_gap(STATES["over kept thresholds"], "accuracy", n_rows=58) == (
+        "at most 48 correct rows (82.8%)", "gap 0.0%")
+    assert bound_help(SolveRecord("time_limit", objective=3, scope=Scope(depth=2))) == "No bound: none yet."
+    assert bound_help(SolveRecord("heuristic", objective=3)) == "No bound: none (a heuristic proves no bound)."
+    assert bound_help(STATES["promise estimated"]) == (
+        "No tree of depth 2 can do better than this on the training rows under these constraints, with the fairness "
+        "bound tightened to 2.3 pp on them (proven).")
+    assert gap_help(STATES["constant fallback"]) == (
+        "Only a constant tree keeps the promise: no gap (no bound on a tree that splits).")
+    assert gap_help(None) == ("(bound − best tree) / best tree: 0 means no tree of this depth asking the questions "
+                              "of its encoding does better.")
+    assert gap_help(STATES["promise proved"]).endswith("0 means no tree of depth 2 does better.")
+    assert claim_json(SolveRecord("optimal", certified=True))["scope"] is None
+    unknown = tree_claim(json.dumps({"record": {"status": "no_such_status", "unknown_field": 1}}))
+    assert (unknown.label, unknown.state) == ("Ended early (not proven)", "not_proven")

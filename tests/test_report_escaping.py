@@ -211,3 +211,28 @@ def test_the_tree_in_words_is_the_summary_of_the_tree(fitted):
     for sentence in tree_summary(fair):
         assert " ".join(sentence.splitlines()) in shown
     assert first_line(TARGET) in shown and first_line(FEATURE) in shown
+
+
+def test_the_certificate_and_a_part_without_the_positive_class_read_hostile_names_as_text(fitted):
+    """Two places the report above never filled with a hostile name: the certificate's sentence, which names the
+    class a constant tree predicts (its promise left no tree that splits), and the sentence of a part with no row
+    of the positive class.  Dropping either escape let a tag through while every test above passed."""
+    from dataclasses import replace
+
+    from benchmarks.claim_table import STATES
+
+    train, test, fair, free = fitted
+    record = replace(fair.record, promise={**STATES["constant fallback"].promise, "predicts": CLASSES[0]})
+    constant = replace(fair, record=record)
+    negative = (test[TARGET] != CLASSES[0]).to_numpy() & (fair.predict(test) != CLASSES[0])
+    no_positive = test[negative].reset_index(drop=True)  # no row of the positive class, none predicted so
+    assert len(no_positive) > 20
+    inp = ReportInput(constant, train, no_positive, DATASET, pos_label=CLASSES[0], protected=(GROUP,),
+                      legitimate=(LEGIT,), fairness=("statistical_parity",), fairness_bound=0.5,
+                      settings={"depth": 2}, unconstrained=free)
+    text = build_report(inp, engine="builtin")
+    page = parse(text)
+    assert not set(page.tags) & set(HOSTILE_TAGS) and "<script" not in text
+    said = " ".join(page.by_id["certificate"])
+    assert f"it predicts '{first_line(CLASSES[0])}' for every row" in said
+    assert any(c.startswith(f"No row here is of the positive class {CLASSES[0]} or predicted so") for c in page.cells)

@@ -146,3 +146,46 @@ def test_a_sweep_says_each_points_claim_and_verdicts_in_its_table():
         test = gap_verdict(row["test_gap"], row["fairness_bound"], training=False, constrained=True,
                            interval=(row["test_gap_low"], row["test_gap_high"]))
         assert row["test_verdict"] == test.words and "interval" in test.words
+
+
+def test_an_interval_missing_an_end_or_a_gap_not_measured_decides_nothing():
+    """An interval with a missing or NaN end is no interval: the measured gap decides, said as such (an interval
+    (None, 1 pp) read "within", (NaN, 20 pp) "undecided"); a NaN gap, as no gap, has no verdict."""
+    assert gap_verdict(float("nan"), 0.05, training=False, constrained=True, interval=(0.0, 0.2)) is None
+    nan = float("nan")
+    for interval in ((None, 0.01), (0.0, None), (nan, 0.2), (0.0, nan)):
+        found = gap_verdict(0.083, 0.05, training=False, constrained=True, interval=interval)
+        assert found.words == "beyond δ = 5.0 pp (the measured gap, no interval)", interval
+
+
+def test_an_interval_end_at_the_bound_is_judged_with_the_tolerance():
+    """The interval's high end at δ (within the tolerance) is within; its low end there is not beyond (all of
+    the interval must be above δ to say beyond)."""
+    from strongtree_core.metrics.verdict import TOLERANCE
+
+    at = 0.05 + TOLERANCE
+    assert gap_verdict(0.03, 0.05, training=False, constrained=True, interval=(0.0, at)).state == "within"
+    assert gap_verdict(0.083, 0.05, training=False, constrained=True, interval=(at, 0.2)).words == (
+        "undecided against δ = 5.0 pp (95 % interval 5.0 pp to 20.0 pp)")
+
+
+def test_on_the_training_rows_a_gap_above_the_bound_is_beyond():
+    """The training rows' verdict compares the measured gap with δ; it is no "within" by fiat (a tree stopped before
+    its constraint held, or stored from elsewhere, can measure above δ)."""
+    assert gap_verdict(0.08, 0.05, training=True, constrained=True, interval=(0.0, 0.3)).words == (
+        "beyond δ = 5.0 pp (the certificate on these rows)")
+    badge = verdict(0.08, 0.05, True, "train", interval=(0.0, 0.3))
+    assert (badge.text, badge.colour) == ("beyond δ = 5.0 pp on these rows", "red")
+
+
+@pytest.mark.parametrize("interval", [(0.0, 0.3), None])  # the certificate's verdict; the measured gap's
+def test_a_gap_at_the_bound_is_within_by_the_tolerance_and_not_a_hair_beyond(interval):
+    """A gap that meets δ, or exceeds it by no more than the tolerance (sums of weights, rounding), is within; the
+    comparison is with δ plus the tolerance, not minus it."""
+    from strongtree_core.metrics.verdict import TOLERANCE
+
+    training = interval is not None
+    for gap in (0.05, 0.05 + TOLERANCE):
+        assert gap_verdict(gap, 0.05, training=training, constrained=True, interval=interval).state == "within"
+    assert gap_verdict(0.05 + 3 * TOLERANCE, 0.05, training=training, constrained=True,
+                       interval=interval).state == "beyond"
