@@ -9,6 +9,7 @@ import pytest
 from test_sweep_points_words import tree_of
 
 from benchmarks.claim_table import STATES
+from strongtree_core.engine.routes import INFEASIBLE
 from strongtree_core.tree.claim import claim
 from strongtree_studio.jobs.job_registry import JobSnapshot, PhaseSnapshot
 from strongtree_studio.page import status
@@ -74,12 +75,14 @@ def test_how_a_job_without_a_result_ended_is_said_as_markdown_text(monkeypatch):
     for kind in ("info", "error"):
         monkeypatch.setattr(status.st, kind, lambda text, icon, kind=kind: said.append((kind, text, icon)))
     assert status.job_ending(snapshot("cancelled", message="Cancelled *before* it started."))
-    proof = snapshot("finished", record=STATES["infeasible"], error="No tree fits: min_recall <b>")
+    refusal = INFEASIBLE.format(depth=2, names="min_recall", hint="Loosen <b>")
+    proof = snapshot("finished", record=STATES["infeasible"], error=refusal)
     assert not status.job_ending(proof)
     assert not status.job_ending(snapshot("failed", error="The solver *crashed*"))
     assert not status.job_ending(snapshot("failed", message="The worker [stopped](x)"))
     assert not status.job_ending(snapshot("finished"))
-    texts = ["Cancelled *before* it started.", "No tree fits: Min. recall <b>", "The solver *crashed*",
+    texts = ["Cancelled *before* it started.", INFEASIBLE.format(depth=2, names="Min. recall", hint="Loosen <b>"),
+             "The solver *crashed*",
              "The worker [stopped](x)"]
     assert said == [("info", md(texts[0]), ":material/cancel:"), ("error", md(texts[1]), ":material/block:"),
                     ("error", md(texts[2]), ":material/error:"), ("error", md(texts[3]), ":material/error:")]
