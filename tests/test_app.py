@@ -13,7 +13,7 @@ from hostile import hazards
 from streamlit.testing.v1 import AppTest, element_tree
 
 from strongtree_core.tree.summary import tree_summary
-from strongtree_studio.data.column_types import encoding_table
+from strongtree_studio.data.column_types import MSG_MIXED_COLUMN, encoding_table
 from strongtree_studio.data.choices import ERR_BOTH_ROLES, ERR_FAIRNESS_NEEDS_GROUP, Roles, SplitConfig, split_table
 from strongtree_studio.data.demo_tables import make_hiring
 from strongtree_studio.views.explain import (
@@ -132,6 +132,18 @@ def test_the_uploader_says_its_size_limit_and_where_a_larger_table_goes(offered,
     expected = UPLOAD_HELP.format(limit=50, larger=UPLOAD_LARGER_SERVER if offered else UPLOAD_LARGER)
     assert at.file_uploader(key="data.upload").proto.help == md(expected)
     assert "Files up to 50 MB" in expected
+
+
+def test_a_column_of_numbers_with_a_few_words_is_named_with_what_to_do_on_the_page():
+    # pandas reads '?' beside numbers as text; read as categories every age would be a question of its own
+    ages = [str(18 + i) for i in range(60)]
+    ages[3] = ages[40] = "?"
+    rows = "".join(f"{age},{'ab'[i % 2]},{'yes' if i % 3 else 'no'}\n" for i, age in enumerate(ages))
+    at = new_app()
+    at.file_uploader(key="data.upload").set_value(("ages.csv", ("age,group,hired\n" + rows).encode(), "text/csv")).run()
+    assert not at.exception
+    expected = MSG_MIXED_COLUMN.format(column="age", examples="'?'", rows=2, levels=59)
+    assert [e.value for e in at.error] == [md(expected)]
 
 
 def test_upload_sets_roles_and_previews_the_encoding():

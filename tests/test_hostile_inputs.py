@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import pickle
 import shutil
 import sqlite3
 import subprocess
@@ -27,7 +28,7 @@ from strongtree_core import cli
 from strongtree_core.estimator import classifier as est
 from strongtree_core.estimator import training
 from strongtree_core.cli.words import CLI_CONFIDENCE_WITHOUT_FAIRNESS, CLI_METHOD_WITHOUT_CONFIDENCE
-from strongtree_core.encoding import EncodingError
+from strongtree_core.encoding import EncodingError, TableEncoder
 from strongtree_core.encoding import errors as enc
 from strongtree_core.encoding import groups
 from strongtree_core.estimator import promise_fit
@@ -179,6 +180,12 @@ CASES = [
      enc.NUMERIC_AS_TEXT.format(column="pay", example="1,200")),
     ("numbers with a decimal comma", "fit", fit(X=pd.DataFrame({"score": ["51,26", "48,68", "7", "60,5"] * (N // 4)})),
      EncodingError, enc.DECIMAL_COMMA.format(column="score", example="51,26")),
+    ("numbers with a word among them", "fit",
+     fit(X=pd.DataFrame({"age": [*map(str, range(18, 18 + N - 2)), "unknown", "?"]})),
+     enc.MixedColumnError, enc.MIXED_NUMBERS_TEXT.format(column="age", examples="'unknown', '?'", rows=2, levels=N)),
+    ("a stray decimal comma among numbers", "fit",
+     fit(X=pd.DataFrame({"score": [*(i / 7 for i in range(N - 1)), "1,5"]})),
+     enc.MixedColumnError, enc.MIXED_NUMBERS_TEXT.format(column="score", examples="'1,5'", rows=1, levels=N)),
     ("decimal commas, thousands grouped by dots", "fit", fit(X=pd.DataFrame({"pay": ["1.234,5", "980,25"] * (N // 2)})),
      EncodingError, enc.DECIMAL_COMMA.format(column="pay", example="1.234,5")),
     ("decimal commas beside numbers of the thousands' shape", "fit",
@@ -682,3 +689,23 @@ def test_cli_reports_an_internal_fault_without_a_traceback(tmp_path, capsys, mon
     err = capsys.readouterr().err
     assert err.strip().splitlines()[-1] == cli.INTERNAL_ERROR.format(kind="RuntimeError", detail="solver vanished")
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("values, kind", [
+    (["1", "2", "3", "HS"], "categorical"),  # a few codes and a word: categories, as read
+    ([*map(str, range(19)), "?"], "categorical"),  # 19 numbers: fewer than MIXED_MIN_NUMBERS
+    ([*map(str, range(20)), "a", "b", "c"], "categorical"),  # 20 of 23 distinct values: below 90 %
+    ([*map(str, range(20)), "a", "b"], "refused"),  # 20 of 22: 91 %
+    ([*map(str, range(27)), "a", "b", "c"], "refused"),  # 27 of 30: 90 % exactly
+])
+def test_a_column_of_numbers_with_some_text_is_refused_only_when_numbers_are_most_of_it(values, kind):
+    X = pd.DataFrame({"code": values * 3})
+    encoder = TableEncoder()
+    if kind == "refused":
+        with pytest.raises(enc.MixedColumnError) as err:
+            encoder.fit(X)
+        texts = [v for v in values if not v.isdigit()]
+        assert (err.value.column, err.value.rows, err.value.levels) == ("code", 3 * len(texts), len(values))
+        assert pickle.loads(pickle.dumps(err.value)).args == err.value.args  # a worker's error comes back whole
+    else:
+        assert encoder.fit(X).columns[0].kind == kind

@@ -29,6 +29,7 @@ from strongtree_core.encoding.errors import (
     NUMERIC_AS_TEXT,
     UNKNOWN_KIND,
     EncodingError,
+    MixedColumnError,
 )
 from strongtree_core.encoding.features import (
     BinaryFeature,
@@ -202,6 +203,7 @@ def infer_kind(present: pd.Series, name: ColumnName, max_ordinal_levels: int) ->
         parsed = pd.to_numeric(distinct_values, errors="coerce")
         if len(present) == 0 or parsed.isna().any():
             _refuse_separated_numbers(distinct_values, name)
+            _refuse_numbers_among_text(present, distinct_values, parsed.notna().to_numpy(), name)
             return "categorical"
         present = pd.to_numeric(present, errors="coerce")
     number = present.to_numpy(dtype=float)
@@ -212,6 +214,26 @@ def infer_kind(present: pd.Series, name: ColumnName, max_ordinal_levels: int) ->
     if not (finite == np.round(finite)).all():
         return "continuous"
     return "ordinal" if pd.unique(finite).size <= max_ordinal_levels else "continuous"
+
+
+#: A text column whose distinct values are mostly numbers, at least this many of them, is refused: read as
+#: categories it would be one yes/no question per number (and a binary matrix as wide as the rows are many).
+MIXED_MIN_NUMBERS = 20
+#: ... when the numbers are at least this share of its distinct values.
+MIXED_NUMBER_SHARE = 0.9
+
+
+def _refuse_numbers_among_text(present: pd.Series, distinct_values: pd.Series, is_number: np.ndarray,
+                               name: ColumnName) -> None:
+    """Raise when a column of numbers holds a few texts (``'?'``, ``'unknown'``, a stray ``'1,5'``): read as
+    categories, every distinct number would become a category of its own."""
+    numbers = int(is_number.sum())
+    if numbers < MIXED_MIN_NUMBERS or numbers < MIXED_NUMBER_SHARE * len(distinct_values):
+        return
+    texts = distinct_values[~is_number]
+    examples = ", ".join(repr(v) for v in texts.iloc[:3])
+    rows = int(present.isin(set(texts)).sum())
+    raise MixedColumnError(name, examples, rows, len(distinct_values))
 
 
 def quantile_cuts(values: np.ndarray, n_buckets: int, weight: np.ndarray | None = None) -> tuple[float, ...]:

@@ -65,6 +65,24 @@ DECIMAL_COMMA = (
     "e.g. df[{column!r}] = pandas.to_numeric(df[{column!r}].str.replace('.', '', regex=False)"
     ".str.replace(',', '.', regex=False)), or read the CSV file with pandas.read_csv(..., decimal=',')."
 )
+class MixedColumnError(EncodingError):
+    """A column of numbers that holds a few texts (:data:`MIXED_NUMBERS_TEXT`); its fields let another
+    surface say the same in its own words."""
+
+    def __init__(self, column, examples: str, rows: int, levels: int) -> None:
+        super().__init__(MIXED_NUMBERS_TEXT.format(column=column, examples=examples, rows=rows, levels=levels))
+        self.column, self.examples, self.rows, self.levels = column, examples, rows, levels
+
+    def __reduce__(self):
+        return type(self), (self.column, self.examples, self.rows, self.levels)
+
+
+MIXED_NUMBERS_TEXT = (
+    "Column {column!r} holds numbers, and text such as {examples} in {rows:,} of its rows: read as categories, "
+    "each of its {levels:,} distinct values would be a yes/no question of its own. If the text marks missing "
+    "values, make it missing, e.g. df[{column!r}] = pandas.to_numeric(df[{column!r}], errors='coerce'); if the "
+    "column holds categories, say so: df[{column!r}] = df[{column!r}].astype('category')."
+)
 NOT_NUMERIC = (
     "Column {column!r} must hold numbers but holds text such as {examples}. "
     "Give numbers or missing values in this column."
