@@ -72,11 +72,11 @@ def test_the_machine_s_memory_is_read_only_for_an_estimate_that_could_exceed_it(
         return 100 * 2**20
 
     monkeypatch.setattr(engine, "default_memory_limit", default)
-    assert engine._over_limit(engine.FITS_ANY_MACHINE, None) is None and read == []
-    assert engine._over_limit(engine.FITS_ANY_MACHINE + 1, None) is None and read == [1]
-    assert engine._over_limit(200 * 2**20, None) == 100 * 2**20 and read == [1, 1]
-    assert engine._over_limit(2000, 1000) == 1000 and read == [1, 1]  # a limit given is always kept
-    assert engine._over_limit(1000, 1000) is None
+    assert engine.over_limit(engine.FITS_ANY_MACHINE, None) is None and read == []
+    assert engine.over_limit(engine.FITS_ANY_MACHINE + 1, None) is None and read == [1]
+    assert engine.over_limit(200 * 2**20, None) == 100 * 2**20 and read == [1, 1]
+    assert engine.over_limit(2000, 1000) == 1000 and read == [1, 1]  # a limit given is always kept
+    assert engine.over_limit(1000, 1000) is None
     # the interpreter that runs a fit holds more than twice the bound: no machine refuses what is under it
     import psutil
 
@@ -85,3 +85,30 @@ def test_the_machine_s_memory_is_read_only_for_an_estimate_that_could_exceed_it(
 
     with pytest.raises(StrongTreeError, match="memory"):
         StrongTreeClassifier(depth=2, memory_limit=1000).fit(np.eye(6, dtype=int), [0, 1] * 3)
+
+
+@pytest.mark.parametrize("coding, features, widest", [
+    ({}, 2_002, "'who' (2,000), 'kind' (1)"),  # the continuous 'a' counted once: its cuts are chosen later
+    ({"n_buckets": 4, "max_thresholds": None}, 2_004, "'who' (2,000), 'a' (3), 'kind' (1)"),
+], ids=["thresholds", "buckets"])
+def test_a_table_too_wide_to_encode_is_refused_before_its_matrix_is_built(coding, features, widest):
+    # An identifier read as categories is one binary feature per row: 51,000 rows took 23 GB before the
+    # process was killed. The estimate is refused in words against memory_limit, as a solve's is.
+    from strongtree_core.encoding import errors as enc
+    from strongtree_core.encoding.binarize import encoded_bytes
+
+    n = 2_000
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=n), "who": [f"p{i:05d}" for i in range(n)], "kind": ["x", "y"] * (n // 2)})
+    y = (X.a > 0).astype(int)
+    need = encoded_bytes(n, features)
+    for limit in (need - 1, need // 2):
+        with pytest.raises(enc.EncodingError) as info:
+            StrongTreeClassifier(depth=1, time_limit=5, memory_limit=limit, **coding).fit(X, y)
+        assert str(info.value) == enc.TOO_WIDE.format(need=need / 2**30, limit=limit / 2**30, rows=n,
+                                                      features=features, widest=widest)
+    # at the estimate the encoding goes on (the solve's own estimate is then compared with the limit)
+    with pytest.raises(limits.StrongTreeError) as info:
+        StrongTreeClassifier(depth=1, time_limit=5, memory_limit=need, **coding).fit(X, y)
+    assert str(info.value).startswith("This solve would need about")
+    assert StrongTreeClassifier(depth=1, time_limit=5, memory_limit=2**30, **coding).fit(X, y).score(X, y) > 0.9

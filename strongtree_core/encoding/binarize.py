@@ -20,7 +20,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Iterable, Literal, Mapping
+from typing import Callable, Iterable, Literal, Mapping
 
 import numpy as np
 import pandas as pd
@@ -42,6 +42,7 @@ from strongtree_core.encoding.errors import (
     NO_FEATURES,
     NOT_A_DATAFRAME,
     UNKNOWN_EXCLUDE,
+    TOO_WIDE,
     UNKNOWN_KIND_COLUMN,
     EncodingError,
     stored_format_problem,
@@ -56,6 +57,7 @@ from strongtree_core.encoding.reference import (
 )
 from strongtree_core.encoding.thresholds import choose_gaps, gap_cuts, value_classes
 from strongtree_core.structure import TreeStructure
+from strongtree_core.words import shown_name
 
 ContinuousCoding = Literal["thermometer", "onehot_buckets"]
 
@@ -206,6 +208,7 @@ class TableEncoder:
         reference_depth: int | None = None,
         deadline: float | None = None,
         n_jobs: int = 1,
+        over_limit: Callable[[int], int | None] | None = None,
     ) -> tuple["EncodingPlan", np.ndarray, TreeStructure | None, int]:
         """:meth:`fit_with_reference` and the plan's :meth:`EncodingPlan.transform` of the same
         ``df``, reading its 0/1 columns once: ``(plan, binary matrix, reference tree, rows)``,
@@ -214,9 +217,11 @@ class TableEncoder:
         ``deadline`` (a :func:`time.perf_counter` time): when the fit must be over; CART then gets
         :data:`~strongtree_core.encoding.reference.REFERENCE_SHARE` of the time left and is grown on a
         sample of the rows when it would take longer (:func:`~strongtree_core.encoding.reference.reference_rows`).
-        ``n_jobs``: threads that read the continuous columns of a long table (the same plan for any number)."""
+        ``n_jobs``: threads that read the continuous columns of a long table (the same plan for any number).
+        ``over_limit(need)``: the memory limit (bytes) that ``need`` bytes exceed, else None; the table is
+        refused before its binary matrix is built when its estimate (:func:`encoded_bytes`) exceeds one."""
         plan, reference, plain, rows = self._fit(df, (), None, sample_weight, target, reference_depth,
-                                                 deadline, n_jobs)
+                                                 deadline, n_jobs, over_limit)
         return plan, plan._encode(df, plain), reference, rows
 
     def fit_transform_flags(self, values: np.ndarray, names: tuple) -> tuple["EncodingPlan", np.ndarray] | None:
@@ -232,7 +237,8 @@ class TableEncoder:
         return self._plan(tuple(_binary_column(name) for name in names), ()), \
             np.ascontiguousarray(ones, dtype=np.uint8)
 
-    def _fit(self, df, exclude, kinds, sample_weight, target, reference_depth, deadline=None, n_jobs=1):
+    def _fit(self, df, exclude, kinds, sample_weight, target, reference_depth, deadline=None, n_jobs=1,
+             over_limit=None):
         """The plan, CART's tree (or None), the plain 0/1 columns of ``df`` (:func:`_plain_flags`) and
         the rows CART was grown on."""
         _check_frame(df, getattr(df, "columns", ()))
@@ -270,9 +276,10 @@ class TableEncoder:
                 )
                 for name in names
             )
+            _check_width(len(df), dict(zip(names, columns)), 0, over_limit)
             return self._plan(columns, exclude), None, plain, len(df)
         plan, reference, rows = self._fit_data_cuts(df, names, kinds, plain, sample_weight, target, reference_depth,
-                                                    exclude, deadline, n_jobs)
+                                                    exclude, deadline, n_jobs, over_limit)
         return plan, reference, plain, rows
 
     def _plan(self, columns: tuple[ColumnEncoding, ...], exclude: tuple) -> "EncodingPlan":
@@ -286,7 +293,7 @@ class TableEncoder:
         )
 
     def _fit_data_cuts(self, df, names, kinds, plain, sample_weight, target, reference_depth, exclude,
-                       deadline=None, n_jobs=1):
+                       deadline=None, n_jobs=1, over_limit=None):
         """The ``max_thresholds`` rule: other columns as usual, continuous ones from the data; with
         CART's tree and the rows it was grown on."""
         if all(name in plain for name in names):  # a 0/1 table: no cuts to choose, no CART to grow
@@ -311,6 +318,7 @@ class TableEncoder:
                                           max_ordinal_levels=self.max_ordinal_levels, kind=kind, weight=weight)
                 continue
             continuous.append(name)
+        _check_width(n, fitted, len(continuous), over_limit)
 
         def read(name):
             return _ranked_column(df[name], name, codes, weight, n_classes)
@@ -351,6 +359,35 @@ class TableEncoder:
 
 
 #: Columns are read by several threads (``n_jobs``) only when the table has at least this many rows.
+#: Bytes per row and binary feature while a table is encoded: its 0/1 matrix (1), and the float32 copy of
+#: the columns CART grows its start on with scikit-learn's own copy of it (4 + 4). A stray text in a column of
+#: numbers read as categories (51,000 rows, 51,000 features) took 23 GB before the process was killed.
+ENCODED_BYTES_PER_CELL = 9
+
+
+def encoded_bytes(rows: int, features: int) -> int:
+    """Bytes that encoding ``rows`` rows into ``features`` binary features takes at its peak."""
+    return int(rows) * int(features) * ENCODED_BYTES_PER_CELL
+
+
+def _check_width(rows: int, fitted: Mapping[ColumnName, ColumnEncoding], continuous: int,
+                 over_limit: Callable[[int], int | None] | None) -> None:
+    """Refuse a table whose binary features ``fitted`` (and at least one per ``continuous`` column still to
+    be cut) would take more memory than ``over_limit`` allows, naming the widest columns."""
+    if over_limit is None:
+        return
+    width = {name: len(column.features) for name, column in fitted.items()}
+    features = sum(width.values()) + continuous
+    need = encoded_bytes(rows, features)
+    limit = over_limit(need)
+    if limit is None:
+        return
+    widest = sorted(width, key=width.get, reverse=True)[:3]
+    raise EncodingError(TOO_WIDE.format(
+        need=need / 2**30, limit=limit / 2**30, rows=rows, features=features,
+        widest=", ".join(f"{shown_name(name)!r} ({width[name]:,})" for name in widest)))
+
+
 THREADED_ROWS = 50_000
 
 

@@ -83,6 +83,12 @@ MIXED_NUMBERS_TEXT = (
     "values, make it missing, e.g. df[{column!r}] = pandas.to_numeric(df[{column!r}], errors='coerce'); if the "
     "column holds categories, say so: df[{column!r}] = df[{column!r}].astype('category')."
 )
+TOO_WIDE = (
+    "Encoding this table would need about {need:.1f} GB of memory, more than the {limit:.1f} GB allowed "
+    "(memory_limit): its {rows:,} rows become at least {features:,} yes/no features, most from {widest}. A column "
+    "with a value of its own in most rows (an identifier, a name, free text) tells a tree nothing about new rows: "
+    "leave it out, or raise memory_limit."
+)
 NOT_NUMERIC = (
     "Column {column!r} must hold numbers but holds text such as {examples}. "
     "Give numbers or missing values in this column."

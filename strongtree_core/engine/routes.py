@@ -280,7 +280,7 @@ def solve_tree(
 FITS_ANY_MACHINE = 32 * 2**20
 
 
-def _over_limit(need: int, memory_limit: int | None) -> int | None:
+def over_limit(need: int, memory_limit: int | None) -> int | None:
     """The limit ``need`` exceeds (``memory_limit``, or the default one when None), else None."""
     if memory_limit is None:
         if need <= FITS_ANY_MACHINE:
@@ -296,7 +296,7 @@ def _check_exact_memory(data: PatternData, spec: TreeSpec, memory_limit: int | N
     rows = sum(1 if getattr(c, "notion", None) is None else 2 * levels * groups * (groups - 1) // 2
                for c in spec.side_constraints)
     need = exact_search_bytes(data, rows)
-    memory_limit = _over_limit(need, memory_limit)
+    memory_limit = over_limit(need, memory_limit)
     if memory_limit is not None:
         raise StrongTreeError(TOO_LARGE.format(
             need=human_bytes(need), limit=human_bytes(memory_limit),
@@ -322,7 +322,7 @@ def _check_mio_memory(data: PatternData, spec: TreeSpec, method: str, memory_lim
     """Refuse a MIO larger than the memory limit, before building it."""
     rows, cols, nnz = _model_size(data, lambda d: build_model(d, spec, method).arrays)
     need = mio_bytes(rows, cols, nnz)
-    memory_limit = _over_limit(need, memory_limit)
+    memory_limit = over_limit(need, memory_limit)
     if memory_limit is not None:
         what = MIO_WHAT.format(formulation=FORMULATIONS.get(method, method), patterns=data.n_patterns,
                                depth=spec.depth, rows=rows, cols=cols, nnz=nnz)

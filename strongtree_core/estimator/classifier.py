@@ -39,7 +39,7 @@ from strongtree_core.estimator.training import (
     to_certified_thresholds,
 )
 from strongtree_core.tree.claim import claim
-from strongtree_core.engine.routes import InfeasibleError, Solved
+from strongtree_core.engine.routes import InfeasibleError, Solved, over_limit
 from strongtree_core.engine.task import SolveTask
 from strongtree_core.errors import NotProvenWarning, StrongTreeError, TrivialTreeWarning, not_proven_message, warn_caller
 from strongtree_core.formulation.fairness_constraints import FAIRNESS_NOTIONS, ParityConstraint
@@ -873,7 +873,8 @@ class StrongTreeClassifier(ClassifierMixin, BaseEstimator):
         deadline = None if started is None else started + float(self.time_limit)
         plan, X_binary, cart_tree, cart_rows = self._encoder().fit_transform_with_reference(
             features, sample_weight=train.weights, target=train.y_index, reference_depth=int(self.depth),
-            deadline=deadline, n_jobs=cores_for(self.n_jobs))
+            deadline=deadline, n_jobs=cores_for(self.n_jobs),
+            over_limit=lambda need: over_limit(need, self.memory_limit))
         n = len(train.y_index)  # rows of weight 0 were left out when the data were read
         return Encoded(plan=plan, X_binary=X_binary, feature_names=tuple(map(str, features.columns.tolist())),
                         cart_tree=cart_tree, cart_sample=(cart_rows, n) if cart_rows < n else None)
