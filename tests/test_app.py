@@ -142,8 +142,14 @@ def test_a_column_of_numbers_with_a_few_words_is_named_with_what_to_do_on_the_pa
     at = new_app()
     at.file_uploader(key="data.upload").set_value(("ages.csv", ("age,group,hired\n" + rows).encode(), "text/csv")).run()
     assert not at.exception
-    expected = MSG_MIXED_COLUMN.format(column="age", examples="'?'", rows=2, levels=59)
+    expected = MSG_MIXED_COLUMN.format(column="'age'", examples="'?'", rows=2, levels=59)
     assert [e.value for e in at.error] == [md(expected)]
+    # the fit on the training rows says it in the same words (the library's says pandas code)
+    goto(at, "pages/3_solve.py")
+    at.button(key="solve.start").click().run()
+    poll(at, lambda a: a.error)
+    training = MSG_MIXED_COLUMN.format(column="'age'", examples="'?'", rows="2", levels="44")  # 45 training rows
+    assert [e.value for e in at.error] == [md(training)] and not at.exception
 
 
 def test_upload_sets_roles_and_previews_the_encoding():

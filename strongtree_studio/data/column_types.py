@@ -35,8 +35,8 @@ MANY_LEVELS = 50
 
 #: The Data page's words for a column of numbers with a few texts (the library's advice is pandas code).
 MSG_MIXED_COLUMN = (
-    "Column {column!r} holds numbers, and text such as {examples} in {rows:,} of its rows: read as categories, "
-    "each of its {levels:,} distinct values would be a question of its own. Under Types & labels, read it as a "
+    "Column {column} holds numbers, and text such as {examples} in {rows} of its rows: read as categories, "
+    "each of its {levels} distinct values would be a question of its own. Under Types & labels, read it as a "
     "number (the text becomes missing) or as a category, or add it to Ignore these columns."
 )
 NOTE_NOT_NUMBER = "{n} value(s) of {column!r} are not numbers and are now missing."

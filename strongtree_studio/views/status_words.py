@@ -119,6 +119,24 @@ def _setting_lists() -> tuple[re.Pattern, ...]:
     return tuple(lists)
 
 
+@lru_cache(maxsize=1)
+def _mixed_column() -> re.Pattern:
+    """The library's refusal of a column of numbers with a few texts, its fields captured as written
+    (the page says it with the page's remedies, not pandas code)."""
+    from strongtree_core.encoding.errors import MIXED_NUMBERS_TEXT
+
+    parts = re.split(r"\{(\w+)(?:![rs])?(?::[^}]*)?\}", MIXED_NUMBERS_TEXT)
+    seen: set[str] = set()
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2 == 0:
+            out.append(re.escape(part))
+        else:
+            out.append(f"(?P={part})" if part in seen else f"(?P<{part}>.+?)")
+            seen.add(part)
+    return re.compile("".join(out), re.S)
+
+
 def _setting_words(name: str) -> str:
     """One setting of such a list as the Model page names it ("min_recall": "Min. recall", "objective
     balanced_accuracy": "objective balanced accuracy"); anything else as it is ("min leaf 5")."""
@@ -147,6 +165,11 @@ def page_words(message: str) -> str:
     from strongtree_core.vocabulary import setting_name
     from strongtree_studio.data.choices import ENCODINGS
 
+    mixed = _mixed_column().fullmatch(message)
+    if mixed:
+        from strongtree_studio.data.column_types import MSG_MIXED_COLUMN
+
+        return MSG_MIXED_COLUMN.format(**mixed.groupdict())
     for listing in _setting_lists():
         message = listing.sub(_renamed, message)
     return _MAX_THRESHOLDS.sub(lambda m: f"{m.group(1)} {setting_name('max_thresholds', inside=True)} "

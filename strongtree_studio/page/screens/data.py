@@ -6,7 +6,6 @@ import time
 import streamlit as st
 
 from strongtree_core.encoding import EncodingError, TableEncoder
-from strongtree_core.encoding.errors import MixedColumnError
 from strongtree_core.encoding.features import level_key
 from strongtree_core.metrics.group_summary import group_summary
 from strongtree_studio.page.navigation import screen
@@ -39,7 +38,7 @@ from strongtree_studio.data.loading import (
 )
 from strongtree_studio.stores.server_tables import LOAD_ROWS, allowed_folders, list_tables, pick
 from strongtree_studio.stores.server_tables import load as load_server_table
-from strongtree_studio.data.column_types import MSG_MIXED_COLUMN, encoding_table
+from strongtree_studio.data.column_types import encoding_table
 from strongtree_studio.views.groups_view import group_sentence, group_summary_table, small_note
 from strongtree_studio.views.markup import md, md_table, plain_text
 from strongtree_studio.data.roles import class_values, default_positive, plain, suggest_roles
@@ -58,7 +57,7 @@ from strongtree_studio.page.session import (
 )
 from strongtree_studio.page.state import field, set_roles, widget_key
 from strongtree_studio.stores.table import LoadedTable
-from strongtree_studio.views.status_words import count_of, fmt
+from strongtree_studio.views.status_words import count_of, fmt, page_words
 
 st.title("Data")
 st.caption("Pick a table, tell the tree what to predict, which columns describe protected groups, and how to read "
@@ -268,11 +267,8 @@ if features and (model.encoding != "data" or parts is not None):
                                        "data", model.max_thresholds, model.depth, parts.train[roles.target].to_numpy())
         else:
             summary = encoding_summary((table.fingerprint,), frame, tuple(features), model.encoding, model.n_buckets, 0)
-    except MixedColumnError as err:
-        encoding_error = MSG_MIXED_COLUMN.format(column=err.column, examples=err.examples, rows=err.rows,
-                                                 levels=err.levels)
     except EncodingError as err:
-        encoding_error = str(err)
+        encoding_error = page_words(str(err))
 if summary is not None:
     warning = many_features_message(summary)
     if warning:
