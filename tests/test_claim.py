@@ -544,3 +544,16 @@ def test_the_bound_and_gap_cards_say_what_holds_exactly():
     assert claim_json(SolveRecord("optimal", certified=True))["scope"] is None
     unknown = tree_claim(json.dumps({"record": {"status": "no_such_status", "unknown_field": 1}}))
     assert (unknown.label, unknown.state) == ("Ended early (not proven)", "not_proven")
+
+
+def test_a_proof_thinned_by_the_ladder_without_a_count_of_thresholds_gives_no_count():
+    # A stored or hand-made record whose questions the ladder thinned, its thresholds not counted: it read
+    # "asking only the 0 thresholds kept".
+    record = SolveRecord("optimal", objective=48, bound=48, certified=True, n_rows=58,
+                         scope=Scope(depth=2, questions=10, encoded_questions=20))
+    said = claim(record)
+    assert said.label == "Optimal over kept thresholds"
+    assert said.sentence.startswith("No tree of depth 2 asking only the questions kept does better on these 58 "
+                                    "training rows")
+    assert "The time allowed a proof over 10 of the encoding's 20 questions" in said.sentence
+    assert "0 threshold" not in said.sentence

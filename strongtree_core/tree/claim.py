@@ -109,8 +109,10 @@ def _rows(record: SolveRecord) -> str:
 
 def _kept(scope: Scope) -> str:
     """ "asking only the 48 of the 171 thresholds kept" (the distinct cuts of the numeric columns)."""
+    if scope.thresholds is None:  # thinned by the ladder, its thresholds not counted: no count to give
+        return "asking only the questions kept"
     if scope.distinct_thresholds is None:
-        return f"asking only the {count_of(scope.thresholds or 0, 'threshold')} kept"
+        return f"asking only the {count_of(scope.thresholds, 'threshold')} kept"
     return (f"asking only the {fmt(scope.thresholds, 'int')} of the {fmt(scope.distinct_thresholds, 'int')} "
             "thresholds kept")
 
