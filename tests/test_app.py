@@ -134,6 +134,7 @@ def test_the_uploader_says_its_size_limit_and_where_a_larger_table_goes(offered,
     assert "Files up to 50 MB" in expected
 
 
+@pytest.mark.timing
 def test_a_column_of_numbers_with_a_few_words_is_named_with_what_to_do_on_the_page():
     # pandas reads '?' beside numbers as text; read as categories every age would be a question of its own
     ages = [str(18 + i) for i in range(60)]
