@@ -18,6 +18,7 @@ is in percentage points ("pp"): 47.6% and 52.6% differ by 5.0 pp.  A ratio
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Literal, Sequence
 
@@ -323,3 +324,24 @@ def objective_value(value: Any, objective: str, regularization: float, n_rows: i
     name = {"balanced_accuracy": "balanced accuracy", "worst_case_accuracy": "worst-class accuracy",
             "sensitivity": "recall"}.get(objective, objective)
     return f"{fmt(value / n_rows, 'percent')} {name}" if n_rows else f"{fmt(value)} ({name} × rows)"
+
+
+def message_pattern(template: str) -> re.Pattern:
+    """A regular expression that reads the fields back out of a message ``template`` (``{name}``,
+    ``{name!r}``, ``{name:,}``), each as the text the message shows; a field named twice reads the same
+    text twice. Another surface then says the library's message in its own words.
+
+    >>> message_pattern("{n:,} rows of {name!r}").match("1,200 rows of 'age'").groupdict()
+    {'n': '1,200', 'name': "'age'"}
+    """
+    parts = re.split(r"\{(\w+)(?:![rs])?(?::[^}]*)?\}", template)
+    out, seen = [], set()
+    for i, part in enumerate(parts):
+        if i % 2 == 0:
+            out.append(re.escape(part))
+        elif part in seen:
+            out.append(f"(?P={part})")
+        else:
+            seen.add(part)
+            out.append(f"(?P<{part}>.+?)")
+    return re.compile("".join(out) + "$", re.S)

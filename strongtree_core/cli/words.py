@@ -19,6 +19,7 @@ from strongtree_core.estimator.classifier import (
 )
 from strongtree_core.estimator.training import NEEDS_LEGITIMATE, NEEDS_SENSITIVE
 from strongtree_core.sweep.grid import TOO_MANY_FOLDS
+from strongtree_core.words import message_pattern
 
 #: Estimator parameter -> the option that sets it (``fit`` and ``sweep``).
 FLAGS: dict[str, str] = {
@@ -62,27 +63,11 @@ CLI_METHOD_WITHOUT_CONFIDENCE = (
 )
 
 
-def _pattern(template: str) -> re.Pattern:
-    """A regular expression that reads the fields back out of a message ``template``."""
-    parts = re.split(r"(\{\w+(?:!r)?\})", template)
-    out, seen = [], set()
-    for part in parts:
-        field = re.fullmatch(r"\{(\w+)(?:!r)?\}", part)
-        if field and field.group(1) in seen:  # a field named twice reads the same text twice
-            out.append(f"(?P={field.group(1)})")
-        elif field:
-            seen.add(field.group(1))
-            out.append(f"(?P<{field.group(1)}>.+?)")
-        else:
-            out.append(re.escape(part))
-    return re.compile("".join(out) + "$", re.S)
-
-
-_BAD_PARAMETER = _pattern(BAD_PARAMETER)
-_BAD_POSITIVE = _pattern(BAD_POSITIVE)
-_NEEDS_SENSITIVE = _pattern(NEEDS_SENSITIVE)
-_TOO_MANY_FOLDS = _pattern(TOO_MANY_FOLDS)
-_METHOD_WITHOUT_CONFIDENCE = _pattern(METHOD_WITHOUT_CONFIDENCE)
+_BAD_PARAMETER = message_pattern(BAD_PARAMETER)
+_BAD_POSITIVE = message_pattern(BAD_POSITIVE)
+_NEEDS_SENSITIVE = message_pattern(NEEDS_SENSITIVE)
+_TOO_MANY_FOLDS = message_pattern(TOO_MANY_FOLDS)
+_METHOD_WITHOUT_CONFIDENCE = message_pattern(METHOD_WITHOUT_CONFIDENCE)
 #: Parameters named inside other messages (``fairness_confidence_method='margin'``, ``a larger fairness_bound``).
 _NAMED_VALUE = re.compile(r"\b(fairness_confidence_method|fairness_bound)(?:='([^']*)')?")
 #: The thresholds that keep every cut, named in notes and errors (``max_thresholds=57``).

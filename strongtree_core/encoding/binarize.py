@@ -41,8 +41,8 @@ from strongtree_core.encoding.errors import (
     MISSING_COLUMNS,
     NO_FEATURES,
     NOT_A_DATAFRAME,
-    UNKNOWN_EXCLUDE,
     TOO_WIDE,
+    UNKNOWN_EXCLUDE,
     UNKNOWN_KIND_COLUMN,
     EncodingError,
     stored_format_problem,
@@ -358,7 +358,6 @@ class TableEncoder:
         return plan, _reference_structure(plan, reference, names, ranked, numeric, gaps_of), rows
 
 
-#: Columns are read by several threads (``n_jobs``) only when the table has at least this many rows.
 #: Bytes per row and binary feature while a table is encoded: its 0/1 matrix (1), and the float32 copy of
 #: the columns CART grows its start on with scikit-learn's own copy of it (4 + 4). A stray text in a column of
 #: numbers read as categories (51,000 rows, 51,000 features) took 23 GB before the process was killed.
@@ -388,6 +387,7 @@ def _check_width(rows: int, fitted: Mapping[ColumnName, ColumnEncoding], continu
         widest=", ".join(f"{shown_name(name)!r} ({width[name]:,})" for name in widest)))
 
 
+#: Columns are read by several threads (``n_jobs``) only when the table has at least this many rows.
 THREADED_ROWS = 50_000
 
 

@@ -65,6 +65,14 @@ DECIMAL_COMMA = (
     "e.g. df[{column!r}] = pandas.to_numeric(df[{column!r}].str.replace('.', '', regex=False)"
     ".str.replace(',', '.', regex=False)), or read the CSV file with pandas.read_csv(..., decimal=',')."
 )
+MIXED_NUMBERS_TEXT = (
+    "Column {column!r} holds numbers, and text such as {examples} in {rows:,} of its rows: read as categories, "
+    "each of its {levels:,} distinct values would be a yes/no question of its own. If the text marks missing "
+    "values, make it missing, e.g. df[{column!r}] = pandas.to_numeric(df[{column!r}], errors='coerce'); if the "
+    "column holds categories, say so: df[{column!r}] = df[{column!r}].astype('category')."
+)
+
+
 class MixedColumnError(EncodingError):
     """A column of numbers that holds a few texts (:data:`MIXED_NUMBERS_TEXT`); its fields let another
     surface say the same in its own words."""
@@ -77,12 +85,6 @@ class MixedColumnError(EncodingError):
         return type(self), (self.column, self.examples, self.rows, self.levels)
 
 
-MIXED_NUMBERS_TEXT = (
-    "Column {column!r} holds numbers, and text such as {examples} in {rows:,} of its rows: read as categories, "
-    "each of its {levels:,} distinct values would be a yes/no question of its own. If the text marks missing "
-    "values, make it missing, e.g. df[{column!r}] = pandas.to_numeric(df[{column!r}], errors='coerce'); if the "
-    "column holds categories, say so: df[{column!r}] = df[{column!r}].astype('category')."
-)
 TOO_WIDE = (
     "Encoding this table would need about {need:.1f} GB of memory, more than the {limit:.1f} GB allowed "
     "(memory_limit): its {rows:,} rows become at least {features:,} yes/no features, most from {widest}. A column "

@@ -19,7 +19,7 @@ from pathlib import PurePath
 
 import pandas as pd
 
-from strongtree_core.csv_format import read_decimal_commas, text_lines
+from strongtree_core.csv_format import read_decimal_commas, sniff_separator, text_lines
 from strongtree_core.words import LABEL_LIMIT, cut_text
 
 #: File types the uploader accepts.
@@ -74,8 +74,6 @@ ERR_NO_HEADER = (
     "column names in the first row (delete any title or empty rows above them) and upload the file again."
 )
 
-#: Separators recognised in CSV files.
-CSV_SEPARATORS = ",;\t|"
 #: Smallest table the app accepts.
 MIN_ROWS = 10
 
@@ -218,7 +216,7 @@ def _parse_csv(name: str, text: str) -> tuple[pd.DataFrame, tuple[str, ...]]:
     if not sample.strip():
         raise LoadError(ERR_EMPTY.format(name=name, min_rows=MIN_ROWS))
     try:
-        sep = _separator(sample)
+        sep = sniff_separator(sample)
         _check_header(name, next(csv.reader(io.StringIO(sample), delimiter=sep), []), first_row=True)
         frame = pd.read_csv(io.StringIO(text), sep=sep)
     except LoadError:
@@ -258,14 +256,6 @@ def _parse_binary(name: str, data: bytes, kind: str) -> pd.DataFrame:
 def _reason(err: BaseException) -> str:
     text = str(err).strip()
     return text.splitlines()[0].rstrip(".") if text else type(err).__name__
-
-
-def _separator(sample: str) -> str:
-    """The CSV separator among comma, semicolon, tab and pipe (comma when unsure)."""
-    try:
-        return csv.Sniffer().sniff(sample, delimiters=CSV_SEPARATORS).delimiter
-    except csv.Error:
-        return ","
 
 
 def _check_header(name: str, columns: list, *, first_row: bool = False) -> None:

@@ -124,17 +124,9 @@ def _mixed_column() -> re.Pattern:
     """The library's refusal of a column of numbers with a few texts, its fields captured as written
     (the page says it with the page's remedies, not pandas code)."""
     from strongtree_core.encoding.errors import MIXED_NUMBERS_TEXT
+    from strongtree_core.words import message_pattern
 
-    parts = re.split(r"\{(\w+)(?:![rs])?(?::[^}]*)?\}", MIXED_NUMBERS_TEXT)
-    seen: set[str] = set()
-    out = []
-    for i, part in enumerate(parts):
-        if i % 2 == 0:
-            out.append(re.escape(part))
-        else:
-            out.append(f"(?P={part})" if part in seen else f"(?P<{part}>.+?)")
-            seen.add(part)
-    return re.compile("".join(out), re.S)
+    return message_pattern(MIXED_NUMBERS_TEXT)
 
 
 def _setting_words(name: str) -> str:
